@@ -1,0 +1,144 @@
+/**
+ * Shared building blocks of the Bazaar contract: the ts-rest contract instance, scalar schemas
+ * (public keys, UUIDs, amounts, timestamps), pagination and the response helpers every route uses.
+ *
+ * Conventions (every route follows them):
+ * - JSON bodies, snake_case field names.
+ * - Token amounts: `*_base_units` are decimal strings of a u64 (exact, e.g. "1500000" = 1.5 USDC);
+ *   the UI number next to them (`price`, `amount`) is `base_units / 10^decimals` for display.
+ * - Timestamps: ISO-8601 strings in UTC (`2026-01-31T12:00:00.000Z`).
+ * - Durations carry their unit in the name (`*_seconds`) or are documented (listing `duration` = days).
+ * - Lists: `{ data: [...], next_cursor: string | null }`; pass `next_cursor` back as `cursor`.
+ */
+import { initContract } from '@ts-rest/core';
+import { extendApi } from '@anatine/zod-openapi';
+import bs58 from 'bs58';
+import { z } from 'zod';
+
+export const c = initContract();
+
+/** Give a schema a component name in the generated OpenAPI document (`#/components/schemas/<title>`). */
+export const named = <T extends z.ZodTypeAny>(title: string, schema: T, description?: string): T =>
+  extendApi(schema, { title, ...(description ? { description } : {}) });
+
+const BASE58 = /^[1-9A-HJ-NP-Za-km-z]+$/;
+const decodesTo = (value: string, bytes: number): boolean => {
+  const decoded = bs58.decodeUnsafe(value);
+  return decoded !== undefined && decoded.length === bytes;
+};
+
+/** A Solana public key: base58 text that decodes to exactly 32 bytes. */
+export const Pubkey = extendApi(
+  z
+    .string()
+    .min(32)
+    .max(44)
+    .regex(BASE58, 'must be base58')
+    .refine((v) => decodesTo(v, 32), { message: 'must be a base58 encoded 32-byte public key' }),
+  { description: 'Solana public key, base58 (32 bytes)', example: 'AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r' },
+);
+
+/** A Solana transaction signature: base58 text that decodes to exactly 64 bytes. */
+export const TxSignature = extendApi(
+  z
+    .string()
+    .min(64)
+    .max(88)
+    .regex(BASE58, 'must be base58')
+    .refine((v) => decodesTo(v, 64), { message: 'must be a base58 encoded 64-byte signature' }),
+  { description: 'Solana transaction signature, base58 (64 bytes)' },
+);
+
+export const Uuid = extendApi(z.string().uuid(), { description: 'UUID (RFC 9562), lower-case hex' });
+
+/** ISO-8601 timestamp, UTC. */
+export const Timestamp = extendApi(z.string().datetime({ offset: true }), {
+  description: 'ISO-8601 timestamp (UTC)',
+  example: '2026-01-31T12:00:00.000Z',
+});
+
+/** Base64 (standard alphabet, padded) text. */
+export const Base64 = extendApi(
+  z
+    .string()
+    .min(1)
+    .regex(/^[A-Za-z0-9+/]+={0,2}$/, 'must be base64'),
+  { description: 'Base64 (RFC 4648 standard alphabet, with padding)' },
+);
+
+const U64_MAX = 18446744073709551615n;
+/** u64 in base units as a decimal string (no sign, no leading zeros, no exponent). */
+export const BaseUnits = extendApi(
+  z
+    .string()
+    .regex(/^(0|[1-9][0-9]{0,19})$/, 'must be a decimal string of an unsigned integer')
+    .refine((v) => !/^[0-9]+$/.test(v) || BigInt(v) <= U64_MAX, { message: 'must fit in a u64' }),
+  { description: 'Amount in base units (u64) as a decimal string, e.g. "1500000" = 1.5 USDC', example: '1500000' },
+);
+
+/**
+ * Currency code: 2..10 upper-case letters. The set is runtime configuration (USDC, SOL by default,
+ * see GET /currencies); the server answers 400 validation-error for codes that are not configured.
+ */
+export const CurrencyCode = extendApi(z.string().regex(/^[A-Z]{2,10}$/, 'must be 2..10 upper-case letters'), {
+  description: 'Currency code (2..10 upper-case letters); validated by the server against GET /currencies',
+  example: 'USDC',
+});
+
+/**
+ * Category slug: lower-case words joined by hyphens, at most 64 characters. The set is runtime
+ * configuration (GET /categories); the server answers 400 validation-error for unknown slugs.
+ */
+export const CategorySlug = extendApi(
+  z
+    .string()
+    .min(2)
+    .max(64)
+    .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be a lower-case slug'),
+  { description: 'Category slug; validated by the server against GET /categories', example: 'web-development' },
+);
+
+/**
+ * A positive UI amount (e.g. 12.5 USDC). Decimal places beyond the currency's `decimals` are a server
+ * rule (400 validation-error, `errors[].code = "too_many_decimals"`), since the currency is runtime data.
+ */
+export const UiAmount = extendApi(z.number().positive().finite().max(1_000_000_000_000), {
+  description: 'Amount in UI units (base_units / 10^decimals); at most the currency decimals (server rule)',
+  example: 12.5,
+});
+
+/** Basis points, 0..10000 (10000 = 100 %). */
+export const Bps = z.number().int().min(0).max(10_000);
+
+/** Opaque pagination cursor, as returned in `next_cursor`. */
+export const Cursor = extendApi(z.string().min(1).max(512), {
+  description: 'Opaque cursor from a previous page\'s next_cursor; only valid with the same filters and sort',
+});
+
+/** `limit` (1..100, default 20) + `cursor`. Query strings are coerced to numbers. */
+export const PaginationQuery = z.object({
+  limit: extendApi(z.coerce.number().int().min(1).max(100).default(20), {
+    description: 'Page size, 1..100 (default 20)',
+  }),
+  cursor: Cursor.optional(),
+});
+
+/** A cursor page of `item`: `{ data, next_cursor }`; `next_cursor` is null on the last page. */
+export const page = <T extends z.ZodTypeAny>(item: T) =>
+  z.object({
+    data: z.array(item),
+    next_cursor: z.string().nullable().describe('Cursor of the next page; null on the last page'),
+  });
+
+/** Idempotency-Key request header (IETF draft): required on createOrder and createWithdrawal. */
+export const IdempotencyHeaders = z.object({
+  'idempotency-key': extendApi(z.string().min(1).max(255), {
+    description:
+      'Unique key per logical request (a UUID is recommended), kept 24 h. Replays with the same body return the ' +
+      'stored response; missing -> 400 idempotency-key-missing; same key with a different body -> 422 ' +
+      'idempotency-key-reused; same key while the first request still runs -> 409 idempotency-key-in-use.',
+  }),
+});
+
+/** Who may call a route, read by the server's auth middleware. */
+export type RouteAuth = 'public' | 'user' | 'admin';

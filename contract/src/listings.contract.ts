@@ -1,0 +1,248 @@
+/**
+ * Listings: services offered for sale, each backed by a Token-2022 NFT (decimals 0, supply 1, metadata
+ * extension pointing at GET /listings/{listing_id}/token-metadata.json) minted to the seller's wallet
+ * when the listing is created. The service keypair pays fees and rent and keeps the metadata update
+ * authority; the mint authority is revoked after minting.
+ *
+ * A listing is a one-off service: it is sold at most once.
+ *
+ * Listing state table (`listingTransitions`):
+ *
+ * | from      | event                                              | to        | who            |
+ * |-----------|----------------------------------------------------|-----------|----------------|
+ * | (create)  | POST /listings                                     | available | user (seller)  |
+ * | available | PATCH status=unlisted                              | unlisted  | seller         |
+ * | unlisted  | PATCH status=available                             | available | seller         |
+ * | available | an order for it is funded (escrow paid)            | reserved  | system         |
+ * | reserved  | that order completes (confirm / auto-release)      | sold      | system         |
+ * | reserved  | that order is resolved with buyer_bps < 10000      | sold      | system         |
+ * | reserved  | that order is refunded, or resolved with 10000 bps | available | system         |
+ *
+ * `sold` is terminal. `active` (spec wording) is accepted as a filter value meaning `available`; it is
+ * never emitted. Orders still `awaiting_payment` do not reserve the listing: the first funded order
+ * wins, later payments for the same listing are refunded by the service.
+ */
+import { z } from 'zod';
+import {
+  BaseUnits,
+  c,
+  CategorySlug,
+  CurrencyCode,
+  named,
+  page,
+  PaginationQuery,
+  Pubkey,
+  Timestamp,
+  TxSignature,
+  UiAmount,
+  Uuid,
+} from './common';
+import { bodyProblems, routeErrors } from './problems';
+
+export const LISTING_STATUSES = ['available', 'reserved', 'sold', 'unlisted'] as const;
+export const ListingStatus = z.enum(LISTING_STATUSES);
+export type ListingStatus = z.infer<typeof ListingStatus>;
+
+export interface ListingTransition {
+  from: ListingStatus | null;
+  event: string;
+  to: ListingStatus;
+  by: 'seller' | 'system';
+}
+
+/** The listing state table (null `from` = creation). */
+export const listingTransitions: readonly ListingTransition[] = [
+  { from: null, event: 'create', to: 'available', by: 'seller' },
+  { from: 'available', event: 'unlist', to: 'unlisted', by: 'seller' },
+  { from: 'unlisted', event: 'relist', to: 'available', by: 'seller' },
+  { from: 'available', event: 'order_funded', to: 'reserved', by: 'system' },
+  { from: 'reserved', event: 'order_completed', to: 'sold', by: 'system' },
+  { from: 'reserved', event: 'order_resolved_partial', to: 'sold', by: 'system' },
+  { from: 'reserved', event: 'order_refunded', to: 'available', by: 'system' },
+];
+
+export const ListingTitle = z.string().trim().min(3).max(120);
+export const ListingDescription = z.string().trim().min(1).max(5000);
+/** Estimated delivery time in whole days. */
+export const DurationDays = z.number().int().min(1).max(365);
+
+export const MintTransaction = named(
+  'MintTransaction',
+  z.object({
+    signature: TxSignature,
+    slot: z.number().int().min(0),
+    explorer_url: z.string().url().optional().describe('Block explorer link when the cluster has one'),
+  }),
+  'The transaction that minted the listing token',
+);
+
+export const ListingMetadata = named(
+  'ListingMetadata',
+  z.object({
+    token_standard: z.literal('token-2022'),
+    metadata_uri: z.string().url().describe('URL of the off-chain JSON (GET /listings/{listing_id}/token-metadata.json)'),
+    name: z.string().max(32).describe('On-chain token name (title truncated to 32 characters)'),
+    symbol: z.string().max(10).describe('On-chain token symbol ("BZR")'),
+    category_name: z.string().optional(),
+    seller_rating: z.number().min(1).max(5).nullable().optional().describe('Seller reputation average, null without reviews'),
+    seller_review_count: z.number().int().min(0).optional(),
+  }),
+  'Token and display metadata of a listing',
+);
+
+export const Listing = named(
+  'Listing',
+  z.object({
+    listing_id: Uuid,
+    seller_wallet: Pubkey,
+    title: z.string(),
+    description: z.string(),
+    price: z.number().describe('Price in UI units of `currency`'),
+    price_base_units: BaseUnits,
+    currency: CurrencyCode,
+    currency_mint: Pubkey.describe('SPL mint of the currency (wrapped SOL for SOL)'),
+    category: CategorySlug,
+    duration: z.number().int().describe('Estimated delivery time in days (1..365)'),
+    status: ListingStatus,
+    token_mint_address: Pubkey.describe('Mint of the listing\'s Token-2022 NFT'),
+    mint_transaction: MintTransaction,
+    metadata: ListingMetadata,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  }),
+);
+export type Listing = z.infer<typeof Listing>;
+
+export const ListingPage = named('ListingPage', page(Listing));
+
+export const CreateListingBody = z
+  .object({
+    title: ListingTitle.describe('3..120 characters (trimmed)'),
+    description: ListingDescription.describe('1..5000 characters (trimmed)'),
+    price: UiAmount.describe('> 0, in UI units, at most the currency\'s decimals (6 for USDC, 9 for SOL)'),
+    currency: CurrencyCode,
+    category: CategorySlug,
+    duration: DurationDays.describe('Estimated delivery time, whole days 1..365'),
+  })
+  .strict();
+export type CreateListingBody = z.infer<typeof CreateListingBody>;
+
+export const UpdateListingBody = z
+  .object({
+    title: ListingTitle.optional(),
+    description: ListingDescription.optional(),
+    price: UiAmount.optional(),
+    category: CategorySlug.optional(),
+    duration: DurationDays.optional(),
+    status: z.enum(['available', 'unlisted']).optional().describe('Relist (available) or unlist'),
+  })
+  .strict()
+  .refine((b) => Object.keys(b).length > 0, { message: 'at least one field is required' });
+export type UpdateListingBody = z.infer<typeof UpdateListingBody>;
+
+export const ListListingsQuery = PaginationQuery.extend({
+  seller_wallet: Pubkey.optional(),
+  status: z
+    .enum(['active', ...LISTING_STATUSES])
+    .optional()
+    .describe('active = available. unlisted is only returned to the seller themself'),
+  category: CategorySlug.optional(),
+});
+export type ListListingsQuery = z.infer<typeof ListListingsQuery>;
+
+export const TokenMetadataAttribute = z.object({
+  trait_type: z.string(),
+  value: z.union([z.string(), z.number()]),
+});
+
+export const TokenMetadataJson = named(
+  'TokenMetadataJson',
+  z.object({
+    name: z.string(),
+    symbol: z.string(),
+    description: z.string(),
+    image: z.string().url().optional(),
+    external_url: z.string().url(),
+    attributes: z.array(TokenMetadataAttribute),
+  }),
+  'Metaplex-style off-chain token metadata JSON',
+);
+
+const ListingIdParams = z.object({ listing_id: Uuid });
+
+const createListing = routeErrors('user', [...bodyProblems, 'chain-unavailable', 'chain-transaction-failed']);
+const getListing = routeErrors('user', ['not-found']);
+const listListings = routeErrors('user', []);
+const updateListing = routeErrors(
+  'user',
+  [...bodyProblems, 'forbidden', 'not-found', 'invalid-state-transition', 'chain-unavailable', 'chain-transaction-failed'],
+  { actors: ['seller'] },
+);
+const getListingTokenMetadata = routeErrors('public', ['not-found']);
+
+export const listings = c.router({
+  createListing: {
+    method: 'POST',
+    path: '/listings',
+    summary: 'Create a listing and mint its token',
+    description:
+      'Any authenticated user; the caller becomes the seller. title 3..120 and description 1..5000 characters ' +
+      '(trimmed); price > 0 in UI units with at most the currency\'s decimals; currency and category must be ' +
+      'configured (GET /currencies, GET /categories), otherwise 400 validation-error; duration = estimated ' +
+      'delivery time in whole days 1..365. The service mints a Token-2022 NFT to the seller\'s wallet and ' +
+      'returns 201 with status `available`, `token_mint_address` and `mint_transaction` {signature, slot}. ' +
+      '503 chain-unavailable / 502 chain-transaction-failed when minting fails (nothing is stored then).',
+    body: CreateListingBody,
+    responses: { 201: Listing, ...createListing.responses },
+    metadata: createListing.metadata,
+  },
+  getListing: {
+    method: 'GET',
+    path: '/listings/:listing_id',
+    pathParams: ListingIdParams,
+    summary: 'Get a listing',
+    description:
+      'The listing with status and metadata. Unlisted listings are visible only to their seller and admins; ' +
+      'others get 404 not-found.',
+    responses: { 200: Listing, ...getListing.responses },
+    metadata: getListing.metadata,
+  },
+  listListings: {
+    method: 'GET',
+    path: '/listings',
+    query: ListListingsQuery,
+    summary: 'List listings',
+    description:
+      'Filter by seller_wallet, status (active = available) and category; newest first; cursor pagination ' +
+      '(limit 1..100, default 20). Without `status`, all statuses except unlisted are returned; unlisted ' +
+      'listings are returned only when the caller is their seller.',
+    responses: { 200: ListingPage, ...listListings.responses },
+    metadata: listListings.metadata,
+  },
+  updateListing: {
+    method: 'PATCH',
+    path: '/listings/:listing_id',
+    pathParams: ListingIdParams,
+    summary: 'Update a listing',
+    description:
+      'Seller only (403 forbidden for others). Partial update of title, description, price, category, ' +
+      'duration, and status available <-> unlisted. Allowed only while the listing is available or unlisted; ' +
+      'reserved or sold listings answer 409 invalid-state-transition. The currency cannot change. A title ' +
+      'change also updates the token\'s on-chain name (chain errors 502/503). Orders already created keep ' +
+      'their amount.',
+    body: UpdateListingBody,
+    responses: { 200: Listing, ...updateListing.responses },
+    metadata: updateListing.metadata,
+  },
+  getListingTokenMetadata: {
+    method: 'GET',
+    path: '/listings/:listing_id/token-metadata.json',
+    pathParams: ListingIdParams,
+    summary: 'Off-chain token metadata JSON of a listing',
+    description:
+      'Public (wallets and explorers fetch it without credentials): the JSON the listing token\'s metadata ' +
+      '`uri` points at. Attributes: category, price, currency, duration_days, seller, status.',
+    responses: { 200: TokenMetadataJson, ...getListingTokenMetadata.responses },
+    metadata: getListingTokenMetadata.metadata,
+  },
+});

@@ -1,0 +1,111 @@
+/**
+ * Marketplace: search and browse listings, and the configured categories and currencies.
+ * Categories and currencies are runtime configuration of the server; these routes expose them so
+ * clients can validate input before creating listings.
+ */
+import { z } from 'zod';
+import { c, CategorySlug, CurrencyCode, named, PaginationQuery, Pubkey } from './common';
+import { LISTING_STATUSES, ListingPage } from './listings.contract';
+import { routeErrors } from './problems';
+
+export const SEARCH_SORTS = ['relevance', 'price_asc', 'price_desc', 'rating', 'newest'] as const;
+export const SearchSort = z.enum(SEARCH_SORTS);
+
+const MinMaxPrice = z.coerce.number().nonnegative().finite();
+
+export const SearchListingsQuery = PaginationQuery.extend({
+  query: z.string().trim().min(1).max(200).optional().describe('Full-text query over title and description'),
+  min_price: MinMaxPrice.optional().describe('Inclusive lower bound of price, UI units of the listing currency'),
+  max_price: MinMaxPrice.optional().describe('Inclusive upper bound of price, UI units of the listing currency'),
+  category: CategorySlug.optional(),
+  currency: CurrencyCode.optional(),
+  seller_wallet: Pubkey.optional(),
+  sort: SearchSort.default('relevance').describe(
+    'relevance (text rank; newest when no query), price_asc, price_desc, rating (seller reputation average, ' +
+      'unrated last), newest',
+  ),
+});
+export type SearchListingsQuery = z.infer<typeof SearchListingsQuery>;
+
+export const MarketplaceListingsQuery = PaginationQuery.extend({
+  category: CategorySlug.optional(),
+  status: z
+    .enum(['active', ...LISTING_STATUSES.filter((s) => s !== 'unlisted')] as ['active', 'available', 'reserved', 'sold'])
+    .default('active')
+    .describe('active (= available, the default), available, reserved or sold'),
+});
+export type MarketplaceListingsQuery = z.infer<typeof MarketplaceListingsQuery>;
+
+export const Category = named(
+  'Category',
+  z.object({
+    slug: CategorySlug,
+    name: z.string(),
+    listing_count: z.number().int().min(0).describe('Number of available listings in the category'),
+  }),
+);
+export const CategoryList = named('CategoryList', z.object({ data: z.array(Category) }));
+
+export const Currency = named(
+  'Currency',
+  z.object({
+    code: CurrencyCode,
+    mint: Pubkey.describe('SPL mint (wrapped SOL So11111111111111111111111111111111111111112 for SOL)'),
+    decimals: z.number().int().min(0).max(18),
+  }),
+);
+export const CurrencyList = named('CurrencyList', z.object({ data: z.array(Currency) }));
+
+const searchListings = routeErrors('user', []);
+const listMarketplaceListings = routeErrors('user', []);
+const listCategories = routeErrors('user', []);
+const listCurrencies = routeErrors('user', []);
+
+export const marketplace = c.router({
+  searchListings: {
+    method: 'GET',
+    path: '/marketplace/search',
+    query: SearchListingsQuery,
+    summary: 'Search listings',
+    description:
+      'Searches available listings only. `query` matches title and description (1..200 characters); ' +
+      'min_price/max_price compare the price in each listing\'s own currency (combine with `currency` for ' +
+      'meaningful bounds; min_price > max_price is 400). sort: relevance (default; newest when no query), ' +
+      'price_asc, price_desc, rating (seller reputation, unrated last), newest. Cursors are bound to the ' +
+      'filters and sort they were issued for (400 validation-error otherwise).',
+    responses: { 200: ListingPage, ...searchListings.responses },
+    metadata: searchListings.metadata,
+  },
+  listMarketplaceListings: {
+    method: 'GET',
+    path: '/marketplace/listings',
+    query: MarketplaceListingsQuery,
+    summary: 'Browse marketplace listings',
+    description:
+      'Listings by category and status, newest first. status defaults to active (= available); unlisted ' +
+      'listings are never shown here.',
+    responses: { 200: ListingPage, ...listMarketplaceListings.responses },
+    metadata: listMarketplaceListings.metadata,
+  },
+  listCategories: {
+    method: 'GET',
+    path: '/categories',
+    summary: 'List categories with counts',
+    description: 'All configured categories with the number of available listings in each, in configured order.',
+    responses: { 200: CategoryList, ...listCategories.responses },
+    metadata: listCategories.metadata,
+  },
+  listCurrencies: {
+    method: 'GET',
+    path: '/currencies',
+    summary: 'List payment currencies',
+    description:
+      'The configured payment currencies with their SPL mint and decimals (USDC 6 and SOL 9 by default; SOL ' +
+      'is paid as wrapped SOL). Prices may have at most `decimals` decimal places.',
+    responses: { 200: CurrencyList, ...listCurrencies.responses },
+    metadata: listCurrencies.metadata,
+  },
+});
+
+export type Category = z.infer<typeof Category>;
+export type Currency = z.infer<typeof Currency>;

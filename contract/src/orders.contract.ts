@@ -1,0 +1,470 @@
+/**
+ * Orders: a buyer's purchase of a listing, paid into an on-chain escrow (Anchor program, one order PDA
+ * per order: seeds ["order", order_id as 16 bytes]; the vault is the PDA's associated token account).
+ *
+ * Order state table (`orderTransitions`; `allowed_actions` on each order lists what the caller may do now):
+ *
+ * | from             | action        | to          | who                                   | on chain           |
+ * |------------------|---------------|-------------|---------------------------------------|--------------------|
+ * | (create)         | create        | awaiting_payment | buyer (or API key naming buyer_wallet) | -             |
+ * | awaiting_payment | pay           | in_progress | buyer signs the payment transaction   | fund               |
+ * | awaiting_payment | expire        | expired     | system, at payment_expires_at         | -                  |
+ * | in_progress      | deliver       | delivered   | seller                                | mark_delivered     |
+ * | in_progress      | dispute       | disputed    | buyer or seller                       | open_dispute       |
+ * | in_progress      | refund        | refunded    | seller; buyer once delivery_deadline passed | refund       |
+ * | delivered        | confirm       | completed   | buyer                                 | release            |
+ * | delivered        | auto_release  | completed   | system, at auto_release_at            | claim              |
+ * | delivered        | dispute       | disputed    | buyer or seller, before auto_release_at | open_dispute     |
+ * | delivered        | refund        | refunded    | seller                                | refund             |
+ * | disputed         | resolve       | resolved    | admin (arbiter), any buyer_bps split  | resolve_dispute    |
+ * | disputed         | refund        | refunded    | seller (gives up the dispute)         | refund             |
+ *
+ * completed, resolved, refunded and expired are terminal. Any other action answers 409
+ * invalid-state-transition (e.g. dispute on a completed order, confirm before delivery). A party acting
+ * outside its role gets 403 forbidden; a caller who is neither buyer, seller nor admin gets 404 not-found.
+ * The spec's example statuses `in_escrow` and `dispute` are aliases of `in_progress` and `disputed`;
+ * they are accepted nowhere and never emitted.
+ *
+ * `escrow_state` mirrors the program: none (no escrow yet / never funded), funded, delivered, disputed,
+ * and after the order account is closed: released (completed), refunded, resolved.
+ *
+ * Money: `amount`/`amount_base_units` is what the buyer pays into escrow (the listing price at order
+ * time). `fee_bps` (platform fee snapshot, <= 1000) applies to the seller's payout:
+ * fee_base_units = floor(amount_base_units * fee_bps / 10000), seller_receives_base_units = amount - fee.
+ * On resolve, the buyer gets floor(amount * buyer_bps / 10000); the rest, minus the fee on it, goes to the
+ * seller. Refunds return the full amount; no fee is charged.
+ *
+ * Times: delivery_deadline = created_at + listing.duration days (absolute, fixed at creation and written
+ * into the escrow by `fund`);
+ * review_window_seconds (default 259200 = 3 days) starts at delivery: auto_release_at = delivered_at +
+ * review window. payment_expires_at = created_at + 15 minutes (default).
+ */
+import { z } from 'zod';
+import {
+  Base64,
+  BaseUnits,
+  Bps,
+  c,
+  CurrencyCode,
+  IdempotencyHeaders,
+  named,
+  page,
+  PaginationQuery,
+  Pubkey,
+  Timestamp,
+  TxSignature,
+  Uuid,
+} from './common';
+import { bodyProblems, routeErrors } from './problems';
+
+export const ORDER_STATUSES = [
+  'awaiting_payment',
+  'in_progress',
+  'delivered',
+  'completed',
+  'disputed',
+  'resolved',
+  'refunded',
+  'expired',
+] as const;
+export const OrderStatus = z.enum(ORDER_STATUSES);
+export type OrderStatus = z.infer<typeof OrderStatus>;
+
+/** Spec example names, documented as aliases; never emitted nor accepted. */
+export const orderStatusAliases = { in_escrow: 'in_progress', dispute: 'disputed' } as const;
+
+export const TERMINAL_ORDER_STATUSES = ['completed', 'resolved', 'refunded', 'expired'] as const satisfies readonly OrderStatus[];
+
+export const ESCROW_STATES = ['none', 'funded', 'delivered', 'disputed', 'released', 'refunded', 'resolved'] as const;
+export const EscrowState = z.enum(ESCROW_STATES);
+export type EscrowState = z.infer<typeof EscrowState>;
+
+/** escrow_state for each order status. */
+export const escrowStateOf: Record<OrderStatus, EscrowState> = {
+  awaiting_payment: 'none',
+  in_progress: 'funded',
+  delivered: 'delivered',
+  disputed: 'disputed',
+  completed: 'released',
+  resolved: 'resolved',
+  refunded: 'refunded',
+  expired: 'none',
+};
+
+/** Actions a caller can take, as listed in `allowed_actions`. */
+export const ORDER_ACTIONS = ['pay', 'deliver', 'confirm', 'dispute', 'refund', 'resolve', 'review'] as const;
+export const OrderAction = z.enum(ORDER_ACTIONS);
+export type OrderAction = z.infer<typeof OrderAction>;
+
+export type OrderActor = 'buyer' | 'seller' | 'admin' | 'system';
+
+export interface OrderTransition {
+  from: OrderStatus | null;
+  action: OrderAction | 'create' | 'expire' | 'auto_release';
+  to: OrderStatus;
+  by: readonly OrderActor[];
+  /** extra condition besides the source state */
+  condition?: string;
+  /** escrow program instruction, when the transition happens on chain */
+  instruction?: 'fund' | 'mark_delivered' | 'release' | 'claim' | 'open_dispute' | 'resolve_dispute' | 'refund';
+  /** contract route key that triggers it (system transitions have none) */
+  route?: string;
+}
+
+/** The order state table (null `from` = creation). */
+export const orderTransitions: readonly OrderTransition[] = [
+  { from: null, action: 'create', to: 'awaiting_payment', by: ['buyer'], route: 'createOrder' },
+  {
+    from: 'awaiting_payment',
+    action: 'pay',
+    to: 'in_progress',
+    by: ['buyer'],
+    instruction: 'fund',
+    route: 'submitOrderTransaction',
+    condition: 'before payment_expires_at; also detected when paid through Solana Pay',
+  },
+  { from: 'awaiting_payment', action: 'expire', to: 'expired', by: ['system'], condition: 'payment_expires_at passed' },
+  { from: 'in_progress', action: 'deliver', to: 'delivered', by: ['seller'], instruction: 'mark_delivered', route: 'deliverOrder' },
+  { from: 'in_progress', action: 'dispute', to: 'disputed', by: ['buyer', 'seller'], instruction: 'open_dispute', route: 'disputeOrder' },
+  {
+    from: 'in_progress',
+    action: 'refund',
+    to: 'refunded',
+    by: ['seller', 'buyer'],
+    condition: 'the buyer only after delivery_deadline passed',
+    instruction: 'refund',
+    route: 'refundOrder',
+  },
+  { from: 'delivered', action: 'confirm', to: 'completed', by: ['buyer'], instruction: 'release', route: 'confirmOrder' },
+  {
+    from: 'delivered',
+    action: 'auto_release',
+    to: 'completed',
+    by: ['system'],
+    condition: 'auto_release_at passed without dispute',
+    instruction: 'claim',
+  },
+  {
+    from: 'delivered',
+    action: 'dispute',
+    to: 'disputed',
+    by: ['buyer', 'seller'],
+    condition: 'before auto_release_at',
+    instruction: 'open_dispute',
+    route: 'disputeOrder',
+  },
+  { from: 'delivered', action: 'refund', to: 'refunded', by: ['seller'], instruction: 'refund', route: 'refundOrder' },
+  { from: 'disputed', action: 'resolve', to: 'resolved', by: ['admin'], instruction: 'resolve_dispute', route: 'resolveDispute' },
+  { from: 'disputed', action: 'refund', to: 'refunded', by: ['seller'], instruction: 'refund', route: 'refundOrder' },
+];
+
+/** Statuses in which the buyer may review (once). */
+export const REVIEWABLE_ORDER_STATUSES = ['completed', 'resolved'] as const satisfies readonly OrderStatus[];
+
+export const ChainTransactionStatus = z.enum(['pending', 'confirmed', 'finalized', 'failed']);
+
+export const OrderTransaction = named(
+  'OrderTransaction',
+  z.object({
+    action: z
+      .enum(['fund', 'mark_delivered', 'release', 'claim', 'open_dispute', 'resolve_dispute', 'refund'])
+      .describe('Escrow program instruction'),
+    signature: TxSignature,
+    status: ChainTransactionStatus,
+    slot: z.number().int().min(0).nullable(),
+    created_at: Timestamp,
+  }),
+  'An on-chain transaction of the order',
+);
+
+export const OrderResolution = named(
+  'OrderResolution',
+  z.object({ buyer_bps: Bps.describe('Share of the escrow returned to the buyer, basis points 0..10000') }),
+);
+
+export const Order = named(
+  'Order',
+  z.object({
+    order_id: Uuid.describe('UUID; its 16 bytes are the on-chain order id'),
+    listing_id: Uuid,
+    buyer_wallet: Pubkey,
+    seller_wallet: Pubkey,
+    status: OrderStatus,
+    escrow_state: EscrowState,
+    escrow_account_address: Pubkey.describe('Order PDA of the escrow program (exists on chain while funded)'),
+    vault_address: Pubkey.describe('Associated token account of the order PDA holding the payment'),
+    token_mint_address: Pubkey.describe('Mint of the listing token'),
+    payment_mint: Pubkey.describe('SPL mint of the payment currency'),
+    currency: CurrencyCode,
+    amount: z.number().describe('UI amount paid into escrow'),
+    amount_base_units: BaseUnits,
+    fee_bps: Bps.describe('Platform fee in basis points (snapshot at creation)'),
+    fee_base_units: BaseUnits,
+    seller_receives_base_units: BaseUnits,
+    delivery_deadline: Timestamp.describe('created_at + listing duration days; fixed at creation, written into the escrow'),
+    review_window_seconds: z.number().int().min(0).describe('Seconds after delivery before auto-release'),
+    auto_release_at: Timestamp.nullable().describe('delivered_at + review window; null until delivered'),
+    payment_expires_at: Timestamp,
+    created_at: Timestamp,
+    funded_at: Timestamp.nullable(),
+    delivered_at: Timestamp.nullable(),
+    completed_at: Timestamp.nullable().describe('When the order reached a terminal state'),
+    disputed_at: Timestamp.nullable(),
+    dispute_reason: z.string().nullable(),
+    resolution: OrderResolution.nullable(),
+    transactions: z.array(OrderTransaction),
+    allowed_actions: z.array(OrderAction).describe('Actions the caller may take now (see the order state table)'),
+  }),
+);
+export type Order = z.infer<typeof Order>;
+
+export const OrderPayment = named(
+  'OrderPayment',
+  z.object({
+    transaction: Base64.describe(
+      'Serialized fund transaction, partially signed by the platform authority; fee payer = buyer. ' +
+        'The buyer\'s wallet signs and sends it (or POSTs it to submitOrderTransaction).',
+    ),
+    solana_pay_url: z
+      .string()
+      .startsWith('solana:')
+      .describe('Solana Pay transaction request link: "solana:" + URL-encoded https URL of the solana-pay endpoint'),
+    expires_at: Timestamp.describe('Last moment the transaction can land (its blockhash lifetime)'),
+  }),
+);
+
+export const CreateOrderResponse = named('CreateOrderResponse', Order.extend({ payment: OrderPayment }));
+export type CreateOrderResponse = z.infer<typeof CreateOrderResponse>;
+
+export const OrderPage = named('OrderPage', page(Order));
+
+export const CreateOrderBody = z
+  .object({
+    listing_id: Uuid,
+    buyer_wallet: Pubkey.optional().describe(
+      'Buyer when it is not the authenticated user (API-key integrations). A user token may only name its own wallet.',
+    ),
+  })
+  .strict();
+export type CreateOrderBody = z.infer<typeof CreateOrderBody>;
+
+export const ListOrdersQuery = PaginationQuery.extend({
+  role: z.enum(['buyer', 'seller']).optional().describe('Only orders where the caller has this role; both when absent'),
+  status: OrderStatus.optional(),
+});
+export type ListOrdersQuery = z.infer<typeof ListOrdersQuery>;
+
+export const SubmitOrderTransactionBody = z
+  .object({ signed_transaction: Base64.describe('The payment transaction, signed by the buyer') })
+  .strict();
+
+export const SolanaPayLabel = named('SolanaPayLabel', z.object({ label: z.string(), icon: z.string().url() }));
+export const SolanaPayTransactionBody = z.object({ account: Pubkey.describe('The paying wallet') });
+export const SolanaPayTransaction = named(
+  'SolanaPayTransaction',
+  z.object({
+    transaction: Base64.describe('Serialized fund transaction, partially signed; fee payer = account'),
+    message: z.string().optional(),
+  }),
+);
+
+export const DisputeOrderBody = z
+  .object({ reason: z.string().trim().min(10).max(2000).describe('Why the order is disputed, 10..2000 characters') })
+  .strict();
+export type DisputeOrderBody = z.infer<typeof DisputeOrderBody>;
+
+export const ResolveDisputeBody = z
+  .object({ buyer_bps: Bps.describe('Share returned to the buyer in basis points: 0 = all to seller, 10000 = full refund') })
+  .strict();
+export type ResolveDisputeBody = z.infer<typeof ResolveDisputeBody>;
+
+const OrderIdParams = z.object({ order_id: Uuid });
+const chain = ['chain-unavailable', 'chain-transaction-failed'] as const;
+const action = ['forbidden', 'not-found', 'invalid-state-transition', ...chain] as const;
+
+const createOrder = routeErrors(
+  'user',
+  [
+    ...bodyProblems,
+    'idempotency-key-missing',
+    'forbidden',
+    'not-found',
+    'listing-unavailable',
+    'own-listing',
+    'idempotency-key-in-use',
+    'idempotency-key-reused',
+    'chain-unavailable',
+  ],
+  { actors: ['buyer'], idempotent: true },
+);
+const listOrders = routeErrors('user', []);
+const getOrder = routeErrors('user', ['not-found'], { actors: ['buyer', 'seller', 'admin'] });
+const submitOrderTransaction = routeErrors('user', [...bodyProblems, ...action], { actors: ['buyer'] });
+const getSolanaPayLabel = routeErrors('public', ['not-found']);
+const createSolanaPayTransaction = routeErrors('public', [
+  ...bodyProblems,
+  'forbidden',
+  'not-found',
+  'invalid-state-transition',
+  'chain-unavailable',
+]);
+const deliverOrder = routeErrors('user', action, { actors: ['seller'] });
+const confirmOrder = routeErrors('user', action, { actors: ['buyer'] });
+const disputeOrder = routeErrors('user', [...bodyProblems, ...action], { actors: ['buyer', 'seller'] });
+const refundOrder = routeErrors('user', action, { actors: ['seller', 'buyer'] });
+const resolveDispute = routeErrors('admin', [...bodyProblems, ...action], { actors: ['admin'] });
+
+const seeTable = ' See the order state table (`orderTransitions`).';
+
+export const orders = c.router({
+  createOrder: {
+    method: 'POST',
+    path: '/orders',
+    headers: IdempotencyHeaders,
+    summary: 'Create an order and get the escrow payment transaction',
+    description:
+      'Any authenticated user (or API key) buys a listing. Requires Idempotency-Key: a replay returns the ' +
+      'stored 201 response. The buyer is `buyer_wallet` when given (a user token may only name its own ' +
+      'wallet: 403 forbidden), otherwise the caller\'s wallet. The order starts in awaiting_payment and ' +
+      'expires (status expired) if not funded by payment_expires_at (15 minutes). The response carries ' +
+      '`payment`: the fund transaction (base64, partially signed by the platform authority, fee payer = ' +
+      'buyer) to sign and send — or POST to submitOrderTransaction — and a Solana Pay transaction-request ' +
+      'link for wallets. 404 not-found (listing), 409 listing-unavailable (not available), 409 own-listing ' +
+      '(buyer is the seller), 400 idempotency-key-missing, 409 idempotency-key-in-use, 422 ' +
+      'idempotency-key-reused.',
+    body: CreateOrderBody,
+    responses: { 201: CreateOrderResponse, ...createOrder.responses },
+    metadata: createOrder.metadata,
+  },
+  listOrders: {
+    method: 'GET',
+    path: '/orders',
+    query: ListOrdersQuery,
+    summary: 'List the caller\'s orders',
+    description:
+      'Orders where the caller is buyer or seller (filter with role), optionally by status; newest first; ' +
+      'cursor pagination (limit 1..100, default 20).',
+    responses: { 200: OrderPage, ...listOrders.responses },
+    metadata: listOrders.metadata,
+  },
+  getOrder: {
+    method: 'GET',
+    path: '/orders/:order_id',
+    pathParams: OrderIdParams,
+    summary: 'Get an order',
+    description:
+      'Buyer, seller or admin. Status, escrow state and addresses (escrow_account_address = order PDA, ' +
+      'vault_address, token_mint_address), amounts, deadlines, transactions and the caller\'s ' +
+      'allowed_actions. Other callers get 404 not-found (existence is not revealed).',
+    responses: { 200: Order, ...getOrder.responses },
+    metadata: getOrder.metadata,
+  },
+  submitOrderTransaction: {
+    method: 'POST',
+    path: '/orders/:order_id/transaction',
+    pathParams: OrderIdParams,
+    summary: 'Submit the signed payment transaction',
+    description:
+      'Buyer only. Accepts the payment transaction returned by createOrder (or the Solana Pay endpoint) ' +
+      'after the buyer signed it; the server checks it is the transaction it issued for this order (400 ' +
+      'validation-error otherwise), sends it and waits for confirmation, then returns the order in ' +
+      'in_progress. 409 invalid-state-transition unless awaiting_payment; 502 chain-transaction-failed ' +
+      'when it fails on chain (e.g. blockhash expired, insufficient funds). Clients that send the ' +
+      'transaction themselves need not call this: the service detects the funding.' +
+      seeTable,
+    body: SubmitOrderTransactionBody,
+    responses: { 200: Order, ...submitOrderTransaction.responses },
+    metadata: submitOrderTransaction.metadata,
+  },
+  getSolanaPayLabel: {
+    method: 'GET',
+    path: '/orders/:order_id/solana-pay',
+    pathParams: OrderIdParams,
+    summary: 'Solana Pay transaction request: label',
+    description: 'Public (called by wallets, Solana Pay spec): {label, icon} for the order payment.',
+    responses: { 200: SolanaPayLabel, ...getSolanaPayLabel.responses },
+    metadata: getSolanaPayLabel.metadata,
+  },
+  createSolanaPayTransaction: {
+    method: 'POST',
+    path: '/orders/:order_id/solana-pay',
+    pathParams: OrderIdParams,
+    summary: 'Solana Pay transaction request: transaction',
+    description:
+      'Public (called by wallets, Solana Pay spec). Body {account}: must be the order\'s buyer_wallet (403 ' +
+      'forbidden otherwise). Returns a fresh fund transaction (partially signed by the platform authority, ' +
+      'fee payer = account) and a message. 409 invalid-state-transition unless the order is ' +
+      'awaiting_payment and not expired.',
+    body: SolanaPayTransactionBody,
+    responses: { 200: SolanaPayTransaction, ...createSolanaPayTransaction.responses },
+    metadata: createSolanaPayTransaction.metadata,
+  },
+  deliverOrder: {
+    method: 'POST',
+    path: '/orders/:order_id/deliver',
+    pathParams: OrderIdParams,
+    summary: 'Mark an order delivered',
+    description:
+      'Seller only (403 forbidden for the buyer). in_progress -> delivered; the service calls mark_delivered ' +
+      'on chain, which starts the review window (auto_release_at). No body.' +
+      seeTable,
+    body: c.noBody(),
+    responses: { 200: Order, ...deliverOrder.responses },
+    metadata: deliverOrder.metadata,
+  },
+  confirmOrder: {
+    method: 'POST',
+    path: '/orders/:order_id/confirm',
+    pathParams: OrderIdParams,
+    summary: 'Confirm delivery and release the escrow',
+    description:
+      'Buyer only (403 forbidden for the seller). delivered -> completed; the service calls release on ' +
+      'chain: the seller receives amount minus fee, the treasury the fee. No body.' +
+      seeTable,
+    body: c.noBody(),
+    responses: { 200: Order, ...confirmOrder.responses },
+    metadata: confirmOrder.metadata,
+  },
+  disputeOrder: {
+    method: 'POST',
+    path: '/orders/:order_id/dispute',
+    pathParams: OrderIdParams,
+    summary: 'Open a dispute',
+    description:
+      'Buyer or seller. in_progress or delivered (before auto_release_at) -> disputed; reason 10..2000 ' +
+      'characters. The service calls open_dispute on chain, which freezes the escrow until an admin ' +
+      'resolves it or the seller refunds. Other states: 409 invalid-state-transition.' +
+      seeTable,
+    body: DisputeOrderBody,
+    responses: { 200: Order, ...disputeOrder.responses },
+    metadata: disputeOrder.metadata,
+  },
+  refundOrder: {
+    method: 'POST',
+    path: '/orders/:order_id/refund',
+    pathParams: OrderIdParams,
+    summary: 'Refund the buyer in full',
+    description:
+      'The seller from in_progress, delivered or disputed; the buyer from in_progress once ' +
+      'delivery_deadline has passed (403 forbidden before). -> refunded; the full amount returns to the ' +
+      'buyer, no fee. No body.' +
+      seeTable,
+    body: c.noBody(),
+    responses: { 200: Order, ...refundOrder.responses },
+    metadata: refundOrder.metadata,
+  },
+  resolveDispute: {
+    method: 'POST',
+    path: '/orders/:order_id/resolve',
+    pathParams: OrderIdParams,
+    summary: 'Resolve a dispute (admin)',
+    description:
+      'Admin only (403 forbidden otherwise). disputed -> resolved with buyer_bps (0..10000): the buyer ' +
+      'receives floor(amount * buyer_bps / 10000), the seller the rest minus the fee on it. The service ' +
+      'calls resolve_dispute as arbiter.' +
+      seeTable,
+    body: ResolveDisputeBody,
+    responses: { 200: Order, ...resolveDispute.responses },
+    metadata: resolveDispute.metadata,
+  },
+});

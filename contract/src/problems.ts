@@ -1,0 +1,214 @@
+/**
+ * Errors: RFC 9457 problem details, served as `application/problem+json`.
+ *
+ * `type` is `https://bazaar.dev/problems/<slug>` with a slug from `problemTypes`; `title` is the
+ * slug's fixed title; `detail` says what went wrong for this request (e.g. which login check failed);
+ * `instance` is the request path; `request_id` matches the `X-Request-Id` response header;
+ * `errors` lists field errors of validation failures (`path` is a JSON-pointer-like dotted path
+ * such as `body.price`, `query.limit`).
+ *
+ * Every route declares the statuses it can return in its `responses` and the slugs in
+ * `metadata.problems`; 400 validation-error / malformed-json, 429 rate-limited and 500 internal-error
+ * are common to all routes (`commonProblems`).
+ */
+import { z } from 'zod';
+import { c, named, type RouteAuth } from './common';
+
+export const PROBLEM_BASE_URI = 'https://bazaar.dev/problems/';
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+export const problemTypes = {
+  'validation-error': {
+    status: 400,
+    title: 'Validation error',
+    description: 'The path, query, headers or body do not match the schema or a server-side rule; see `errors`.',
+  },
+  'malformed-json': { status: 400, title: 'Malformed JSON', description: 'The request body is not valid JSON.' },
+  'idempotency-key-missing': {
+    status: 400,
+    title: 'Idempotency-Key missing',
+    description: 'The route requires an Idempotency-Key header.',
+  },
+  unauthorized: {
+    status: 401,
+    title: 'Unauthorized',
+    description: 'No credential was sent (Bearer token, X-API-Key header or bazaar_session cookie).',
+  },
+  'invalid-token': {
+    status: 401,
+    title: 'Invalid token',
+    description: 'The credential is malformed, has a bad signature, or the API key is unknown or revoked.',
+  },
+  'token-expired': { status: 401, title: 'Token expired', description: 'The access token has expired; log in again.' },
+  'login-failed': {
+    status: 401,
+    title: 'Login failed',
+    description:
+      'Wallet login failed; `detail` says which check: nonce unknown, nonce already used, nonce expired, ' +
+      'signature invalid, domain mismatch or address mismatch.',
+  },
+  forbidden: {
+    status: 403,
+    title: 'Forbidden',
+    description: 'The caller is authenticated but may not do this (e.g. not the seller of the order, not an admin).',
+  },
+  'not-found': {
+    status: 404,
+    title: 'Not found',
+    description: 'The resource does not exist or is not visible to the caller.',
+  },
+  'route-not-found': { status: 404, title: 'Route not found', description: 'No route matches method and path.' },
+  'custody-disabled': {
+    status: 404,
+    title: 'Custody disabled',
+    description: 'Deposits and withdrawals exist only when the service runs custodial accounts; it does not.',
+  },
+  conflict: { status: 409, title: 'Conflict', description: 'The request conflicts with the current state of a resource.' },
+  'invalid-state-transition': {
+    status: 409,
+    title: 'Invalid state transition',
+    description: 'The action is not allowed in the current state of the resource; see the state tables.',
+  },
+  'idempotency-key-in-use': {
+    status: 409,
+    title: 'Idempotency-Key in use',
+    description: 'A request with the same Idempotency-Key is still being processed; retry later.',
+  },
+  'listing-unavailable': {
+    status: 409,
+    title: 'Listing unavailable',
+    description: 'The listing is not available for purchase (reserved, sold or unlisted).',
+  },
+  'own-listing': { status: 409, title: 'Own listing', description: 'A seller cannot order their own listing.' },
+  'review-not-allowed': {
+    status: 409,
+    title: 'Review not allowed',
+    description: 'The order is not completed or resolved, or it has already been reviewed.',
+  },
+  'insufficient-funds': {
+    status: 409,
+    title: 'Insufficient funds',
+    description: 'The custodial balance is lower than the requested withdrawal.',
+  },
+  'payload-too-large': { status: 413, title: 'Payload too large', description: 'The request body exceeds 100 kB.' },
+  'unsupported-media-type': {
+    status: 415,
+    title: 'Unsupported media type',
+    description: 'Request bodies must be application/json.',
+  },
+  'idempotency-key-reused': {
+    status: 422,
+    title: 'Idempotency-Key reused',
+    description: 'The Idempotency-Key was already used with a different request body.',
+  },
+  'rate-limited': {
+    status: 429,
+    title: 'Rate limited',
+    description: 'Too many requests; wait for the number of seconds in the Retry-After header.',
+  },
+  'internal-error': { status: 500, title: 'Internal error', description: 'An unexpected error; quote request_id.' },
+  'chain-transaction-failed': {
+    status: 502,
+    title: 'Chain transaction failed',
+    description: 'A Solana transaction was rejected or failed; `detail` names the program error.',
+  },
+  'chain-unavailable': {
+    status: 503,
+    title: 'Chain unavailable',
+    description: 'The Solana RPC cannot be reached; retry later (Retry-After).',
+  },
+} as const satisfies Record<string, { status: number; title: string; description: string }>;
+
+export type ProblemSlug = keyof typeof problemTypes;
+export type ProblemStatus = (typeof problemTypes)[ProblemSlug]['status'];
+type StatusOf<S extends ProblemSlug> = (typeof problemTypes)[S]['status'];
+
+export const problemSlugs = Object.keys(problemTypes) as ProblemSlug[];
+export const problemTypeUri = (slug: ProblemSlug): string => PROBLEM_BASE_URI + slug;
+
+export const ProblemFieldError = named(
+  'ProblemFieldError',
+  z.object({
+    path: z.string().describe('Location of the offending value, e.g. "body.price" or "query.limit"'),
+    message: z.string(),
+    code: z.string().describe('Machine-readable reason, e.g. "too_small", "invalid_string", "too_many_decimals"'),
+  }),
+);
+
+export const Problem = named(
+  'Problem',
+  z
+    .object({
+      type: z.string().url().describe('https://bazaar.dev/problems/<slug>'),
+      title: z.string(),
+      status: z.number().int().min(400).max(599),
+      detail: z.string(),
+      instance: z.string().describe('The request path'),
+      request_id: z.string().describe('Same value as the X-Request-Id response header'),
+      errors: z.array(ProblemFieldError).optional(),
+    })
+    .passthrough(),
+  'RFC 9457 problem details (application/problem+json)',
+);
+export type Problem = z.infer<typeof Problem>;
+export type ProblemFieldError = z.infer<typeof ProblemFieldError>;
+
+/** The response entry of every error status: the Problem schema served as application/problem+json. */
+export const ProblemResponse = c.otherResponse({ contentType: PROBLEM_CONTENT_TYPE, body: Problem });
+
+type ProblemResponses<S extends ProblemSlug> = { [K in StatusOf<S>]: typeof ProblemResponse };
+
+/** `{ <status>: ProblemResponse }` for each slug's status. */
+export function problemResponses<const S extends readonly ProblemSlug[]>(slugs: S): ProblemResponses<S[number]> {
+  const out: Record<number, typeof ProblemResponse> = {};
+  for (const slug of slugs) out[problemTypes[slug].status] = ProblemResponse;
+  return out as ProblemResponses<S[number]>;
+}
+
+/** Problems every route may return (added through the router's commonResponses). */
+export const commonProblems = ['validation-error', 'malformed-json', 'rate-limited', 'internal-error'] as const;
+export const commonResponses = problemResponses(commonProblems);
+
+/** Problems of any authenticated route. */
+export const authProblems = ['unauthorized', 'invalid-token', 'token-expired'] as const;
+/** Problems of any route with a JSON body. */
+export const bodyProblems = ['payload-too-large', 'unsupported-media-type'] as const;
+
+/**
+ * Route metadata read by the server:
+ * - `auth`: 'public' (no credential), 'user' (any authenticated user: JWT, API key or session cookie),
+ *   'admin' (an authenticated user with the admin role).
+ * - `actors`: documentation of resource-level roles enforced by the service (e.g. 'buyer', 'seller').
+ * - `problems`: the problem slugs the route can return besides `commonProblems`.
+ * - `idempotent`: the route requires the Idempotency-Key header.
+ */
+export interface RouteMetadata {
+  auth: RouteAuth;
+  actors?: readonly string[];
+  problems: readonly ProblemSlug[];
+  idempotent?: boolean;
+}
+
+/**
+ * Build a route's error `responses` and `metadata` from its auth level and the slugs it can return.
+ * Authenticated routes get 401 (`authProblems`) automatically.
+ */
+export function routeErrors<
+  const A extends RouteAuth,
+  const S extends readonly ProblemSlug[],
+  const R extends readonly string[] = [],
+>(auth: A, slugs: S, extra: { actors?: R; idempotent?: boolean } = {}) {
+  const all = (auth === 'public' ? [...slugs] : [...authProblems, ...slugs]) as ProblemSlug[];
+  const unique = [...new Set(all)];
+  return {
+    responses: problemResponses(unique) as ProblemResponses<
+      A extends 'public' ? S[number] : S[number] | (typeof authProblems)[number]
+    >,
+    metadata: {
+      auth,
+      problems: unique,
+      ...(extra.actors ? { actors: extra.actors } : {}),
+      ...(extra.idempotent ? { idempotent: true } : {}),
+    } as { auth: A; problems: readonly ProblemSlug[]; actors?: R; idempotent?: boolean },
+  };
+}

@@ -1,0 +1,141 @@
+/**
+ * Users: the authenticated user's profile (GET/PATCH /user/me) and public profiles by wallet
+ * (GET /users/{wallet}, spec gap 5). A user is created on first successful wallet login; the wallet
+ * is the identity and cannot be changed.
+ */
+import { z } from 'zod';
+import { BaseUnits, c, CurrencyCode, named, Pubkey, Timestamp, Uuid } from './common';
+import { bodyProblems, routeErrors } from './problems';
+
+export const DisplayName = z.string().trim().min(1).max(50);
+export const Bio = z.string().max(500);
+export const AvatarUrl = z
+  .string()
+  .max(2048)
+  .url()
+  .refine((v) => v.startsWith('https://'), { message: 'must be an https URL' });
+
+export const SalesVolume = named(
+  'SalesVolume',
+  z.object({
+    currency: CurrencyCode,
+    amount_base_units: BaseUnits,
+    amount: z.number().describe('UI amount'),
+  }),
+);
+
+export const UserStats = named(
+  'UserStats',
+  z.object({
+    listings_count: z.number().int().min(0).describe('All listings of the user, any status'),
+    active_listings_count: z.number().int().min(0).describe('Listings in status available'),
+    completed_sales: z.number().int().min(0).describe('Orders as seller in status completed'),
+    completed_purchases: z.number().int().min(0).describe('Orders as buyer in status completed'),
+    sales_volume: z.array(SalesVolume).describe('Sum of completed sales per currency (gross, before fees)'),
+  }),
+);
+
+export const RatingDistribution = named(
+  'RatingDistribution',
+  z.object({
+    '1': z.number().int().min(0),
+    '2': z.number().int().min(0),
+    '3': z.number().int().min(0),
+    '4': z.number().int().min(0),
+    '5': z.number().int().min(0),
+  }),
+  'Number of reviews per rating',
+);
+
+export const Reputation = named(
+  'Reputation',
+  z.object({
+    average: z.number().min(1).max(5).nullable().describe('Mean rating rounded to 2 decimals; null without reviews'),
+    count: z.number().int().min(0),
+    distribution: RatingDistribution,
+  }),
+);
+
+const publicUserShape = {
+  user_id: Uuid,
+  wallet: Pubkey,
+  display_name: DisplayName.nullable(),
+  bio: Bio.nullable(),
+  avatar_url: z.string().nullable(),
+  created_at: Timestamp,
+  stats: UserStats,
+  reputation: Reputation,
+};
+
+export const PublicUser = named(
+  'PublicUser',
+  z.object(publicUserShape),
+  'Public profile of a user, as seen by others',
+);
+
+export const UserRole = z.enum(['user', 'admin']);
+
+export const User = named(
+  'User',
+  z.object({
+    ...publicUserShape,
+    role: UserRole.describe('admin may resolve disputes'),
+    updated_at: Timestamp,
+    last_login_at: Timestamp.nullable(),
+    custody_enabled: z.boolean().describe('Whether /wallet/deposit and /wallet/withdraw are offered'),
+  }),
+  'The authenticated user: public profile plus private fields',
+);
+
+export const UpdateMeBody = z
+  .object({
+    display_name: DisplayName.nullable().optional(),
+    bio: Bio.nullable().optional(),
+    avatar_url: AvatarUrl.nullable().optional(),
+  })
+  .strict();
+
+const getMe = routeErrors('user', []);
+const updateMe = routeErrors('user', [...bodyProblems]);
+const getUser = routeErrors('user', ['not-found']);
+
+export const users = c.router({
+  getMe: {
+    method: 'GET',
+    path: '/user/me',
+    summary: 'Get the authenticated user',
+    description:
+      'Profile, linked wallet, private fields (role, last login), statistics and reputation of the caller. ' +
+      'With an API key, the user who owns the key.',
+    responses: { 200: User, ...getMe.responses },
+    metadata: getMe.metadata,
+  },
+  updateMe: {
+    method: 'PATCH',
+    path: '/user/me',
+    summary: 'Update the authenticated user\'s profile',
+    description:
+      'Partial update: absent fields are unchanged, `null` clears a field. display_name 1..50 characters ' +
+      '(trimmed), bio 0..500 characters, avatar_url an https URL of at most 2048 characters. Unknown fields ' +
+      'are rejected (400). The wallet cannot be changed.',
+    body: UpdateMeBody,
+    responses: { 200: User, ...updateMe.responses },
+    metadata: updateMe.metadata,
+  },
+  getUser: {
+    method: 'GET',
+    path: '/users/:wallet',
+    pathParams: z.object({ wallet: Pubkey }),
+    summary: 'Get a user\'s public profile by wallet',
+    description:
+      'Public profile, statistics and reputation of the user whose wallet is `wallet`. 404 not-found when no ' +
+      'user has logged in with that wallet.',
+    responses: { 200: PublicUser, ...getUser.responses },
+    metadata: getUser.metadata,
+  },
+});
+
+export type User = z.infer<typeof User>;
+export type PublicUser = z.infer<typeof PublicUser>;
+export type UpdateMeBody = z.infer<typeof UpdateMeBody>;
+export type Reputation = z.infer<typeof Reputation>;
