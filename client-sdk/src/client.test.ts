@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { createBazaarClient, isProblem } from './index';
+
+/** A recording fetch stub (no server): returns a canned JSON response. */
+function stubFetch(status: number, body: unknown, contentType = 'application/json') {
+  const calls: { url: string; init: RequestInit }[] = [];
+  const fetch = (async (url: string | URL | Request, init?: RequestInit) => {
+    calls.push({ url: String(url), init: init ?? {} });
+    return new Response(JSON.stringify(body), { status, headers: { 'content-type': contentType } });
+  }) as typeof globalThis.fetch;
+  return { fetch, calls };
+}
+
+const headerOf = (init: RequestInit, name: string) => new Headers(init.headers as ConstructorParameters<typeof Headers>[0]).get(name);
+
+describe('createBazaarClient', () => {
+  it('prefixes /api/v1, sends the bearer token once set, and types the body by status', async () => {
+    const { fetch, calls } = stubFetch(200, { data: [{ slug: 'design', name: 'Design', listing_count: 2 }] });
+    const client = createBazaarClient({ baseUrl: 'http://localhost:3000/', fetch });
+    await client.marketplace.listCategories();
+    expect(calls[0]!.url).toBe('http://localhost:3000/api/v1/categories');
+    expect(headerOf(calls[0]!.init, 'authorization')).toBeNull();
+
+    client.setToken('jwt-123');
+    const res = await client.marketplace.listCategories();
+    expect(headerOf(calls[1]!.init, 'authorization')).toBe('Bearer jwt-123');
+    if (res.status === 200) expect(res.body.data[0]!.slug).toBe('design');
+    else throw new Error('unexpected status');
+  });
+
+  it('sends X-API-Key and the idempotency-key header, and query parameters', async () => {
+    const { fetch, calls } = stubFetch(200, { data: [], next_cursor: null });
+    const client = createBazaarClient({ baseUrl: 'http://api.test', apiKey: 'key-1', fetch });
+    await client.marketplace.searchListings({ query: { query: 'logo', sort: 'price_asc', limit: 5 } });
+    const url = new URL(calls[0]!.url);
+    expect(url.pathname).toBe('/api/v1/marketplace/search');
+    expect(Object.fromEntries(url.searchParams)).toMatchObject({ query: 'logo', sort: 'price_asc', limit: '5' });
+    expect(headerOf(calls[0]!.init, 'x-api-key')).toBe('key-1');
+
+    await client.orders.createOrder({
+      headers: { 'idempotency-key': 'k-1' },
+      body: { listing_id: '7f0c4a4e-5b7e-4c36-9a0e-0d1c5a8f2b11' },
+    });
+    expect(headerOf(calls[1]!.init, 'idempotency-key')).toBe('k-1');
+    expect(JSON.parse(String(calls[1]!.init.body))).toEqual({ listing_id: '7f0c4a4e-5b7e-4c36-9a0e-0d1c5a8f2b11' });
+  });
+
+  it('parses application/problem+json error bodies', async () => {
+    const problem = {
+      type: 'https://bazaar.dev/problems/not-found',
+      title: 'Not found',
+      status: 404,
+      detail: 'order not found',
+      instance: '/api/v1/orders/x',
+      request_id: 'r1',
+    };
+    const { fetch } = stubFetch(404, problem, 'application/problem+json');
+    const client = createBazaarClient({ baseUrl: 'http://api.test', token: 't', fetch });
+    const res = await client.orders.getOrder({ params: { order_id: '7f0c4a4e-5b7e-4c36-9a0e-0d1c5a8f2b11' } });
+    expect(res.status).toBe(404);
+    expect(isProblem(res.body)).toBe(true);
+    if (res.status === 404) expect(res.body.detail).toBe('order not found');
+  });
+});

@@ -1,0 +1,93 @@
+/**
+ * Sign In With Solana for Bazaar: request_login -> createSignInMessage(sign_in_input) -> wallet
+ * signMessage -> verify_login. Works with any signer that can sign raw bytes (wallet adapters expose
+ * `signMessage`; `keypairSigner` wraps a local ed25519 secret key).
+ */
+import { createSignInMessage } from '@solana/wallet-standard-util';
+import bs58 from 'bs58';
+import nacl from 'tweetnacl';
+import type { SignInInput, User } from '@bazaar/contract';
+import { BazaarApiError, createBazaarClient, type BazaarClient } from './client';
+import { bytesToBase64 } from './encoding';
+
+/** Anything that has a public key and signs messages with it (ed25519). */
+export interface MessageSigner {
+  publicKey: string | { toBase58(): string };
+  signMessage(message: Uint8Array): Promise<Uint8Array>;
+}
+
+export interface LoginResult {
+  token: string;
+  expiresAt: Date;
+  user: User;
+  /** The client the token was set on (created when a baseUrl was passed). */
+  client: BazaarClient;
+}
+
+export interface LoginOptions {
+  /** Ask the server to also set the bazaar_session cookie. */
+  setCookie?: boolean;
+}
+
+export const signerAddress = (signer: MessageSigner): string =>
+  typeof signer.publicKey === 'string' ? signer.publicKey : signer.publicKey.toBase58();
+
+/** The exact bytes a wallet must sign for a request_login answer (the SIWS message text, UTF-8). */
+export function buildSignInMessage(input: SignInInput): Uint8Array {
+  return createSignInMessage(input);
+}
+
+/**
+ * Log in with a wallet: returns the token and the user, and sets the token on the client.
+ * Throws BazaarApiError (with the problem document) when the server refuses.
+ */
+export async function loginWithWallet(
+  clientOrBaseUrl: BazaarClient | string,
+  signer: MessageSigner,
+  options: LoginOptions = {},
+): Promise<LoginResult> {
+  const client = typeof clientOrBaseUrl === 'string' ? createBazaarClient({ baseUrl: clientOrBaseUrl }) : clientOrBaseUrl;
+  const address = signerAddress(signer);
+
+  const requested = await client.auth.requestLogin({ body: { address } });
+  if (requested.status !== 200) throw new BazaarApiError(requested.status, requested.body, 'request_login failed');
+  const input = requested.body.sign_in_input;
+  if (input.address !== address) {
+    throw new Error(`request_login returned a sign-in input for ${input.address}, expected ${address}`);
+  }
+
+  const message = buildSignInMessage(input);
+  const signature = await signer.signMessage(message);
+
+  const verified = await client.auth.verifyLogin({
+    body: {
+      address,
+      signed_message: bytesToBase64(message),
+      signature: bytesToBase64(signature),
+      ...(options.setCookie ? { set_cookie: true } : {}),
+    },
+  });
+  if (verified.status !== 200) throw new BazaarApiError(verified.status, verified.body, 'verify_login failed');
+
+  client.setToken(verified.body.access_token);
+  return {
+    token: verified.body.access_token,
+    expiresAt: new Date(verified.body.expires_at),
+    user: verified.body.user,
+    client,
+  };
+}
+
+/**
+ * A MessageSigner over a local ed25519 key (tweetnacl): a 64-byte secret key (Solana keypair file
+ * format) or a 32-byte seed.
+ */
+export function keypairSigner(secretKey: Uint8Array): MessageSigner & { publicKeyBytes: Uint8Array } {
+  const pair =
+    secretKey.length === 32 ? nacl.sign.keyPair.fromSeed(secretKey) : nacl.sign.keyPair.fromSecretKey(secretKey);
+  return {
+    publicKey: bs58.encode(pair.publicKey),
+    publicKeyBytes: pair.publicKey,
+    signMessage: async (message: Uint8Array) => nacl.sign.detached(message, pair.secretKey),
+  };
+}

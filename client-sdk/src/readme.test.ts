@@ -1,0 +1,24 @@
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const sdk = (p: string) => fileURLToPath(new URL(`../${p}`, import.meta.url));
+
+describe('client-sdk README', () => {
+  it('shows examples/quickstart.ts verbatim in a ts code block', async () => {
+    const [readme, example] = await Promise.all([readFile(sdk('README.md'), 'utf8'), readFile(sdk('examples/quickstart.ts'), 'utf8')]);
+    expect(readme).toContain('```ts\n' + example + '```');
+  });
+
+  it('has an example that typechecks against the SDK', async () => {
+    const tsc = fileURLToPath(new URL('../../node_modules/typescript/bin/tsc', import.meta.url));
+    const run = promisify(execFile);
+    const result = await run(process.execPath, [tsc, '-p', sdk('tsconfig.examples.json')]).then(
+      () => '',
+      (err: { stdout?: string; stderr?: string }) => `${err.stdout ?? ''}${err.stderr ?? ''}`,
+    );
+    expect(result).toBe('');
+  });
+});

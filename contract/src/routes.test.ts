@@ -1,0 +1,123 @@
+import { isAppRoute, isAppRouteOtherResponse, type AppRoute, type AppRouter } from '@ts-rest/core';
+import { describe, expect, it } from 'vitest';
+import {
+  authProblems,
+  commonProblems,
+  contract,
+  PROBLEM_CONTENT_TYPE,
+  Problem,
+  problemTypes,
+  type RouteMetadata,
+} from './index';
+
+/** The route table of docs/design.md (+ marketplace.listCurrencies). */
+const ROUTE_TABLE: Record<string, [string, string, RouteMetadata['auth']]> = {
+  'auth.requestLogin': ['POST', '/auth/request_login', 'public'],
+  'auth.verifyLogin': ['POST', '/auth/verify_login', 'public'],
+  'users.getMe': ['GET', '/user/me', 'user'],
+  'users.updateMe': ['PATCH', '/user/me', 'user'],
+  'users.getUser': ['GET', '/users/:wallet', 'user'],
+  'reviews.listSellerReviews': ['GET', '/users/:seller_wallet/reviews', 'user'],
+  'listings.createListing': ['POST', '/listings', 'user'],
+  'listings.getListing': ['GET', '/listings/:listing_id', 'user'],
+  'listings.listListings': ['GET', '/listings', 'user'],
+  'listings.updateListing': ['PATCH', '/listings/:listing_id', 'user'],
+  'listings.getListingTokenMetadata': ['GET', '/listings/:listing_id/token-metadata.json', 'public'],
+  'marketplace.searchListings': ['GET', '/marketplace/search', 'user'],
+  'marketplace.listMarketplaceListings': ['GET', '/marketplace/listings', 'user'],
+  'marketplace.listCategories': ['GET', '/categories', 'user'],
+  'marketplace.listCurrencies': ['GET', '/currencies', 'user'],
+  'orders.createOrder': ['POST', '/orders', 'user'],
+  'orders.listOrders': ['GET', '/orders', 'user'],
+  'orders.getOrder': ['GET', '/orders/:order_id', 'user'],
+  'orders.submitOrderTransaction': ['POST', '/orders/:order_id/transaction', 'user'],
+  'orders.getSolanaPayLabel': ['GET', '/orders/:order_id/solana-pay', 'public'],
+  'orders.createSolanaPayTransaction': ['POST', '/orders/:order_id/solana-pay', 'public'],
+  'orders.deliverOrder': ['POST', '/orders/:order_id/deliver', 'user'],
+  'orders.confirmOrder': ['POST', '/orders/:order_id/confirm', 'user'],
+  'orders.disputeOrder': ['POST', '/orders/:order_id/dispute', 'user'],
+  'orders.refundOrder': ['POST', '/orders/:order_id/refund', 'user'],
+  'orders.resolveDispute': ['POST', '/orders/:order_id/resolve', 'admin'],
+  'reviews.createReview': ['POST', '/orders/:order_id/review', 'user'],
+  'wallet.getBalances': ['GET', '/wallet/balances', 'user'],
+  'wallet.createDeposit': ['POST', '/wallet/deposit', 'user'],
+  'wallet.createWithdrawal': ['POST', '/wallet/withdraw', 'user'],
+};
+
+function flatten(router: AppRouter, prefix = ''): [string, AppRoute][] {
+  return Object.entries(router).flatMap(([key, value]) =>
+    isAppRoute(value as AppRoute) ? [[prefix + key, value as AppRoute] as [string, AppRoute]] : flatten(value as AppRouter, `${prefix}${key}.`),
+  );
+}
+const routes = flatten(contract);
+
+describe('contract routes', () => {
+  it('matches the route table of docs/design.md exactly', () => {
+    expect(routes.map(([k]) => k).sort()).toEqual(Object.keys(ROUTE_TABLE).sort());
+    for (const [key, route] of routes) {
+      const [method, path, auth] = ROUTE_TABLE[key]!;
+      expect(`${route.method} ${route.path}`, key).toBe(`${method} /api/v1${path}`);
+      expect((route.metadata as RouteMetadata).auth, key).toBe(auth);
+    }
+  });
+
+  it('has unique route keys (operationIds) and unique method+path pairs', () => {
+    const keys = routes.map(([k]) => k.split('.').pop());
+    expect(new Set(keys).size).toBe(keys.length);
+    const endpoints = routes.map(([, r]) => `${r.method} ${r.path}`);
+    expect(new Set(endpoints).size).toBe(endpoints.length);
+  });
+
+  it.each(routes)('%s has a summary, a description and exactly one success status', (_key, route) => {
+    expect(route.summary?.length).toBeGreaterThan(5);
+    expect(route.description?.length).toBeGreaterThan(20);
+    expect(route.strictStatusCodes).toBe(true);
+    const success = Object.keys(route.responses).filter((s) => Number(s) < 400);
+    expect(success).toHaveLength(1);
+    expect(['200', '201', '202']).toContain(success[0]);
+  });
+
+  it.each(routes)('%s declares a problem+json response for each problem it can return', (_key, route) => {
+    const meta = route.metadata as RouteMetadata;
+    const slugs = [...commonProblems, ...meta.problems];
+    const expectedStatuses = new Set(slugs.map((s) => String(problemTypes[s].status)));
+    const errorStatuses = Object.keys(route.responses).filter((s) => Number(s) >= 400);
+    expect(new Set(errorStatuses)).toEqual(expectedStatuses);
+    for (const status of errorStatuses) {
+      const response = route.responses[Number(status)];
+      expect(isAppRouteOtherResponse(response), status).toBe(true);
+      if (isAppRouteOtherResponse(response)) {
+        expect(response.contentType).toBe(PROBLEM_CONTENT_TYPE);
+        expect(response.body).toBe(Problem);
+      }
+    }
+  });
+
+  it.each(routes)('%s: authenticated routes answer 401, public routes do not need a credential', (_key, route) => {
+    const meta = route.metadata as RouteMetadata;
+    if (meta.auth === 'public') {
+      expect(meta.problems.filter((p) => (authProblems as readonly string[]).includes(p))).toEqual([]);
+    } else {
+      expect(meta.problems).toEqual(expect.arrayContaining([...authProblems]));
+      expect(route.responses).toHaveProperty('401');
+    }
+  });
+
+  it('only createOrder and createWithdrawal take an Idempotency-Key', () => {
+    const idempotent = routes.filter(([, r]) => (r.metadata as RouteMetadata).idempotent).map(([k]) => k);
+    expect(idempotent.sort()).toEqual(['orders.createOrder', 'wallet.createWithdrawal']);
+    for (const [key, route] of routes) {
+      const headers = route.headers as { shape?: Record<string, unknown> } | undefined;
+      expect(Boolean(headers?.shape?.['idempotency-key']), key).toBe(idempotent.includes(key));
+    }
+  });
+
+  it('returns custody-disabled from deposit/withdraw and 403 from role-restricted actions', () => {
+    expect(contract.wallet.createDeposit.metadata.problems).toContain('custody-disabled');
+    expect(contract.wallet.createWithdrawal.metadata.problems).toContain('custody-disabled');
+    for (const key of ['deliverOrder', 'confirmOrder', 'disputeOrder', 'refundOrder', 'resolveDispute'] as const) {
+      expect(contract.orders[key].responses).toHaveProperty('403');
+      expect(contract.orders[key].responses).toHaveProperty('409');
+    }
+  });
+});
