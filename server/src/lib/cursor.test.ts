@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { cursorKey, decodeCursor, encodeCursor, type CursorSpec } from './cursor.js';
+
+const ID = '0b6c2c4e-5a3f-4c1e-9a51-7f3b2d1e0c9a';
+const spec: CursorSpec = { sort: 'newest', filters: { category: 'design', q: undefined }, keys: [cursorKey.timestamp] };
+
+function expectInvalid(fn: () => unknown) {
+  try {
+    fn();
+  } catch (e) {
+    expect((e as { slug?: string }).slug ?? (e as { type?: string }).type).toContain('validation-error');
+    return;
+  }
+  throw new Error('expected a validation-error');
+}
+
+describe('cursor: opaque keyset cursors', () => {
+  it('round-trips the sort key and id and is url-safe', () => {
+    const c = encodeCursor(spec, ['2026-01-01T00:00:00.000Z'], ID);
+    expect(c).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(decodeCursor(c, spec)).toEqual({ keys: ['2026-01-01T00:00:00.000Z'], id: ID });
+  });
+
+  it('ignores undefined filters and filter order in the binding', () => {
+    const c = encodeCursor({ sort: 'newest', filters: { b: 1, a: 'x' } }, ['2026-01-01T00:00:00.000Z'], ID);
+    expect(decodeCursor(c, { ...spec, filters: { a: 'x', b: 1, z: undefined } }).id).toBe(ID);
+  });
+
+  it('rejects garbage, other sorts, other filters and malformed keys', () => {
+    const good = encodeCursor(spec, ['2026-01-01T00:00:00.000Z'], ID);
+    expectInvalid(() => decodeCursor('!!!', spec));
+    expectInvalid(() => decodeCursor('bm90IGpzb24', spec)); // "not json"
+    expectInvalid(() => decodeCursor(Buffer.from('[1,2]').toString('base64url'), spec));
+    expectInvalid(() => decodeCursor(good, { ...spec, sort: 'price_asc' }));
+    expectInvalid(() => decodeCursor(good, { ...spec, filters: { category: 'writing' } }));
+    expectInvalid(() => decodeCursor(encodeCursor(spec, ['yesterday'], ID), spec));
+    expectInvalid(() => decodeCursor(encodeCursor(spec, ['2026-01-01T00:00:00.000Z'], 'not-a-uuid'), spec));
+    expectInvalid(() => decodeCursor(encodeCursor(spec, [], ID), spec));
+  });
+
+  it('validates key kinds', () => {
+    expect(cursorKey.uint('1500000')).toBe(true);
+    expect(cursorKey.uint('-1')).toBe(false);
+    expect(cursorKey.uint(15)).toBe(false);
+    expect(cursorKey.decimal('0.123456')).toBe(true);
+    expect(cursorKey.decimal('1; drop table')).toBe(false);
+  });
+});
