@@ -1,0 +1,72 @@
+/**
+ * Order timers, one poller (interval configurable):
+ *  - payment detection: every awaiting_payment order whose escrow PDA exists with the quoted terms
+ *    (buyer, seller, mint, amount) becomes in_progress (escrow funded) and its listing reserved;
+ *    unpaid past payment_expires_at (+ blockhash grace) it becomes expired;
+ *  - auto-release crank: delivered orders whose auto_release_at has passed (chain clock) are claimed
+ *    (anyone may call claim; the service pays the fee).
+ * Buyers reclaim after a missed delivery deadline themselves (POST /orders/{id}/refund).
+ */
+import type { OrdersService } from '../modules/orders/orders.service.js';
+import type { OrdersRepo } from '../modules/orders/orders.types.js';
+
+type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
+
+export interface PaymentWatcherDeps {
+  service: OrdersService;
+  repo: OrdersRepo;
+  log?: Log;
+  batchSize?: number;
+}
+
+export interface WatcherPass {
+  funded: string[];
+  expired: string[];
+  claimed: string[];
+}
+
+export class PaymentWatcher {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<unknown> | null = null;
+
+  constructor(private readonly deps: PaymentWatcherDeps) {}
+
+  /** One pass; safe to call from tests (`await watcher.runOnce()`). */
+  async runOnce(): Promise<WatcherPass> {
+    const { service, repo } = this.deps;
+    const out: WatcherPass = { funded: [], expired: [], claimed: [] };
+    for (const order of await repo.listByStatus('awaiting_payment', this.deps.batchSize ?? 100)) {
+      try {
+        const status = await service.checkPayment(order);
+        if (status === 'in_progress') out.funded.push(order.id);
+        if (status === 'expired') out.expired.push(order.id);
+      } catch (err) {
+        this.deps.log?.warn({ err, order_id: order.id }, 'payment check failed');
+      }
+    }
+    try {
+      out.claimed = await service.claimDue(this.deps.batchSize ?? 50);
+    } catch (err) {
+      this.deps.log?.warn({ err }, 'auto-release crank failed');
+    }
+    return out;
+  }
+
+  start(intervalMs: number): void {
+    if (this.timer) return;
+    const tick = () => {
+      if (this.running) return;
+      this.running = this.runOnce()
+        .catch((err) => this.deps.log?.error({ err }, 'payment watcher pass failed'))
+        .finally(() => (this.running = null));
+    };
+    this.timer = setInterval(tick, intervalMs);
+    this.timer.unref?.();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+}

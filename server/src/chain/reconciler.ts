@@ -1,0 +1,148 @@
+/**
+ * Crash safety: converge the database to the chain for every ChainIntent left `pending` or `sent`
+ * (the service records an intent BEFORE sending; a crash between send and the DB write leaves it open).
+ *
+ * For one open intent:
+ *  1. the order already shows the action's target status -> mark the intent confirmed;
+ *  2. the intent has a signature -> getSignatureStatuses: confirmed -> apply, failed -> mark failed;
+ *  3. otherwise read the order account (fetchOrder):
+ *     - terminal actions (release/claim/resolve_dispute/refund) close the account: `null` means the
+ *       money already moved -> apply the action, never send it again;
+ *     - mark_delivered / open_dispute: the account state shows Delivered / Disputed -> apply;
+ *  4. nothing on chain and the intent is older than `graceSeconds` (past any blockhash lifetime)
+ *     -> mark it failed so the action may be retried; younger intents stay open.
+ * Applying = one DB transaction (intent confirmed + order patched), then the listing effect.
+ *
+ * Runs once at start-up and then every `intervalMs`. It never sends a transaction.
+ */
+import { type Instruction, instructionAction, instructionEscrowState, targetStatus } from '../modules/orders/order-state.js';
+import { patchForInstruction } from '../modules/orders/order-patch.js';
+import type { ChainIntentRecord, EscrowPort, OrderRecord, OrdersRepo } from '../modules/orders/orders.types.js';
+
+type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
+
+export interface ReconcilerDeps {
+  repo: OrdersRepo;
+  escrow: EscrowPort;
+  log?: Log;
+  /** called after an order changed status (listing effects) */
+  onSettled?: (order: OrderRecord, action: Instruction) => Promise<void>;
+  /** serialize with the service's per-order lock */
+  withOrderLock?: <T>(orderId: string, fn: () => Promise<T>) => Promise<T>;
+  now?: () => Date;
+  /** intents with nothing on chain older than this are marked failed (default 120 s) */
+  graceSeconds?: number;
+}
+
+export type ReconcileOutcome = 'confirmed' | 'failed' | 'open';
+
+const silent: Log = { info() {}, warn() {}, error() {} };
+
+export class Reconciler {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<unknown> | null = null;
+  private readonly log: Log;
+
+  constructor(private readonly deps: ReconcilerDeps) {
+    this.log = deps.log ?? silent;
+  }
+
+  /** Settle one intent (caller holds the order lock, or use `reconcileIntentLocked`). */
+  async reconcileIntent(intent: ChainIntentRecord): Promise<ReconcileOutcome> {
+    const { repo, escrow } = this.deps;
+    const order = await repo.get(intent.orderId);
+    if (!order) {
+      await repo.failIntent(intent.id, 'order not found');
+      return 'failed';
+    }
+    const ix = intent.action;
+    const action = instructionAction[ix];
+    if (ix === 'fund' || !action) {
+      await repo.failIntent(intent.id, `not a service-sent instruction: ${ix}`);
+      return 'failed';
+    }
+    if (order.status === targetStatus(action)) {
+      await repo.confirmIntent(intent.id, intent.signature, intent.slot, order.id, order.status, {});
+      return 'confirmed';
+    }
+
+    if (intent.signature) {
+      const st = await escrow.signatureStatus(intent.signature);
+      if (st === 'failed') {
+        await repo.failIntent(intent.id, `transaction ${intent.signature} failed on chain`);
+        return 'failed';
+      }
+      if (st === 'confirmed') return this.apply(intent, order);
+    }
+
+    const view = await escrow.fetchOrder(order.id);
+    const expected = instructionEscrowState[ix];
+    const landed = expected === null ? view === null : view?.state === expected;
+    if (landed) return this.apply(intent, order, view);
+
+    const ageSeconds = ((this.deps.now?.() ?? new Date()).getTime() - intent.createdAt.getTime()) / 1000;
+    if (ageSeconds > (this.deps.graceSeconds ?? 120)) {
+      await repo.failIntent(intent.id, 'not found on chain after the grace period');
+      return 'failed';
+    }
+    return 'open';
+  }
+
+  async reconcileIntentLocked(intent: ChainIntentRecord): Promise<ReconcileOutcome> {
+    const lock = this.deps.withOrderLock ?? ((_id, fn) => fn());
+    return lock(intent.orderId, async () => {
+      const fresh = (await this.deps.repo.listIntents(intent.orderId)).find((i) => i.id === intent.id);
+      if (!fresh || (fresh.status !== 'pending' && fresh.status !== 'sent')) return fresh?.status === 'failed' ? 'failed' : 'confirmed';
+      return this.reconcileIntent(fresh);
+    });
+  }
+
+  private async apply(intent: ChainIntentRecord, order: OrderRecord, view?: EscrowOrderViewOrNull): Promise<ReconcileOutcome> {
+    const nowSeconds = await this.deps.escrow.chainNow().catch(() => Math.floor(Date.now() / 1000));
+    const ix = intent.action as Exclude<Instruction, 'fund'>;
+    const v = view === undefined && instructionEscrowState[ix] !== null ? await this.deps.escrow.fetchOrder(order.id) : view;
+    const patch = patchForInstruction(ix, order, intent.params, intent.signature, { view: v ?? null, nowSeconds });
+    const changed = await this.deps.repo.confirmIntent(intent.id, intent.signature, intent.slot, order.id, order.status, patch);
+    this.log.info({ order_id: order.id, action: intent.action, intent_id: intent.id, changed }, 'reconciler: intent confirmed from chain');
+    if (changed && this.deps.onSettled) {
+      const after = await this.deps.repo.get(order.id);
+      if (after) await this.deps.onSettled(after, intent.action);
+    }
+    return 'confirmed';
+  }
+
+  /** One pass over all open intents. Returns the outcome per intent id. */
+  async runOnce(limit = 100): Promise<Record<string, ReconcileOutcome>> {
+    const out: Record<string, ReconcileOutcome> = {};
+    for (const intent of await this.deps.repo.listOpenIntents(limit)) {
+      try {
+        out[intent.id] = await this.reconcileIntentLocked(intent);
+      } catch (err) {
+        this.log.warn({ err, intent_id: intent.id }, 'reconciler: intent left open');
+        out[intent.id] = 'open';
+      }
+    }
+    return out;
+  }
+
+  start(intervalMs: number): void {
+    if (this.timer) return;
+    const tick = () => {
+      if (this.running) return;
+      this.running = this.runOnce()
+        .catch((err) => this.log.error({ err }, 'reconciler pass failed'))
+        .finally(() => (this.running = null));
+    };
+    tick();
+    this.timer = setInterval(tick, intervalMs);
+    this.timer.unref?.();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+}
+
+type EscrowOrderViewOrNull = Awaited<ReturnType<EscrowPort['fetchOrder']>>;

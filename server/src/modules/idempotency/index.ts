@@ -1,0 +1,3 @@
+export * from './idempotency.middleware.js';
+export * from './idempotency.store.js';
+export { idempotencyErrors } from './idempotency.errors.js';

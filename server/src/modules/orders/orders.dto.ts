@@ -1,0 +1,57 @@
+/**
+ * OrderRecord (+ its chain intents) -> the contract's `Order` JSON.
+ */
+import type { Order } from '@bazaar/contract';
+import { allowedActions, escrowStateOf, type OrderRole } from './order-state.js';
+import type { ChainIntentRecord, OrderRecord } from './orders.types.js';
+import { formatUnits } from './orders.service.js';
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function toOrderDto(
+  o: OrderRecord,
+  intents: ChainIntentRecord[],
+  role: OrderRole | null,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): Order {
+  const fee = (o.amount * BigInt(o.feeBps)) / 10_000n;
+  return {
+    order_id: o.id,
+    listing_id: o.listingId,
+    buyer_wallet: o.buyerWallet,
+    seller_wallet: o.sellerWallet,
+    status: o.status,
+    escrow_state: escrowStateOf[o.status],
+    escrow_account_address: o.escrowAddress,
+    vault_address: o.vaultAddress,
+    token_mint_address: o.tokenMint ?? o.mint,
+    payment_mint: o.mint,
+    currency: o.currency,
+    amount: Number(formatUnits(o.amount, o.decimals)),
+    amount_base_units: o.amount.toString(),
+    fee_bps: o.feeBps,
+    fee_base_units: fee.toString(),
+    seller_receives_base_units: (o.amount - fee).toString(),
+    delivery_deadline: new Date(o.deliveryDeadline * 1000).toISOString(),
+    review_window_seconds: o.reviewWindow,
+    auto_release_at: iso(o.autoReleaseAt),
+    payment_expires_at: o.paymentExpiresAt.toISOString(),
+    created_at: o.createdAt.toISOString(),
+    funded_at: iso(o.fundedAt),
+    delivered_at: iso(o.deliveredAt),
+    completed_at: iso(o.completedAt),
+    disputed_at: iso(o.disputedAt),
+    dispute_reason: o.disputeReason,
+    resolution: o.buyerBps === null ? null : { buyer_bps: o.buyerBps },
+    transactions: intents
+      .filter((i) => i.signature)
+      .map((i) => ({
+        action: i.action,
+        signature: i.signature!,
+        status: i.status === 'confirmed' ? ('confirmed' as const) : i.status === 'failed' ? ('failed' as const) : ('pending' as const),
+        slot: i.slot,
+        created_at: i.createdAt.toISOString(),
+      })),
+    allowed_actions: allowedActions(o, role, nowSeconds),
+  };
+}

@@ -1,0 +1,545 @@
+/**
+ * Orders: creation with an escrow fund transaction, payment detection, the chain-backed actions
+ * (deliver, confirm, claim, dispute, resolve, refund) and their crash-safe bookkeeping.
+ *
+ * Every chain-backed action follows the same steps, serialized per order (in-process mutex keyed by
+ * order id + a DB guard that refuses a second open intent for the same order):
+ *   1. settle a left-over open intent of the order (reconciler) so state is current;
+ *   2. repeat of an action whose result is already there -> return the order, send nothing;
+ *   3. check the caller's role and the transition (403 / 409 invalid-state-transition);
+ *   4. record a ChainIntent `pending` (DB guard), sign as the platform authority, mark it `sent`
+ *      with the signature, send and wait for confirmation;
+ *   5. one DB transaction: intent `confirmed` + order status/timestamps/signature; then the listing.
+ * A rejected transaction marks the intent failed (502 chain-transaction-failed); an RPC outage
+ * leaves it open for the reconciler (503 chain-unavailable) so money never moves twice.
+ */
+import { randomUUID } from 'node:crypto';
+import { DomainError } from '../../errors.js';
+import { Reconciler } from '../../chain/reconciler.js';
+import { cursorKey, decodeCursor, encodeCursor } from '../../lib/cursor.js';
+import { compareFundTransaction, normalizeTransaction } from './fund-tx.js';
+import { listingEffect, patchForInstruction } from './order-patch.js';
+import {
+  type ChainAction,
+  type OrderRole,
+  type OrderStatus,
+  actionInstruction,
+  canTransition,
+  findTransition,
+  roleMayEver,
+  targetStatus,
+} from './order-state.js';
+import { orderErrors } from './orders.errors.js';
+import type {
+  CurrencyView,
+  EscrowOrderView,
+  EscrowPort,
+  FundTerms,
+  ListingsPort,
+  OrderRecord,
+  OrdersRepo,
+  TxResult,
+} from './orders.types.js';
+
+export interface PrincipalLike {
+  kind: string; // 'user' (JWT / session) | 'api_key' | ...
+  userId: string | null;
+  wallet: string | null;
+  isAdmin: boolean;
+}
+
+type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
+
+export interface OrdersConfig {
+  /** payment window: payment_expires_at = created_at + this (default 900 s) */
+  paymentTtlSeconds: number;
+  /** extra time after payment expiry before the order is expired (a fund tx issued just before
+   *  expiry may land until its blockhash expires; default 120 s); also the reconciler's grace */
+  paymentGraceSeconds: number;
+  /** escrow review window after delivery, seconds (auto-release after it) */
+  reviewWindowSeconds: number;
+  /** public base URL used in Solana Pay links, e.g. https://api.bazaar.dev */
+  publicBaseUrl: string;
+  solanaPayLabel: string;
+  solanaPayIcon: string;
+}
+
+export const defaultOrdersConfig: OrdersConfig = {
+  paymentTtlSeconds: 900,
+  paymentGraceSeconds: 120,
+  reviewWindowSeconds: 3 * 24 * 3600,
+  publicBaseUrl: 'http://127.0.0.1:3000',
+  solanaPayLabel: 'Bazaar',
+  solanaPayIcon: 'http://127.0.0.1:3000/icon.svg',
+};
+
+export interface OrdersHooks {
+  /** test hook: runs after a chain action is confirmed and before the DB write (crash simulation) */
+  afterSend?: (info: { orderId: string; action: ChainAction; tx: TxResult }) => Promise<void> | void;
+}
+
+export interface OrdersServiceDeps {
+  repo: OrdersRepo;
+  listings: ListingsPort;
+  escrow: EscrowPort;
+  currency: (code: string) => CurrencyView | undefined;
+  config?: Partial<OrdersConfig>;
+  log?: Log;
+  now?: () => Date;
+  hooks?: OrdersHooks;
+}
+
+/** approximate lifetime of a recent blockhash (150 blocks at ~400 ms) */
+const BLOCKHASH_LIFETIME_MS = 60_000;
+
+export interface PaymentInstructions {
+  transaction: string;
+  solana_pay_url: string;
+  expires_at: Date;
+}
+
+/** Promise-chain mutex per key: calls for one order run one after another, others in parallel. */
+export class KeyedMutex {
+  private tails = new Map<string, Promise<void>>();
+  async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.tails.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((r) => (release = r));
+    const tail = prev.then(() => mine);
+    this.tails.set(key, tail);
+    await prev;
+    try {
+      return await fn();
+    } finally {
+      release();
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    }
+  }
+}
+
+const silent: Log = { info() {}, warn() {}, error() {} };
+
+export class OrdersService {
+  readonly config: OrdersConfig;
+  readonly mutex = new KeyedMutex();
+  readonly reconciler: Reconciler;
+  hooks: OrdersHooks;
+  private readonly log: Log;
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: OrdersServiceDeps) {
+    this.config = { ...defaultOrdersConfig, ...(deps.config ?? {}) };
+    this.log = deps.log ?? silent;
+    this.now = deps.now ?? (() => new Date());
+    this.hooks = deps.hooks ?? {};
+    this.reconciler = new Reconciler({
+      repo: deps.repo,
+      escrow: deps.escrow,
+      log: this.log,
+      now: this.now,
+      graceSeconds: this.config.paymentGraceSeconds,
+      withOrderLock: (id, fn) => this.mutex.run(id, fn),
+      onSettled: (order) => this.applyListingEffect(order),
+    });
+  }
+
+  // ---------------------------------------------------------------- roles and reads
+
+  roleOf(order: OrderRecord, p: PrincipalLike): OrderRole | null {
+    if (p.userId && p.userId === order.buyerId) return 'buyer';
+    if (p.userId && p.userId === order.sellerId) return 'seller';
+    if (p.isAdmin) return 'admin';
+    return null;
+  }
+
+  /** Buyer, seller or admin; anyone else gets 404 (existence is not disclosed). */
+  async get(p: PrincipalLike, orderId: string): Promise<OrderRecord> {
+    const order = await this.deps.repo.get(orderId);
+    if (!order || !this.roleOf(order, p)) throw orderErrors.notFound(orderId);
+    return order;
+  }
+
+  async list(
+    p: PrincipalLike,
+    q: { role?: 'buyer' | 'seller'; status?: OrderStatus; limit?: number; cursor?: string | null },
+  ): Promise<{ data: OrderRecord[]; nextCursor: string | null }> {
+    if (!p.userId) throw orderErrors.forbidden('Listing orders needs a user credential.');
+    const limit = Math.min(Math.max(q.limit ?? 20, 1), 100);
+    const spec = { sort: 'created_desc', filters: { role: q.role, status: q.status }, keys: [cursorKey.timestamp] };
+    let after: { createdAt: Date; id: string } | undefined;
+    if (q.cursor) {
+      const c = decodeCursor(q.cursor, spec);
+      after = { createdAt: new Date(String(c.keys[0])), id: c.id };
+    }
+    const rows = await this.deps.repo.list({ userId: p.userId, role: q.role, status: q.status, limit: limit + 1, after });
+    const data = rows.slice(0, limit);
+    const last = data[data.length - 1];
+    return { data, nextCursor: rows.length > limit && last ? encodeCursor(spec, [last.createdAt.toISOString()], last.id) : null };
+  }
+
+  // ---------------------------------------------------------------- creation and payment
+
+  async create(p: PrincipalLike, input: { listingId: string; buyerWallet?: string | null }) {
+    if (!p.userId) throw orderErrors.forbidden('Creating an order needs a user credential.');
+    const listing = await this.deps.listings.get(input.listingId);
+    if (!listing) throw orderErrors.listingNotFound(input.listingId);
+    if (listing.sellerId === p.userId) throw orderErrors.ownListing();
+    if (listing.status !== 'available') throw orderErrors.listingUnavailable(listing.status);
+
+    let buyerWallet = p.wallet;
+    if (input.buyerWallet && input.buyerWallet !== p.wallet) {
+      // only an API key acting for a user may name another paying wallet
+      if (p.kind !== 'api_key') throw orderErrors.forbidden('buyer_wallet must be the wallet of the authenticated user.');
+      buyerWallet = input.buyerWallet;
+    }
+    if (!buyerWallet) throw orderErrors.forbidden('No buyer wallet: the credential has no linked wallet and none was given.');
+    if (buyerWallet === listing.sellerWallet) throw orderErrors.ownListing();
+
+    const currency = this.deps.currency(listing.currency);
+    if (!currency) throw orderErrors.listingUnavailable(`currency ${listing.currency} is not accepted`);
+
+    const id = randomUUID();
+    const [chainNow, feeBps] = await Promise.all([this.deps.escrow.chainNow(), this.deps.escrow.feeBps()]);
+    const ttl = this.config.paymentTtlSeconds;
+    const terms: FundTerms = {
+      orderId: id,
+      buyer: buyerWallet,
+      seller: listing.sellerWallet,
+      mint: currency.mint,
+      amount: listing.priceBaseUnits,
+      // contract: delivery_deadline = created_at + listing duration days (chain clock)
+      deliveryDeadline: chainNow + Math.max(1, listing.durationDays) * 86_400,
+      reviewWindow: this.config.reviewWindowSeconds,
+    };
+    const { escrow, vault } = this.deps.escrow.addresses(id, currency.mint, currency.tokenProgram);
+    const transaction = await this.deps.escrow.buildFundTransaction(terms);
+    const paymentExpiresAt = new Date(this.now().getTime() + ttl * 1000);
+    const order = await this.deps.repo.create({
+      id,
+      listingId: listing.id,
+      buyerId: p.userId,
+      sellerId: listing.sellerId,
+      buyerWallet,
+      sellerWallet: listing.sellerWallet,
+      currency: currency.code,
+      mint: currency.mint,
+      decimals: currency.decimals,
+      amount: listing.priceBaseUnits,
+      status: 'awaiting_payment',
+      tokenMint: listing.tokenMint,
+      feeBps,
+      escrowAddress: escrow,
+      vaultAddress: vault,
+      paymentExpiresAt,
+      deliveryDeadline: terms.deliveryDeadline,
+      reviewWindow: terms.reviewWindow,
+      fundedAt: null,
+      deliveredAt: null,
+      autoReleaseAt: null,
+      disputedAt: null,
+      completedAt: null,
+      disputeReason: null,
+      disputedBy: null,
+      buyerBps: null,
+      fundSignature: null,
+      lastSignature: null,
+    });
+    const payment: PaymentInstructions = {
+      transaction,
+      solana_pay_url: this.solanaPayUrl(id),
+      // when this transaction's blockhash expires; a fresh one comes from the Solana Pay endpoint
+      expires_at: new Date(Math.min(paymentExpiresAt.getTime(), this.now().getTime() + BLOCKHASH_LIFETIME_MS)),
+    };
+    return { order, payment };
+  }
+
+  solanaPayUrl(orderId: string): string {
+    return `solana:${encodeURIComponent(`${this.config.publicBaseUrl.replace(/\/$/, '')}/api/v1/orders/${orderId}/solana-pay`)}`;
+  }
+
+  fundTerms(order: OrderRecord): FundTerms {
+    return {
+      orderId: order.id,
+      buyer: order.buyerWallet,
+      seller: order.sellerWallet,
+      mint: order.mint,
+      amount: order.amount,
+      deliveryDeadline: order.deliveryDeadline,
+      reviewWindow: order.reviewWindow,
+    };
+  }
+
+  private async requireAwaitingPayment(orderId: string): Promise<OrderRecord> {
+    const order = await this.deps.repo.get(orderId);
+    if (!order) throw orderErrors.notFound(orderId);
+    if (order.status !== 'awaiting_payment') throw orderErrors.invalidTransition(order.id, order.status, 'pay');
+    if (order.paymentExpiresAt <= this.now()) throw orderErrors.paymentExpired(order.id);
+    return order;
+  }
+
+  /** Solana Pay GET: public label and icon (404 for unknown orders). */
+  async solanaPayLabel(orderId: string): Promise<{ label: string; icon: string }> {
+    const order = await this.deps.repo.get(orderId);
+    if (!order) throw orderErrors.notFound(orderId);
+    return { label: this.config.solanaPayLabel, icon: this.config.solanaPayIcon };
+  }
+
+  /** Solana Pay POST: a fresh fund transaction for the order's buyer (403 for any other account). */
+  async solanaPayTransaction(orderId: string, account: string): Promise<{ transaction: string; message: string }> {
+    const order = await this.requireAwaitingPayment(orderId);
+    if (account !== order.buyerWallet) throw orderErrors.forbidden('Only the buyer wallet quoted for this order may pay it.');
+    const transaction = await this.deps.escrow.buildFundTransaction(this.fundTerms(order));
+    const ui = formatUnits(order.amount, order.decimals);
+    return { transaction, message: `Pay ${ui} ${order.currency} into escrow for order ${order.id.slice(0, 8)}` };
+  }
+
+  /** POST /orders/{id}/transaction: verify, submit, confirm, then mark funded. */
+  async submitTransaction(p: PrincipalLike, orderId: string, signedBase64: string): Promise<OrderRecord> {
+    const visible = await this.get(p, orderId);
+    if (this.roleOf(visible, p) !== 'buyer') throw orderErrors.forbidden('Only the buyer submits the fund transaction.');
+    if (visible.status === 'in_progress' && visible.fundSignature) return visible; // repeat after success
+    const order = await this.requireAwaitingPayment(orderId);
+
+    let signed;
+    try {
+      signed = normalizeTransaction(signedBase64);
+    } catch {
+      throw orderErrors.fundMismatch('not a serialized Solana transaction');
+    }
+    const expected = normalizeTransaction(await this.deps.escrow.buildFundTransaction(this.fundTerms(order)));
+    const diff = compareFundTransaction(signed, expected);
+    if (diff) throw orderErrors.fundMismatch(diff);
+
+    let tx: TxResult;
+    try {
+      tx = await this.deps.escrow.submitSignedTransaction(signedBase64);
+    } catch (err) {
+      // the buyer may have sent it already (wallet + API): if the escrow exists, it is funded anyway
+      const view = await this.deps.escrow.fetchOrder(order.id).catch(() => null);
+      if (view && this.termsMatch(order, view)) return this.markFunded(order.id, view, signed.signature);
+      throw err;
+    }
+    const view = await this.deps.escrow.fetchOrder(order.id);
+    if (!view || !this.termsMatch(order, view)) throw orderErrors.notFundedOnChain(order.id);
+    return this.markFunded(order.id, view, tx.signature, tx.slot);
+  }
+
+  termsMatch(order: OrderRecord, v: EscrowOrderView): boolean {
+    return v.buyer === order.buyerWallet && v.seller === order.sellerWallet && v.mint === order.mint && v.amount === order.amount;
+  }
+
+  /** awaiting_payment -> in_progress (escrow funded), listing reserved. Idempotent. */
+  async markFunded(orderId: string, view: EscrowOrderView, signature: string | null, slot: number | null = null): Promise<OrderRecord> {
+    return this.mutex.run(orderId, async () => {
+      const changed = await this.deps.repo.updateIf(orderId, 'awaiting_payment', {
+        status: 'in_progress',
+        fundedAt: new Date(view.fundedAt * 1000),
+        fundSignature: signature,
+        ...(signature ? { lastSignature: signature } : {}),
+      });
+      const order = (await this.deps.repo.get(orderId))!;
+      if (changed) {
+        if (signature) await this.deps.repo.recordConfirmed(orderId, 'fund', signature, slot);
+        this.log.info({ order_id: orderId, signature }, 'order funded');
+        try {
+          await this.deps.listings.reserve(order.listingId);
+        } catch (err) {
+          // another order of the same listing was funded first: give this buyer the money back
+          this.log.warn({ err, order_id: orderId }, 'listing could not be reserved; refunding the order');
+          return this.performLocked(orderId, 'system', 'refund', { reason: 'listing-taken' });
+        }
+      }
+      return order;
+    });
+  }
+
+  /** Watcher step for one awaiting_payment order: funded on chain -> in_progress; past expiry -> expired. */
+  async checkPayment(order: OrderRecord): Promise<OrderStatus> {
+    if (order.status !== 'awaiting_payment') return order.status;
+    const view = await this.deps.escrow.fetchOrder(order.id);
+    if (view) {
+      if (this.termsMatch(order, view)) return (await this.markFunded(order.id, view, null)).status;
+      this.log.error({ order_id: order.id }, 'escrow account does not match the quoted terms');
+      return order.status;
+    }
+    const expireAt = order.paymentExpiresAt.getTime() + this.config.paymentGraceSeconds * 1000;
+    if (this.now().getTime() >= expireAt) {
+      const expired = await this.mutex.run(order.id, () => this.deps.repo.updateIf(order.id, 'awaiting_payment', { status: 'expired' }));
+      if (expired) {
+        this.log.info({ order_id: order.id }, 'order expired unpaid');
+        const after = await this.deps.repo.get(order.id);
+        if (after) await this.applyListingEffect(after, true);
+        return 'expired';
+      }
+    }
+    return order.status;
+  }
+
+  // ---------------------------------------------------------------- chain-backed actions
+
+  deliver(p: PrincipalLike, orderId: string) {
+    return this.act(p, orderId, 'deliver', null);
+  }
+  confirm(p: PrincipalLike, orderId: string) {
+    return this.act(p, orderId, 'confirm', null);
+  }
+  dispute(p: PrincipalLike, orderId: string, reason: string) {
+    return this.act(p, orderId, 'dispute', { reason });
+  }
+  refund(p: PrincipalLike, orderId: string) {
+    return this.act(p, orderId, 'refund', null);
+  }
+  resolve(p: PrincipalLike, orderId: string, buyerBps: number) {
+    if (!Number.isInteger(buyerBps) || buyerBps < 0 || buyerBps > 10_000) {
+      throw new DomainError('validation-error', 'buyer_bps must be an integer 0..10000', {
+        errors: [{ path: 'body.buyer_bps', message: 'must be an integer 0..10000', code: 'invalid_bps' }],
+      });
+    }
+    return this.act(p, orderId, 'resolve', { buyer_bps: buyerBps });
+  }
+
+  /** Crank: claim one delivered order whose review window is over (anyone may claim on chain). */
+  claim(orderId: string) {
+    return this.mutex.run(orderId, () => this.performLocked(orderId, 'system', 'auto_release', null));
+  }
+
+  private async act(p: PrincipalLike, orderId: string, action: ChainAction, params: Record<string, unknown> | null) {
+    const order = await this.get(p, orderId); // 404 for strangers
+    const role = this.roleOf(order, p)!;
+    // 403 when the role never does this, or when this state allows it to another role only
+    const row = findTransition(order.status, action);
+    if (!roleMayEver(role, action) || (row && !row.by.includes(role))) {
+      throw orderErrors.forbidden(`The ${role} of an order may not ${action} it${row ? ` while it is ${order.status}` : ''}.`);
+    }
+    const withBy = action === 'dispute' ? { ...params, by: role } : params;
+    return this.mutex.run(orderId, () => this.performLocked(orderId, role, action, withBy));
+  }
+
+  /** Steps 1-5 of the header comment; the caller holds the order's mutex. */
+  private async performLocked(
+    orderId: string,
+    role: OrderRole,
+    action: ChainAction,
+    params: Record<string, unknown> | null,
+  ): Promise<OrderRecord> {
+    const { repo, escrow } = this.deps;
+    let order = (await repo.get(orderId))!;
+    const open = await repo.openIntentFor(orderId);
+    if (open) {
+      const outcome = await this.reconciler.reconcileIntent(open).catch(() => 'open' as const);
+      if (outcome === 'open') throw orderErrors.actionInProgress(orderId, open.action);
+      order = (await repo.get(orderId))!;
+    }
+    if (order.status === targetStatus(action)) return order; // a repeat: nothing to send
+    if (!canTransition(order.status, action)) throw orderErrors.invalidTransition(orderId, order.status, action);
+    await this.checkTiming(order, role, action);
+
+    const ix = actionInstruction[action];
+    const intent = await repo.beginIntent(orderId, order.status, ix, params);
+    if (!intent) throw orderErrors.actionInProgress(orderId, action);
+    const o = { onSigned: (sig: string) => repo.markIntentSent(intent.id, sig) };
+    let tx: TxResult;
+    try {
+      tx = await this.send(action, orderId, params, o);
+    } catch (err) {
+      if (err instanceof DomainError && err.slug === 'chain-transaction-failed') {
+        await repo.failIntent(intent.id, err.message);
+      } // otherwise the outcome is unknown: the intent stays open for the reconciler
+      throw err;
+    }
+    await this.hooks.afterSend?.({ orderId, action, tx });
+
+    const nowSeconds = await escrow.chainNow().catch(() => Math.floor(this.now().getTime() / 1000));
+    const view = action === 'deliver' || action === 'dispute' ? await escrow.fetchOrder(orderId).catch(() => null) : null;
+    const patch = patchForInstruction(ix as Exclude<typeof ix, 'fund'>, order, params, tx.signature, { view, nowSeconds });
+    await repo.confirmIntent(intent.id, tx.signature, tx.slot, orderId, order.status, patch);
+    const after = (await repo.get(orderId))!;
+    this.log.info({ order_id: orderId, action, signature: tx.signature, status: after.status }, 'order action confirmed');
+    // a refund because another order took the listing must not free that other order's listing
+    if (params?.reason !== 'listing-taken') await this.applyListingEffect(after);
+    return after;
+  }
+
+  private async checkTiming(order: OrderRecord, role: OrderRole, action: ChainAction): Promise<void> {
+    if (action === 'refund' && role === 'buyer') {
+      const now = await this.deps.escrow.chainNow();
+      if (order.status !== 'in_progress' || now <= order.deliveryDeadline) {
+        throw orderErrors.forbidden(
+          `The buyer may refund only an undelivered order after its delivery deadline (${new Date(order.deliveryDeadline * 1000).toISOString()}).`,
+        );
+      }
+    }
+    if (action === 'auto_release') {
+      const now = await this.deps.escrow.chainNow();
+      if (!order.autoReleaseAt || now * 1000 < order.autoReleaseAt.getTime()) {
+        throw orderErrors.invalidTransition(order.id, order.status, action);
+      }
+    }
+    if (action === 'dispute' && order.status === 'delivered' && order.autoReleaseAt) {
+      const now = await this.deps.escrow.chainNow();
+      if (now * 1000 >= order.autoReleaseAt.getTime()) {
+        throw new DomainError('invalid-state-transition', 'The review window is over; the order is being released to the seller.', {
+          order_status: order.status,
+          action,
+        });
+      }
+    }
+  }
+
+  private send(action: ChainAction, orderId: string, params: Record<string, unknown> | null, o: { onSigned: (s: string) => Promise<void> }) {
+    const e = this.deps.escrow;
+    switch (action) {
+      case 'deliver':
+        return e.markDelivered(orderId, o);
+      case 'confirm':
+        return e.release(orderId, o);
+      case 'auto_release':
+        return e.claim(orderId, o);
+      case 'dispute':
+        return e.openDispute(orderId, o);
+      case 'resolve':
+        return e.resolveDispute(orderId, Number(params?.buyer_bps), o);
+      case 'refund':
+        return e.refund(orderId, o);
+    }
+  }
+
+  /** Listing status follows the order (best effort: money already moved, so never fail the call). */
+  async applyListingEffect(order: OrderRecord, fromAwaiting = false): Promise<void> {
+    const effect = listingEffect(order.status, order.buyerBps);
+    if (!effect) return;
+    // an order that never reserved its listing must not free a listing another order holds
+    if (effect === 'release' && (fromAwaiting || !order.fundedAt)) return;
+    try {
+      await this.deps.listings[effect](order.listingId);
+    } catch (err) {
+      this.log.warn({ err, order_id: order.id, listing_id: order.listingId, effect }, 'listing update failed');
+    }
+  }
+
+  // ---------------------------------------------------------------- timers
+
+  /** Due claims: delivered orders whose auto-release time has passed (chain clock). */
+  async claimDue(limit = 50): Promise<string[]> {
+    const now = await this.deps.escrow.chainNow();
+    const delivered = await this.deps.repo.listByStatus('delivered', limit);
+    const claimed: string[] = [];
+    for (const o of delivered) {
+      if (!o.autoReleaseAt || o.autoReleaseAt.getTime() > now * 1000) continue;
+      try {
+        const after = await this.claim(o.id);
+        if (after.status === 'completed') claimed.push(o.id);
+      } catch (err) {
+        this.log.warn({ err, order_id: o.id }, 'auto-release claim failed');
+      }
+    }
+    return claimed;
+  }
+}
+
+export function formatUnits(amount: bigint, decimals: number): string {
+  const s = amount.toString().padStart(decimals + 1, '0');
+  const int = s.slice(0, s.length - decimals);
+  const frac = s.slice(s.length - decimals).replace(/0+$/, '');
+  return frac ? `${int}.${frac}` : int;
+}

@@ -1,0 +1,197 @@
+/**
+ * In-memory fakes for the orders service unit tests: a simulated escrow program (same rules as the
+ * Anchor program for the paths the service uses), a listings store and principals.
+ * The fund transaction is a real web3.js Transaction (so signature checks are real).
+ */
+import { Keypair, PublicKey, Transaction, TransactionInstruction } from '@solana/web3.js';
+import bs58 from 'bs58';
+import { DomainError } from '../server/src/errors.js';
+import type {
+  EscrowOrderView,
+  EscrowPort,
+  FundTerms,
+  ListingView,
+  ListingsPort,
+  SendOptions,
+  TxResult,
+} from '../server/src/modules/orders/orders.types.js';
+import type { PrincipalLike } from '../server/src/modules/orders/orders.service.js';
+
+const FAKE_PROGRAM = new PublicKey('AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r');
+const BLOCKHASH = bs58.encode(Buffer.alloc(32, 7));
+
+export class FakeEscrow implements EscrowPort {
+  readonly platform = Keypair.generate();
+  accounts = new Map<string, EscrowOrderView>();
+  /** signatures of landed transactions per instruction */
+  sent: { ix: string; orderId: string; signature: string }[] = [];
+  balances = new Map<string, bigint>(); // wallet -> base units (payouts)
+  now = 1_800_000_000;
+  latencyMs = 0;
+  feeBpsValue = 250;
+  unavailable = false;
+  private n = 0;
+
+  count(ix: string, orderId?: string) {
+    return this.sent.filter((s) => s.ix === ix && (!orderId || s.orderId === orderId)).length;
+  }
+  advance(seconds: number) {
+    this.now += seconds;
+  }
+
+  addresses(orderId: string) {
+    return { escrow: `escrow-${orderId}`, vault: `vault-${orderId}` };
+  }
+  async buildFundTransaction(t: FundTerms) {
+    const tx = new Transaction({ feePayer: new PublicKey(t.buyer), recentBlockhash: BLOCKHASH });
+    tx.add(
+      new TransactionInstruction({
+        programId: FAKE_PROGRAM,
+        keys: [
+          { pubkey: new PublicKey(t.buyer), isSigner: true, isWritable: true },
+          { pubkey: this.platform.publicKey, isSigner: true, isWritable: false },
+        ],
+        data: Buffer.from(JSON.stringify({ ...t, amount: t.amount.toString() })),
+      }),
+    );
+    tx.partialSign(this.platform);
+    return tx.serialize({ requireAllSignatures: false }).toString('base64');
+  }
+  async submitSignedTransaction(b64: string): Promise<TxResult> {
+    const tx = Transaction.from(Buffer.from(b64, 'base64'));
+    if (!tx.verifySignatures(true)) throw new DomainError('chain-transaction-failed', 'missing signature', { program_error: 'MissingSignature' });
+    const t = JSON.parse(Buffer.from(tx.instructions[0].data).toString()) as FundTerms & { amount: string };
+    if (this.accounts.has(t.orderId)) throw new DomainError('chain-transaction-failed', 'already in use', { program_error: 'AccountAlreadyInUse' });
+    this.fund({ ...t, amount: BigInt(t.amount) });
+    const signature = bs58.encode(tx.signature!);
+    this.sent.push({ ix: 'fund', orderId: t.orderId, signature });
+    return { signature, slot: ++this.n };
+  }
+  /** what a wallet paying directly (Solana Pay) does */
+  fund(t: FundTerms) {
+    this.accounts.set(t.orderId, {
+      buyer: t.buyer,
+      seller: t.seller,
+      mint: t.mint,
+      amount: t.amount,
+      state: 'funded',
+      fundedAt: this.now,
+      deliveryDeadline: t.deliveryDeadline,
+      deliveredAt: null,
+      disputedAt: null,
+      reviewWindow: t.reviewWindow,
+    });
+  }
+
+  private async exec(ix: string, orderId: string, o: SendOptions | undefined, apply: (a: EscrowOrderView) => void): Promise<TxResult> {
+    if (this.unavailable) throw new DomainError('chain-unavailable', 'rpc down');
+    const signature = bs58.encode(Buffer.from(`${ix}-${orderId}-${++this.n}`.padEnd(64, '.').slice(0, 64)));
+    await o?.onSigned?.(signature);
+    if (this.latencyMs) await new Promise((r) => setTimeout(r, this.latencyMs));
+    const a = this.accounts.get(orderId);
+    if (!a) throw new DomainError('chain-transaction-failed', 'no account', { program_error: 'AccountNotInitialized' });
+    apply(a);
+    this.sent.push({ ix, orderId, signature });
+    return { signature, slot: this.n };
+  }
+  private pay(wallet: string, amount: bigint) {
+    this.balances.set(wallet, (this.balances.get(wallet) ?? 0n) + amount);
+  }
+  private close(orderId: string, a: EscrowOrderView, buyerBps: number) {
+    const toBuyer = (a.amount * BigInt(buyerBps)) / 10_000n;
+    const rest = a.amount - toBuyer;
+    const fee = buyerBps === 10_000 ? 0n : (rest * BigInt(this.feeBpsValue)) / 10_000n;
+    this.pay(a.buyer, toBuyer);
+    this.pay(a.seller, rest - fee);
+    this.pay('treasury', fee);
+    this.accounts.delete(orderId);
+  }
+  private reject(name: string): never {
+    throw new DomainError('chain-transaction-failed', `rejected (${name})`, { program_error: name });
+  }
+
+  markDelivered(id: string, o?: SendOptions) {
+    return this.exec('mark_delivered', id, o, (a) => {
+      if (a.state !== 'funded') this.reject('InvalidState');
+      a.state = 'delivered';
+      a.deliveredAt = this.now;
+    });
+  }
+  release(id: string, o?: SendOptions) {
+    return this.exec('release', id, o, (a) => {
+      if (a.state === 'disputed') this.reject('InvalidState');
+      this.close(id, a, 0);
+    });
+  }
+  claim(id: string, o?: SendOptions) {
+    return this.exec('claim', id, o, (a) => {
+      if (a.state !== 'delivered' || this.now < (a.deliveredAt ?? 0) + a.reviewWindow) this.reject('ReviewWindowNotOver');
+      this.close(id, a, 0);
+    });
+  }
+  openDispute(id: string, o?: SendOptions) {
+    return this.exec('open_dispute', id, o, (a) => {
+      if (a.state === 'disputed') this.reject('InvalidState');
+      a.state = 'disputed';
+      a.disputedAt = this.now;
+    });
+  }
+  resolveDispute(id: string, bps: number, o?: SendOptions) {
+    return this.exec('resolve_dispute', id, o, (a) => {
+      if (a.state !== 'disputed') this.reject('InvalidState');
+      this.close(id, a, bps);
+    });
+  }
+  refund(id: string, o?: SendOptions) {
+    return this.exec('refund', id, o, (a) => this.close(id, a, 10_000));
+  }
+  async fetchOrder(id: string) {
+    if (this.unavailable) throw new DomainError('chain-unavailable', 'rpc down');
+    const a = this.accounts.get(id);
+    return a ? { ...a } : null;
+  }
+  async signatureStatus(sig: string) {
+    return this.sent.some((s) => s.signature === sig) ? ('confirmed' as const) : ('unknown' as const);
+  }
+  async feeBps() {
+    return this.feeBpsValue;
+  }
+  async chainNow() {
+    if (this.unavailable) throw new DomainError('chain-unavailable', 'rpc down');
+    return this.now;
+  }
+}
+
+export class FakeListings implements ListingsPort {
+  rows = new Map<string, ListingView>();
+  calls: string[] = [];
+  add(l: Partial<ListingView> & { id: string; sellerId: string; sellerWallet: string }): ListingView {
+    const row: ListingView = { title: 'Logo design', status: 'available', currency: 'USDC', priceBaseUnits: 25_000_000n, durationDays: 3, tokenMint: null, ...l };
+    this.rows.set(row.id, row);
+    return row;
+  }
+  async get(id: string) {
+    const l = this.rows.get(id);
+    return l ? { ...l } : null;
+  }
+  private set(id: string, from: string[], to: string, call: string) {
+    this.calls.push(`${call}:${id}`);
+    const l = this.rows.get(id);
+    if (!l) throw new DomainError('not-found', 'listing');
+    if (!from.includes(l.status)) throw new DomainError('listing-unavailable', `listing is ${l.status}`);
+    l.status = to;
+  }
+  async reserve(id: string) {
+    this.set(id, ['available'], 'reserved', 'reserve');
+  }
+  async release(id: string) {
+    this.set(id, ['reserved'], 'available', 'release');
+  }
+  async markSold(id: string) {
+    this.set(id, ['reserved'], 'sold', 'markSold');
+  }
+}
+
+export function user(id: string, wallet: string, extra: Partial<PrincipalLike> = {}): PrincipalLike {
+  return { kind: 'user', userId: id, wallet, isAdmin: false, ...extra };
+}

@@ -1,0 +1,302 @@
+/**
+ * Orders service rules against in-memory fakes (no database, no chain): state table, roles,
+ * idempotent repeats, per-order serialization, crash recovery by the reconciler, timers.
+ * The same stories run over HTTP against the real localnet in tests/e2e.orders.test.ts.
+ */
+import { randomUUID } from 'node:crypto';
+import { Keypair, Transaction } from '@solana/web3.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { PaymentWatcher } from '../server/src/chain/payment-watcher.js';
+import { MemoryOrdersRepo } from '../server/src/modules/orders/orders.repo.memory.js';
+import { OrdersService } from '../server/src/modules/orders/orders.service.js';
+import { FakeEscrow, FakeListings, user } from './orders.fakes.js';
+
+const USDC = { code: 'USDC', mint: Keypair.generate().publicKey.toBase58(), decimals: 6 };
+
+function setup(opts: { now?: () => Date } = {}) {
+  const repo = new MemoryOrdersRepo();
+  const escrow = new FakeEscrow();
+  const listings = new FakeListings();
+  const service = new OrdersService({
+    repo,
+    escrow,
+    listings,
+    currency: (c) => (c === 'USDC' ? USDC : undefined),
+    config: { reviewWindowSeconds: 3600, paymentTtlSeconds: 900, paymentGraceSeconds: 60 },
+    now: opts.now,
+  });
+  const buyerKp = Keypair.generate();
+  const sellerKp = Keypair.generate();
+  const buyer = user(randomUUID(), buyerKp.publicKey.toBase58());
+  const seller = user(randomUUID(), sellerKp.publicKey.toBase58());
+  const admin = user(randomUUID(), Keypair.generate().publicKey.toBase58(), { isAdmin: true });
+  const stranger = user(randomUUID(), Keypair.generate().publicKey.toBase58());
+  const listing = listings.add({ id: randomUUID(), sellerId: seller.userId!, sellerWallet: seller.wallet! });
+  const watcher = new PaymentWatcher({ service, repo });
+  return { repo, escrow, listings, service, buyer, seller, admin, stranger, listing, buyerKp, watcher };
+}
+
+type Ctx = ReturnType<typeof setup>;
+
+async function funded(ctx: Ctx) {
+  const { order } = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+  ctx.escrow.fund(ctx.service.fundTerms(order));
+  await ctx.watcher.runOnce();
+  return (await ctx.repo.get(order.id))!;
+}
+
+async function delivered(ctx: Ctx) {
+  const o = await funded(ctx);
+  return ctx.service.deliver(ctx.seller, o.id);
+}
+
+const slug = (p: Promise<unknown>) =>
+  p.then(
+    () => 'ok',
+    (e: { slug?: string; type?: string }) => e.slug ?? e.type,
+  );
+
+describe('orders service', () => {
+  let ctx: Ctx;
+  beforeEach(() => {
+    ctx = setup();
+  });
+
+  it('creates an awaiting_payment order with a partially signed fund transaction and a Solana Pay link', async () => {
+    const { order, payment } = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+    expect(order.status).toBe('awaiting_payment');
+    expect(order.amount).toBe(25_000_000n);
+    expect(order.feeBps).toBe(250);
+    expect(order.deliveryDeadline).toBe(ctx.escrow.now + 3 * 86_400);
+    const tx = Transaction.from(Buffer.from(payment.transaction, 'base64'));
+    expect(tx.feePayer?.toBase58()).toBe(ctx.buyer.wallet);
+    expect(tx.signatures.find((s) => s.publicKey.equals(ctx.escrow.platform.publicKey))?.signature).toBeTruthy();
+    expect(payment.solana_pay_url).toMatch(/^solana:http%3A%2F%2F.*solana-pay$/);
+  });
+
+  it('refuses own listing, unavailable listings and foreign buyer_wallet on a user token', async () => {
+    expect(await slug(ctx.service.create(ctx.seller, { listingId: ctx.listing.id }))).toBe('own-listing');
+    const other = Keypair.generate().publicKey.toBase58();
+    expect(await slug(ctx.service.create(ctx.buyer, { listingId: ctx.listing.id, buyerWallet: other }))).toBe('forbidden');
+    const viaKey = await ctx.service.create({ ...ctx.buyer, kind: 'api_key' }, { listingId: ctx.listing.id, buyerWallet: other });
+    expect(viaKey.order.buyerWallet).toBe(other);
+    expect(await slug(ctx.service.create({ ...ctx.buyer, kind: 'api_key' }, { listingId: ctx.listing.id, buyerWallet: ctx.seller.wallet! }))).toBe('own-listing');
+    ctx.listings.rows.get(ctx.listing.id)!.status = 'sold';
+    expect(await slug(ctx.service.create(ctx.buyer, { listingId: ctx.listing.id }))).toBe('listing-unavailable');
+    expect(await slug(ctx.service.create(ctx.buyer, { listingId: randomUUID() }))).toBe('not-found');
+  });
+
+  it('the buyer signs and submits the fund transaction: in_progress, listing reserved; a tampered one is refused', async () => {
+    const { order, payment } = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+    const other = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+    // another order's transaction is not this order's fund transaction
+    const wrong = Transaction.from(Buffer.from(other.payment.transaction, 'base64'));
+    wrong.partialSign(ctx.buyerKp);
+    expect(await slug(ctx.service.submitTransaction(ctx.buyer, order.id, wrong.serialize().toString('base64')))).toBe('validation-error');
+    // unsigned by the buyer
+    expect(await slug(ctx.service.submitTransaction(ctx.buyer, order.id, payment.transaction))).toBe('validation-error');
+    expect(await slug(ctx.service.submitTransaction(ctx.seller, order.id, payment.transaction))).toBe('forbidden');
+
+    const tx = Transaction.from(Buffer.from(payment.transaction, 'base64'));
+    tx.partialSign(ctx.buyerKp);
+    const after = await ctx.service.submitTransaction(ctx.buyer, order.id, tx.serialize().toString('base64'));
+    expect(after.status).toBe('in_progress');
+    expect(after.fundSignature).toBeTruthy();
+    expect(ctx.listings.rows.get(ctx.listing.id)!.status).toBe('reserved');
+    expect((await ctx.repo.listIntents(order.id)).map((i) => i.action)).toEqual(['fund']);
+    // repeat: same answer, nothing sent
+    const again = await ctx.service.submitTransaction(ctx.buyer, order.id, tx.serialize().toString('base64'));
+    expect(again.status).toBe('in_progress');
+    expect(ctx.escrow.count('fund')).toBe(1);
+  });
+
+  it('Solana Pay: label for anyone, transaction only for the buyer account', async () => {
+    const { order } = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+    expect(await ctx.service.solanaPayLabel(order.id)).toEqual({ label: 'Bazaar', icon: expect.any(String) });
+    expect(await slug(ctx.service.solanaPayTransaction(order.id, ctx.seller.wallet!))).toBe('forbidden');
+    const r = await ctx.service.solanaPayTransaction(order.id, ctx.buyer.wallet!);
+    expect(Transaction.from(Buffer.from(r.transaction, 'base64')).feePayer?.toBase58()).toBe(ctx.buyer.wallet);
+    expect(r.message).toContain('25 USDC');
+  });
+
+  it('watcher: funding detected -> in_progress; unpaid past expiry -> expired', async () => {
+    let now = Date.now();
+    ctx = setup({ now: () => new Date(now) });
+    const a = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+    const b = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+    ctx.escrow.fund(ctx.service.fundTerms(a.order));
+    expect(await ctx.watcher.runOnce()).toMatchObject({ funded: [a.order.id], expired: [] });
+    now += (900 + 61) * 1000;
+    expect(await ctx.watcher.runOnce()).toMatchObject({ funded: [], expired: [b.order.id] });
+    expect((await ctx.repo.get(b.order.id))!.status).toBe('expired');
+    // the expired order never held the listing: it stays reserved for the funded one
+    expect(ctx.listings.rows.get(ctx.listing.id)!.status).toBe('reserved');
+  });
+
+  it('a second funded order of an already reserved listing is refunded automatically', async () => {
+    const a = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+    const b = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+    ctx.escrow.fund(ctx.service.fundTerms(a.order));
+    ctx.escrow.fund(ctx.service.fundTerms(b.order));
+    await ctx.watcher.runOnce();
+    expect((await ctx.repo.get(a.order.id))!.status).toBe('in_progress');
+    expect((await ctx.repo.get(b.order.id))!.status).toBe('refunded');
+    expect(ctx.listings.rows.get(ctx.listing.id)!.status).toBe('reserved');
+  });
+
+  it('happy path: deliver then confirm releases once; seller paid price - fee; listing sold', async () => {
+    const o = await delivered(ctx);
+    expect(o.status).toBe('delivered');
+    expect(o.autoReleaseAt!.getTime()).toBe((ctx.escrow.now + 3600) * 1000);
+    const done = await ctx.service.confirm(ctx.buyer, o.id);
+    expect(done.status).toBe('completed');
+    expect(ctx.escrow.balances.get(ctx.seller.wallet!)).toBe(25_000_000n - 625_000n);
+    expect(ctx.listings.rows.get(ctx.listing.id)!.status).toBe('sold');
+    const intents = await ctx.repo.listIntents(o.id);
+    expect(intents.map((i) => [i.action, i.status])).toEqual([
+      ['mark_delivered', 'confirmed'],
+      ['release', 'confirmed'],
+    ]);
+  });
+
+  it('forbidden callers get 403, strangers 404, illegal transitions 409', async () => {
+    const o = await funded(ctx);
+    expect(await slug(ctx.service.deliver(ctx.buyer, o.id))).toBe('forbidden');
+    expect(await slug(ctx.service.deliver(ctx.stranger, o.id))).toBe('not-found');
+    expect(await slug(ctx.service.get(ctx.stranger, o.id))).toBe('not-found');
+    expect(await slug(ctx.service.deliver(ctx.admin, o.id))).toBe('forbidden');
+    expect(await slug(ctx.service.confirm(ctx.seller, o.id))).toBe('forbidden');
+    expect(await slug(ctx.service.confirm(ctx.buyer, o.id))).toBe('invalid-state-transition');
+    expect(await slug(ctx.service.resolve(ctx.buyer, o.id, 5000))).toBe('forbidden');
+    expect(await slug(ctx.service.resolve(ctx.admin, o.id, 5000))).toBe('invalid-state-transition');
+    expect(await slug(ctx.service.refund(ctx.buyer, o.id))).toBe('forbidden'); // deadline not passed
+    await ctx.service.deliver(ctx.seller, o.id);
+    expect(await slug(ctx.service.refund(ctx.buyer, o.id))).toBe('forbidden'); // seller-only from delivered
+    await ctx.service.confirm(ctx.buyer, o.id);
+    expect(await slug(ctx.service.dispute(ctx.buyer, o.id, 'this is too late now'))).toBe('invalid-state-transition');
+    expect(await slug(ctx.service.deliver(ctx.seller, o.id))).toBe('invalid-state-transition');
+    expect(await slug(ctx.service.refund(ctx.seller, o.id))).toBe('invalid-state-transition');
+    expect(ctx.escrow.sent.map((s) => s.ix)).toEqual(['mark_delivered', 'release']);
+  });
+
+  it('repeats are harmless: a confirmed action returns the current order and sends nothing', async () => {
+    const o = await delivered(ctx);
+    expect((await ctx.service.deliver(ctx.seller, o.id)).status).toBe('delivered');
+    await ctx.service.confirm(ctx.buyer, o.id);
+    expect((await ctx.service.confirm(ctx.buyer, o.id)).status).toBe('completed');
+    expect(ctx.escrow.count('mark_delivered')).toBe(1);
+    expect(ctx.escrow.count('release')).toBe(1);
+  });
+
+  it('20 concurrent confirms: exactly one release transaction', async () => {
+    const o = await delivered(ctx);
+    ctx.escrow.latencyMs = 20;
+    const results = await Promise.allSettled(Array.from({ length: 20 }, () => ctx.service.confirm(ctx.buyer, o.id)));
+    expect(results.every((r) => r.status === 'fulfilled' && r.value.status === 'completed')).toBe(true);
+    expect(ctx.escrow.count('release', o.id)).toBe(1);
+  });
+
+  it('dispute then admin resolve with a split', async () => {
+    const o = await delivered(ctx);
+    const d = await ctx.service.dispute(ctx.buyer, o.id, 'The logo is not what we agreed');
+    expect(d).toMatchObject({ status: 'disputed', disputeReason: 'The logo is not what we agreed', disputedBy: 'buyer' });
+    expect(await slug(ctx.service.confirm(ctx.buyer, o.id))).toBe('invalid-state-transition');
+    const r = await ctx.service.resolve(ctx.admin, o.id, 4000);
+    expect(r).toMatchObject({ status: 'resolved', buyerBps: 4000 });
+    expect(ctx.escrow.balances.get(ctx.buyer.wallet!)).toBe(10_000_000n);
+    expect(ctx.escrow.balances.get(ctx.seller.wallet!)).toBe(15_000_000n - 375_000n);
+    expect(ctx.listings.rows.get(ctx.listing.id)!.status).toBe('sold');
+  });
+
+  it('auto-release: the crank claims once the review window passed (chain clock)', async () => {
+    const o = await delivered(ctx);
+    expect((await ctx.watcher.runOnce()).claimed).toEqual([]);
+    ctx.escrow.advance(3601);
+    expect((await ctx.watcher.runOnce()).claimed).toEqual([o.id]);
+    expect((await ctx.repo.get(o.id))!.status).toBe('completed');
+    expect(ctx.escrow.count('claim')).toBe(1);
+    // disputing after the window is refused
+    const ctx2 = setup();
+    const o2 = await delivered(ctx2);
+    ctx2.escrow.advance(3601);
+    expect(await slug(ctx2.service.dispute(ctx2.buyer, o2.id, 'too late for this one'))).toBe('invalid-state-transition');
+  });
+
+  it('the buyer reclaims after a missed delivery deadline; the listing is available again', async () => {
+    const o = await funded(ctx);
+    ctx.escrow.advance(3 * 86_400 + 1);
+    const r = await ctx.service.refund(ctx.buyer, o.id);
+    expect(r.status).toBe('refunded');
+    expect(ctx.escrow.balances.get(ctx.buyer.wallet!)).toBe(25_000_000n);
+    expect(ctx.listings.rows.get(ctx.listing.id)!.status).toBe('available');
+  });
+
+  it('crash after send, before the DB write: the reconciler converges to completed without a second release', async () => {
+    const o = await delivered(ctx);
+    ctx.service.hooks.afterSend = () => {
+      throw new Error('simulated crash');
+    };
+    await expect(ctx.service.confirm(ctx.buyer, o.id)).rejects.toThrow('simulated crash');
+    ctx.service.hooks.afterSend = undefined;
+    expect((await ctx.repo.get(o.id))!.status).toBe('delivered');
+    const open = await ctx.repo.openIntentFor(o.id);
+    expect(open).toMatchObject({ action: 'release', status: 'sent' });
+    const out = await ctx.service.reconciler.runOnce();
+    expect(Object.values(out)).toEqual(['confirmed']);
+    const after = (await ctx.repo.get(o.id))!;
+    expect(after.status).toBe('completed');
+    expect(after.lastSignature).toBe(open!.signature);
+    expect(ctx.listings.rows.get(ctx.listing.id)!.status).toBe('sold');
+    expect((await ctx.service.confirm(ctx.buyer, o.id)).status).toBe('completed');
+    expect(ctx.escrow.count('release')).toBe(1);
+  });
+
+  it('a crash is also healed inline by the next call on that order', async () => {
+    const o = await delivered(ctx);
+    ctx.service.hooks.afterSend = () => {
+      throw new Error('simulated crash');
+    };
+    await expect(ctx.service.confirm(ctx.buyer, o.id)).rejects.toThrow();
+    ctx.service.hooks.afterSend = undefined;
+    expect((await ctx.service.confirm(ctx.buyer, o.id)).status).toBe('completed');
+    expect(ctx.escrow.count('release')).toBe(1);
+  });
+
+  it('RPC outage: the intent stays open (503), later calls wait for reconciliation', async () => {
+    const o = await delivered(ctx);
+    ctx.escrow.unavailable = true;
+    expect(await slug(ctx.service.confirm(ctx.buyer, o.id))).toBe('chain-unavailable');
+    ctx.escrow.unavailable = false;
+    // nothing landed and the intent is young: still in flight for us
+    expect(await slug(ctx.service.confirm(ctx.buyer, o.id))).toBe('conflict');
+    // past the grace period the reconciler marks it failed and the action can be retried
+    let now = Date.now() + 61_000;
+    (ctx.service.reconciler as unknown as { deps: { now: () => Date } }).deps.now = () => new Date(now);
+    await ctx.service.reconciler.runOnce();
+    expect((await ctx.service.confirm(ctx.buyer, o.id)).status).toBe('completed');
+    expect(ctx.escrow.count('release')).toBe(1);
+    now += 0;
+  });
+
+  it('a rejected transaction marks the intent failed and leaves the order as it was', async () => {
+    const o = await funded(ctx);
+    ctx.escrow.accounts.get(o.id)!.state = 'disputed'; // chain disagrees with the DB
+    expect(await slug(ctx.service.deliver(ctx.seller, o.id))).toBe('chain-transaction-failed');
+    expect((await ctx.repo.get(o.id))!.status).toBe('in_progress');
+    expect((await ctx.repo.listIntents(o.id)).map((i) => i.status)).toEqual(['failed']);
+  });
+
+  it('lists my orders by role and status with cursor pagination', async () => {
+    for (let i = 0; i < 5; i++) await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+    const p1 = await ctx.service.list(ctx.buyer, { limit: 2 });
+    expect(p1.data).toHaveLength(2);
+    const p2 = await ctx.service.list(ctx.buyer, { limit: 2, cursor: p1.nextCursor });
+    const p3 = await ctx.service.list(ctx.buyer, { limit: 2, cursor: p2.nextCursor });
+    expect(p3.nextCursor).toBeNull();
+    expect(new Set([...p1.data, ...p2.data, ...p3.data].map((o) => o.id)).size).toBe(5);
+    expect((await ctx.service.list(ctx.seller, { role: 'seller' })).data).toHaveLength(5);
+    expect((await ctx.service.list(ctx.seller, { role: 'buyer' })).data).toHaveLength(0);
+    expect((await ctx.service.list(ctx.stranger, {})).data).toHaveLength(0);
+    expect(await slug(ctx.service.list(ctx.buyer, { limit: 2, cursor: p1.nextCursor, status: 'expired' }))).toBe('validation-error');
+  });
+});
