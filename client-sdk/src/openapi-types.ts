@@ -1011,7 +1011,10 @@ export interface components {
             instance: string;
             /** @description Same value as the X-Request-Id response header */
             request_id: string;
+            /** @description Field errors (validation-error) */
             errors?: components["schemas"]["ProblemFieldError"][];
+            /** @description Escrow/token program error name (chain-transaction-failed), e.g. "InvalidState" */
+            program_error?: string;
         } & {
             [key: string]: unknown;
         };
@@ -1365,6 +1368,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1410,6 +1415,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description bazaar_session=<JWT>; HttpOnly; Secure; SameSite=Lax; Path=/ (only when set_cookie is true) */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1455,6 +1462,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1511,6 +1520,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1594,6 +1605,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1662,6 +1675,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1729,6 +1744,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1826,6 +1843,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1853,6 +1872,8 @@ export interface operations {
             /** @description Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1912,6 +1933,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2039,6 +2062,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2066,6 +2091,8 @@ export interface operations {
             /** @description Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2116,6 +2143,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2191,6 +2220,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2256,6 +2287,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2312,6 +2345,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2368,6 +2403,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2432,6 +2469,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2560,6 +2599,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2578,6 +2619,8 @@ export interface operations {
             /** @description Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2637,6 +2680,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2748,6 +2793,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2775,6 +2822,8 @@ export interface operations {
             /** @description Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2825,6 +2874,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2927,6 +2978,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2945,6 +2998,8 @@ export interface operations {
             /** @description Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3022,6 +3077,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3049,6 +3106,8 @@ export interface operations {
             /** @description Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3126,6 +3185,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3153,6 +3214,8 @@ export interface operations {
             /** @description Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3255,6 +3318,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3282,6 +3347,8 @@ export interface operations {
             /** @description Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3359,6 +3426,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3386,6 +3455,8 @@ export interface operations {
             /** @description Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3488,6 +3559,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3515,6 +3588,8 @@ export interface operations {
             /** @description Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3619,6 +3694,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3683,6 +3760,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3739,6 +3818,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3757,6 +3838,8 @@ export interface operations {
             /** @description Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3841,6 +3924,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3959,6 +4044,8 @@ export interface operations {
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

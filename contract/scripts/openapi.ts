@@ -50,6 +50,17 @@ const DESCRIPTION = [
   '**Conventions**: snake_case JSON; token amounts as `*_base_units` u64 decimal strings next to UI numbers;',
   'ISO-8601 UTC timestamps; cursor pagination (`limit` 1..100, default 20, `cursor` -> `next_cursor`).',
   'Mutations that create money movements (`createOrder`, `createWithdrawal`) require `Idempotency-Key`.',
+  '',
+  '**Limits**: JSON bodies up to 100 kB (413 payload-too-large), `application/json` only (415); rate limits are',
+  'server configuration and answer 429 rate-limited with `Retry-After` (seconds). Every response carries',
+  '`X-Request-Id`, repeated as `request_id` in problem documents.',
+  '',
+  '**Versioning**: the major version is the path prefix `/api/v1`. Within v1 changes are additive only (new',
+  'routes, new optional request fields, new response fields, new problem slugs, new enum values in responses);',
+  'clients must ignore unknown fields. Breaking changes ship as `/api/v2`, with v1 kept for at least 6 months',
+  'after a `Deprecation` header announces its end.',
+  '',
+  '**Not in v1**: webhooks/notifications (poll `GET /api/v1/orders/{order_id}`), chat between users.',
 ].join('\n');
 
 function flattenRoutes(router: AppRouter, tags: string[] = []): { key: string; tags: string[]; route: AppRoute }[] {
@@ -127,6 +138,21 @@ function operationMapper(operation: Json, route: AppRoute): Json {
   };
   if (operation.requestBody) {
     out.requestBody = { required: true, content: operation.requestBody.content };
+  }
+  for (const [status, response] of Object.entries(responses)) {
+    if (status === '429' || status === '503') {
+      response.headers = {
+        'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 0 } },
+      };
+    }
+  }
+  if (operation.operationId === 'verifyLogin') {
+    responses['200'].headers = {
+      'Set-Cookie': {
+        description: 'bazaar_session=<JWT>; HttpOnly; Secure; SameSite=Lax; Path=/ (only when set_cookie is true)',
+        schema: { type: 'string' },
+      },
+    };
   }
   out.responses = responses;
   return out;

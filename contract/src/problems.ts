@@ -145,7 +145,11 @@ export const Problem = named(
       detail: z.string(),
       instance: z.string().describe('The request path'),
       request_id: z.string().describe('Same value as the X-Request-Id response header'),
-      errors: z.array(ProblemFieldError).optional(),
+      errors: z.array(ProblemFieldError).optional().describe('Field errors (validation-error)'),
+      program_error: z
+        .string()
+        .optional()
+        .describe('Escrow/token program error name (chain-transaction-failed), e.g. "InvalidState"'),
     })
     .passthrough(),
   'RFC 9457 problem details (application/problem+json)',
