@@ -1,0 +1,38 @@
+/**
+ * ListingRecord -> the contract's `Listing` JSON (snake_case, UI price next to exact base units).
+ */
+import { toUiNumber } from '../../lib/money.js';
+import { TOKEN_SYMBOL, tokenName } from './listings.service.js';
+import type { ListingRecord, ListingsConfig } from './listings.types.js';
+
+export function presentListing(l: ListingRecord, config: Pick<ListingsConfig, 'currencies' | 'categories'>) {
+  const cur = config.currencies.find((c) => c.code === l.currency);
+  const category = config.categories.find((c) => c.slug === l.category);
+  const decimals = cur?.decimals ?? 0;
+  return {
+    listing_id: l.id,
+    seller_wallet: l.sellerWallet,
+    title: l.title,
+    description: l.description,
+    price: toUiNumber(l.priceBaseUnits, decimals),
+    price_base_units: l.priceBaseUnits.toString(),
+    currency: l.currency,
+    currency_mint: cur?.mint ?? '',
+    category: l.category,
+    duration: l.durationDays,
+    status: l.status,
+    token_mint_address: l.tokenMint,
+    mint_transaction: { signature: l.mintSignature, slot: l.mintSlot },
+    metadata: {
+      token_standard: 'token-2022' as const,
+      metadata_uri: l.metadataUri,
+      name: tokenName(l.title),
+      symbol: TOKEN_SYMBOL,
+      ...(category ? { category_name: category.name } : {}),
+      seller_rating: l.sellerRating === null ? null : Math.round(l.sellerRating * 100) / 100,
+      seller_review_count: l.sellerReviewCount,
+    },
+    created_at: l.createdAt.toISOString(),
+    updated_at: l.updatedAt.toISOString(),
+  };
+}

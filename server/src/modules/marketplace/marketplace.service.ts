@@ -1,0 +1,168 @@
+/**
+ * Marketplace: search and browse listings, categories with counts, currencies.
+ *
+ * Rules:
+ * - Search shows available listings only; browse shows one status (default active = available);
+ *   unlisted listings are never shown here.
+ * - Text: full-text (`websearch_to_tsquery` over the listing's tsvector, ranked by ts_rank) OR a
+ *   trigram word-similarity match on the title (typo tolerance); relevance = rank + title similarity.
+ * - Price bounds are UI amounts compared with each listing's price in its own currency: per
+ *   currency the bound becomes base units exactly (min rounds up, max rounds down), so a bound with
+ *   more decimals than a currency has is never refused, just applied exactly. min > max is 400.
+ * - Price sorts order by the UI price (base units / 10^decimals of the listing's currency); with a
+ *   `currency` filter that is the same order as base units, which the repo then uses directly.
+ * - Every sort is a keyset on (sort key..., id); cursors are bound to the sort and the filters.
+ */
+import { cursorKey, decodeCursor, encodeCursor, type CursorSpec } from '../../lib/cursor.js';
+import { toBaseUnitsBound } from '../../lib/money.js';
+import { listingErrors, type FieldError } from '../listings/listings.errors.js';
+import type { ListingRecord, ListingsConfig, ListingStatus } from '../listings/listings.types.js';
+import type { MarketplaceRepo, PriceBounds, SearchCriteria, SearchSort } from './marketplace.types.js';
+
+export interface SearchInput {
+  query?: string;
+  minPrice?: number;
+  maxPrice?: number;
+  category?: string;
+  currency?: string;
+  sellerWallet?: string;
+  sort?: SearchSort;
+  limit: number;
+  cursor?: string;
+}
+
+export interface BrowseInput {
+  category?: string;
+  /** active = available */
+  status?: 'active' | 'available' | 'reserved' | 'sold';
+  limit: number;
+  cursor?: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export interface MarketplaceDeps {
+  repo: MarketplaceRepo;
+  config: Pick<ListingsConfig, 'currencies' | 'categories'>;
+}
+
+/** Cursor key kinds per sort (see the repo for the SQL expressions behind them). */
+function keySpec(sort: SearchSort, byBaseUnits: boolean): CursorSpec['keys'] {
+  switch (sort) {
+    case 'relevance':
+      return [cursorKey.decimal];
+    case 'price_asc':
+    case 'price_desc':
+      return [byBaseUnits ? cursorKey.uint : cursorKey.decimal];
+    case 'rating':
+      return [cursorKey.decimal, cursorKey.uint];
+    case 'newest':
+      return [cursorKey.timestamp];
+  }
+}
+
+export function createMarketplaceService(deps: MarketplaceDeps) {
+  const { repo, config } = deps;
+
+  function checkFilters(input: { category?: string; currency?: string }, errors: FieldError[]) {
+    if (input.category !== undefined && !config.categories.some((c) => c.slug === input.category)) {
+      errors.push({
+        path: 'query.category',
+        message: `must be one of ${config.categories.map((c) => c.slug).join(', ')}`,
+        code: 'unknown_category',
+      });
+    }
+    if (input.currency !== undefined && !config.currencies.some((c) => c.code === input.currency)) {
+      errors.push({
+        path: 'query.currency',
+        message: `must be one of ${config.currencies.map((c) => c.code).join(', ')}`,
+        code: 'unknown_currency',
+      });
+    }
+  }
+
+  async function run(criteria: Omit<SearchCriteria, 'after' | 'limit' | 'decimals'>, filters: Record<string, unknown>, limit: number, cursor?: string): Promise<Page<ListingRecord>> {
+    const spec: CursorSpec = { sort: criteria.sort, filters, keys: keySpec(criteria.sort, criteria.currency !== undefined) };
+    const after = cursor ? decodeCursor(cursor, spec) : undefined;
+    const rows = await repo.search({
+      ...criteria,
+      decimals: config.currencies.map((c) => ({ currency: c.code, decimals: c.decimals })),
+      limit: limit + 1,
+      after,
+    });
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      items: page.map((r) => r.listing),
+      nextCursor: rows.length > limit && last ? encodeCursor(spec, last.keys, last.listing.id) : null,
+    };
+  }
+
+  return {
+    async search(input: SearchInput): Promise<Page<ListingRecord>> {
+      const errors: FieldError[] = [];
+      checkFilters(input, errors);
+      if (input.minPrice !== undefined && input.maxPrice !== undefined && input.minPrice > input.maxPrice) {
+        errors.push({ path: 'query.min_price', message: 'must not be greater than max_price', code: 'min_greater_than_max' });
+      }
+      if (errors.length > 0) throw listingErrors.validation(errors);
+
+      let price: PriceBounds[] | undefined;
+      if (input.minPrice !== undefined || input.maxPrice !== undefined) {
+        price = config.currencies
+          .filter((c) => input.currency === undefined || c.code === input.currency)
+          .map((c) => ({
+            currency: c.code,
+            decimals: c.decimals,
+            min: input.minPrice !== undefined ? (toBaseUnitsBound(input.minPrice, c.decimals, 'min') ?? undefined) : undefined,
+            max: input.maxPrice !== undefined ? (toBaseUnitsBound(input.maxPrice, c.decimals, 'max') ?? undefined) : undefined,
+          }));
+      }
+      const text = input.query?.trim() || undefined;
+      const requested = input.sort ?? 'relevance';
+      const sort: SearchSort = requested === 'relevance' && !text ? 'newest' : requested;
+      const filters = {
+        q: text,
+        min: input.minPrice,
+        max: input.maxPrice,
+        category: input.category,
+        currency: input.currency,
+        seller: input.sellerWallet,
+      };
+      return run(
+        { text, statuses: ['available'], category: input.category, currency: input.currency, sellerWallet: input.sellerWallet, price, sort },
+        filters,
+        input.limit,
+        input.cursor,
+      );
+    },
+
+    async browse(input: BrowseInput): Promise<Page<ListingRecord>> {
+      const errors: FieldError[] = [];
+      checkFilters(input, errors);
+      if (errors.length > 0) throw listingErrors.validation(errors);
+      const status: ListingStatus = !input.status || input.status === 'active' ? 'available' : input.status;
+      return run(
+        { statuses: [status], category: input.category, sort: 'newest' },
+        { category: input.category, status },
+        input.limit,
+        input.cursor,
+      );
+    },
+
+    /** Every configured category, in configured order, with its number of available listings. */
+    async categories() {
+      const counts = await repo.countByCategory('available');
+      return config.categories.map((c) => ({ slug: c.slug, name: c.name, listing_count: counts.get(c.slug) ?? 0 }));
+    },
+
+    currencies() {
+      return config.currencies.map((c) => ({ code: c.code, mint: c.mint, decimals: c.decimals }));
+    },
+  };
+}
+
+export type MarketplaceService = ReturnType<typeof createMarketplaceService>;

@@ -1,0 +1,46 @@
+/**
+ * Marketplace (search and browse) types and its storage port.
+ */
+import type { CursorValue } from '../../lib/cursor.js';
+import type { ListingRecord, ListingStatus } from '../listings/listings.types.js';
+
+export type SearchSort = 'relevance' | 'price_asc' | 'price_desc' | 'rating' | 'newest';
+
+/** Price bounds of one currency in base units (inclusive); a listing matches the bounds of its currency. */
+export interface PriceBounds {
+  currency: string;
+  /** decimals of the currency: the UI price is price_base_units / 10^decimals */
+  decimals: number;
+  min?: bigint;
+  max?: bigint;
+}
+
+export interface SearchCriteria {
+  /** websearch text (already trimmed, 1..200 chars) */
+  text?: string;
+  statuses: readonly ListingStatus[];
+  category?: string;
+  currency?: string;
+  sellerWallet?: string;
+  /** one entry per configured currency (or just the filtered one) when a price bound is given */
+  price?: PriceBounds[];
+  /** decimals per configured currency, to order by UI price across currencies */
+  decimals: ReadonlyArray<{ currency: string; decimals: number }>;
+  sort: SearchSort;
+  /** fetch size (page size + 1) */
+  limit: number;
+  /** keyset position: sort key values + id of the last row of the previous page */
+  after?: { keys: CursorValue[]; id: string };
+}
+
+export interface SearchRow {
+  listing: ListingRecord;
+  /** the sort key values of the row, as stored in cursors */
+  keys: CursorValue[];
+}
+
+export interface MarketplaceRepo {
+  search(c: SearchCriteria): Promise<SearchRow[]>;
+  /** number of listings in `status` per category slug (categories without listings absent) */
+  countByCategory(status: ListingStatus): Promise<Map<string, number>>;
+}

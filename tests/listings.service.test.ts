@@ -1,0 +1,167 @@
+/**
+ * Listings service rules with an in-memory repository and the fake chain (no HTTP, no database):
+ * mint-then-insert ordering, validation, visibility, edits and the order-lifecycle transitions.
+ */
+import { beforeEach, describe, expect, it } from 'vitest';
+import { Keypair } from '@solana/web3.js';
+import { DomainError } from '../server/src/errors.js';
+import { createListingsService, tokenName, type ListingsService } from '../server/src/modules/listings/listings.service.js';
+import type { ListingPatch, ListingRecord, ListingsRepo, ListingStatus, NewListing } from '../server/src/modules/listings/listings.types.js';
+import { FakeChain } from './helpers/fake-chain.js';
+
+class MemoryListingsRepo implements ListingsRepo {
+  rows = new Map<string, ListingRecord>();
+  async insert(l: NewListing) {
+    const now = new Date();
+    const rec: ListingRecord = { ...l, createdAt: now, updatedAt: now, sellerRating: null, sellerReviewCount: 0 };
+    this.rows.set(l.id, rec);
+    return { ...rec };
+  }
+  async get(id: string) {
+    const r = this.rows.get(id);
+    return r ? { ...r } : null;
+  }
+  async list() {
+    return [...this.rows.values()];
+  }
+  async updateIf(id: string, expected: readonly ListingStatus[], patch: ListingPatch) {
+    const r = this.rows.get(id);
+    if (!r || !expected.includes(r.status)) return null;
+    Object.assign(r, patch, { updatedAt: new Date() });
+    return { ...r };
+  }
+}
+
+const config = {
+  currencies: [
+    { code: 'USDC', mint: Keypair.generate().publicKey.toBase58(), decimals: 6 },
+    { code: 'SOL', mint: 'So11111111111111111111111111111111111111112', decimals: 9 },
+  ],
+  categories: [
+    { slug: 'design', name: 'Design' },
+    { slug: 'writing', name: 'Writing' },
+  ],
+  publicBaseUrl: 'https://api.bazaar.test',
+};
+const alice = { userId: 'u-alice', wallet: Keypair.generate().publicKey.toBase58() };
+const bob = { userId: 'u-bob', wallet: Keypair.generate().publicKey.toBase58() };
+const body = { title: 'Logo design in three days', description: 'A clean logo', price: 25.5, currency: 'USDC', category: 'design', duration: 3 };
+
+async function slugOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof DomainError) return e.slug;
+    throw e;
+  }
+  throw new Error('expected a DomainError');
+}
+
+let repo: MemoryListingsRepo;
+let chain: FakeChain;
+let svc: ListingsService;
+beforeEach(() => {
+  repo = new MemoryListingsRepo();
+  chain = new FakeChain();
+  svc = createListingsService({ repo, chain, config });
+});
+
+describe('creating a listing', () => {
+  it('mints the token with the listing id in its metadata uri, then stores the row', async () => {
+    const l = await svc.create(alice, body);
+    expect(l.priceBaseUnits).toBe(25_500_000n);
+    expect(l.status).toBe('available');
+    const token = chain.tokens.get(l.tokenMint)!;
+    expect(token).toMatchObject({ owner: alice.wallet, symbol: 'BZR', name: body.title });
+    expect(token.uri).toBe(`https://api.bazaar.test/api/v1/listings/${l.id}/token-metadata.json`);
+  });
+
+  it('stores nothing when the chain is unreachable', async () => {
+    chain.down = true;
+    expect(await slugOf(svc.create(alice, body))).toBe('chain-unavailable');
+    expect(repo.rows.size).toBe(0);
+  });
+
+  it('refuses unknown currency/category and extra decimals before touching the chain', async () => {
+    const e = await svc.create(alice, { ...body, currency: 'EUR', category: 'cooking' }).then(() => { throw new Error("expected failure"); }, (x: unknown) => x as DomainError);
+    expect(e.slug).toBe('validation-error');
+    expect((e.extensions.errors as { path: string }[]).map((x) => x.path).sort()).toEqual(['body.category', 'body.currency']);
+    const d = await svc.create(alice, { ...body, price: 1.0000001 }).then(() => { throw new Error("expected failure"); }, (x: unknown) => x as DomainError);
+    expect(d.extensions.errors).toEqual([expect.objectContaining({ path: 'body.price', code: 'too_many_decimals' })]);
+    expect(chain.calls).toHaveLength(0);
+  });
+
+  it('truncates the token name to 32 characters and 32 UTF-8 bytes', () => {
+    expect(tokenName('x'.repeat(40))).toHaveLength(32);
+    const name = tokenName('é'.repeat(40));
+    expect(Buffer.byteLength(name)).toBeLessThanOrEqual(32);
+    expect(name).toBe('é'.repeat(16));
+  });
+});
+
+describe('editing a listing', () => {
+  it('only the seller may edit; a title change renames the token on chain', async () => {
+    const l = await svc.create(alice, body);
+    expect(await slugOf(svc.update(l.id, bob, { title: 'Stolen' }))).toBe('forbidden');
+    const u = await svc.update(l.id, alice, { title: 'Brand identity pack', price: 30 });
+    expect(u.priceBaseUnits).toBe(30_000_000n);
+    expect(chain.tokens.get(l.tokenMint)!.name).toBe('Brand identity pack');
+  });
+
+  it('does not call the chain when only the description changes', async () => {
+    const l = await svc.create(alice, body);
+    const before = chain.calls.length;
+    await svc.update(l.id, alice, { description: 'Now with two revisions' });
+    expect(chain.calls.length).toBe(before);
+  });
+
+  it('unlist/relist by the seller; unlisted hidden from others', async () => {
+    const l = await svc.create(alice, body);
+    await svc.update(l.id, alice, { status: 'unlisted' });
+    expect(await slugOf(svc.get(l.id, bob))).toBe('not-found');
+    expect((await svc.get(l.id, alice)).status).toBe('unlisted');
+    expect(await slugOf(svc.update(l.id, bob, { title: 'x y z' }))).toBe('not-found');
+    await svc.update(l.id, alice, { status: 'available' });
+    expect((await svc.get(l.id, bob)).status).toBe('available');
+  });
+
+  it('reserved and sold listings cannot be edited (409)', async () => {
+    const l = await svc.create(alice, body);
+    await svc.reserve(l.id);
+    expect(await slugOf(svc.update(l.id, alice, { status: 'unlisted' }))).toBe('invalid-state-transition');
+    await svc.markSold(l.id);
+    expect(await slugOf(svc.update(l.id, alice, { price: 1 }))).toBe('invalid-state-transition');
+  });
+});
+
+describe('order lifecycle transitions', () => {
+  it('reserve -> release -> reserve -> markSold; reserve twice is listing-unavailable', async () => {
+    const l = await svc.create(alice, body);
+    await svc.reserve(l.id);
+    expect(await slugOf(svc.reserve(l.id))).toBe('listing-unavailable');
+    await svc.release(l.id);
+    await svc.release(l.id); // idempotent
+    expect((await svc.get(l.id, null)).status).toBe('available');
+    expect(await slugOf(svc.markSold(l.id))).toBe('invalid-state-transition');
+    await svc.reserve(l.id);
+    await svc.markSold(l.id);
+    await svc.markSold(l.id); // idempotent
+    expect((await svc.get(l.id, null)).status).toBe('sold');
+    expect(await slugOf(svc.release(l.id))).toBe('invalid-state-transition');
+    expect(await slugOf(svc.reserve('00000000-0000-4000-8000-000000000000'))).toBe('not-found');
+  });
+
+  it('token metadata JSON carries category, price, currency and duration', async () => {
+    const l = await svc.create(alice, body);
+    const m = await svc.tokenMetadata(l.id);
+    expect(m).toMatchObject({ name: body.title, symbol: 'BZR', description: 'A clean logo' });
+    expect(m.attributes).toEqual(
+      expect.arrayContaining([
+        { trait_type: 'category', value: 'Design' },
+        { trait_type: 'price', value: '25.5' },
+        { trait_type: 'currency', value: 'USDC' },
+        { trait_type: 'duration_days', value: 3 },
+      ]),
+    );
+  });
+});
