@@ -2492,7 +2492,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Unique key per logical request (a UUID is recommended), kept 24 h. Replays with the same body return the stored response; missing -> 400 idempotency-key-missing; same key with a different body -> 422 idempotency-key-reused; same key while the first request still runs -> 409 idempotency-key-in-use. */
+                /** @description Unique key per logical request, 1..255 printable ASCII (a UUID is recommended), kept 24 h. Replays with the same body return the stored response; missing -> 400 idempotency-key-missing; same key with a different body -> 422 idempotency-key-reused; same key while the first request still runs -> 409 idempotency-key-in-use. */
                 "Idempotency-Key": string;
             };
             path?: never;
@@ -3947,7 +3947,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Unique key per logical request (a UUID is recommended), kept 24 h. Replays with the same body return the stored response; missing -> 400 idempotency-key-missing; same key with a different body -> 422 idempotency-key-reused; same key while the first request still runs -> 409 idempotency-key-in-use. */
+                /** @description Unique key per logical request, 1..255 printable ASCII (a UUID is recommended), kept 24 h. Replays with the same body return the stored response; missing -> 400 idempotency-key-missing; same key with a different body -> 422 idempotency-key-reused; same key while the first request still runs -> 409 idempotency-key-in-use. */
                 "Idempotency-Key": string;
             };
             path?: never;

@@ -132,12 +132,20 @@ export const page = <T extends z.ZodTypeAny>(item: T) =>
 
 /** Idempotency-Key request header (IETF draft): required on createOrder and createWithdrawal. */
 export const IdempotencyHeaders = z.object({
-  'idempotency-key': extendApi(z.string().min(1).max(255), {
-    description:
-      'Unique key per logical request (a UUID is recommended), kept 24 h. Replays with the same body return the ' +
-      'stored response; missing -> 400 idempotency-key-missing; same key with a different body -> 422 ' +
-      'idempotency-key-reused; same key while the first request still runs -> 409 idempotency-key-in-use.',
-  }),
+  'idempotency-key': extendApi(
+    z
+      .string()
+      .min(1)
+      .max(255)
+      .regex(/^[\x20-\x7E]+$/, 'must be printable ASCII'),
+    {
+      description:
+        'Unique key per logical request, 1..255 printable ASCII (a UUID is recommended), kept 24 h. Replays ' +
+        'with the same body return the stored response; missing -> 400 idempotency-key-missing; same key with ' +
+        'a different body -> 422 idempotency-key-reused; same key while the first request still runs -> 409 ' +
+        'idempotency-key-in-use.',
+    },
+  ),
 });
 
 /** Who may call a route, read by the server's auth middleware. */
