@@ -1,0 +1,70 @@
+/**
+ * Wallet balances straight from the chain: native SOL (lamports) plus, for each configured currency,
+ * the wallet's associated token account (a missing ATA counts as 0). One `getMultipleAccounts` call.
+ *
+ * Lines: `{ currency: 'SOL', mint: null }` = native lamports (9 decimals), always first. A configured
+ * currency whose mint is the wrapped-SOL native mint (the SOL currency: the fund transaction wraps
+ * native SOL itself) adds a `WSOL` line only when the wallet has a wSOL token account (e.g. after a
+ * refund paid out in wSOL); every other configured currency keeps its code, 0 without an account.
+ */
+import { type Commitment, type Connection, PublicKey } from '@solana/web3.js';
+import { NATIVE_MINT, TOKEN_PROGRAM_ID, getAssociatedTokenAddressSync, unpackAccount } from '@solana/spl-token';
+import type { CurrencyInfo, WalletBalance } from './types.js';
+import { rpc } from './tx.js';
+
+/** Exact decimal string of `amount / 10^decimals`, trailing zeros trimmed ("1.5", "0", "0.000001"). */
+export function formatUnits(amount: bigint, decimals: number): string {
+  const neg = amount < 0n;
+  const abs = neg ? -amount : amount;
+  if (decimals === 0) return `${neg ? '-' : ''}${abs}`;
+  const s = abs.toString().padStart(decimals + 1, '0');
+  const whole = s.slice(0, -decimals);
+  const frac = s.slice(-decimals).replace(/0+$/, '');
+  return `${neg ? '-' : ''}${whole}${frac ? `.${frac}` : ''}`;
+}
+
+/** Parse an exact decimal string ("12.5") into base units; throws on more fractional digits than `decimals`. */
+export function parseUnits(value: string, decimals: number): bigint {
+  const m = /^(\d+)(?:\.(\d*))?$/.exec(value.trim());
+  if (!m) throw new TypeError(`not a decimal amount: ${value}`);
+  const frac = (m[2] ?? '').replace(/0+$/, '');
+  if (frac.length > decimals) throw new RangeError(`${value} has more than ${decimals} decimals`);
+  return BigInt(m[1]) * 10n ** BigInt(decimals) + BigInt(frac.padEnd(decimals, '0') || '0');
+}
+
+export const SOL_DECIMALS = 9;
+
+export async function getWalletBalances(
+  connection: Connection,
+  wallet: string,
+  currencies: CurrencyInfo[],
+  commitment: Commitment = 'confirmed',
+): Promise<WalletBalance[]> {
+  const owner = new PublicKey(wallet);
+  const atas = currencies.map((c) =>
+    getAssociatedTokenAddressSync(new PublicKey(c.mint), owner, true, new PublicKey(c.tokenProgram ?? TOKEN_PROGRAM_ID)),
+  );
+  const infos = await rpc(() => connection.getMultipleAccountsInfo([owner, ...atas], commitment), {
+    action: 'reading balances',
+  });
+  const lamports = BigInt(infos[0]?.lamports ?? 0);
+  const out: WalletBalance[] = [
+    { currency: 'SOL', mint: null, amountBaseUnits: lamports, decimals: SOL_DECIMALS, uiAmount: formatUnits(lamports, SOL_DECIMALS) },
+  ];
+  currencies.forEach((c, i) => {
+    const info = infos[i + 1];
+    let amount = 0n;
+    if (info) {
+      try {
+        amount = unpackAccount(atas[i], info, info.owner).amount;
+      } catch {
+        amount = 0n; // not a token account (should not happen for an ATA address)
+      }
+    }
+    const wrappedSol = c.mint === NATIVE_MINT.toBase58() && c.code.toUpperCase() === 'SOL';
+    if (wrappedSol && !info) return; // the native line already stands for SOL
+    const code = wrappedSol ? 'WSOL' : c.code;
+    out.push({ currency: code, mint: c.mint, amountBaseUnits: amount, decimals: c.decimals, uiAmount: formatUnits(amount, c.decimals) });
+  });
+  return out;
+}

@@ -1,0 +1,617 @@
+/**
+ * EscrowClient: the service's side of the Anchor escrow program (programs/escrow, IDL
+ * `@bazaar/escrow-idl`). Instructions are built with Anchor's methods builder and sent with
+ * ./tx.ts (polling confirmation, no websockets).
+ *
+ * Roles: the service keypair is the platform authority (co-signs `fund`, signs mark_delivered,
+ * release, claim, open_dispute, refund), the arbiter in dev (resolve_dispute) unless an arbiter
+ * keypair is given, and the fee payer of everything except `fund` (the buyer pays that).
+ *
+ * Units: `amount` u64 base units (bigint); deadlines unix seconds; windows seconds; bps 0..10000.
+ * Errors: DomainError('chain-unavailable') when the RPC is unreachable or a confirmation times out;
+ * DomainError('chain-transaction-failed', detail, { program_error: '<AnchorErrorName>', ... })
+ * when the program rejects (e.g. InvalidState, DeadlineNotReached, MintNotAllowed).
+ */
+import { AnchorProvider, BN, type BorshInstructionCoder, Program, type Idl } from '@coral-xyz/anchor';
+import {
+  type Commitment,
+  type Connection,
+  type Keypair,
+  PublicKey,
+  SYSVAR_CLOCK_PUBKEY,
+  SystemProgram,
+  Transaction,
+  type TransactionInstruction,
+  VersionedTransaction,
+} from '@solana/web3.js';
+import {
+  ASSOCIATED_TOKEN_PROGRAM_ID,
+  NATIVE_MINT,
+  TOKEN_PROGRAM_ID,
+  createAssociatedTokenAccountIdempotentInstruction,
+  createSyncNativeInstruction,
+  getAssociatedTokenAddressSync,
+} from '@solana/spl-token';
+import bs58 from 'bs58';
+import { DomainError } from '../errors.js';
+import { bytesToUuid, configPda, orderIdBytes, orderPda, vaultAddress } from './pda.js';
+import { rpc, sendAndConfirm, sendRawAndConfirm, type ConfirmOptions } from './tx.js';
+import type { CurrencyInfo, TxResult } from './types.js';
+import type { TranslateContext } from './errors.js';
+
+export type OrderId = string | Uint8Array | number[];
+export type EscrowState = 'funded' | 'delivered' | 'disputed';
+
+/** The decoded order account (addresses base58, amounts bigint, times unix seconds). */
+export interface EscrowOrder {
+  address: string;
+  orderId: string;
+  buyer: string;
+  seller: string;
+  mint: string;
+  amount: bigint;
+  feeBps: number;
+  treasury: string;
+  state: EscrowState;
+  fundedAt: number;
+  deliveryDeadline: number;
+  /** null while not delivered */
+  deliveredAt: number | null;
+  /** null while not disputed */
+  disputedAt: number | null;
+  reviewWindow: number;
+  rentPayer: string;
+  bump: number;
+}
+
+export interface EscrowConfig {
+  address: string;
+  admin: string;
+  platformAuthority: string;
+  arbiter: string;
+  treasury: string;
+  feeBps: number;
+  defaultReviewWindow: number;
+  allowedMints: string[];
+  bump: number;
+}
+
+export interface FundTerms {
+  orderId: OrderId;
+  buyer: string;
+  seller: string;
+  mint: string;
+  /** base units */
+  amount: bigint;
+  /** unix seconds */
+  deliveryDeadline: number;
+  /** seconds; 0 = the config's default review window (program rule) */
+  reviewWindow: number;
+}
+
+export interface FundTransaction {
+  /** base64 wire transaction: fee payer = buyer, recent blockhash set, signed by the platform authority */
+  transaction: string;
+  blockhash: string;
+  lastValidBlockHeight: number;
+  /** the order PDA */
+  escrowAddress: string;
+  vaultAddress: string;
+}
+
+export interface InitializeConfigArgs {
+  /** signs initialize_config (and pays); becomes config.admin */
+  admin: Keypair;
+  platformAuthority: string;
+  arbiter: string;
+  treasury: string;
+  feeBps: number;
+  /** seconds */
+  defaultReviewWindow: number;
+  allowedMints: string[];
+}
+
+export interface EscrowClientOptions {
+  connection: Connection;
+  idl: Idl;
+  /** overrides the IDL's address (own deployments) */
+  programId?: string;
+  /** platform authority, fee payer */
+  service: Keypair;
+  /** resolve_dispute signer; defaults to the service keypair (dev) */
+  arbiter?: Keypair;
+  currencies?: CurrencyInfo[];
+  commitment?: Commitment;
+  confirm?: ConfirmOptions;
+}
+
+type AnyProgram = Program<Idl>;
+
+const camel = (s: string) => s.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+function toNumber(v: unknown): number {
+  if (v === null || v === undefined) return 0;
+  if (BN.isBN(v)) return (v as BN).toNumber();
+  return Number(v);
+}
+
+function optTime(v: unknown): number | null {
+  if (v === null || v === undefined) return null;
+  const n = toNumber(v);
+  return n === 0 ? null : n;
+}
+
+function stateName(v: unknown): EscrowState {
+  const key = typeof v === 'object' && v ? Object.keys(v)[0] : String(v);
+  return key.toLowerCase() as EscrowState;
+}
+
+export class EscrowClient {
+  readonly connection: Connection;
+  readonly program: AnyProgram;
+  readonly programId: PublicKey;
+  readonly service: Keypair;
+  readonly arbiter: Keypair;
+  readonly commitment: Commitment;
+  private readonly tokenPrograms = new Map<string, PublicKey>();
+  private readonly errorNames: Map<number, string>;
+  private readonly confirmDefaults: ConfirmOptions;
+
+  constructor(opts: EscrowClientOptions) {
+    this.connection = opts.connection;
+    this.service = opts.service;
+    this.arbiter = opts.arbiter ?? opts.service;
+    this.commitment = opts.commitment ?? 'confirmed';
+    this.confirmDefaults = opts.confirm ?? {};
+    const idl = { ...opts.idl, address: opts.programId ?? (opts.idl as { address: string }).address } as Idl;
+    this.programId = new PublicKey(idl.address);
+    const kp = opts.service;
+    const wallet = {
+      publicKey: kp.publicKey,
+      payer: kp,
+      signTransaction: async <T extends Transaction | VersionedTransaction>(tx: T): Promise<T> => {
+        if (tx instanceof VersionedTransaction) tx.sign([kp]);
+        else tx.partialSign(kp);
+        return tx;
+      },
+      signAllTransactions: async <T extends Transaction | VersionedTransaction>(txs: T[]): Promise<T[]> => {
+        for (const tx of txs) {
+          if (tx instanceof VersionedTransaction) tx.sign([kp]);
+          else tx.partialSign(kp);
+        }
+        return txs;
+      },
+    };
+    const provider = new AnchorProvider(opts.connection, wallet, { commitment: this.commitment, preflightCommitment: this.commitment });
+    this.program = new Program(idl, provider);
+    this.errorNames = new Map((idl.errors ?? []).map((e) => [e.code, e.name]));
+    for (const c of opts.currencies ?? []) {
+      this.tokenPrograms.set(c.mint, new PublicKey(c.tokenProgram ?? TOKEN_PROGRAM_ID));
+    }
+  }
+
+  /** Error-translation context for this program. */
+  errorContext(action?: string): TranslateContext {
+    return { programId: this.programId.toBase58(), programErrors: this.errorNames, action };
+  }
+
+  // ---------------------------------------------------------------- addresses
+
+  configAddress(): PublicKey {
+    return configPda(this.programId);
+  }
+
+  orderAddress(orderId: OrderId): PublicKey {
+    return orderPda(this.programId, orderId);
+  }
+
+  /** Escrow (order PDA) and vault addresses of an order, without RPC. */
+  addresses(orderId: OrderId, mint: string, tokenProgram?: string): { escrow: string; vault: string } {
+    const order = this.orderAddress(orderId);
+    const tp = tokenProgram ? new PublicKey(tokenProgram) : (this.tokenPrograms.get(mint) ?? TOKEN_PROGRAM_ID);
+    return { escrow: order.toBase58(), vault: vaultAddress(order, mint, tp).toBase58() };
+  }
+
+  /** Token program owning `mint` (configured currencies first, else read from chain and cached). */
+  async tokenProgramOf(mint: string): Promise<PublicKey> {
+    const known = this.tokenPrograms.get(mint);
+    if (known) return known;
+    const info = await rpc(() => this.connection.getAccountInfo(new PublicKey(mint), this.commitment), this.errorContext('reading the mint'));
+    if (!info) throw new DomainError('chain-transaction-failed', `mint ${mint} does not exist`, { program_error: 'MintNotFound' });
+    this.tokenPrograms.set(mint, info.owner);
+    return info.owner;
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  /** The decoded order account, or null when it does not exist (never funded, or closed). */
+  async fetchOrder(orderId: OrderId): Promise<EscrowOrder | null> {
+    const address = this.orderAddress(orderId);
+    const acc = await rpc(
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      () => (this.program.account as any).order.fetchNullable(address, this.commitment),
+      this.errorContext('reading the escrow order'),
+    );
+    if (!acc) return null;
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const a = acc as any;
+    return {
+      address: address.toBase58(),
+      orderId: bytesToUuid(a.orderId),
+      buyer: a.buyer.toBase58(),
+      seller: a.seller.toBase58(),
+      mint: a.mint.toBase58(),
+      amount: BigInt(a.amount.toString()),
+      feeBps: toNumber(a.feeBps),
+      treasury: a.treasury.toBase58(),
+      state: stateName(a.state),
+      fundedAt: toNumber(a.fundedAt),
+      deliveryDeadline: toNumber(a.deliveryDeadline),
+      deliveredAt: optTime(a.deliveredAt),
+      disputedAt: optTime(a.disputedAt),
+      reviewWindow: toNumber(a.reviewWindow),
+      rentPayer: (a.rentPayer ?? a.buyer).toBase58(),
+      bump: toNumber(a.bump),
+    };
+  }
+
+  /** The decoded config account, or null before initialize_config. */
+  async fetchConfig(): Promise<EscrowConfig | null> {
+    const address = this.configAddress();
+    const acc = await rpc(
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      () => (this.program.account as any).config.fetchNullable(address, this.commitment),
+      this.errorContext('reading the escrow config'),
+    );
+    if (!acc) return null;
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const a = acc as any;
+    return {
+      address: address.toBase58(),
+      admin: a.admin.toBase58(),
+      platformAuthority: a.platformAuthority.toBase58(),
+      arbiter: a.arbiter.toBase58(),
+      treasury: a.treasury.toBase58(),
+      feeBps: toNumber(a.feeBps),
+      defaultReviewWindow: toNumber(a.defaultReviewWindow),
+      allowedMints: (a.allowedMints as PublicKey[]).map((m) => m.toBase58()),
+      bump: toNumber(a.bump),
+    };
+  }
+
+  /** Cluster unix time (seconds) from the Clock sysvar, i.e. what the program sees. */
+  async chainNow(): Promise<number> {
+    const info = await rpc(() => this.connection.getAccountInfo(SYSVAR_CLOCK_PUBKEY, this.commitment), this.errorContext('reading the clock'));
+    if (!info) throw new DomainError('chain-unavailable', 'the Clock sysvar is missing');
+    // Clock: slot u64, epoch_start_timestamp i64, epoch u64, leader_schedule_epoch u64, unix_timestamp i64
+    return Number(info.data.readBigInt64LE(32));
+  }
+
+  /** 'confirmed' | 'failed' | 'unknown' (no record of the signature yet) for reconciliation. */
+  async signatureStatus(signature: string): Promise<'confirmed' | 'failed' | 'unknown'> {
+    const st = await rpc(
+      () => this.connection.getSignatureStatuses([signature], { searchTransactionHistory: true }),
+      this.errorContext('reading a signature status'),
+    );
+    const s = st.value[0];
+    if (!s) return 'unknown';
+    if (s.err) return 'failed';
+    if (s.confirmationStatus === 'processed') return 'unknown';
+    return 'confirmed';
+  }
+
+  // ---------------------------------------------------------------- instruction building
+
+  /**
+   * The accounts of `ix`, filled by role name from `known` (camelCase keys). Names the IDL declares
+   * that are not known are left to Anchor's resolver (PDAs, fixed addresses, relations).
+   */
+  private accountsFor(ix: string, known: Record<string, PublicKey | undefined>): Record<string, PublicKey> {
+    const def = this.program.idl.instructions.find((i) => i.name === ix || camel(i.name) === camel(ix));
+    if (!def) throw new Error(`escrow IDL has no instruction ${ix}`);
+    const out: Record<string, PublicKey> = {};
+    for (const acc of def.accounts) {
+      if (!('name' in acc)) continue;
+      const name = camel(acc.name);
+      const v = known[name];
+      if (v) out[name] = v;
+    }
+    return out;
+  }
+
+  private roleAccounts(p: {
+    orderId: OrderId;
+    buyer?: PublicKey;
+    seller?: PublicKey;
+    mint?: PublicKey;
+    treasury?: PublicKey;
+    rentPayer?: PublicKey;
+    tokenProgram?: PublicKey;
+  }): Record<string, PublicKey | undefined> {
+    const order = this.orderAddress(p.orderId);
+    const tp = p.tokenProgram ?? TOKEN_PROGRAM_ID;
+    const ata = (owner?: PublicKey) => (owner && p.mint ? getAssociatedTokenAddressSync(p.mint, owner, true, tp) : undefined);
+    const buyerToken = ata(p.buyer);
+    const sellerToken = ata(p.seller);
+    const treasuryToken = ata(p.treasury);
+    const service = this.service.publicKey;
+    return {
+      buyer: p.buyer,
+      seller: p.seller,
+      platformAuthority: service,
+      authority: service,
+      signer: service,
+      caller: service,
+      payer: service,
+      arbiter: this.arbiter.publicKey,
+      config: this.configAddress(),
+      order,
+      escrow: order,
+      orderAccount: order,
+      mint: p.mint,
+      vault: p.mint ? vaultAddress(order, p.mint, tp) : undefined,
+      buyerToken,
+      buyerTokenAccount: buyerToken,
+      buyerAta: buyerToken,
+      sellerToken,
+      sellerTokenAccount: sellerToken,
+      sellerAta: sellerToken,
+      treasury: p.treasury,
+      treasuryToken,
+      treasuryTokenAccount: treasuryToken,
+      treasuryAta: treasuryToken,
+      rentPayer: p.rentPayer ?? p.buyer,
+      rentReceiver: p.rentPayer ?? p.buyer,
+      tokenProgram: tp,
+      associatedTokenProgram: ASSOCIATED_TOKEN_PROGRAM_ID,
+      systemProgram: SystemProgram.programId,
+    };
+  }
+
+  /** Instruction creating `owner`'s associated token account for `mint` if missing (payer = service). */
+  ensureAtaInstruction(owner: PublicKey, mint: PublicKey, tokenProgram: PublicKey): TransactionInstruction {
+    return createAssociatedTokenAccountIdempotentInstruction(
+      this.service.publicKey,
+      getAssociatedTokenAddressSync(mint, owner, true, tokenProgram),
+      owner,
+      mint,
+      tokenProgram,
+    );
+  }
+
+  /** Create `owner`'s associated token account for `mint` when missing (service pays). Returns its address. */
+  async ensureAta(owner: string, mint: string, tokenProgram?: string): Promise<{ address: string; created: boolean; signature?: string }> {
+    const tp = tokenProgram ? new PublicKey(tokenProgram) : await this.tokenProgramOf(mint);
+    const ownerKey = new PublicKey(owner);
+    const mintKey = new PublicKey(mint);
+    const address = getAssociatedTokenAddressSync(mintKey, ownerKey, true, tp);
+    const existing = await rpc(() => this.connection.getAccountInfo(address, this.commitment), this.errorContext('reading a token account'));
+    if (existing) return { address: address.toBase58(), created: false };
+    const res = await this.send([this.ensureAtaInstruction(ownerKey, mintKey, tp)], 'creating a token account');
+    return { address: address.toBase58(), created: true, signature: res.signature };
+  }
+
+  private async send(ixs: TransactionInstruction[], action: string, extra: ConfirmOptions = {}, signers: Keypair[] = []): Promise<TxResult> {
+    const tx = new Transaction().add(...ixs);
+    tx.feePayer = this.service.publicKey;
+    const all = [this.service, ...signers.filter((s) => !s.publicKey.equals(this.service.publicKey))];
+    return sendAndConfirm(this.connection, tx, all, {
+      commitment: this.commitment,
+      ...this.confirmDefaults,
+      ...extra,
+      errors: this.errorContext(action),
+    });
+  }
+
+  // ---------------------------------------------------------------- instructions
+
+  /**
+   * initialize_config (once per deployment). `admin` signs and pays.
+   * Throws chain-transaction-failed when the config exists already (use fetchConfig first).
+   */
+  async initializeConfig(args: InitializeConfigArgs, o: ConfirmOptions = {}): Promise<TxResult> {
+    const params = {
+      platformAuthority: new PublicKey(args.platformAuthority),
+      arbiter: new PublicKey(args.arbiter),
+      treasury: new PublicKey(args.treasury),
+      feeBps: args.feeBps,
+      defaultReviewWindow: new BN(args.defaultReviewWindow),
+      allowedMints: args.allowedMints.map((m) => new PublicKey(m)),
+    };
+    const def = this.program.idl.instructions.find((i) => i.name === 'initialize_config');
+    if (!def) throw new Error('escrow IDL has no initialize_config');
+    // positional args in IDL order; a single struct arg ("params"/"args") takes the whole object
+    const argValues =
+      def.args.length === 1 && !(camel(def.args[0].name) in params)
+        ? [params]
+        : def.args.map((a) => (params as Record<string, unknown>)[camel(a.name)]);
+    const known = { ...this.roleAccounts({ orderId: new Uint8Array(16) }), admin: args.admin.publicKey, payer: args.admin.publicKey, authority: args.admin.publicKey, signer: args.admin.publicKey };
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const ix = await (this.program.methods as any).initializeConfig(...argValues).accountsPartial(this.accountsFor('initialize_config', known)).instruction();
+    const tx = new Transaction().add(ix);
+    tx.feePayer = args.admin.publicKey;
+    return sendAndConfirm(this.connection, tx, [args.admin], {
+      commitment: this.commitment,
+      ...this.confirmDefaults,
+      ...o,
+      errors: this.errorContext('initializing the escrow config'),
+    });
+  }
+
+  /**
+   * The fund transaction for the buyer's wallet to sign: [ATA/wrap instructions for wrapped SOL] + fund.
+   * Fee payer = buyer; the platform authority (service) has signed already; the buyer adds the last
+   * signature and submits (or the service submits it with `submitSignedTransaction`).
+   *
+   * Precondition: for SPL mints (USDC) the buyer's associated token account must exist and hold
+   * `amount` (else the program/Token program fails with InsufficientFunds / AccountNotInitialized).
+   * For wrapped SOL (native mint) the transaction itself creates the buyer's wSOL ATA (idempotent),
+   * moves `amount` lamports into it and syncs it, so the buyer only needs native SOL.
+   * Valid until `lastValidBlockHeight` (about 60-90 s on a real cluster).
+   */
+  async buildFundTransaction(terms: FundTerms): Promise<FundTransaction> {
+    const buyer = new PublicKey(terms.buyer);
+    const seller = new PublicKey(terms.seller);
+    const mint = new PublicKey(terms.mint);
+    const tokenProgram = await this.tokenProgramOf(terms.mint);
+    const known = this.roleAccounts({ orderId: terms.orderId, buyer, seller, mint, tokenProgram });
+    // payer-like roles in fund are the buyer (rent of the order PDA and vault is the buyer's)
+    known.payer = buyer;
+    known.rentPayer = buyer;
+    const fundIx = await this.program.methods
+      .fund(
+        Array.from(orderIdBytes(terms.orderId)),
+        new BN(terms.amount.toString()),
+        new BN(terms.deliveryDeadline),
+        new BN(terms.reviewWindow),
+      )
+      .accountsPartial(this.accountsFor('fund', known))
+      .instruction();
+    const tx = new Transaction();
+    if (mint.equals(NATIVE_MINT)) {
+      const buyerAta = getAssociatedTokenAddressSync(mint, buyer, true, tokenProgram);
+      tx.add(
+        createAssociatedTokenAccountIdempotentInstruction(buyer, buyerAta, buyer, mint, tokenProgram),
+        SystemProgram.transfer({ fromPubkey: buyer, toPubkey: buyerAta, lamports: terms.amount }),
+        createSyncNativeInstruction(buyerAta, tokenProgram),
+      );
+    }
+    tx.add(fundIx);
+    const latest = await rpc(() => this.connection.getLatestBlockhash(this.commitment), this.errorContext('building the fund transaction'));
+    tx.feePayer = buyer;
+    tx.recentBlockhash = latest.blockhash;
+    tx.lastValidBlockHeight = latest.lastValidBlockHeight;
+    tx.partialSign(this.service);
+    return {
+      transaction: tx.serialize({ requireAllSignatures: false, verifySignatures: false }).toString('base64'),
+      blockhash: latest.blockhash,
+      lastValidBlockHeight: latest.lastValidBlockHeight,
+      escrowAddress: known.order!.toBase58(),
+      vaultAddress: known.vault!.toBase58(),
+    };
+  }
+
+  /**
+   * Send a fully signed transaction (base64 wire bytes, e.g. the buyer-signed fund transaction) and
+   * wait for confirmation. Rejects transactions missing a signature with chain-transaction-failed
+   * (program_error 'MissingSignature') before sending.
+   */
+  async submitSignedTransaction(signedBase64: string, o: ConfirmOptions & { lastValidBlockHeight?: number } = {}): Promise<TxResult> {
+    const raw = Buffer.from(signedBase64, 'base64');
+    let tx: Transaction;
+    try {
+      tx = Transaction.from(raw);
+    } catch {
+      throw new DomainError('validation-error', 'signed_transaction is not a serialized Solana transaction', {
+        errors: [{ path: 'body.signed_transaction', message: 'not a serialized transaction', code: 'invalid_transaction' }],
+      });
+    }
+    if (tx.signatures.some((s) => !s.signature)) {
+      throw new DomainError('chain-transaction-failed', 'the transaction is missing a signature', {
+        program_error: 'MissingSignature',
+        missing: tx.signatures.filter((s) => !s.signature).map((s) => s.publicKey.toBase58()),
+      });
+    }
+    if (!tx.verifySignatures()) {
+      throw new DomainError('chain-transaction-failed', 'a transaction signature is invalid', { program_error: 'InvalidSignature' });
+    }
+    return sendRawAndConfirm(this.connection, raw, {
+      commitment: this.commitment,
+      ...this.confirmDefaults,
+      ...o,
+      programIds: tx.instructions.map((i) => i.programId.toBase58()),
+      errors: this.errorContext('submitting the transaction'),
+    });
+  }
+
+  /** Decode the fund instruction of a (signed or unsigned) fund transaction: the terms it carries. */
+  decodeFundTransaction(base64: string): { orderId: string; amount: bigint; deliveryDeadline: number; reviewWindow: number; signature: string | null } | null {
+    const tx = Transaction.from(Buffer.from(base64, 'base64'));
+    for (const ix of tx.instructions) {
+      if (!ix.programId.equals(this.programId)) continue;
+      const decoded = (this.program.coder.instruction as BorshInstructionCoder).decode(Buffer.from(ix.data));
+      if (!decoded || decoded.name !== 'fund') continue;
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const d = decoded.data as any;
+      return {
+        orderId: bytesToUuid(d.orderId ?? d.order_id),
+        amount: BigInt((d.amount as BN).toString()),
+        deliveryDeadline: toNumber(d.deliveryDeadline ?? d.delivery_deadline),
+        reviewWindow: toNumber(d.reviewWindow ?? d.review_window),
+        signature: tx.signature ? bs58.encode(tx.signature) : null,
+      };
+    }
+    return null;
+  }
+
+  private async orderOrThrow(orderId: OrderId): Promise<EscrowOrder> {
+    const o = await this.fetchOrder(orderId);
+    if (!o) {
+      throw new DomainError('chain-transaction-failed', 'the escrow order account does not exist (not funded, or already closed)', {
+        program_error: 'AccountNotInitialized',
+      });
+    }
+    return o;
+  }
+
+  private async simpleIx(name: string, orderId: OrderId, action: string, o: ConfirmOptions, args: unknown[] = [], signer?: Keypair): Promise<TxResult> {
+    const order = await this.orderOrThrow(orderId);
+    const mint = new PublicKey(order.mint);
+    const tokenProgram = await this.tokenProgramOf(order.mint);
+    const buyer = new PublicKey(order.buyer);
+    const seller = new PublicKey(order.seller);
+    const treasury = new PublicKey(order.treasury);
+    const rentPayer = new PublicKey(order.rentPayer);
+    const known = this.roleAccounts({ orderId, buyer, seller, mint, treasury, rentPayer, tokenProgram });
+    const def = this.program.idl.instructions.find((i) => i.name === name);
+    if (!def) throw new Error(`escrow IDL has no instruction ${name}`);
+    const accounts = this.accountsFor(name, known);
+    // payouts go to associated token accounts: make sure each recipient's exists (idempotent, service pays)
+    const pre: TransactionInstruction[] = [];
+    const recipients: [string, PublicKey][] = [
+      ['sellerToken', seller], ['sellerTokenAccount', seller], ['sellerAta', seller],
+      ['buyerToken', buyer], ['buyerTokenAccount', buyer], ['buyerAta', buyer],
+      ['treasuryToken', treasury], ['treasuryTokenAccount', treasury], ['treasuryAta', treasury],
+    ];
+    const seen = new Set<string>();
+    for (const [key, owner] of recipients) {
+      if (accounts[key] && !seen.has(owner.toBase58())) {
+        seen.add(owner.toBase58());
+        pre.push(this.ensureAtaInstruction(owner, mint, tokenProgram));
+      }
+    }
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const ix = await (this.program.methods as any)[camel(name)](...args).accountsPartial(accounts).instruction();
+    return this.send([...pre, ix], action, o, signer ? [signer] : []);
+  }
+
+  /** mark_delivered: Funded -> Delivered (platform authority signs on the seller's behalf). */
+  markDelivered(orderId: OrderId, o: ConfirmOptions = {}): Promise<TxResult> {
+    return this.simpleIx('mark_delivered', orderId, 'marking the order delivered', o);
+  }
+
+  /** release: pays seller (amount - fee) and treasury (fee), closes vault + order (rent to the buyer). */
+  release(orderId: OrderId, o: ConfirmOptions = {}): Promise<TxResult> {
+    return this.simpleIx('release', orderId, 'releasing the escrow', o);
+  }
+
+  /** claim: like release, allowed once the review window after delivery has passed (program checks the clock). */
+  claim(orderId: OrderId, o: ConfirmOptions = {}): Promise<TxResult> {
+    return this.simpleIx('claim', orderId, 'claiming the escrow', o);
+  }
+
+  /** open_dispute: Funded|Delivered -> Disputed. */
+  openDispute(orderId: OrderId, o: ConfirmOptions = {}): Promise<TxResult> {
+    return this.simpleIx('open_dispute', orderId, 'opening a dispute', o);
+  }
+
+  /** resolve_dispute(buyer_bps 0..10000): buyer gets buyer_bps of amount, the rest goes to seller/treasury per program rules. */
+  resolveDispute(orderId: OrderId, buyerBps: number, o: ConfirmOptions = {}): Promise<TxResult> {
+    return this.simpleIx('resolve_dispute', orderId, 'resolving the dispute', o, [buyerBps], this.arbiter);
+  }
+
+  /** refund: full amount back to the buyer, closes vault + order. */
+  refund(orderId: OrderId, o: ConfirmOptions = {}): Promise<TxResult> {
+    return this.simpleIx('refund', orderId, 'refunding the escrow', o);
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * Pure unit tests of chain/errors.ts (RPC failure and program error translation) and of the exact
+ * decimal formatting used for balances.
+ */
+import { describe, expect, it } from 'vitest';
+import { DomainError } from '../server/src/errors';
+import { isNetworkError, parseLogs, parseTransactionError, translateChainError } from '../server/src/chain/errors';
+import { formatUnits, parseUnits } from '../server/src/chain/balances';
+
+const ESCROW = 'AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r';
+const TOKEN = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
+const ctx = { programId: ESCROW, programErrors: new Map([[6003, 'MintNotAllowed'], [6010, 'OrderNotFunded']]) };
+
+const ext = (e: DomainError) => (e as unknown as { extensions?: Record<string, unknown> }).extensions ?? {};
+const slug = (e: DomainError) => (e as unknown as { slug: string }).slug;
+
+describe('RPC failures -> chain-unavailable', () => {
+  it('recognises refused connections, DNS failures, fetch failures and timeouts', () => {
+    const refused = Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }) });
+    expect(isNetworkError(refused)).toBe(true);
+    expect(isNetworkError(new Error('failed to get recent blockhash: TypeError: fetch failed'))).toBe(true);
+    expect(isNetworkError(Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' }))).toBe(true);
+    expect(isNetworkError(new Error('503 Service Unavailable:  '))).toBe(true);
+    expect(isNetworkError(new Error('custom program error: 0x1'))).toBe(false);
+    const e = translateChainError(refused, { action: 'reading balances' });
+    expect(e).toBeInstanceOf(DomainError);
+    expect(slug(e)).toBe('chain-unavailable');
+  });
+
+  it('passes DomainErrors through unchanged', () => {
+    const d = new DomainError('not-found', 'x');
+    expect(translateChainError(d)).toBe(d);
+  });
+});
+
+describe('program errors -> chain-transaction-failed with the Anchor error name', () => {
+  it('reads AnchorError lines from preflight logs', () => {
+    const logs = [
+      `Program ${ESCROW} invoke [1]`,
+      'Program log: Instruction: Fund',
+      'Program log: AnchorError thrown in programs/escrow/src/instructions/fund.rs:73. Error Code: DeliveryDeadlineInPast. Error Number: 6005. Error Message: The delivery deadline is in the past.',
+      `Program ${ESCROW} failed: custom program error: 0x1775`,
+    ];
+    expect(parseLogs(logs, ctx)).toMatchObject({ program_error: 'DeliveryDeadlineInPast', program_error_code: 6005 });
+    const e = translateChainError(Object.assign(new Error('Simulation failed.'), { logs }), ctx);
+    expect(slug(e)).toBe('chain-transaction-failed');
+    expect(ext(e)).toMatchObject({ program_error: 'DeliveryDeadlineInPast', program_error_code: 6005 });
+    expect(ext(e).logs).toHaveLength(4);
+  });
+
+  it('reads Anchor account-constraint errors', () => {
+    const logs = ['Program log: AnchorError caused by account: order. Error Code: AccountNotInitialized. Error Number: 3012. Error Message: The program expected this account to be already initialized.'];
+    expect(parseLogs(logs, ctx)).toMatchObject({ program_error: 'AccountNotInitialized', program_error_code: 3012 });
+  });
+
+  it('attributes custom codes to the failing program: escrow IDL errors vs SPL Token errors', () => {
+    expect(parseLogs([`Program ${TOKEN} failed: custom program error: 0x1`], ctx)).toMatchObject({ program_error: 'InsufficientFunds', program_id: TOKEN });
+    expect(parseLogs([`Program ${ESCROW} failed: custom program error: 0x1773`], ctx)).toMatchObject({ program_error: 'MintNotAllowed', program_error_code: 6003 });
+    expect(parseTransactionError({ InstructionError: [1, { Custom: 6010 }] }, ctx, [TOKEN, ESCROW])).toMatchObject({
+      program_error: 'OrderNotFunded',
+      instruction_index: 1,
+    });
+    expect(parseTransactionError({ InstructionError: [0, { Custom: 1 }] }, ctx, [TOKEN])).toMatchObject({ program_error: 'InsufficientFunds' });
+    expect(parseTransactionError({ InstructionError: [0, { Custom: 2006 }] }, ctx, [ESCROW])).toMatchObject({ program_error: 'ConstraintSeeds' });
+    expect(parseTransactionError('AccountNotFound')).toEqual({ program_error: 'AccountNotFound' });
+  });
+});
+
+describe('exact decimal amounts', () => {
+  it('formats base units without floating point', () => {
+    expect(formatUnits(0n, 6)).toBe('0');
+    expect(formatUnits(1n, 6)).toBe('0.000001');
+    expect(formatUnits(24_375_000n, 6)).toBe('24.375');
+    expect(formatUnits(18_446_744_073_709_551_615n, 9)).toBe('18446744073.709551615');
+    expect(formatUnits(5n, 0)).toBe('5');
+  });
+
+  it('parses decimal strings and refuses excess precision', () => {
+    expect(parseUnits('100.5', 6)).toBe(100_500_000n);
+    expect(parseUnits('0.000001', 6)).toBe(1n);
+    expect(parseUnits('2', 9)).toBe(2_000_000_000n);
+    expect(() => parseUnits('0.0000001', 6)).toThrow(RangeError);
+    expect(() => parseUnits('-1', 6)).toThrow(TypeError);
+  });
+});
