@@ -1,0 +1,60 @@
+use anchor_lang::prelude::*;
+
+/// Append-only: clients map these codes (6000 + index), never reorder or remove.
+#[error_code]
+pub enum EscrowError {
+    #[msg("fee_bps exceeds MAX_FEE_BPS")]
+    FeeTooHigh,
+    #[msg("default_review_window must be positive")]
+    ReviewWindowNotPositive,
+    #[msg("allowed_mints holds more than MAX_ALLOWED_MINTS entries")]
+    TooManyAllowedMints,
+    #[msg("signer is not the config admin")]
+    NotAdmin,
+    #[msg("platform authority does not match the config")]
+    PlatformAuthorityMismatch,
+    #[msg("signer is not the config arbiter")]
+    NotArbiter,
+    #[msg("buyer and seller must differ")]
+    BuyerIsSeller,
+    #[msg("mint is not in the config allow-list")]
+    MintNotAllowed,
+    #[msg("mint carries a Token-2022 extension the escrow does not accept")]
+    MintExtensionNotAllowed,
+    #[msg("amount must be greater than zero")]
+    AmountIsZero,
+    #[msg("delivery deadline must be in the future")]
+    DeliveryDeadlineInPast,
+    #[msg("review_window must not be negative")]
+    ReviewWindowNegative,
+    #[msg("signer is neither the seller nor the platform authority")]
+    NotSellerOrPlatform,
+    #[msg("signer is neither the buyer nor the platform authority")]
+    NotBuyerOrPlatform,
+    #[msg("signer is not a party to this order")]
+    NotOrderParty,
+    #[msg("order is not in the Funded state")]
+    OrderNotFunded,
+    #[msg("order is neither Funded nor Delivered")]
+    OrderNotFundedOrDelivered,
+    #[msg("order is not in the Delivered state")]
+    OrderNotDelivered,
+    #[msg("order is not in the Disputed state")]
+    OrderNotDisputed,
+    #[msg("review window after delivery has not elapsed yet")]
+    ReviewWindowNotElapsed,
+    #[msg("review window after delivery has elapsed; the order can only be claimed")]
+    ReviewWindowElapsed,
+    #[msg("buyer may refund alone only a Funded order whose delivery deadline has passed")]
+    BuyerRefundNotAllowed,
+    #[msg("buyer_bps exceeds 10000")]
+    BuyerBpsTooHigh,
+    #[msg("token account is not the buyer's account for this mint")]
+    BuyerTokenAccountMismatch,
+    #[msg("token account is not the seller's account for this mint")]
+    SellerTokenAccountMismatch,
+    #[msg("rent receiver is not the order's rent payer")]
+    RentReceiverMismatch,
+    #[msg("arithmetic overflow")]
+    MathOverflow,
+}

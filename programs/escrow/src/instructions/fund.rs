@@ -1,0 +1,123 @@
+use crate::constants::{CONFIG_SEED, ORDER_SEED};
+use crate::errors::EscrowError;
+use crate::events::OrderFunded;
+use crate::mint_guard::assert_mint_extensions_allowed;
+use crate::state::{Config, Order, OrderState};
+use anchor_lang::prelude::*;
+use anchor_spl::associated_token::AssociatedToken;
+use anchor_spl::token_interface::{transfer_checked, Mint, TokenAccount, TokenInterface, TransferChecked};
+
+#[derive(Accounts)]
+#[instruction(order_id: [u8; 16])]
+pub struct Fund<'info> {
+    /// Pays the deposit and the rent of the order and the vault (refunded on close).
+    #[account(mut)]
+    pub buyer: Signer<'info>,
+    /// Co-signs so the on-chain terms are the ones the service quoted.
+    pub platform_authority: Signer<'info>,
+    /// CHECK: only its address is recorded; it never signs here and holds nothing.
+    #[account(constraint = seller.key() != buyer.key() @ EscrowError::BuyerIsSeller)]
+    pub seller: UncheckedAccount<'info>,
+    #[account(
+        seeds = [CONFIG_SEED],
+        bump = config.bump,
+        has_one = platform_authority @ EscrowError::PlatformAuthorityMismatch,
+    )]
+    pub config: Box<Account<'info, Config>>,
+    #[account(
+        init,
+        payer = buyer,
+        space = 8 + Order::INIT_SPACE,
+        seeds = [ORDER_SEED, order_id.as_ref()],
+        bump,
+    )]
+    pub order: Box<Account<'info, Order>>,
+    #[account(
+        mint::token_program = token_program,
+        constraint = config.allowed_mints.contains(&mint.key()) @ EscrowError::MintNotAllowed,
+    )]
+    pub mint: Box<InterfaceAccount<'info, Mint>>,
+    #[account(
+        mut,
+        token::mint = mint,
+        token::authority = buyer,
+        token::token_program = token_program,
+    )]
+    pub buyer_token_account: Box<InterfaceAccount<'info, TokenAccount>>,
+    /// Associated token account of (order PDA, mint): one vault authority per order.
+    #[account(
+        init,
+        payer = buyer,
+        associated_token::mint = mint,
+        associated_token::authority = order,
+        associated_token::token_program = token_program,
+    )]
+    pub vault: Box<InterfaceAccount<'info, TokenAccount>>,
+    /// SPL Token or Token-2022, whichever owns the mint.
+    pub token_program: Interface<'info, TokenInterface>,
+    pub associated_token_program: Program<'info, AssociatedToken>,
+    pub system_program: Program<'info, System>,
+}
+
+pub fn handler(
+    ctx: Context<Fund>,
+    order_id: [u8; 16],
+    amount: u64,
+    delivery_deadline: i64,
+    review_window: i64,
+) -> Result<()> {
+    let now = Clock::get()?.unix_timestamp;
+    require!(amount > 0, EscrowError::AmountIsZero);
+    require!(delivery_deadline > now, EscrowError::DeliveryDeadlineInPast);
+    require!(review_window >= 0, EscrowError::ReviewWindowNegative);
+    assert_mint_extensions_allowed(&ctx.accounts.mint.to_account_info())?;
+
+    let config = &ctx.accounts.config;
+    let review_window = if review_window == 0 { config.default_review_window } else { review_window };
+
+    transfer_checked(
+        CpiContext::new(
+            ctx.accounts.token_program.to_account_info(),
+            TransferChecked {
+                from: ctx.accounts.buyer_token_account.to_account_info(),
+                mint: ctx.accounts.mint.to_account_info(),
+                to: ctx.accounts.vault.to_account_info(),
+                authority: ctx.accounts.buyer.to_account_info(),
+            },
+        ),
+        amount,
+        ctx.accounts.mint.decimals,
+    )?;
+
+    let order = &mut ctx.accounts.order;
+    order.set_inner(Order {
+        order_id,
+        buyer: ctx.accounts.buyer.key(),
+        seller: ctx.accounts.seller.key(),
+        mint: ctx.accounts.mint.key(),
+        amount,
+        fee_bps: config.fee_bps,
+        treasury: config.treasury,
+        state: OrderState::Funded,
+        funded_at: now,
+        delivery_deadline,
+        delivered_at: 0,
+        disputed_at: 0,
+        review_window,
+        rent_payer: ctx.accounts.buyer.key(),
+        bump: ctx.bumps.order,
+    });
+    emit!(OrderFunded {
+        order: order.key(),
+        order_id,
+        buyer: order.buyer,
+        seller: order.seller,
+        mint: order.mint,
+        amount,
+        fee_bps: order.fee_bps,
+        delivery_deadline,
+        review_window,
+        funded_at: now,
+    });
+    Ok(())
+}

@@ -1,0 +1,72 @@
+use crate::constants::{BPS_DENOMINATOR, CONFIG_SEED, ORDER_SEED};
+use crate::errors::EscrowError;
+use crate::events::OrderRefunded;
+use crate::payout::split;
+use crate::state::{Config, Order, OrderState};
+use crate::vault::Vault;
+use anchor_lang::prelude::*;
+use anchor_spl::token_interface::{Mint, TokenAccount, TokenInterface};
+
+#[derive(Accounts)]
+pub struct Refund<'info> {
+    /// The seller or the platform authority at any time; the buyer alone only after a
+    /// missed delivery deadline on a Funded order.
+    pub authority: Signer<'info>,
+    #[account(seeds = [CONFIG_SEED], bump = config.bump)]
+    pub config: Box<Account<'info, Config>>,
+    #[account(
+        mut,
+        seeds = [ORDER_SEED, order.order_id.as_ref()],
+        bump = order.bump,
+        has_one = mint,
+        has_one = rent_payer @ EscrowError::RentReceiverMismatch,
+        close = rent_payer,
+    )]
+    pub order: Box<Account<'info, Order>>,
+    #[account(mint::token_program = token_program)]
+    pub mint: Box<InterfaceAccount<'info, Mint>>,
+    #[account(
+        mut,
+        associated_token::mint = mint,
+        associated_token::authority = order,
+        associated_token::token_program = token_program,
+    )]
+    pub vault: Box<InterfaceAccount<'info, TokenAccount>>,
+    #[account(
+        mut,
+        token::mint = mint,
+        token::token_program = token_program,
+        constraint = buyer_token_account.owner == order.buyer @ EscrowError::BuyerTokenAccountMismatch,
+    )]
+    pub buyer_token_account: Box<InterfaceAccount<'info, TokenAccount>>,
+    #[account(mut)]
+    pub rent_payer: SystemAccount<'info>,
+    pub token_program: Interface<'info, TokenInterface>,
+}
+
+pub fn handler(ctx: Context<Refund>) -> Result<()> {
+    let now = Clock::get()?.unix_timestamp;
+    let a = ctx.accounts;
+    let by = a.authority.key();
+    if by != a.order.seller && by != a.config.platform_authority {
+        require_keys_eq!(by, a.order.buyer, EscrowError::NotOrderParty);
+        require!(
+            a.order.state == OrderState::Funded && now > a.order.delivery_deadline,
+            EscrowError::BuyerRefundNotAllowed
+        );
+    }
+    let payouts = split(a.order.amount, BPS_DENOMINATOR, a.order.fee_bps)?;
+    Vault { order: &a.order, vault: &mut a.vault, mint: &a.mint, token_program: &a.token_program }.settle(
+        &[(a.buyer_token_account.to_account_info(), payouts.buyer)],
+        &a.buyer_token_account.to_account_info(),
+        &a.rent_payer.to_account_info(),
+    )?;
+    emit!(OrderRefunded {
+        order: a.order.key(),
+        order_id: a.order.order_id,
+        by,
+        amount: payouts.buyer,
+        refunded_at: now,
+    });
+    Ok(())
+}

@@ -1,0 +1,81 @@
+//! Bazaar escrow: a buyer's SPL Token / Token-2022 payment is held in a vault owned by the
+//! order PDA until it is released to the seller (buyer or platform), claimed after the review
+//! window (anyone), split by the arbiter after a dispute, or refunded to the buyer.
+//!
+//! Every handler lives in `instructions/<name>.rs`; validation is declarative in the
+//! `Accounts` structs. Seeds are defined once in `constants.rs`.
+#![allow(unexpected_cfgs)]
+
+use anchor_lang::prelude::*;
+
+pub mod constants;
+pub mod errors;
+pub mod events;
+pub mod instructions;
+pub mod payout;
+pub mod mint_guard;
+pub mod vault;
+pub mod state;
+
+pub use constants::*;
+pub use instructions::*;
+pub use state::*;
+
+declare_id!("AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r");
+
+#[program]
+pub mod escrow {
+    use super::*;
+
+    /// Creates the singleton config PDA. The payer becomes the admin.
+    pub fn initialize_config(ctx: Context<InitializeConfig>, args: ConfigArgs) -> Result<()> {
+        instructions::initialize_config::handler(ctx, args)
+    }
+
+    /// Admin-only; every field is optional (None keeps the current value); can rotate the admin.
+    pub fn update_config(ctx: Context<UpdateConfig>, args: UpdateConfigArgs) -> Result<()> {
+        instructions::update_config::handler(ctx, args)
+    }
+
+    /// Buyer deposits `amount` into a fresh vault owned by the order PDA; the platform co-signs the terms.
+    pub fn fund(
+        ctx: Context<Fund>,
+        order_id: [u8; 16],
+        amount: u64,
+        delivery_deadline: i64,
+        review_window: i64,
+    ) -> Result<()> {
+        instructions::fund::handler(ctx, order_id, amount, delivery_deadline, review_window)
+    }
+
+    /// Seller (or platform) marks the work delivered; starts the review window.
+    pub fn mark_delivered(ctx: Context<MarkDelivered>) -> Result<()> {
+        instructions::mark_delivered::handler(ctx)
+    }
+
+    /// Buyer (or platform) accepts: seller gets amount - fee, treasury the fee.
+    pub fn release(ctx: Context<Release>) -> Result<()> {
+        instructions::release::handler(ctx)
+    }
+
+    /// Anyone, once the review window after delivery has elapsed without a dispute.
+    pub fn claim(ctx: Context<Claim>) -> Result<()> {
+        instructions::claim::handler(ctx)
+    }
+
+    /// Buyer, seller or platform; before auto-release is due.
+    pub fn open_dispute(ctx: Context<OpenDispute>) -> Result<()> {
+        instructions::open_dispute::handler(ctx)
+    }
+
+    /// Arbiter splits a disputed order: buyer gets `buyer_bps` of the amount, the rest goes
+    /// to the seller minus the fee.
+    pub fn resolve_dispute(ctx: Context<ResolveDispute>, buyer_bps: u16) -> Result<()> {
+        instructions::resolve_dispute::handler(ctx, buyer_bps)
+    }
+
+    /// Full amount back to the buyer: seller/platform any time; buyer alone after a missed deadline.
+    pub fn refund(ctx: Context<Refund>) -> Result<()> {
+        instructions::refund::handler(ctx)
+    }
+}

@@ -1,0 +1,21 @@
+use crate::constants::MAX_ALLOWED_MINTS;
+use anchor_lang::prelude::*;
+
+/// Singleton PDA `["config"]`.
+#[account]
+#[derive(InitSpace)]
+pub struct Config {
+    pub admin: Pubkey,
+    /// Service key that co-signs funding and may act for buyer/seller.
+    pub platform_authority: Pubkey,
+    /// Sole signer of `resolve_dispute`.
+    pub arbiter: Pubkey,
+    /// Wallet whose associated token account (per mint) receives fees.
+    pub treasury: Pubkey,
+    pub fee_bps: u16,
+    /// Seconds after delivery before anyone may `claim`; used when `fund` passes 0.
+    pub default_review_window: i64,
+    #[max_len(MAX_ALLOWED_MINTS)]
+    pub allowed_mints: Vec<Pubkey>,
+    pub bump: u8,
+}

@@ -1,0 +1,5 @@
+pub mod config;
+pub mod order;
+
+pub use config::*;
+pub use order::*;
