@@ -1,0 +1,953 @@
+//! The chain: a solana-program-test `ProgramTestContext` plus the indexes an RPC node keeps
+//! (transactions by signature, signatures by address, known accounts), and the JSON-RPC
+//! methods over them.
+//!
+//! All access is serialized: the chain lives on its own thread with its own current-thread
+//! tokio runtime (see `spawn_actor`). program-test registers a fresh blockhash every 6.4 ms of
+//! *driven* runtime time, which would expire a blockhash after ~1 s; because this runtime is only
+//! driven while a request runs (plus one short tick every 400 ms), blockhashes stay valid for
+//! about a minute, like on a real cluster.
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use serde_json::{json, Map, Value};
+use solana_program_test::{ProgramTest, ProgramTestContext};
+use solana_sdk::{
+    account::{Account, AccountSharedData},
+    clock::Clock,
+    hash::Hash,
+    message::{Message, VersionedMessage},
+    native_token::LAMPORTS_PER_SOL,
+    pubkey::Pubkey,
+    signature::{Keypair, Signature, Signer},
+    transaction::{Transaction, TransactionError, VersionedTransaction},
+};
+
+use crate::rpc::*;
+use crate::tokens;
+
+const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
+pub const SOLANA_CORE_VERSION: &str = "2.3.13";
+/// Lamports the faucet (requestAirdrop) starts with: 500 million SOL.
+const FAUCET_LAMPORTS: u64 = 500_000_000 * LAMPORTS_PER_SOL;
+/// Nominal slot length used to turn advanced seconds into slots.
+const MS_PER_SLOT: u64 = 400;
+/// Upper bound of slots one advanceClock moves (keeps warps cheap; time moves exactly anyway).
+const MAX_WARP_SLOTS: u64 = 500_000;
+
+#[cfg(feature = "escrow")]
+fn escrow_process(
+    program_id: &Pubkey,
+    accounts: &[solana_sdk::account_info::AccountInfo],
+    data: &[u8],
+) -> solana_sdk::entrypoint::ProgramResult {
+    // Anchor's entry wants `&'info [AccountInfo<'info>]`; program-test's processor! hands out
+    // shorter lifetimes. Leaking the small Vec per instruction is fine for a dev node.
+    let accounts = Box::leak(Box::new(accounts.to_vec()));
+    escrow::entry(program_id, accounts, data)
+}
+
+/// What a websocket signature subscription needs to hear about.
+#[derive(Clone, Debug)]
+pub struct SigNote {
+    pub signature: Signature,
+    pub slot: u64,
+    pub err: Value,
+}
+
+pub struct TxRecord {
+    slot: u64,
+    block_time: i64,
+    tx: VersionedTransaction,
+    err: Option<TransactionError>,
+    fee: u64,
+    pre_balances: Vec<u64>,
+    post_balances: Vec<u64>,
+    pre_token_balances: Vec<Value>,
+    post_token_balances: Vec<Value>,
+    logs: Vec<String>,
+    units: u64,
+    return_data: Option<Value>,
+}
+
+pub struct Chain {
+    ctx: ProgramTestContext,
+    faucet: Keypair,
+    genesis_hash: Hash,
+    txs: HashMap<Signature, TxRecord>,
+    by_address: HashMap<Pubkey, Vec<Signature>>,
+    /// Every address seen in a committed transaction (getProgramAccounts /
+    /// getTokenAccountsByOwner scan these, banks has no account index).
+    known: BTreeSet<Pubkey>,
+    decimals: HashMap<Pubkey, u8>,
+    /// Seconds added by localnet_advanceClock on top of wall-clock time.
+    clock_offset: i64,
+    tx_count: u64,
+    notify: tokio::sync::broadcast::Sender<SigNote>,
+}
+
+fn wall_now() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}
+
+fn bc(e: impl std::fmt::Display) -> RpcError {
+    RpcError::internal(e)
+}
+
+fn tx_err_json(err: &Option<TransactionError>) -> Value {
+    match err {
+        None => Value::Null,
+        Some(e) => serde_json::to_value(e).unwrap_or_else(|_| json!(e.to_string())),
+    }
+}
+
+fn status_json(err: &Option<TransactionError>) -> Value {
+    match err {
+        None => json!({"Ok": null}),
+        Some(_) => json!({"Err": tx_err_json(err)}),
+    }
+}
+
+impl Chain {
+    pub async fn start(notify: tokio::sync::broadcast::Sender<SigNote>) -> anyhow::Result<Self> {
+        let mut pt = ProgramTest::default();
+        pt.prefer_bpf(false);
+        #[cfg(feature = "escrow")]
+        pt.add_program("escrow", escrow::ID, solana_program_test::processor!(escrow_process));
+        let faucet = Keypair::new();
+        pt.add_account(faucet.pubkey(), Account::new(FAUCET_LAMPORTS, 0, &Pubkey::default()));
+        let ctx = pt.start_with_context().await;
+        let genesis_hash = ctx.genesis_config().hash();
+        let mut chain = Chain {
+            ctx,
+            faucet,
+            genesis_hash,
+            txs: HashMap::new(),
+            by_address: HashMap::new(),
+            known: BTreeSet::new(),
+            decimals: HashMap::new(),
+            clock_offset: 0,
+            tx_count: 0,
+            notify,
+        };
+        chain.sync_clock().await?;
+        Ok(chain)
+    }
+
+    async fn clock(&self) -> Result<Clock, RpcError> {
+        self.ctx.banks_client.get_sysvar::<Clock>().await.map_err(bc)
+    }
+
+    async fn slot(&self) -> Result<u64, RpcError> {
+        Ok(self.clock().await?.slot)
+    }
+
+    async fn block_height(&self) -> Result<u64, RpcError> {
+        self.ctx.banks_client.get_root_block_height().await.map_err(bc)
+    }
+
+    /// Keep the on-chain clock at wall-clock time (+ advanced seconds), never backwards.
+    pub async fn sync_clock(&mut self) -> anyhow::Result<()> {
+        let mut clock = self.ctx.banks_client.get_sysvar::<Clock>().await?;
+        let want = wall_now() + self.clock_offset;
+        if want > clock.unix_timestamp {
+            clock.unix_timestamp = want;
+            self.ctx.set_sysvar(&clock);
+        }
+        Ok(())
+    }
+
+    async fn ctx_json(&self, value: Value) -> RpcResult {
+        Ok(json!({"context": {"apiVersion": SOLANA_CORE_VERSION, "slot": self.slot().await?}, "value": value}))
+    }
+
+    async fn account(&self, key: &Pubkey) -> Result<Option<Account>, RpcError> {
+        self.ctx.banks_client.get_account(*key).await.map_err(bc)
+    }
+
+    async fn mint_decimals(&mut self, mint: &Pubkey) -> Option<u8> {
+        if let Some(d) = self.decimals.get(mint) {
+            return Some(*d);
+        }
+        let acc = self.account(mint).await.ok()??;
+        let m = tokens::parse_mint(&acc.owner, &acc.data)?;
+        self.decimals.insert(*mint, m.decimals);
+        Some(m.decimals)
+    }
+
+    async fn account_json(&mut self, acc: &Account, cfg: &Map<String, Value>) -> Result<Value, RpcError> {
+        let encoding = cfg_str(cfg, "encoding");
+        let mut data: &[u8] = &acc.data;
+        if let Some(slice) = cfg.get("dataSlice") {
+            let off = slice.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
+            let len = slice.get("length").and_then(Value::as_u64).unwrap_or(0) as usize;
+            let start = off.min(data.len());
+            let end = start.saturating_add(len).min(data.len());
+            data = &data[start..end];
+        }
+        let data_json = match encoding {
+            None | Some("binary") => json!(bs58::encode(data).into_string()),
+            Some("base58") => {
+                if data.len() > 128 {
+                    return Err(RpcError::invalid_params(
+                        "Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.",
+                    ));
+                }
+                json!([bs58::encode(data).into_string(), "base58"])
+            }
+            Some("base64") => json!([B64.encode(data), "base64"]),
+            Some("jsonParsed") => {
+                let mut parsed = None;
+                if tokens::is_token_program(&acc.owner) && cfg.get("dataSlice").is_none() {
+                    let mint = tokens::parse_token_account(&acc.owner, &acc.data).map(|a| a.mint);
+                    let dec = match mint {
+                        Some(m) => self.mint_decimals(&m).await,
+                        None => None,
+                    };
+                    parsed = tokens::parsed_json(&acc.owner, &acc.data, |_| dec);
+                }
+                parsed.unwrap_or_else(|| json!([B64.encode(data), "base64"]))
+            }
+            Some(other) => return Err(RpcError::invalid_params(format!("Invalid params: unsupported encoding {other}"))),
+        };
+        Ok(json!({
+            "data": data_json,
+            "executable": acc.executable,
+            "lamports": acc.lamports,
+            "owner": acc.owner.to_string(),
+            "rentEpoch": acc.rent_epoch,
+            "space": acc.data.len(),
+        }))
+    }
+
+    async fn token_balances(&mut self, keys: &[Pubkey]) -> Vec<Value> {
+        let mut out = vec![];
+        for (i, k) in keys.iter().enumerate() {
+            let Ok(Some(acc)) = self.account(k).await else { continue };
+            let Some(ta) = tokens::parse_token_account(&acc.owner, &acc.data) else { continue };
+            let Some(dec) = self.mint_decimals(&ta.mint).await else { continue };
+            out.push(json!({
+                "accountIndex": i,
+                "mint": ta.mint.to_string(),
+                "owner": ta.owner.to_string(),
+                "programId": acc.owner.to_string(),
+                "uiTokenAmount": tokens::token_amount_json(ta.amount, dec),
+            }));
+        }
+        out
+    }
+
+    async fn balances(&self, keys: &[Pubkey]) -> Vec<u64> {
+        let mut out = vec![];
+        for k in keys {
+            out.push(self.ctx.banks_client.get_balance(*k).await.unwrap_or(0));
+        }
+        out
+    }
+
+    async fn is_blockhash_valid(&self, hash: &Hash) -> Result<bool, RpcError> {
+        let payer = self.faucet.pubkey();
+        let mut msg = Message::new(&[], Some(&payer));
+        msg.recent_blockhash = *hash;
+        Ok(self.ctx.banks_client.get_fee_for_message(msg).await.map_err(bc)?.is_some())
+    }
+
+    async fn fee_for(&self, msg: &VersionedMessage) -> Result<Option<u64>, RpcError> {
+        match msg {
+            VersionedMessage::Legacy(m) => self.ctx.banks_client.get_fee_for_message(m.clone()).await.map_err(bc),
+            VersionedMessage::V0(m) => {
+                if self.is_blockhash_valid(&m.recent_blockhash).await? {
+                    Ok(Some(5000 * m.header.num_required_signatures as u64))
+                } else {
+                    Ok(None)
+                }
+            }
+        }
+    }
+
+    async fn latest_blockhash(&self) -> Result<(Hash, u64), RpcError> {
+        self.ctx
+            .banks_client
+            .get_latest_blockhash_with_commitment(solana_sdk::commitment_config::CommitmentLevel::Finalized)
+            .await
+            .map_err(bc)?
+            .ok_or_else(|| RpcError::internal("no valid blockhash"))
+    }
+
+    /// Process one transaction (already decoded and signature-checked) and index it.
+    /// Returns Err(err, logs) when it was not committed at all.
+    async fn execute(&mut self, tx: VersionedTransaction) -> Result<Signature, (TransactionError, Vec<String>)> {
+        let _ = self.sync_clock().await;
+        let keys: Vec<Pubkey> = tx.message.static_account_keys().to_vec();
+        let fee = self.fee_for(&tx.message).await.ok().flatten().unwrap_or(0);
+        let pre_balances = self.balances(&keys).await;
+        let pre_token_balances = self.token_balances(&keys).await;
+        let signature = tx.signatures[0];
+        let res = self
+            .ctx
+            .banks_client
+            .process_transaction_with_metadata(tx.clone())
+            .await
+            .map_err(|e| (TransactionError::AccountNotFound, vec![format!("banks error: {e}")]))?;
+        let Some(meta) = res.metadata else {
+            return Err((res.result.unwrap_err_or(TransactionError::AccountNotFound), vec![]));
+        };
+        let post_balances = self.balances(&keys).await;
+        let post_token_balances = self.token_balances(&keys).await;
+        let clock = self.clock().await.map_err(|e| (TransactionError::AccountNotFound, vec![e.message]))?;
+        let err = res.result.err();
+        for k in &keys {
+            self.known.insert(*k);
+            self.by_address.entry(*k).or_default().push(signature);
+        }
+        self.tx_count += 1;
+        let return_data = meta.return_data.as_ref().map(|rd| {
+            json!({"programId": rd.program_id.to_string(), "data": [B64.encode(&rd.data), "base64"]})
+        });
+        let note = SigNote { signature, slot: clock.slot, err: tx_err_json(&err) };
+        self.txs.insert(
+            signature,
+            TxRecord {
+                slot: clock.slot,
+                block_time: clock.unix_timestamp,
+                tx,
+                err,
+                fee,
+                pre_balances,
+                post_balances,
+                pre_token_balances,
+                post_token_balances,
+                logs: meta.log_messages,
+                units: meta.compute_units_consumed,
+                return_data,
+            },
+        );
+        let _ = self.notify.send(note);
+        Ok(signature)
+    }
+
+    pub fn is_processed(&self, sig: &Signature) -> Option<SigNote> {
+        self.txs.get(sig).map(|r| SigNote { signature: *sig, slot: r.slot, err: tx_err_json(&r.err) })
+    }
+
+    /// One periodic tick: keep the clock near wall time.
+    pub async fn tick(&mut self) {
+        let _ = self.sync_clock().await;
+    }
+
+    pub async fn handle(&mut self, method: &str, params: &[Value]) -> RpcResult {
+        let p = Params(params);
+        match method {
+            "getHealth" => Ok(json!("ok")),
+            "getVersion" => Ok(json!({"solana-core": SOLANA_CORE_VERSION, "feature-set": 0})),
+            "getGenesisHash" => Ok(json!(self.genesis_hash.to_string())),
+            "getIdentity" => Ok(json!({"identity": self.faucet.pubkey().to_string()})),
+            "getSlot" => Ok(json!(self.slot().await?)),
+            "getBlockHeight" => Ok(json!(self.block_height().await?)),
+            "getTransactionCount" => Ok(json!(self.tx_count)),
+            "getFirstAvailableBlock" | "minimumLedgerSlot" => Ok(json!(0)),
+            "getRecentPrioritizationFees" => Ok(json!([])),
+            "getBlockTime" => Ok(json!(self.clock().await?.unix_timestamp)),
+            "getEpochInfo" => {
+                let slot = self.slot().await?;
+                let schedule = &self.ctx.genesis_config().epoch_schedule;
+                let (epoch, slot_index) = schedule.get_epoch_and_slot_index(slot);
+                let slots_in_epoch = schedule.get_slots_in_epoch(epoch);
+                Ok(json!({
+                    "absoluteSlot": slot,
+                    "blockHeight": self.block_height().await?,
+                    "epoch": epoch,
+                    "slotIndex": slot_index,
+                    "slotsInEpoch": slots_in_epoch,
+                    "transactionCount": self.tx_count,
+                }))
+            }
+            "getEpochSchedule" => {
+                let s = &self.ctx.genesis_config().epoch_schedule;
+                Ok(json!({
+                    "slotsPerEpoch": s.slots_per_epoch,
+                    "leaderScheduleSlotOffset": s.leader_schedule_slot_offset,
+                    "warmup": s.warmup,
+                    "firstNormalEpoch": s.first_normal_epoch,
+                    "firstNormalSlot": s.first_normal_slot,
+                }))
+            }
+            "getLatestBlockhash" => {
+                let (hash, last_valid) = self.latest_blockhash().await?;
+                self.ctx_json(json!({"blockhash": hash.to_string(), "lastValidBlockHeight": last_valid})).await
+            }
+            "isBlockhashValid" => {
+                let hash: Hash = p
+                    .str(0, "a base58 blockhash")?
+                    .parse()
+                    .map_err(|_| RpcError::invalid_params("Invalid params: invalid blockhash"))?;
+                let valid = self.is_blockhash_valid(&hash).await?;
+                self.ctx_json(json!(valid)).await
+            }
+            "getFeeForMessage" => {
+                let bytes = B64
+                    .decode(p.str(0, "a base64 message")?)
+                    .map_err(|e| RpcError::invalid_params(format!("Invalid params: invalid base64 message: {e}")))?;
+                let msg: VersionedMessage = bincode::deserialize(&bytes)
+                    .map_err(|e| RpcError::invalid_params(format!("Invalid params: invalid message: {e}")))?;
+                msg.sanitize().map_err(|e| RpcError::invalid_params(format!("Invalid params: invalid message: {e}")))?;
+                let fee = self.fee_for(&msg).await?;
+                self.ctx_json(json!(fee)).await
+            }
+            "getMinimumBalanceForRentExemption" => {
+                let size = p.u64(0, "data length")?;
+                let rent = self.ctx.banks_client.get_rent().await.map_err(bc)?;
+                Ok(json!(rent.minimum_balance(size as usize)))
+            }
+            "getBalance" => {
+                let key = p.pubkey(0)?;
+                let bal = self.ctx.banks_client.get_balance(key).await.map_err(bc)?;
+                self.ctx_json(json!(bal)).await
+            }
+            "getAccountInfo" => {
+                let key = p.pubkey(0)?;
+                let cfg = p.config(1)?;
+                let value = match self.account(&key).await? {
+                    Some(acc) => self.account_json(&acc, &cfg).await?,
+                    None => Value::Null,
+                };
+                self.ctx_json(value).await
+            }
+            "getMultipleAccounts" => {
+                let keys = p
+                    .get(0)
+                    .and_then(Value::as_array)
+                    .ok_or_else(|| RpcError::invalid_params("Invalid params: expected an array of public keys"))?;
+                if keys.len() > 100 {
+                    return Err(RpcError::invalid_params("Too many inputs provided; max 100"));
+                }
+                let cfg = p.config(1)?;
+                let mut out = vec![];
+                for k in keys {
+                    let key = parse_pubkey(k.as_str().unwrap_or(""))?;
+                    out.push(match self.account(&key).await? {
+                        Some(acc) => self.account_json(&acc, &cfg).await?,
+                        None => Value::Null,
+                    });
+                }
+                self.ctx_json(json!(out)).await
+            }
+            "getProgramAccounts" => {
+                let program = p.pubkey(0)?;
+                let cfg = p.config(1)?;
+                let filters = cfg.get("filters").and_then(Value::as_array).cloned().unwrap_or_default();
+                let mut out = vec![];
+                for key in self.known.clone() {
+                    let Some(acc) = self.account(&key).await? else { continue };
+                    if acc.owner != program || !matches_filters(&acc.data, &filters)? {
+                        continue;
+                    }
+                    out.push(json!({"pubkey": key.to_string(), "account": self.account_json(&acc, &cfg).await?}));
+                }
+                if cfg_bool(&cfg, "withContext") {
+                    self.ctx_json(json!(out)).await
+                } else {
+                    Ok(json!(out))
+                }
+            }
+            "getTokenAccountBalance" => {
+                let key = p.pubkey(0)?;
+                let acc = self
+                    .account(&key)
+                    .await?
+                    .ok_or_else(|| RpcError::invalid_params("Invalid param: could not find account"))?;
+                let ta = tokens::parse_token_account(&acc.owner, &acc.data)
+                    .ok_or_else(|| RpcError::invalid_params("Invalid param: not a Token account"))?;
+                let dec = self
+                    .mint_decimals(&ta.mint)
+                    .await
+                    .ok_or_else(|| RpcError::invalid_params("Invalid param: could not find mint"))?;
+                self.ctx_json(tokens::token_amount_json(ta.amount, dec)).await
+            }
+            "getTokenSupply" => {
+                let key = p.pubkey(0)?;
+                let acc = self
+                    .account(&key)
+                    .await?
+                    .ok_or_else(|| RpcError::invalid_params("Invalid param: could not find account"))?;
+                let m = tokens::parse_mint(&acc.owner, &acc.data)
+                    .ok_or_else(|| RpcError::invalid_params("Invalid param: not a Token mint"))?;
+                self.ctx_json(tokens::token_amount_json(m.supply, m.decimals)).await
+            }
+            "getTokenAccountsByOwner" | "getTokenAccountsByDelegate" => {
+                let owner = p.pubkey(0)?;
+                let filter = p.config(1)?;
+                let cfg = p.config(2)?;
+                let (mint, program) = if let Some(m) = cfg_str(&filter, "mint") {
+                    (Some(parse_pubkey(m)?), None)
+                } else if let Some(pid) = cfg_str(&filter, "programId") {
+                    let pid = parse_pubkey(pid)?;
+                    if !tokens::is_token_program(&pid) {
+                        return Err(RpcError::invalid_params("Invalid param: unrecognized Token program id"));
+                    }
+                    (None, Some(pid))
+                } else {
+                    return Err(RpcError::invalid_params("Invalid params: expected {mint} or {programId} filter"));
+                };
+                let by_delegate = method == "getTokenAccountsByDelegate";
+                let mut out = vec![];
+                for key in self.known.clone() {
+                    let Some(acc) = self.account(&key).await? else { continue };
+                    let Some(ta) = tokens::parse_token_account(&acc.owner, &acc.data) else { continue };
+                    let who = if by_delegate { ta.delegate } else { Some(ta.owner) };
+                    if who != Some(owner) || mint.is_some_and(|m| m != ta.mint) || program.is_some_and(|pr| pr != acc.owner) {
+                        continue;
+                    }
+                    out.push(json!({"pubkey": key.to_string(), "account": self.account_json(&acc, &cfg).await?}));
+                }
+                self.ctx_json(json!(out)).await
+            }
+            "getSignaturesForAddress" => {
+                let key = p.pubkey(0)?;
+                let cfg = p.config(1)?;
+                let limit = cfg.get("limit").and_then(Value::as_u64).unwrap_or(1000).clamp(1, 1000) as usize;
+                let before = cfg_str(&cfg, "before").map(parse_signature).transpose()?;
+                let until = cfg_str(&cfg, "until").map(parse_signature).transpose()?;
+                let sigs = self.by_address.get(&key).cloned().unwrap_or_default();
+                let mut out = vec![];
+                let mut started = before.is_none();
+                for sig in sigs.iter().rev() {
+                    if !started {
+                        started = Some(*sig) == before;
+                        continue;
+                    }
+                    if Some(*sig) == until || out.len() >= limit {
+                        break;
+                    }
+                    let r = &self.txs[sig];
+                    out.push(json!({
+                        "signature": sig.to_string(),
+                        "slot": r.slot,
+                        "err": tx_err_json(&r.err),
+                        "memo": null,
+                        "blockTime": r.block_time,
+                        "confirmationStatus": "finalized",
+                    }));
+                }
+                Ok(json!(out))
+            }
+            "getSignatureStatuses" => {
+                let sigs = p
+                    .get(0)
+                    .and_then(Value::as_array)
+                    .ok_or_else(|| RpcError::invalid_params("Invalid params: expected an array of signatures"))?;
+                if sigs.len() > 256 {
+                    return Err(RpcError::invalid_params("Too many inputs provided; max 256"));
+                }
+                let mut out = vec![];
+                for s in sigs {
+                    let sig = parse_signature(s.as_str().unwrap_or(""))?;
+                    out.push(match self.txs.get(&sig) {
+                        Some(r) => json!({
+                            "slot": r.slot,
+                            "confirmations": null,
+                            "err": tx_err_json(&r.err),
+                            "status": status_json(&r.err),
+                            "confirmationStatus": "finalized",
+                        }),
+                        None => Value::Null,
+                    });
+                }
+                self.ctx_json(json!(out)).await
+            }
+            "getTransaction" | "getConfirmedTransaction" => {
+                let sig = parse_signature(p.str(0, "a signature")?)?;
+                let cfg = match p.get(1) {
+                    Some(Value::String(enc)) => {
+                        let mut m = Map::new();
+                        m.insert("encoding".into(), json!(enc));
+                        m
+                    }
+                    _ => p.config(1)?,
+                };
+                match self.txs.get(&sig) {
+                    None => Ok(Value::Null),
+                    Some(r) => transaction_json(r, cfg_str(&cfg, "encoding").unwrap_or("json")),
+                }
+            }
+            "requestAirdrop" => {
+                let to = p.pubkey(0)?;
+                let lamports = p.u64(1, "lamports")?;
+                let (hash, _) = self.latest_blockhash().await?;
+                #[allow(deprecated)]
+                let ix = solana_sdk::system_instruction::transfer(&self.faucet.pubkey(), &to, lamports);
+                let tx = Transaction::new_signed_with_payer(&[ix], Some(&self.faucet.pubkey()), &[&self.faucet], hash);
+                match self.execute(tx.into()).await {
+                    Ok(sig) => Ok(json!(sig.to_string())),
+                    Err((e, _)) => Err(RpcError::internal(format!("airdrop failed: {e}"))),
+                }
+            }
+            "sendTransaction" => {
+                let cfg = p.config(1)?;
+                let tx = decode_tx(p.str(0, "an encoded transaction")?, cfg_str(&cfg, "encoding"))?;
+                if tx.verify_with_results().iter().any(|ok| !ok) {
+                    return Err(RpcError::new(
+                        TRANSACTION_SIGNATURE_VERIFICATION_FAILURE,
+                        "Transaction signature verification failure",
+                    ));
+                }
+                let sig = tx.signatures[0];
+                if let Some(r) = self.txs.get(&sig) {
+                    // A resend of a committed transaction: like a validator, answer the signature.
+                    let _ = r;
+                    return Ok(json!(sig.to_string()));
+                }
+                if !cfg_bool(&cfg, "skipPreflight") {
+                    let _ = self.sync_clock().await;
+                    if !self.is_blockhash_valid(tx.message.recent_blockhash()).await? {
+                        return Err(preflight_error(&TransactionError::BlockhashNotFound, vec![], 0));
+                    }
+                    let sim = self.ctx.banks_client.simulate_transaction(tx.clone()).await.map_err(bc)?;
+                    let (logs, units) = sim
+                        .simulation_details
+                        .map(|d| (d.logs, d.units_consumed))
+                        .unwrap_or_default();
+                    if let Some(Err(e)) = sim.result {
+                        return Err(preflight_error(&e, logs, units));
+                    }
+                }
+                match self.execute(tx).await {
+                    Ok(sig) => Ok(json!(sig.to_string())),
+                    Err((e, logs)) => Err(preflight_error(&e, logs, 0)),
+                }
+            }
+            "simulateTransaction" => {
+                let cfg = p.config(1)?;
+                let mut tx = decode_tx(p.str(0, "an encoded transaction")?, cfg_str(&cfg, "encoding"))?;
+                let sig_verify = cfg_bool(&cfg, "sigVerify");
+                let replace = cfg_bool(&cfg, "replaceRecentBlockhash");
+                if sig_verify && replace {
+                    return Err(RpcError::invalid_params(
+                        "sigVerify may not be used with replaceRecentBlockhash",
+                    ));
+                }
+                if sig_verify && tx.verify_with_results().iter().any(|ok| !ok) {
+                    return Err(RpcError::new(
+                        TRANSACTION_SIGNATURE_VERIFICATION_FAILURE,
+                        "Transaction signature verification failure",
+                    ));
+                }
+                let _ = self.sync_clock().await;
+                let mut replacement = Value::Null;
+                if replace {
+                    let (hash, last_valid) = self.latest_blockhash().await?;
+                    tx.message.set_recent_blockhash(hash);
+                    replacement = json!({"blockhash": hash.to_string(), "lastValidBlockHeight": last_valid});
+                }
+                let blockhash_ok = self.is_blockhash_valid(tx.message.recent_blockhash()).await?;
+                let (err, logs, units, return_data) = if !blockhash_ok {
+                    (Some(TransactionError::BlockhashNotFound), vec![], 0, Value::Null)
+                } else {
+                    let sim = self.ctx.banks_client.simulate_transaction(tx.clone()).await.map_err(bc)?;
+                    let err = sim.result.and_then(|r| r.err());
+                    match sim.simulation_details {
+                        Some(d) => {
+                            let rd = d.return_data.map_or(Value::Null, |rd| {
+                                json!({"programId": rd.program_id.to_string(), "data": [B64.encode(&rd.data), "base64"]})
+                            });
+                            (err, d.logs, d.units_consumed, rd)
+                        }
+                        None => (err, vec![], 0, Value::Null),
+                    }
+                };
+                let mut value = json!({
+                    "err": tx_err_json(&err),
+                    "logs": logs,
+                    "accounts": null,
+                    "unitsConsumed": units,
+                    "returnData": return_data,
+                    "innerInstructions": null,
+                });
+                if !replacement.is_null() {
+                    value["replacementBlockhash"] = replacement;
+                }
+                self.ctx_json(value).await
+            }
+            "localnet_getClock" => {
+                let c = self.clock().await?;
+                Ok(json!({"slot": c.slot, "unix_timestamp": c.unix_timestamp}))
+            }
+            "localnet_advanceClock" => {
+                let seconds = p.get(0).and_then(Value::as_i64).filter(|s| *s >= 0).ok_or_else(|| {
+                    RpcError::invalid_params("Invalid params: expected [seconds] (non-negative integer)")
+                })?;
+                let before = self.clock().await?;
+                let slots = ((seconds as u64).saturating_mul(1000) / MS_PER_SLOT).clamp(1, MAX_WARP_SLOTS);
+                self.ctx
+                    .warp_to_slot(before.slot + slots)
+                    .map_err(|e| RpcError::internal(format!("warp failed: {e:?}")))?;
+                self.clock_offset += seconds;
+                let mut clock = self.clock().await?;
+                clock.unix_timestamp = (before.unix_timestamp + seconds).max(wall_now() + self.clock_offset);
+                self.ctx.set_sysvar(&clock);
+                // Blockhashes from before the warp are still in the queue; hand out a fresh one too.
+                let _ = self.ctx.get_new_latest_blockhash().await;
+                Ok(json!({"slot": clock.slot, "unix_timestamp": clock.unix_timestamp}))
+            }
+            "localnet_setAccount" => {
+                // Dev helper: [pubkey, {lamports, data(base64), owner, executable}]
+                let key = p.pubkey(0)?;
+                let cfg = p.config(1)?;
+                let data = B64
+                    .decode(cfg_str(&cfg, "data").unwrap_or(""))
+                    .map_err(|e| RpcError::invalid_params(format!("Invalid params: bad base64: {e}")))?;
+                let owner = parse_pubkey(cfg_str(&cfg, "owner").unwrap_or("11111111111111111111111111111111"))?;
+                let lamports = cfg.get("lamports").and_then(Value::as_u64).unwrap_or(0);
+                let mut acc = AccountSharedData::new(lamports, data.len(), &owner);
+                solana_sdk::account::WritableAccount::data_as_mut_slice(&mut acc).copy_from_slice(&data);
+                solana_sdk::account::WritableAccount::set_executable(&mut acc, cfg_bool(&cfg, "executable"));
+                self.ctx.set_account(&key, &acc);
+                self.known.insert(key);
+                Ok(Value::Null)
+            }
+            _ => Err(RpcError::new(METHOD_NOT_FOUND, "Method not found")),
+        }
+    }
+}
+
+trait UnwrapErrOr<E> {
+    fn unwrap_err_or(self, default: E) -> E;
+}
+impl<E> UnwrapErrOr<E> for Result<(), E> {
+    fn unwrap_err_or(self, default: E) -> E {
+        self.err().unwrap_or(default)
+    }
+}
+
+fn preflight_error(err: &TransactionError, logs: Vec<String>, units: u64) -> RpcError {
+    RpcError::new(SEND_TRANSACTION_PREFLIGHT_FAILURE, format!("Transaction simulation failed: {err}")).with_data(json!({
+        "err": serde_json::to_value(err).unwrap_or(Value::Null),
+        "logs": logs,
+        "accounts": null,
+        "unitsConsumed": units,
+        "returnData": null,
+        "innerInstructions": null,
+    }))
+}
+
+fn decode_tx(encoded: &str, encoding: Option<&str>) -> Result<VersionedTransaction, RpcError> {
+    let bytes = match encoding.unwrap_or("base58") {
+        "base58" => bs58::decode(encoded)
+            .into_vec()
+            .map_err(|e| RpcError::invalid_params(format!("invalid base58 encoding: {e}")))?,
+        "base64" => B64
+            .decode(encoded)
+            .map_err(|e| RpcError::invalid_params(format!("invalid base64 encoding: {e}")))?,
+        other => return Err(RpcError::invalid_params(format!("unsupported encoding: {other}. Supported encodings: base58, base64"))),
+    };
+    let tx: VersionedTransaction = bincode::deserialize(&bytes)
+        .map_err(|e| RpcError::invalid_params(format!("failed to deserialize solana_transaction::versioned::VersionedTransaction: {e}")))?;
+    tx.sanitize()
+        .map_err(|e| RpcError::invalid_params(format!("invalid transaction: {e}")))?;
+    if tx.signatures.is_empty() {
+        return Err(RpcError::invalid_params("invalid transaction: no signatures"));
+    }
+    Ok(tx)
+}
+
+fn matches_filters(data: &[u8], filters: &[Value]) -> Result<bool, RpcError> {
+    for f in filters {
+        if let Some(size) = f.get("dataSize").and_then(Value::as_u64) {
+            if data.len() as u64 != size {
+                return Ok(false);
+            }
+        } else if let Some(m) = f.get("memcmp") {
+            let off = m.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
+            let raw = m.get("bytes").and_then(Value::as_str).unwrap_or("");
+            let bytes = match m.get("encoding").and_then(Value::as_str) {
+                Some("base64") => B64.decode(raw).map_err(|_| RpcError::invalid_params("Invalid memcmp bytes"))?,
+                _ => bs58::decode(raw).into_vec().map_err(|_| RpcError::invalid_params("Invalid memcmp bytes"))?,
+            };
+            if data.len() < off + bytes.len() || data[off..off + bytes.len()] != bytes[..] {
+                return Ok(false);
+            }
+        } else {
+            return Err(RpcError::invalid_params("Invalid filter"));
+        }
+    }
+    Ok(true)
+}
+
+fn is_writable(msg: &VersionedMessage, i: usize) -> bool {
+    let h = msg.header();
+    let n = msg.static_account_keys().len();
+    let sigs = h.num_required_signatures as usize;
+    if i < sigs {
+        i < sigs - h.num_readonly_signed_accounts as usize
+    } else {
+        i < n - h.num_readonly_unsigned_accounts as usize
+    }
+}
+
+fn transaction_json(r: &TxRecord, encoding: &str) -> RpcResult {
+    let msg = &r.tx.message;
+    let keys: Vec<String> = msg.static_account_keys().iter().map(|k| k.to_string()).collect();
+    let h = msg.header();
+    let parsed = encoding == "jsonParsed";
+    let transaction = match encoding {
+        "json" | "jsonParsed" => {
+            let instructions: Vec<Value> = msg
+                .instructions()
+                .iter()
+                .map(|ix| {
+                    if parsed {
+                        json!({
+                            "programId": keys.get(ix.program_id_index as usize),
+                            "accounts": ix.accounts.iter().map(|a| keys.get(*a as usize)).collect::<Vec<_>>(),
+                            "data": bs58::encode(&ix.data).into_string(),
+                            "stackHeight": null,
+                        })
+                    } else {
+                        json!({
+                            "programIdIndex": ix.program_id_index,
+                            "accounts": ix.accounts,
+                            "data": bs58::encode(&ix.data).into_string(),
+                            "stackHeight": null,
+                        })
+                    }
+                })
+                .collect();
+            let account_keys: Value = if parsed {
+                json!(keys
+                    .iter()
+                    .enumerate()
+                    .map(|(i, k)| json!({
+                        "pubkey": k,
+                        "signer": i < h.num_required_signatures as usize,
+                        "writable": is_writable(msg, i),
+                        "source": "transaction",
+                    }))
+                    .collect::<Vec<_>>())
+            } else {
+                json!(keys)
+            };
+            let mut message = json!({
+                "accountKeys": account_keys,
+                "recentBlockhash": msg.recent_blockhash().to_string(),
+                "instructions": instructions,
+            });
+            if !parsed {
+                message["header"] = json!({
+                    "numRequiredSignatures": h.num_required_signatures,
+                    "numReadonlySignedAccounts": h.num_readonly_signed_accounts,
+                    "numReadonlyUnsignedAccounts": h.num_readonly_unsigned_accounts,
+                });
+            }
+            if let Some(lookups) = msg.address_table_lookups() {
+                message["addressTableLookups"] = json!(lookups
+                    .iter()
+                    .map(|l| json!({
+                        "accountKey": l.account_key.to_string(),
+                        "writableIndexes": l.writable_indexes,
+                        "readonlyIndexes": l.readonly_indexes,
+                    }))
+                    .collect::<Vec<_>>());
+            }
+            json!({
+                "signatures": r.tx.signatures.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                "message": message,
+            })
+        }
+        "base64" => json!([B64.encode(bincode::serialize(&r.tx).map_err(bc)?), "base64"]),
+        "base58" => json!([bs58::encode(bincode::serialize(&r.tx).map_err(bc)?).into_string(), "base58"]),
+        other => return Err(RpcError::invalid_params(format!("Invalid params: unsupported encoding {other}"))),
+    };
+    let version = match msg {
+        VersionedMessage::Legacy(_) => json!("legacy"),
+        VersionedMessage::V0(_) => json!(0),
+    };
+    let mut meta = json!({
+        "err": tx_err_json(&r.err),
+        "status": status_json(&r.err),
+        "fee": r.fee,
+        "preBalances": r.pre_balances,
+        "postBalances": r.post_balances,
+        "innerInstructions": [],
+        "logMessages": r.logs,
+        "preTokenBalances": r.pre_token_balances,
+        "postTokenBalances": r.post_token_balances,
+        "rewards": [],
+        "loadedAddresses": {"writable": [], "readonly": []},
+        "computeUnitsConsumed": r.units,
+    });
+    if let Some(rd) = &r.return_data {
+        meta["returnData"] = rd.clone();
+    }
+    Ok(json!({
+        "slot": r.slot,
+        "blockTime": r.block_time,
+        "version": version,
+        "transaction": transaction,
+        "meta": meta,
+    }))
+}
+
+/// Commands for the chain thread.
+pub enum Cmd {
+    Rpc {
+        method: String,
+        params: Vec<Value>,
+        reply: tokio::sync::oneshot::Sender<RpcResult>,
+    },
+    Status {
+        signature: Signature,
+        reply: tokio::sync::oneshot::Sender<Option<SigNote>>,
+    },
+}
+
+/// Start the chain on its own thread; returns the command sender once the chain is ready.
+pub fn spawn_actor(
+    notify: tokio::sync::broadcast::Sender<SigNote>,
+) -> anyhow::Result<std::sync::mpsc::Sender<Cmd>> {
+    let (tx, rx) = std::sync::mpsc::channel::<Cmd>();
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<anyhow::Result<()>>();
+    std::thread::Builder::new().name("chain".into()).spawn(move || {
+        let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            Ok(rt) => rt,
+            Err(e) => {
+                let _ = ready_tx.send(Err(e.into()));
+                return;
+            }
+        };
+        let mut chain = match rt.block_on(Chain::start(notify)) {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = ready_tx.send(Err(e));
+                return;
+            }
+        };
+        let _ = ready_tx.send(Ok(()));
+        loop {
+            match rx.recv_timeout(Duration::from_millis(400)) {
+                Ok(Cmd::Rpc { method, params, reply }) => {
+                    let fut = chain.handle(&method, &params);
+                    let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.block_on(fut)))
+                        .unwrap_or_else(|_| Err(RpcError::internal(format!("panic while handling {method}"))));
+                    let _ = reply.send(res);
+                }
+                Ok(Cmd::Status { signature, reply }) => {
+                    let _ = reply.send(chain.is_processed(&signature));
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    // Let program-test's blockhash ticker run once and keep the clock current.
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        rt.block_on(async {
+                            chain.tick().await;
+                            tokio::time::sleep(Duration::from_millis(7)).await;
+                        })
+                    }));
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+    })?;
+    ready_rx.recv()??;
+    Ok(tx)
+}

@@ -1,0 +1,334 @@
+/**
+ * End-to-end: the escrow program's whole lifecycle through @coral-xyz/anchor and @solana/web3.js
+ * against bazaar-localnet (programs/localnet), plus RPC-level robustness checks.
+ *
+ * Amounts are base units of a 6-decimal SPL mint; times are unix seconds.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AnchorError, AnchorProvider, BN, Program, type Idl } from '@coral-xyz/anchor';
+import {
+  Connection,
+  Keypair,
+  LAMPORTS_PER_SOL,
+  PublicKey,
+  SystemProgram,
+  Transaction,
+  VersionedTransaction,
+} from '@solana/web3.js';
+import {
+  ASSOCIATED_TOKEN_PROGRAM_ID,
+  TOKEN_PROGRAM_ID,
+  createMint,
+  getAccount,
+  getAssociatedTokenAddressSync,
+  getOrCreateAssociatedTokenAccount,
+  mintTo,
+} from '@solana/spl-token';
+import { startLocalnet, type Localnet } from './helpers/localnet';
+
+const idlPath = fileURLToPath(new URL('../programs/escrow/idl/escrow.json', import.meta.url));
+const haveIdl = existsSync(idlPath);
+
+/** Minimal Anchor wallet over a Keypair (anchor's NodeWallet is not exported from its ESM build). */
+function keypairWallet(kp: Keypair) {
+  const sign = <T extends Transaction | VersionedTransaction>(tx: T): T => {
+    if (tx instanceof VersionedTransaction) tx.sign([kp]);
+    else tx.partialSign(kp);
+    return tx;
+  };
+  return {
+    publicKey: kp.publicKey,
+    payer: kp,
+    signTransaction: async <T extends Transaction | VersionedTransaction>(tx: T) => sign(tx),
+    signAllTransactions: async <T extends Transaction | VersionedTransaction>(txs: T[]) => txs.map(sign),
+  };
+}
+
+async function rawRpc(url: string, body: string): Promise<any> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  return res.json();
+}
+
+let net: Localnet;
+let connection: Connection;
+
+beforeAll(async () => {
+  net = await startLocalnet();
+  connection = new Connection(net.rpcUrl, { commitment: 'confirmed', wsEndpoint: net.wsUrl });
+}, 900_000);
+
+afterAll(async () => {
+  await net?.stop();
+});
+
+async function airdrop(to: PublicKey, sol = 10) {
+  const sig = await connection.requestAirdrop(to, sol * LAMPORTS_PER_SOL);
+  const bh = await connection.getLatestBlockhash();
+  await connection.confirmTransaction({ signature: sig, ...bh });
+}
+
+describe('localnet RPC', () => {
+  it('serves the basics web3.js needs', async () => {
+    const version = await connection.getVersion();
+    expect(version['solana-core']).toMatch(/^2\./);
+    const { blockhash, lastValidBlockHeight } = await connection.getLatestBlockhash();
+    expect(blockhash.length).toBeGreaterThan(30);
+    expect(lastValidBlockHeight).toBeGreaterThan(await connection.getBlockHeight());
+    expect(await connection.isBlockhashValid(blockhash)).toMatchObject({ value: true });
+    expect(await connection.getMinimumBalanceForRentExemption(165)).toBe(2_039_280);
+    expect(typeof (await connection.getGenesisHash())).toBe('string');
+    const epoch = await connection.getEpochInfo();
+    expect(epoch.absoluteSlot).toBe(await connection.getSlot());
+  });
+
+  it('airdrops, transfers and indexes transactions', async () => {
+    const a = Keypair.generate();
+    const b = Keypair.generate();
+    await airdrop(a.publicKey, 2);
+    expect(await connection.getBalance(a.publicKey)).toBe(2 * LAMPORTS_PER_SOL);
+    const tx = new Transaction().add(
+      SystemProgram.transfer({ fromPubkey: a.publicKey, toPubkey: b.publicKey, lamports: 10_000_000 }),
+    );
+    const sig = await connection.sendTransaction(tx, [a]);
+    const bh = await connection.getLatestBlockhash();
+    const conf = await connection.confirmTransaction({ signature: sig, ...bh }, 'confirmed');
+    expect(conf.value.err).toBeNull();
+    expect(await connection.getBalance(b.publicKey)).toBe(10_000_000);
+    const status = await connection.getSignatureStatus(sig, { searchTransactionHistory: true });
+    expect(status.value?.confirmationStatus).toBe('finalized');
+    const got = await connection.getTransaction(sig, { maxSupportedTransactionVersion: 0 });
+    expect(got?.meta?.fee).toBe(5000);
+    expect(got?.meta?.postBalances[1]).toBe(10_000_000);
+    const sigs = await connection.getSignaturesForAddress(b.publicKey);
+    expect(sigs.map((s) => s.signature)).toEqual([sig]);
+  });
+
+  it('rejects a failing transaction at preflight with logs (-32002)', async () => {
+    const poor = Keypair.generate();
+    await airdrop(poor.publicKey, 1);
+    const tx = new Transaction().add(
+      SystemProgram.transfer({ fromPubkey: poor.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 5 * LAMPORTS_PER_SOL }),
+    );
+    const err = await connection.sendTransaction(tx, [poor]).catch((e) => e);
+    expect(err?.constructor?.name).toBe('SendTransactionError');
+    expect(err.message).toMatch(/Transaction simulation failed/);
+    expect((err.logs ?? []).join('\n')).toMatch(/insufficient lamports/);
+  });
+
+  it('answers malformed requests with JSON-RPC errors and keeps serving', async () => {
+    expect((await rawRpc(net.rpcUrl, '{not json')).error.code).toBe(-32700);
+    expect((await rawRpc(net.rpcUrl, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'noSuchMethod' }))).error.code).toBe(-32601);
+    expect((await rawRpc(net.rpcUrl, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'getBalance', params: ['nope'] }))).error.code).toBe(-32602);
+    const badTx = await rawRpc(
+      net.rpcUrl,
+      JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'sendTransaction', params: ['%%%', { encoding: 'base64' }] }),
+    );
+    expect(badTx.error.code).toBe(-32602);
+    const garbageTx = await rawRpc(
+      net.rpcUrl,
+      JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'sendTransaction', params: [randomBytes(80).toString('base64'), { encoding: 'base64' }] }),
+    );
+    expect(garbageTx.error.code).toBe(-32602);
+    const batch = await rawRpc(net.rpcUrl, JSON.stringify([{ jsonrpc: '2.0', id: 5, method: 'getHealth' }, 42]));
+    expect(batch[0].result).toBe('ok');
+    expect(batch[1].error.code).toBe(-32600);
+    expect(await connection.getSlot()).toBeGreaterThan(0);
+  });
+
+  it('advances the clock', async () => {
+    const before = await net.getClock();
+    await net.advanceClock(3600);
+    const after = await net.getClock();
+    expect(after.unix_timestamp - before.unix_timestamp).toBeGreaterThanOrEqual(3600);
+    expect(after.slot).toBeGreaterThan(before.slot);
+    // Blockhashes keep working after the warp.
+    await airdrop(Keypair.generate().publicKey, 1);
+  });
+});
+
+describe.skipIf(!haveIdl)('escrow lifecycle on the localnet', () => {
+  const FEE_BPS = 250;
+  const REVIEW_WINDOW = 3600;
+  const AMOUNT = 10_000_000; // 10 units of a 6-decimal mint
+  const admin = Keypair.generate();
+  const platform = Keypair.generate();
+  const arbiter = Keypair.generate();
+  const treasury = Keypair.generate();
+  const buyer = Keypair.generate();
+  const seller = Keypair.generate();
+  let program: Program;
+  let mint: PublicKey;
+  let configPda: PublicKey;
+  let buyerAta: PublicKey;
+  let sellerAta: PublicKey;
+  let treasuryAta: PublicKey;
+
+  const balance = async (ata: PublicKey) => Number((await getAccount(connection, ata)).amount);
+  const orderPda = (id: Buffer) => PublicKey.findProgramAddressSync([Buffer.from('order'), id], program.programId)[0];
+
+  async function fund(id: Buffer, deadlineIn = 86_400) {
+    const { unix_timestamp } = await net.getClock();
+    const order = orderPda(id);
+    await program.methods
+      .fund([...id], new BN(AMOUNT), new BN(unix_timestamp + deadlineIn), new BN(REVIEW_WINDOW))
+      .accountsPartial({
+        buyer: buyer.publicKey,
+        platformAuthority: platform.publicKey,
+        seller: seller.publicKey,
+        config: configPda,
+        order,
+        mint,
+        buyerTokenAccount: buyerAta,
+        vault: getAssociatedTokenAddressSync(mint, order, true),
+        tokenProgram: TOKEN_PROGRAM_ID,
+        associatedTokenProgram: ASSOCIATED_TOKEN_PROGRAM_ID,
+        systemProgram: SystemProgram.programId,
+      })
+      .signers([buyer, platform])
+      .rpc();
+    return order;
+  }
+
+  const payoutAccounts = (order: PublicKey) => ({
+    config: configPda,
+    order,
+    mint,
+    vault: getAssociatedTokenAddressSync(mint, order, true),
+    sellerTokenAccount: sellerAta,
+    treasuryTokenAccount: treasuryAta,
+    rentPayer: buyer.publicKey,
+    tokenProgram: TOKEN_PROGRAM_ID,
+  });
+
+  beforeAll(async () => {
+    const idl = (await import('@bazaar/escrow-idl')).default as unknown as Idl;
+    for (const kp of [admin, buyer, seller, platform, arbiter]) await airdrop(kp.publicKey, 10);
+    const provider = new AnchorProvider(connection, keypairWallet(admin), { commitment: 'confirmed' });
+    program = new Program(idl, provider);
+    configPda = PublicKey.findProgramAddressSync([Buffer.from('config')], program.programId)[0];
+    mint = await createMint(connection, admin, admin.publicKey, null, 6);
+    buyerAta = (await getOrCreateAssociatedTokenAccount(connection, admin, mint, buyer.publicKey)).address;
+    sellerAta = (await getOrCreateAssociatedTokenAccount(connection, admin, mint, seller.publicKey)).address;
+    treasuryAta = (await getOrCreateAssociatedTokenAccount(connection, admin, mint, treasury.publicKey)).address;
+    await mintTo(connection, admin, mint, buyerAta, admin, 100 * AMOUNT);
+  }, 120_000);
+
+  it('initializes the config', async () => {
+    await program.methods
+      .initializeConfig({
+        platformAuthority: platform.publicKey,
+        arbiter: arbiter.publicKey,
+        treasury: treasury.publicKey,
+        feeBps: FEE_BPS,
+        defaultReviewWindow: new BN(REVIEW_WINDOW),
+        allowedMints: [mint],
+      })
+      .accountsPartial({ admin: admin.publicKey, config: configPda, systemProgram: SystemProgram.programId })
+      .rpc();
+    const cfg: any = await (program.account as any).config.fetch(configPda);
+    expect(cfg.feeBps).toBe(FEE_BPS);
+    expect(cfg.platformAuthority.toBase58()).toBe(platform.publicKey.toBase58());
+  });
+
+  it('funds, delivers and releases: seller gets amount - fee, treasury the fee', async () => {
+    const id = randomBytes(16);
+    const buyerBefore = await balance(buyerAta);
+    const order = await fund(id);
+    expect(await balance(getAssociatedTokenAddressSync(mint, order, true))).toBe(AMOUNT);
+    expect(await balance(buyerAta)).toBe(buyerBefore - AMOUNT);
+    const o: any = await (program.account as any).order.fetch(order);
+    expect(o.amount.toNumber()).toBe(AMOUNT);
+
+    await program.methods
+      .markDelivered()
+      .accountsPartial({ authority: seller.publicKey, config: configPda, order })
+      .signers([seller])
+      .rpc();
+
+    const [sellerBefore, treasuryBefore] = [await balance(sellerAta), await balance(treasuryAta)];
+    const sig = await program.methods
+      .release()
+      .accountsPartial({ authority: buyer.publicKey, ...payoutAccounts(order) })
+      .signers([buyer])
+      .rpc();
+    const fee = Math.floor((AMOUNT * FEE_BPS) / 10_000);
+    expect(await balance(sellerAta)).toBe(sellerBefore + AMOUNT - fee);
+    expect(await balance(treasuryAta)).toBe(treasuryBefore + fee);
+    expect(await connection.getAccountInfo(order)).toBeNull();
+
+    // The transaction is indexed with token balances and logs.
+    const tx = await connection.getTransaction(sig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+    expect(tx?.meta?.err).toBeNull();
+    expect(tx?.meta?.logMessages?.join('\n')).toMatch(/Instruction: Release/);
+    expect(tx?.meta?.postTokenBalances?.length).toBeGreaterThan(0);
+    const sigs = await connection.getSignaturesForAddress(order);
+    expect(sigs[0].signature).toBe(sig);
+    const owned = await connection.getTokenAccountsByOwner(seller.publicKey, { mint });
+    expect(owned.value.map((a) => a.pubkey.toBase58())).toContain(sellerAta.toBase58());
+  });
+
+  it('resolves a dispute with a split decided by the arbiter', async () => {
+    const order = await fund(randomBytes(16));
+    await program.methods
+      .openDispute()
+      .accountsPartial({ authority: buyer.publicKey, config: configPda, order })
+      .signers([buyer])
+      .rpc();
+    const before = await Promise.all([buyerAta, sellerAta, treasuryAta].map(balance));
+    await program.methods
+      .resolveDispute(4_000)
+      .accountsPartial({ arbiter: arbiter.publicKey, buyerTokenAccount: buyerAta, ...payoutAccounts(order) })
+      .signers([arbiter])
+      .rpc();
+    const after = await Promise.all([buyerAta, sellerAta, treasuryAta].map(balance));
+    const toBuyer = (AMOUNT * 4_000) / 10_000;
+    const fee = Math.floor(((AMOUNT - toBuyer) * FEE_BPS) / 10_000);
+    expect(after[0] - before[0]).toBe(toBuyer);
+    expect(after[1] - before[1]).toBe(AMOUNT - toBuyer - fee);
+    expect(after[2] - before[2]).toBe(fee);
+  });
+
+  it('lets anyone claim after the review window once the clock has advanced', async () => {
+    const order = await fund(randomBytes(16));
+    await program.methods
+      .markDelivered()
+      .accountsPartial({ authority: platform.publicKey, config: configPda, order })
+      .signers([platform])
+      .rpc();
+    const stranger = Keypair.generate();
+    await airdrop(stranger.publicKey, 1);
+    const claim = () =>
+      program.methods
+        .claim()
+        .accountsPartial({ payer: stranger.publicKey, ...payoutAccounts(order) })
+        .signers([stranger])
+        .rpc();
+    const early = await claim().catch((e) => e);
+    expect(early).toBeInstanceOf(AnchorError);
+    expect((early as AnchorError).error.errorCode.code).toBe('ReviewWindowNotElapsed');
+
+    await net.advanceClock(REVIEW_WINDOW + 1);
+    const sellerBefore = await balance(sellerAta);
+    await claim();
+    const fee = Math.floor((AMOUNT * FEE_BPS) / 10_000);
+    expect(await balance(sellerAta)).toBe(sellerBefore + AMOUNT - fee);
+  });
+
+  it('refuses a release signed by someone who is neither buyer nor platform', async () => {
+    const order = await fund(randomBytes(16));
+    const mallory = Keypair.generate();
+    await airdrop(mallory.publicKey, 1);
+    const err = await program.methods
+      .release()
+      .accountsPartial({ authority: mallory.publicKey, ...payoutAccounts(order) })
+      .signers([mallory])
+      .rpc()
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(AnchorError);
+    expect((err as AnchorError).error.errorCode.code).toBe('NotBuyerOrPlatform');
+    expect(await balance(getAssociatedTokenAddressSync(mint, order, true))).toBe(AMOUNT);
+  });
+});
