@@ -82,6 +82,7 @@ export function idempotency(opts: IdempotencyOptions): RequestHandler {
       const inserted = await store.tryInsert({
         scope,
         key,
+        route: `${req.method.toUpperCase()} ${req.baseUrl}${req.path}`,
         fingerprint,
         state: 'running',
         responseStatus: null,

@@ -5,6 +5,8 @@
 export interface IdempotencyRecord {
   scope: string;
   key: string;
+  /** METHOD + path, informative */
+  route?: string;
   /** sha256 of method + path + canonical body + principal */
   fingerprint: string;
   state: 'running' | 'done';

@@ -13,6 +13,7 @@ export function toOrderDto(
   intents: ChainIntentRecord[],
   role: OrderRole | null,
   nowSeconds = Math.floor(Date.now() / 1000),
+  reviewed = false,
 ): Order {
   const fee = (o.amount * BigInt(o.feeBps)) / 10_000n;
   return {
@@ -52,6 +53,6 @@ export function toOrderDto(
         slot: i.slot,
         created_at: i.createdAt.toISOString(),
       })),
-    allowed_actions: allowedActions(o, role, nowSeconds),
+    allowed_actions: allowedActions(o, role, nowSeconds, reviewed),
   };
 }

@@ -1,0 +1,99 @@
+/**
+ * ts-rest handlers of `contract.orders`: map the request to an OrdersService call and the result to
+ * the contract's Order shape. Rules live in modules/orders; errors are DomainErrors (problem+json).
+ *
+ * Decisions:
+ *  - Idempotency-Key is REQUIRED on POST /orders (contract: 400 idempotency-key-missing), keys are
+ *    scoped per principal and kept 24 h. The chain-backed actions need no key: repeating one is
+ *    harmless by construction (a confirmed action returns the current order, nothing is re-sent).
+ *  - GET /orders/{id} and the actions answer 404 to callers who are neither buyer, seller nor admin.
+ *  - Solana Pay endpoints are public; POST answers 403 unless `account` is the order's buyer wallet.
+ */
+import { initServer } from '@ts-rest/express';
+import { contract } from '@bazaar/contract';
+import { idempotency, type IdempotencyStore } from '../modules/idempotency/index.js';
+import { toOrderDto } from '../modules/orders/orders.dto.js';
+import type { OrdersService, PrincipalLike } from '../modules/orders/orders.service.js';
+import type { OrderRecord, OrdersRepo } from '../modules/orders/orders.types.js';
+import { DomainError } from '../errors.js';
+
+export interface OrdersHttpDeps {
+  service: OrdersService;
+  repo: OrdersRepo;
+  idempotencyStore: IdempotencyStore;
+  /** optional: whether the buyer already reviewed the order (hides `review` from allowed_actions) */
+  hasReview?: (orderId: string) => Promise<boolean>;
+}
+
+function principalOf(req: unknown): PrincipalLike {
+  const p = (req as { principal?: Partial<PrincipalLike> & { kind?: string } }).principal;
+  if (!p) throw new DomainError('unauthorized', 'No credential was sent.');
+  return { kind: p.kind ?? 'user', userId: p.userId ?? null, wallet: p.wallet ?? null, isAdmin: !!p.isAdmin };
+}
+
+export function ordersHandlers(deps: OrdersHttpDeps) {
+  const s = initServer();
+  const { service, repo } = deps;
+
+  const dto = async (o: OrderRecord, p: PrincipalLike) => {
+    const [intents, reviewed] = await Promise.all([
+      repo.listIntents(o.id),
+      deps.hasReview && (o.status === 'completed' || o.status === 'resolved') ? deps.hasReview(o.id) : Promise.resolve(false),
+    ]);
+    return toOrderDto(o, intents, service.roleOf(o, p), Math.floor(Date.now() / 1000), reviewed);
+  };
+
+  return s.router(contract.orders, {
+    createOrder: {
+      middleware: [idempotency({ store: deps.idempotencyStore, required: true }) as never],
+      handler: async ({ body, req }) => {
+        const p = principalOf(req);
+        const { order, payment } = await service.create(p, { listingId: body.listing_id, buyerWallet: body.buyer_wallet });
+        const o = await dto(order, p);
+        return {
+          status: 201 as const,
+          body: { ...o, payment: { ...payment, expires_at: payment.expires_at.toISOString() } },
+        };
+      },
+    },
+    listOrders: async ({ query, req }) => {
+      const p = principalOf(req);
+      const page = await service.list(p, { role: query.role, status: query.status, limit: query.limit, cursor: query.cursor });
+      return { status: 200 as const, body: { data: await Promise.all(page.data.map((o) => dto(o, p))), next_cursor: page.nextCursor } };
+    },
+    getOrder: async ({ params, req }) => {
+      const p = principalOf(req);
+      return { status: 200 as const, body: await dto(await service.get(p, params.order_id), p) };
+    },
+    submitOrderTransaction: async ({ params, body, req }) => {
+      const p = principalOf(req);
+      const o = await service.submitTransaction(p, params.order_id, body.signed_transaction);
+      return { status: 200 as const, body: await dto(o, p) };
+    },
+    getSolanaPayLabel: async ({ params }) => ({ status: 200 as const, body: await service.solanaPayLabel(params.order_id) }),
+    createSolanaPayTransaction: async ({ params, body }) => ({
+      status: 200 as const,
+      body: await service.solanaPayTransaction(params.order_id, body.account),
+    }),
+    deliverOrder: async ({ params, req }) => {
+      const p = principalOf(req);
+      return { status: 200 as const, body: await dto(await service.deliver(p, params.order_id), p) };
+    },
+    confirmOrder: async ({ params, req }) => {
+      const p = principalOf(req);
+      return { status: 200 as const, body: await dto(await service.confirm(p, params.order_id), p) };
+    },
+    disputeOrder: async ({ params, body, req }) => {
+      const p = principalOf(req);
+      return { status: 200 as const, body: await dto(await service.dispute(p, params.order_id, body.reason), p) };
+    },
+    refundOrder: async ({ params, req }) => {
+      const p = principalOf(req);
+      return { status: 200 as const, body: await dto(await service.refund(p, params.order_id), p) };
+    },
+    resolveDispute: async ({ params, body, req }) => {
+      const p = principalOf(req);
+      return { status: 200 as const, body: await dto(await service.resolve(p, params.order_id, body.buyer_bps), p) };
+    },
+  });
+}

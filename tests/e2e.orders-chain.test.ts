@@ -1,0 +1,207 @@
+/**
+ * The orders service against the real escrow program on one shared localnet (in-memory order
+ * storage and listings, so this suite needs no database): every money movement is checked on chain.
+ * Alice buys, Bob sells; the service is the platform authority and the arbiter.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction } from '@solana/web3.js';
+import { TOKEN_PROGRAM_ID, getAccount, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalnet, type Localnet } from './helpers/localnet';
+import { createChain, type ChainClient } from '../server/src/chain/index';
+import { bootstrapLocalnet, ensureSol, loadOrCreateKeypair, mintTestUsdc, type BootstrapResult } from '../server/scripts/bootstrap-localnet';
+import { PaymentWatcher } from '../server/src/chain/payment-watcher';
+import { MemoryOrdersRepo } from '../server/src/modules/orders/orders.repo.memory';
+import { OrdersService } from '../server/src/modules/orders/orders.service';
+import { escrowPort } from '../server/src/modules/orders/orders.escrow';
+import { FakeListings, user } from './orders.fakes';
+
+const USDC = (n: number) => BigInt(Math.round(n * 1e6));
+const REVIEW_WINDOW = 120;
+
+let localnet: Localnet;
+let dataDir: string;
+let boot: BootstrapResult;
+let chain: ChainClient;
+let repo: MemoryOrdersRepo;
+let listings: FakeListings;
+let service: OrdersService;
+let watcher: PaymentWatcher;
+const t0 = Date.now();
+
+async function usdcBalance(owner: string): Promise<bigint> {
+  const ata = getAssociatedTokenAddressSync(new PublicKey(boot.usdcMint), new PublicKey(owner), true, TOKEN_PROGRAM_ID);
+  return getAccount(chain.connection, ata, 'confirmed', TOKEN_PROGRAM_ID).then((a) => a.amount, () => 0n);
+}
+
+/** A funded buyer (SOL for fees + 100 USDC) and a seller with a listing of `price` USDC. */
+async function parties(price = 25, durationDays = 3) {
+  const buyerKp = Keypair.generate();
+  const sellerKp = Keypair.generate();
+  await Promise.all([
+    ensureSol(chain.connection, buyerKp.publicKey, BigInt(LAMPORTS_PER_SOL), 2 * LAMPORTS_PER_SOL),
+    mintTestUsdc(dataDir, localnet.rpcUrl, buyerKp.publicKey.toBase58(), USDC(100)),
+  ]);
+  const buyer = user(randomUUID(), buyerKp.publicKey.toBase58());
+  const seller = user(randomUUID(), sellerKp.publicKey.toBase58());
+  const listing = listings.add({ id: randomUUID(), sellerId: seller.userId!, sellerWallet: seller.wallet!, priceBaseUnits: USDC(price), durationDays });
+  return { buyerKp, buyer, seller, listing };
+}
+
+/** Create the order, sign the returned transaction as the buyer's wallet would, submit it. */
+async function fundedOrder(p: Awaited<ReturnType<typeof parties>>) {
+  const { order, payment } = await service.create(p.buyer, { listingId: p.listing.id });
+  const tx = Transaction.from(Buffer.from(payment.transaction, 'base64'));
+  tx.partialSign(p.buyerKp);
+  return service.submitTransaction(p.buyer, order.id, tx.serialize().toString('base64'));
+}
+
+beforeAll(async () => {
+  localnet = await startLocalnet();
+  dataDir = mkdtempSync(join(tmpdir(), 'bazaar-orders-e2e-'));
+  boot = await bootstrapLocalnet({ rpcUrl: localnet.rpcUrl, dataDir });
+  chain = createChain({
+    rpcUrl: localnet.rpcUrl,
+    serviceKeypair: loadOrCreateKeypair(dataDir, 'service'),
+    programId: boot.programId,
+    currencies: boot.currencies,
+  });
+  repo = new MemoryOrdersRepo();
+  listings = new FakeListings();
+  service = new OrdersService({
+    repo,
+    listings,
+    escrow: escrowPort(chain.escrow),
+    currency: (code) => boot.currencies.find((c) => c.code === code),
+    config: { reviewWindowSeconds: REVIEW_WINDOW },
+  });
+  watcher = new PaymentWatcher({ service, repo });
+  console.info(`[timing] localnet + bootstrap: ${Date.now() - t0} ms`);
+});
+
+afterAll(async () => {
+  await localnet?.stop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  console.info(`[timing] e2e.orders-chain total: ${Date.now() - t0} ms`);
+});
+
+describe('orders on the real escrow program', () => {
+  it('happy path: pay, deliver, confirm; the seller receives price - 2.5% fee on chain', async () => {
+    const p = await parties(25);
+    const treasuryBefore = await usdcBalance(boot.treasury);
+    const funded = await fundedOrder(p);
+    expect(funded.status).toBe('in_progress');
+    expect(funded.fundSignature).toBeTruthy();
+    expect(await chain.escrow.fetchOrder(funded.id)).toMatchObject({ state: 'funded', amount: USDC(25), buyer: p.buyer.wallet });
+    expect(listings.rows.get(p.listing.id)!.status).toBe('reserved');
+
+    const delivered = await service.deliver(p.seller, funded.id);
+    expect(delivered.status).toBe('delivered');
+    expect(delivered.autoReleaseAt!.getTime() - delivered.deliveredAt!.getTime()).toBe(REVIEW_WINDOW * 1000);
+
+    const done = await service.confirm(p.buyer, funded.id);
+    expect(done.status).toBe('completed');
+    expect(await chain.escrow.fetchOrder(funded.id)).toBeNull();
+    expect(await usdcBalance(p.seller.wallet!)).toBe(USDC(25) - USDC(0.625));
+    expect((await usdcBalance(boot.treasury)) - treasuryBefore).toBe(USDC(0.625));
+    expect(await usdcBalance(p.buyer.wallet!)).toBe(USDC(75));
+    expect(listings.rows.get(p.listing.id)!.status).toBe('sold');
+    expect((await repo.listIntents(funded.id)).map((i) => `${i.action}:${i.status}`)).toEqual([
+      'fund:confirmed',
+      'mark_delivered:confirmed',
+      'release:confirmed',
+    ]);
+  });
+
+  it('Solana Pay: the wallet fetches the transaction, signs and sends it itself; the watcher detects the payment', async () => {
+    const p = await parties(10);
+    const { order } = await service.create(p.buyer, { listingId: p.listing.id });
+    await expect(service.solanaPayTransaction(order.id, p.seller.wallet!)).rejects.toMatchObject({ slug: 'forbidden' });
+    const { transaction } = await service.solanaPayTransaction(order.id, p.buyer.wallet!);
+    const tx = Transaction.from(Buffer.from(transaction, 'base64'));
+    tx.partialSign(p.buyerKp);
+    const sig = await chain.connection.sendRawTransaction(tx.serialize());
+    for (let i = 0; i < 40 && !(await chain.escrow.fetchOrder(order.id)); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(sig).toBeTruthy();
+    const pass = await watcher.runOnce();
+    expect(pass.funded).toContain(order.id);
+    expect((await repo.get(order.id))!.status).toBe('in_progress');
+  });
+
+  it('dispute resolved 40/60 by the admin: buyer gets 40%, seller 60% minus the fee', async () => {
+    const p = await parties(20);
+    const admin = user(randomUUID(), Keypair.generate().publicKey.toBase58(), { isAdmin: true });
+    const o = await fundedOrder(p);
+    await service.deliver(p.seller, o.id);
+    const d = await service.dispute(p.buyer, o.id, 'Half of the work is missing');
+    expect(d.status).toBe('disputed');
+    expect((await chain.escrow.fetchOrder(o.id))!.state).toBe('disputed');
+    await expect(service.resolve(p.buyer, o.id, 4000)).rejects.toMatchObject({ slug: 'forbidden' });
+    const r = await service.resolve(admin, o.id, 4000);
+    expect(r).toMatchObject({ status: 'resolved', buyerBps: 4000 });
+    expect(await usdcBalance(p.buyer.wallet!)).toBe(USDC(80) + USDC(8));
+    expect(await usdcBalance(p.seller.wallet!)).toBe(USDC(12) - USDC(0.3));
+  });
+
+  it('auto-release: after the review window (clock advanced) the crank claims for the seller', async () => {
+    const p = await parties(5);
+    const o = await fundedOrder(p);
+    await service.deliver(p.seller, o.id);
+    expect((await watcher.runOnce()).claimed).not.toContain(o.id);
+    await localnet.advanceClock(REVIEW_WINDOW + 5);
+    expect((await watcher.runOnce()).claimed).toContain(o.id);
+    expect((await repo.get(o.id))!.status).toBe('completed');
+    expect(await usdcBalance(p.seller.wallet!)).toBe(USDC(5) - USDC(0.125));
+    expect((await repo.listIntents(o.id)).map((i) => i.action)).toContain('claim');
+  });
+
+  it('refund after a missed delivery deadline: the buyer reclaims the full amount', async () => {
+    const p = await parties(7, 1);
+    const o = await fundedOrder(p);
+    await expect(service.refund(p.buyer, o.id)).rejects.toMatchObject({ slug: 'forbidden' });
+    await localnet.advanceClock(86_400 + 5);
+    const r = await service.refund(p.buyer, o.id);
+    expect(r.status).toBe('refunded');
+    expect(await usdcBalance(p.buyer.wallet!)).toBe(USDC(100));
+    expect(listings.rows.get(p.listing.id)!.status).toBe('available');
+  });
+
+  it('20 concurrent confirms: exactly one release transaction, paid once', async () => {
+    const p = await parties(3);
+    const o = await fundedOrder(p);
+    await service.deliver(p.seller, o.id);
+    const results = await Promise.allSettled(Array.from({ length: 20 }, () => service.confirm(p.buyer, o.id)));
+    expect(results.filter((r) => r.status === 'fulfilled').length).toBe(20);
+    const releases = (await repo.listIntents(o.id)).filter((i) => i.action === 'release');
+    expect(releases).toHaveLength(1);
+    expect(releases[0].status).toBe('confirmed');
+    expect(await usdcBalance(p.seller.wallet!)).toBe(USDC(3) - USDC(0.075));
+  });
+
+  it('crash after send, before the DB write: the reconciler converges to completed with the one signature', async () => {
+    const p = await parties(4);
+    const o = await fundedOrder(p);
+    await service.deliver(p.seller, o.id);
+    let sentSig = '';
+    service.hooks.afterSend = ({ tx }) => {
+      sentSig = tx.signature;
+      throw new Error('simulated crash');
+    };
+    await expect(service.confirm(p.buyer, o.id)).rejects.toThrow('simulated crash');
+    service.hooks.afterSend = undefined;
+    expect((await repo.get(o.id))!.status).toBe('delivered');
+    expect(await chain.escrow.fetchOrder(o.id)).toBeNull(); // the money moved
+    const outcome = await service.reconciler.runOnce();
+    expect(Object.values(outcome)).toContain('confirmed');
+    const after = (await repo.get(o.id))!;
+    expect(after.status).toBe('completed');
+    expect(after.lastSignature).toBe(sentSig);
+    expect((await service.confirm(p.buyer, o.id)).status).toBe('completed');
+    const releases = (await repo.listIntents(o.id)).filter((i) => i.action === 'release');
+    expect(releases.map((i) => i.signature)).toEqual([sentSig]);
+    expect(await usdcBalance(p.seller.wallet!)).toBe(USDC(4) - USDC(0.1));
+  });
+});
