@@ -83,3 +83,15 @@ describe('exact decimal amounts', () => {
     expect(() => parseUnits('-1', 6)).toThrow(TypeError);
   });
 });
+
+describe('runtime transaction errors', () => {
+  it('names the runtime error of a failed preflight without program logs', () => {
+    const e = translateChainError(
+      new Error('failed to send transaction: Transaction simulation failed: Attempt to debit an account but found no record of a prior credit.'),
+    );
+    expect(slug(e)).toBe('chain-transaction-failed');
+    expect(ext(e)).toMatchObject({ program_error: 'AccountNotFound' });
+    expect(ext(translateChainError(new Error('Transaction simulation failed: Blockhash not found')))).toMatchObject({ program_error: 'BlockhashNotFound' });
+    expect(ext(translateChainError(new Error('something odd')))).toMatchObject({ program_error: 'TransactionFailed' });
+  });
+});

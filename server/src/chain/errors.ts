@@ -19,6 +19,19 @@ const TOKEN_ERRORS = [
   'AuthorityTypeNotSupported', 'MintCannotFreeze', 'AccountFrozen', 'MintDecimalsMismatch', 'NonNativeNotSupported',
 ];
 
+/** Runtime TransactionError messages (solana-sdk) -> their enum names. */
+const TX_ERROR_MESSAGES: [RegExp, string][] = [
+  [/no record of a prior credit/i, 'AccountNotFound'],
+  [/insufficient funds for fee/i, 'InsufficientFundsForFee'],
+  [/insufficient funds for rent/i, 'InsufficientFundsForRent'],
+  [/Blockhash not found/i, 'BlockhashNotFound'],
+  [/already been processed/i, 'AlreadyProcessed'],
+  [/signature verification fail|invalid signature/i, 'SignatureFailure'],
+  [/missing signature|not enough signers/i, 'MissingSignature'],
+  [/Attempt to load a program that does not exist/i, 'ProgramAccountNotFound'],
+  [/too large/i, 'TransactionTooLarge'],
+];
+
 const LANG_ERRORS = new Map<number, string>(Object.entries(LangErrorCode).map(([name, code]) => [code as number, name]));
 
 const NETWORK_CODES = new Set([
@@ -135,8 +148,11 @@ export function translateChainError(err: unknown, ctx: TranslateContext = {}): D
     if (m) info = customError(Number.parseInt(m[1], 16), undefined, ctx);
   }
   if (!info) {
+    const known = TX_ERROR_MESSAGES.find(([re]) => re.test(message));
     const m = /Transaction simulation failed: (.*?)(\.|$)/.exec(message);
-    info = { program_error: m ? m[1].replace(/\s+/g, '') : 'TransactionFailed' };
+    info = known
+      ? { program_error: known[1], program_error_message: m?.[1] ?? message.slice(0, 200) }
+      : { program_error: 'TransactionFailed', program_error_message: (m?.[1] ?? message).slice(0, 200) };
   }
   return new DomainError('chain-transaction-failed', `${action}the transaction was rejected (${info.program_error})`, {
     ...info,

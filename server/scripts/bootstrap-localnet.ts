@@ -1,0 +1,261 @@
+/**
+ * Idempotent dev bootstrap of a Solana RPC (the localnet, or devnet with a funded service key):
+ *
+ *  1. dev keypairs under DATA_DIR/keys (dir 0700, files 0600; data/ is git-ignored, never commit keys):
+ *     service.json (platform authority + arbiter + fee payer), admin.json (escrow config admin),
+ *     treasury.json (fee receiver), usdc-mint-authority.json, usdc-mint.json (the test USDC mint's address)
+ *  2. airdrops SOL to service and admin when they hold less than 10 SOL
+ *  3. the test USDC mint (SPL Token, 6 decimals, freeze authority none) if absent
+ *  4. the escrow config (fee 250 bps, default review window 3 days, allowed mints [test USDC, wSOL])
+ *     if absent; an existing config is kept (a mismatch is reported in `warnings`)
+ *  5. the treasury's associated token accounts for both mints
+ *  6. DATA_DIR/chain.json: { rpcUrl, programId, currencies, servicePublicKey, adminPublicKey, arbiter,
+ *     treasury, usdcMint, usdcMintAuthority, feeBps, defaultReviewWindow, keysDir, bootstrappedAt }
+ *
+ * CLI: `npm run chain:bootstrap` (env RPC_URL default http://127.0.0.1:8899, DATA_DIR default ./data,
+ * ESCROW_PROGRAM_ID default the IDL address). Faucet: `npm run chain:bootstrap -- faucet <wallet> <usdc>`.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
+import {
+  MINT_SIZE,
+  NATIVE_MINT,
+  TOKEN_PROGRAM_ID,
+  createAssociatedTokenAccountIdempotentInstruction,
+  createInitializeMint2Instruction,
+  createMintToCheckedInstruction,
+  getAssociatedTokenAddressSync,
+} from '@solana/spl-token';
+import escrowIdl from '@bazaar/escrow-idl';
+import { createChain, createConnection } from '../src/chain/index.js';
+import { parseUnits } from '../src/chain/balances.js';
+import { sendAndConfirm } from '../src/chain/tx.js';
+import type { CurrencyInfo } from '../src/chain/types.js';
+import type { Connection } from '@solana/web3.js';
+
+export const TEST_USDC_DECIMALS = 6;
+export const DEFAULT_FEE_BPS = 250;
+export const DEFAULT_REVIEW_WINDOW_S = 3 * 24 * 3600;
+const MIN_BALANCE = 10n * BigInt(LAMPORTS_PER_SOL);
+const AIRDROP_LAMPORTS = 100 * LAMPORTS_PER_SOL;
+
+export interface ChainFile {
+  rpcUrl: string;
+  programId: string;
+  currencies: Required<CurrencyInfo>[];
+  servicePublicKey: string;
+  adminPublicKey: string;
+  arbiter: string;
+  treasury: string;
+  usdcMint: string;
+  usdcMintAuthority: string;
+  feeBps: number;
+  defaultReviewWindow: number;
+  keysDir: string;
+  bootstrappedAt: string;
+}
+
+export interface BootstrapResult extends ChainFile {
+  /** what this run created (empty on a re-run) */
+  created: string[];
+  warnings: string[];
+  ms: number;
+}
+
+export const KEY_NAMES = ['service', 'admin', 'treasury', 'usdc-mint-authority', 'usdc-mint'] as const;
+export type KeyName = (typeof KEY_NAMES)[number];
+
+/** Load DATA_DIR/keys/<name>.json (a 64-byte secret key array, solana-keygen format); create it (0600) when missing. */
+export function loadOrCreateKeypair(dataDir: string, name: string): Keypair {
+  const dir = join(dataDir, 'keys');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = join(dir, `${name}.json`);
+  if (existsSync(file)) {
+    return Keypair.fromSecretKey(Uint8Array.from(JSON.parse(readFileSync(file, 'utf8')) as number[]));
+  }
+  const kp = Keypair.generate();
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(Array.from(kp.secretKey)), { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, file);
+  return kp;
+}
+
+export function readChainFile(dataDir: string): ChainFile | null {
+  const file = join(dataDir, 'chain.json');
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as ChainFile) : null;
+}
+
+async function waitSignature(connection: Connection, signature: string, timeoutMs = 30_000) {
+  const start = Date.now();
+  for (;;) {
+    const st = (await connection.getSignatureStatuses([signature])).value[0];
+    if (st?.err) throw new Error(`airdrop ${signature} failed: ${JSON.stringify(st.err)}`);
+    if (st && st.confirmationStatus !== 'processed') return;
+    if (Date.now() - start > timeoutMs) throw new Error(`airdrop ${signature} not confirmed in ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+/** Airdrop `lamports` to `to` when its balance is below `min`. Returns true when it airdropped. */
+export async function ensureSol(connection: Connection, to: PublicKey, min = MIN_BALANCE, lamports = AIRDROP_LAMPORTS): Promise<boolean> {
+  const balance = BigInt(await connection.getBalance(to, 'confirmed'));
+  if (balance >= min) return false;
+  const sig = await connection.requestAirdrop(to, lamports);
+  await waitSignature(connection, sig);
+  return true;
+}
+
+export async function bootstrapLocalnet(opts: { rpcUrl: string; dataDir: string; programId?: string }): Promise<BootstrapResult> {
+  const started = Date.now();
+  const dataDir = resolve(opts.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const created: string[] = [];
+  const warnings: string[] = [];
+  const keys = Object.fromEntries(KEY_NAMES.map((n) => [n, loadOrCreateKeypair(dataDir, n)])) as Record<KeyName, Keypair>;
+  const programId = opts.programId ?? (escrowIdl as { address: string }).address;
+  const connection = createConnection(opts.rpcUrl);
+
+  // 2. SOL for the payers
+  const [svcAir, adminAir] = await Promise.all([
+    ensureSol(connection, keys.service.publicKey),
+    ensureSol(connection, keys.admin.publicKey, BigInt(LAMPORTS_PER_SOL), 5 * LAMPORTS_PER_SOL),
+  ]);
+  if (svcAir) created.push('airdrop:service');
+  if (adminAir) created.push('airdrop:admin');
+
+  // 3. test USDC mint
+  const usdcMint = keys['usdc-mint'].publicKey;
+  const mintInfo = await connection.getAccountInfo(usdcMint, 'confirmed');
+  if (!mintInfo) {
+    const lamports = await connection.getMinimumBalanceForRentExemption(MINT_SIZE);
+    const tx = new Transaction().add(
+      SystemProgram.createAccount({
+        fromPubkey: keys.service.publicKey,
+        newAccountPubkey: usdcMint,
+        lamports,
+        space: MINT_SIZE,
+        programId: TOKEN_PROGRAM_ID,
+      }),
+      createInitializeMint2Instruction(usdcMint, TEST_USDC_DECIMALS, keys['usdc-mint-authority'].publicKey, null, TOKEN_PROGRAM_ID),
+    );
+    await sendAndConfirm(connection, tx, [keys.service, keys['usdc-mint']], { errors: { action: 'creating the test USDC mint' } });
+    created.push('usdc-mint');
+  } else if (!mintInfo.owner.equals(TOKEN_PROGRAM_ID)) {
+    warnings.push(`account ${usdcMint.toBase58()} exists but is not an SPL Token mint`);
+  }
+
+  const currencies: Required<CurrencyInfo>[] = [
+    { code: 'USDC', mint: usdcMint.toBase58(), decimals: TEST_USDC_DECIMALS, tokenProgram: TOKEN_PROGRAM_ID.toBase58() },
+    { code: 'SOL', mint: NATIVE_MINT.toBase58(), decimals: 9, tokenProgram: TOKEN_PROGRAM_ID.toBase58() },
+  ];
+  const chain = createChain({ rpcUrl: opts.rpcUrl, serviceKeypair: keys.service, programId, currencies });
+
+  // 4. escrow config
+  const cfg = await chain.escrow.fetchConfig();
+  if (!cfg) {
+    await chain.escrow.initializeConfig({
+      admin: keys.admin,
+      platformAuthority: keys.service.publicKey.toBase58(),
+      arbiter: keys.service.publicKey.toBase58(),
+      treasury: keys.treasury.publicKey.toBase58(),
+      feeBps: DEFAULT_FEE_BPS,
+      defaultReviewWindow: DEFAULT_REVIEW_WINDOW_S,
+      allowedMints: currencies.map((c) => c.mint),
+    });
+    created.push('escrow-config');
+  } else {
+    if (cfg.platformAuthority !== keys.service.publicKey.toBase58()) {
+      warnings.push(`escrow config platform_authority is ${cfg.platformAuthority}, not this data dir's service key`);
+    }
+    for (const c of currencies) {
+      if (!cfg.allowedMints.includes(c.mint)) warnings.push(`escrow config does not allow mint ${c.code} ${c.mint}`);
+    }
+  }
+  const finalCfg = cfg ?? (await chain.escrow.fetchConfig());
+  const treasury = new PublicKey(finalCfg?.treasury ?? keys.treasury.publicKey);
+
+  // 5. treasury token accounts (idempotent create in one transaction when any is missing)
+  const treasuryAtas = currencies.map((c) => getAssociatedTokenAddressSync(new PublicKey(c.mint), treasury, true, new PublicKey(c.tokenProgram)));
+  const existing = await connection.getMultipleAccountsInfo(treasuryAtas, 'confirmed');
+  const missing = currencies.filter((_, i) => !existing[i]);
+  if (missing.length) {
+    const tx = new Transaction().add(
+      ...missing.map((c) =>
+        createAssociatedTokenAccountIdempotentInstruction(
+          keys.service.publicKey,
+          getAssociatedTokenAddressSync(new PublicKey(c.mint), treasury, true, new PublicKey(c.tokenProgram)),
+          treasury,
+          new PublicKey(c.mint),
+          new PublicKey(c.tokenProgram),
+        ),
+      ),
+    );
+    await sendAndConfirm(connection, tx, [keys.service], { errors: { action: 'creating treasury token accounts' } });
+    created.push(...missing.map((c) => `treasury-ata:${c.code}`));
+  }
+
+  const file: ChainFile = {
+    rpcUrl: opts.rpcUrl,
+    programId,
+    currencies,
+    servicePublicKey: keys.service.publicKey.toBase58(),
+    adminPublicKey: keys.admin.publicKey.toBase58(),
+    arbiter: finalCfg?.arbiter ?? keys.service.publicKey.toBase58(),
+    treasury: treasury.toBase58(),
+    usdcMint: usdcMint.toBase58(),
+    usdcMintAuthority: keys['usdc-mint-authority'].publicKey.toBase58(),
+    feeBps: finalCfg?.feeBps ?? DEFAULT_FEE_BPS,
+    defaultReviewWindow: finalCfg?.defaultReviewWindow ?? DEFAULT_REVIEW_WINDOW_S,
+    keysDir: join(dataDir, 'keys'),
+    bootstrappedAt: new Date().toISOString(),
+  };
+  const tmp = join(dataDir, `chain.json.${process.pid}.tmp`);
+  writeFileSync(tmp, `${JSON.stringify(file, null, 2)}\n`);
+  renameSync(tmp, join(dataDir, 'chain.json'));
+  return { ...file, created, warnings, ms: Date.now() - started };
+}
+
+/**
+ * Faucet: mint `amountBaseUnits` test USDC to `toWallet`'s associated token account (created when
+ * missing; the service pays, the usdc-mint-authority signs). Needs a bootstrapped DATA_DIR.
+ */
+export async function mintTestUsdc(dataDir: string, rpcUrl: string, toWallet: string, amountBaseUnits: bigint) {
+  const file = readChainFile(resolve(dataDir));
+  if (!file) throw new Error(`${dataDir}/chain.json missing: run the bootstrap first`);
+  const service = loadOrCreateKeypair(resolve(dataDir), 'service');
+  const authority = loadOrCreateKeypair(resolve(dataDir), 'usdc-mint-authority');
+  const connection = createConnection(rpcUrl);
+  const mint = new PublicKey(file.usdcMint);
+  const owner = new PublicKey(toWallet);
+  const ata = getAssociatedTokenAddressSync(mint, owner, true, TOKEN_PROGRAM_ID);
+  const tx = new Transaction().add(
+    createAssociatedTokenAccountIdempotentInstruction(service.publicKey, ata, owner, mint, TOKEN_PROGRAM_ID),
+    createMintToCheckedInstruction(mint, ata, authority.publicKey, amountBaseUnits, TEST_USDC_DECIMALS, [], TOKEN_PROGRAM_ID),
+  );
+  const res = await sendAndConfirm(connection, tx, [service, authority], { errors: { action: 'minting test USDC' } });
+  return { ...res, tokenAccount: ata.toBase58() };
+}
+
+async function main() {
+  const rpcUrl = process.env.RPC_URL ?? process.env.SOLANA_RPC_URL ?? 'http://127.0.0.1:8899';
+  const dataDir = process.env.DATA_DIR ?? './data';
+  const [cmd, wallet, amount] = process.argv.slice(2);
+  if (cmd === 'faucet') {
+    if (!wallet || !amount) throw new Error('usage: bootstrap-localnet.ts faucet <wallet> <usdc amount, e.g. 100.5>');
+    const res = await mintTestUsdc(dataDir, rpcUrl, wallet, parseUnits(amount, TEST_USDC_DECIMALS));
+    console.log(JSON.stringify(res, null, 2));
+    return;
+  }
+  const res = await bootstrapLocalnet({ rpcUrl, dataDir, programId: process.env.ESCROW_PROGRAM_ID });
+  console.log(JSON.stringify(res, null, 2));
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,100 @@
+/**
+ * createChain: the Chain port (./types.ts) over @solana/web3.js 1.x, plus the escrow client.
+ *
+ * RPC requests time out after `rpcTimeoutMs` (default 15_000 ms) and surface as
+ * DomainError('chain-unavailable'); transactions confirm by polling (see ./tx.ts for the timeouts).
+ */
+import { type Commitment, Connection, type Keypair } from '@solana/web3.js';
+import type { Idl } from '@coral-xyz/anchor';
+import escrowIdl from '@bazaar/escrow-idl';
+import { getWalletBalances } from './balances.js';
+import { EscrowClient } from './escrow.js';
+import { mintListingToken, updateListingToken } from './listing-mint.js';
+import type { ConfirmOptions } from './tx.js';
+import type { Chain, CurrencyInfo } from './types.js';
+
+export * from './types.js';
+export { EscrowClient } from './escrow.js';
+export type { EscrowOrder, EscrowConfig, FundTerms, FundTransaction, EscrowState, OrderId } from './escrow.js';
+export { configPda, orderPda, vaultAddress, uuidToBytes, bytesToUuid, orderIdBytes } from './pda.js';
+export { formatUnits, parseUnits } from './balances.js';
+export { sendAndConfirm, sendRawAndConfirm, type ConfirmOptions } from './tx.js';
+export { translateChainError, isNetworkError } from './errors.js';
+
+export const DEFAULT_RPC_TIMEOUT_MS = 15_000;
+
+export interface CreateChainOptions {
+  rpcUrl: string;
+  /** websocket endpoint (unused by this module; passed to web3.js for callers that subscribe) */
+  wsUrl?: string;
+  /** platform authority, arbiter (dev), fee payer, listing-token mint/update authority */
+  serviceKeypair: Keypair;
+  /** separate arbiter keypair (defaults to the service keypair) */
+  arbiterKeypair?: Keypair;
+  /** escrow program id (base58); defaults to the IDL address */
+  programId?: string;
+  currencies: CurrencyInfo[];
+  commitment?: Commitment;
+  rpcTimeoutMs?: number;
+  confirm?: ConfirmOptions;
+  /** escrow IDL override (tests) */
+  idl?: Idl;
+}
+
+export type ChainClient = Chain & {
+  escrow: EscrowClient;
+  connection: Connection;
+  currencies: CurrencyInfo[];
+  service: Keypair;
+};
+
+/** A web3.js Connection whose HTTP requests abort after `timeoutMs`. */
+export function createConnection(rpcUrl: string, opts: { commitment?: Commitment; wsUrl?: string; timeoutMs?: number } = {}): Connection {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
+  const timedFetch = (input: unknown, init?: RequestInit) =>
+    fetch(input as string, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+  return new Connection(rpcUrl, {
+    commitment: opts.commitment ?? 'confirmed',
+    disableRetryOnRateLimit: true,
+    wsEndpoint: opts.wsUrl,
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    fetch: timedFetch as any,
+  });
+}
+
+export function createChain(opts: CreateChainOptions): ChainClient {
+  const commitment = opts.commitment ?? 'confirmed';
+  const connection = createConnection(opts.rpcUrl, { commitment, wsUrl: opts.wsUrl, timeoutMs: opts.rpcTimeoutMs });
+  const service = opts.serviceKeypair;
+  const escrow = new EscrowClient({
+    connection,
+    idl: opts.idl ?? (escrowIdl as unknown as Idl),
+    programId: opts.programId,
+    service,
+    arbiter: opts.arbiterKeypair,
+    currencies: opts.currencies,
+    commitment,
+    confirm: opts.confirm,
+  });
+  const mintDeps = { connection, service, commitment, confirm: opts.confirm };
+  return {
+    connection,
+    escrow,
+    currencies: opts.currencies,
+    service,
+    async health() {
+      try {
+        const slot = await Promise.race([
+          connection.getSlot(commitment),
+          new Promise<never>((_, rej) => setTimeout(() => rej(new Error('health timeout')), 3_000).unref()),
+        ]);
+        return { ok: true, slot };
+      } catch {
+        return { ok: false };
+      }
+    },
+    mintListingToken: (input) => mintListingToken(mintDeps, input),
+    updateListingToken: (mint, fields) => updateListingToken(mintDeps, mint, fields),
+    getWalletBalances: (wallet, currencies) => getWalletBalances(connection, wallet, currencies ?? opts.currencies, commitment),
+  };
+}

@@ -1,0 +1,227 @@
+/**
+ * The escrow client against the real program on a localnet: the dev bootstrap prepares keys, the
+ * test USDC mint and the escrow config; Alice (buyer) pays Bob (seller) through the escrow.
+ */
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction } from '@solana/web3.js';
+import { NATIVE_MINT, TOKEN_PROGRAM_ID, getAccount, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalnet } from './helpers/localnet';
+import { createChain, type ChainClient } from '../server/src/chain/index';
+import { bootstrapLocalnet, ensureSol, loadOrCreateKeypair, mintTestUsdc, type BootstrapResult } from '../server/scripts/bootstrap-localnet';
+
+let localnet: Awaited<ReturnType<typeof startLocalnet>>;
+let dataDir: string;
+let boot: BootstrapResult;
+let chain: ChainClient;
+const alice = Keypair.generate(); // buyer
+const bob = Keypair.generate(); // seller
+const DAY = 86_400;
+const USDC = (n: number) => BigInt(Math.round(n * 1e6));
+
+async function tokenBalance(owner: PublicKey, mint: PublicKey): Promise<bigint> {
+  const ata = getAssociatedTokenAddressSync(mint, owner, true, TOKEN_PROGRAM_ID);
+  return getAccount(chain.connection, ata, 'confirmed', TOKEN_PROGRAM_ID).then((a) => a.amount, () => 0n);
+}
+
+/** Build the fund transaction, let the buyer sign it as a wallet would, and submit it. */
+async function fund(orderId: string, mint: string, amount: bigint, opts: { deadline?: number; reviewWindow?: number } = {}) {
+  const now = await chain.escrow.chainNow();
+  const built = await chain.escrow.buildFundTransaction({
+    orderId,
+    buyer: alice.publicKey.toBase58(),
+    seller: bob.publicKey.toBase58(),
+    mint,
+    amount,
+    deliveryDeadline: opts.deadline ?? now + 7 * DAY,
+    reviewWindow: opts.reviewWindow ?? 0,
+  });
+  const tx = Transaction.from(Buffer.from(built.transaction, 'base64'));
+  expect(tx.feePayer?.toBase58()).toBe(alice.publicKey.toBase58());
+  tx.partialSign(alice);
+  const res = await chain.escrow.submitSignedTransaction(tx.serialize().toString('base64'));
+  return { built, res };
+}
+
+beforeAll(async () => {
+  localnet = await startLocalnet();
+  dataDir = mkdtempSync(join(tmpdir(), 'bazaar-chain-'));
+  boot = await bootstrapLocalnet({ rpcUrl: localnet.rpcUrl, dataDir });
+  console.info(`[timing] bootstrap (fresh): ${boot.ms} ms`);
+  chain = createChain({
+    rpcUrl: localnet.rpcUrl,
+    serviceKeypair: loadOrCreateKeypair(dataDir, 'service'),
+    programId: boot.programId,
+    currencies: boot.currencies,
+  });
+  await Promise.all([
+    ensureSol(chain.connection, alice.publicKey, BigInt(LAMPORTS_PER_SOL), 10 * LAMPORTS_PER_SOL),
+    mintTestUsdc(dataDir, localnet.rpcUrl, alice.publicKey.toBase58(), USDC(100)),
+  ]);
+});
+
+afterAll(async () => {
+  await localnet?.stop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('dev bootstrap', () => {
+  it('writes chain.json, keys with 0600 perms, and a config with the agreed terms', async () => {
+    const file = JSON.parse(readFileSync(join(dataDir, 'chain.json'), 'utf8'));
+    expect(file.programId).toBe('AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r');
+    expect(file.currencies.map((c: { code: string }) => c.code)).toEqual(['USDC', 'SOL']);
+    expect(file.currencies[1].mint).toBe(NATIVE_MINT.toBase58());
+    for (const k of ['service', 'admin', 'treasury', 'usdc-mint-authority']) {
+      expect(statSync(join(dataDir, 'keys', `${k}.json`)).mode & 0o777).toBe(0o600);
+    }
+    const cfg = await chain.escrow.fetchConfig();
+    expect(cfg).toMatchObject({
+      platformAuthority: file.servicePublicKey,
+      arbiter: file.servicePublicKey,
+      treasury: file.treasury,
+      feeBps: 250,
+      defaultReviewWindow: 3 * DAY,
+      allowedMints: [file.usdcMint, NATIVE_MINT.toBase58()],
+    });
+  });
+
+  it('is idempotent: a second run creates nothing', async () => {
+    const again = await bootstrapLocalnet({ rpcUrl: localnet.rpcUrl, dataDir });
+    console.info(`[timing] bootstrap (re-run): ${again.ms} ms`);
+    expect(again.created).toEqual([]);
+    expect(again.warnings).toEqual([]);
+    expect(again.usdcMint).toBe(boot.usdcMint);
+  });
+});
+
+describe('escrow lifecycle', () => {
+  it('Alice funds, the service marks delivered and releases; Bob gets the amount minus the 2.5% fee', async () => {
+    const usdc = new PublicKey(boot.usdcMint);
+    const treasury = new PublicKey(boot.treasury);
+    const treasuryBefore = await tokenBalance(treasury, usdc);
+    const orderId = randomUUID();
+    const { built, res } = await fund(orderId, boot.usdcMint, USDC(25));
+    expect(res.slot).toBeGreaterThan(0);
+    expect(built.escrowAddress).toBe(chain.escrow.addresses(orderId, boot.usdcMint).escrow);
+
+    const order = await chain.escrow.fetchOrder(orderId);
+    expect(order).toMatchObject({
+      address: built.escrowAddress,
+      orderId,
+      buyer: alice.publicKey.toBase58(),
+      seller: bob.publicKey.toBase58(),
+      mint: boot.usdcMint,
+      amount: USDC(25),
+      feeBps: 250,
+      treasury: boot.treasury,
+      state: 'funded',
+      deliveredAt: null,
+      reviewWindow: 3 * DAY,
+      rentPayer: alice.publicKey.toBase58(),
+    });
+    expect(await tokenBalance(new PublicKey(built.escrowAddress), usdc)).toBe(USDC(25));
+    expect(await tokenBalance(alice.publicKey, usdc)).toBe(USDC(75));
+
+    await chain.escrow.markDelivered(orderId);
+    const delivered = await chain.escrow.fetchOrder(orderId);
+    expect(delivered?.state).toBe('delivered');
+    expect(delivered?.deliveredAt).toBeGreaterThan(0);
+
+    const signed: string[] = [];
+    const rel = await chain.escrow.release(orderId, { onSigned: (s) => void signed.push(s) });
+    expect(signed).toEqual([rel.signature]);
+    expect(await chain.escrow.fetchOrder(orderId)).toBeNull();
+    expect(await chain.escrow.signatureStatus(rel.signature)).toBe('confirmed');
+
+    const balances = await chain.getWalletBalances(bob.publicKey.toBase58(), boot.currencies);
+    expect(balances.find((b) => b.currency === 'USDC')).toMatchObject({ amountBaseUnits: USDC(24.375), uiAmount: '24.375', decimals: 6 });
+    expect(await tokenBalance(treasury, usdc)).toBe(treasuryBefore + USDC(0.625));
+  });
+
+  it('claim waits for the review window (ReviewWindowNotElapsed), then pays Bob once the clock has moved', async () => {
+    const orderId = randomUUID();
+    await fund(orderId, boot.usdcMint, USDC(10), { reviewWindow: 3_600 });
+    await chain.escrow.markDelivered(orderId);
+    await expect(chain.escrow.claim(orderId)).rejects.toMatchObject({
+      slug: 'chain-transaction-failed',
+      extensions: expect.objectContaining({ program_error: 'ReviewWindowNotElapsed' }),
+    });
+    const before = await tokenBalance(bob.publicKey, new PublicKey(boot.usdcMint));
+    await localnet.advanceClock(3_601);
+    await chain.escrow.claim(orderId);
+    expect(await chain.escrow.fetchOrder(orderId)).toBeNull();
+    expect(await tokenBalance(bob.publicKey, new PublicKey(boot.usdcMint))).toBe(before + USDC(9.75));
+  });
+
+  it('pays in SOL: the fund transaction wraps lamports; a dispute resolved 100% to the buyer returns them as wSOL', async () => {
+    const orderId = randomUUID();
+    const lamportsBefore = BigInt(await chain.connection.getBalance(alice.publicKey, 'confirmed'));
+    await fund(orderId, NATIVE_MINT.toBase58(), 500_000_000n);
+    expect((await chain.escrow.fetchOrder(orderId))?.amount).toBe(500_000_000n);
+    const lamportsAfter = BigInt(await chain.connection.getBalance(alice.publicKey, 'confirmed'));
+    expect(lamportsBefore - lamportsAfter).toBeGreaterThanOrEqual(500_000_000n);
+
+    await chain.escrow.openDispute(orderId);
+    expect((await chain.escrow.fetchOrder(orderId))?.state).toBe('disputed');
+    await chain.escrow.resolveDispute(orderId, 10_000);
+    expect(await chain.escrow.fetchOrder(orderId)).toBeNull();
+    const lines = await chain.getWalletBalances(alice.publicKey.toBase58(), boot.currencies);
+    expect(lines.find((b) => b.currency === 'WSOL')).toMatchObject({ amountBaseUnits: 500_000_000n, uiAmount: '0.5', mint: NATIVE_MINT.toBase58() });
+  });
+
+  it('refund returns everything to the buyer', async () => {
+    const orderId = randomUUID();
+    const before = await tokenBalance(alice.publicKey, new PublicKey(boot.usdcMint));
+    await fund(orderId, boot.usdcMint, USDC(5));
+    await chain.escrow.refund(orderId);
+    expect(await chain.escrow.fetchOrder(orderId)).toBeNull();
+    expect(await tokenBalance(alice.publicKey, new PublicKey(boot.usdcMint))).toBe(before);
+  });
+});
+
+describe('error translation', () => {
+  it('names the Anchor error of a rejected fund (deadline in the past)', async () => {
+    const now = await chain.escrow.chainNow();
+    await expect(fund(randomUUID(), boot.usdcMint, USDC(1), { deadline: now - 10 })).rejects.toMatchObject({
+      slug: 'chain-transaction-failed',
+      extensions: expect.objectContaining({ program_error: 'DeliveryDeadlineInPast' }),
+    });
+  });
+
+  it('reports a missing order account before sending', async () => {
+    await expect(chain.escrow.markDelivered(randomUUID())).rejects.toMatchObject({
+      slug: 'chain-transaction-failed',
+      extensions: expect.objectContaining({ program_error: 'AccountNotInitialized' }),
+    });
+  });
+
+  it('rejects a fund transaction the buyer has not signed', async () => {
+    const built = await chain.escrow.buildFundTransaction({
+      orderId: randomUUID(),
+      buyer: alice.publicKey.toBase58(),
+      seller: bob.publicKey.toBase58(),
+      mint: boot.usdcMint,
+      amount: USDC(1),
+      deliveryDeadline: (await chain.escrow.chainNow()) + DAY,
+      reviewWindow: 0,
+    });
+    await expect(chain.escrow.submitSignedTransaction(built.transaction)).rejects.toMatchObject({
+      slug: 'chain-transaction-failed',
+      extensions: expect.objectContaining({ program_error: 'MissingSignature' }),
+    });
+  });
+
+  it('answers chain-unavailable when the RPC port is closed', async () => {
+    const dead = createChain({ rpcUrl: 'http://127.0.0.1:1', serviceKeypair: Keypair.generate(), currencies: boot.currencies });
+    await expect(dead.getWalletBalances(alice.publicKey.toBase58(), boot.currencies)).rejects.toMatchObject({ slug: 'chain-unavailable' });
+    await expect(dead.escrow.markDelivered(randomUUID())).rejects.toMatchObject({ slug: 'chain-unavailable' });
+    await expect(dead.mintListingToken({ owner: bob.publicKey.toBase58(), name: 'x', symbol: 'X', uri: 'http://x' })).rejects.toMatchObject({
+      slug: 'chain-unavailable',
+    });
+    expect(await dead.health()).toEqual({ ok: false });
+    expect((await chain.health()).ok).toBe(true);
+  });
+});
