@@ -1,0 +1,628 @@
+//! Shared harness: the real escrow code runs natively inside solana-program-test, next to the
+//! SPL Token, Token-2022 and Associated Token programs that program-test ships as SBF binaries.
+//!
+//! Cast: Alice buys, Bob sells, Carol arbitrates, Pat is the platform service key,
+//! Trent owns the treasury wallet, Mallory is an outsider.
+#![allow(dead_code, deprecated)]
+
+use anchor_lang::prelude::{AccountInfo, Pubkey};
+use anchor_lang::solana_program::entrypoint::ProgramResult;
+use anchor_lang::solana_program::program_pack::Pack;
+use anchor_lang::{AccountDeserialize, InstructionData, ToAccountMetas};
+use anchor_spl::associated_token::{
+    get_associated_token_address_with_program_id, spl_associated_token_account,
+};
+use anchor_spl::token::spl_token;
+use anchor_spl::token_2022::spl_token_2022::{
+    self,
+    extension::{transfer_fee, ExtensionType, StateWithExtensions},
+    state::{Account as TokenAccountState, Mint as MintState},
+};
+use escrow::errors::EscrowError;
+use escrow::state::{Config, Order};
+use escrow::{ConfigArgs, UpdateConfigArgs};
+use solana_program_test::{processor, BanksClientError, ProgramTest, ProgramTestContext};
+use solana_sdk::{
+    clock::Clock,
+    compute_budget::ComputeBudgetInstruction,
+    instruction::{Instruction, InstructionError},
+    signature::Keypair,
+    signer::Signer,
+    system_instruction, system_program,
+    transaction::{Transaction, TransactionError},
+};
+
+pub const DECIMALS: u8 = 6;
+pub const FEE_BPS: u16 = 250; // 2.5%
+pub const REVIEW_WINDOW: i64 = 3 * 24 * 3600;
+pub const START_TIME: i64 = 1_750_000_000;
+pub const ALICE_START: u64 = 1_000_000_000; // 1000 USDC
+pub const DAY: i64 = 24 * 3600;
+
+/// Anchor's `entry` wants `&'info [AccountInfo<'info>]`; program-test hands a shorter borrow.
+/// Leaking the (tiny) slice per instruction gives it the lifetime it asks for.
+fn process(program_id: &Pubkey, accounts: &[AccountInfo], data: &[u8]) -> ProgramResult {
+    let accounts = Box::leak(Box::new(accounts.to_vec()));
+    escrow::entry(program_id, accounts, data)
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct TestMint {
+    pub mint: Pubkey,
+    pub token_program: Pubkey,
+}
+
+/// An order's addresses, derived the same way the service derives them.
+#[derive(Clone, Copy, Debug)]
+pub struct OrderRef {
+    pub id: [u8; 16],
+    pub pda: Pubkey,
+    pub vault: Pubkey,
+    pub mint: TestMint,
+    pub buyer: Pubkey,
+    pub seller: Pubkey,
+    pub amount: u64,
+}
+
+pub struct Env {
+    pub ctx: ProgramTestContext,
+    pub admin: Keypair,
+    pub platform: Keypair,
+    pub carol: Keypair,
+    pub trent: Keypair,
+    pub alice: Keypair,
+    pub bob: Keypair,
+    pub mallory: Keypair,
+    /// SPL Token, 6 decimals, allow-listed.
+    pub usdc: TestMint,
+    /// Token-2022 with only a harmless extension (mint close authority), allow-listed.
+    pub t22: TestMint,
+    /// Token-2022 with a permanent delegate, allow-listed (must still be refused).
+    pub t22_delegate: TestMint,
+    /// Token-2022 with a transfer fee, allow-listed (must still be refused).
+    pub t22_fee: TestMint,
+    /// SPL Token, not allow-listed.
+    pub stray: TestMint,
+    pub config: Pubkey,
+    nonce: u32,
+    next_order: u128,
+}
+
+pub type TxResult = Result<(), BanksClientError>;
+
+pub fn kp(k: &Keypair) -> Keypair {
+    k.insecure_clone()
+}
+
+impl Env {
+    /// Everyone funded with SOL, four mints, Alice holding 1000 of each, config initialised
+    /// (fee 2.5%, 3-day review window).
+    pub async fn new() -> Env {
+        let mut env = Env::without_config().await;
+        env.initialize_default_config().await;
+        env
+    }
+
+    /// Everything but the config: for tests of `initialize_config` itself.
+    pub async fn without_config() -> Env {
+        let mut pt = ProgramTest::new("escrow", escrow::ID, processor!(process));
+        pt.prefer_bpf(false);
+        let ctx = pt.start_with_context().await;
+        let mut env = Env {
+            ctx,
+            admin: Keypair::new(),
+            platform: Keypair::new(),
+            carol: Keypair::new(),
+            trent: Keypair::new(),
+            alice: Keypair::new(),
+            bob: Keypair::new(),
+            mallory: Keypair::new(),
+            usdc: TestMint { mint: Pubkey::default(), token_program: spl_token::ID },
+            t22: TestMint { mint: Pubkey::default(), token_program: spl_token_2022::ID },
+            t22_delegate: TestMint { mint: Pubkey::default(), token_program: spl_token_2022::ID },
+            t22_fee: TestMint { mint: Pubkey::default(), token_program: spl_token_2022::ID },
+            stray: TestMint { mint: Pubkey::default(), token_program: spl_token::ID },
+            config: Pubkey::find_program_address(&[escrow::CONFIG_SEED], &escrow::ID).0,
+            nonce: 0,
+            next_order: 1,
+        };
+        env.setup().await;
+        env
+    }
+
+    pub fn default_config_args(&self) -> ConfigArgs {
+        ConfigArgs {
+            platform_authority: self.platform.pubkey(),
+            arbiter: self.carol.pubkey(),
+            treasury: self.trent.pubkey(),
+            fee_bps: FEE_BPS,
+            default_review_window: REVIEW_WINDOW,
+            allowed_mints: vec![self.usdc.mint, self.t22.mint, self.t22_delegate.mint, self.t22_fee.mint],
+        }
+    }
+
+    pub async fn initialize_default_config(&mut self) {
+        let args = self.default_config_args();
+        let admin = kp(&self.admin);
+        self.send(vec![self.ix_initialize_config(&admin.pubkey(), args)], &[&admin]).await.unwrap();
+    }
+
+    /// SOL for everyone, four mints, token accounts, Alice holding 1000 of each.
+    async fn setup(&mut self) {
+        let env = self;
+        env.warp_to(START_TIME).await;
+        let people: Vec<Pubkey> = [&env.admin, &env.platform, &env.carol, &env.trent, &env.alice, &env.bob, &env.mallory]
+            .iter()
+            .map(|k| k.pubkey())
+            .collect();
+        let ixs: Vec<Instruction> = people
+            .iter()
+            .map(|p| system_instruction::transfer(&env.ctx.payer.pubkey(), p, 10_000_000_000))
+            .collect();
+        env.send(ixs, &[]).await.unwrap();
+
+        env.usdc = env.create_mint(spl_token::ID, &[]).await;
+        env.t22 = env.create_mint(spl_token_2022::ID, &[ExtensionType::MintCloseAuthority]).await;
+        env.t22_delegate = env.create_mint(spl_token_2022::ID, &[ExtensionType::PermanentDelegate]).await;
+        env.t22_fee = env.create_mint(spl_token_2022::ID, &[ExtensionType::TransferFeeConfig]).await;
+        env.stray = env.create_mint(spl_token::ID, &[]).await;
+        for m in [env.usdc, env.t22, env.t22_delegate, env.t22_fee, env.stray] {
+            for owner in [env.alice.pubkey(), env.bob.pubkey(), env.trent.pubkey(), env.mallory.pubkey()] {
+                env.create_ata(owner, m).await;
+            }
+            let alice = env.alice.pubkey();
+            env.mint_to(m, alice, ALICE_START).await;
+        }
+
+    }
+
+    // ---------- plumbing ----------
+
+    /// Sends one transaction paid by the program-test payer. A unique compute-unit limit
+    /// keeps byte-identical retries (double release) from being deduplicated by the bank.
+    pub async fn send(&mut self, mut ixs: Vec<Instruction>, signers: &[&Keypair]) -> TxResult {
+        self.nonce += 1;
+        ixs.insert(0, ComputeBudgetInstruction::set_compute_unit_limit(1_400_000 - self.nonce));
+        let payer = kp(&self.ctx.payer);
+        let mut all: Vec<&Keypair> = vec![&payer];
+        all.extend_from_slice(signers);
+        let blockhash = self.ctx.banks_client.get_latest_blockhash().await.unwrap();
+        let tx = Transaction::new_signed_with_payer(&ixs, Some(&payer.pubkey()), &all, blockhash);
+        self.ctx.banks_client.process_transaction(tx).await
+    }
+
+    pub async fn now(&mut self) -> i64 {
+        self.ctx.banks_client.get_sysvar::<Clock>().await.unwrap().unix_timestamp
+    }
+
+    pub async fn warp_to(&mut self, unix_timestamp: i64) {
+        let mut clock = self.ctx.banks_client.get_sysvar::<Clock>().await.unwrap();
+        clock.unix_timestamp = unix_timestamp;
+        self.ctx.set_sysvar(&clock);
+    }
+
+    pub async fn warp_by(&mut self, seconds: i64) {
+        let now = self.now().await;
+        self.warp_to(now + seconds).await;
+    }
+
+    pub async fn lamports(&mut self, address: Pubkey) -> u64 {
+        self.ctx.banks_client.get_balance(address).await.unwrap()
+    }
+
+    pub async fn exists(&mut self, address: Pubkey) -> bool {
+        self.ctx.banks_client.get_account(address).await.unwrap().is_some()
+    }
+
+    pub async fn config(&mut self) -> Config {
+        let acc = self.ctx.banks_client.get_account(self.config).await.unwrap().unwrap();
+        Config::try_deserialize(&mut acc.data.as_slice()).unwrap()
+    }
+
+    pub async fn order(&mut self, o: &OrderRef) -> Option<Order> {
+        let acc = self.ctx.banks_client.get_account(o.pda).await.unwrap()?;
+        Some(Order::try_deserialize(&mut acc.data.as_slice()).unwrap())
+    }
+
+    // ---------- tokens ----------
+
+    pub async fn create_mint(&mut self, token_program: Pubkey, extensions: &[ExtensionType]) -> TestMint {
+        let mint = Keypair::new();
+        let authority = self.admin.pubkey();
+        let space = if token_program == spl_token::ID {
+            spl_token::state::Mint::LEN
+        } else {
+            ExtensionType::try_calculate_account_len::<MintState>(extensions).unwrap()
+        };
+        let rent = self.ctx.banks_client.get_rent().await.unwrap().minimum_balance(space);
+        let mut ixs = vec![system_instruction::create_account(
+            &self.ctx.payer.pubkey(),
+            &mint.pubkey(),
+            rent,
+            space as u64,
+            &token_program,
+        )];
+        for ext in extensions {
+            ixs.push(match ext {
+                ExtensionType::MintCloseAuthority => spl_token_2022::instruction::initialize_mint_close_authority(
+                    &token_program,
+                    &mint.pubkey(),
+                    Some(&authority),
+                )
+                .unwrap(),
+                ExtensionType::PermanentDelegate => spl_token_2022::instruction::initialize_permanent_delegate(
+                    &token_program,
+                    &mint.pubkey(),
+                    &authority,
+                )
+                .unwrap(),
+                ExtensionType::TransferFeeConfig => transfer_fee::instruction::initialize_transfer_fee_config(
+                    &token_program,
+                    &mint.pubkey(),
+                    Some(&authority),
+                    Some(&authority),
+                    100,
+                    1_000_000,
+                )
+                .unwrap(),
+                other => panic!("harness cannot build {other:?}"),
+            });
+        }
+        ixs.push(
+            spl_token_2022::instruction::initialize_mint2(&token_program, &mint.pubkey(), &authority, None, DECIMALS)
+                .unwrap(),
+        );
+        self.send(ixs, &[&mint]).await.unwrap();
+        TestMint { mint: mint.pubkey(), token_program }
+    }
+
+    pub fn ata(&self, owner: Pubkey, m: TestMint) -> Pubkey {
+        get_associated_token_address_with_program_id(&owner, &m.mint, &m.token_program)
+    }
+
+    pub async fn create_ata(&mut self, owner: Pubkey, m: TestMint) -> Pubkey {
+        let ix = spl_associated_token_account::instruction::create_associated_token_account(
+            &self.ctx.payer.pubkey(),
+            &owner,
+            &m.mint,
+            &m.token_program,
+        );
+        self.send(vec![ix], &[]).await.unwrap();
+        self.ata(owner, m)
+    }
+
+    pub async fn mint_to(&mut self, m: TestMint, owner: Pubkey, amount: u64) {
+        let ix = spl_token_2022::instruction::mint_to_checked(
+            &m.token_program,
+            &m.mint,
+            &self.ata(owner, m),
+            &self.admin.pubkey(),
+            &[],
+            amount,
+            DECIMALS,
+        )
+        .unwrap();
+        let admin = kp(&self.admin);
+        self.send(vec![ix], &[&admin]).await.unwrap();
+    }
+
+    /// Token balance of a token account; 0 when it does not exist (a closed vault).
+    pub async fn balance_of(&mut self, token_account: Pubkey) -> u64 {
+        match self.ctx.banks_client.get_account(token_account).await.unwrap() {
+            None => 0,
+            Some(acc) => StateWithExtensions::<TokenAccountState>::unpack(&acc.data).unwrap().base.amount,
+        }
+    }
+
+    pub async fn balance(&mut self, owner: Pubkey, m: TestMint) -> u64 {
+        let ata = self.ata(owner, m);
+        self.balance_of(ata).await
+    }
+
+    /// Plain token transfer (e.g. an outsider sending tokens into a vault unasked).
+    pub async fn transfer_tokens(&mut self, m: TestMint, from: &Keypair, to: Pubkey, amount: u64) {
+        let ix = spl_token_2022::instruction::transfer_checked(
+            &m.token_program,
+            &self.ata(from.pubkey(), m),
+            &m.mint,
+            &to,
+            &from.pubkey(),
+            &[],
+            amount,
+            DECIMALS,
+        )
+        .unwrap();
+        self.send(vec![ix], &[from]).await.unwrap();
+    }
+
+    // ---------- orders ----------
+
+    pub fn order_ref(&mut self, m: TestMint, amount: u64) -> OrderRef {
+        let id = self.next_order.to_be_bytes();
+        self.next_order += 1;
+        let pda = Pubkey::find_program_address(&[escrow::ORDER_SEED, &id], &escrow::ID).0;
+        OrderRef {
+            id,
+            pda,
+            vault: get_associated_token_address_with_program_id(&pda, &m.mint, &m.token_program),
+            mint: m,
+            buyer: self.alice.pubkey(),
+            seller: self.bob.pubkey(),
+            amount,
+        }
+    }
+
+    /// Alice funds an order for Bob with Pat's co-signature; panics on failure.
+    pub async fn funded_order(&mut self, m: TestMint, amount: u64) -> OrderRef {
+        let o = self.order_ref(m, amount);
+        let deadline = self.now().await + 7 * DAY;
+        self.fund(&o, deadline, 0).await.unwrap();
+        o
+    }
+
+    pub async fn fund(&mut self, o: &OrderRef, delivery_deadline: i64, review_window: i64) -> TxResult {
+        let ix = self.ix_fund(o, delivery_deadline, review_window);
+        let (alice, pat) = (kp(&self.alice), kp(&self.platform));
+        self.send(vec![ix], &[&alice, &pat]).await
+    }
+
+    pub async fn deliver(&mut self, o: &OrderRef, by: &Keypair) -> TxResult {
+        let ix = self.ix_mark_delivered(o, by.pubkey());
+        self.send(vec![ix], &[by]).await
+    }
+
+    pub async fn release(&mut self, o: &OrderRef, by: &Keypair) -> TxResult {
+        let ix = self.ix_release(o, by.pubkey());
+        self.send(vec![ix], &[by]).await
+    }
+
+    pub async fn claim(&mut self, o: &OrderRef, by: &Keypair) -> TxResult {
+        let ix = self.ix_claim(o, by.pubkey());
+        self.send(vec![ix], &[by]).await
+    }
+
+    pub async fn dispute(&mut self, o: &OrderRef, by: &Keypair) -> TxResult {
+        let ix = self.ix_open_dispute(o, by.pubkey());
+        self.send(vec![ix], &[by]).await
+    }
+
+    pub async fn resolve(&mut self, o: &OrderRef, by: &Keypair, buyer_bps: u16) -> TxResult {
+        let ix = self.ix_resolve_dispute(o, by.pubkey(), buyer_bps);
+        self.send(vec![ix], &[by]).await
+    }
+
+    pub async fn refund(&mut self, o: &OrderRef, by: &Keypair) -> TxResult {
+        let ix = self.ix_refund(o, by.pubkey());
+        self.send(vec![ix], &[by]).await
+    }
+
+    // ---------- instruction builders (accounts exactly as a client would pass them) ----------
+
+    pub fn ix_initialize_config(&self, admin: &Pubkey, args: ConfigArgs) -> Instruction {
+        Instruction {
+            program_id: escrow::ID,
+            accounts: escrow::accounts::InitializeConfig {
+                admin: *admin,
+                config: self.config,
+                system_program: system_program::ID,
+            }
+            .to_account_metas(None),
+            data: escrow::instruction::InitializeConfig { args }.data(),
+        }
+    }
+
+    pub fn ix_update_config(&self, admin: &Pubkey, args: UpdateConfigArgs) -> Instruction {
+        Instruction {
+            program_id: escrow::ID,
+            accounts: escrow::accounts::UpdateConfig { admin: *admin, config: self.config }.to_account_metas(None),
+            data: escrow::instruction::UpdateConfig { args }.data(),
+        }
+    }
+
+    pub fn fund_accounts(&self, o: &OrderRef) -> escrow::accounts::Fund {
+        escrow::accounts::Fund {
+            buyer: o.buyer,
+            platform_authority: self.platform.pubkey(),
+            seller: o.seller,
+            config: self.config,
+            order: o.pda,
+            mint: o.mint.mint,
+            buyer_token_account: self.ata(o.buyer, o.mint),
+            vault: o.vault,
+            token_program: o.mint.token_program,
+            associated_token_program: spl_associated_token_account::ID,
+            system_program: system_program::ID,
+        }
+    }
+
+    pub fn ix_fund(&self, o: &OrderRef, delivery_deadline: i64, review_window: i64) -> Instruction {
+        self.ix_fund_with(o, self.fund_accounts(o), delivery_deadline, review_window)
+    }
+
+    pub fn ix_fund_with(
+        &self,
+        o: &OrderRef,
+        accounts: escrow::accounts::Fund,
+        delivery_deadline: i64,
+        review_window: i64,
+    ) -> Instruction {
+        Instruction {
+            program_id: escrow::ID,
+            accounts: accounts.to_account_metas(None),
+            data: escrow::instruction::Fund { order_id: o.id, amount: o.amount, delivery_deadline, review_window }
+                .data(),
+        }
+    }
+
+    pub fn ix_mark_delivered(&self, o: &OrderRef, authority: Pubkey) -> Instruction {
+        Instruction {
+            program_id: escrow::ID,
+            accounts: escrow::accounts::MarkDelivered { authority, config: self.config, order: o.pda }
+                .to_account_metas(None),
+            data: escrow::instruction::MarkDelivered {}.data(),
+        }
+    }
+
+    pub fn release_accounts(&self, o: &OrderRef, authority: Pubkey) -> escrow::accounts::Release {
+        escrow::accounts::Release {
+            authority,
+            config: self.config,
+            order: o.pda,
+            mint: o.mint.mint,
+            vault: o.vault,
+            seller_token_account: self.ata(o.seller, o.mint),
+            treasury_token_account: self.ata(self.trent.pubkey(), o.mint),
+            rent_payer: o.buyer,
+            token_program: o.mint.token_program,
+        }
+    }
+
+    pub fn ix_release(&self, o: &OrderRef, authority: Pubkey) -> Instruction {
+        self.ix_release_with(self.release_accounts(o, authority))
+    }
+
+    pub fn ix_release_with(&self, accounts: escrow::accounts::Release) -> Instruction {
+        Instruction {
+            program_id: escrow::ID,
+            accounts: accounts.to_account_metas(None),
+            data: escrow::instruction::Release {}.data(),
+        }
+    }
+
+    pub fn claim_accounts(&self, o: &OrderRef, payer: Pubkey) -> escrow::accounts::Claim {
+        escrow::accounts::Claim {
+            payer,
+            config: self.config,
+            order: o.pda,
+            mint: o.mint.mint,
+            vault: o.vault,
+            seller_token_account: self.ata(o.seller, o.mint),
+            treasury_token_account: self.ata(self.trent.pubkey(), o.mint),
+            rent_payer: o.buyer,
+            token_program: o.mint.token_program,
+        }
+    }
+
+    pub fn ix_claim(&self, o: &OrderRef, payer: Pubkey) -> Instruction {
+        self.ix_claim_with(self.claim_accounts(o, payer))
+    }
+
+    pub fn ix_claim_with(&self, accounts: escrow::accounts::Claim) -> Instruction {
+        Instruction {
+            program_id: escrow::ID,
+            accounts: accounts.to_account_metas(None),
+            data: escrow::instruction::Claim {}.data(),
+        }
+    }
+
+    pub fn ix_open_dispute(&self, o: &OrderRef, authority: Pubkey) -> Instruction {
+        Instruction {
+            program_id: escrow::ID,
+            accounts: escrow::accounts::OpenDispute { authority, config: self.config, order: o.pda }
+                .to_account_metas(None),
+            data: escrow::instruction::OpenDispute {}.data(),
+        }
+    }
+
+    pub fn resolve_accounts(&self, o: &OrderRef, arbiter: Pubkey) -> escrow::accounts::ResolveDispute {
+        escrow::accounts::ResolveDispute {
+            arbiter,
+            config: self.config,
+            order: o.pda,
+            mint: o.mint.mint,
+            vault: o.vault,
+            buyer_token_account: self.ata(o.buyer, o.mint),
+            seller_token_account: self.ata(o.seller, o.mint),
+            treasury_token_account: self.ata(self.trent.pubkey(), o.mint),
+            rent_payer: o.buyer,
+            token_program: o.mint.token_program,
+        }
+    }
+
+    pub fn ix_resolve_dispute(&self, o: &OrderRef, arbiter: Pubkey, buyer_bps: u16) -> Instruction {
+        self.ix_resolve_with(self.resolve_accounts(o, arbiter), buyer_bps)
+    }
+
+    pub fn ix_resolve_with(&self, accounts: escrow::accounts::ResolveDispute, buyer_bps: u16) -> Instruction {
+        Instruction {
+            program_id: escrow::ID,
+            accounts: accounts.to_account_metas(None),
+            data: escrow::instruction::ResolveDispute { buyer_bps }.data(),
+        }
+    }
+
+    pub fn refund_accounts(&self, o: &OrderRef, authority: Pubkey) -> escrow::accounts::Refund {
+        escrow::accounts::Refund {
+            authority,
+            config: self.config,
+            order: o.pda,
+            mint: o.mint.mint,
+            vault: o.vault,
+            buyer_token_account: self.ata(o.buyer, o.mint),
+            rent_payer: o.buyer,
+            token_program: o.mint.token_program,
+        }
+    }
+
+    pub fn ix_refund(&self, o: &OrderRef, authority: Pubkey) -> Instruction {
+        self.ix_refund_with(self.refund_accounts(o, authority))
+    }
+
+    pub fn ix_refund_with(&self, accounts: escrow::accounts::Refund) -> Instruction {
+        Instruction {
+            program_id: escrow::ID,
+            accounts: accounts.to_account_metas(None),
+            data: escrow::instruction::Refund {}.data(),
+        }
+    }
+}
+
+// ---------- error assertions ----------
+
+/// The custom program error code a failed transaction carried, if any.
+pub fn custom_code(result: TxResult) -> Option<u32> {
+    match result.expect_err("transaction should have failed").unwrap() {
+        TransactionError::InstructionError(_, InstructionError::Custom(code)) => Some(code),
+        _ => None,
+    }
+}
+
+pub fn escrow_code(e: EscrowError) -> u32 {
+    anchor_lang::error::ERROR_CODE_OFFSET + e as u32
+}
+
+#[track_caller]
+pub fn assert_escrow_err(result: TxResult, expected: EscrowError) {
+    let name = format!("{expected:?}");
+    let code = escrow_code(expected);
+    match result {
+        Ok(()) => panic!("expected {name}, but the transaction succeeded"),
+        Err(e) => {
+            let got = e.unwrap();
+            assert_eq!(
+                got,
+                TransactionError::InstructionError(1, InstructionError::Custom(code)),
+                "expected {name} ({code})"
+            );
+        }
+    }
+}
+
+#[track_caller]
+pub fn assert_anchor_err(result: TxResult, expected: anchor_lang::error::ErrorCode) {
+    let name = format!("{expected:?}");
+    let code = expected as u32;
+    match result {
+        Ok(()) => panic!("expected {name}, but the transaction succeeded"),
+        Err(e) => assert_eq!(
+            e.unwrap(),
+            TransactionError::InstructionError(1, InstructionError::Custom(code)),
+            "expected {name} ({code})"
+        ),
+    }
+}
+
+#[track_caller]
+pub fn assert_fails(result: TxResult) {
+    assert!(result.is_err(), "expected the transaction to fail");
+}
