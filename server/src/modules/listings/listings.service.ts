@@ -209,7 +209,7 @@ export function createListingsService(deps: ListingsDeps) {
       const rows = await repo.list({
         sellerWallet: input.sellerWallet,
         category: input.category,
-        statuses: status ? [status] : ['available', 'reserved', 'sold'],
+        statuses: !status ? ['available', 'reserved', 'sold'] : status === 'unlisted' ? [] : [status],
         unlistedVisibleTo,
         limit: input.limit + 1,
         after: after ? { createdAt: new Date(after.keys[0] as string), id: after.id } : undefined,

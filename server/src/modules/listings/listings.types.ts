@@ -43,9 +43,10 @@ export interface NewestKey {
 
 export interface ListListingsFilter {
   sellerWallet?: string;
-  statuses?: readonly ListingStatus[];
+  /** statuses visible to everyone (unlisted never belongs here) */
+  statuses: readonly ListingStatus[];
   category?: string;
-  /** include unlisted listings only of this seller (the caller) */
+  /** also include the unlisted listings of this user (the caller, when they are the seller) */
   unlistedVisibleTo?: string | null;
   limit: number;
   after?: NewestKey;

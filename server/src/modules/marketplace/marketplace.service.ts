@@ -50,13 +50,13 @@ export interface MarketplaceDeps {
 }
 
 /** Cursor key kinds per sort (see the repo for the SQL expressions behind them). */
-function keySpec(sort: SearchSort, byBaseUnits: boolean): CursorSpec['keys'] {
+function keySpec(sort: SearchSort): CursorSpec['keys'] {
   switch (sort) {
     case 'relevance':
       return [cursorKey.decimal];
     case 'price_asc':
     case 'price_desc':
-      return [byBaseUnits ? cursorKey.uint : cursorKey.decimal];
+      return [cursorKey.decimal]; // base units or exact UI price (see the repo)
     case 'rating':
       return [cursorKey.decimal, cursorKey.uint];
     case 'newest':
@@ -85,7 +85,7 @@ export function createMarketplaceService(deps: MarketplaceDeps) {
   }
 
   async function run(criteria: Omit<SearchCriteria, 'after' | 'limit' | 'decimals'>, filters: Record<string, unknown>, limit: number, cursor?: string): Promise<Page<ListingRecord>> {
-    const spec: CursorSpec = { sort: criteria.sort, filters, keys: keySpec(criteria.sort, criteria.currency !== undefined) };
+    const spec: CursorSpec = { sort: criteria.sort, filters, keys: keySpec(criteria.sort) };
     const after = cursor ? decodeCursor(cursor, spec) : undefined;
     const rows = await repo.search({
       ...criteria,

@@ -1,0 +1,69 @@
+/**
+ * ts-rest handlers of `contract.listings`: request -> ListingsService call -> { status, body }.
+ * Rules live in modules/listings; errors are DomainErrors (problem+json in one place).
+ */
+import { initServer } from '@ts-rest/express';
+import { contract } from '@bazaar/contract';
+import { DomainError } from '../errors.js';
+import { presentListing } from '../modules/listings/listings.presenter.js';
+import type { ListingsService } from '../modules/listings/listings.service.js';
+import type { ListingsConfig, Viewer } from '../modules/listings/listings.types.js';
+
+export interface ListingsHttpDeps {
+  service: ListingsService;
+  config: Pick<ListingsConfig, 'currencies' | 'categories'>;
+}
+
+interface PrincipalLike {
+  userId?: string | null;
+  wallet?: string | null;
+  isAdmin?: boolean;
+}
+
+/** The caller as a listings Viewer; null for credentials without a user (service API keys). */
+export function viewerOf(req: unknown): Viewer | null {
+  const p = (req as { principal?: PrincipalLike }).principal;
+  if (!p?.userId || !p.wallet) return null;
+  return { userId: p.userId, wallet: p.wallet, role: p.isAdmin ? 'admin' : 'user' };
+}
+
+/** The caller as a user acting on its own behalf (seller); 401/403 otherwise. */
+export function userOf(req: unknown): Viewer {
+  const p = (req as { principal?: PrincipalLike }).principal;
+  if (!p) throw new DomainError('unauthorized', 'No credential was sent.');
+  const v = viewerOf(req);
+  if (!v) throw new DomainError('forbidden', 'This action needs a user credential (a service API key acts as no user).');
+  return v;
+}
+
+export function listingsHandlers(deps: ListingsHttpDeps) {
+  const s = initServer();
+  const { service, config } = deps;
+  const present = (l: Parameters<typeof presentListing>[0]) => presentListing(l, config);
+
+  return s.router(contract.listings, {
+    createListing: async ({ body, req }) => {
+      const listing = await service.create(userOf(req), body);
+      return { status: 201 as const, body: present(listing) };
+    },
+    getListing: async ({ params, req }) => ({
+      status: 200 as const,
+      body: present(await service.get(params.listing_id, viewerOf(req))),
+    }),
+    listListings: async ({ query, req }) => {
+      const page = await service.list(
+        { sellerWallet: query.seller_wallet, status: query.status, category: query.category, limit: query.limit, cursor: query.cursor },
+        viewerOf(req),
+      );
+      return { status: 200 as const, body: { data: page.items.map(present), next_cursor: page.nextCursor } };
+    },
+    updateListing: async ({ params, body, req }) => ({
+      status: 200 as const,
+      body: present(await service.update(params.listing_id, userOf(req), body)),
+    }),
+    getListingTokenMetadata: async ({ params }) => ({
+      status: 200 as const,
+      body: await service.tokenMetadata(params.listing_id),
+    }),
+  });
+}

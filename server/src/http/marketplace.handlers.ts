@@ -1,0 +1,48 @@
+/**
+ * ts-rest handlers of `contract.marketplace`: search, browse, categories, currencies.
+ * Rules live in modules/marketplace; errors are DomainErrors (problem+json in one place).
+ */
+import { initServer } from '@ts-rest/express';
+import { contract } from '@bazaar/contract';
+import { presentListing } from '../modules/listings/listings.presenter.js';
+import type { ListingsConfig } from '../modules/listings/listings.types.js';
+import type { MarketplaceService } from '../modules/marketplace/marketplace.service.js';
+
+export interface MarketplaceHttpDeps {
+  service: MarketplaceService;
+  config: Pick<ListingsConfig, 'currencies' | 'categories'>;
+}
+
+export function marketplaceHandlers(deps: MarketplaceHttpDeps) {
+  const s = initServer();
+  const { service, config } = deps;
+  const page = (p: Awaited<ReturnType<MarketplaceService['search']>>) => ({
+    data: p.items.map((l) => presentListing(l, config)),
+    next_cursor: p.nextCursor,
+  });
+
+  return s.router(contract.marketplace, {
+    searchListings: async ({ query }) => ({
+      status: 200 as const,
+      body: page(
+        await service.search({
+          query: query.query,
+          minPrice: query.min_price,
+          maxPrice: query.max_price,
+          category: query.category,
+          currency: query.currency,
+          sellerWallet: query.seller_wallet,
+          sort: query.sort,
+          limit: query.limit,
+          cursor: query.cursor,
+        }),
+      ),
+    }),
+    listMarketplaceListings: async ({ query }) => ({
+      status: 200 as const,
+      body: page(await service.browse({ category: query.category, status: query.status, limit: query.limit, cursor: query.cursor })),
+    }),
+    listCategories: async () => ({ status: 200 as const, body: { data: await service.categories() } }),
+    listCurrencies: async () => ({ status: 200 as const, body: { data: service.currencies() } }),
+  });
+}

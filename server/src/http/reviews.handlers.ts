@@ -1,0 +1,45 @@
+/**
+ * ts-rest handlers of `contract.reviews`: review an order, list a seller's reviews.
+ * Rules live in modules/reviews; errors are DomainErrors (problem+json in one place).
+ */
+import { initServer } from '@ts-rest/express';
+import { contract } from '@bazaar/contract';
+import type { ReviewsService } from '../modules/reviews/reviews.service.js';
+import type { ReviewRecord } from '../modules/reviews/reviews.types.js';
+import { userOf } from './listings.handlers.js';
+
+export interface ReviewsHttpDeps {
+  service: ReviewsService;
+}
+
+export function presentReview(r: ReviewRecord) {
+  return {
+    review_id: r.id,
+    order_id: r.orderId,
+    listing_id: r.listingId,
+    reviewer_wallet: r.reviewerWallet,
+    seller_wallet: r.sellerWallet,
+    rating: r.rating,
+    text: r.text,
+    created_at: r.createdAt.toISOString(),
+  };
+}
+
+export function reviewsHandlers(deps: ReviewsHttpDeps) {
+  const s = initServer();
+  const { service } = deps;
+
+  return s.router(contract.reviews, {
+    createReview: async ({ params, body, req }) => ({
+      status: 201 as const,
+      body: presentReview(await service.create(params.order_id, userOf(req), body)),
+    }),
+    listSellerReviews: async ({ params, query }) => {
+      const page = await service.listForSeller(params.seller_wallet, { limit: query.limit, cursor: query.cursor });
+      return {
+        status: 200 as const,
+        body: { data: page.items.map(presentReview), next_cursor: page.nextCursor, summary: page.summary },
+      };
+    },
+  });
+}

@@ -1,0 +1,76 @@
+/**
+ * The one SQL read of listings shared by the listings and marketplace repositories: a page of ids
+ * with their sort keys (built by the caller, already ordered and limited) is joined with the seller's
+ * wallet and reputation here, so per-row joins run for the page only, never for every match.
+ */
+import { Prisma } from '../../generated/prisma/client.js';
+import type { ListingRecord, ListingStatus } from './listings.types.js';
+
+/** Raw row of `selectListings`. */
+export interface ListingRow {
+  id: string;
+  seller_id: string;
+  seller_wallet: string;
+  title: string;
+  description: string;
+  price_base_units: string;
+  currency: string;
+  category: string;
+  duration_days: number;
+  status: string;
+  token_mint_address: string | null;
+  mint_signature: string | null;
+  mint_slot: string | null;
+  metadata_uri: string | null;
+  created_at: Date;
+  updated_at: Date;
+  seller_rating: number | null;
+  seller_review_count: number;
+  k1?: string | null;
+  k2?: string | null;
+}
+
+/**
+ * `page` is a subquery yielding `id` (uuid) and optionally `k1`, `k2` (sort keys as text), with
+ * `orderBy` the ORDER BY over page.k1/page.k2/page.id that keeps its order.
+ */
+export function selectListings(page: Prisma.Sql, orderBy: Prisma.Sql, keyCount: 0 | 1 | 2 = 0): Prisma.Sql {
+  const keys = keyCount === 2 ? Prisma.sql`, page.k1, page.k2` : keyCount === 1 ? Prisma.sql`, page.k1` : Prisma.empty;
+  return Prisma.sql`
+    SELECT l.id::text AS id, l.seller_id::text AS seller_id, u.wallet AS seller_wallet, l.title, l.description,
+           l.price_base_units::text AS price_base_units, l.currency, l.category, l.duration_days, l.status,
+           l.token_mint_address, l.mint_signature, l.mint_slot::text AS mint_slot, l.metadata_uri,
+           l.created_at, l.updated_at,
+           rs.avg::float8 AS seller_rating, COALESCE(rs.cnt, 0)::int AS seller_review_count
+           ${keys}
+      FROM (${page}) AS page
+      JOIN listings l ON l.id = page.id
+      JOIN users u ON u.id = l.seller_id
+      LEFT JOIN LATERAL (
+        SELECT avg(r.rating) AS avg, count(*) AS cnt FROM reviews r WHERE r.seller_id = l.seller_id
+      ) rs ON true
+     ORDER BY ${orderBy}`;
+}
+
+export function toListingRecord(r: ListingRow): ListingRecord {
+  return {
+    id: r.id,
+    sellerId: r.seller_id,
+    sellerWallet: r.seller_wallet,
+    title: r.title,
+    description: r.description,
+    priceBaseUnits: BigInt(r.price_base_units),
+    currency: r.currency,
+    category: r.category,
+    durationDays: Number(r.duration_days),
+    status: r.status as ListingStatus,
+    tokenMint: r.token_mint_address ?? '',
+    mintSignature: r.mint_signature ?? '',
+    mintSlot: r.mint_slot === null ? 0 : Number(r.mint_slot),
+    metadataUri: r.metadata_uri ?? '',
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
+    sellerRating: r.seller_rating === null ? null : Number(r.seller_rating),
+    sellerReviewCount: Number(r.seller_review_count),
+  };
+}
