@@ -37,18 +37,6 @@ const MS_PER_SLOT: u64 = 400;
 /// Upper bound of slots one advanceClock moves (keeps warps cheap; time moves exactly anyway).
 const MAX_WARP_SLOTS: u64 = 500_000;
 
-#[cfg(feature = "escrow")]
-fn escrow_process(
-    program_id: &Pubkey,
-    accounts: &[solana_sdk::account_info::AccountInfo],
-    data: &[u8],
-) -> solana_sdk::entrypoint::ProgramResult {
-    // Anchor's entry wants `&'info [AccountInfo<'info>]`; program-test's processor! hands out
-    // shorter lifetimes. Leaking the small Vec per instruction is fine for a dev node.
-    let accounts = Box::leak(Box::new(accounts.to_vec()));
-    escrow::entry(program_id, accounts, data)
-}
-
 /// What a websocket signature subscription needs to hear about.
 #[derive(Clone, Debug)]
 pub struct SigNote {
@@ -88,6 +76,13 @@ pub struct Chain {
     notify: tokio::sync::broadcast::Sender<SigNote>,
 }
 
+/// Clean up the logs of natively executed programs (see native.rs).
+fn fix_logs(logs: Vec<String>) -> Vec<String> {
+    #[cfg(feature = "escrow")]
+    let logs = crate::native::dedupe_native_logs(logs, &escrow::ID);
+    logs
+}
+
 fn wall_now() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
 }
@@ -115,10 +110,11 @@ impl Chain {
         let mut pt = ProgramTest::default();
         pt.prefer_bpf(false);
         #[cfg(feature = "escrow")]
-        pt.add_program("escrow", escrow::ID, solana_program_test::processor!(escrow_process));
+        pt.add_program("escrow", escrow::ID, crate::escrow_builtin!());
         let faucet = Keypair::new();
         pt.add_account(faucet.pubkey(), Account::new(FAUCET_LAMPORTS, 0, &Pubkey::default()));
         let ctx = pt.start_with_context().await;
+        crate::native::install_log_stubs();
         let genesis_hash = ctx.genesis_config().hash();
         let mut chain = Chain {
             ctx,
@@ -319,7 +315,7 @@ impl Chain {
                 post_balances,
                 pre_token_balances,
                 post_token_balances,
-                logs: meta.log_messages,
+                logs: fix_logs(meta.log_messages),
                 units: meta.compute_units_consumed,
                 return_data,
             },
@@ -607,7 +603,7 @@ impl Chain {
                     let sim = self.ctx.banks_client.simulate_transaction(tx.clone()).await.map_err(bc)?;
                     let (logs, units) = sim
                         .simulation_details
-                        .map(|d| (d.logs, d.units_consumed))
+                        .map(|d| (fix_logs(d.logs), d.units_consumed))
                         .unwrap_or_default();
                     if let Some(Err(e)) = sim.result {
                         return Err(preflight_error(&e, logs, units));
@@ -652,7 +648,7 @@ impl Chain {
                             let rd = d.return_data.map_or(Value::Null, |rd| {
                                 json!({"programId": rd.program_id.to_string(), "data": [B64.encode(&rd.data), "base64"]})
                             });
-                            (err, d.logs, d.units_consumed, rd)
+                            (err, fix_logs(d.logs), d.units_consumed, rd)
                         }
                         None => (err, vec![], 0, Value::Null),
                     }

@@ -7,6 +7,7 @@
 //! `localnet_advanceClock` [seconds] -> new clock.
 
 mod chain;
+mod native;
 mod rpc;
 mod tokens;
 
