@@ -344,8 +344,12 @@ export class OrdersService {
         try {
           await this.deps.listings.reserve(order.listingId);
         } catch (err) {
+          if (!(err instanceof DomainError && err.slug === 'listing-unavailable')) {
+            this.log.error({ err, order_id: orderId }, 'listing could not be reserved');
+            return order;
+          }
           // another order of the same listing was funded first: give this buyer the money back
-          this.log.warn({ err, order_id: orderId }, 'listing could not be reserved; refunding the order');
+          this.log.warn({ order_id: orderId }, 'listing already taken; refunding the order');
           return this.performLocked(orderId, 'system', 'refund', { reason: 'listing-taken' });
         }
       }
