@@ -247,6 +247,11 @@ async fn ws_connection(stream: TcpStream, app: Arc<App>) {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    // program-test installs a logger that prints every instruction at debug level unless
+    // RUST_LOG says otherwise; keep the node quiet by default (still single-threaded here).
+    if std::env::var_os("RUST_LOG").is_none() {
+        std::env::set_var("RUST_LOG", "error");
+    }
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     rt.block_on(run(args))
 }

@@ -1,0 +1,238 @@
+//! Black-box tests of the bazaar-localnet binary over HTTP JSON-RPC and the PubSub websocket.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use futures::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use solana_sdk::{
+    hash::Hash,
+    native_token::LAMPORTS_PER_SOL,
+    pubkey::Pubkey,
+    signature::{Keypair, Signer},
+    transaction::Transaction,
+};
+
+const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
+
+struct Node {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port_pair() -> u16 {
+    for _ in 0..100 {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let p = l.local_addr().unwrap().port();
+        drop(l);
+        if p < 65000 && TcpListener::bind(("127.0.0.1", p + 1)).is_ok() && TcpListener::bind(("127.0.0.1", p)).is_ok() {
+            return p;
+        }
+    }
+    panic!("no free port pair");
+}
+
+fn start() -> Node {
+    let port = free_port_pair();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bazaar-localnet"))
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn bazaar-localnet");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let start = Instant::now();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if out.read_line(&mut line).unwrap() == 0 {
+            panic!("bazaar-localnet exited before it was ready");
+        }
+        if line.starts_with("bazaar-localnet listening on http://") {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "not ready in time");
+    }
+    // Keep draining stdout so the child never blocks on a full pipe.
+    std::thread::spawn(move || {
+        let mut sink = Vec::new();
+        let _ = out.read_to_end(&mut sink);
+    });
+    Node { child, port }
+}
+
+/// POST a raw body, return the parsed JSON reply.
+fn post(port: u16, body: &str) -> Value {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        s,
+        "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+        body.len(),
+        body
+    )
+    .unwrap();
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).unwrap();
+    let (head, body) = resp.split_once("\r\n\r\n").expect("http response");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("bad json {e}: {body}"))
+}
+
+fn call(port: u16, method: &str, params: Value) -> Value {
+    post(port, &json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string())
+}
+
+fn result(port: u16, method: &str, params: Value) -> Value {
+    let r = call(port, method, params);
+    assert!(r.get("error").is_none(), "{method}: {r}");
+    r["result"].clone()
+}
+
+fn blockhash(port: u16) -> Hash {
+    result(port, "getLatestBlockhash", json!([]))["value"]["blockhash"].as_str().unwrap().parse().unwrap()
+}
+
+fn airdrop(port: u16, to: &Pubkey, lamports: u64) -> String {
+    result(port, "requestAirdrop", json!([to.to_string(), lamports])).as_str().unwrap().to_string()
+}
+
+#[allow(deprecated)]
+fn transfer_tx(port: u16, from: &Keypair, to: &Pubkey, lamports: u64) -> Transaction {
+    let ix = solana_sdk::system_instruction::transfer(&from.pubkey(), to, lamports);
+    Transaction::new_signed_with_payer(&[ix], Some(&from.pubkey()), &[from], blockhash(port))
+}
+
+fn send(port: u16, tx: &Transaction, cfg: Value) -> Value {
+    let wire = B64.encode(bincode::serialize(tx).unwrap());
+    let mut cfg = cfg;
+    cfg["encoding"] = json!("base64");
+    call(port, "sendTransaction", json!([wire, cfg]))
+}
+
+#[test]
+fn basics_and_errors_keep_the_server_alive() {
+    let n = start();
+    assert_eq!(result(n.port, "getHealth", json!([])), json!("ok"));
+    assert!(result(n.port, "getVersion", json!([]))["solana-core"].as_str().unwrap().starts_with("2."));
+    assert_eq!(result(n.port, "getMinimumBalanceForRentExemption", json!([0])), json!(890_880));
+
+    assert_eq!(post(n.port, "{oops")["error"]["code"], json!(-32700));
+    assert_eq!(post(n.port, "42")["error"]["code"], json!(-32600));
+    assert_eq!(call(n.port, "noSuchMethod", json!([]))["error"]["code"], json!(-32601));
+    assert_eq!(call(n.port, "getBalance", json!(["not-a-key"]))["error"]["code"], json!(-32602));
+    assert_eq!(call(n.port, "getBalance", json!([]))["error"]["code"], json!(-32602));
+    assert_eq!(call(n.port, "sendTransaction", json!(["%%%", {"encoding": "base64"}]))["error"]["code"], json!(-32602));
+    assert_eq!(call(n.port, "sendTransaction", json!([B64.encode([7u8; 90]), {"encoding": "base64"}]))["error"]["code"], json!(-32602));
+    assert_eq!(call(n.port, "localnet_advanceClock", json!([-5]))["error"]["code"], json!(-32602));
+    let batch = post(n.port, r#"[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":2,"method":"nope"}]"#);
+    assert!(batch[0]["result"].is_u64());
+    assert_eq!(batch[1]["error"]["code"], json!(-32601));
+    assert_eq!(result(n.port, "getHealth", json!([])), json!("ok"));
+}
+
+#[test]
+fn transfers_are_executed_indexed_and_preflighted() {
+    let n = start();
+    let a = Keypair::new();
+    let b = Keypair::new().pubkey();
+    let sig = airdrop(n.port, &a.pubkey(), 2 * LAMPORTS_PER_SOL);
+    assert_eq!(result(n.port, "getBalance", json!([a.pubkey().to_string()]))["value"], json!(2 * LAMPORTS_PER_SOL));
+    let st = result(n.port, "getSignatureStatuses", json!([[sig], {"searchTransactionHistory": true}]));
+    assert_eq!(st["value"][0]["confirmationStatus"], json!("finalized"));
+
+    let tx = transfer_tx(n.port, &a, &b, 1_000_000);
+    let sent = send(n.port, &tx, json!({}));
+    let sig = sent["result"].as_str().unwrap_or_else(|| panic!("{sent}")).to_string();
+    assert_eq!(result(n.port, "getBalance", json!([b.to_string()]))["value"], json!(1_000_000));
+    let got = result(n.port, "getTransaction", json!([sig, {"encoding": "json"}]));
+    assert_eq!(got["meta"]["err"], Value::Null);
+    assert_eq!(got["meta"]["fee"], json!(5000));
+    assert_eq!(got["meta"]["preBalances"][0], json!(2 * LAMPORTS_PER_SOL));
+    assert_eq!(got["meta"]["postBalances"][1], json!(1_000_000));
+    assert_eq!(got["transaction"]["message"]["accountKeys"][1], json!(b.to_string()));
+    let got64 = result(n.port, "getTransaction", json!([sig, {"encoding": "base64"}]));
+    assert_eq!(got64["transaction"][1], json!("base64"));
+    let sigs = result(n.port, "getSignaturesForAddress", json!([b.to_string()]));
+    assert_eq!(sigs[0]["signature"], json!(sig));
+
+    // Preflight failure: insufficient funds -> -32002 with logs.
+    let too_much = transfer_tx(n.port, &a, &Keypair::new().pubkey(), 50 * LAMPORTS_PER_SOL);
+    let err = send(n.port, &too_much, json!({}));
+    assert_eq!(err["error"]["code"], json!(-32002), "{err}");
+    assert!(err["error"]["data"]["logs"].as_array().unwrap().iter().any(|l| l.as_str().unwrap().contains("insufficient lamports")));
+    // skipPreflight: the failing transaction lands, fee charged, error recorded.
+    let landed = send(n.port, &too_much, json!({"skipPreflight": true}));
+    let sig = landed["result"].as_str().unwrap_or_else(|| panic!("{landed}")).to_string();
+    let st = result(n.port, "getSignatureStatuses", json!([[sig]]));
+    assert_eq!(st["value"][0]["err"]["InstructionError"][0], json!(0));
+
+    // Simulation reports logs and units without committing.
+    let sim_tx = transfer_tx(n.port, &a, &Keypair::new().pubkey(), 1_000_000);
+    let wire = B64.encode(bincode::serialize(&sim_tx).unwrap());
+    let sim = result(n.port, "simulateTransaction", json!([wire, {"encoding": "base64", "sigVerify": true}]));
+    assert_eq!(sim["value"]["err"], Value::Null);
+    assert!(!sim["value"]["logs"].as_array().unwrap().is_empty());
+
+    // Bad signature.
+    let mut forged = transfer_tx(n.port, &a, &b, 1);
+    forged.signatures[0] = solana_sdk::signature::Signature::from([3u8; 64]);
+    assert_eq!(send(n.port, &forged, json!({}))["error"]["code"], json!(-32003));
+}
+
+#[test]
+fn clock_advances_and_blockhashes_survive_the_warp() {
+    let n = start();
+    let before = result(n.port, "localnet_getClock", json!([]));
+    let after = result(n.port, "localnet_advanceClock", json!([7 * 24 * 3600]));
+    let dt = after["unix_timestamp"].as_i64().unwrap() - before["unix_timestamp"].as_i64().unwrap();
+    assert!(dt >= 7 * 24 * 3600, "{before} -> {after}");
+    assert!(after["slot"].as_u64().unwrap() > before["slot"].as_u64().unwrap());
+    assert_eq!(result(n.port, "localnet_getClock", json!([]))["unix_timestamp"], after["unix_timestamp"]);
+    let a = Keypair::new();
+    airdrop(n.port, &a.pubkey(), LAMPORTS_PER_SOL);
+    let tx = transfer_tx(n.port, &a, &Keypair::new().pubkey(), 1_000_000);
+    assert!(send(n.port, &tx, json!({}))["result"].is_string());
+}
+
+#[test]
+fn signature_subscribe_notifies() {
+    let n = start();
+    let a = Keypair::new();
+    let sig = airdrop(n.port, &a.pubkey(), LAMPORTS_PER_SOL);
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let stream = tokio::net::TcpStream::connect(("127.0.0.1", n.port + 1)).await.unwrap();
+        let url = format!("ws://127.0.0.1:{}", n.port + 1);
+        let (mut ws, _) = tokio_tungstenite::client_async(url, stream).await.unwrap();
+        use tokio_tungstenite::tungstenite::Message;
+        ws.send(Message::Text(json!({"jsonrpc":"2.0","id":1,"method":"signatureSubscribe","params":[sig, {"commitment":"confirmed"}]}).to_string()))
+            .await
+            .unwrap();
+        let mut msgs = vec![];
+        for _ in 0..2 {
+            match tokio::time::timeout(Duration::from_secs(10), ws.next()).await.unwrap().unwrap().unwrap() {
+                Message::Text(t) => msgs.push(serde_json::from_str::<Value>(&t).unwrap()),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        let sub = msgs[0]["result"].as_u64().expect("subscription id");
+        assert_eq!(msgs[1]["method"], json!("signatureNotification"));
+        assert_eq!(msgs[1]["params"]["subscription"], json!(sub));
+        assert_eq!(msgs[1]["params"]["result"]["value"]["err"], Value::Null);
+        ws.send(Message::Text(json!({"jsonrpc":"2.0","id":2,"method":"slotSubscribe"}).to_string())).await.unwrap();
+        match tokio::time::timeout(Duration::from_secs(10), ws.next()).await.unwrap().unwrap().unwrap() {
+            Message::Text(t) => assert!(serde_json::from_str::<Value>(&t).unwrap()["result"].is_u64()),
+            other => panic!("unexpected {other:?}"),
+        }
+    });
+}
