@@ -7,7 +7,7 @@
  * its ready line, and returns the endpoints plus the dev-only clock controls.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -18,8 +18,36 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Where cargo puts the build (shared across clones, see docs/design.md). */
 export const cargoTargetDir = process.env.CARGO_TARGET_DIR ?? join(homedir(), '.cache', 'bazaar', 'cargo-target');
 
-/** Path of the debug binary. */
-export const localnetBinary = join(cargoTargetDir, 'debug', 'bazaar-localnet');
+/** Path of the debug binary (override with BAZAAR_LOCALNET_BIN; then it is never rebuilt). */
+export const localnetBinary = process.env.BAZAAR_LOCALNET_BIN ?? join(cargoTargetDir, 'debug', 'bazaar-localnet');
+
+/** Sources the binary is built from (the localnet and the escrow program it embeds). */
+const sourceDirs = ['programs/localnet/src', 'programs/localnet/Cargo.toml', 'programs/escrow/src', 'programs/escrow/Cargo.toml'];
+
+function newestSourceMtimeMs(): number {
+  let newest = 0;
+  for (const rel of sourceDirs) {
+    const p = join(repoRoot, rel);
+    if (!existsSync(p)) continue;
+    const st = statSync(p);
+    if (st.isFile()) {
+      newest = Math.max(newest, st.mtimeMs);
+      continue;
+    }
+    for (const f of readdirSync(p, { recursive: true }) as string[]) {
+      const fst = statSync(join(p, f));
+      if (fst.isFile()) newest = Math.max(newest, fst.mtimeMs);
+    }
+  }
+  return newest;
+}
+
+/** True when the binary is missing or older than one of its sources. */
+export function localnetNeedsBuild(): boolean {
+  if (!existsSync(localnetBinary)) return true;
+  if (process.env.BAZAAR_LOCALNET_BIN) return false;
+  return statSync(localnetBinary).mtimeMs < newestSourceMtimeMs();
+}
 
 export interface LocalnetClock {
   /** Current slot of the working bank. */
@@ -48,15 +76,19 @@ export interface StartLocalnetOptions {
   readyTimeoutMs?: number;
 }
 
-/** Build the binary with cargo (blocking); a no-op when it already exists. */
+/** Build the binary with cargo (blocking); a no-op when it is up to date. */
 export function ensureLocalnetBuilt(): void {
-  if (existsSync(localnetBinary)) return;
+  if (!localnetNeedsBuild()) return;
   const r = spawnSync(
     'cargo',
     ['build', '-p', 'bazaar-localnet', '--manifest-path', join(repoRoot, 'programs', 'Cargo.toml')],
     { stdio: 'inherit', env: { ...process.env, CARGO_TARGET_DIR: cargoTargetDir } },
   );
   if (r.status !== 0 || !existsSync(localnetBinary)) {
+    if (existsSync(localnetBinary)) {
+      console.warn(`cargo build -p bazaar-localnet failed (exit ${r.status}); using the existing, older binary`);
+      return;
+    }
     throw new Error(`cargo build -p bazaar-localnet failed (exit ${r.status})`);
   }
 }

@@ -52,6 +52,9 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(120);
 
 struct App {
     chain: std::sync::Mutex<std::sync::mpsc::Sender<Cmd>>,
+    /// Flips to true on SIGTERM/SIGINT: websocket clients get a normal close (code 1000), so
+    /// web3.js does not keep reconnecting to a node that is gone.
+    shutdown: tokio::sync::watch::Receiver<bool>,
     notify: tokio::sync::broadcast::Sender<SigNote>,
     next_sub: AtomicU64,
 }
@@ -173,10 +176,20 @@ async fn ws_connection(stream: TcpStream, app: Arc<App>) {
     let Ok(ws) = tokio_tungstenite::accept_async(stream).await else { return };
     let (mut sink, mut source) = ws.split();
     let mut notes = app.notify.subscribe();
+    let mut shutdown = app.shutdown.clone();
     // subscription id -> signature
     let mut sig_subs: HashMap<u64, solana_sdk::signature::Signature> = HashMap::new();
     loop {
         tokio::select! {
+            _ = shutdown.changed() => {
+                let frame = tokio_tungstenite::tungstenite::protocol::CloseFrame {
+                    code: tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode::Normal,
+                    reason: "node shutting down".into(),
+                };
+                let _ = sink.send(WsMessage::Close(Some(frame))).await;
+                let _ = sink.flush().await;
+                return;
+            }
             msg = source.next() => {
                 let text = match msg {
                     Some(Ok(WsMessage::Text(t))) => t,
@@ -276,7 +289,13 @@ async fn run(args: Args) -> anyhow::Result<()> {
         move || chain::spawn_actor(notify)
     })
     .await??;
-    let app = Arc::new(App { chain: std::sync::Mutex::new(sender), notify, next_sub: AtomicU64::new(1) });
+    let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
+    let app = Arc::new(App {
+        chain: std::sync::Mutex::new(sender),
+        shutdown: shutdown_rx,
+        notify,
+        next_sub: AtomicU64::new(1),
+    });
 
     let ws_app = app.clone();
     tokio::spawn(async move {
@@ -319,6 +338,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
             }
         }
     }
+    let _ = shutdown_tx.send(true);
+    tokio::time::sleep(Duration::from_millis(100)).await;
     // The chain thread holds program-test state; exit without tearing it down.
     std::process::exit(0);
 }
