@@ -306,9 +306,15 @@ export class EscrowClient {
    * The accounts of `ix`, filled by role name from `known` (camelCase keys). Names the IDL declares
    * that are not known are left to Anchor's resolver (PDAs, fixed addresses, relations).
    */
+  /** The IDL definition of an instruction (Anchor camel-cases the IDL it holds; match either case). */
+  private ixDef(name: string) {
+    const def = this.program.idl.instructions.find((i) => i.name === name || camel(i.name) === camel(name));
+    if (!def) throw new Error(`escrow IDL has no instruction ${name}`);
+    return def;
+  }
+
   private accountsFor(ix: string, known: Record<string, PublicKey | undefined>): Record<string, PublicKey> {
-    const def = this.program.idl.instructions.find((i) => i.name === ix || camel(i.name) === camel(ix));
-    if (!def) throw new Error(`escrow IDL has no instruction ${ix}`);
+    const def = this.ixDef(ix);
     const out: Record<string, PublicKey> = {};
     for (const acc of def.accounts) {
       if (!('name' in acc)) continue;
@@ -418,8 +424,7 @@ export class EscrowClient {
       defaultReviewWindow: new BN(args.defaultReviewWindow),
       allowedMints: args.allowedMints.map((m) => new PublicKey(m)),
     };
-    const def = this.program.idl.instructions.find((i) => i.name === 'initialize_config');
-    if (!def) throw new Error('escrow IDL has no initialize_config');
+    const def = this.ixDef('initialize_config');
     // positional args in IDL order; a single struct arg ("params"/"args") takes the whole object
     const argValues =
       def.args.length === 1 && !(camel(def.args[0].name) in params)
@@ -563,8 +568,6 @@ export class EscrowClient {
     const treasury = new PublicKey(order.treasury);
     const rentPayer = new PublicKey(order.rentPayer);
     const known = this.roleAccounts({ orderId, buyer, seller, mint, treasury, rentPayer, tokenProgram });
-    const def = this.program.idl.instructions.find((i) => i.name === name);
-    if (!def) throw new Error(`escrow IDL has no instruction ${name}`);
     const accounts = this.accountsFor(name, known);
     // payouts go to associated token accounts: make sure each recipient's exists (idempotent, service pays)
     const pre: TransactionInstruction[] = [];
