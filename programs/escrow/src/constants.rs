@@ -18,4 +18,4 @@ pub const BPS_DENOMINATOR: u16 = 10_000;
 
 /// Longest allow-list of payment mints.
 #[constant]
-pub const MAX_ALLOWED_MINTS: usize = 8;
+pub const MAX_ALLOWED_MINTS: u8 = 8;

@@ -26,7 +26,7 @@ pub struct InitializeConfig<'info> {
 pub(crate) fn validate(fee_bps: u16, default_review_window: i64, allowed_mints: &[Pubkey]) -> Result<()> {
     require!(fee_bps <= MAX_FEE_BPS, EscrowError::FeeTooHigh);
     require!(default_review_window > 0, EscrowError::ReviewWindowNotPositive);
-    require!(allowed_mints.len() <= MAX_ALLOWED_MINTS, EscrowError::TooManyAllowedMints);
+    require!(allowed_mints.len() <= MAX_ALLOWED_MINTS as usize, EscrowError::TooManyAllowedMints);
     Ok(())
 }
 

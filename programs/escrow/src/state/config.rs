@@ -15,7 +15,7 @@ pub struct Config {
     pub fee_bps: u16,
     /// Seconds after delivery before anyone may `claim`; used when `fund` passes 0.
     pub default_review_window: i64,
-    #[max_len(MAX_ALLOWED_MINTS)]
+    #[max_len(MAX_ALLOWED_MINTS as usize)]
     pub allowed_mints: Vec<Pubkey>,
     pub bump: u8,
 }
