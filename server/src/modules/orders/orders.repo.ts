@@ -11,7 +11,9 @@ import type { Instruction, OrderStatus } from './order-state.js';
 import type { ChainIntentRecord, IntentStatus, ListOrdersQuery, NewOrder, OrderPatch, OrderRecord, OrdersRepo } from './orders.types.js';
 
 type Db = PrismaClient;
-type OrderRow = Prisma.OrderGetPayload<object>;
+/** wallets: the order's own columns (set by this module), else the users' wallets (rows inserted elsewhere) */
+const withWallets = { buyer: { select: { wallet: true } }, seller: { select: { wallet: true } } } as const;
+type OrderRow = Prisma.OrderGetPayload<{ include: typeof withWallets }>;
 type IntentRow = Prisma.ChainIntentGetPayload<object>;
 
 const OPEN: IntentStatus[] = ['pending', 'sent'];
@@ -40,8 +42,8 @@ function toRecord(r: OrderRow): OrderRecord {
     listingId: r.listingId,
     buyerId: r.buyerId,
     sellerId: r.sellerId,
-    buyerWallet: r.buyerWallet,
-    sellerWallet: r.sellerWallet,
+    buyerWallet: r.buyerWallet ?? r.buyer.wallet,
+    sellerWallet: r.sellerWallet ?? r.seller.wallet,
     currency: r.currency,
     mint: r.paymentMint,
     decimals: r.decimals,
@@ -130,12 +132,13 @@ export class PrismaOrdersRepo implements OrdersRepo {
         reviewWindowSeconds: o.reviewWindow,
         paymentExpiresAt: o.paymentExpiresAt,
       },
+      include: withWallets,
     });
     return toRecord(row);
   }
 
   async get(id: string): Promise<OrderRecord | null> {
-    const row = await this.db.order.findUnique({ where: { id } });
+    const row = await this.db.order.findUnique({ where: { id }, include: withWallets });
     return row ? toRecord(row) : null;
   }
 
@@ -155,12 +158,13 @@ export class PrismaOrdersRepo implements OrdersRepo {
       where: { AND: and },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       take: q.limit,
+      include: withWallets,
     });
     return rows.map(toRecord);
   }
 
   async listByStatus(status: OrderStatus, limit: number): Promise<OrderRecord[]> {
-    const rows = await this.db.order.findMany({ where: { status }, orderBy: { createdAt: 'asc' }, take: limit });
+    const rows = await this.db.order.findMany({ where: { status }, orderBy: { createdAt: 'asc' }, take: limit, include: withWallets });
     return rows.map(toRecord);
   }
 

@@ -226,7 +226,7 @@ export class OrdersService {
       decimals: currency.decimals,
       amount: listing.priceBaseUnits,
       status: 'awaiting_payment',
-      tokenMint: listing.tokenMint,
+      tokenMint: listing.tokenMint ?? null,
       feeBps,
       escrowAddress: escrow,
       vaultAddress: vault,

@@ -106,7 +106,8 @@ export interface ListingView {
   currency: string;
   priceBaseUnits: bigint;
   durationDays: number;
-  tokenMint: string | null;
+  /** the listing's token mint (copied onto the order as token_mint_address) */
+  tokenMint?: string | null;
 }
 
 export interface ListingsPort {
