@@ -37,7 +37,7 @@ function plan(c: SearchCriteria): Plan {
     case 'relevance':
       return {
         keys: [
-          Prisma.sql`round((ts_rank(l.search_vector, ${tsq}) + ${TITLE_SIMILARITY_WEIGHT}::real * word_similarity(${c.text ?? ''}, l.title))::numeric, 6)`,
+          Prisma.sql`round((ts_rank(l.search_vector, ${tsq}) + ${TITLE_SIMILARITY_WEIGHT}::real * word_similarity(${c.fuzzyText ?? ''}, l.title))::numeric, 6)`,
         ],
         casts: [asNumeric],
         desc: true,
@@ -76,9 +76,15 @@ export function buildSearch(c: SearchCriteria): Prisma.Sql {
   const p = plan(c);
   const where: Prisma.Sql[] = [statusIn(c.statuses)];
   if (c.text !== undefined) {
-    where.push(
-      Prisma.sql`(l.search_vector @@ websearch_to_tsquery(${Prisma.raw(`'${TS_CONFIG}'`)}, ${c.text}) OR ${c.text} <% l.title)`,
-    );
+    const cfg = Prisma.raw(`'${TS_CONFIG}'`);
+    const fuzzy = c.fuzzyText
+      ? Prisma.sql` OR (${c.fuzzyText} <% l.title${
+          c.excludedText
+            ? Prisma.sql` AND NOT l.search_vector @@ websearch_to_tsquery(${cfg}, ${c.excludedText})`
+            : Prisma.empty
+        })`
+      : Prisma.empty;
+    where.push(Prisma.sql`(l.search_vector @@ websearch_to_tsquery(${cfg}, ${c.text})${fuzzy})`);
   }
   if (c.category !== undefined) where.push(Prisma.sql`l.category = ${c.category}`);
   if (c.currency !== undefined) where.push(Prisma.sql`l.currency = ${c.currency}`);

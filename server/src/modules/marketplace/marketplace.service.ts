@@ -19,6 +19,17 @@ import { listingErrors, type FieldError } from '../listings/listings.errors.js';
 import type { ListingRecord, ListingsConfig, ListingStatus } from '../listings/listings.types.js';
 import type { MarketplaceRepo, PriceBounds, SearchCriteria, SearchSort } from './marketplace.types.js';
 
+/**
+ * Split websearch text into the words a typo match may use and the excluded words:
+ * `"logo design" -mascot or brand` -> fuzzy "logo design brand", excluded "mascot" (as websearch text "a or b").
+ */
+export function splitQuery(text: string): { fuzzy?: string; excluded?: string } {
+  const words = text.replace(/"/g, ' ').split(/\s+/).filter(Boolean);
+  const fuzzy = words.filter((w) => !w.startsWith('-') && w.toLowerCase() !== 'or').join(' ');
+  const excluded = words.filter((w) => w.startsWith('-') && w.length > 1).map((w) => w.slice(1)).join(' or ');
+  return { fuzzy: fuzzy || undefined, excluded: excluded || undefined };
+}
+
 export interface SearchInput {
   query?: string;
   minPrice?: number;
@@ -133,7 +144,7 @@ export function createMarketplaceService(deps: MarketplaceDeps) {
         seller: input.sellerWallet,
       };
       return run(
-        { text, statuses: ['available'], category: input.category, currency: input.currency, sellerWallet: input.sellerWallet, price, sort },
+        { text, ...(text ? { fuzzyText: splitQuery(text).fuzzy, excludedText: splitQuery(text).excluded } : {}), statuses: ['available'], category: input.category, currency: input.currency, sellerWallet: input.sellerWallet, price, sort },
         filters,
         input.limit,
         input.cursor,

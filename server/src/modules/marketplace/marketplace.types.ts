@@ -18,6 +18,10 @@ export interface PriceBounds {
 export interface SearchCriteria {
   /** websearch text (already trimmed, 1..200 chars) */
   text?: string;
+  /** the positive words of `text` without operators, for the trigram (typo) match on the title */
+  fuzzyText?: string;
+  /** words excluded with `-word`: a typo match must not contain them either */
+  excludedText?: string;
   statuses: readonly ListingStatus[];
   category?: string;
   currency?: string;
