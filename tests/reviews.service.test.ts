@@ -25,6 +25,9 @@ class MemoryReviewsRepo implements ReviewsRepo {
       .filter((r) => !after || r.createdAt < after.createdAt || (r.createdAt.getTime() === after.createdAt.getTime() && r.id < after.id))
       .slice(0, limit);
   }
+  async hasReview(orderId: string) {
+    return this.reviews.some((r) => r.orderId === orderId);
+  }
   async summaryForSeller(wallet: string): Promise<RatingSummary> {
     const mine = this.reviews.filter((r) => r.sellerWallet === wallet);
     const distribution = { '1': 0, '2': 0, '3': 0, '4': 0, '5': 0 };

@@ -89,6 +89,10 @@ export function createReviewsRepo(db: PrismaClient): ReviewsRepo {
       return rows.map(toRecord);
     },
 
+    async hasReview(orderId: string) {
+      return (await db.review.count({ where: { orderId } })) > 0;
+    },
+
     async summaryForSeller(sellerWallet: string): Promise<RatingSummary> {
       const rows = await db.$queryRaw<Array<{ rating: number; n: number }>>`
         SELECT r.rating::int AS rating, count(*)::int AS n

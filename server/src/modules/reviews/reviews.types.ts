@@ -42,4 +42,5 @@ export interface ReviewsRepo {
   /** reviews received by the seller with this wallet, newest first, keyset (created_at, id) */
   listForSeller(sellerWallet: string, limit: number, after?: { createdAt: Date; id: string }): Promise<ReviewRecord[]>;
   summaryForSeller(sellerWallet: string): Promise<RatingSummary>;
+  hasReview(orderId: string): Promise<boolean>;
 }

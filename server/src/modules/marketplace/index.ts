@@ -1,0 +1,21 @@
+/**
+ * Marketplace module wiring (search, browse, categories, currencies):
+ *
+ *   const marketplace = createMarketplaceModule({ db, config: { currencies, categories } });
+ *   createExpressEndpoints(contract.marketplace, marketplaceHandlers(marketplace.http), router);
+ */
+import type { PrismaClient } from '../../generated/prisma/client.js';
+import type { ListingsConfig } from '../listings/listings.types.js';
+import { createMarketplaceRepo } from './marketplace.repo.js';
+import { createMarketplaceService } from './marketplace.service.js';
+
+export { createMarketplaceService, splitQuery } from './marketplace.service.js';
+export type { MarketplaceService } from './marketplace.service.js';
+export { createMarketplaceRepo, buildSearch } from './marketplace.repo.js';
+export type * from './marketplace.types.js';
+
+export function createMarketplaceModule(o: { db: PrismaClient; config: Pick<ListingsConfig, 'currencies' | 'categories'> }) {
+  const repo = createMarketplaceRepo(o.db);
+  const service = createMarketplaceService({ repo, config: o.config });
+  return { service, repo, http: { service, config: o.config } };
+}
