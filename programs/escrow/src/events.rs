@@ -1,5 +1,25 @@
 use anchor_lang::prelude::*;
 
+/// `emit!` on chain. Off chain (the program running natively in solana-program-test or the
+/// localnet) anchor-lang 0.32's `sol_log_data` is a no-op, so the same bytes are handed to the
+/// runtime's syscall stubs instead, where a host can log them as `Program data: ...`.
+#[macro_export]
+macro_rules! emit_event {
+    ($event:expr) => {{
+        let event = $event;
+        #[cfg(target_os = "solana")]
+        anchor_lang::prelude::emit!(event);
+        #[cfg(not(target_os = "solana"))]
+        $crate::events::log_data_off_chain(&anchor_lang::Event::data(&event));
+    }};
+}
+
+#[cfg(not(target_os = "solana"))]
+#[doc(hidden)]
+pub fn log_data_off_chain(data: &[u8]) {
+    solana_sysvar::program_stubs::sol_log_data(&[data]);
+}
+
 #[event]
 pub struct ConfigInitialized {
     pub admin: Pubkey,

@@ -623,3 +623,56 @@ async fn alice_alone_refunds_only_after_bob_missed_the_deadline() {
     env.deliver(&o2, &bob).await.unwrap();
     assert_escrow_err(env.refund(&o2, &alice).await, EscrowError::BuyerRefundNotAllowed);
 }
+
+// ---------------------------------------------------------------- events
+
+#[tokio::test]
+async fn every_state_change_is_announced_with_an_event() {
+    use escrow::events::*;
+    let mut env = Env::new().await;
+    let usdc = env.usdc;
+    let (alice, bob, carol, pat) = (kp(&env.alice), kp(&env.bob), kp(&env.carol), kp(&env.platform));
+
+    let o = env.order_ref(usdc, PRICE);
+    let deadline = START_TIME + DAY;
+    let logs = env.send_with_logs(vec![env.ix_fund(&o, deadline, 0)], &[&alice, &pat]).await;
+    let e: OrderFunded = find_event(&logs).expect("OrderFunded");
+    assert_eq!((e.order, e.order_id, e.amount, e.buyer, e.seller), (o.pda, o.id, PRICE, alice.pubkey(), bob.pubkey()));
+    assert_eq!((e.fee_bps, e.delivery_deadline, e.review_window, e.funded_at), (FEE_BPS, deadline, REVIEW_WINDOW, START_TIME));
+
+    let logs = env.send_with_logs(vec![env.ix_mark_delivered(&o, bob.pubkey())], &[&bob]).await;
+    let e: OrderDelivered = find_event(&logs).expect("OrderDelivered");
+    assert_eq!((e.by, e.delivered_at, e.auto_release_at), (bob.pubkey(), START_TIME, START_TIME + REVIEW_WINDOW));
+
+    let logs = env.send_with_logs(vec![env.ix_open_dispute(&o, alice.pubkey())], &[&alice]).await;
+    let e: DisputeOpened = find_event(&logs).expect("DisputeOpened");
+    assert_eq!((e.order, e.by), (o.pda, alice.pubkey()));
+
+    let logs = env.send_with_logs(vec![env.ix_resolve_dispute(&o, carol.pubkey(), 2_500)], &[&carol]).await;
+    let e: DisputeResolved = find_event(&logs).expect("DisputeResolved");
+    let p = escrow::payout::split(PRICE, 2_500, FEE_BPS).unwrap();
+    assert_eq!((e.buyer_bps, e.buyer_amount, e.seller_amount, e.fee), (2_500, p.buyer, p.seller, p.fee));
+
+    let o = env.funded_order(usdc, PRICE).await;
+    let logs = env.send_with_logs(vec![env.ix_release(&o, pat.pubkey())], &[&pat]).await;
+    let e: OrderReleased = find_event(&logs).expect("OrderReleased");
+    assert_eq!((e.by, e.seller_amount, e.fee), (pat.pubkey(), PRICE - FEE, FEE));
+
+    let o = env.funded_order(usdc, PRICE).await;
+    env.deliver(&o, &bob).await.unwrap();
+    env.warp_by(REVIEW_WINDOW).await;
+    let logs = env.send_with_logs(vec![env.ix_claim(&o, bob.pubkey())], &[&bob]).await;
+    let e: OrderClaimed = find_event(&logs).expect("OrderClaimed");
+    assert_eq!((e.by, e.seller_amount, e.fee), (bob.pubkey(), PRICE - FEE, FEE));
+
+    let o = env.funded_order(usdc, PRICE).await;
+    let logs = env.send_with_logs(vec![env.ix_refund(&o, bob.pubkey())], &[&bob]).await;
+    let e: OrderRefunded = find_event(&logs).expect("OrderRefunded");
+    assert_eq!((e.by, e.amount), (bob.pubkey(), PRICE));
+
+    let admin = kp(&env.admin);
+    let ix = env.ix_update_config(&admin.pubkey(), UpdateConfigArgs { fee_bps: Some(300), ..Default::default() });
+    let logs = env.send_with_logs(vec![ix], &[&admin]).await;
+    let e: ConfigUpdated = find_event(&logs).expect("ConfigUpdated");
+    assert_eq!((e.fee_bps, e.arbiter), (300, carol.pubkey()));
+}

@@ -65,7 +65,7 @@ pub fn handler(ctx: Context<Claim>) -> Result<()> {
         &a.treasury_token_account.to_account_info(),
         &a.rent_payer.to_account_info(),
     )?;
-    emit!(OrderClaimed {
+    crate::emit_event!(OrderClaimed {
         order: a.order.key(),
         order_id: a.order.order_id,
         by: a.payer.key(),

@@ -107,7 +107,7 @@ pub fn handler(
         rent_payer: ctx.accounts.buyer.key(),
         bump: ctx.bumps.order,
     });
-    emit!(OrderFunded {
+    crate::emit_event!(OrderFunded {
         order: order.key(),
         order_id,
         buyer: order.buyer,

@@ -43,7 +43,7 @@ pub fn handler(ctx: Context<InitializeConfig>, args: ConfigArgs) -> Result<()> {
         allowed_mints: args.allowed_mints,
         bump: ctx.bumps.config,
     });
-    emit!(ConfigInitialized {
+    crate::emit_event!(ConfigInitialized {
         admin: config.admin,
         platform_authority: config.platform_authority,
         arbiter: config.arbiter,

@@ -26,7 +26,7 @@ pub fn handler(ctx: Context<MarkDelivered>) -> Result<()> {
     require!(order.state == OrderState::Funded, EscrowError::OrderNotFunded);
     order.state = OrderState::Delivered;
     order.delivered_at = now;
-    emit!(OrderDelivered {
+    crate::emit_event!(OrderDelivered {
         order: order.key(),
         order_id: order.order_id,
         by: ctx.accounts.authority.key(),

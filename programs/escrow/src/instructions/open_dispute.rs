@@ -35,7 +35,7 @@ pub fn handler(ctx: Context<OpenDispute>) -> Result<()> {
     }
     order.state = OrderState::Disputed;
     order.disputed_at = now;
-    emit!(DisputeOpened {
+    crate::emit_event!(DisputeOpened {
         order: order.key(),
         order_id: order.order_id,
         by: ctx.accounts.authority.key(),

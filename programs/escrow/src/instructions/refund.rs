@@ -61,7 +61,7 @@ pub fn handler(ctx: Context<Refund>) -> Result<()> {
         &a.buyer_token_account.to_account_info(),
         &a.rent_payer.to_account_info(),
     )?;
-    emit!(OrderRefunded {
+    crate::emit_event!(OrderRefunded {
         order: a.order.key(),
         order_id: a.order.order_id,
         by,

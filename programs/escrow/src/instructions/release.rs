@@ -70,7 +70,7 @@ pub fn handler(ctx: Context<Release>) -> Result<()> {
         &a.treasury_token_account.to_account_info(),
         &a.rent_payer.to_account_info(),
     )?;
-    emit!(OrderReleased {
+    crate::emit_event!(OrderReleased {
         order: a.order.key(),
         order_id: a.order.order_id,
         by: a.authority.key(),

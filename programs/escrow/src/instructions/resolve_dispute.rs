@@ -70,7 +70,7 @@ pub fn handler(ctx: Context<ResolveDispute>, buyer_bps: u16) -> Result<()> {
         &a.treasury_token_account.to_account_info(),
         &a.rent_payer.to_account_info(),
     )?;
-    emit!(DisputeResolved {
+    crate::emit_event!(DisputeResolved {
         order: a.order.key(),
         order_id: a.order.order_id,
         arbiter: a.arbiter.key(),

@@ -48,7 +48,7 @@ pub fn handler(ctx: Context<UpdateConfig>, args: UpdateConfigArgs) -> Result<()>
         config.allowed_mints = mints;
     }
     validate(config.fee_bps, config.default_review_window, &config.allowed_mints)?;
-    emit!(ConfigUpdated {
+    crate::emit_event!(ConfigUpdated {
         admin: config.admin,
         platform_authority: config.platform_authority,
         arbiter: config.arbiter,

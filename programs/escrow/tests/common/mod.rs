@@ -21,6 +21,7 @@ use anchor_spl::token_2022::spl_token_2022::{
 use escrow::errors::EscrowError;
 use escrow::state::{Config, Order};
 use escrow::{ConfigArgs, UpdateConfigArgs};
+use solana_sysvar::program_stubs;
 use solana_program_test::{processor, BanksClientError, ProgramTest, ProgramTestContext};
 use solana_sdk::{
     clock::Clock,
@@ -44,6 +45,103 @@ pub const DAY: i64 = 24 * 3600;
 fn process(program_id: &Pubkey, accounts: &[AccountInfo], data: &[u8]) -> ProgramResult {
     let accounts = Box::leak(Box::new(accounts.to_vec()));
     escrow::entry(program_id, accounts, data)
+}
+
+/// program-test's syscall stubs print `sol_log_data` to stdout; the wrapper puts events into the
+/// transaction logs instead (as "Program log: Program data: <base64>", since a native program can
+/// only append "Program log:" lines), so tests can decode them. Installed once per test binary.
+fn install_event_log_stubs() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let stubs = std::sync::Arc::new(EventLogStubs { inner: std::sync::OnceLock::new() });
+        let inner = program_stubs::set_syscall_stubs(Box::new(SharedStubs(stubs.clone())));
+        let _ = stubs.inner.set(inner);
+    });
+}
+
+struct EventLogStubs {
+    inner: std::sync::OnceLock<Box<dyn program_stubs::SyscallStubs>>,
+}
+
+struct SharedStubs(std::sync::Arc<EventLogStubs>);
+
+impl SharedStubs {
+    fn inner(&self) -> &dyn program_stubs::SyscallStubs {
+        loop {
+            if let Some(inner) = self.0.inner.get() {
+                return inner.as_ref();
+            }
+            std::hint::spin_loop();
+        }
+    }
+}
+
+impl program_stubs::SyscallStubs for SharedStubs {
+    fn sol_log(&self, message: &str) {
+        self.inner().sol_log(message)
+    }
+    fn sol_log_compute_units(&self) {
+        self.inner().sol_log_compute_units()
+    }
+    fn sol_remaining_compute_units(&self) -> u64 {
+        self.inner().sol_remaining_compute_units()
+    }
+    fn sol_invoke_signed(&self, instruction: &Instruction, account_infos: &[AccountInfo], signers_seeds: &[&[&[u8]]]) -> ProgramResult {
+        self.inner().sol_invoke_signed(instruction, account_infos, signers_seeds)
+    }
+    fn sol_get_sysvar(&self, sysvar_id_addr: *const u8, var_addr: *mut u8, offset: u64, length: u64) -> u64 {
+        self.inner().sol_get_sysvar(sysvar_id_addr, var_addr, offset, length)
+    }
+    fn sol_get_clock_sysvar(&self, var_addr: *mut u8) -> u64 {
+        self.inner().sol_get_clock_sysvar(var_addr)
+    }
+    fn sol_get_epoch_schedule_sysvar(&self, var_addr: *mut u8) -> u64 {
+        self.inner().sol_get_epoch_schedule_sysvar(var_addr)
+    }
+    fn sol_get_fees_sysvar(&self, var_addr: *mut u8) -> u64 {
+        self.inner().sol_get_fees_sysvar(var_addr)
+    }
+    fn sol_get_rent_sysvar(&self, var_addr: *mut u8) -> u64 {
+        self.inner().sol_get_rent_sysvar(var_addr)
+    }
+    fn sol_get_epoch_rewards_sysvar(&self, var_addr: *mut u8) -> u64 {
+        self.inner().sol_get_epoch_rewards_sysvar(var_addr)
+    }
+    fn sol_get_last_restart_slot(&self, var_addr: *mut u8) -> u64 {
+        self.inner().sol_get_last_restart_slot(var_addr)
+    }
+    fn sol_get_epoch_stake(&self, vote_address: *const u8) -> u64 {
+        self.inner().sol_get_epoch_stake(vote_address)
+    }
+    unsafe fn sol_memcpy(&self, dst: *mut u8, src: *const u8, n: usize) {
+        self.inner().sol_memcpy(dst, src, n)
+    }
+    unsafe fn sol_memmove(&self, dst: *mut u8, src: *const u8, n: usize) {
+        self.inner().sol_memmove(dst, src, n)
+    }
+    unsafe fn sol_memcmp(&self, s1: *const u8, s2: *const u8, n: usize, result: *mut i32) {
+        self.inner().sol_memcmp(s1, s2, n, result)
+    }
+    unsafe fn sol_memset(&self, s: *mut u8, c: u8, n: usize) {
+        self.inner().sol_memset(s, c, n)
+    }
+    fn sol_get_return_data(&self) -> Option<(Pubkey, Vec<u8>)> {
+        self.inner().sol_get_return_data()
+    }
+    fn sol_set_return_data(&self, data: &[u8]) {
+        self.inner().sol_set_return_data(data)
+    }
+    fn sol_log_data(&self, fields: &[&[u8]]) {
+        use anchor_lang::__private::base64::{engine::general_purpose::STANDARD, Engine};
+        let joined = fields.iter().map(|f| STANDARD.encode(f)).collect::<Vec<_>>().join(" ");
+        self.inner().sol_log(&format!("Program data: {joined}"))
+    }
+    fn sol_get_processed_sibling_instruction(&self, index: usize) -> Option<Instruction> {
+        self.inner().sol_get_processed_sibling_instruction(index)
+    }
+    fn sol_get_stack_height(&self) -> u64 {
+        self.inner().sol_get_stack_height()
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -108,6 +206,7 @@ impl Env {
         let mut pt = ProgramTest::new("escrow", escrow::ID, processor!(process));
         pt.prefer_bpf(false);
         let ctx = pt.start_with_context().await;
+        install_event_log_stubs();
         let mut env = Env {
             ctx,
             admin: Keypair::new(),
@@ -189,6 +288,20 @@ impl Env {
         let blockhash = self.ctx.banks_client.get_latest_blockhash().await.unwrap();
         let tx = Transaction::new_signed_with_payer(&ixs, Some(&payer.pubkey()), &all, blockhash);
         self.ctx.banks_client.process_transaction(tx).await
+    }
+
+    /// Like `send`, but returns the program logs of a successful transaction.
+    pub async fn send_with_logs(&mut self, mut ixs: Vec<Instruction>, signers: &[&Keypair]) -> Vec<String> {
+        self.nonce += 1;
+        ixs.insert(0, ComputeBudgetInstruction::set_compute_unit_limit(1_400_000 - self.nonce));
+        let payer = kp(&self.ctx.payer);
+        let mut all: Vec<&Keypair> = vec![&payer];
+        all.extend_from_slice(signers);
+        let blockhash = self.ctx.banks_client.get_latest_blockhash().await.unwrap();
+        let tx = Transaction::new_signed_with_payer(&ixs, Some(&payer.pubkey()), &all, blockhash);
+        let out = self.ctx.banks_client.process_transaction_with_metadata(tx).await.unwrap();
+        out.result.unwrap();
+        out.metadata.unwrap().log_messages
     }
 
     pub async fn now(&mut self) -> i64 {
@@ -625,4 +738,18 @@ pub fn assert_anchor_err(result: TxResult, expected: anchor_lang::error::ErrorCo
 #[track_caller]
 pub fn assert_fails(result: TxResult) {
     assert!(result.is_err(), "expected the transaction to fail");
+}
+
+/// Decodes the first Anchor event of type `E` from `Program data:` log lines.
+pub fn find_event<E: anchor_lang::Event + anchor_lang::AnchorDeserialize>(logs: &[String]) -> Option<E> {
+    use anchor_lang::__private::base64::{engine::general_purpose::STANDARD, Engine};
+    let data = |l: &String| {
+        let l = l.strip_prefix("Program log: ").unwrap_or(l);
+        l.strip_prefix("Program data: ").map(str::to_owned)
+    };
+    logs.iter().filter_map(data).find_map(|b64| {
+        let bytes = STANDARD.decode(b64).ok()?;
+        let rest = bytes.strip_prefix(E::DISCRIMINATOR)?;
+        E::deserialize(&mut &rest[..]).ok()
+    })
 }
