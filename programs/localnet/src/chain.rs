@@ -74,6 +74,44 @@ pub struct Chain {
     clock_offset: i64,
     tx_count: u64,
     notify: tokio::sync::broadcast::Sender<SigNote>,
+    /// `--ledger` file holding the accounts snapshot; None = memory only.
+    ledger: Option<std::path::PathBuf>,
+    /// State changed since the last snapshot.
+    dirty: bool,
+}
+
+/// On-disk snapshot written to `<ledger>/accounts.json`.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Snapshot {
+    version: u32,
+    clock_offset: i64,
+    accounts: Vec<SnapshotAccount>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SnapshotAccount {
+    pubkey: String,
+    lamports: u64,
+    owner: String,
+    executable: bool,
+    data: String,
+}
+
+/// Owners whose accounts are genesis/builtin state and never persisted.
+fn is_builtin_owned(owner: &Pubkey) -> bool {
+    const SKIP: [Pubkey; 6] = [
+        solana_sdk::pubkey!("Sysvar1111111111111111111111111111111111111"),
+        solana_sdk::pubkey!("NativeLoader1111111111111111111111111111111"),
+        solana_sdk::pubkey!("BPFLoader1111111111111111111111111111111111"),
+        solana_sdk::pubkey!("BPFLoader2111111111111111111111111111111111"),
+        solana_sdk::pubkey!("BPFLoaderUpgradeab1e11111111111111111111111"),
+        solana_sdk::pubkey!("Feature111111111111111111111111111111111111"),
+    ];
+    SKIP.contains(owner)
+}
+
+fn ledger_file(dir: &std::path::Path) -> std::path::PathBuf {
+    dir.join("accounts.json")
 }
 
 /// Clean up the logs of natively executed programs (see native.rs).
@@ -106,8 +144,31 @@ fn status_json(err: &Option<TransactionError>) -> Value {
 }
 
 impl Chain {
-    pub async fn start(notify: tokio::sync::broadcast::Sender<SigNote>) -> anyhow::Result<Self> {
+    pub async fn start(
+        notify: tokio::sync::broadcast::Sender<SigNote>,
+        ledger: Option<std::path::PathBuf>,
+    ) -> anyhow::Result<Self> {
         let mut pt = ProgramTest::default();
+        let mut known = BTreeSet::new();
+        let mut clock_offset = 0;
+        if let Some(dir) = &ledger {
+            std::fs::create_dir_all(dir)?;
+            let file = ledger_file(dir);
+            if file.exists() {
+                let snap: Snapshot = serde_json::from_slice(&std::fs::read(&file)?)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+                clock_offset = snap.clock_offset;
+                for a in snap.accounts {
+                    let key: Pubkey = a.pubkey.parse().map_err(|_| anyhow::anyhow!("bad pubkey {}", a.pubkey))?;
+                    let owner: Pubkey = a.owner.parse().map_err(|_| anyhow::anyhow!("bad owner {}", a.owner))?;
+                    let mut acc = Account::new(a.lamports, 0, &owner);
+                    acc.data = B64.decode(&a.data)?;
+                    acc.executable = a.executable;
+                    pt.add_account(key, acc);
+                    known.insert(key);
+                }
+            }
+        }
         pt.prefer_bpf(false);
         #[cfg(feature = "escrow")]
         pt.add_program("escrow", escrow::ID, crate::escrow_builtin!());
@@ -122,11 +183,13 @@ impl Chain {
             genesis_hash,
             txs: HashMap::new(),
             by_address: HashMap::new(),
-            known: BTreeSet::new(),
+            known,
             decimals: HashMap::new(),
-            clock_offset: 0,
+            clock_offset,
             tx_count: 0,
             notify,
+            ledger,
+            dirty: false,
         };
         chain.sync_clock().await?;
         Ok(chain)
@@ -299,6 +362,7 @@ impl Chain {
             self.by_address.entry(*k).or_default().push(signature);
         }
         self.tx_count += 1;
+        self.dirty = true;
         let return_data = meta.return_data.as_ref().map(|rd| {
             json!({"programId": rd.program_id.to_string(), "data": [B64.encode(&rd.data), "base64"]})
         });
@@ -328,9 +392,40 @@ impl Chain {
         self.txs.get(sig).map(|r| SigNote { signature: *sig, slot: r.slot, err: tx_err_json(&r.err) })
     }
 
-    /// One periodic tick: keep the clock near wall time.
+    /// One periodic tick: keep the clock near wall time, snapshot the ledger when it changed.
     pub async fn tick(&mut self) {
         let _ = self.sync_clock().await;
+        if self.dirty {
+            if let Err(e) = self.persist().await {
+                eprintln!("bazaar-localnet: ledger snapshot failed: {e}");
+            }
+        }
+    }
+
+    /// Write every known non-builtin account (and the clock offset) to `<ledger>/accounts.json`.
+    pub async fn persist(&mut self) -> anyhow::Result<()> {
+        let Some(dir) = self.ledger.clone() else { return Ok(()) };
+        let mut accounts = vec![];
+        for key in self.known.clone() {
+            let Some(acc) = self.ctx.banks_client.get_account(key).await? else { continue };
+            if is_builtin_owned(&acc.owner) || acc.executable {
+                continue;
+            }
+            accounts.push(SnapshotAccount {
+                pubkey: key.to_string(),
+                lamports: acc.lamports,
+                owner: acc.owner.to_string(),
+                executable: acc.executable,
+                data: B64.encode(&acc.data),
+            });
+        }
+        let snap = Snapshot { version: 1, clock_offset: self.clock_offset, accounts };
+        let file = ledger_file(&dir);
+        let tmp = file.with_extension("json.tmp");
+        std::fs::write(&tmp, serde_json::to_vec(&snap)?)?;
+        std::fs::rename(&tmp, &file)?;
+        self.dirty = false;
+        Ok(())
     }
 
     pub async fn handle(&mut self, method: &str, params: &[Value]) -> RpcResult {
@@ -680,6 +775,7 @@ impl Chain {
                     .warp_to_slot(before.slot + slots)
                     .map_err(|e| RpcError::internal(format!("warp failed: {e:?}")))?;
                 self.clock_offset += seconds;
+                self.dirty = true;
                 let mut clock = self.clock().await?;
                 clock.unix_timestamp = (before.unix_timestamp + seconds).max(wall_now() + self.clock_offset);
                 self.ctx.set_sysvar(&clock);
@@ -701,6 +797,7 @@ impl Chain {
                 solana_sdk::account::WritableAccount::set_executable(&mut acc, cfg_bool(&cfg, "executable"));
                 self.ctx.set_account(&key, &acc);
                 self.known.insert(key);
+                self.dirty = true;
                 Ok(Value::Null)
             }
             _ => Err(RpcError::new(METHOD_NOT_FOUND, "Method not found")),
@@ -896,11 +993,14 @@ pub enum Cmd {
         signature: Signature,
         reply: tokio::sync::oneshot::Sender<Option<SigNote>>,
     },
+    /// Write the ledger snapshot now (on shutdown).
+    Persist { reply: tokio::sync::oneshot::Sender<()> },
 }
 
 /// Start the chain on its own thread; returns the command sender once the chain is ready.
 pub fn spawn_actor(
     notify: tokio::sync::broadcast::Sender<SigNote>,
+    ledger: Option<std::path::PathBuf>,
 ) -> anyhow::Result<std::sync::mpsc::Sender<Cmd>> {
     let (tx, rx) = std::sync::mpsc::channel::<Cmd>();
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<anyhow::Result<()>>();
@@ -912,7 +1012,7 @@ pub fn spawn_actor(
                 return;
             }
         };
-        let mut chain = match rt.block_on(Chain::start(notify)) {
+        let mut chain = match rt.block_on(Chain::start(notify, ledger)) {
             Ok(c) => c,
             Err(e) => {
                 let _ = ready_tx.send(Err(e));
@@ -930,6 +1030,14 @@ pub fn spawn_actor(
                 }
                 Ok(Cmd::Status { signature, reply }) => {
                     let _ = reply.send(chain.is_processed(&signature));
+                }
+                Ok(Cmd::Persist { reply }) => {
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        if let Err(e) = rt.block_on(chain.persist()) {
+                            eprintln!("bazaar-localnet: ledger snapshot failed: {e}");
+                        }
+                    }));
+                    let _ = reply.send(());
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                     // Let program-test's blockhash ticker run once and keep the clock current.

@@ -40,7 +40,9 @@ struct Args {
     /// Address to bind both servers to.
     #[arg(long, env = "BAZAAR_LOCALNET_BIND", default_value = "127.0.0.1")]
     bind: String,
-    /// Ledger directory (accepted for compatibility; state is in memory and not persisted).
+    /// Ledger directory: accounts touched by transactions (and the clock offset) are snapshotted
+    /// to <dir>/accounts.json (at most every 400 ms and on shutdown) and reloaded at start.
+    /// Transaction history is not persisted. Without it, state lives in memory only.
     #[arg(long, env = "BAZAAR_LOCALNET_LEDGER")]
     ledger: Option<std::path::PathBuf>,
 }
@@ -278,15 +280,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let ws_addr: SocketAddr = format!("{}:{}", args.bind, ws_port).parse()?;
     let http_listener = TcpListener::bind(http_addr).await?;
     let ws_listener = TcpListener::bind(ws_addr).await?;
-    if let Some(dir) = &args.ledger {
-        std::fs::create_dir_all(dir)?;
-        eprintln!("bazaar-localnet: --ledger {} accepted; state is kept in memory only", dir.display());
-    }
 
     let (notify, _) = tokio::sync::broadcast::channel::<SigNote>(1024);
     let sender = tokio::task::spawn_blocking({
         let notify = notify.clone();
-        move || chain::spawn_actor(notify)
+        let ledger = args.ledger.clone();
+        move || chain::spawn_actor(notify, ledger)
     })
     .await??;
     let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
@@ -339,6 +338,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     let _ = shutdown_tx.send(true);
+    if args.ledger.is_some() {
+        let (reply, rx) = tokio::sync::oneshot::channel();
+        if app.send(Cmd::Persist { reply }).is_ok() {
+            let _ = tokio::time::timeout(Duration::from_secs(10), rx).await;
+        }
+    }
     tokio::time::sleep(Duration::from_millis(100)).await;
     // The chain thread holds program-test state; exit without tearing it down.
     std::process::exit(0);

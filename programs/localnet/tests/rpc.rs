@@ -43,9 +43,14 @@ fn free_port_pair() -> u16 {
 }
 
 fn start() -> Node {
+    start_with(&[])
+}
+
+fn start_with(extra: &[&str]) -> Node {
     let port = free_port_pair();
     let mut child = Command::new(env!("CARGO_BIN_EXE_bazaar-localnet"))
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -235,4 +240,27 @@ fn signature_subscribe_notifies() {
             other => panic!("unexpected {other:?}"),
         }
     });
+}
+
+#[test]
+fn ledger_dir_keeps_accounts_across_restarts() {
+    let dir = std::env::temp_dir().join(format!("bazaar-localnet-ledger-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let who = Keypair::new().pubkey();
+    {
+        let mut n = start_with(&["--ledger", dir.to_str().unwrap()]);
+        airdrop(n.port, &who, 1_234_567);
+        result(n.port, "localnet_advanceClock", json!([5000]));
+        // SIGTERM: the node writes its snapshot before exiting.
+        unsafe { libc::kill(n.child.id() as i32, libc::SIGTERM) };
+        let _ = n.child.wait();
+    }
+    assert!(dir.join("accounts.json").exists());
+    let n = start_with(&["--ledger", dir.to_str().unwrap()]);
+    assert_eq!(result(n.port, "getBalance", json!([who.to_string()]))["value"], json!(1_234_567));
+    let clock = result(n.port, "localnet_getClock", json!([]));
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    assert!(clock["unix_timestamp"].as_i64().unwrap() >= now + 4990, "{clock}");
+    drop(n);
+    let _ = std::fs::remove_dir_all(&dir);
 }
