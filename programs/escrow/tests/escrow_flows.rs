@@ -213,6 +213,45 @@ async fn only_allow_listed_mints_without_dangerous_extensions_are_accepted() {
 }
 
 #[tokio::test]
+async fn every_token_2022_extension_that_can_touch_a_vault_is_refused() {
+    use anchor_spl::token_2022::spl_token_2022::extension::ExtensionType;
+    let mut env = Env::new().await;
+    let admin = kp(&env.admin);
+    let dangerous = [
+        ExtensionType::NonTransferable,
+        ExtensionType::TransferHook,
+        ExtensionType::DefaultAccountState,
+        ExtensionType::Pausable,
+        ExtensionType::ConfidentialTransferMint,
+    ];
+    let mut mints = vec![];
+    for ext in dangerous {
+        let m = env.create_mint(anchor_spl::token_2022::ID, &[ext]).await;
+        env.create_ata(env.alice.pubkey(), m).await;
+        mints.push(m);
+    }
+    // Even with every one of them allow-listed by mistake, funding is refused.
+    let mut allowed: Vec<_> = mints.iter().map(|m| m.mint).collect();
+    allowed.push(env.t22.mint);
+    let ix = env.ix_update_config(&admin.pubkey(), UpdateConfigArgs { allowed_mints: Some(allowed), ..Default::default() });
+    env.send(vec![ix], &[&admin]).await.unwrap();
+    let deadline = env.now().await + DAY;
+    for (m, ext) in mints.into_iter().zip(dangerous) {
+        let o = env.order_ref(m, 1);
+        let result = env.fund(&o, deadline, 0).await;
+        assert_eq!(
+            custom_code(result),
+            Some(escrow_code(EscrowError::MintExtensionNotAllowed)),
+            "{ext:?} must be refused"
+        );
+        assert!(!env.exists(o.pda).await);
+    }
+    // The harmless one (mint close authority) still works.
+    let t22 = env.t22;
+    env.funded_order(t22, PRICE).await;
+}
+
+#[tokio::test]
 async fn funding_pins_the_token_program_and_the_buyer_s_token_account() {
     let mut env = Env::new().await;
     let usdc = env.usdc;

@@ -378,11 +378,45 @@ impl Env {
                     1_000_000,
                 )
                 .unwrap(),
+                ExtensionType::NonTransferable => {
+                    spl_token_2022::instruction::initialize_non_transferable_mint(&token_program, &mint.pubkey()).unwrap()
+                }
+                ExtensionType::TransferHook => spl_token_2022::extension::transfer_hook::instruction::initialize(
+                    &token_program,
+                    &mint.pubkey(),
+                    Some(authority),
+                    Some(Keypair::new().pubkey()),
+                )
+                .unwrap(),
+                ExtensionType::DefaultAccountState => {
+                    spl_token_2022::extension::default_account_state::instruction::initialize_default_account_state(
+                        &token_program,
+                        &mint.pubkey(),
+                        &spl_token_2022::state::AccountState::Frozen,
+                    )
+                    .unwrap()
+                }
+                ExtensionType::Pausable => {
+                    spl_token_2022::extension::pausable::instruction::initialize(&token_program, &mint.pubkey(), &authority)
+                        .unwrap()
+                }
+                ExtensionType::ConfidentialTransferMint => {
+                    spl_token_2022::extension::confidential_transfer::instruction::initialize_mint(
+                        &token_program,
+                        &mint.pubkey(),
+                        Some(authority),
+                        true,
+                        None,
+                    )
+                    .unwrap()
+                }
                 other => panic!("harness cannot build {other:?}"),
             });
         }
+        // Default-frozen accounts need a freeze authority.
+        let freeze = extensions.contains(&ExtensionType::DefaultAccountState).then_some(&authority);
         ixs.push(
-            spl_token_2022::instruction::initialize_mint2(&token_program, &mint.pubkey(), &authority, None, DECIMALS)
+            spl_token_2022::instruction::initialize_mint2(&token_program, &mint.pubkey(), &authority, freeze, DECIMALS)
                 .unwrap(),
         );
         self.send(ixs, &[&mint]).await.unwrap();
