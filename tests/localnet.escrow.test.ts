@@ -330,5 +330,8 @@ describe.skipIf(!haveIdl)('escrow lifecycle on the localnet', () => {
     expect(err).toBeInstanceOf(AnchorError);
     expect((err as AnchorError).error.errorCode.code).toBe('NotBuyerOrPlatform');
     expect(await balance(getAssociatedTokenAddressSync(mint, order, true))).toBe(AMOUNT);
+    // The order is still open and discoverable through getProgramAccounts (memcmp on the discriminator).
+    const open: any[] = await (program.account as any).order.all();
+    expect(open.map((o) => o.publicKey.toBase58())).toContain(order.toBase58());
   });
 });
