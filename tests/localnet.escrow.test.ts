@@ -264,6 +264,10 @@ describe.skipIf(!haveIdl)('escrow lifecycle on the localnet', () => {
     expect(tx?.meta?.err).toBeNull();
     expect(tx?.meta?.logMessages?.join('\n')).toMatch(/Instruction: Release/);
     expect(tx?.meta?.postTokenBalances?.length).toBeGreaterThan(0);
+    // CPIs (vault -> seller, vault -> treasury, close vault) are reported as inner instructions.
+    const parsedTx = await connection.getParsedTransaction(sig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+    const inner = parsedTx?.meta?.innerInstructions?.[0]?.instructions ?? [];
+    expect(inner.filter((ix) => ix.programId.equals(TOKEN_PROGRAM_ID)).length).toBeGreaterThanOrEqual(2);
     const sigs = await connection.getSignaturesForAddress(order);
     expect(sigs[0].signature).toBe(sig);
     const owned = await connection.getTokenAccountsByOwner(seller.publicKey, { mint });

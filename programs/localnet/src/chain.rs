@@ -58,6 +58,7 @@ pub struct TxRecord {
     logs: Vec<String>,
     units: u64,
     return_data: Option<Value>,
+    inner_instructions: Value,
 }
 
 pub struct Chain {
@@ -337,8 +338,20 @@ impl Chain {
 
     /// Process one transaction (already decoded and signature-checked) and index it.
     /// Returns Err(err, logs) when it was not committed at all.
-    async fn execute(&mut self, tx: VersionedTransaction) -> Result<Signature, (TransactionError, Vec<String>)> {
+    async fn execute(
+        &mut self,
+        tx: VersionedTransaction,
+        inner: Option<Value>,
+    ) -> Result<Signature, (TransactionError, Vec<String>)> {
         let _ = self.sync_clock().await;
+        // banks' process result has no CPI trace; a simulation on the same state has it.
+        let inner_instructions = match inner {
+            Some(v) => v,
+            None => match self.ctx.banks_client.simulate_transaction(tx.clone()).await {
+                Ok(sim) => inner_json(sim.simulation_details.and_then(|d| d.inner_instructions)),
+                Err(_) => json!([]),
+            },
+        };
         let keys: Vec<Pubkey> = tx.message.static_account_keys().to_vec();
         let fee = self.fee_for(&tx.message).await.ok().flatten().unwrap_or(0);
         let pre_balances = self.balances(&keys).await;
@@ -382,6 +395,7 @@ impl Chain {
                 logs: fix_logs(meta.log_messages),
                 units: meta.compute_units_consumed,
                 return_data,
+                inner_instructions,
             },
         );
         let _ = self.notify.send(note);
@@ -670,7 +684,7 @@ impl Chain {
                 #[allow(deprecated)]
                 let ix = solana_sdk::system_instruction::transfer(&self.faucet.pubkey(), &to, lamports);
                 let tx = Transaction::new_signed_with_payer(&[ix], Some(&self.faucet.pubkey()), &[&self.faucet], hash);
-                match self.execute(tx.into()).await {
+                match self.execute(tx.into(), Some(json!([]))).await {
                     Ok(sig) => Ok(json!(sig.to_string())),
                     Err((e, _)) => Err(RpcError::internal(format!("airdrop failed: {e}"))),
                 }
@@ -690,21 +704,23 @@ impl Chain {
                     let _ = r;
                     return Ok(json!(sig.to_string()));
                 }
+                let mut preflight_inner = None;
                 if !cfg_bool(&cfg, "skipPreflight") {
                     let _ = self.sync_clock().await;
                     if !self.is_blockhash_valid(tx.message.recent_blockhash()).await? {
                         return Err(preflight_error(&TransactionError::BlockhashNotFound, vec![], 0));
                     }
                     let sim = self.ctx.banks_client.simulate_transaction(tx.clone()).await.map_err(bc)?;
-                    let (logs, units) = sim
+                    let (logs, units, inner) = sim
                         .simulation_details
-                        .map(|d| (fix_logs(d.logs), d.units_consumed))
+                        .map(|d| (fix_logs(d.logs), d.units_consumed, inner_json(d.inner_instructions)))
                         .unwrap_or_default();
                     if let Some(Err(e)) = sim.result {
                         return Err(preflight_error(&e, logs, units));
                     }
+                    preflight_inner = Some(inner);
                 }
-                match self.execute(tx).await {
+                match self.execute(tx, preflight_inner).await {
                     Ok(sig) => Ok(json!(sig.to_string())),
                     Err((e, logs)) => Err(preflight_error(&e, logs, 0)),
                 }
@@ -733,8 +749,8 @@ impl Chain {
                     replacement = json!({"blockhash": hash.to_string(), "lastValidBlockHeight": last_valid});
                 }
                 let blockhash_ok = self.is_blockhash_valid(tx.message.recent_blockhash()).await?;
-                let (err, logs, units, return_data) = if !blockhash_ok {
-                    (Some(TransactionError::BlockhashNotFound), vec![], 0, Value::Null)
+                let (err, logs, units, return_data, inner) = if !blockhash_ok {
+                    (Some(TransactionError::BlockhashNotFound), vec![], 0, Value::Null, Value::Null)
                 } else {
                     let sim = self.ctx.banks_client.simulate_transaction(tx.clone()).await.map_err(bc)?;
                     let err = sim.result.and_then(|r| r.err());
@@ -743,9 +759,9 @@ impl Chain {
                             let rd = d.return_data.map_or(Value::Null, |rd| {
                                 json!({"programId": rd.program_id.to_string(), "data": [B64.encode(&rd.data), "base64"]})
                             });
-                            (err, fix_logs(d.logs), d.units_consumed, rd)
+                            (err, fix_logs(d.logs), d.units_consumed, rd, inner_json(d.inner_instructions))
                         }
-                        None => (err, vec![], 0, Value::Null),
+                        None => (err, vec![], 0, Value::Null, Value::Null),
                     }
                 };
                 let mut value = json!({
@@ -754,7 +770,7 @@ impl Chain {
                     "accounts": null,
                     "unitsConsumed": units,
                     "returnData": return_data,
-                    "innerInstructions": null,
+                    "innerInstructions": if cfg_bool(&cfg, "innerInstructions") { inner } else { Value::Null },
                 });
                 if !replacement.is_null() {
                     value["replacementBlockhash"] = replacement;
@@ -812,6 +828,25 @@ impl<E> UnwrapErrOr<E> for Result<(), E> {
     fn unwrap_err_or(self, default: E) -> E {
         self.err().unwrap_or(default)
     }
+}
+
+/// RPC form of recorded CPI instructions: [{index, instructions: [{programIdIndex, accounts, data, stackHeight}]}].
+fn inner_json(inner: Option<Vec<solana_sdk::inner_instruction::InnerInstructions>>) -> Value {
+    let Some(lists) = inner else { return json!([]) };
+    json!(lists
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(i, l)| json!({
+            "index": i,
+            "instructions": l.iter().map(|ii| json!({
+                "programIdIndex": ii.instruction.program_id_index,
+                "accounts": ii.instruction.accounts,
+                "data": bs58::encode(&ii.instruction.data).into_string(),
+                "stackHeight": ii.stack_height,
+            })).collect::<Vec<_>>(),
+        }))
+        .collect::<Vec<_>>())
 }
 
 fn preflight_error(err: &TransactionError, logs: Vec<String>, units: u64) -> RpcError {
@@ -877,6 +912,24 @@ fn is_writable(msg: &VersionedMessage, i: usize) -> bool {
     } else {
         i < n - h.num_readonly_unsigned_accounts as usize
     }
+}
+
+/// jsonParsed form of inner instructions: program id and accounts as addresses.
+fn parsed_inner(inner: &Value, keys: &[String]) -> Value {
+    let key = |i: &Value| i.as_u64().and_then(|i| keys.get(i as usize)).map_or(Value::Null, |k| json!(k));
+    let Some(lists) = inner.as_array() else { return json!([]) };
+    json!(lists
+        .iter()
+        .map(|l| json!({
+            "index": l["index"],
+            "instructions": l["instructions"].as_array().into_iter().flatten().map(|ix| json!({
+                "programId": key(&ix["programIdIndex"]),
+                "accounts": ix["accounts"].as_array().into_iter().flatten().map(key).collect::<Vec<_>>(),
+                "data": ix["data"],
+                "stackHeight": ix["stackHeight"],
+            })).collect::<Vec<_>>(),
+        }))
+        .collect::<Vec<_>>())
 }
 
 fn transaction_json(r: &TxRecord, encoding: &str) -> RpcResult {
@@ -962,7 +1015,7 @@ fn transaction_json(r: &TxRecord, encoding: &str) -> RpcResult {
         "fee": r.fee,
         "preBalances": r.pre_balances,
         "postBalances": r.post_balances,
-        "innerInstructions": [],
+        "innerInstructions": if parsed { parsed_inner(&r.inner_instructions, &keys) } else { r.inner_instructions.clone() },
         "logMessages": r.logs,
         "preTokenBalances": r.pre_token_balances,
         "postTokenBalances": r.post_token_balances,
