@@ -22,7 +22,7 @@ function setup(opts: { now?: () => Date } = {}) {
     escrow,
     listings,
     currency: (c) => (c === 'USDC' ? USDC : undefined),
-    config: { reviewWindowSeconds: 3600, paymentTtlSeconds: 900, paymentGraceSeconds: 60 },
+    config: { reviewWindowSeconds: 3600, paymentTtlSeconds: 900, paymentGraceSeconds: 60, inflightWaitMs: 300 },
     now: opts.now,
   });
   const buyerKp = Keypair.generate();

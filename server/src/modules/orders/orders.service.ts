@@ -62,6 +62,8 @@ export interface OrdersConfig {
   publicBaseUrl: string;
   solanaPayLabel: string;
   solanaPayIcon: string;
+  /** how long a call waits for another process's in-flight action on the same order before 409 */
+  inflightWaitMs: number;
 }
 
 export const defaultOrdersConfig: OrdersConfig = {
@@ -71,6 +73,7 @@ export const defaultOrdersConfig: OrdersConfig = {
   publicBaseUrl: 'http://127.0.0.1:3000',
   solanaPayLabel: 'Bazaar',
   solanaPayIcon: 'http://127.0.0.1:3000/icon.svg',
+  inflightWaitMs: 5_000,
 };
 
 export interface OrdersHooks {
@@ -427,20 +430,31 @@ export class OrdersService {
     params: Record<string, unknown> | null,
   ): Promise<OrderRecord> {
     const { repo, escrow } = this.deps;
-    let order = (await repo.get(orderId))!;
-    const open = await repo.openIntentFor(orderId);
-    if (open) {
-      const outcome = await this.reconciler.reconcileIntent(open).catch(() => 'open' as const);
-      if (outcome === 'open') throw orderErrors.actionInProgress(orderId, open.action);
-      order = (await repo.get(orderId))!;
-    }
-    if (order.status === targetStatus(action)) return order; // a repeat: nothing to send
-    if (!canTransition(order.status, action)) throw orderErrors.invalidTransition(orderId, order.status, action);
-    await this.checkTiming(order, role, action);
-
+    // settle an intent left over by a crash or in flight in another process (reconcile from the
+    // chain, or wait up to inflightWaitMs), then check and claim the order with a new intent
+    const deadline = Date.now() + this.config.inflightWaitMs;
+    let order: OrderRecord;
+    let intent: Awaited<ReturnType<OrdersRepo['beginIntent']>> = null;
     const ix = actionInstruction[action];
-    const intent = await repo.beginIntent(orderId, order.status, ix, params);
-    if (!intent) throw orderErrors.actionInProgress(orderId, action);
+    for (;;) {
+      const open = await repo.openIntentFor(orderId);
+      if (open) {
+        const outcome = await this.reconciler.reconcileIntent(open).catch(() => 'open' as const);
+        if (outcome === 'open') {
+          if (Date.now() >= deadline) throw orderErrors.actionInProgress(orderId, open.action);
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        continue;
+      }
+      order = (await repo.get(orderId))!;
+      if (order.status === targetStatus(action)) return order; // a repeat: nothing to send
+      if (!canTransition(order.status, action)) throw orderErrors.invalidTransition(orderId, order.status, action);
+      await this.checkTiming(order, role, action);
+      intent = await repo.beginIntent(orderId, order.status, ix, params);
+      if (intent) break;
+      if (Date.now() >= deadline) throw orderErrors.actionInProgress(orderId, action);
+      await new Promise((r) => setTimeout(r, 50));
+    }
     const o = { onSigned: (sig: string) => repo.markIntentSent(intent.id, sig) };
     let tx: TxResult;
     try {

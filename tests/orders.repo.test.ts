@@ -1,0 +1,134 @@
+/**
+ * Orders storage over the real schema (PGlite; also PostgreSQL when TEST_DATABASE_URL is set):
+ * PrismaOrdersRepo guards, the service over it (two service instances = two processes sharing one
+ * database: the DB guard alone keeps one release), and the Prisma Idempotency-Key store.
+ */
+import { randomUUID } from 'node:crypto';
+import { Keypair } from '@solana/web3.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb, type Db } from '../server/src/db/client.js';
+import { openPGlite } from '../server/src/db/pglite.js';
+import { migrateDatabase } from '../server/src/db/migrate.js';
+import { PrismaOrdersRepo } from '../server/src/modules/orders/orders.repo.js';
+import { OrdersService } from '../server/src/modules/orders/orders.service.js';
+import { PrismaIdempotencyStore } from '../server/src/modules/idempotency/idempotency.repo.js';
+import { FakeEscrow, FakeListings, user } from './orders.fakes.js';
+
+const USDC = { code: 'USDC', mint: Keypair.generate().publicKey.toBase58(), decimals: 6 };
+
+const targets: Array<[string, () => Promise<Db>]> = [['pglite', async () => createDb({ pglite: await openPGlite() })]];
+if (process.env.TEST_DATABASE_URL) targets.push(['postgres', async () => createDb({ databaseUrl: process.env.TEST_DATABASE_URL })]);
+
+describe.each(targets)('orders storage on %s', (_name, open) => {
+  let db: Db;
+  beforeAll(async () => {
+    db = await open();
+    await migrateDatabase(db.adapter);
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  async function world() {
+    const p = db.prisma;
+    const mk = async () => {
+      const wallet = Keypair.generate().publicKey.toBase58();
+      const u = await p.user.create({ data: { wallet } });
+      return user(u.id, wallet);
+    };
+    const [buyer, seller] = await Promise.all([mk(), mk()]);
+    const listingId = randomUUID();
+    await p.listing.create({
+      data: { id: listingId, sellerId: seller.userId!, title: 'Logo', description: 'A logo', priceBaseUnits: '25000000', currency: 'USDC', category: 'design', durationDays: 3 },
+    });
+    const repo = new PrismaOrdersRepo(p);
+    const escrow = new FakeEscrow();
+    const listings = new FakeListings();
+    listings.add({ id: listingId, sellerId: seller.userId!, sellerWallet: seller.wallet! });
+    const mkService = () =>
+      new OrdersService({ repo, escrow, listings, currency: () => USDC, config: { reviewWindowSeconds: 3600, inflightWaitMs: 3_000 } });
+    return { repo, escrow, listings, buyer, seller, listingId, service: mkService(), mkService };
+  }
+
+  it('round-trips an order (u64 amount, wallets, deadline) and lists it by role with keyset pages', async () => {
+    const w = await world();
+    const { order } = await w.service.create(w.buyer, { listingId: w.listingId });
+    const back = (await w.repo.get(order.id))!;
+    expect(back).toMatchObject({ amount: 25_000_000n, buyerWallet: w.buyer.wallet, sellerWallet: w.seller.wallet, status: 'awaiting_payment', feeBps: 250 });
+    expect(back.deliveryDeadline).toBe(order.deliveryDeadline);
+    await w.service.create(w.buyer, { listingId: w.listingId });
+    await w.service.create(w.buyer, { listingId: w.listingId });
+    const p1 = await w.service.list(w.buyer, { limit: 2, role: 'buyer' });
+    const p2 = await w.service.list(w.buyer, { limit: 2, role: 'buyer', cursor: p1.nextCursor });
+    expect([...p1.data, ...p2.data].map((o) => o.id)).toHaveLength(3);
+    expect(p2.nextCursor).toBeNull();
+    expect((await w.service.list(w.seller, { role: 'seller', status: 'awaiting_payment' })).data).toHaveLength(3);
+  });
+
+  it('beginIntent refuses a second open intent and a stale status; confirmIntent is conditional', async () => {
+    const w = await world();
+    const { order } = await w.service.create(w.buyer, { listingId: w.listingId });
+    expect(await w.repo.updateIf(order.id, 'awaiting_payment', { status: 'in_progress', fundedAt: new Date() })).toBe(true);
+    expect(await w.repo.updateIf(order.id, 'awaiting_payment', { status: 'expired' })).toBe(false);
+    expect(await w.repo.beginIntent(order.id, 'awaiting_payment', 'mark_delivered', null)).toBeNull();
+    const i = (await w.repo.beginIntent(order.id, 'in_progress', 'mark_delivered', { by: 'seller' }))!;
+    expect(i).toMatchObject({ status: 'pending', action: 'mark_delivered', params: { by: 'seller' } });
+    expect(await w.repo.beginIntent(order.id, 'in_progress', 'open_dispute', null)).toBeNull();
+    await w.repo.markIntentSent(i.id, 'sig-' + randomUUID());
+    expect((await w.repo.listOpenIntents(100)).map((x) => x.id)).toContain(i.id);
+    expect(await w.repo.confirmIntent(i.id, null, 42, order.id, 'in_progress', { status: 'delivered' })).toBe(true);
+    expect((await w.repo.get(order.id))!.status).toBe('delivered');
+    expect((await w.repo.listIntents(order.id))[0]).toMatchObject({ status: 'confirmed', slot: 42 });
+    expect(await w.repo.openIntentFor(order.id)).toBeNull();
+  });
+
+  it('two service instances (two processes) confirming concurrently: one release, everyone ends completed', async () => {
+    const w = await world();
+    const { order } = await w.service.create(w.buyer, { listingId: w.listingId });
+    w.escrow.fund(w.service.fundTerms(order));
+    await w.service.checkPayment((await w.repo.get(order.id))!);
+    await w.service.deliver(w.seller, order.id);
+    w.escrow.latencyMs = 50;
+    const other = w.mkService();
+    const calls = Array.from({ length: 20 }, (_, i) => (i % 2 ? other : w.service).confirm(w.buyer, order.id));
+    const res = await Promise.allSettled(calls);
+    const ok = res.filter((r) => r.status === 'fulfilled').length;
+    expect(ok).toBe(20);
+    expect(w.escrow.count('release', order.id)).toBe(1);
+    expect((await w.repo.get(order.id))!.status).toBe('completed');
+    expect((await w.repo.listIntents(order.id)).filter((i) => i.action === 'release')).toHaveLength(1);
+  });
+
+  it('crash between send and DB write, healed by the reconciler of a fresh instance', async () => {
+    const w = await world();
+    const { order } = await w.service.create(w.buyer, { listingId: w.listingId });
+    w.escrow.fund(w.service.fundTerms(order));
+    await w.service.checkPayment((await w.repo.get(order.id))!);
+    await w.service.deliver(w.seller, order.id);
+    w.service.hooks.afterSend = () => {
+      throw new Error('simulated crash');
+    };
+    await expect(w.service.confirm(w.buyer, order.id)).rejects.toThrow('simulated crash');
+    const restarted = w.mkService();
+    await restarted.reconciler.runOnce();
+    const after = (await w.repo.get(order.id))!;
+    expect(after.status).toBe('completed');
+    const rel = (await w.repo.listIntents(order.id)).filter((i) => i.action === 'release');
+    expect(rel).toHaveLength(1);
+    expect(rel[0]).toMatchObject({ status: 'confirmed', signature: after.lastSignature });
+    expect(w.escrow.count('release')).toBe(1);
+  });
+
+  it('Idempotency-Key store: the primary key arbitrates first use; complete, get, expiry purge', async () => {
+    const store = new PrismaIdempotencyStore(db.prisma);
+    const scope = `user:${randomUUID()}`;
+    const now = new Date();
+    const rec = { scope, key: 'k1', route: 'POST /api/v1/orders', fingerprint: 'abc', state: 'running' as const, responseStatus: null, responseBody: null, responseHeaders: null, createdAt: now, expiresAt: new Date(now.getTime() + 1000) };
+    const both = await Promise.all([store.tryInsert(rec), store.tryInsert(rec)]);
+    expect(both.sort()).toEqual([false, true]);
+    await store.complete(scope, 'k1', 201, '{"ok":true}', { 'content-type': 'application/json' });
+    expect(await store.get(scope, 'k1')).toMatchObject({ state: 'done', responseStatus: 201, responseBody: '{"ok":true}', fingerprint: 'abc' });
+    expect(await store.purgeExpired(new Date(now.getTime() + 2000))).toBeGreaterThanOrEqual(1);
+    expect(await store.get(scope, 'k1')).toBeNull();
+  });
+});
