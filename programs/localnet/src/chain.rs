@@ -36,6 +36,8 @@ const FAUCET_LAMPORTS: u64 = 500_000_000 * LAMPORTS_PER_SOL;
 const MS_PER_SLOT: u64 = 400;
 /// Upper bound of slots one advanceClock moves (keeps warps cheap; time moves exactly anyway).
 const MAX_WARP_SLOTS: u64 = 500_000;
+/// Largest single clock advance accepted (100 years, in seconds).
+const MAX_ADVANCE_SECONDS: i64 = 100 * 366 * 24 * 3600;
 
 /// What a websocket signature subscription needs to hear about.
 #[derive(Clone, Debug)]
@@ -211,7 +213,7 @@ impl Chain {
     /// Keep the on-chain clock at wall-clock time (+ advanced seconds), never backwards.
     pub async fn sync_clock(&mut self) -> anyhow::Result<()> {
         let mut clock = self.ctx.banks_client.get_sysvar::<Clock>().await?;
-        let want = wall_now() + self.clock_offset;
+        let want = wall_now().saturating_add(self.clock_offset);
         if want > clock.unix_timestamp {
             clock.unix_timestamp = want;
             self.ctx.set_sysvar(&clock);
@@ -503,6 +505,9 @@ impl Chain {
             }
             "getMinimumBalanceForRentExemption" => {
                 let size = p.u64(0, "data length")?;
+                if size > 10 * 1024 * 1024 {
+                    return Err(RpcError::invalid_params("Invalid params: data length above 10 MiB (the account size limit)"));
+                }
                 let rent = self.ctx.banks_client.get_rent().await.map_err(bc)?;
                 Ok(json!(rent.minimum_balance(size as usize)))
             }
@@ -685,7 +690,10 @@ impl Chain {
                 let ix = solana_sdk::system_instruction::transfer(&self.faucet.pubkey(), &to, lamports);
                 let tx = Transaction::new_signed_with_payer(&[ix], Some(&self.faucet.pubkey()), &[&self.faucet], hash);
                 match self.execute(tx.into(), Some(json!([]))).await {
-                    Ok(sig) => Ok(json!(sig.to_string())),
+                    Ok(sig) => match self.txs.get(&sig).and_then(|r| r.err.clone()) {
+                        None => Ok(json!(sig.to_string())),
+                        Some(e) => Err(RpcError::internal(format!("airdrop request failed: {e}"))),
+                    },
                     Err((e, _)) => Err(RpcError::internal(format!("airdrop failed: {e}"))),
                 }
             }
@@ -782,8 +790,10 @@ impl Chain {
                 Ok(json!({"slot": c.slot, "unix_timestamp": c.unix_timestamp}))
             }
             "localnet_advanceClock" => {
-                let seconds = p.get(0).and_then(Value::as_i64).filter(|s| *s >= 0).ok_or_else(|| {
-                    RpcError::invalid_params("Invalid params: expected [seconds] (non-negative integer)")
+                let seconds = p.get(0).and_then(Value::as_i64).filter(|s| (0..=MAX_ADVANCE_SECONDS).contains(s)).ok_or_else(|| {
+                    RpcError::invalid_params(format!(
+                        "Invalid params: expected [seconds] (integer, 0..={MAX_ADVANCE_SECONDS})"
+                    ))
                 })?;
                 let before = self.clock().await?;
                 let slots = ((seconds as u64).saturating_mul(1000) / MS_PER_SLOT).clamp(1, MAX_WARP_SLOTS);
@@ -793,7 +803,10 @@ impl Chain {
                 self.clock_offset += seconds;
                 self.dirty = true;
                 let mut clock = self.clock().await?;
-                clock.unix_timestamp = (before.unix_timestamp + seconds).max(wall_now() + self.clock_offset);
+                clock.unix_timestamp = before
+                    .unix_timestamp
+                    .saturating_add(seconds)
+                    .max(wall_now().saturating_add(self.clock_offset));
                 self.ctx.set_sysvar(&clock);
                 // Blockhashes from before the warp are still in the queue; hand out a fresh one too.
                 let _ = self.ctx.get_new_latest_blockhash().await;
