@@ -16,6 +16,7 @@ import {
   PublicKey,
   SystemProgram,
   Transaction,
+  TransactionMessage,
   VersionedTransaction,
 } from '@solana/web3.js';
 import {
@@ -104,6 +105,28 @@ describe('localnet RPC', () => {
     expect(got?.meta?.postBalances[1]).toBe(10_000_000);
     const sigs = await connection.getSignaturesForAddress(b.publicKey);
     expect(sigs.map((s) => s.signature)).toEqual([sig]);
+  });
+
+  it('simulates, prices and runs v0 transactions', async () => {
+    const payer = Keypair.generate();
+    await airdrop(payer.publicKey, 2);
+    const { blockhash } = await connection.getLatestBlockhash();
+    const message = new TransactionMessage({
+      payerKey: payer.publicKey,
+      recentBlockhash: blockhash,
+      instructions: [SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: LAMPORTS_PER_SOL / 10 })],
+    }).compileToV0Message();
+    expect((await connection.getFeeForMessage(message)).value).toBe(5000);
+    const vtx = new VersionedTransaction(message);
+    vtx.sign([payer]);
+    const sim = await connection.simulateTransaction(vtx, { sigVerify: true });
+    expect(sim.value.err).toBeNull();
+    expect(sim.value.logs?.[0]).toMatch(/^Program 11111111111111111111111111111111 invoke \[1\]$/);
+    expect(sim.value.unitsConsumed).toBeGreaterThan(0);
+    const sig = await connection.sendTransaction(vtx);
+    const got = await connection.getTransaction(sig, { maxSupportedTransactionVersion: 0 });
+    expect(got?.version).toBe(0);
+    expect(got?.meta?.err).toBeNull();
   });
 
   it('rejects a failing transaction at preflight with logs (-32002)', async () => {
