@@ -14,6 +14,7 @@ import { escrowPort } from './orders.escrow.js';
 import { PrismaOrdersRepo } from './orders.repo.js';
 import { OrdersService, type OrdersConfig, type OrdersHooks } from './orders.service.js';
 import type { EscrowPort, ListingsPort, OrdersRepo } from './orders.types.js';
+import { DomainError } from '../../errors.js';
 
 export { OrdersService } from './orders.service.js';
 export type { OrdersConfig, PrincipalLike } from './orders.service.js';
@@ -25,7 +26,10 @@ type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; e
 
 export interface OrdersModuleOptions {
   db: PrismaClient;
-  chain: Pick<ChainClient, 'escrow' | 'currencies'>;
+  /** null / a chain without an escrow client (fake chains in HTTP tests): chain calls answer 503 */
+  chain: Partial<Pick<ChainClient, 'escrow' | 'currencies'>> | null;
+  /** payment currencies (defaults to the chain client's) */
+  currencies?: Array<{ code: string; mint: string; decimals: number; tokenProgram?: string }>;
   listings: ListingsPort;
   config?: Partial<OrdersConfig> & {
     /** watcher + crank poll interval (default 2000 ms); 0 disables the timers (tests drive them) */
@@ -45,9 +49,9 @@ export interface OrdersModuleOptions {
 
 export function createOrdersModule(o: OrdersModuleOptions) {
   const repo = o.repo ?? new PrismaOrdersRepo(o.db);
-  const escrow = o.escrow ?? escrowPort(o.chain.escrow);
+  const escrow = o.escrow ?? (o.chain?.escrow ? escrowPort(o.chain.escrow) : unavailableEscrow());
   const idempotencyStore = o.idempotencyStore ?? new PrismaIdempotencyStore(o.db);
-  const currencies = o.chain.currencies;
+  const currencies = o.currencies ?? o.chain?.currencies ?? [];
   const service = new OrdersService({
     repo,
     escrow,
@@ -86,3 +90,56 @@ export function createOrdersModule(o: OrdersModuleOptions) {
 }
 
 export type OrdersModule = ReturnType<typeof createOrdersModule>;
+
+/** An EscrowPort for a service running without the escrow program: every call is 503 chain-unavailable. */
+export function unavailableEscrow(): EscrowPort {
+  const fail = async (): Promise<never> => {
+    throw new DomainError('chain-unavailable', 'The escrow program is not configured on this service.');
+  };
+  return {
+    addresses: () => {
+      throw new DomainError('chain-unavailable', 'The escrow program is not configured on this service.');
+    },
+    buildFundTransaction: fail,
+    submitSignedTransaction: fail,
+    markDelivered: fail,
+    release: fail,
+    claim: fail,
+    openDispute: fail,
+    resolveDispute: fail,
+    refund: fail,
+    fetchOrder: fail,
+    signatureStatus: fail,
+    feeBps: fail,
+    chainNow: fail,
+  };
+}
+
+/**
+ * Orders settings from the environment (all optional):
+ * ORDER_PAYMENT_TTL_SECONDS (900), ORDER_REVIEW_WINDOW_SECONDS (259200 = 3 days),
+ * ORDER_WATCHER_INTERVAL_MS (2000; 0 = off), ORDER_RECONCILE_INTERVAL_MS (30000; 0 = start-up only),
+ * ORDER_INFLIGHT_WAIT_MS (5000), PUBLIC_BASE_URL (Solana Pay links), SOLANA_PAY_LABEL, SOLANA_PAY_ICON.
+ */
+export function ordersConfigFromEnv(env: NodeJS.ProcessEnv = process.env): NonNullable<OrdersModuleOptions['config']> {
+  const n = (name: string) => {
+    const v = env[name];
+    if (v === undefined || v === '') return undefined;
+    const x = Number(v);
+    if (!Number.isInteger(x) || x < 0) throw new Error(`${name} must be a non-negative integer, got "${v}"`);
+    return x;
+  };
+  const base = env.PUBLIC_BASE_URL?.replace(/\/+$/, '');
+  const out: NonNullable<OrdersModuleOptions['config']> = {
+    paymentTtlSeconds: n('ORDER_PAYMENT_TTL_SECONDS'),
+    reviewWindowSeconds: n('ORDER_REVIEW_WINDOW_SECONDS'),
+    watcherIntervalMs: n('ORDER_WATCHER_INTERVAL_MS'),
+    reconcileIntervalMs: n('ORDER_RECONCILE_INTERVAL_MS'),
+    inflightWaitMs: n('ORDER_INFLIGHT_WAIT_MS'),
+    publicBaseUrl: base,
+    solanaPayLabel: env.SOLANA_PAY_LABEL,
+    solanaPayIcon: env.SOLANA_PAY_ICON ?? (base ? `${base}/icon.svg` : undefined),
+  };
+  for (const k of Object.keys(out) as (keyof typeof out)[]) if (out[k] === undefined) delete out[k];
+  return out;
+}
