@@ -299,9 +299,22 @@ impl Env {
         all.extend_from_slice(signers);
         let blockhash = self.ctx.banks_client.get_latest_blockhash().await.unwrap();
         let tx = Transaction::new_signed_with_payer(&ixs, Some(&payer.pubkey()), &all, blockhash);
-        let out = self.ctx.banks_client.process_transaction_with_metadata(tx).await.unwrap();
-        out.result.unwrap();
-        out.metadata.unwrap().log_messages
+        // This path runs on the working bank directly, while `send` goes through the banks
+        // server's queue: right after a queued transaction, its account locks can still be
+        // held for a moment (AccountInUse). Retrying is safe: a locked-out tx did not execute.
+        for _ in 0..50 {
+            let out = self.ctx.banks_client.process_transaction_with_metadata(tx.clone()).await.unwrap();
+            match out.result {
+                Err(solana_sdk::transaction::TransactionError::AccountInUse) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await
+                }
+                result => {
+                    result.unwrap();
+                    return out.metadata.unwrap().log_messages;
+                }
+            }
+        }
+        panic!("accounts stayed locked")
     }
 
     pub async fn now(&mut self) -> i64 {
