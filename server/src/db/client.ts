@@ -16,7 +16,7 @@ import { PrismaClient } from '../generated/prisma/client.js';
 import { BazaarPGliteAdapterFactory, openPGlite } from './pglite.js';
 
 export { PrismaClient, Prisma } from '../generated/prisma/client.js';
-export type * as Models from '../generated/prisma/client.js';
+export type { User, ApiKey, LoginNonce, Listing, Order, ChainIntent, Review, IdempotencyKey } from '../generated/prisma/client.js';
 
 export interface Db {
   prisma: PrismaClient;

@@ -1,0 +1,164 @@
+/**
+ * Typed configuration. `loadConfig(env)` reads the environment (documented defaults below);
+ * tests build a Config directly (`testConfig()` in tests/helpers/app.ts). Config is a plain object
+ * passed into createApp/main, never read from process.env elsewhere.
+ *
+ * | env | default | meaning |
+ * |---|---|---|
+ * | PORT | 3000 | HTTP port |
+ * | HOST | 127.0.0.1 | bind address |
+ * | PUBLIC_BASE_URL | http://localhost:PORT | external origin; SIWS `uri`, token metadata URLs |
+ * | DATA_DIR | ./data | PGlite database, keys, chain.json |
+ * | DATABASE_URL | (unset: PGlite in DATA_DIR/pglite) | postgres:// URL |
+ * | JWT_SECRET | generated once into DATA_DIR/keys/jwt-secret | HS256 key (>= 32 bytes) |
+ * | JWT_TTL_SECONDS | 3600 | access token lifetime |
+ * | SIWS_DOMAIN | host of PUBLIC_BASE_URL | SIWS domain the message must carry |
+ * | SIWS_CHAIN_ID | localnet | SIWS chainId |
+ * | LOGIN_NONCE_TTL_SECONDS | 300 | nonce lifetime |
+ * | SOLANA_RPC_URL | http://127.0.0.1:8899 | JSON-RPC endpoint |
+ * | ESCROW_PROGRAM_ID | (chain.json / IDL address) | escrow program |
+ * | SERVICE_KEYPAIR_PATH | DATA_DIR/keys/service.json | service keypair file |
+ * | CURRENCIES | from DATA_DIR/chain.json | `CODE:mint:decimals,...` |
+ * | CATEGORIES | design,development,writing,marketing,video,music,data,business,other | category slugs |
+ * | PUBLIC_MARKETPLACE | false | anonymous GETs of listing/marketplace routes |
+ * | CORS_ORIGINS | (none) | comma-separated allowed origins, `*` for any |
+ * | BODY_LIMIT | 100kb | JSON body limit |
+ * | AUTH_RATE_LIMIT_PER_MINUTE | 20 | per IP, on request_login and verify_login |
+ * | CUSTODY_ENABLED | false | custodial deposit/withdraw |
+ * | LOG_LEVEL | info | pino level (`silent` in tests) |
+ * | TRUST_PROXY | false | Express `trust proxy` (client IP from X-Forwarded-For) |
+ */
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+export interface CurrencyConfig {
+  code: string;
+  mint: string;
+  decimals: number;
+  tokenProgram?: string;
+}
+
+export interface CategoryConfig {
+  slug: string;
+  name: string;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  publicBaseUrl: string;
+  dataDir: string;
+  databaseUrl?: string;
+  jwtSecret: string;
+  jwtTtlSeconds: number;
+  siwsDomain: string;
+  siwsChainId: string;
+  loginNonceTtlSeconds: number;
+  /** accepted clock skew for SIWS issuedAt / notBefore (seconds) */
+  clockSkewSeconds: number;
+  solanaRpcUrl: string;
+  escrowProgramId?: string;
+  serviceKeypairPath: string;
+  currencies: CurrencyConfig[];
+  categories: CategoryConfig[];
+  publicMarketplace: boolean;
+  corsOrigins: string[];
+  bodyLimit: string;
+  authRateLimitPerMinute: number;
+  custodyEnabled: boolean;
+  logLevel: string;
+  trustProxy: boolean;
+}
+
+export const DEFAULT_CATEGORIES = ['design', 'development', 'writing', 'marketing', 'video', 'music', 'data', 'business', 'other'];
+
+const titleCase = (slug: string) =>
+  slug
+    .split('-')
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join(' ');
+
+export const categoriesFromSlugs = (slugs: string[]): CategoryConfig[] =>
+  slugs.map((slug) => ({ slug, name: titleCase(slug) }));
+
+/** `USDC:<mint>:6,SOL:So111...:9` */
+export function parseCurrencies(spec: string): CurrencyConfig[] {
+  return spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const [code, mint, decimals, tokenProgram] = entry.split(':');
+      if (!code || !mint || decimals === undefined || !/^\d+$/.test(decimals)) {
+        throw new Error(`CURRENCIES: bad entry "${entry}" (want CODE:mint:decimals)`);
+      }
+      return { code: code.toUpperCase(), mint, decimals: Number(decimals), ...(tokenProgram ? { tokenProgram } : {}) };
+    });
+}
+
+const bool = (v: string | undefined, dflt: boolean) =>
+  v === undefined || v === '' ? dflt : ['1', 'true', 'yes', 'on'].includes(v.toLowerCase());
+
+const int = (name: string, v: string | undefined, dflt: number) => {
+  if (v === undefined || v === '') return dflt;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${v}"`);
+  return n;
+};
+
+/** JWT_SECRET or DATA_DIR/keys/jwt-secret (created on first start, 0600). */
+export function loadOrCreateJwtSecret(dataDir: string): string {
+  const dir = path.join(dataDir, 'keys');
+  const file = path.join(dir, 'jwt-secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const secret = randomBytes(48).toString('base64url');
+  writeFileSync(file, secret + '\n', { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return secret;
+}
+
+/** Currencies written by the dev bootstrap into DATA_DIR/chain.json (empty when absent). */
+export function currenciesFromChainFile(dataDir: string): { currencies: CurrencyConfig[]; programId?: string } {
+  const file = path.join(dataDir, 'chain.json');
+  if (!existsSync(file)) return { currencies: [] };
+  const parsed = JSON.parse(readFileSync(file, 'utf8')) as { currencies?: CurrencyConfig[]; programId?: string };
+  return { currencies: parsed.currencies ?? [], programId: parsed.programId };
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = int('PORT', env.PORT, 3000);
+  const dataDir = path.resolve(env.DATA_DIR || './data');
+  const publicBaseUrl = (env.PUBLIC_BASE_URL || `http://localhost:${port}`).replace(/\/+$/, '');
+  const chainFile = currenciesFromChainFile(dataDir);
+  const jwtSecret = env.JWT_SECRET || loadOrCreateJwtSecret(dataDir);
+  if (Buffer.byteLength(jwtSecret) < 32) throw new Error('JWT_SECRET must be at least 32 bytes');
+  return {
+    port,
+    host: env.HOST || '127.0.0.1',
+    publicBaseUrl,
+    dataDir,
+    databaseUrl: env.DATABASE_URL || undefined,
+    jwtSecret,
+    jwtTtlSeconds: int('JWT_TTL_SECONDS', env.JWT_TTL_SECONDS, 3600),
+    siwsDomain: env.SIWS_DOMAIN || new URL(publicBaseUrl).host,
+    siwsChainId: env.SIWS_CHAIN_ID || 'localnet',
+    loginNonceTtlSeconds: int('LOGIN_NONCE_TTL_SECONDS', env.LOGIN_NONCE_TTL_SECONDS, 300),
+    clockSkewSeconds: int('CLOCK_SKEW_SECONDS', env.CLOCK_SKEW_SECONDS, 60),
+    solanaRpcUrl: env.SOLANA_RPC_URL || 'http://127.0.0.1:8899',
+    escrowProgramId: env.ESCROW_PROGRAM_ID || chainFile.programId,
+    serviceKeypairPath: env.SERVICE_KEYPAIR_PATH || path.join(dataDir, 'keys', 'service.json'),
+    currencies: env.CURRENCIES ? parseCurrencies(env.CURRENCIES) : chainFile.currencies,
+    categories: categoriesFromSlugs(
+      env.CATEGORIES ? env.CATEGORIES.split(',').map((s) => s.trim()).filter(Boolean) : DEFAULT_CATEGORIES,
+    ),
+    publicMarketplace: bool(env.PUBLIC_MARKETPLACE, false),
+    corsOrigins: (env.CORS_ORIGINS || '').split(',').map((s) => s.trim()).filter(Boolean),
+    bodyLimit: env.BODY_LIMIT || '100kb',
+    authRateLimitPerMinute: int('AUTH_RATE_LIMIT_PER_MINUTE', env.AUTH_RATE_LIMIT_PER_MINUTE, 20),
+    custodyEnabled: bool(env.CUSTODY_ENABLED, false),
+    logLevel: env.LOG_LEVEL || 'info',
+    trustProxy: bool(env.TRUST_PROXY, false),
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * API keys for server-to-server integration: `bzk_<prefix>_<secret>` (prefix 8, secret 32 base62
+ * characters). Only sha256(key) is stored; the key is shown once at creation. `prefix` names the key
+ * in listings and for revocation.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { PrismaClient } from '../../db/client.js';
+
+export const API_KEY_PREFIX = 'bzk_';
+const B62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+function base62(n: number): string {
+  let out = '';
+  while (out.length < n) for (const b of randomBytes(n * 2)) if (b < 248 && out.length < n) out += B62[b % 62];
+  return out;
+}
+
+export const hashApiKey = (key: string) => createHash('sha256').update(key, 'utf8').digest('hex');
+export const looksLikeApiKey = (v: string) => /^bzk_[A-Za-z0-9]{8}_[A-Za-z0-9]{32}$/.test(v);
+
+export interface CreatedApiKey {
+  id: string;
+  name: string;
+  prefix: string;
+  key: string;
+  userId: string | null;
+  isAdmin: boolean;
+  createdAt: Date;
+}
+
+export async function createApiKey(
+  db: PrismaClient,
+  opts: { name: string; userId?: string | null; isAdmin?: boolean },
+): Promise<CreatedApiKey> {
+  const prefix = base62(8);
+  const key = `${API_KEY_PREFIX}${prefix}_${base62(32)}`;
+  const row = await db.apiKey.create({
+    data: { name: opts.name, prefix, keyHash: hashApiKey(key), userId: opts.userId ?? null, isAdmin: !!opts.isAdmin },
+  });
+  return { id: row.id, name: row.name, prefix, key, userId: row.userId, isAdmin: row.isAdmin, createdAt: row.createdAt };
+}
+
+export async function listApiKeys(db: PrismaClient) {
+  return db.apiKey.findMany({
+    orderBy: { createdAt: 'asc' },
+    select: { id: true, name: true, prefix: true, userId: true, isAdmin: true, createdAt: true, revokedAt: true, lastUsedAt: true, user: { select: { wallet: true } } },
+  });
+}
+
+/** true when a key with that prefix was active and is now revoked. */
+export async function revokeApiKey(db: PrismaClient, prefix: string, now = new Date()): Promise<boolean> {
+  const { count } = await db.apiKey.updateMany({ where: { prefix, revokedAt: null }, data: { revokedAt: now } });
+  return count === 1;
+}

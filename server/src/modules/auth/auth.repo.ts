@@ -1,0 +1,29 @@
+/** Prisma access for the auth module (no rules here). */
+import type { PrismaClient } from '../../db/client.js';
+import type { IssuedNonce } from './siws.js';
+
+export function createAuthRepo(db: PrismaClient) {
+  return {
+    insertNonce: (n: IssuedNonce) => db.loginNonce.create({ data: n }),
+    getNonce: (nonce: string) => db.loginNonce.findUnique({ where: { nonce } }),
+    /** single use: true only for the one caller that flips used_at while unexpired */
+    async consumeNonce(nonce: string, now: Date): Promise<boolean> {
+      const { count } = await db.loginNonce.updateMany({
+        where: { nonce, usedAt: null, expiresAt: { gt: now } },
+        data: { usedAt: now },
+      });
+      return count === 1;
+    },
+    /** housekeeping: nonces expired for more than a day */
+    purgeNonces: (before: Date) => db.loginNonce.deleteMany({ where: { expiresAt: { lt: before } } }),
+    /** create on first login; always stamp last_login_at */
+    upsertUserOnLogin: (wallet: string, now: Date) =>
+      db.user.upsert({ where: { wallet }, create: { wallet, lastLoginAt: now }, update: { lastLoginAt: now } }),
+    getUser: (id: string) => db.user.findUnique({ where: { id } }),
+    findApiKeyByHash: (keyHash: string) =>
+      db.apiKey.findUnique({ where: { keyHash }, include: { user: true } }),
+    touchApiKey: (id: string, now: Date) => db.apiKey.update({ where: { id }, data: { lastUsedAt: now } }),
+  };
+}
+
+export type AuthRepo = ReturnType<typeof createAuthRepo>;
