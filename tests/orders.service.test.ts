@@ -280,10 +280,21 @@ describe('orders service', () => {
 
   it('a rejected transaction marks the intent failed and leaves the order as it was', async () => {
     const o = await funded(ctx);
-    ctx.escrow.accounts.get(o.id)!.state = 'disputed'; // chain disagrees with the DB
+    ctx.escrow.accounts.delete(o.id); // the chain lost the account (e.g. wrong cluster)
     expect(await slug(ctx.service.deliver(ctx.seller, o.id))).toBe('chain-transaction-failed');
     expect((await ctx.repo.get(o.id))!.status).toBe('in_progress');
     expect((await ctx.repo.listIntents(o.id)).map((i) => i.status)).toEqual(['failed']);
+  });
+
+  it('drift: a party acted on the escrow with its own wallet; the order catches up', async () => {
+    const o = await funded(ctx);
+    Object.assign(ctx.escrow.accounts.get(o.id)!, { state: 'delivered', deliveredAt: ctx.escrow.now });
+    await ctx.service.reconciler.runOnce();
+    expect((await ctx.repo.get(o.id))!).toMatchObject({ status: 'delivered', autoReleaseAt: new Date((ctx.escrow.now + 3600) * 1000) });
+    // a dispute opened directly: the service's own call fails on chain, then the order catches up (409)
+    Object.assign(ctx.escrow.accounts.get(o.id)!, { state: 'disputed', disputedAt: ctx.escrow.now });
+    expect(await slug(ctx.service.confirm(ctx.buyer, o.id))).toBe('invalid-state-transition');
+    expect((await ctx.repo.get(o.id))!.status).toBe('disputed');
   });
 
   it('lists my orders by role and status with cursor pagination', async () => {

@@ -32,6 +32,8 @@ export interface ReconcilerDeps {
   now?: () => Date;
   /** intents with nothing on chain older than this are marked failed (default 120 s) */
   graceSeconds?: number;
+  /** also compare active orders with their escrow accounts on each pass (default false) */
+  syncDrift?: boolean;
 }
 
 export type ReconcileOutcome = 'confirmed' | 'failed' | 'open';
@@ -111,6 +113,29 @@ export class Reconciler {
     return 'confirmed';
   }
 
+  /**
+   * Drift: a party may act on the escrow directly with its own wallet (the seller's mark_delivered,
+   * a party's open_dispute). Move the order forward when the account shows a later non-terminal
+   * state. A closed account without an intent of ours is only logged: release, claim, refund and
+   * resolve all close it, so the outcome is not knowable from the account alone.
+   */
+  async syncOrderFromChain(order: OrderRecord): Promise<'delivered' | 'disputed' | 'closed' | null> {
+    if (order.status !== 'in_progress' && order.status !== 'delivered') return null;
+    if (await this.deps.repo.openIntentFor(order.id)) return null;
+    const view = await this.deps.escrow.fetchOrder(order.id);
+    const nowSeconds = await this.deps.escrow.chainNow().catch(() => Math.floor(Date.now() / 1000));
+    if (view === null) {
+      this.log.warn({ order_id: order.id, status: order.status }, 'reconciler: escrow account closed outside the service');
+      return 'closed';
+    }
+    const ix = view.state === 'disputed' ? 'open_dispute' : view.state === 'delivered' && order.status === 'in_progress' ? 'mark_delivered' : null;
+    if (!ix) return null;
+    const patch = patchForInstruction(ix, order, null, null, { view, nowSeconds });
+    const changed = await this.deps.repo.updateIf(order.id, order.status, patch);
+    if (changed) this.log.info({ order_id: order.id, state: view.state }, 'reconciler: order moved forward from the chain');
+    return changed ? (view.state as 'delivered' | 'disputed') : null;
+  }
+
   /** One pass over all open intents. Returns the outcome per intent id. */
   async runOnce(limit = 100): Promise<Record<string, ReconcileOutcome>> {
     const out: Record<string, ReconcileOutcome> = {};
@@ -120,6 +145,17 @@ export class Reconciler {
       } catch (err) {
         this.log.warn({ err, intent_id: intent.id }, 'reconciler: intent left open');
         out[intent.id] = 'open';
+      }
+    }
+    if (this.deps.syncDrift) {
+      const lock = this.deps.withOrderLock ?? ((_id, fn) => fn());
+      for (const status of ['in_progress', 'delivered'] as const) {
+        for (const order of await this.deps.repo.listByStatus(status, limit)) {
+          await lock(order.id, async () => {
+            const fresh = await this.deps.repo.get(order.id);
+            if (fresh) await this.syncOrderFromChain(fresh);
+          }).catch((err) => this.log.warn({ err, order_id: order.id }, 'reconciler: drift check failed'));
+        }
       }
     }
     return out;

@@ -64,6 +64,8 @@ export interface OrdersConfig {
   solanaPayIcon: string;
   /** how long a call waits for another process's in-flight action on the same order before 409 */
   inflightWaitMs: number;
+  /** reconciler also checks active orders against their escrow accounts (parties acting directly) */
+  syncDrift: boolean;
 }
 
 export const defaultOrdersConfig: OrdersConfig = {
@@ -74,6 +76,7 @@ export const defaultOrdersConfig: OrdersConfig = {
   solanaPayLabel: 'Bazaar',
   solanaPayIcon: 'http://127.0.0.1:3000/icon.svg',
   inflightWaitMs: 5_000,
+  syncDrift: true,
 };
 
 export interface OrdersHooks {
@@ -142,6 +145,7 @@ export class OrdersService {
       now: this.now,
       graceSeconds: this.config.paymentGraceSeconds,
       withOrderLock: (id, fn) => this.mutex.run(id, fn),
+      syncDrift: this.config.syncDrift,
       onSettled: (order) => this.applyListingEffect(order),
     });
   }
@@ -462,6 +466,13 @@ export class OrdersService {
     } catch (err) {
       if (err instanceof DomainError && err.slug === 'chain-transaction-failed') {
         await repo.failIntent(intent.id, err.message);
+        // the escrow may have moved without us (a party acting with its own wallet): catch up
+        const moved = await this.reconciler.syncOrderFromChain(order).catch(() => null);
+        if (moved === 'delivered' || moved === 'disputed') {
+          const fresh = (await repo.get(orderId))!;
+          if (fresh.status === targetStatus(action)) return fresh;
+          throw orderErrors.invalidTransition(orderId, fresh.status, action);
+        }
       } // otherwise the outcome is unknown: the intent stays open for the reconciler
       throw err;
     }
