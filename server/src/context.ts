@@ -2,7 +2,7 @@
  * What every handler and module gets: configuration, the Prisma client, the logger and the chain
  * client (null when the service runs without a chain, e.g. most HTTP tests pass a fake).
  */
-import type { ChainClient } from './chain/index.js';
+import type { Chain, ChainClient } from './chain/index.js';
 import type { Config } from './config.js';
 import type { PrismaClient } from './db/client.js';
 import type { Logger } from './logger.js';
@@ -11,7 +11,11 @@ export interface AppContext {
   config: Config;
   db: PrismaClient;
   log: Logger;
-  chain: ChainClient | null;
+  /** a full ChainClient in production; tests may pass any Chain (e.g. tests/helpers/fake-chain.ts),
+   *  in which case the escrow-backed order routes answer 503 chain-unavailable */
+  chain: (Chain & Partial<Pick<ChainClient, 'escrow' | 'currencies'>>) | null;
+  /** options for the orders module (tests: timers off, hooks) */
+  orders?: Record<string, unknown>;
   /** injectable clock (tests) */
   now: () => Date;
 }

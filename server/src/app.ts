@@ -1,0 +1,116 @@
+/**
+ * createApp(ctx): the Express application (no listen; main.ts listens, tests use supertest).
+ *
+ * Order: request id -> JSON access log -> helmet -> CORS -> cookies -> login rate limit ->
+ * 415 for non-JSON bodies -> JSON body parser (limit) -> ops routes (/healthz, /readyz, /docs,
+ * /openapi.json) -> ts-rest endpoints (auth middleware per route metadata) -> 404 -> problem+json.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import cookieParser from 'cookie-parser';
+import cors from 'cors';
+import express, { type Express, type Request } from 'express';
+import helmet from 'helmet';
+import { pinoHttp } from 'pino-http';
+import swaggerUi from 'swagger-ui-express';
+import { createExpressEndpoints } from '@ts-rest/express';
+import { API_PREFIX, contract } from '@bazaar/contract';
+import type { AppContext } from './context.js';
+import { REPO_ROOT } from './db/migrate.js';
+import { errorHandler, problemBody, requestValidationErrorHandler, requireJsonBody, routeNotFound } from './http/problem.js';
+import { buildServices, type Services } from './http/router.js';
+import { authenticate, authRateLimit } from './http/security.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+let openapiCache: unknown;
+function openapiDocument(): unknown {
+  openapiCache ??= JSON.parse(readFileSync(path.join(REPO_ROOT, 'openapi.json'), 'utf8'));
+  return openapiCache;
+}
+
+export type BazaarApp = Express & { services: Services };
+
+export function createApp(ctx: AppContext): BazaarApp {
+  const { config, log } = ctx;
+  const app = express() as BazaarApp;
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.trustProxy);
+  app.set('etag', false);
+
+  app.use((req, res, next) => {
+    const incoming = req.headers['x-request-id'];
+    const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    (req as Request & { id: string }).id = id;
+    res.setHeader('X-Request-Id', id);
+    next();
+  });
+  app.use(
+    pinoHttp({
+      logger: log,
+      genReqId: (req) => (req as unknown as { id: string }).id,
+      autoLogging: { ignore: (req) => req.url === '/healthz' },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+    }),
+  );
+  app.use(helmet());
+  if (config.corsOrigins.length) {
+    const any = config.corsOrigins.includes('*');
+    app.use(
+      cors({
+        origin: any ? '*' : config.corsOrigins,
+        credentials: !any,
+        exposedHeaders: ['X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy'],
+        maxAge: 600,
+      }),
+    );
+  }
+  app.use(cookieParser());
+  const limiter = authRateLimit(config.authRateLimitPerMinute);
+  app.use([`${API_PREFIX}/auth/request_login`, `${API_PREFIX}/auth/verify_login`], limiter);
+  app.use(requireJsonBody);
+  app.use(express.json({ limit: config.bodyLimit, type: ['application/json', 'application/*+json'] }));
+
+  // ops
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok', uptime_seconds: Math.round(process.uptime()) });
+  });
+  app.get('/readyz', async (req, res) => {
+    const checks: Record<string, { ok: boolean; slot?: number; error?: string }> = {};
+    try {
+      await ctx.db.$queryRaw`SELECT 1`;
+      checks.db = { ok: true };
+    } catch (e) {
+      checks.db = { ok: false, error: (e as Error).message.slice(0, 200) };
+    }
+    if (ctx.chain) checks.chain = await ctx.chain.health().catch(() => ({ ok: false }));
+    const ready = Object.values(checks).every((c) => c.ok);
+    if (ready) {
+      res.json({ status: 'ready', checks });
+      return;
+    }
+    const down = Object.entries(checks).filter(([, c]) => !c.ok).map(([k]) => k);
+    res.setHeader('Retry-After', '5');
+    res
+      .status(503)
+      .type('application/problem+json')
+      .send(JSON.stringify({ ...problemBody(req, 'service-unavailable', `Not ready: ${down.join(', ')} unavailable.`), checks }));
+  });
+  app.get('/openapi.json', (_req, res) => {
+    res.json(openapiDocument());
+  });
+  app.use('/docs', swaggerUi.serve, swaggerUi.setup(undefined, { swaggerOptions: { url: '/openapi.json' } }));
+
+  const services = buildServices(ctx);
+  app.services = services;
+  createExpressEndpoints(contract, services.router, app, {
+    globalMiddleware: [authenticate(services.auth, { publicMarketplace: config.publicMarketplace })],
+    requestValidationErrorHandler: requestValidationErrorHandler as never,
+    responseValidation: false,
+  });
+
+  app.use(routeNotFound);
+  app.use(errorHandler(log));
+  return app;
+}

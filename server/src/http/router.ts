@@ -1,0 +1,105 @@
+/**
+ * Composition root of the HTTP API: builds every module from the AppContext and combines the
+ * per-group ts-rest handlers into one router for `createExpressEndpoints(contract, router, ...)`.
+ */
+import { initServer } from '@ts-rest/express';
+import { contract } from '@bazaar/contract';
+import type { AppContext } from '../context.js';
+import { DomainError } from '../errors.js';
+import { createAuthRepo, createAuthService } from '../modules/auth/index.js';
+import { createListingsModule } from '../modules/listings/index.js';
+import { createMarketplaceModule } from '../modules/marketplace/index.js';
+import { createOrdersModule, type OrdersModule } from '../modules/orders/index.js';
+import { createReviewsModule } from '../modules/reviews/index.js';
+import { createUsersRepo, createUsersService } from '../modules/users/index.js';
+import { WalletService } from '../modules/wallet/wallet.service.js';
+import { authHandlers } from './auth.handlers.js';
+import { listingsHandlers } from './listings.handlers.js';
+import { marketplaceHandlers } from './marketplace.handlers.js';
+import { ordersHandlers } from './orders.handlers.js';
+import { reviewsHandlers } from './reviews.handlers.js';
+import { usersHandlers } from './users.handlers.js';
+import { walletHandlers } from './wallet.handlers.js';
+
+const chainMissing = () => {
+  throw new DomainError('chain-unavailable', 'The service runs without a Solana connection; order routes are unavailable.');
+};
+
+/** Routes of a group that cannot work in this configuration (no escrow client). */
+function unavailableRouter<T extends Record<string, unknown>>(group: T) {
+  return Object.fromEntries(Object.keys(group).map((k) => [k, chainMissing])) as never;
+}
+
+export function buildServices(ctx: AppContext) {
+  const { config, db, log } = ctx;
+  const currencies = config.currencies.length ? config.currencies : (ctx.chain?.currencies ?? []);
+  const listingsConfig = { currencies, categories: config.categories, publicBaseUrl: config.publicBaseUrl };
+
+  const users = createUsersService({
+    repo: createUsersRepo(db),
+    decimalsOf: (code) => currencies.find((c) => c.code === code)?.decimals,
+    custodyEnabled: config.custodyEnabled,
+  });
+  const auth = createAuthService({
+    repo: createAuthRepo(db),
+    settings: config,
+    now: ctx.now,
+    presentUser: (u) => users.privateView(u),
+  });
+  const chain = ctx.chain;
+  const listings = createListingsModule({
+    db,
+    chain: chain ?? { mintListingToken: chainMissing, updateListingToken: chainMissing },
+    config: listingsConfig,
+    log,
+  });
+  const marketplace = createMarketplaceModule({ db, config: listingsConfig });
+  const reviews = createReviewsModule({ db });
+  const wallet = new WalletService({
+    chain: chain ?? { getWalletBalances: chainMissing },
+    currencies: currencies as never,
+  });
+  let orders: OrdersModule | null = null;
+  if (chain?.escrow) {
+    orders = createOrdersModule({
+      db,
+      chain: { escrow: chain.escrow, currencies: chain.currencies ?? (currencies as never) },
+      listings: listings.port,
+      config: { publicBaseUrl: config.publicBaseUrl, ...(ctx.orders ?? {}) },
+      log,
+      hasReview: reviews.hasReview,
+      now: ctx.now,
+    });
+  }
+
+  const s = initServer();
+  const router = s.router(contract, {
+    auth: authHandlers({ service: auth, secureCookie: config.publicBaseUrl.startsWith('https://') }),
+    users: usersHandlers({ service: users }),
+    listings: listingsHandlers(listings.http),
+    marketplace: marketplaceHandlers(marketplace.http),
+    orders: orders ? ordersHandlers(orders.http) : unavailableRouter(contract.orders),
+    reviews: reviewsHandlers(reviews.http),
+    wallet: walletHandlers({ service: wallet }),
+  });
+
+  return {
+    router,
+    auth,
+    users,
+    listings,
+    marketplace,
+    reviews,
+    orders,
+    wallet,
+    /** background work (payment watcher, reconciler); main.ts calls these, tests usually do not */
+    async start() {
+      await orders?.start();
+    },
+    async stop() {
+      await orders?.stop();
+    },
+  };
+}
+
+export type Services = ReturnType<typeof buildServices>;

@@ -1,0 +1,79 @@
+/**
+ * Authentication middleware (ts-rest globalMiddleware): reads the route's `metadata.auth`
+ * ('public' | 'user' | 'admin') and sets `req.principal`.
+ *
+ * Credentials, first match wins: `Authorization: Bearer <JWT | bzk_ API key>`, `X-API-Key: <key>`,
+ * cookie `bazaar_session` (JWT). A credential that is present but bad is always 401 (also on routes
+ * that would allow anonymous access), so clients learn their token expired.
+ * PUBLIC_MARKETPLACE=true opens the GET routes of the listings and marketplace groups anonymously.
+ */
+import type { Request, RequestHandler } from 'express';
+import { rateLimit } from 'express-rate-limit';
+import { contract, SESSION_COOKIE_NAME, type RouteMetadata } from '@bazaar/contract';
+import type { AppRoute } from '@ts-rest/core';
+import { authErrors, type AuthService, type Principal } from '../modules/auth/index.js';
+import { sendProblem } from './problem.js';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    principal?: Principal;
+  }
+}
+
+const publicReadRoutes = new Set<AppRoute>(
+  ([...Object.values(contract.listings), ...Object.values(contract.marketplace)] as AppRoute[]).filter(
+    (r) => r.method === 'GET',
+  ),
+);
+
+function credentialOf(req: Request): { kind: 'jwt' | 'api_key'; value: string } | 'malformed' | null {
+  const authz = req.headers.authorization;
+  if (authz !== undefined) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
+    if (!m) return 'malformed';
+    return m[1]!.startsWith('bzk_') ? { kind: 'api_key', value: m[1]! } : { kind: 'jwt', value: m[1]! };
+  }
+  const apiKey = req.headers['x-api-key'];
+  if (typeof apiKey === 'string') return { kind: 'api_key', value: apiKey.trim() };
+  const cookie = (req as Request & { cookies?: Record<string, string> }).cookies?.[SESSION_COOKIE_NAME];
+  if (cookie) return { kind: 'jwt', value: cookie };
+  return null;
+}
+
+export function authenticate(auth: AuthService, opts: { publicMarketplace: boolean }): RequestHandler {
+  return (req, _res, next) => {
+    const route = (req as Request & { tsRestRoute?: AppRoute }).tsRestRoute;
+    const meta = route?.metadata as RouteMetadata | undefined;
+    const level = meta?.auth ?? 'user';
+    const anonymousOk = level === 'public' || (opts.publicMarketplace && !!route && publicReadRoutes.has(route));
+    const cred = credentialOf(req);
+    (async () => {
+      if (cred === 'malformed') throw authErrors.invalidToken('Authorization header must be "Bearer <token>"');
+      if (!cred) {
+        if (anonymousOk) return;
+        throw authErrors.unauthorized();
+      }
+      // public routes (login, Solana Pay, token metadata) never look at credentials
+      if (level === 'public') return;
+      req.principal =
+        cred.kind === 'jwt' ? await auth.principalFromJwt(cred.value) : await auth.principalFromApiKey(cred.value);
+      if (level === 'admin' && !req.principal.isAdmin) throw authErrors.adminOnly();
+    })().then(() => next(), next);
+  };
+}
+
+/** Per-IP limit on the two login routes; 429 rate-limited problem with Retry-After. */
+export function authRateLimit(perMinute: number): RequestHandler {
+  return rateLimit({
+    windowMs: 60_000,
+    limit: perMinute,
+    standardHeaders: 'draft-7',
+    legacyHeaders: false,
+    handler: (req, res, _next, options) => {
+      const reset = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
+      const retryAfter = reset ? Math.max(1, Math.ceil((reset.getTime() - Date.now()) / 1000)) : Math.ceil(options.windowMs / 1000);
+      res.setHeader('Retry-After', String(retryAfter));
+      sendProblem(req, res, 'rate-limited', `Too many login requests; retry in ${retryAfter} s.`);
+    },
+  });
+}
