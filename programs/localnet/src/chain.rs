@@ -81,6 +81,9 @@ pub struct Chain {
     ledger: Option<std::path::PathBuf>,
     /// State changed since the last snapshot.
     dirty: bool,
+    /// (Clock, block height) of the working bank; None = refetch.
+    cache: std::cell::RefCell<Option<(Clock, u64)>>,
+    accounts_cache: std::cell::RefCell<HashMap<Pubkey, Option<Account>>>,
 }
 
 /// On-disk snapshot written to `<ledger>/accounts.json`.
@@ -193,13 +196,28 @@ impl Chain {
             notify,
             ledger,
             dirty: false,
+            cache: std::cell::RefCell::new(None),
+            accounts_cache: std::cell::RefCell::new(HashMap::new()),
         };
         chain.sync_clock().await?;
         Ok(chain)
     }
 
+    /// Clock and block height, cached: only warps (and our own set_sysvar) change them. Serving
+    /// them without a banks round trip keeps status polling from driving the runtime, which is
+    /// what ages blockhashes (see the module docs).
+    async fn clock_and_height(&self) -> Result<(Clock, u64), RpcError> {
+        if let Some(c) = self.cache.borrow().as_ref() {
+            return Ok(c.clone());
+        }
+        let clock = self.ctx.banks_client.get_sysvar::<Clock>().await.map_err(bc)?;
+        let height = self.ctx.banks_client.get_root_block_height().await.map_err(bc)?;
+        *self.cache.borrow_mut() = Some((clock.clone(), height));
+        Ok((clock, height))
+    }
+
     async fn clock(&self) -> Result<Clock, RpcError> {
-        self.ctx.banks_client.get_sysvar::<Clock>().await.map_err(bc)
+        Ok(self.clock_and_height().await?.0)
     }
 
     async fn slot(&self) -> Result<u64, RpcError> {
@@ -207,16 +225,24 @@ impl Chain {
     }
 
     async fn block_height(&self) -> Result<u64, RpcError> {
-        self.ctx.banks_client.get_root_block_height().await.map_err(bc)
+        Ok(self.clock_and_height().await?.1)
+    }
+
+    fn set_clock(&mut self, clock: &Clock) {
+        self.ctx.set_sysvar(clock);
+        self.state_changed();
+        if let Some(c) = self.cache.borrow_mut().as_mut() {
+            c.0 = clock.clone();
+        }
     }
 
     /// Keep the on-chain clock at wall-clock time (+ advanced seconds), never backwards.
     pub async fn sync_clock(&mut self) -> anyhow::Result<()> {
-        let mut clock = self.ctx.banks_client.get_sysvar::<Clock>().await?;
+        let mut clock = self.clock().await.map_err(|e| anyhow::anyhow!(e.message))?;
         let want = wall_now().saturating_add(self.clock_offset);
         if want > clock.unix_timestamp {
             clock.unix_timestamp = want;
-            self.ctx.set_sysvar(&clock);
+            self.set_clock(&clock);
         }
         Ok(())
     }
@@ -225,8 +251,19 @@ impl Chain {
         Ok(json!({"context": {"apiVersion": SOLANA_CORE_VERSION, "slot": self.slot().await?}, "value": value}))
     }
 
+    /// Account reads are cached until the next state change (all of which go through this
+    /// actor: transactions, setAccount, warps, clock updates), for the same reason as the clock.
     async fn account(&self, key: &Pubkey) -> Result<Option<Account>, RpcError> {
-        self.ctx.banks_client.get_account(*key).await.map_err(bc)
+        if let Some(a) = self.accounts_cache.borrow().get(key) {
+            return Ok(a.clone());
+        }
+        let a = self.ctx.banks_client.get_account(*key).await.map_err(bc)?;
+        self.accounts_cache.borrow_mut().insert(*key, a.clone());
+        Ok(a)
+    }
+
+    fn state_changed(&self) {
+        self.accounts_cache.borrow_mut().clear();
     }
 
     async fn mint_decimals(&mut self, mint: &Pubkey) -> Option<u8> {
@@ -304,7 +341,7 @@ impl Chain {
     async fn balances(&self, keys: &[Pubkey]) -> Vec<u64> {
         let mut out = vec![];
         for k in keys {
-            out.push(self.ctx.banks_client.get_balance(*k).await.unwrap_or(0));
+            out.push(self.account(k).await.ok().flatten().map_or(0, |a| a.lamports));
         }
         out
     }
@@ -365,6 +402,7 @@ impl Chain {
             .process_transaction_with_metadata(tx.clone())
             .await
             .map_err(|e| (TransactionError::AccountNotFound, vec![format!("banks error: {e}")]))?;
+        self.state_changed();
         let Some(meta) = res.metadata else {
             return Err((res.result.unwrap_err_or(TransactionError::AccountNotFound), vec![]));
         };
@@ -513,7 +551,7 @@ impl Chain {
             }
             "getBalance" => {
                 let key = p.pubkey(0)?;
-                let bal = self.ctx.banks_client.get_balance(key).await.map_err(bc)?;
+                let bal = self.account(&key).await?.map_or(0, |a| a.lamports);
                 self.ctx_json(json!(bal)).await
             }
             "getAccountInfo" => {
@@ -800,6 +838,8 @@ impl Chain {
                 self.ctx
                     .warp_to_slot(before.slot + slots)
                     .map_err(|e| RpcError::internal(format!("warp failed: {e:?}")))?;
+                *self.cache.borrow_mut() = None;
+                self.state_changed();
                 self.clock_offset += seconds;
                 self.dirty = true;
                 let mut clock = self.clock().await?;
@@ -807,7 +847,7 @@ impl Chain {
                     .unix_timestamp
                     .saturating_add(seconds)
                     .max(wall_now().saturating_add(self.clock_offset));
-                self.ctx.set_sysvar(&clock);
+                self.set_clock(&clock);
                 // Blockhashes from before the warp are still in the queue; hand out a fresh one too.
                 let _ = self.ctx.get_new_latest_blockhash().await;
                 Ok(json!({"slot": clock.slot, "unix_timestamp": clock.unix_timestamp}))
@@ -825,6 +865,7 @@ impl Chain {
                 solana_sdk::account::WritableAccount::data_as_mut_slice(&mut acc).copy_from_slice(&data);
                 solana_sdk::account::WritableAccount::set_executable(&mut acc, cfg_bool(&cfg, "executable"));
                 self.ctx.set_account(&key, &acc);
+                self.state_changed();
                 self.known.insert(key);
                 self.dirty = true;
                 Ok(Value::Null)

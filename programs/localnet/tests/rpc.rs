@@ -264,3 +264,19 @@ fn ledger_dir_keeps_accounts_across_restarts() {
     drop(n);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn blockhash_outlives_heavy_status_polling() {
+    let n = start();
+    let a = Keypair::new();
+    airdrop(n.port, &a.pubkey(), LAMPORTS_PER_SOL);
+    // Sign first, then poll hard (reads are served without driving the bank's blockhash ticker).
+    let tx = transfer_tx(n.port, &a, &Keypair::new().pubkey(), 1_000_000);
+    for _ in 0..1000 {
+        call(n.port, "getBalance", json!([a.pubkey().to_string()]));
+        call(n.port, "getSignatureStatuses", json!([[tx.signatures[0].to_string()]]));
+        call(n.port, "getBlockHeight", json!([]));
+    }
+    let sent = send(n.port, &tx, json!({}));
+    assert!(sent["result"].is_string(), "{sent}");
+}
