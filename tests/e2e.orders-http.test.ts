@@ -1,0 +1,259 @@
+/**
+ * Orders end to end over HTTP: the real app (PGlite) with the real chain (one shared localnet).
+ * Alice (buyer) and Bob (seller) log in with their wallets; Bob lists a service (the listing NFT is
+ * minted on chain); Alice orders it, signs the returned transaction with web3.js and submits it;
+ * the seller's USDC balance on chain is the proof that money moved exactly once.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction } from '@solana/web3.js';
+import { TOKEN_PROGRAM_ID, getAccount, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalnet, type Localnet } from './helpers/localnet';
+import { createApiKey, createTestApp, loginAs } from './helpers/app';
+import { createChain, type ChainClient } from '../server/src/chain/index';
+import { bootstrapLocalnet, ensureSol, loadOrCreateKeypair, mintTestUsdc, type BootstrapResult } from '../server/scripts/bootstrap-localnet';
+
+const API = '/api/v1';
+const USDC = (n: number) => BigInt(Math.round(n * 1e6));
+
+type TestApp = Awaited<ReturnType<typeof createTestApp>>;
+interface Party {
+  kp: Keypair;
+  wallet: string;
+  headers: Record<string, string>;
+}
+
+let localnet: Localnet;
+let dataDir: string;
+let boot: BootstrapResult;
+let chain: ChainClient;
+let t: TestApp;
+let admin: Party;
+const t0 = Date.now();
+
+function headersOf(session: unknown): Record<string, string> {
+  const s = session as Record<string, unknown>;
+  const token = (s.token ?? s.access_token ?? s.accessToken) as string | undefined;
+  return (s.headers as Record<string, string> | undefined) ?? { authorization: `Bearer ${token}` };
+}
+
+async function party(usdc = 0): Promise<Party> {
+  const kp = Keypair.generate();
+  await ensureSol(chain.connection, kp.publicKey, BigInt(LAMPORTS_PER_SOL), 2 * LAMPORTS_PER_SOL);
+  if (usdc) await mintTestUsdc(dataDir, localnet.rpcUrl, kp.publicKey.toBase58(), USDC(usdc));
+  return { kp, wallet: kp.publicKey.toBase58(), headers: headersOf(await loginAs(t, kp)) };
+}
+
+async function usdcBalance(owner: string): Promise<bigint> {
+  const ata = getAssociatedTokenAddressSync(new PublicKey(boot.usdcMint), new PublicKey(owner), true, TOKEN_PROGRAM_ID);
+  return getAccount(chain.connection, ata, 'confirmed', TOKEN_PROGRAM_ID).then((a) => a.amount, () => 0n);
+}
+
+async function listing(seller: Party, price = 25, duration = 3): Promise<string> {
+  const res = await request(t.app)
+    .post(`${API}/listings`)
+    .set(seller.headers)
+    .send({ title: 'Logo design in three days', description: 'A clean, modern logo.', price, currency: 'USDC', category: 'design', duration });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.listing_id;
+}
+
+async function order(buyer: Party, listingId: string, key = randomUUID()) {
+  const res = await request(t.app).post(`${API}/orders`).set(buyer.headers).set('Idempotency-Key', key).send({ listing_id: listingId });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body;
+}
+
+async function pay(buyer: Party, created: { order_id: string; payment: { transaction: string } }) {
+  const tx = Transaction.from(Buffer.from(created.payment.transaction, 'base64'));
+  tx.partialSign(buyer.kp);
+  const res = await request(t.app)
+    .post(`${API}/orders/${created.order_id}/transaction`)
+    .set(buyer.headers)
+    .send({ signed_transaction: tx.serialize().toString('base64') });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body;
+}
+
+const post = (who: Party, path: string, body?: object) => request(t.app).post(`${API}${path}`).set(who.headers).send(body ?? {});
+
+async function fundedOrder(price = 25, duration = 3) {
+  const [buyer, seller] = await Promise.all([party(100), party()]);
+  const listingId = await listing(seller, price, duration);
+  const created = await order(buyer, listingId);
+  const paid = await pay(buyer, created);
+  return { buyer, seller, listingId, id: created.order_id as string, created, paid };
+}
+
+beforeAll(async () => {
+  localnet = await startLocalnet();
+  dataDir = mkdtempSync(join(tmpdir(), 'bazaar-orders-http-'));
+  boot = await bootstrapLocalnet({ rpcUrl: localnet.rpcUrl, dataDir });
+  chain = createChain({
+    rpcUrl: localnet.rpcUrl,
+    serviceKeypair: loadOrCreateKeypair(dataDir, 'service'),
+    programId: boot.programId,
+    currencies: boot.currencies,
+  });
+  t = await createTestApp({
+    chain,
+    config: { currencies: boot.currencies },
+    orders: { reviewWindowSeconds: 60, watcherIntervalMs: 0, reconcileIntervalMs: 0 },
+  });
+  const key = await createApiKey(t, { name: 'arbiter', isAdmin: true });
+  admin = { kp: Keypair.generate(), wallet: '', headers: { 'x-api-key': key.key } };
+  console.info(`[timing] localnet + bootstrap + app: ${Date.now() - t0} ms`);
+});
+
+afterAll(async () => {
+  await t?.close();
+  await localnet?.stop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  console.info(`[timing] e2e.orders-http total: ${Date.now() - t0} ms`);
+});
+
+describe('orders over HTTP on the real chain', () => {
+  it('happy path: create (201, payment tx), pay, deliver, confirm; the seller gets price - fee on chain', async () => {
+    const [buyer, seller] = await Promise.all([party(100), party()]);
+    const listingId = await listing(seller, 25);
+    const created = await order(buyer, listingId);
+    expect(created).toMatchObject({
+      status: 'awaiting_payment',
+      escrow_state: 'none',
+      listing_id: listingId,
+      buyer_wallet: buyer.wallet,
+      seller_wallet: seller.wallet,
+      currency: 'USDC',
+      amount: 25,
+      amount_base_units: '25000000',
+      fee_bps: 250,
+      fee_base_units: '625000',
+      seller_receives_base_units: '24375000',
+      payment_mint: boot.usdcMint,
+      allowed_actions: ['pay'],
+    });
+    expect(created.escrow_account_address).toBe(chain.escrow.addresses(created.order_id, boot.usdcMint).escrow);
+    expect(created.payment.solana_pay_url).toMatch(/^solana:https?%3A%2F%2F/);
+    const tx = Transaction.from(Buffer.from(created.payment.transaction, 'base64'));
+    expect(tx.feePayer?.toBase58()).toBe(buyer.wallet);
+
+    const paid = await pay(buyer, created);
+    expect(paid).toMatchObject({ status: 'in_progress', escrow_state: 'funded' });
+    expect(paid.transactions.map((x: { action: string }) => x.action)).toEqual(['fund']);
+    expect((await request(t.app).get(`${API}/listings/${listingId}`).set(buyer.headers)).body.status).toBe('reserved');
+
+    const delivered = await post(seller, `/orders/${created.order_id}/deliver`);
+    expect(delivered.status, JSON.stringify(delivered.body)).toBe(200);
+    expect(delivered.body).toMatchObject({ status: 'delivered', escrow_state: 'delivered', review_window_seconds: 60 });
+    expect(delivered.body.auto_release_at).toBeTruthy();
+
+    const done = await post(buyer, `/orders/${created.order_id}/confirm`);
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(done.body).toMatchObject({ status: 'completed', escrow_state: 'released' });
+    expect(done.body.transactions.map((x: { action: string; status: string }) => `${x.action}:${x.status}`)).toEqual([
+      'fund:confirmed',
+      'mark_delivered:confirmed',
+      'release:confirmed',
+    ]);
+    expect(await usdcBalance(seller.wallet)).toBe(USDC(25) - USDC(0.625));
+    expect(await chain.escrow.fetchOrder(created.order_id)).toBeNull();
+    expect((await request(t.app).get(`${API}/listings/${listingId}`).set(buyer.headers)).body.status).toBe('sold');
+
+    const read = await request(t.app).get(`${API}/orders/${created.order_id}`).set(seller.headers);
+    expect(read.status).toBe(200);
+    expect(read.body.status).toBe('completed');
+  });
+
+  it('Idempotency-Key: same key replays the 201, a different body is 422, no key is 400', async () => {
+    const [buyer, seller] = await Promise.all([party(), party()]);
+    const a = await listing(seller, 5);
+    const b = await listing(seller, 6);
+    const key = randomUUID();
+    const first = await order(buyer, a, key);
+    const again = await request(t.app).post(`${API}/orders`).set(buyer.headers).set('Idempotency-Key', key).send({ listing_id: a });
+    expect(again.status).toBe(201);
+    expect(again.body.order_id).toBe(first.order_id);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    const other = await request(t.app).post(`${API}/orders`).set(buyer.headers).set('Idempotency-Key', key).send({ listing_id: b });
+    expect(other.status).toBe(422);
+    expect(other.body.type).toBe('https://bazaar.dev/problems/idempotency-key-reused');
+    const none = await request(t.app).post(`${API}/orders`).set(buyer.headers).send({ listing_id: a });
+    expect(none.status).toBe(400);
+    expect(none.body.type).toBe('https://bazaar.dev/problems/idempotency-key-missing');
+    const mine = await request(t.app).get(`${API}/orders?role=buyer`).set(buyer.headers);
+    expect(mine.body.data.map((o: { order_id: string }) => o.order_id)).toEqual([first.order_id]);
+  });
+
+  it('refuses own listing (409), a foreign buyer_wallet on a user token (403); strangers get 404', async () => {
+    const [buyer, seller, stranger] = await Promise.all([party(), party(), party()]);
+    const l = await listing(seller, 5);
+    const own = await request(t.app).post(`${API}/orders`).set(seller.headers).set('Idempotency-Key', randomUUID()).send({ listing_id: l });
+    expect(own.status).toBe(409);
+    expect(own.body.type).toMatch(/own-listing$/);
+    const foreign = await request(t.app)
+      .post(`${API}/orders`)
+      .set(buyer.headers)
+      .set('Idempotency-Key', randomUUID())
+      .send({ listing_id: l, buyer_wallet: stranger.wallet });
+    expect(foreign.status).toBe(403);
+    const created = await order(buyer, l);
+    expect((await request(t.app).get(`${API}/orders/${created.order_id}`).set(stranger.headers)).status).toBe(404);
+    expect((await post(stranger, `/orders/${created.order_id}/confirm`)).status).toBe(404);
+  });
+
+  it('forbidden callers (403) and illegal transitions (409)', async () => {
+    const o = await fundedOrder(3);
+    expect((await post(o.buyer, `/orders/${o.id}/deliver`)).status).toBe(403);
+    expect((await post(o.seller, `/orders/${o.id}/confirm`)).status).toBe(403);
+    expect((await post(o.buyer, `/orders/${o.id}/resolve`, { buyer_bps: 5000 })).status).toBe(403);
+    expect((await post(o.buyer, `/orders/${o.id}/refund`)).status).toBe(403);
+    const early = await post(o.buyer, `/orders/${o.id}/confirm`);
+    expect(early.status).toBe(409);
+    expect(early.body.type).toMatch(/invalid-state-transition$/);
+    expect((await post(o.seller, `/orders/${o.id}/deliver`)).status).toBe(200);
+    expect((await post(o.seller, `/orders/${o.id}/deliver`)).status).toBe(200); // repeat: harmless
+    expect((await post(o.buyer, `/orders/${o.id}/confirm`)).status).toBe(200);
+    const late = await post(o.buyer, `/orders/${o.id}/dispute`, { reason: 'Changed my mind after all' });
+    expect(late.status).toBe(409);
+    const again = await request(t.app).get(`${API}/orders/${o.id}`).set(o.buyer.headers);
+    expect(again.body.transactions.filter((x: { action: string }) => x.action === 'mark_delivered')).toHaveLength(1);
+  });
+
+  it('dispute resolved with a 50/50 split by an admin', async () => {
+    const o = await fundedOrder(10);
+    const d = await post(o.seller, `/orders/${o.id}/dispute`, { reason: 'The buyer stopped answering' });
+    expect(d.status, JSON.stringify(d.body)).toBe(200);
+    expect(d.body).toMatchObject({ status: 'disputed', dispute_reason: 'The buyer stopped answering' });
+    const r = await post(admin, `/orders/${o.id}/resolve`, { buyer_bps: 5000 });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body).toMatchObject({ status: 'resolved', resolution: { buyer_bps: 5000 } });
+    expect(await usdcBalance(o.buyer.wallet)).toBe(USDC(95));
+    expect(await usdcBalance(o.seller.wallet)).toBe(USDC(5) - USDC(0.125));
+  });
+
+  it('20 concurrent confirms over HTTP: all 200, exactly one release transaction', async () => {
+    const o = await fundedOrder(2);
+    expect((await post(o.seller, `/orders/${o.id}/deliver`)).status).toBe(200);
+    const res = await Promise.all(Array.from({ length: 20 }, () => post(o.buyer, `/orders/${o.id}/confirm`)));
+    expect(res.map((r) => r.status)).toEqual(Array(20).fill(200));
+    const read = await request(t.app).get(`${API}/orders/${o.id}`).set(o.buyer.headers);
+    expect(read.body.transactions.filter((x: { action: string }) => x.action === 'release')).toHaveLength(1);
+    expect(await usdcBalance(o.seller.wallet)).toBe(USDC(2) - USDC(0.05));
+  });
+
+  it('Solana Pay: GET label (public), POST only for the buyer account', async () => {
+    const [buyer, seller] = await Promise.all([party(), party()]);
+    const created = await order(buyer, await listing(seller, 1));
+    const label = await request(t.app).get(`${API}/orders/${created.order_id}/solana-pay`);
+    expect(label.status).toBe(200);
+    expect(label.body).toEqual({ label: expect.any(String), icon: expect.stringMatching(/^https?:/) });
+    expect((await request(t.app).post(`${API}/orders/${created.order_id}/solana-pay`).send({ account: seller.wallet })).status).toBe(403);
+    const ok = await request(t.app).post(`${API}/orders/${created.order_id}/solana-pay`).send({ account: buyer.wallet });
+    expect(ok.status).toBe(200);
+    expect(Transaction.from(Buffer.from(ok.body.transaction, 'base64')).feePayer?.toBase58()).toBe(buyer.wallet);
+  });
+});
