@@ -245,6 +245,67 @@ describe('orders over HTTP on the real chain', () => {
     expect(await usdcBalance(o.seller.wallet)).toBe(USDC(2) - USDC(0.05));
   });
 
+  it('auto-release: after the review window the crank claims; the seller is paid without the buyer', async () => {
+    const o = await fundedOrder(4);
+    expect((await post(o.seller, `/orders/${o.id}/deliver`)).status).toBe(200);
+    const orders = t.services.orders!;
+    expect((await orders.watcher.runOnce()).claimed).not.toContain(o.id);
+    await localnet.advanceClock(65);
+    expect((await orders.watcher.runOnce()).claimed).toContain(o.id);
+    const read = await request(t.app).get(`${API}/orders/${o.id}`).set(o.seller.headers);
+    expect(read.body).toMatchObject({ status: 'completed', escrow_state: 'released' });
+    expect(read.body.transactions.map((x: { action: string }) => x.action)).toEqual(['fund', 'mark_delivered', 'claim']);
+    expect(await usdcBalance(o.seller.wallet)).toBe(USDC(4) - USDC(0.1));
+  });
+
+  it('missed delivery deadline: the buyer refunds (403 before the deadline), the listing is available again', async () => {
+    const o = await fundedOrder(6, 1);
+    const early = await post(o.buyer, `/orders/${o.id}/refund`);
+    expect(early.status).toBe(403);
+    await localnet.advanceClock(86_400 + 5);
+    const r = await post(o.buyer, `/orders/${o.id}/refund`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body).toMatchObject({ status: 'refunded', escrow_state: 'refunded' });
+    expect(await usdcBalance(o.buyer.wallet)).toBe(USDC(100));
+    expect((await request(t.app).get(`${API}/listings/${o.listingId}`).set(o.buyer.headers)).body.status).toBe('available');
+  });
+
+  it('crash after the release is sent, before the DB write: the reconciler converges; no second release', async () => {
+    const o = await fundedOrder(3);
+    expect((await post(o.seller, `/orders/${o.id}/deliver`)).status).toBe(200);
+    const orders = t.services.orders!;
+    let sent = '';
+    orders.service.hooks.afterSend = ({ tx }) => {
+      sent = tx.signature;
+      throw new Error('simulated crash');
+    };
+    const crashed = await post(o.buyer, `/orders/${o.id}/confirm`);
+    orders.service.hooks.afterSend = undefined;
+    expect(crashed.status).toBe(500);
+    expect((await request(t.app).get(`${API}/orders/${o.id}`).set(o.buyer.headers)).body.status).toBe('delivered');
+    await orders.reconciler.runOnce();
+    const read = await request(t.app).get(`${API}/orders/${o.id}`).set(o.buyer.headers);
+    expect(read.body.status).toBe('completed');
+    const releases = read.body.transactions.filter((x: { action: string }) => x.action === 'release');
+    expect(releases).toEqual([expect.objectContaining({ signature: sent, status: 'confirmed' })]);
+    expect((await post(o.buyer, `/orders/${o.id}/confirm`)).status).toBe(200);
+    expect(await usdcBalance(o.seller.wallet)).toBe(USDC(3) - USDC(0.075));
+  });
+
+  it('GET /orders: mine only, role and status filters, cursor pages', async () => {
+    const [buyer, seller] = await Promise.all([party(), party()]);
+    const l = await listing(seller, 1);
+    for (let i = 0; i < 3; i++) await order(buyer, l);
+    const p1 = await request(t.app).get(`${API}/orders?limit=2`).set(buyer.headers);
+    expect(p1.status).toBe(200);
+    expect(p1.body.data).toHaveLength(2);
+    const p2 = await request(t.app).get(`${API}/orders?limit=2&cursor=${p1.body.next_cursor}`).set(buyer.headers);
+    expect(p2.body.data).toHaveLength(1);
+    expect(p2.body.next_cursor).toBeNull();
+    expect((await request(t.app).get(`${API}/orders?role=seller&status=awaiting_payment`).set(seller.headers)).body.data).toHaveLength(3);
+    expect((await request(t.app).get(`${API}/orders?role=buyer`).set(seller.headers)).body.data).toHaveLength(0);
+  });
+
   it('Solana Pay: GET label (public), POST only for the buyer account', async () => {
     const [buyer, seller] = await Promise.all([party(), party()]);
     const created = await order(buyer, await listing(seller, 1));
