@@ -299,6 +299,12 @@ describe.skipIf(!haveIdl)('escrow lifecycle on the localnet', () => {
 
   it('resolves a dispute with a split decided by the arbiter', async () => {
     const order = await fund(randomBytes(16));
+    // Anchor event listener (logsSubscribe) and an account subscription on the buyer's ATA.
+    const events: any[] = [];
+    const listener = program.addEventListener('disputeResolved', (e) => events.push(e));
+    const accountUpdates: number[] = [];
+    const accSub = connection.onAccountChange(buyerAta, (info) => accountUpdates.push(info.data.length), { commitment: 'confirmed' });
+    await new Promise((r) => setTimeout(r, 200)); // let the subscriptions reach the node
     await program.methods
       .openDispute()
       .accountsPartial({ authority: buyer.publicKey, config: configPda, order })
@@ -316,6 +322,12 @@ describe.skipIf(!haveIdl)('escrow lifecycle on the localnet', () => {
     expect(after[0] - before[0]).toBe(toBuyer);
     expect(after[1] - before[1]).toBe(AMOUNT - toBuyer - fee);
     expect(after[2] - before[2]).toBe(fee);
+    await expect.poll(() => events.length, { timeout: 5_000 }).toBe(1);
+    expect(events[0].buyerBps).toBe(4_000);
+    await expect.poll(() => accountUpdates.length, { timeout: 5_000 }).toBeGreaterThan(0);
+    expect(accountUpdates[0]).toBe(165);
+    await program.removeEventListener(listener);
+    await connection.removeAccountChangeListener(accSub);
   });
 
   it('lets anyone claim after the review window once the clock has advanced', async () => {

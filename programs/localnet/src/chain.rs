@@ -45,6 +45,10 @@ pub struct SigNote {
     pub signature: Signature,
     pub slot: u64,
     pub err: Value,
+    /// Transaction logs (empty for status look-ups).
+    pub logs: Vec<String>,
+    /// Static account keys of the transaction (empty for status look-ups).
+    pub keys: Vec<Pubkey>,
 }
 
 pub struct TxRecord {
@@ -123,7 +127,7 @@ fn ledger_file(dir: &std::path::Path) -> std::path::PathBuf {
 /// Clean up the logs of natively executed programs (see native.rs).
 fn fix_logs(logs: Vec<String>) -> Vec<String> {
     #[cfg(feature = "escrow")]
-    let logs = crate::native::dedupe_native_logs(logs, &escrow::ID);
+    let logs = crate::native::clean_native_logs(logs, &escrow::ID);
     logs
 }
 
@@ -419,7 +423,8 @@ impl Chain {
         let return_data = meta.return_data.as_ref().map(|rd| {
             json!({"programId": rd.program_id.to_string(), "data": [B64.encode(&rd.data), "base64"]})
         });
-        let note = SigNote { signature, slot: clock.slot, err: tx_err_json(&err) };
+        let logs = fix_logs(meta.log_messages);
+        let note = SigNote { signature, slot: clock.slot, err: tx_err_json(&err), logs: logs.clone(), keys: keys.clone() };
         self.txs.insert(
             signature,
             TxRecord {
@@ -432,7 +437,7 @@ impl Chain {
                 post_balances,
                 pre_token_balances,
                 post_token_balances,
-                logs: fix_logs(meta.log_messages),
+                logs,
                 units: meta.compute_units_consumed,
                 return_data,
                 inner_instructions,
@@ -443,7 +448,7 @@ impl Chain {
     }
 
     pub fn is_processed(&self, sig: &Signature) -> Option<SigNote> {
-        self.txs.get(sig).map(|r| SigNote { signature: *sig, slot: r.slot, err: tx_err_json(&r.err) })
+        self.txs.get(sig).map(|r| SigNote { signature: *sig, slot: r.slot, err: tx_err_json(&r.err), logs: vec![], keys: vec![] })
     }
 
     /// One periodic tick: keep the clock near wall time, snapshot the ledger when it changed.

@@ -173,14 +173,18 @@ fn sig_notification(sub: u64, note: &SigNote) -> String {
 }
 
 /// One PubSub websocket connection: signatureSubscribe notifies once the signature is processed
-/// (at once when it already is); every other *Subscribe is accepted and stays silent.
+/// (at once when it already is); logsSubscribe ("all" or {mentions:[key]}) and accountSubscribe
+/// notify for every later transaction touching them; every other *Subscribe is accepted and stays
+/// silent (slotSubscribe, rootSubscribe, programSubscribe...).
 async fn ws_connection(stream: TcpStream, app: Arc<App>) {
     let Ok(ws) = tokio_tungstenite::accept_async(stream).await else { return };
     let (mut sink, mut source) = ws.split();
     let mut notes = app.notify.subscribe();
     let mut shutdown = app.shutdown.clone();
-    // subscription id -> signature
+    // subscription id -> signature / logs filter (None = all) / (account, config)
     let mut sig_subs: HashMap<u64, solana_sdk::signature::Signature> = HashMap::new();
+    let mut logs_subs: HashMap<u64, Option<solana_sdk::pubkey::Pubkey>> = HashMap::new();
+    let mut account_subs: HashMap<u64, (solana_sdk::pubkey::Pubkey, Value)> = HashMap::new();
     loop {
         tokio::select! {
             _ = shutdown.changed() => {
@@ -224,9 +228,39 @@ async fn ws_connection(stream: TcpStream, app: Arc<App>) {
                             Some(Err(e)) => out.push(response(id, Err(e)).to_string()),
                             None => out.push(response(id, Err(RpcError::invalid_params("Invalid params: expected [signature]"))).to_string()),
                         }
+                    } else if method == "logsSubscribe" {
+                        let filter = match params.first() {
+                            Some(Value::String(s)) if s == "all" || s == "allWithVotes" => Ok(None),
+                            Some(f) => match f.get("mentions").and_then(Value::as_array).and_then(|m| m.first()).and_then(Value::as_str) {
+                                Some(k) => parse_pubkey(k).map(Some),
+                                None => Err(RpcError::invalid_params("Invalid params: expected \"all\" or {mentions: [pubkey]}")),
+                            },
+                            None => Err(RpcError::invalid_params("Invalid params: expected a logs filter")),
+                        };
+                        match filter {
+                            Ok(f) => {
+                                let sub = app.next_sub.fetch_add(1, Ordering::Relaxed);
+                                logs_subs.insert(sub, f);
+                                out.push(response(id, Ok(json!(sub))).to_string());
+                            }
+                            Err(e) => out.push(response(id, Err(e)).to_string()),
+                        }
+                    } else if method == "accountSubscribe" {
+                        match params.first().and_then(Value::as_str).map(parse_pubkey) {
+                            Some(Ok(key)) => {
+                                let sub = app.next_sub.fetch_add(1, Ordering::Relaxed);
+                                let cfg = params.get(1).cloned().filter(Value::is_object).unwrap_or_else(|| json!({}));
+                                account_subs.insert(sub, (key, cfg));
+                                out.push(response(id, Ok(json!(sub))).to_string());
+                            }
+                            Some(Err(e)) => out.push(response(id, Err(e)).to_string()),
+                            None => out.push(response(id, Err(RpcError::invalid_params("Invalid params: expected [pubkey]"))).to_string()),
+                        }
                     } else if method.ends_with("Unsubscribe") {
                         if let Some(sub) = params.first().and_then(Value::as_u64) {
                             sig_subs.remove(&sub);
+                            logs_subs.remove(&sub);
+                            account_subs.remove(&sub);
                         }
                         out.push(response(id, Ok(json!(true))).to_string());
                     } else if method.ends_with("Subscribe") {
@@ -248,10 +282,38 @@ async fn ws_connection(stream: TcpStream, app: Arc<App>) {
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
                     Err(_) => break,
                 };
+                let mut out: Vec<String> = vec![];
                 let hits: Vec<u64> = sig_subs.iter().filter(|(_, s)| **s == note.signature).map(|(k, _)| *k).collect();
                 for sub in hits {
                     sig_subs.remove(&sub);
-                    if sink.send(WsMessage::Text(sig_notification(sub, &note))).await.is_err() {
+                    out.push(sig_notification(sub, &note));
+                }
+                for (sub, filter) in &logs_subs {
+                    if filter.is_none_or(|k| note.keys.contains(&k)) {
+                        out.push(json!({
+                            "jsonrpc": "2.0",
+                            "method": "logsNotification",
+                            "params": {"result": {"context": {"slot": note.slot}, "value": {
+                                "signature": note.signature.to_string(), "err": note.err, "logs": note.logs,
+                            }}, "subscription": sub},
+                        }).to_string());
+                    }
+                }
+                for (sub, (key, cfg)) in &account_subs {
+                    if !note.keys.contains(key) {
+                        continue;
+                    }
+                    let Ok(mut res) = app.call("getAccountInfo".into(), vec![json!(key.to_string()), cfg.clone()]).await else { continue };
+                    if res["value"].is_null() {
+                        let enc = cfg.get("encoding").and_then(Value::as_str).unwrap_or("base58");
+                        res["value"] = json!({"data": ["", enc], "executable": false, "lamports": 0,
+                            "owner": "11111111111111111111111111111111", "rentEpoch": 0, "space": 0});
+                    }
+                    out.push(json!({"jsonrpc": "2.0", "method": "accountNotification",
+                        "params": {"result": res, "subscription": sub}}).to_string());
+                }
+                for o in out {
+                    if sink.send(WsMessage::Text(o)).await.is_err() {
                         return;
                     }
                 }

@@ -256,16 +256,93 @@ impl SyscallStubs for LogStubs {
     }
 }
 
-/// program-test and the runtime both log "invoke"/"success"/"failed" for a native program;
-/// keep one of each consecutive identical pair for `program`.
-pub fn dedupe_native_logs(logs: Vec<String>, program: &Pubkey) -> Vec<String> {
-    let prefix = format!("Program {program} ");
+fn parse_invoke(line: &str) -> Option<(&str, u32)> {
+    let rest = line.strip_prefix("Program ")?;
+    let (prog, depth) = rest.split_once(" invoke [")?;
+    Some((prog, depth.strip_suffix(']')?.parse().ok()?))
+}
+
+fn parse_end(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("Program ")?;
+    let (prog, tail) = rest.split_once(' ')?;
+    (tail == "success" || tail.starts_with("failed")).then_some(prog)
+}
+
+/// Make the logs of a natively executed program look like a validator's:
+/// - program-test and the runtime both log "invoke [1]" and "success"/"failed" for the native
+///   program itself: keep one of each pair;
+/// - for a CPI made by the native program, program-test's stub logs an extra
+///   "Program P invoke [d]" (the caller's depth) right before the runtime's "invoke [d+1]", and an
+///   extra "success"/"failed" after the runtime's: drop both.
+///
+/// Anchor's event parser keeps a program stack from these lines and throws on unbalanced ones.
+pub fn clean_native_logs(logs: Vec<String>, native: &Pubkey) -> Vec<String> {
+    let native = native.to_string();
     let mut out: Vec<String> = Vec::with_capacity(logs.len());
-    for line in logs {
-        if line.starts_with(&prefix) && out.last() == Some(&line) {
-            continue;
+    let mut stack: Vec<String> = Vec::new();
+    for (i, line) in logs.iter().enumerate() {
+        if let Some((prog, depth)) = parse_invoke(line) {
+            let caller_native = stack.last() == Some(&native);
+            let bogus_cpi = caller_native
+                && logs.get(i + 1).and_then(|n| parse_invoke(n)).is_some_and(|(p, d)| p == prog && d == depth + 1);
+            let duplicate = out.last() == Some(line) && prog == native;
+            if bogus_cpi || duplicate {
+                continue;
+            }
+            stack.push(prog.to_string());
+        } else if let Some(prog) = parse_end(line) {
+            if out.last() == Some(line) && (prog == native || stack.last() == Some(&native)) {
+                continue;
+            }
+            stack.pop();
         }
-        out.push(line);
+        out.push(line.clone());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn native_logs_are_balanced() {
+        let e = Pubkey::new_unique();
+        let t = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
+        let raw: Vec<String> = [
+            format!("Program {e} invoke [1]"),
+            format!("Program {e} invoke [1]"),
+            "Program log: Instruction: Release".into(),
+            format!("Program {t} invoke [1]"),
+            format!("Program {t} invoke [2]"),
+            "Program log: Instruction: TransferChecked".into(),
+            format!("Program {t} consumed 6174 of 199859 compute units"),
+            format!("Program {t} success"),
+            format!("Program {t} success"),
+            "Program data: AAAA".into(),
+            format!("Program {e} success"),
+            format!("Program {e} success"),
+        ]
+        .into();
+        let want: Vec<String> = [
+            format!("Program {e} invoke [1]"),
+            "Program log: Instruction: Release".into(),
+            format!("Program {t} invoke [2]"),
+            "Program log: Instruction: TransferChecked".into(),
+            format!("Program {t} consumed 6174 of 199859 compute units"),
+            format!("Program {t} success"),
+            "Program data: AAAA".into(),
+            format!("Program {e} success"),
+        ]
+        .into();
+        assert_eq!(clean_native_logs(raw, &e), want);
+    }
+
+    #[test]
+    fn other_programs_are_untouched() {
+        let e = Pubkey::new_unique();
+        let s = "11111111111111111111111111111111";
+        let raw: Vec<String> = vec![format!("Program {s} invoke [1]"), format!("Program {s} success")];
+        assert_eq!(clean_native_logs(raw.clone(), &e), raw);
+    }
 }
