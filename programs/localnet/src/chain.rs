@@ -528,6 +528,17 @@ impl Chain {
                 let (hash, last_valid) = self.latest_blockhash().await?;
                 self.ctx_json(json!({"blockhash": hash.to_string(), "lastValidBlockHeight": last_valid})).await
             }
+            // Deprecated (web3.js < 1.40 and some older tools still call them).
+            "getRecentBlockhash" | "getFees" => {
+                let (hash, last_valid) = self.latest_blockhash().await?;
+                self.ctx_json(json!({
+                    "blockhash": hash.to_string(),
+                    "feeCalculator": {"lamportsPerSignature": 5000},
+                    "lastValidSlot": last_valid,
+                    "lastValidBlockHeight": last_valid,
+                }))
+                .await
+            }
             "isBlockhashValid" => {
                 let hash: Hash = p
                     .str(0, "a base58 blockhash")?
