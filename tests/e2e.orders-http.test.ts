@@ -33,6 +33,8 @@ let boot: BootstrapResult;
 let chain: ChainClient;
 let t: TestApp;
 let admin: Party;
+/** the service's wall clock (payment expiry) runs ahead of real time by this much */
+let clockOffsetMs = 0;
 const t0 = Date.now();
 
 function headersOf(session: unknown): Record<string, string> {
@@ -101,6 +103,7 @@ beforeAll(async () => {
   });
   t = await createTestApp({
     chain,
+    now: () => new Date(Date.now() + clockOffsetMs),
     config: { currencies: boot.currencies },
     orders: { reviewWindowSeconds: 60, watcherIntervalMs: 0, reconcileIntervalMs: 0 },
   });
@@ -304,6 +307,24 @@ describe('orders over HTTP on the real chain', () => {
     expect(p2.body.next_cursor).toBeNull();
     expect((await request(t.app).get(`${API}/orders?role=seller&status=awaiting_payment`).set(seller.headers)).body.data).toHaveLength(3);
     expect((await request(t.app).get(`${API}/orders?role=buyer`).set(seller.headers)).body.data).toHaveLength(0);
+  });
+
+  it('unpaid past payment_expires_at: the watcher expires the order; paying is refused afterwards', async () => {
+    const [buyer, seller] = await Promise.all([party(), party()]);
+    const l = await listing(seller, 1);
+    const created = await order(buyer, l);
+    expect(new Date(created.payment_expires_at).getTime() - new Date(created.created_at).getTime()).toBe(900_000);
+    clockOffsetMs += (900 + 121) * 1000;
+    try {
+      expect((await t.services.orders!.watcher.runOnce()).expired).toContain(created.order_id);
+    } finally {
+      clockOffsetMs -= (900 + 121) * 1000;
+    }
+    const read = await request(t.app).get(`${API}/orders/${created.order_id}`).set(buyer.headers);
+    expect(read.body).toMatchObject({ status: 'expired', escrow_state: 'none', allowed_actions: [] });
+    const pay = await request(t.app).post(`${API}/orders/${created.order_id}/solana-pay`).send({ account: buyer.wallet });
+    expect(pay.status).toBe(409);
+    expect((await request(t.app).get(`${API}/listings/${l}`).set(buyer.headers)).body.status).toBe('available');
   });
 
   it('Solana Pay: GET label (public), POST only for the buyer account', async () => {

@@ -17,7 +17,7 @@ function app(opts: { required?: boolean; now?: () => Date } = {}) {
   a.use(express.json());
   a.use((req, _res, next) => {
     const u = req.get('x-user');
-    if (u) (req as Request & { principal: unknown }).principal = { kind: 'user', userId: u, wallet: null, isAdmin: false };
+    if (u) (req as Request & { principal: unknown }).principal = { kind: 'user', userId: u, wallet: null, isAdmin: false, role: 'user' };
     next();
   });
   a.post('/orders', idempotency({ store, required: opts.required ?? true, now: opts.now }), async (req, res, next) => {

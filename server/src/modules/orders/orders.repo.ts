@@ -131,6 +131,7 @@ export class PrismaOrdersRepo implements OrdersRepo {
         deliveryDeadline: new Date(o.deliveryDeadline * 1000),
         reviewWindowSeconds: o.reviewWindow,
         paymentExpiresAt: o.paymentExpiresAt,
+        ...(o.createdAt ? { createdAt: o.createdAt } : {}),
       },
       include: withWallets,
     });

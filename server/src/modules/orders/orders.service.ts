@@ -220,9 +220,11 @@ export class OrdersService {
     };
     const { escrow, vault } = this.deps.escrow.addresses(id, currency.mint, currency.tokenProgram);
     const transaction = await this.deps.escrow.buildFundTransaction(terms);
-    const paymentExpiresAt = new Date(this.now().getTime() + ttl * 1000);
+    const createdAt = this.now();
+    const paymentExpiresAt = new Date(createdAt.getTime() + ttl * 1000);
     const order = await this.deps.repo.create({
       id,
+      createdAt,
       listingId: listing.id,
       buyerId: p.userId,
       sellerId: listing.sellerId,
@@ -255,7 +257,7 @@ export class OrdersService {
       transaction,
       solana_pay_url: this.solanaPayUrl(id),
       // when this transaction's blockhash expires; a fresh one comes from the Solana Pay endpoint
-      expires_at: new Date(Math.min(paymentExpiresAt.getTime(), this.now().getTime() + BLOCKHASH_LIFETIME_MS)),
+      expires_at: new Date(Math.min(paymentExpiresAt.getTime(), createdAt.getTime() + BLOCKHASH_LIFETIME_MS)),
     };
     return { order, payment };
   }

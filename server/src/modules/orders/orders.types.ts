@@ -43,7 +43,7 @@ export interface OrderRecord {
   updatedAt: Date;
 }
 
-export type NewOrder = Omit<OrderRecord, 'createdAt' | 'updatedAt' | 'version'>;
+export type NewOrder = Omit<OrderRecord, 'createdAt' | 'updatedAt' | 'version'> & { createdAt?: Date };
 export type OrderPatch = Partial<Omit<OrderRecord, 'id' | 'createdAt' | 'updatedAt' | 'version'>>;
 
 export type IntentStatus = 'pending' | 'sent' | 'confirmed' | 'failed';
