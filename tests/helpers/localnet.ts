@@ -131,11 +131,15 @@ export async function startLocalnet(opts: StartLocalnetOptions = {}): Promise<Lo
   const child: ChildProcess = spawn(localnetBinary, ['--port', String(port), '--bind', '127.0.0.1'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // Never leave an orphan node behind when the test process exits without calling stop().
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
   let output = '';
   let exited = false;
   const exitPromise = new Promise<void>((ok) =>
     child.once('exit', () => {
       exited = true;
+      process.removeListener('exit', killOnExit);
       ok();
     }),
   );
