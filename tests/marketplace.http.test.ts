@@ -274,4 +274,9 @@ describe('GET /currencies', () => {
       ]),
     );
   });
+
+  it('401 without a credential (also for browsing)', async () => {
+    expectProblem(await request(app).get(`${API}/currencies`), 401, 'unauthorized');
+    expectProblem(await request(app).get(`${API}/marketplace/listings`), 401, 'unauthorized');
+  });
 });
