@@ -296,3 +296,21 @@ describe('order lifecycle hooks (listings service over the real database)', () =
     expect(await port.get('6f1c2a7e-3333-4333-8333-333333333333')).toBeNull();
   });
 });
+
+describe('PUBLIC_MARKETPLACE=true: anonymous reads', () => {
+  it('anonymous callers read listings and search, never see unlisted ones, and still cannot write', async () => {
+    const pub = await setup({ config: { publicMarketplace: true } });
+    const seller = await user(pub.t);
+    const shown = await createListing(pub.app, seller, { title: 'Public quillwork listing' });
+    const hidden = await createListing(pub.app, seller, { title: 'Hidden quillwork listing' });
+    await setListingStatus(pub.db, hidden.listing_id, 'unlisted');
+    expect((await request(pub.app).get(`${API}/listings/${shown.listing_id}`)).status).toBe(200);
+    expectProblem(await request(pub.app).get(`${API}/listings/${hidden.listing_id}`), 404, 'not-found');
+    const list = await request(pub.app).get(`${API}/listings?seller_wallet=${seller.wallet}`);
+    expect(list.body.data.map((l: { listing_id: string }) => l.listing_id)).toEqual([shown.listing_id]);
+    const search = await request(pub.app).get(`${API}/marketplace/search?query=quillwork`);
+    expect(search.body.data.map((l: { listing_id: string }) => l.listing_id)).toEqual([shown.listing_id]);
+    expectProblem(await request(pub.app).post(`${API}/listings`).send(listingBody()), 401, 'unauthorized');
+    await pub.t.close();
+  });
+});

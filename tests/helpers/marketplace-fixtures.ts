@@ -21,9 +21,9 @@ export interface TestUser {
   headers: Record<string, string>;
 }
 
-export async function setup(opts: { chain?: unknown } = {}) {
+export async function setup(opts: { chain?: unknown; config?: Parameters<typeof createTestApp>[0] extends infer O ? (O extends { config?: infer C } ? C : never) : never } = {}) {
   const chain = (opts.chain as FakeChain | undefined) ?? new FakeChain();
-  const t = await createTestApp({ chain: chain as never });
+  const t = await createTestApp({ chain: chain as never, config: opts.config });
   return { t, app: t.app, db: t.ctx.db, chain };
 }
 
