@@ -106,6 +106,7 @@ describe('escrow lifecycle', () => {
     const { built, res } = await fund(orderId, boot.usdcMint, USDC(25));
     expect(res.slot).toBeGreaterThan(0);
     expect(built.escrowAddress).toBe(chain.escrow.addresses(orderId, boot.usdcMint).escrow);
+    expect(chain.escrow.decodeFundTransaction(built.transaction)).toMatchObject({ orderId, amount: USDC(25), reviewWindow: 0 });
 
     const order = await chain.escrow.fetchOrder(orderId);
     expect(order).toMatchObject({

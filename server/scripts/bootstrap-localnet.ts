@@ -15,7 +15,7 @@
  * CLI: `npm run chain:bootstrap` (env RPC_URL default http://127.0.0.1:8899, DATA_DIR default ./data,
  * ESCROW_PROGRAM_ID default the IDL address). Faucet: `npm run chain:bootstrap -- faucet <wallet> <usdc>`.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
@@ -32,30 +32,17 @@ import escrowIdl from '@bazaar/escrow-idl';
 import { createChain, createConnection } from '../src/chain/index.js';
 import { parseUnits } from '../src/chain/balances.js';
 import { sendAndConfirm } from '../src/chain/tx.js';
+import { type ChainFile, loadOrCreateKeypair, readChainFile } from '../src/chain/keys.js';
 import type { CurrencyInfo } from '../src/chain/types.js';
 import type { Connection } from '@solana/web3.js';
+
+export { type ChainFile, loadOrCreateKeypair, readChainFile };
 
 export const TEST_USDC_DECIMALS = 6;
 export const DEFAULT_FEE_BPS = 250;
 export const DEFAULT_REVIEW_WINDOW_S = 3 * 24 * 3600;
 const MIN_BALANCE = 10n * BigInt(LAMPORTS_PER_SOL);
 const AIRDROP_LAMPORTS = 100 * LAMPORTS_PER_SOL;
-
-export interface ChainFile {
-  rpcUrl: string;
-  programId: string;
-  currencies: Required<CurrencyInfo>[];
-  servicePublicKey: string;
-  adminPublicKey: string;
-  arbiter: string;
-  treasury: string;
-  usdcMint: string;
-  usdcMintAuthority: string;
-  feeBps: number;
-  defaultReviewWindow: number;
-  keysDir: string;
-  bootstrappedAt: string;
-}
 
 export interface BootstrapResult extends ChainFile {
   /** what this run created (empty on a re-run) */
@@ -66,27 +53,6 @@ export interface BootstrapResult extends ChainFile {
 
 export const KEY_NAMES = ['service', 'admin', 'treasury', 'usdc-mint-authority', 'usdc-mint'] as const;
 export type KeyName = (typeof KEY_NAMES)[number];
-
-/** Load DATA_DIR/keys/<name>.json (a 64-byte secret key array, solana-keygen format); create it (0600) when missing. */
-export function loadOrCreateKeypair(dataDir: string, name: string): Keypair {
-  const dir = join(dataDir, 'keys');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const file = join(dir, `${name}.json`);
-  if (existsSync(file)) {
-    return Keypair.fromSecretKey(Uint8Array.from(JSON.parse(readFileSync(file, 'utf8')) as number[]));
-  }
-  const kp = Keypair.generate();
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(Array.from(kp.secretKey)), { mode: 0o600 });
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, file);
-  return kp;
-}
-
-export function readChainFile(dataDir: string): ChainFile | null {
-  const file = join(dataDir, 'chain.json');
-  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as ChainFile) : null;
-}
 
 async function waitSignature(connection: Connection, signature: string, timeoutMs = 30_000) {
   const start = Date.now();

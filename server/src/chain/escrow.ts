@@ -12,7 +12,8 @@
  * DomainError('chain-transaction-failed', detail, { program_error: '<AnchorErrorName>', ... })
  * when the program rejects (e.g. InvalidState, DeadlineNotReached, MintNotAllowed).
  */
-import { AnchorProvider, BN, type BorshInstructionCoder, Program, type Idl } from '@coral-xyz/anchor';
+import { createRequire } from 'node:module';
+import { AnchorProvider, type BN as AnchorBN, type BorshInstructionCoder, Program, type Idl } from '@coral-xyz/anchor';
 import {
   type Commitment,
   type Connection,
@@ -38,6 +39,10 @@ import { bytesToUuid, configPda, orderIdBytes, orderPda, vaultAddress } from './
 import { rpc, sendAndConfirm, sendRawAndConfirm, type ConfirmOptions } from './tx.js';
 import type { CurrencyInfo, TxResult } from './types.js';
 import type { TranslateContext } from './errors.js';
+
+// Anchor's CJS entry (what Node's ESM loader sees under tsx) does not expose BN as a named export.
+const BN: typeof AnchorBN = createRequire(import.meta.url)('@coral-xyz/anchor').BN;
+type BN = AnchorBN;
 
 export type OrderId = string | Uint8Array | number[];
 export type EscrowState = 'funded' | 'delivered' | 'disputed';

@@ -20,6 +20,7 @@ export { configPda, orderPda, vaultAddress, uuidToBytes, bytesToUuid, orderIdByt
 export { formatUnits, parseUnits } from './balances.js';
 export { sendAndConfirm, sendRawAndConfirm, type ConfirmOptions } from './tx.js';
 export { translateChainError, isNetworkError } from './errors.js';
+export { chainOptionsFromDataDir, loadOrCreateKeypair, readChainFile, readKeypairFile, type ChainFile } from './keys.js';
 
 export const DEFAULT_RPC_TIMEOUT_MS = 15_000;
 
