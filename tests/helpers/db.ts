@@ -73,15 +73,17 @@ export async function freshPostgres(baseUrl = TEST_DATABASE_URL): Promise<{ url:
   const u = new URL(baseUrl);
   u.pathname = `/${name}`;
   const url = u.toString();
-  const adapter = new PrismaPg({ connectionString: url });
-  await migrateDatabase(adapter);
-  return {
-    url,
-    async drop() {
-      const c = new pg.Client({ connectionString: baseUrl });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await c.end();
-    },
+  const drop = async () => {
+    const c = new pg.Client({ connectionString: baseUrl });
+    await c.connect();
+    await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await c.end();
   };
+  try {
+    await migrateDatabase(new PrismaPg({ connectionString: url }));
+  } catch (e) {
+    await drop();
+    throw e;
+  }
+  return { url, drop };
 }
