@@ -55,12 +55,15 @@ async function usdcBalance(owner: string): Promise<bigint> {
   return getAccount(chain.connection, ata, 'confirmed', TOKEN_PROGRAM_ID).then((a) => a.amount, () => 0n);
 }
 
+const listingMints = new Map<string, string>();
+
 async function listing(seller: Party, price = 25, duration = 3): Promise<string> {
   const res = await request(t.app)
     .post(`${API}/listings`)
     .set(seller.headers)
     .send({ title: 'Logo design in three days', description: 'A clean, modern logo.', price, currency: 'USDC', category: 'design', duration });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
+  listingMints.set(res.body.listing_id, res.body.token_mint_address);
   return res.body.listing_id;
 }
 
@@ -137,6 +140,7 @@ describe('orders over HTTP on the real chain', () => {
       fee_base_units: '625000',
       seller_receives_base_units: '24375000',
       payment_mint: boot.usdcMint,
+      token_mint_address: listingMints.get(listingId),
       allowed_actions: ['pay'],
     });
     expect(created.escrow_account_address).toBe(chain.escrow.addresses(created.order_id, boot.usdcMint).escrow);
@@ -206,6 +210,22 @@ describe('orders over HTTP on the real chain', () => {
     const created = await order(buyer, l);
     expect((await request(t.app).get(`${API}/orders/${created.order_id}`).set(stranger.headers)).status).toBe(404);
     expect((await post(stranger, `/orders/${created.order_id}/confirm`)).status).toBe(404);
+  });
+
+  it('an API key acting for a user may name the paying buyer_wallet; that wallet signs', async () => {
+    const [integrator, payer, seller] = await Promise.all([party(), party(50), party()]);
+    const l = await listing(seller, 2);
+    const key = await createApiKey(t, { name: 'shop', userId: (await loginAs(t, integrator.kp)).userId });
+    const res = await request(t.app)
+      .post(`${API}/orders`)
+      .set('x-api-key', key.key)
+      .set('Idempotency-Key', randomUUID())
+      .send({ listing_id: l, buyer_wallet: payer.wallet });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.buyer_wallet).toBe(payer.wallet);
+    const paid = await pay({ ...payer, headers: { 'x-api-key': key.key } }, res.body);
+    expect(paid.status).toBe('in_progress');
+    expect((await chain.escrow.fetchOrder(res.body.order_id))!.buyer).toBe(payer.wallet);
   });
 
   it('forbidden callers (403) and illegal transitions (409)', async () => {

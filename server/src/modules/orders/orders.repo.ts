@@ -110,6 +110,9 @@ export class PrismaOrdersRepo implements OrdersRepo {
   constructor(private readonly db: Db) {}
 
   async create(o: NewOrder): Promise<OrderRecord> {
+    // token_mint_address: the listing's NFT, copied at order time
+    const tokenMint =
+      o.tokenMint ?? (await this.db.listing.findUnique({ where: { id: o.listingId }, select: { tokenMintAddress: true } }))?.tokenMintAddress ?? null;
     const row = await this.db.order.create({
       data: {
         id: o.id,
@@ -124,7 +127,7 @@ export class PrismaOrdersRepo implements OrdersRepo {
         currency: o.currency,
         paymentMint: o.mint,
         decimals: o.decimals,
-        tokenMintAddress: o.tokenMint,
+        tokenMintAddress: tokenMint,
         feeBps: o.feeBps,
         escrowAddress: o.escrowAddress,
         vaultAddress: o.vaultAddress,
