@@ -7,8 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Keypair } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../server/src/db/client.js';
-import { openPGlite } from '../server/src/db/pglite.js';
-import { migrateDatabase } from '../server/src/db/migrate.js';
+import { TEST_DATABASE_URL, freshPGlite, freshPostgres } from './helpers/db.js';
 import { PrismaOrdersRepo } from '../server/src/modules/orders/orders.repo.js';
 import { OrdersService } from '../server/src/modules/orders/orders.service.js';
 import { PrismaIdempotencyStore } from '../server/src/modules/idempotency/idempotency.repo.js';
@@ -16,17 +15,29 @@ import { FakeEscrow, FakeListings, user } from './orders.fakes.js';
 
 const USDC = { code: 'USDC', mint: Keypair.generate().publicKey.toBase58(), decimals: 6 };
 
-const targets: Array<[string, () => Promise<Db>]> = [['pglite', async () => createDb({ pglite: await openPGlite() })]];
-if (process.env.TEST_DATABASE_URL) targets.push(['postgres', async () => createDb({ databaseUrl: process.env.TEST_DATABASE_URL })]);
+/** a migrated throw-away database and how to dispose of it */
+const targets: Array<[string, () => Promise<{ db: Db; drop: () => Promise<void> }>]> = [
+  ['pglite', async () => ({ db: await createDb({ pglite: await freshPGlite() }), drop: async () => undefined })],
+];
+if (TEST_DATABASE_URL) {
+  targets.push([
+    'postgres',
+    async () => {
+      const pg = await freshPostgres();
+      return { db: await createDb({ databaseUrl: pg.url }), drop: pg.drop };
+    },
+  ]);
+}
 
 describe.each(targets)('orders storage on %s', (_name, open) => {
   let db: Db;
+  let drop: () => Promise<void>;
   beforeAll(async () => {
-    db = await open();
-    await migrateDatabase(db.adapter);
+    ({ db, drop } = await open());
   });
   afterAll(async () => {
     await db?.close();
+    await drop?.();
   });
 
   async function world() {
