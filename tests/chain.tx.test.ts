@@ -1,0 +1,119 @@
+/**
+ * sendRawAndConfirm's polling state machine against a scripted RPC (no validator): confirmation,
+ * on-chain failure attribution, confirmation timeout (chain-unavailable with the signature),
+ * blockhash expiry, re-sending while unconfirmed, onSigned before the first send.
+ */
+import { Keypair, SystemProgram, Transaction, type Connection } from '@solana/web3.js';
+import bs58 from 'bs58';
+import { describe, expect, it } from 'vitest';
+import { sendAndConfirm, sendRawAndConfirm } from '../server/src/chain/tx';
+
+const ESCROW = 'AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r';
+
+function signedTx() {
+  const payer = Keypair.generate();
+  const tx = new Transaction().add(SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1 }));
+  tx.feePayer = payer.publicKey;
+  tx.recentBlockhash = Keypair.generate().publicKey.toBase58();
+  tx.sign(payer);
+  return { raw: tx.serialize(), signature: bs58.encode(tx.signature!), payer };
+}
+
+/** A fake Connection: `statuses` is consumed one poll at a time (the last one repeats). */
+function fakeConnection(statuses: unknown[], opts: { blockHeight?: number; sendError?: Error } = {}) {
+  const calls: string[] = [];
+  let i = 0;
+  const conn = {
+    commitment: 'confirmed',
+    async sendRawTransaction(raw: Uint8Array) {
+      calls.push('send');
+      if (opts.sendError) throw opts.sendError;
+      return bs58.encode(raw.subarray(1, 65));
+    },
+    async getSignatureStatuses() {
+      calls.push('status');
+      const v = statuses[Math.min(i++, statuses.length - 1)];
+      return { context: { slot: 1 }, value: [v ?? null] };
+    },
+    async getBlockHeight() {
+      return opts.blockHeight ?? 0;
+    },
+    async getTransaction() {
+      return null;
+    },
+    async getLatestBlockhash() {
+      return { blockhash: Keypair.generate().publicKey.toBase58(), lastValidBlockHeight: 100 };
+    },
+  };
+  return { conn: conn as unknown as Connection, calls };
+}
+
+describe('sendRawAndConfirm', () => {
+  it('returns signature and slot once the wanted commitment is reached', async () => {
+    const { raw, signature } = signedTx();
+    const { conn } = fakeConnection([null, { slot: 7, confirmationStatus: 'processed', err: null }, { slot: 8, confirmationStatus: 'confirmed', err: null }]);
+    await expect(sendRawAndConfirm(conn, raw, { pollIntervalMs: 1 })).resolves.toEqual({ signature, slot: 8 });
+  });
+
+  it('calls onSigned with the signature before the first send; a throwing onSigned sends nothing', async () => {
+    const { raw, signature } = signedTx();
+    const { conn, calls } = fakeConnection([{ slot: 3, confirmationStatus: 'finalized', err: null }]);
+    const seen: string[] = [];
+    await sendRawAndConfirm(conn, raw, { onSigned: (s) => void seen.push(`${s}@${calls.length}`) });
+    expect(seen).toEqual([`${signature}@0`]);
+    const second = fakeConnection([null]);
+    await expect(sendRawAndConfirm(second.conn, raw, { onSigned: () => Promise.reject(new Error('db down')) })).rejects.toThrow('db down');
+    expect(second.calls).toEqual([]);
+  });
+
+  it('attributes an on-chain Custom error to the escrow IDL error of the failing instruction', async () => {
+    const { raw, signature } = signedTx();
+    const { conn } = fakeConnection([{ slot: 9, confirmationStatus: 'confirmed', err: { InstructionError: [0, { Custom: 6019 }] } }]);
+    await expect(
+      sendRawAndConfirm(conn, raw, {
+        programIds: [ESCROW],
+        errors: { programId: ESCROW, programErrors: new Map([[6019, 'ReviewWindowNotElapsed']]) },
+      }),
+    ).rejects.toMatchObject({ slug: 'chain-transaction-failed', extensions: { program_error: 'ReviewWindowNotElapsed', signature, instruction_index: 0 } });
+  });
+
+  it('gives up after timeoutMs with chain-unavailable carrying the signature, re-sending meanwhile', async () => {
+    const { raw, signature } = signedTx();
+    const { conn, calls } = fakeConnection([null]);
+    const started = Date.now();
+    await expect(sendRawAndConfirm(conn, raw, { timeoutMs: 300, pollIntervalMs: 10, resendIntervalMs: 50 })).rejects.toMatchObject({
+      slug: 'chain-unavailable',
+      extensions: { signature },
+    });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    expect(calls.filter((c) => c === 'send').length).toBeGreaterThan(2);
+  });
+
+  it('stops when the blockhash has expired and the signature is unknown (BlockhashExpired)', async () => {
+    const { raw } = signedTx();
+    const { conn } = fakeConnection([null], { blockHeight: 500 });
+    await expect(sendRawAndConfirm(conn, raw, { lastValidBlockHeight: 100, pollIntervalMs: 50, timeoutMs: 10_000 })).rejects.toMatchObject({
+      slug: 'chain-transaction-failed',
+      extensions: { program_error: 'BlockhashExpired' },
+    });
+  });
+
+  it('translates a refused connection while sending into chain-unavailable', async () => {
+    const { raw } = signedTx();
+    const refused = Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }) });
+    const { conn } = fakeConnection([null], { sendError: refused });
+    await expect(sendRawAndConfirm(conn, raw)).rejects.toMatchObject({ slug: 'chain-unavailable' });
+  });
+});
+
+describe('sendAndConfirm', () => {
+  it('sets a fresh blockhash and the first signer as fee payer, signs and confirms', async () => {
+    const payer = Keypair.generate();
+    const tx = new Transaction().add(SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1 }));
+    const { conn } = fakeConnection([{ slot: 2, confirmationStatus: 'confirmed', err: null }]);
+    const res = await sendAndConfirm(conn, tx, [payer]);
+    expect(tx.feePayer?.equals(payer.publicKey)).toBe(true);
+    expect(tx.verifySignatures()).toBe(true);
+    expect(res).toEqual({ signature: bs58.encode(tx.signature!), slot: 2 });
+  });
+});
