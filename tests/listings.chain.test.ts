@@ -29,6 +29,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await t?.close();
   await localnet?.stop();
 });
 
@@ -78,5 +79,6 @@ describe('POST /listings on a real chain', () => {
     const before = await countRows(o.db, 'listings');
     expectProblem(await request(o.app).post(`${API}/listings`).set(bob.headers).send(listingBody()), 503, 'chain-unavailable');
     expect(await countRows(o.db, 'listings')).toBe(before);
+    await o.t.close();
   });
 });

@@ -3,7 +3,7 @@
  * Alice sells, Bob browses.
  */
 import request from 'supertest';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   API,
   countRows,
@@ -30,6 +30,10 @@ beforeAll(async () => {
   ({ t, app, db, chain } = await setup());
   alice = await user(t);
   bob = await user(t);
+});
+
+afterAll(async () => {
+  await t?.close();
 });
 
 describe('POST /listings', () => {

@@ -3,7 +3,7 @@
  * tolerance, price filters, every sort paginated end to end, categories with counts.
  */
 import request from 'supertest';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   API,
   createListing,
@@ -58,6 +58,10 @@ beforeAll(async () => {
   await reviewed(sellers[0]!, 5);
   await reviewed(sellers[1]!, 4);
   await reviewed(sellers[1]!, 2);
+});
+
+afterAll(async () => {
+  await t?.close();
 });
 
 function expectAllOnce(pages: Array<Array<Record<string, unknown>>>, expected: string[]) {

@@ -3,7 +3,7 @@
  * Alice's listings; Carol is a stranger.
  */
 import request from 'supertest';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Keypair } from '@solana/web3.js';
 import {
   API,
@@ -31,6 +31,10 @@ beforeAll(async () => {
   alice = await user(t);
   bob = await user(t);
   carol = await user(t);
+});
+
+afterAll(async () => {
+  await t?.close();
 });
 
 /** A sold listing of Alice's and an order of Bob's for it in `status`. */
