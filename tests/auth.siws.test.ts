@@ -194,3 +194,14 @@ describe('expiry (injected clock)', () => {
     }
   });
 });
+
+describe('public routes ignore credentials', () => {
+  it('a stale or malformed Authorization header does not block login', async () => {
+    const kp = newKeypair();
+    const res = await request(t.app)
+      .post(`${API}/auth/request_login`)
+      .set('authorization', 'Bearer expired.or.garbage')
+      .send({ address: walletOf(kp) });
+    expect(res.status).toBe(200);
+  });
+});

@@ -40,8 +40,10 @@ export function buildServices(ctx: AppContext) {
     decimalsOf: (code) => currencies.find((c) => c.code === code)?.decimals,
     custodyEnabled: config.custodyEnabled,
   });
+  const authRepo = createAuthRepo(db);
+  let nonceTimer: NodeJS.Timeout | null = null;
   const auth = createAuthService({
-    repo: createAuthRepo(db),
+    repo: authRepo,
     settings: config,
     now: ctx.now,
     presentUser: (u) => users.privateView(u),
@@ -94,9 +96,15 @@ export function buildServices(ctx: AppContext) {
     wallet,
     /** background work (payment watcher, reconciler); main.ts calls these, tests usually do not */
     async start() {
+      const purge = () =>
+        void authRepo.purgeNonces(new Date(ctx.now().getTime() - 86_400_000)).catch((err) => log.warn({ err }, 'nonce purge failed'));
+      purge();
+      nonceTimer = setInterval(purge, 3_600_000);
+      nonceTimer.unref?.();
       await orders?.start();
     },
     async stop() {
+      if (nonceTimer) clearInterval(nonceTimer);
       await orders?.stop();
     },
   };

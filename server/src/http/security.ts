@@ -48,13 +48,13 @@ export function authenticate(auth: AuthService, opts: { publicMarketplace: boole
     const anonymousOk = level === 'public' || (opts.publicMarketplace && !!route && publicReadRoutes.has(route));
     const cred = credentialOf(req);
     (async () => {
+      // public routes (login, Solana Pay, token metadata) never look at credentials
+      if (level === 'public') return;
       if (cred === 'malformed') throw authErrors.invalidToken('Authorization header must be "Bearer <token>"');
       if (!cred) {
         if (anonymousOk) return;
         throw authErrors.unauthorized();
       }
-      // public routes (login, Solana Pay, token metadata) never look at credentials
-      if (level === 'public') return;
       req.principal =
         cred.kind === 'jwt' ? await auth.principalFromJwt(cred.value) : await auth.principalFromApiKey(cred.value);
       if (level === 'admin' && !req.principal.isAdmin) throw authErrors.adminOnly();
