@@ -134,7 +134,9 @@ export class OrdersService {
   private readonly now: () => Date;
 
   constructor(private readonly deps: OrdersServiceDeps) {
-    this.config = { ...defaultOrdersConfig, ...(deps.config ?? {}) };
+    const given = Object.fromEntries(Object.entries(deps.config ?? {}).filter(([, v]) => v !== undefined)) as Partial<OrdersConfig>;
+    this.config = { ...defaultOrdersConfig, ...given };
+    if (!given.solanaPayIcon && given.publicBaseUrl) this.config.solanaPayIcon = `${given.publicBaseUrl.replace(/\/+$/, '')}/icon.svg`;
     this.log = deps.log ?? silent;
     this.now = deps.now ?? (() => new Date());
     this.hooks = deps.hooks ?? {};
