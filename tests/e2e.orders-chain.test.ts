@@ -128,7 +128,8 @@ describe('orders on the real escrow program', () => {
     expect(sig).toBeTruthy();
     const pass = await watcher.runOnce();
     expect(pass.funded).toContain(order.id);
-    expect((await repo.get(order.id))!.status).toBe('in_progress');
+    expect((await repo.get(order.id))!).toMatchObject({ status: 'in_progress', fundSignature: sig });
+    expect((await repo.listIntents(order.id)).map((i) => `${i.action}:${i.signature}`)).toEqual([`fund:${sig}`]);
   });
 
   it('dispute resolved 40/60 by the admin: buyer gets 40%, seller 60% minus the fee', async () => {

@@ -35,6 +35,12 @@ export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number } 
       };
     },
     signatureStatus: (sig) => client.signatureStatus(sig),
+    findFundSignature: async (id) => {
+      const sigs = await client.connection.getSignaturesForAddress(client.orderAddress(id), { limit: 20 }, 'confirmed');
+      const ok = sigs.filter((x) => !x.err);
+      const oldest = ok[ok.length - 1];
+      return oldest ? { signature: oldest.signature, slot: oldest.slot } : null;
+    },
     feeBps: async () => {
       if (fee && Date.now() - fee.at < ttl) return fee.bps;
       const cfg = await client.fetchConfig();

@@ -308,15 +308,15 @@ export class OrdersService {
   async submitTransaction(p: PrincipalLike, orderId: string, signedBase64: string): Promise<OrderRecord> {
     const visible = await this.get(p, orderId);
     if (this.roleOf(visible, p) !== 'buyer') throw orderErrors.forbidden('Only the buyer submits the fund transaction.');
-    if (visible.status === 'in_progress' && visible.fundSignature) return visible; // repeat after success
-    const order = await this.requireAwaitingPayment(orderId);
-
     let signed;
     try {
       signed = normalizeTransaction(signedBase64);
     } catch {
       throw orderErrors.fundMismatch('not a serialized Solana transaction');
     }
+    // a repeat of the submission that funded the order: answer with the order, send nothing
+    if (visible.status !== 'awaiting_payment' && signed.signature && signed.signature === visible.fundSignature) return visible;
+    const order = await this.requireAwaitingPayment(orderId);
     const expected = normalizeTransaction(await this.deps.escrow.buildFundTransaction(this.fundTerms(order)));
     const diff = compareFundTransaction(signed, expected);
     if (diff) throw orderErrors.fundMismatch(diff);
@@ -373,7 +373,11 @@ export class OrdersService {
     if (order.status !== 'awaiting_payment') return order.status;
     const view = await this.deps.escrow.fetchOrder(order.id);
     if (view) {
-      if (this.termsMatch(order, view)) return (await this.markFunded(order.id, view, null)).status;
+      if (this.termsMatch(order, view)) {
+        // paid by a wallet directly (Solana Pay): look the fund transaction up for the record
+        const found = await this.deps.escrow.findFundSignature?.(order.id).catch(() => null);
+        return (await this.markFunded(order.id, view, found?.signature ?? null, found?.slot ?? null)).status;
+      }
       this.log.error({ order_id: order.id }, 'escrow account does not match the quoted terms');
       return order.status;
     }

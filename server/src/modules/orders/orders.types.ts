@@ -172,6 +172,8 @@ export interface EscrowPort {
   refund(orderId: string, o?: SendOptions): Promise<TxResult>;
   /** null when the order account does not exist (never funded, or closed by a terminal instruction) */
   fetchOrder(orderId: string): Promise<EscrowOrderView | null>;
+  /** signature (+slot) of the transaction that funded the order (oldest one touching its PDA), if findable */
+  findFundSignature?(orderId: string): Promise<{ signature: string; slot: number } | null>;
   /** 'unknown' = the cluster has no record of the signature (yet) */
   signatureStatus(signature: string): Promise<'confirmed' | 'failed' | 'unknown'>;
   /** platform fee of the escrow config (bps), snapshotted on each order */
