@@ -148,8 +148,26 @@ describe('orders over HTTP on the real chain', () => {
     const tx = Transaction.from(Buffer.from(created.payment.transaction, 'base64'));
     expect(tx.feePayer?.toBase58()).toBe(buyer.wallet);
 
-    const paid = await pay(buyer, created);
+    // a tampered transaction (another order's) is refused before anything is sent
+    const other = await order(buyer, listingId);
+    const wrong = Transaction.from(Buffer.from(other.payment.transaction, 'base64'));
+    wrong.partialSign(buyer.kp);
+    const refused = await request(t.app)
+      .post(`${API}/orders/${created.order_id}/transaction`)
+      .set(buyer.headers)
+      .send({ signed_transaction: wrong.serialize().toString('base64') });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors[0].path).toBe('body.signed_transaction');
+
+    const signed = Transaction.from(Buffer.from(created.payment.transaction, 'base64'));
+    signed.partialSign(buyer.kp);
+    const submit = () =>
+      request(t.app).post(`${API}/orders/${created.order_id}/transaction`).set(buyer.headers).send({ signed_transaction: signed.serialize().toString('base64') });
+    const paid = (await submit()).body;
     expect(paid).toMatchObject({ status: 'in_progress', escrow_state: 'funded' });
+    const repeat = await submit();
+    expect(repeat.status).toBe(200);
+    expect(repeat.body.transactions).toHaveLength(1);
     expect(paid.transactions.map((x: { action: string }) => x.action)).toEqual(['fund']);
     expect((await request(t.app).get(`${API}/listings/${listingId}`).set(buyer.headers)).body.status).toBe('reserved');
 
