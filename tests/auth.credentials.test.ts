@@ -112,6 +112,18 @@ describe('login rate limit', () => {
       expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
       // other routes are not limited
       expect((await request(t2.app).get('/healthz')).status).toBe(200);
+      // the same wallet is also limited from other IPs (per-address budget)
+      const t3 = await createTestApp({ config: { authRateLimitPerMinute: 2, trustProxy: 1 } });
+      try {
+        const send = (ip: string) =>
+          request(t3.app).post(`${API}/auth/request_login`).set('x-forwarded-for', ip).send({ address });
+        expect((await send('10.0.0.1')).status).toBe(200);
+        expect((await send('10.0.0.2')).status).toBe(200);
+        expect((await send('10.0.0.3')).status).toBe(429);
+        expect((await request(t3.app).post(`${API}/auth/request_login`).set('x-forwarded-for', '10.0.0.4').send({ address: walletOf(newKeypair()) })).status).toBe(200);
+      } finally {
+        await t3.close();
+      }
     } finally {
       await t2.close();
     }

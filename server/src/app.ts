@@ -71,6 +71,7 @@ export function createApp(ctx: AppContext): BazaarApp {
   app.use([`${API_PREFIX}/auth/request_login`, `${API_PREFIX}/auth/verify_login`], limiter);
   app.use(requireJsonBody);
   app.use(express.json({ limit: config.bodyLimit, type: ['application/json', 'application/*+json'] }));
+  app.post(`${API_PREFIX}/auth/request_login`, authRateLimit(config.authRateLimitPerMinute, { byAddress: true }));
 
   // ops
   app.get('/healthz', (_req, res) => {

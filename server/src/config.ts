@@ -26,7 +26,7 @@
  * | AUTH_RATE_LIMIT_PER_MINUTE | 20 | per IP, on request_login and verify_login |
  * | CUSTODY_ENABLED | false | custodial deposit/withdraw |
  * | LOG_LEVEL | info | pino level (`silent` in tests) |
- * | TRUST_PROXY | false | Express `trust proxy` (client IP from X-Forwarded-For) |
+ * | TRUST_PROXY | 0 | reverse proxies in front (client IP from X-Forwarded-For); `true` = 1 |
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -68,7 +68,8 @@ export interface Config {
   authRateLimitPerMinute: number;
   custodyEnabled: boolean;
   logLevel: string;
-  trustProxy: boolean;
+  /** number of reverse proxies in front (Express 'trust proxy' hops); 0 = none */
+  trustProxy: number;
 }
 
 export const DEFAULT_CATEGORIES = ['design', 'development', 'writing', 'marketing', 'video', 'music', 'data', 'business', 'other'];
@@ -159,6 +160,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authRateLimitPerMinute: int('AUTH_RATE_LIMIT_PER_MINUTE', env.AUTH_RATE_LIMIT_PER_MINUTE, 20),
     custodyEnabled: bool(env.CUSTODY_ENABLED, false),
     logLevel: env.LOG_LEVEL || 'info',
-    trustProxy: bool(env.TRUST_PROXY, false),
+    trustProxy: env.TRUST_PROXY === 'true' ? 1 : int('TRUST_PROXY', env.TRUST_PROXY === 'false' ? '0' : env.TRUST_PROXY, 0),
   };
 }

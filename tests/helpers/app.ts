@@ -48,7 +48,7 @@ export function testConfig(over: Partial<Config> = {}): Config {
     authRateLimitPerMinute: 10_000,
     custodyEnabled: false,
     logLevel: 'silent',
-    trustProxy: false,
+    trustProxy: 0,
     ...over,
   };
 }

@@ -62,11 +62,24 @@ export function authenticate(auth: AuthService, opts: { publicMarketplace: boole
   };
 }
 
-/** Per-IP limit on the two login routes; 429 rate-limited problem with Retry-After. */
-export function authRateLimit(perMinute: number): RequestHandler {
+/**
+ * Limit on the login routes; 429 rate-limited problem with Retry-After. Keyed per client IP by
+ * default; `byAddress` keys request_login on the wallet in the body (runs after the JSON parser),
+ * so one IP cannot flood one wallet's nonces and many IPs cannot either.
+ */
+export function authRateLimit(perMinute: number, opts: { byAddress?: boolean } = {}): RequestHandler {
   return rateLimit({
     windowMs: 60_000,
     limit: perMinute,
+    ...(opts.byAddress
+      ? {
+          keyGenerator: (req: Request) => {
+            const a = (req.body as { address?: unknown } | undefined)?.address;
+            return typeof a === 'string' ? `address:${a}` : `ip:${req.ip}`;
+          },
+          validate: { keyGeneratorIpFallback: false },
+        }
+      : {}),
     standardHeaders: 'draft-7',
     legacyHeaders: false,
     handler: (req, res, _next, options) => {
