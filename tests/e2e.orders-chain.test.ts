@@ -170,6 +170,19 @@ describe('orders on the real escrow program', () => {
     expect(listings.rows.get(p.listing.id)!.status).toBe('available');
   });
 
+  it('SOL listings: the buyer pays native SOL (wrapped inside the fund transaction); the seller gets wSOL minus the fee', async () => {
+    const p = await parties(1);
+    const sol = boot.currencies.find((c) => c.code === 'SOL')!;
+    Object.assign(listings.rows.get(p.listing.id)!, { currency: 'SOL', priceBaseUnits: 500_000_000n });
+    const o = await fundedOrder(p);
+    expect(o).toMatchObject({ status: 'in_progress', mint: sol.mint, amount: 500_000_000n });
+    await service.deliver(p.seller, o.id);
+    await service.confirm(p.buyer, o.id);
+    const ata = getAssociatedTokenAddressSync(new PublicKey(sol.mint), new PublicKey(p.seller.wallet!), true, TOKEN_PROGRAM_ID);
+    const got = await getAccount(chain.connection, ata, 'confirmed', TOKEN_PROGRAM_ID);
+    expect(got.amount).toBe(500_000_000n - 12_500_000n);
+  });
+
   it('20 concurrent confirms: exactly one release transaction, paid once', async () => {
     const p = await parties(3);
     const o = await fundedOrder(p);
