@@ -108,11 +108,14 @@ async function main() {
   const count = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM listings`)).rows[0]!.n;
   console.log(`seeded ${count} listings in ${Math.round(performance.now() - t0)} ms`);
   await db.exec(`SET pg_trgm.word_similarity_threshold = ${WORD_SIMILARITY}`);
+  // as the repository does: text searches run with enable_seqscan = off (BENCH_SEQSCAN=on to compare)
+  const planFor = (c: SearchCriteria) => db.exec(`SET enable_seqscan = ${c.text && process.env.BENCH_SEQSCAN !== 'on' ? 'off' : 'on'}`);
 
   console.log('\n| case | page 1 median ms | page 2 median ms | rows |');
   console.log('|---|---|---|---|');
   for (const [name, partial] of cases) {
     const base = withText({ ...partial, statuses: ['available'], decimals, limit: 21 });
+    await planFor(base);
     await time(db, base);
     const first: number[] = [];
     let rows: Array<Record<string, unknown>> = [];
@@ -131,7 +134,9 @@ async function main() {
   }
 
   for (const [name, partial] of cases) {
-    const q = buildSearch(withText({ ...partial, statuses: ['available'], decimals, limit: 21 }));
+    const criteria = withText({ ...partial, statuses: ['available'], decimals, limit: 21 });
+    await planFor(criteria);
+    const q = buildSearch(criteria);
     const plan = await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, COSTS OFF) ${q.text}`, q.values as unknown[]);
     const lines = plan.rows.map((r) => r['QUERY PLAN']);
     const indexes = [...new Set(lines.join('\n').match(/(?:Index Scan(?: Backward)? using|Index Only Scan(?: Backward)? using|Bitmap Index Scan on) (\w+)/g) ?? [])];
