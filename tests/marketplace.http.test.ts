@@ -171,6 +171,14 @@ describe('GET /marketplace/search: text', () => {
     expect((await request(app).get(q({ query: 'xylograph' })).set(bob.headers)).body.data).toHaveLength(0);
   });
 
+  it('odd input is just text: operators, quotes, stop words, unicode, SQL never break the search', async () => {
+    for (const query of ["'", '\\', '&|!():*<>', '"unbalanced', 'the', 'café — 設計', "x'); DROP TABLE listings; --", '-', 'or or or']) {
+      const res = await request(app).get(q({ query })).set(bob.headers);
+      expect(res.status, `${query}: ${JSON.stringify(res.body)}`).toBe(200);
+    }
+    expect((await request(app).get(q({ query: TAG, limit: 1 })).set(bob.headers)).body.data).toHaveLength(1);
+  });
+
   it('query length is bounded (1..200)', async () => {
     expectProblem(await request(app).get(q({ query: 'x'.repeat(201) })).set(bob.headers), 400, 'validation-error', ['query.query']);
   });
