@@ -11,7 +11,9 @@ import { Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction } from '@solana/web3.
 import { TOKEN_PROGRAM_ID, getAccount, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalnet, type Localnet } from './helpers/localnet';
-import { createChain, type ChainClient } from '../server/src/chain/index';
+import { createChain, EscrowClient, type ChainClient } from '../server/src/chain/index';
+import type { Idl } from '@coral-xyz/anchor';
+import escrowIdl from '@bazaar/escrow-idl';
 import { bootstrapLocalnet, ensureSol, loadOrCreateKeypair, mintTestUsdc, type BootstrapResult } from '../server/scripts/bootstrap-localnet';
 import { PaymentWatcher } from '../server/src/chain/payment-watcher';
 import { MemoryOrdersRepo } from '../server/src/modules/orders/orders.repo.memory';
@@ -181,6 +183,29 @@ describe('orders on the real escrow program', () => {
     const ata = getAssociatedTokenAddressSync(new PublicKey(sol.mint), new PublicKey(p.seller.wallet!), true, TOKEN_PROGRAM_ID);
     const got = await getAccount(chain.connection, ata, 'confirmed', TOKEN_PROGRAM_ID);
     expect(got.amount).toBe(500_000_000n - 12_500_000n);
+  });
+
+  it('drift: the seller refunds with its own wallet; the reconciler reads the closing refund from the chain', async () => {
+    const p = await parties(9);
+    const sellerKp = Keypair.generate();
+    // re-point the listing to a seller whose key we hold, so it can sign on chain
+    const seller = user(p.seller.userId!, sellerKp.publicKey.toBase58());
+    Object.assign(listings.rows.get(p.listing.id)!, { sellerWallet: seller.wallet });
+    await ensureSol(chain.connection, sellerKp.publicKey, BigInt(LAMPORTS_PER_SOL), 2 * LAMPORTS_PER_SOL);
+    const o = await fundedOrder({ ...p, seller });
+    const sellerClient = new EscrowClient({
+      connection: chain.connection,
+      idl: escrowIdl as unknown as Idl,
+      programId: boot.programId,
+      service: sellerKp,
+      currencies: boot.currencies,
+    });
+    const direct = await sellerClient.refund(o.id);
+    await service.reconciler.runOnce();
+    const after = (await repo.get(o.id))!;
+    expect(after).toMatchObject({ status: 'refunded', lastSignature: direct.signature });
+    expect(await usdcBalance(p.buyer.wallet!)).toBe(USDC(100));
+    expect(listings.rows.get(p.listing.id)!.status).toBe('available');
   });
 
   it('20 concurrent confirms: exactly one release transaction, paid once', async () => {

@@ -24,7 +24,7 @@ export class FakeEscrow implements EscrowPort {
   readonly platform = Keypair.generate();
   accounts = new Map<string, EscrowOrderView>();
   /** signatures of landed transactions per instruction */
-  sent: { ix: string; orderId: string; signature: string }[] = [];
+  sent: { ix: string; orderId: string; signature: string; bps?: number }[] = [];
   balances = new Map<string, bigint>(); // wallet -> base units (payouts)
   now = 1_800_000_000;
   latencyMs = 0;
@@ -136,11 +136,13 @@ export class FakeEscrow implements EscrowPort {
       a.disputedAt = this.now;
     });
   }
-  resolveDispute(id: string, bps: number, o?: SendOptions) {
-    return this.exec('resolve_dispute', id, o, (a) => {
+  async resolveDispute(id: string, bps: number, o?: SendOptions) {
+    const r = await this.exec('resolve_dispute', id, o, (a) => {
       if (a.state !== 'disputed') this.reject('InvalidState');
       this.close(id, a, bps);
     });
+    this.sent[this.sent.length - 1].bps = bps;
+    return r;
   }
   refund(id: string, o?: SendOptions) {
     return this.exec('refund', id, o, (a) => this.close(id, a, 10_000));
@@ -149,6 +151,11 @@ export class FakeEscrow implements EscrowPort {
     if (this.unavailable) throw new DomainError('chain-unavailable', 'rpc down');
     const a = this.accounts.get(id);
     return a ? { ...a } : null;
+  }
+  async findClosingInstruction(id: string) {
+    if (this.accounts.has(id)) return null;
+    const last = [...this.sent].reverse().find((x) => x.orderId === id && ['release', 'claim', 'refund', 'resolve_dispute'].includes(x.ix));
+    return last ? { instruction: last.ix as 'release', signature: last.signature, slot: 1, ...(last.bps !== undefined ? { buyerBps: last.bps } : {}) } : null;
   }
   async signatureStatus(sig: string) {
     return this.sent.some((s) => s.signature === sig) ? ('confirmed' as const) : ('unknown' as const);

@@ -297,6 +297,31 @@ describe('orders service', () => {
     expect((await ctx.repo.get(o.id))!.status).toBe('disputed');
   });
 
+  it('drift: the seller refunded with its own wallet; the reconciler finds the closing refund', async () => {
+    const o = await funded(ctx);
+    await ctx.escrow.refund(o.id); // not through the service
+    await ctx.service.reconciler.runOnce();
+    expect((await ctx.repo.get(o.id))!).toMatchObject({ status: 'refunded' });
+    expect((await ctx.repo.listIntents(o.id)).map((i) => `${i.action}:${i.status}`)).toEqual(['refund:confirmed']);
+    expect(ctx.listings.rows.get(ctx.listing.id)!.status).toBe('available');
+  });
+
+  it('crash, then another party closed the escrow: our intent is superseded, the order takes the real outcome', async () => {
+    const o = await delivered(ctx);
+    ctx.escrow.unavailable = true;
+    expect(await slug(ctx.service.confirm(ctx.buyer, o.id))).toBe('chain-unavailable'); // our release never left
+    ctx.escrow.unavailable = false;
+    await ctx.escrow.refund(o.id); // the seller refunds directly meanwhile
+    await ctx.service.reconciler.runOnce();
+    expect((await ctx.repo.get(o.id))!.status).toBe('refunded');
+    expect((await ctx.repo.listIntents(o.id)).map((i) => `${i.action}:${i.status}`)).toEqual([
+      'mark_delivered:confirmed',
+      'release:failed',
+      'refund:confirmed',
+    ]);
+    expect(ctx.escrow.count('release')).toBe(0);
+  });
+
   it('lists my orders by role and status with cursor pagination', async () => {
     for (let i = 0; i < 5; i++) await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
     const p1 = await ctx.service.list(ctx.buyer, { limit: 2 });

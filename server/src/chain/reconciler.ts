@@ -7,7 +7,9 @@
  *  2. the intent has a signature -> getSignatureStatuses: confirmed -> apply, failed -> mark failed;
  *  3. otherwise read the order account (fetchOrder):
  *     - terminal actions (release/claim/resolve_dispute/refund) close the account: `null` means the
- *       money already moved -> apply the action, never send it again;
+ *       money already moved. The closing transaction is looked up (newest escrow instruction on the
+ *       PDA): ours -> apply, never send it again; another terminal instruction (a party acting
+ *       directly) -> converge to that outcome and mark our intent failed;
  *     - mark_delivered / open_dispute: the account state shows Delivered / Disputed -> apply;
  *  4. nothing on chain and the intent is older than `graceSeconds` (past any blockhash lifetime)
  *     -> mark it failed so the action may be retried; younger intents stay open.
@@ -17,7 +19,7 @@
  */
 import { type Instruction, instructionAction, instructionEscrowState, targetStatus } from '../modules/orders/order-state.js';
 import { patchForInstruction } from '../modules/orders/order-patch.js';
-import type { ChainIntentRecord, EscrowPort, OrderRecord, OrdersRepo } from '../modules/orders/orders.types.js';
+import type { ChainIntentRecord, ClosingInstruction, EscrowPort, OrderRecord, OrdersRepo } from '../modules/orders/orders.types.js';
 
 type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
 
@@ -79,8 +81,19 @@ export class Reconciler {
 
     const view = await escrow.fetchOrder(order.id);
     const expected = instructionEscrowState[ix];
-    const landed = expected === null ? view === null : view?.state === expected;
-    if (landed) return this.apply(intent, order, view);
+    if (expected !== null && view?.state === expected) return this.apply(intent, order, view);
+    if (expected === null && view === null) {
+      // the account is closed: find out by which instruction (a party may have acted directly)
+      const closing = escrow.findClosingInstruction ? await escrow.findClosingInstruction(order.id).catch(() => null) : null;
+      if (closing && closing.instruction !== ix) {
+        await this.applyClosing(order, closing);
+        await repo.failIntent(intent.id, `superseded: the escrow was closed by ${closing.instruction} ${closing.signature}`);
+        return 'failed';
+      }
+      // ours (or not determinable: the only terminal move we asked for is ours)
+      const signature = closing?.signature ?? intent.signature;
+      return this.apply({ ...intent, signature, slot: closing?.slot ?? intent.slot }, order, null);
+    }
 
     const ageSeconds = ((this.deps.now?.() ?? new Date()).getTime() - intent.createdAt.getTime()) / 1000;
     if (ageSeconds > (this.deps.graceSeconds ?? 120)) {
@@ -88,6 +101,21 @@ export class Reconciler {
       return 'failed';
     }
     return 'open';
+  }
+
+  /** Converge an order to a terminal instruction found on chain (not sent by this intent). */
+  private async applyClosing(order: OrderRecord, closing: ClosingInstruction): Promise<boolean> {
+    const nowSeconds = await this.deps.escrow.chainNow().catch(() => Math.floor(Date.now() / 1000));
+    const params = closing.buyerBps !== undefined ? { buyer_bps: closing.buyerBps } : null;
+    const patch = patchForInstruction(closing.instruction, order, params, closing.signature, { nowSeconds });
+    const changed = await this.deps.repo.updateIf(order.id, order.status, patch);
+    await this.deps.repo.recordConfirmed(order.id, closing.instruction, closing.signature, closing.slot);
+    this.log.info({ order_id: order.id, instruction: closing.instruction, signature: closing.signature }, 'reconciler: order closed on chain by another transaction');
+    if (changed && this.deps.onSettled) {
+      const after = await this.deps.repo.get(order.id);
+      if (after) await this.deps.onSettled(after, closing.instruction);
+    }
+    return changed;
   }
 
   async reconcileIntentLocked(intent: ChainIntentRecord): Promise<ReconcileOutcome> {
@@ -120,15 +148,20 @@ export class Reconciler {
    * resolve all close it, so the outcome is not knowable from the account alone.
    */
   async syncOrderFromChain(order: OrderRecord): Promise<'delivered' | 'disputed' | 'closed' | null> {
-    if (order.status !== 'in_progress' && order.status !== 'delivered') return null;
+    if (order.status !== 'in_progress' && order.status !== 'delivered' && order.status !== 'disputed') return null;
     if (await this.deps.repo.openIntentFor(order.id)) return null;
     const view = await this.deps.escrow.fetchOrder(order.id);
     const nowSeconds = await this.deps.escrow.chainNow().catch(() => Math.floor(Date.now() / 1000));
     if (view === null) {
-      this.log.warn({ order_id: order.id, status: order.status }, 'reconciler: escrow account closed outside the service');
-      return 'closed';
+      const closing = this.deps.escrow.findClosingInstruction ? await this.deps.escrow.findClosingInstruction(order.id).catch(() => null) : null;
+      if (closing) {
+        await this.applyClosing(order, closing);
+        return 'closed';
+      }
+      this.log.warn({ order_id: order.id, status: order.status }, 'reconciler: escrow account closed outside the service, closing transaction not found');
+      return null;
     }
-    const ix = view.state === 'disputed' ? 'open_dispute' : view.state === 'delivered' && order.status === 'in_progress' ? 'mark_delivered' : null;
+    const ix = view.state === 'disputed' && order.status !== 'disputed' ? 'open_dispute' : view.state === 'delivered' && order.status === 'in_progress' ? 'mark_delivered' : null;
     if (!ix) return null;
     const patch = patchForInstruction(ix, order, null, null, { view, nowSeconds });
     const changed = await this.deps.repo.updateIf(order.id, order.status, patch);
@@ -149,7 +182,7 @@ export class Reconciler {
     }
     if (this.deps.syncDrift) {
       const lock = this.deps.withOrderLock ?? ((_id, fn) => fn());
-      for (const status of ['in_progress', 'delivered'] as const) {
+      for (const status of ['in_progress', 'delivered', 'disputed'] as const) {
         for (const order of await this.deps.repo.listByStatus(status, limit)) {
           await lock(order.id, async () => {
             const fresh = await this.deps.repo.get(order.id);

@@ -1,6 +1,7 @@
 /**
  * Adapter: chain/escrow.ts EscrowClient -> the orders module's EscrowPort.
  */
+import type { BorshInstructionCoder } from '@coral-xyz/anchor';
 import type { EscrowClient } from '../../chain/escrow.js';
 import type { EscrowPort, SendOptions } from './orders.types.js';
 
@@ -35,6 +36,27 @@ export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number } 
       };
     },
     signatureStatus: (sig) => client.signatureStatus(sig),
+    findClosingInstruction: async (id) => {
+      const sigs = await client.connection.getSignaturesForAddress(client.orderAddress(id), { limit: 20 }, 'confirmed');
+      for (const s of sigs) {
+        if (s.err) continue;
+        const tx = await client.connection.getTransaction(s.signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+        if (!tx) continue;
+        const msg = tx.transaction.message;
+        const keys = msg.staticAccountKeys;
+        for (const ix of msg.compiledInstructions) {
+          if (!keys[ix.programIdIndex]?.equals(client.programId)) continue;
+          const decoded = (client.program.coder.instruction as BorshInstructionCoder).decode(Buffer.from(ix.data));
+          const name = decoded?.name.replace(/[A-Z]/g, (c: string) => `_${c.toLowerCase()}`);
+          if (name === 'release' || name === 'claim' || name === 'refund' || name === 'resolve_dispute') {
+            const data = decoded!.data as { buyerBps?: number; buyer_bps?: number };
+            const bps = data.buyerBps ?? data.buyer_bps;
+            return { instruction: name, signature: s.signature, slot: s.slot, ...(bps !== undefined ? { buyerBps: Number(bps) } : {}) };
+          }
+        }
+      }
+      return null;
+    },
     findFundSignature: async (id) => {
       const sigs = await client.connection.getSignaturesForAddress(client.orderAddress(id), { limit: 20 }, 'confirmed');
       const ok = sigs.filter((x) => !x.err);

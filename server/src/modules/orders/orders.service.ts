@@ -476,7 +476,7 @@ export class OrdersService {
         await repo.failIntent(intent.id, err.message);
         // the escrow may have moved without us (a party acting with its own wallet): catch up
         const moved = await this.reconciler.syncOrderFromChain(order).catch(() => null);
-        if (moved === 'delivered' || moved === 'disputed') {
+        if (moved) {
           const fresh = (await repo.get(orderId))!;
           if (fresh.status === targetStatus(action)) return fresh;
           throw orderErrors.invalidTransition(orderId, fresh.status, action);

@@ -174,10 +174,23 @@ export interface EscrowPort {
   fetchOrder(orderId: string): Promise<EscrowOrderView | null>;
   /** signature (+slot) of the transaction that funded the order (oldest one touching its PDA), if findable */
   findFundSignature?(orderId: string): Promise<{ signature: string; slot: number } | null>;
+  /**
+   * The terminal escrow instruction that closed the order account (newest successful transaction on
+   * its PDA that ran release / claim / refund / resolve_dispute), when the account is gone.
+   */
+  findClosingInstruction?(orderId: string): Promise<ClosingInstruction | null>;
   /** 'unknown' = the cluster has no record of the signature (yet) */
   signatureStatus(signature: string): Promise<'confirmed' | 'failed' | 'unknown'>;
   /** platform fee of the escrow config (bps), snapshotted on each order */
   feeBps(): Promise<number>;
   /** cluster unix time (the program's Clock), seconds */
   chainNow(): Promise<number>;
+}
+
+export interface ClosingInstruction {
+  instruction: 'release' | 'claim' | 'refund' | 'resolve_dispute';
+  signature: string;
+  slot: number;
+  /** resolve_dispute only */
+  buyerBps?: number;
 }
