@@ -1,0 +1,60 @@
+/**
+ * The api-key admin command end to end on a PGlite DATA_DIR: create (shown once, stored hashed),
+ * list, revoke; then a server on that database refuses the revoked key.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import request from 'supertest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createApp } from '../server/src/app.js';
+import { createDb } from '../server/src/db/client.js';
+import { createLogger } from '../server/src/logger.js';
+import { hashApiKey } from '../server/src/modules/auth/api-keys.js';
+import { API, testConfig } from './helpers/app.js';
+
+const dataDir = mkdtempSync(path.join(tmpdir(), 'bazaar-cli-'));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+// async (not spawnSync): a blocked worker event loop trips vitest's RPC timeout
+const cli = (...args: string[]) =>
+  new Promise<{ code: number; out: string; err: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'server/scripts/api-key.ts', ...args],
+      { cwd: path.resolve(__dirname, '..'), env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' }, encoding: 'utf8' },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, out: stdout, err: stderr }),
+    );
+  });
+
+describe('npm run api-key', () => {
+  it('creates, lists and revokes keys; only the hash is stored', async () => {
+    const created = await cli('create', '--name', 'ci bot', '--admin');
+    expect(created.code, created.err).toBe(0);
+    const key = /^(bzk_\S+)$/m.exec(created.out)![1]!;
+    const prefix = key.split('_')[1]!;
+    expect((await cli('list')).out).toMatch(new RegExp(`${prefix}\\s+"ci bot"\\s+admin.*active`));
+    expect((await cli('create', '--name', 'x', '--user', '11111111111111111111111111111111')).code).toBe(1);
+
+    // a server on that database accepts the key (service admin key: no user -> 403 on /user/me)
+    let db = await createDb({ dataDir });
+    let app = createApp({ config: testConfig({ dataDir }), db: db.prisma, log: createLogger('silent'), chain: null, now: () => new Date() });
+    expect((await request(app).get(`${API}/user/me`).set('x-api-key', key)).status).toBe(403);
+    const row = await db.prisma.apiKey.findUnique({ where: { prefix } });
+    expect(row!.keyHash).toBe(hashApiKey(key));
+    await db.close();
+
+    const revoked = await cli('revoke', prefix);
+    expect(revoked.code, revoked.err).toBe(0);
+    expect((await cli('list')).out).toMatch(/REVOKED/);
+    expect((await cli('revoke', prefix)).code).toBe(1);
+
+    db = await createDb({ dataDir });
+    app = createApp({ config: testConfig({ dataDir }), db: db.prisma, log: createLogger('silent'), chain: null, now: () => new Date() });
+    const res = await request(app).get(`${API}/user/me`).set('x-api-key', key);
+    expect(res.status).toBe(401);
+    expect(res.body.detail).toMatch(/revoked/);
+    await db.close();
+  }, 180_000);
+});
