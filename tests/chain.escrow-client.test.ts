@@ -183,6 +183,19 @@ describe('escrow lifecycle', () => {
   });
 });
 
+describe('token accounts', () => {
+  it('ensureAta creates a missing associated token account once (service pays), then reports it exists', async () => {
+    const carol = Keypair.generate().publicKey.toBase58();
+    const first = await chain.escrow.ensureAta(carol, boot.usdcMint);
+    expect(first.created).toBe(true);
+    expect(first.address).toBe(getAssociatedTokenAddressSync(new PublicKey(boot.usdcMint), new PublicKey(carol)).toBase58());
+    const again = await chain.escrow.ensureAta(carol, boot.usdcMint);
+    expect(again).toEqual({ address: first.address, created: false });
+    const lines = await chain.getWalletBalances(carol, boot.currencies);
+    expect(lines.map((l) => [l.currency, l.amountBaseUnits])).toEqual([['SOL', 0n], ['USDC', 0n]]);
+  });
+});
+
 describe('error translation', () => {
   it('names the Anchor error of a rejected fund (deadline in the past)', async () => {
     const now = await chain.escrow.chainNow();
