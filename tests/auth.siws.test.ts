@@ -205,3 +205,16 @@ describe('public routes ignore credentials', () => {
     expect(res.status).toBe(200);
   });
 });
+
+describe('single use under concurrency', () => {
+  it('of parallel verifications of one signed message exactly one succeeds', async () => {
+    const kp = newKeypair();
+    const { sign_in_input } = await requestLogin(walletOf(kp));
+    const body = signSiws(kp, sign_in_input);
+    const results = await Promise.all(Array.from({ length: 5 }, () => verify(body)));
+    const statuses = results.map((r) => r.status).sort();
+    expect(statuses).toEqual([200, 401, 401, 401, 401]);
+    for (const r of results.filter((x) => x.status === 401)) expect(r.body.detail).toMatch(/nonce already used/);
+    expect(await t.ctx.db.user.count({ where: { wallet: walletOf(kp) } })).toBe(1);
+  });
+});
