@@ -54,7 +54,14 @@ export function createApp(ctx: AppContext): BazaarApp {
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
     }),
   );
-  app.use(helmet());
+  const https = config.publicBaseUrl.startsWith('https://');
+  // over plain http (local development) no HSTS and no upgrade-insecure-requests, or /docs breaks
+  app.use(
+    helmet({
+      hsts: https,
+      contentSecurityPolicy: { directives: { upgradeInsecureRequests: https ? [] : null } },
+    }),
+  );
   if (config.corsOrigins.length) {
     const any = config.corsOrigins.includes('*');
     app.use(
