@@ -365,6 +365,23 @@ describe('orders over HTTP on the real chain', () => {
     expect((await request(t.app).get(`${API}/listings/${l}`).set(buyer.headers)).body.status).toBe('available');
   });
 
+  it.skipIf(!process.env.TEST_DATABASE_URL)('on PostgreSQL too: 20 concurrent confirms, one release (row lock + intent guard)', async () => {
+    const main = t;
+    t = await createTestApp({ chain, postgres: true, config: { currencies: boot.currencies }, orders: { reviewWindowSeconds: 60 } });
+    try {
+      const o = await fundedOrder(2);
+      expect((await post(o.seller, `/orders/${o.id}/deliver`)).status).toBe(200);
+      const res = await Promise.all(Array.from({ length: 20 }, () => post(o.buyer, `/orders/${o.id}/confirm`)));
+      expect(res.map((r) => r.status)).toEqual(Array(20).fill(200));
+      const read = await request(t.app).get(`${API}/orders/${o.id}`).set(o.buyer.headers);
+      expect(read.body.transactions.filter((x: { action: string }) => x.action === 'release')).toHaveLength(1);
+      expect(await usdcBalance(o.seller.wallet)).toBe(USDC(2) - USDC(0.05));
+    } finally {
+      await t.close();
+      t = main;
+    }
+  });
+
   it('Solana Pay: GET label (public), POST only for the buyer account', async () => {
     const [buyer, seller] = await Promise.all([party(), party()]);
     const created = await order(buyer, await listing(seller, 1));
