@@ -29,12 +29,15 @@ export interface IdempotencyOptions {
   now?: () => Date;
 }
 
-type PrincipalLike = { kind?: string; userId?: string | null; wallet?: string | null } | undefined;
+type PrincipalLike = { kind?: string; userId?: string | null; wallet?: string | null; apiKeyId?: string } | undefined;
 
+/** Keys are scoped per user; a service API key (no user) is its own scope. */
 export function principalScope(req: Request): string {
   const p = (req as Request & { principal?: PrincipalLike }).principal;
   if (!p) return 'anon';
-  return p.userId ? `user:${p.userId}` : `${p.kind ?? 'principal'}:${p.wallet ?? 'unknown'}`;
+  if (p.userId) return `user:${p.userId}`;
+  if (p.apiKeyId) return `api_key:${p.apiKeyId}`;
+  return `${p.kind ?? 'principal'}:${p.wallet ?? 'unknown'}`;
 }
 
 /** JSON with object keys sorted, so `{a,b}` and `{b,a}` fingerprint alike. */
