@@ -2,13 +2,15 @@
  * Migrations: apply on an empty database, re-apply as a no-op, and the schema they build matches
  * prisma/schema.prisma (no drift). PGlite always; PostgreSQL too when TEST_DATABASE_URL is set.
  */
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PrismaPg } from '@prisma/adapter-pg';
+import { BazaarPgAdapterFactory } from '../server/src/db/postgres.js';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDb } from '../server/src/db/client.js';
-import { migrateDatabase, noFilters, readMigrationsList, SCHEMA_PATH } from '../server/src/db/migrate.js';
+import { MIGRATIONS_DIR, migrateDatabase, noFilters, readMigrationsList, SCHEMA_PATH } from '../server/src/db/migrate.js';
 import { BazaarPGliteAdapterFactory, openPGlite } from '../server/src/db/pglite.js';
 import { openSchemaEngine } from '../server/src/db/schema-engine.js';
 import { freshPostgres, TEST_DATABASE_URL } from './helpers/db.js';
@@ -78,13 +80,77 @@ describe.skipIf(!TEST_DATABASE_URL)('migrations on PostgreSQL (TEST_DATABASE_URL
   it('apply once, then are a no-op; same behaviour', async () => {
     const target = await freshPostgres(); // applies the migrations
     cleanups.push(target.drop);
-    const adapter = new PrismaPg({ connectionString: target.url });
+    const adapter = new BazaarPgAdapterFactory(target.url);
     expect((await migrateDatabase(adapter)).applied).toEqual([]);
     const db = await createDb({ databaseUrl: target.url });
     try {
       await behavesLikeTheSchema(db.prisma);
     } finally {
       await db.close();
+    }
+  });
+});
+
+/** A copy of prisma/migrations plus extra migrations (name -> SQL). */
+function migrationsWith(extra: Record<string, string>): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'bazaar-migrations-'));
+  cpSync(MIGRATIONS_DIR, dir, { recursive: true });
+  for (const [name, sql] of Object.entries(extra)) {
+    mkdirSync(path.join(dir, name));
+    writeFileSync(path.join(dir, name, 'migration.sql'), sql);
+  }
+  return dir;
+}
+
+const TRICKY = `-- a comment; with semicolons; inside
+CREATE FUNCTION bazaar_test_fn() RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN 'a;b';
+END;
+$$;
+CREATE TABLE "tricky" ("v" TEXT NOT NULL DEFAULT 'x;y');
+`;
+const BROKEN = 'CREATE TABLE "half_done" ("id" INT);\nCREATE TABLE "users" ("id" INT);\n';
+
+async function scriptsBehave(adapter: SqlMigrationAwareDriverAdapterFactory, query: (sql: string) => Promise<unknown[]>) {
+  const tricky = migrationsWith({ '99990101000000_tricky': TRICKY });
+  const broken = migrationsWith({ '99990101000000_tricky': TRICKY, '99990102000000_broken': BROKEN });
+  try {
+    const ok = await migrateDatabase(adapter, { migrationsDir: tricky });
+    expect(ok.applied).toContain('99990101000000_tricky');
+    expect(await query(`SELECT bazaar_test_fn() AS v`)).toEqual([{ v: 'a;b' }]);
+    await expect(migrateDatabase(adapter, { migrationsDir: broken })).rejects.toThrow(/users|exists/);
+    // a failed migration is not recorded as applied
+    const rows = await query(
+      `SELECT migration_name FROM _prisma_migrations WHERE migration_name = '99990102000000_broken' AND finished_at IS NOT NULL`,
+    );
+    expect(rows).toEqual([]);
+  } finally {
+    rmSync(tricky, { recursive: true, force: true });
+    rmSync(broken, { recursive: true, force: true });
+  }
+}
+
+describe('migration scripts', () => {
+  it('PGlite: semicolons in comments/strings/functions work, failures surface and are not recorded', async () => {
+    const pg = await openPGlite();
+    try {
+      await scriptsBehave(new BazaarPGliteAdapterFactory(pg), async (sql) => (await pg.query(sql)).rows);
+    } finally {
+      await pg.close();
+    }
+  });
+
+  it.skipIf(!TEST_DATABASE_URL)('PostgreSQL: the same', async () => {
+    const target = await freshPostgres();
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ connectionString: target.url });
+    await client.connect();
+    try {
+      await scriptsBehave(new BazaarPgAdapterFactory(target.url), async (sql) => (await client.query(sql)).rows);
+    } finally {
+      await client.end();
+      await target.drop();
     }
   });
 });

@@ -17,7 +17,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { MIGRATIONS_DIR, migrateDatabase } from '../../server/src/db/migrate.js';
 import { BazaarPGliteAdapterFactory, openPGlite } from '../../server/src/db/pglite.js';
-import { PrismaPg } from '@prisma/adapter-pg';
+import { BazaarPgAdapterFactory } from '../../server/src/db/postgres.js';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
 
@@ -80,7 +80,7 @@ export async function freshPostgres(baseUrl = TEST_DATABASE_URL): Promise<{ url:
     await c.end();
   };
   try {
-    await migrateDatabase(new PrismaPg({ connectionString: url }));
+    await migrateDatabase(new BazaarPgAdapterFactory(url));
   } catch (e) {
     await drop();
     throw e;

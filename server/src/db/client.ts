@@ -10,7 +10,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
-import { PrismaPg } from '@prisma/adapter-pg';
+import { BazaarPgAdapterFactory } from './postgres.js';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { BazaarPGliteAdapterFactory, openPGlite } from './pglite.js';
@@ -40,7 +40,7 @@ export async function createDb(opts: CreateDbOptions = {}): Promise<Db> {
     if (!/^postgres(ql)?:\/\//.test(opts.databaseUrl)) {
       throw new Error('DATABASE_URL must be a postgres:// or postgresql:// URL');
     }
-    const adapter = new PrismaPg({ connectionString: opts.databaseUrl });
+    const adapter = new BazaarPgAdapterFactory(opts.databaseUrl);
     const prisma = new PrismaClient({ adapter });
     return {
       prisma,

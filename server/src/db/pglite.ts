@@ -18,6 +18,23 @@ export async function openPGlite(opts: { dataDir?: string; loadDataDir?: Blob | 
   return PGlite.create(options);
 }
 
+/**
+ * pglite-prisma-adapter 0.7's executeScript does not await `exec` (a failing migration would be
+ * recorded as applied and its error surface as an unhandled rejection): run scripts awaited,
+ * errors mapped like every other query error.
+ */
+function awaitScripts(adapter: SqlDriverAdapter, client: PGlite): SqlDriverAdapter {
+  const onError = (adapter as unknown as { onError(e: unknown): never }).onError.bind(adapter);
+  adapter.executeScript = async (script: string) => {
+    try {
+      await client.exec(script);
+    } catch (e) {
+      onError(e);
+    }
+  };
+  return adapter;
+}
+
 export class BazaarPGliteAdapterFactory implements SqlMigrationAwareDriverAdapterFactory {
   readonly provider = 'postgres' as const;
   readonly adapterName: string;
@@ -28,13 +45,13 @@ export class BazaarPGliteAdapterFactory implements SqlMigrationAwareDriverAdapte
     this.adapterName = this.inner.adapterName;
   }
 
-  connect(): Promise<SqlDriverAdapter> {
-    return this.inner.connect() as Promise<SqlDriverAdapter>;
+  async connect(): Promise<SqlDriverAdapter> {
+    return awaitScripts((await this.inner.connect()) as SqlDriverAdapter, this.client);
   }
 
   async connectToShadowDb(): Promise<SqlDriverAdapter> {
     const shadow = await openPGlite();
-    const adapter = (await new PrismaPGlite(shadow).connect()) as SqlDriverAdapter;
+    const adapter = awaitScripts((await new PrismaPGlite(shadow).connect()) as SqlDriverAdapter, shadow);
     const dispose = adapter.dispose.bind(adapter);
     adapter.dispose = async () => {
       await dispose();
