@@ -28,6 +28,7 @@ export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number } 
         mint: a.mint,
         amount: a.amount,
         state: a.state,
+        feeBps: a.feeBps,
         fundedAt: a.fundedAt,
         deliveryDeadline: a.deliveryDeadline,
         deliveredAt: a.deliveredAt,

@@ -79,6 +79,7 @@ function toData(p: OrderPatch): Prisma.OrderUncheckedUpdateManyInput {
     d.escrowState = escrowStateFor(p.status);
   }
   if (p.fundedAt !== undefined) d.fundedAt = p.fundedAt;
+  if (p.feeBps !== undefined) d.feeBps = p.feeBps;
   if (p.deliveredAt !== undefined) d.deliveredAt = p.deliveredAt;
   if (p.autoReleaseAt !== undefined) d.autoReleaseAt = p.autoReleaseAt;
   if (p.disputedAt !== undefined) d.disputedAt = p.disputedAt;

@@ -345,6 +345,8 @@ export class OrdersService {
       const changed = await this.deps.repo.updateIf(orderId, 'awaiting_payment', {
         status: 'in_progress',
         fundedAt: new Date(view.fundedAt * 1000),
+        // the program snapshots the fee when funded: that one applies to the payout
+        ...(view.feeBps !== undefined ? { feeBps: view.feeBps } : {}),
         fundSignature: signature,
         ...(signature ? { lastSignature: signature } : {}),
       });

@@ -145,6 +145,8 @@ export interface EscrowOrderView {
   mint: string;
   amount: bigint;
   state: 'funded' | 'delivered' | 'disputed';
+  /** fee snapshot taken by `fund` (absent from fakes) */
+  feeBps?: number;
   fundedAt: number;
   deliveryDeadline: number;
   deliveredAt: number | null;
