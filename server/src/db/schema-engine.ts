@@ -38,7 +38,19 @@ async function loadGlue(): Promise<Glue> {
   const bytes = await readFile(path.join(dir, 'schema_engine_bg.wasm'));
   // lib "ES2022" has no WebAssembly typings; the global exists in every supported Node
   const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
-  const { instance } = await wasm.instantiate(bytes, { './schema_engine_bg.js': glue as never });
+  // The engine arms ~10 s timers (pool/IO timeouts) that would keep a finished CLI process alive:
+  // hand it unref'd timers so they never hold the event loop open.
+  const imports: Record<string, unknown> = { ...(glue as unknown as Record<string, unknown>) };
+  for (const [name, fn] of Object.entries(imports)) {
+    if (name.startsWith('__wbg_setTimeout_') && typeof fn === 'function') {
+      imports[name] = (...args: unknown[]) => {
+        const timer = (fn as (...a: unknown[]) => unknown)(...args) as { unref?: () => void };
+        timer?.unref?.();
+        return timer;
+      };
+    }
+  }
+  const { instance } = await wasm.instantiate(bytes, { './schema_engine_bg.js': imports });
   glue.__wbg_set_wasm(instance.exports);
   (instance.exports.__wbindgen_start as () => void)();
   return glue;
