@@ -28,7 +28,7 @@ async function drift(adapter: SqlMigrationAwareDriverAdapterFactory): Promise<st
     });
     return (out.stdout ?? '').split('\n').filter((l) => l.trim() && !l.trim().startsWith('--')).join('\n');
   } finally {
-    engine.free();
+    await engine.close();
   }
 }
 

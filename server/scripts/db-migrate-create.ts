@@ -47,7 +47,7 @@ try {
     });
     script = out.stdout ?? '';
   } finally {
-    engine.free();
+    await engine.close();
   }
   const changed = !isEmptyScript(script);
   if (check) {

@@ -59,6 +59,6 @@ export async function migrateDatabase(
     });
     return { applied: out.appliedMigrationNames, ms: Math.round(performance.now() - t0) };
   } finally {
-    engine.free();
+    await engine.close();
   }
 }

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
   bindMigrationAwareSqlAdapterFactory,
+  type SqlDriverAdapter,
   type SqlMigrationAwareDriverAdapterFactory,
 } from '@prisma/driver-adapter-utils';
 
@@ -61,15 +62,34 @@ export interface EngineLog {
   fields?: { message?: string };
 }
 
-/** A schema engine bound to `adapter` (PrismaPGlite or PrismaPg factory), with `schema` as datamodel. */
+/**
+ * A schema engine bound to `adapter` (PGlite or PostgreSQL factory), with `schema` as datamodel.
+ * Call `close()` when done: `free()` alone leaves the engine's connections open, and on PostgreSQL
+ * the next engine then waits (up to the pool's idle timeout) for the migration advisory lock.
+ */
 export async function openSchemaEngine(
   adapter: SqlMigrationAwareDriverAdapterFactory,
   schema: { path: string; content: string },
   onLog?: (log: EngineLog) => void,
-): Promise<SchemaEngine> {
+): Promise<SchemaEngine & { close(): Promise<void> }> {
   gluePromise ??= loadGlue();
   const glue = await gluePromise;
-  return glue.SchemaEngine.new(
+  const opened: SqlDriverAdapter[] = [];
+  const tracked: SqlMigrationAwareDriverAdapterFactory = {
+    provider: adapter.provider,
+    adapterName: adapter.adapterName,
+    connect: async () => {
+      const a = await adapter.connect();
+      opened.push(a);
+      return a;
+    },
+    connectToShadowDb: async () => {
+      const a = await adapter.connectToShadowDb();
+      opened.push(a);
+      return a;
+    },
+  };
+  const engine = await glue.SchemaEngine.new(
     { datamodels: [[schema.path, schema.content]] },
     (msg: string) => {
       if (!onLog) return;
@@ -79,6 +99,12 @@ export async function openSchemaEngine(
         onLog({ fields: { message: msg } });
       }
     },
-    bindMigrationAwareSqlAdapterFactory(adapter),
+    bindMigrationAwareSqlAdapterFactory(tracked),
   );
+  return Object.assign(engine, {
+    async close() {
+      engine.free();
+      await Promise.all(opened.splice(0).map((a) => a.dispose().catch(() => undefined)));
+    },
+  });
 }
