@@ -1,0 +1,97 @@
+/**
+ * The main job, `npm start`: everything Bazaar needs on one machine, then the HTTP server.
+ *
+ * With no configuration (embedded defaults, no external services):
+ *  1. the embedded PostgreSQL (PGlite) under DATA_DIR/pglite, migrated at start-up (server main);
+ *  2. the localnet (programs/localnet, built with cargo on first use; ledger snapshots in
+ *     DATA_DIR/ledger so chain state survives restarts together with the database) on
+ *     127.0.0.1:SOLANA_RPC_PORT (default 8899; websocket on the next port);
+ *  3. the idempotent dev bootstrap (server/scripts/bootstrap-localnet.ts): dev keys in
+ *     DATA_DIR/keys, a test USDC mint, the escrow config, DATA_DIR/chain.json;
+ *  4. the server (server/src/main.ts) on PORT (default 3000).
+ * Then it prints the URLs (API, /docs, RPC) and where the dev keys live.
+ *
+ * With configuration: DATABASE_URL=postgres://... uses a real PostgreSQL server; SOLANA_RPC_URL=...
+ * uses any Solana RPC instead of the localnet (no localnet is started; the escrow program id, the
+ * currencies and the service keypair then come from ESCROW_PROGRAM_ID, CURRENCIES and
+ * SERVICE_KEYPAIR_PATH, or from a DATA_DIR/chain.json written by `CHAIN_BOOTSTRAP=1 npm start`,
+ * which runs the same bootstrap against that RPC: the service key must hold SOL there).
+ * Every other variable is the server's (server/src/config.ts).
+ *
+ * SIGINT/SIGTERM: the server drains and closes the database, then the localnet snapshots its
+ * ledger and exits. If the localnet dies on its own the server is stopped too (exit code 1).
+ */
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { main as startServer } from '../src/main.js';
+import { bootstrapLocalnet } from './bootstrap-localnet.js';
+import { startLocalnet, type Localnet } from './localnet-process.js';
+
+const env = { ...process.env };
+const dataDir = resolve(env.DATA_DIR || './data');
+mkdirSync(dataDir, { recursive: true });
+env.DATA_DIR = dataDir;
+
+const say = (line: string) => process.stderr.write(`[bazaar] ${line}\n`);
+
+async function run() {
+  const started = Date.now();
+  let localnet: Localnet | null = null;
+  let stopServer: (() => Promise<void>) | null = null;
+
+  if (!env.SOLANA_RPC_URL) {
+    const port = Number(env.SOLANA_RPC_PORT || 8899);
+    say(`starting the localnet on 127.0.0.1:${port} (first run builds it with cargo: several minutes)`);
+    localnet = await startLocalnet({
+      port,
+      ledgerDir: join(dataDir, 'ledger'),
+      readyTimeoutMs: 120_000,
+      onExit: (code) => {
+        say(`the localnet exited on its own (code ${code}); stopping`);
+        void (stopServer?.() ?? Promise.resolve()).finally(() => process.exit(1));
+      },
+    });
+    env.SOLANA_RPC_URL = localnet.rpcUrl;
+  }
+
+  if (localnet || env.CHAIN_BOOTSTRAP === '1') {
+    const boot = await bootstrapLocalnet({ rpcUrl: env.SOLANA_RPC_URL!, dataDir, programId: env.ESCROW_PROGRAM_ID });
+    say(`chain bootstrap: ${boot.created.length ? `created ${boot.created.join(', ')}` : 'already in place'} (${boot.ms} ms)`);
+    for (const w of boot.warnings) say(`warning: ${w}`);
+  }
+
+  const { server, shutdown } = await startServer(env);
+  stopServer = shutdown;
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : Number(env.PORT || 3000);
+  const base = `http://${env.HOST || '127.0.0.1'}:${port}`;
+  const lines = [
+    `Bazaar is up in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    `  API        ${base}/api/v1`,
+    `  API docs   ${base}/docs   (OpenAPI: ${base}/openapi.json)`,
+    `  health     ${base}/healthz  ${base}/readyz`,
+    `  Solana RPC ${env.SOLANA_RPC_URL}${localnet ? `  (websocket ${localnet.wsUrl}; dev methods localnet_getClock, localnet_advanceClock)` : ''}`,
+    `  database   ${env.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded PostgreSQL (PGlite) in ${join(dataDir, 'pglite')}`}`,
+    `  dev keys   ${join(dataDir, 'keys')}  (service = platform authority + arbiter, admin, treasury, test USDC mint authority; never commit them)`,
+    `  chain      ${join(dataDir, 'chain.json')}`,
+    `Try it: npm run demo   (stop with Ctrl-C)`,
+  ];
+  process.stdout.write(`\n${lines.join('\n')}\n\n`);
+
+  let stopping = false;
+  const stop = async (sig: string) => {
+    if (stopping) return;
+    stopping = true;
+    say(`${sig}: stopping`);
+    await shutdown().catch((err) => say(`server shutdown: ${String(err)}`));
+    await localnet?.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+}
+
+run().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
