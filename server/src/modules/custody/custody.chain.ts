@@ -23,7 +23,7 @@ import {
   PublicKey,
   SystemProgram,
   Transaction,
-  type TransactionInstruction,
+  TransactionInstruction,
 } from '@solana/web3.js';
 import {
   ACCOUNT_SIZE,
@@ -41,6 +41,17 @@ import { rpc, sendRawAndConfirm } from '../../chain/tx.js';
 import type { TxResult } from '../../chain/types.js';
 
 export const DEPOSIT_COMMITMENT: Commitment = 'finalized';
+/** SPL Memo program (v2): every custody transfer carries `bazaar:custody:<transfer id>`. */
+export const MEMO_PROGRAM_ID = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
+
+/**
+ * The memo instruction naming a transfer. Besides attribution on explorers it makes every transfer's
+ * transaction unique: two withdrawals of the same amount to the same wallet signed with the same
+ * blockhash would otherwise be byte-identical, one signature, and only one would ever land.
+ */
+export function transferMemo(transferId: string): TransactionInstruction {
+  return new TransactionInstruction({ programId: MEMO_PROGRAM_ID, keys: [], data: Buffer.from(`bazaar:custody:${transferId}`, 'utf8') });
+}
 export const TRANSFER_COMMITMENT: Commitment = 'confirmed';
 
 /** Called with the signature and the blockhash's last valid block height before the first send; a throw aborts the send. */
@@ -75,15 +86,15 @@ export interface CustodyChainPort {
   /** current block height (for blockhash expiry) */
   blockHeight(): Promise<number>;
   /** hot wallet -> destination's associated token account (created when missing; the service pays) */
-  sendWithdrawal(t: { mint: string; amount: bigint; destination: string }, onSigned: OnSigned): Promise<TxResult>;
+  sendWithdrawal(t: { id: string; mint: string; amount: bigint; destination: string }, onSigned: OnSigned): Promise<TxResult>;
   /** deposit address -> hot wallet (the deposit key signs the transfer, the service pays the fee) */
-  sendSweep(t: { mint: string; amount: bigint }, depositKey: Keypair, onSigned: OnSigned): Promise<TxResult>;
+  sendSweep(t: { id: string; mint: string; amount: bigint }, depositKey: Keypair, onSigned: OnSigned): Promise<TxResult>;
   /**
    * Fund an order's escrow on the buyer's behalf, in one transaction: rent top-up of the deposit key,
    * hot wallet -> deposit address token account, then `fund` with the deposit key as the on-chain buyer.
    */
   sendOrderFund(
-    t: { orderId: string; seller: string; mint: string; amount: bigint; deliveryDeadline: number; reviewWindow: number },
+    t: { id: string; orderId: string; seller: string; mint: string; amount: bigint; deliveryDeadline: number; reviewWindow: number },
     depositKey: Keypair,
     onSigned: OnSigned,
   ): Promise<TxResult>;
@@ -228,7 +239,7 @@ export class CustodyChain implements CustodyChainPort {
     return m.decimals;
   }
 
-  async sendWithdrawal(t: { mint: string; amount: bigint; destination: string }, onSigned: OnSigned): Promise<TxResult> {
+  async sendWithdrawal(t: { id: string; mint: string; amount: bigint; destination: string }, onSigned: OnSigned): Promise<TxResult> {
     const mint = new PublicKey(t.mint);
     const tp = this.programOf(t.mint);
     const owner = new PublicKey(t.destination);
@@ -239,6 +250,7 @@ export class CustodyChain implements CustodyChainPort {
       [
         createAssociatedTokenAccountIdempotentInstruction(this.service.publicKey, to, owner, mint, tp),
         createTransferCheckedInstruction(from, mint, to, this.service.publicKey, t.amount, decimals, [], tp),
+        transferMemo(t.id),
       ],
       [],
       onSigned,
@@ -246,7 +258,7 @@ export class CustodyChain implements CustodyChainPort {
     );
   }
 
-  async sendSweep(t: { mint: string; amount: bigint }, depositKey: Keypair, onSigned: OnSigned): Promise<TxResult> {
+  async sendSweep(t: { id: string; mint: string; amount: bigint }, depositKey: Keypair, onSigned: OnSigned): Promise<TxResult> {
     const mint = new PublicKey(t.mint);
     const tp = this.programOf(t.mint);
     const from = getAssociatedTokenAddressSync(mint, depositKey.publicKey, true, tp);
@@ -256,6 +268,7 @@ export class CustodyChain implements CustodyChainPort {
       [
         createAssociatedTokenAccountIdempotentInstruction(this.service.publicKey, to, this.service.publicKey, mint, tp),
         createTransferCheckedInstruction(from, mint, to, depositKey.publicKey, t.amount, decimals, [], tp),
+        transferMemo(t.id),
       ],
       [depositKey],
       onSigned,
@@ -273,7 +286,7 @@ export class CustodyChain implements CustodyChainPort {
   }
 
   async sendOrderFund(
-    t: { orderId: string; seller: string; mint: string; amount: bigint; deliveryDeadline: number; reviewWindow: number },
+    t: { id: string; orderId: string; seller: string; mint: string; amount: bigint; deliveryDeadline: number; reviewWindow: number },
     depositKey: Keypair,
     onSigned: OnSigned,
   ): Promise<TxResult> {
@@ -311,6 +324,7 @@ export class CustodyChain implements CustodyChainPort {
       createAssociatedTokenAccountIdempotentInstruction(this.service.publicKey, buyerAta, buyer, mint, tp),
       createTransferCheckedInstruction(hot, mint, buyerAta, this.service.publicKey, t.amount, decimals, [], tp),
       fundIx,
+      transferMemo(t.id),
     );
     return this.send(ixs, [depositKey], onSigned, 'funding a custodial order');
   }

@@ -529,11 +529,11 @@ export class CustodyService {
 
   private async send(t: TransferRecord, onSigned: (s: string, h: number) => Promise<void>): Promise<TxResult> {
     const { chain, keys, repo } = this.deps;
-    if (t.kind === 'withdrawal') return chain.sendWithdrawal({ mint: t.mint, amount: t.amount, destination: t.destination }, onSigned);
+    if (t.kind === 'withdrawal') return chain.sendWithdrawal({ id: t.id, mint: t.mint, amount: t.amount, destination: t.destination }, onSigned);
     const addr = await repo.getAddress(t.userId);
     if (!addr) throw new DomainError('chain-transaction-failed', `user ${t.userId} has no deposit address`, { program_error: 'NoDepositKey' });
     const key = keys.keypair(addr.index);
-    if (t.kind === 'sweep') return chain.sendSweep({ mint: t.mint, amount: t.amount }, key, onSigned);
+    if (t.kind === 'sweep') return chain.sendSweep({ id: t.id, mint: t.mint, amount: t.amount }, key, onSigned);
     const order = await this.orders?.get(t.orderId!);
     if (!order) throw new DomainError('chain-transaction-failed', `order ${t.orderId} not found`, { program_error: 'OrderNotFound' });
     if (order.status !== 'awaiting_payment') {
@@ -541,6 +541,7 @@ export class CustodyService {
     }
     return chain.sendOrderFund(
       {
+        id: t.id,
         orderId: order.id,
         seller: order.sellerWallet,
         mint: order.mint,
