@@ -532,6 +532,43 @@ describe('custodial order payment', () => {
   });
 });
 
+describe('custodial order payment, crash', () => {
+  it('the process dies after the escrow is funded, before the books: a new instance books it once and the order goes in_progress', async () => {
+    const [buyer, seller] = await Promise.all([party(), party()]);
+    const depositAddress = await credit(buyer, USDC(9));
+    const l = await listing(seller, 7);
+    custody.service.hooks.afterSend = (tr) => {
+      if (tr.kind === 'order_fund') throw new Error('simulated crash');
+    };
+    let res;
+    try {
+      res = await orderCustodially(buyer, l);
+    } finally {
+      custody.service.hooks.afterSend = undefined;
+    }
+    expect(res.status).toBe(500);
+    const [order] = (await get(buyer, '/orders?role=buyer')).body.data;
+    expect(order).toMatchObject({ status: 'awaiting_payment', payment_source: 'custodial', buyer_wallet: depositAddress });
+    expect(await chain.escrow.fetchOrder(order.order_id)).toMatchObject({ state: 'funded', buyer: depositAddress, amount: USDC(7) });
+    expect(await custodial(buyer)).toEqual({ available: USDC(2), held: 0n, escrow: USDC(7) });
+
+    const transfer = (await custody.repo.transferForOrder(order.order_id))!;
+    expect(transfer.status).toBe('submitted');
+    const b = createApp({ ...t.ctx });
+    try {
+      expect((await b.services.custody!.worker.runOnce()).reconciled[transfer.id]).toBe('confirmed');
+      expect((await b.services.orders!.watcher.runOnce()).funded).toEqual([order.order_id]);
+      await b.services.custody!.worker.runOnce();
+    } finally {
+      await b.services.stop();
+    }
+    expect((await get(buyer, `/orders/${order.order_id}`)).body).toMatchObject({ status: 'in_progress', escrow_state: 'funded' });
+    expect(await t.ctx.db.custodyJournalEntry.count({ where: { ref: `transfer:${transfer.id}:settle` } })).toBe(1);
+    expect(await custodial(buyer)).toEqual({ available: USDC(2), held: 0n, escrow: USDC(7) });
+    await expectBooksBalanced();
+  });
+});
+
 describe('custody disabled (the default)', () => {
   it('every custodial route and payment_source custodial answer 404 custody-disabled; balances show chain lines only', async () => {
     const off = await createTestApp({ chain, config: { currencies: boot.currencies } });
