@@ -99,11 +99,13 @@ export class CustodyRepo {
 
   // ------------------------------------------------------------------ deposit addresses
 
+  /** The user's deposit address, or null before the first deposit request / custodial order. */
   async getAddress(userId: string): Promise<DepositAddressRecord | null> {
     const r = await this.db.custodyDepositAddress.findUnique({ where: { userId } });
     return r ? { userId: r.userId, index: r.derivationIndex, address: r.address, createdAt: r.createdAt } : null;
   }
 
+  /** The deposit address record of `address` (base58), or null when it is not one of ours. */
   async addressByOwner(address: string): Promise<DepositAddressRecord | null> {
     const r = await this.db.custodyDepositAddress.findUnique({ where: { address } });
     return r ? { userId: r.userId, index: r.derivationIndex, address: r.address, createdAt: r.createdAt } : null;
@@ -156,6 +158,7 @@ export class CustodyRepo {
     });
   }
 
+  /** The user's detected deposits, newest first (keyset after (createdAt, id)). */
   async listDeposits(userId: string, limit: number, after?: { createdAt: Date; id: string }): Promise<DepositRecord[]> {
     const rows = await this.db.custodyDeposit.findMany({
       where: {
@@ -177,10 +180,12 @@ export class CustodyRepo {
        ORDER BY a.updated_at LIMIT ${limit}`;
   }
 
+  /** Newest signature already scanned for a deposit token account (null: scan its whole history). */
   async getCursor(tokenAccount: string): Promise<string | null> {
     return (await this.db.custodyScanCursor.findUnique({ where: { tokenAccount } }))?.lastSignature ?? null;
   }
 
+  /** Remember the newest scanned signature of a deposit token account. */
   async setCursor(tokenAccount: string, lastSignature: string): Promise<void> {
     await this.db.custodyScanCursor.upsert({ where: { tokenAccount }, create: { tokenAccount, lastSignature }, update: { lastSignature } });
   }
@@ -244,11 +249,13 @@ export class CustodyRepo {
     });
   }
 
+  /** One transfer by id (any kind, any user), or null. */
   async getTransfer(id: string): Promise<TransferRecord | null> {
     const r = await this.db.custodyTransfer.findUnique({ where: { id } });
     return r ? toTransfer(r) : null;
   }
 
+  /** The order_fund transfer of an order (at most one: order_id is unique), or null. */
   async transferForOrder(orderId: string): Promise<TransferRecord | null> {
     const r = await this.db.custodyTransfer.findUnique({ where: { orderId } });
     return r ? toTransfer(r) : null;
@@ -274,6 +281,7 @@ export class CustodyRepo {
     return rows.map(toTransfer);
   }
 
+  /** A user's transfers of one kind, newest first (keyset after (createdAt, id)). */
   async listForUser(userId: string, kind: TransferKind, limit: number, after?: { createdAt: Date; id: string }): Promise<TransferRecord[]> {
     const rows = await this.db.custodyTransfer.findMany({
       where: {
