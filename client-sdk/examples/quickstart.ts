@@ -28,9 +28,10 @@ const order = await buyer.orders.createOrder({
   headers: { 'idempotency-key': newIdempotencyKey() },
   body: { listing_id: created.body.listing_id },
 });
-if (order.status === 201) {
+if (order.status === 201 && order.body.payment) {
+  // payment is null only for payment_source "custodial" (the service pays from the custodial balance)
   console.log(`pay into escrow ${order.body.escrow_account_address} before ${order.body.payment.expires_at}`);
   console.log(`Solana Pay link: ${order.body.payment.solana_pay_url}`);
-} else {
+} else if (order.status !== 201) {
   console.error(`createOrder failed: ${order.body.type} ${order.body.detail}`);
 }

@@ -249,7 +249,7 @@ export interface paths {
         put?: never;
         /**
          * Create an order and get the escrow payment transaction
-         * @description Any authenticated user (or API key) buys a listing. Requires Idempotency-Key: a replay returns the stored 201 response. The buyer is `buyer_wallet` when given (a user token may only name its own wallet: 403 forbidden), otherwise the caller's wallet. The order starts in awaiting_payment and expires (status expired) if not funded by payment_expires_at (15 minutes). The response carries `payment`: the fund transaction (base64, partially signed by the platform authority, fee payer = buyer) to sign and send — or POST to submitOrderTransaction — and a Solana Pay transaction-request link for wallets. 404 not-found (listing), 409 listing-unavailable (not available), 409 own-listing (buyer is the seller), 400 idempotency-key-missing, 409 idempotency-key-in-use, 422 idempotency-key-reused.
+         * @description Any authenticated user (or API key) buys a listing. Requires Idempotency-Key: a replay returns the stored 201 response. The buyer is `buyer_wallet` when given (a user token may only name its own wallet: 403 forbidden), otherwise the caller's wallet. The order starts in awaiting_payment and expires (status expired) if not funded by payment_expires_at (15 minutes). The response carries `payment`: the fund transaction (base64, partially signed by the platform authority, fee payer = buyer) to sign and send — or POST to submitOrderTransaction — and a Solana Pay transaction-request link for wallets. With payment_source custodial (custody enabled; else 404 custody-disabled) the service pays instead: it holds the price from the buyer's available custodial balance (409 insufficient-funds) and funds the escrow from its hot wallet with the buyer's deposit address as on-chain buyer; the 201 carries payment null and the order in_progress (awaiting_payment while the funding transaction is still unconfirmed; 502 chain-transaction-failed when it was rejected: the order is expired and the hold released). 404 not-found (listing), 409 listing-unavailable (not available), 409 own-listing (buyer is the seller), 400 idempotency-key-missing, 409 idempotency-key-in-use, 422 idempotency-key-reused.
          */
         post: operations["createOrder"];
         delete?: never;
@@ -471,7 +471,7 @@ export interface paths {
         };
         /**
          * Get the caller's balances
-         * @description Balances of the caller's wallet per currency: native SOL and each configured currency read from the chain (source "chain"), plus custodial balances (source "custodial") when custody is enabled. 503 chain-unavailable when the RPC cannot be reached.
+         * @description Balances of the caller's wallet per currency: native SOL and each configured currency read from the chain (source "chain"), then, when custody is enabled, the custodial balance of each custody currency (source "custodial": amount = available, plus held_base_units and in_escrow_base_units). 503 chain-unavailable when the RPC cannot be reached.
          */
         get: operations["getBalances"];
         put?: never;
@@ -492,10 +492,30 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Get deposit instructions (custodial only)
-         * @description Only when custody is enabled (404 custody-disabled otherwise): the address to send funds to and instructions. Deposits are credited after confirmation on chain.
+         * Get the caller's deposit address and instructions (custodial only)
+         * @description Only when custody is enabled (404 custody-disabled otherwise). Returns the caller's own deposit address (allocated on the first call, then always the same), the accepted mints with their token accounts and minimums, and the commitment awaited. A transfer of an accepted SPL token to the address is detected on chain, credited once to the available custodial balance when finalized, and swept to the service hot wallet. Transfers below the minimum and native SOL are not credited. 400 validation-error for a currency that is not held in custody.
          */
         post: operations["createDeposit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/wallet/deposits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List deposits detected at the caller's address (custodial only)
+         * @description Only when custody is enabled (404 custody-disabled otherwise). Newest first; cursor pagination (limit 1..100, default 20).
+         */
+        get: operations["listDeposits"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -512,10 +532,50 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Withdraw custodial funds (custodial only)
-         * @description Only when custody is enabled (404 custody-disabled otherwise). Requires Idempotency-Key. Debits the custodial balance (409 insufficient-funds) and queues an on-chain transfer to `destination`; 202 with the withdrawal in status pending. amount > 0 in UI units with at most the currency decimals.
+         * Withdraw custodial funds to a wallet (custodial only)
+         * @description Only when custody is enabled (404 custody-disabled otherwise). Requires Idempotency-Key (a replay returns the stored 202; 422 idempotency-key-reused with another body). Validates the request (400 validation-error with field paths: `body.currency` not a custody currency; `body.amount` missing, not positive, too many decimals or below the currency minimum; `body.destination` malformed, a token account or mint, a program or an address of this service), then holds amount + the flat fee of the currency from the available balance (409 insufficient-funds when it does not cover both; the balance never goes below zero, also under concurrent requests) and answers 202 with the withdrawal in status pending. The service then signs, records and sends the transfer and settles it once confirmed; a rejected or expired transaction releases the hold (status failed). Poll getWithdrawal.
          */
         post: operations["createWithdrawal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/wallet/withdrawals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's withdrawals (custodial only)
+         * @description Only when custody is enabled (404 custody-disabled otherwise). Newest first; cursor pagination (limit 1..100, default 20).
+         */
+        get: operations["listWithdrawals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/wallet/withdrawals/{withdrawal_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one of the caller's withdrawals (custodial only)
+         * @description Only when custody is enabled (404 custody-disabled otherwise). Status, signature and amounts; 404 not-found for another user's or an unknown id.
+         */
+        get: operations["getWithdrawal"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -538,20 +598,27 @@ export interface components {
              * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
              */
             mint: string | null;
-            /**
-             * @description Amount in base units (u64) as a decimal string, e.g. "1500000" = 1.5 USDC
-             * @example 1500000
-             */
+            /** @description chain: the wallet's balance; custodial: the available (spendable) balance */
             amount_base_units: string;
             decimals: number;
             /** @description amount_base_units / 10^decimals (display only) */
             ui_amount: number;
             /** @enum {string} */
             source: "chain" | "custodial";
+            /**
+             * @description custodial lines only: reserved for withdrawals in flight (amount + fee), not spendable
+             * @example 1500000
+             */
+            held_base_units?: string;
+            /**
+             * @description custodial lines only: paid from the custodial balance into escrows of orders not yet closed
+             * @example 1500000
+             */
+            in_escrow_base_units?: string;
         };
         /**
          * Balances
-         * @description Per-currency balances: native SOL and each configured currency on chain, plus custodial balances if enabled
+         * @description Per-currency balances: native SOL and each configured currency on chain (source "chain"), then, when custody is enabled, one custodial line per custody currency (source "custodial")
          */
         Balances: {
             /**
@@ -588,16 +655,18 @@ export interface components {
              * @description UUID (RFC 9562), lower-case hex
              */
             listing_id: string;
-            /**
-             * @description Solana public key, base58 (32 bytes)
-             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
-             */
+            /** @description The on-chain buyer: the paying wallet, or the buyer's deposit address for custodial orders */
             buyer_wallet: string;
             /**
              * @description Solana public key, base58 (32 bytes)
              * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
              */
             seller_wallet: string;
+            /**
+             * @description wallet: the buyer's wallet signs the fund transaction; custodial: the service funds the escrow from the buyer's custodial balance (buyer_wallet is then the buyer's deposit address)
+             * @enum {string}
+             */
+            payment_source: "wallet" | "custodial";
             /** @enum {string} */
             status: "awaiting_payment" | "in_progress" | "delivered" | "completed" | "disputed" | "resolved" | "refunded" | "expired";
             /** @enum {string} */
@@ -688,7 +757,7 @@ export interface components {
             transactions: components["schemas"]["OrderTransaction"][];
             /** @description Actions the caller may take now (see the order state table) */
             allowed_actions: ("pay" | "deliver" | "confirm" | "dispute" | "refund" | "resolve" | "review")[];
-            payment: components["schemas"]["OrderPayment"];
+            payment: components["schemas"]["OrderPayment"] | null;
         };
         /** Currency */
         Currency: {
@@ -705,24 +774,110 @@ export interface components {
         CurrencyList: {
             data: components["schemas"]["Currency"][];
         };
-        /** Deposit */
-        Deposit: {
+        /**
+         * CustodyDeposit
+         * @description An incoming transfer detected at the caller's deposit address
+         */
+        CustodyDeposit: {
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             */
+            deposit_id: string;
             /**
              * @description Currency code (2..10 upper-case letters); validated by the server against GET /currencies
              * @example USDC
              */
-            currency: string | null;
-            /** @description Deposit address (the user's custodial account owner; send SPL tokens to its ATA) */
-            address: string;
+            currency: string;
             /**
              * @description Solana public key, base58 (32 bytes)
              * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
              */
+            mint: string;
+            /** @description UI amount received */
+            amount: number;
+            /**
+             * @description Amount in base units (u64) as a decimal string, e.g. "1500000" = 1.5 USDC
+             * @example 1500000
+             */
+            amount_base_units: string;
+            /** @description The deposit address's token account that received it */
+            token_account: string;
+            /** @description Solana transaction signature, base58 (64 bytes) */
+            signature: string;
+            slot: number;
+            /**
+             * @description credited to the available balance, or below the currency minimum (not credited, left at the address)
+             * @enum {string}
+             */
+            status: "credited" | "below_minimum";
+            /**
+             * Format: date-time
+             * @description When the service detected it
+             */
+            created_at: string;
+        };
+        /** CustodyDepositPage */
+        CustodyDepositPage: {
+            data: components["schemas"]["CustodyDeposit"][];
+            /** @description Cursor of the next page; null on the last page */
+            next_cursor: string | null;
+        };
+        /** Deposit */
+        Deposit: {
+            /** @description The caller's own deposit address (one per user, derived from the service seed with SLIP-0010 at m/44'/501'/{index}'/0', never reused): send SPL tokens to it (its associated token account) */
+            address: string;
+            /**
+             * @description The requested currency; null when none was given
+             * @example USDC
+             */
+            currency: string | null;
+            /**
+             * @description Mint of the requested currency; null when none was given
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             mint: string | null;
+            /**
+             * @description The deposit address's token account for the requested currency; null when none was given
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
+            token_account: string | null;
+            /** @description Mints credited at this address (only the requested one when `currency` was given) */
+            accepted: components["schemas"]["DepositMint"][];
+            /**
+             * @description Deposits are credited once their transaction is finalized (the localnet reports finalized at once)
+             * @enum {string}
+             */
+            commitment: "finalized";
+            /** @description Confirmations behind a finalized block (32); about 15 s on mainnet */
+            confirmations_required: number;
             /** @description Human-readable deposit instructions */
             instructions: string;
-            /** @description Solana Pay transfer-request link */
+            /** @description Solana Pay transfer-request link (recipient = the deposit address, spl-token = the mint); only with `currency` */
             solana_pay_url?: string;
+        };
+        /**
+         * DepositMint
+         * @description A mint accepted for deposits
+         */
+        DepositMint: {
+            /**
+             * @description Currency code (2..10 upper-case letters); validated by the server against GET /currencies
+             * @example USDC
+             */
+            currency: string;
+            /**
+             * @description Solana public key, base58 (32 bytes)
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
+            mint: string;
+            decimals: number;
+            /** @description Associated token account of the deposit address for this mint (where the tokens land) */
+            token_account: string;
+            /** @description Smallest credited transfer, UI units */
+            minimum: number;
+            /** @description Smallest credited transfer; smaller transfers are recorded but not credited */
+            minimum_base_units: string;
         };
         /** Listing */
         Listing: {
@@ -847,16 +1002,18 @@ export interface components {
              * @description UUID (RFC 9562), lower-case hex
              */
             listing_id: string;
-            /**
-             * @description Solana public key, base58 (32 bytes)
-             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
-             */
+            /** @description The on-chain buyer: the paying wallet, or the buyer's deposit address for custodial orders */
             buyer_wallet: string;
             /**
              * @description Solana public key, base58 (32 bytes)
              * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
              */
             seller_wallet: string;
+            /**
+             * @description wallet: the buyer's wallet signs the fund transaction; custodial: the service funds the escrow from the buyer's custodial balance (buyer_wallet is then the buyer's deposit address)
+             * @enum {string}
+             */
+            payment_source: "wallet" | "custodial";
             /** @enum {string} */
             status: "awaiting_payment" | "in_progress" | "delivered" | "completed" | "disputed" | "resolved" | "refunded" | "expired";
             /** @enum {string} */
@@ -954,7 +1111,10 @@ export interface components {
             /** @description Cursor of the next page; null on the last page */
             next_cursor: string | null;
         };
-        /** OrderPayment */
+        /**
+         * OrderPayment
+         * @description The fund transaction to sign (payment_source wallet); null for custodial orders
+         */
         OrderPayment: {
             /** @description Serialized fund transaction, partially signed by the platform authority; fee payer = buyer. The buyer's wallet signs and sends it (or POSTs it to submitOrderTransaction). */
             transaction: string;
@@ -1282,27 +1442,55 @@ export interface components {
              * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
              */
             mint: string;
+            /** @description UI amount sent to the destination */
             amount: number;
-            /**
-             * @description Amount in base units (u64) as a decimal string, e.g. "1500000" = 1.5 USDC
-             * @example 1500000
-             */
+            /** @description Base units sent to the destination */
             amount_base_units: string;
+            /** @description Flat withdrawal fee of the currency, debited on top of the amount */
+            fee_base_units: string;
+            /** @description amount + fee: what leaves the custodial balance */
+            total_debited_base_units: string;
             /**
              * @description Solana public key, base58 (32 bytes)
              * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
              */
             destination: string;
-            /** @enum {string} */
+            /** @description Associated token account of the destination for the mint */
+            destination_token_account: string;
+            /**
+             * @description pending: held, not sent yet; submitted: signed and sent (signature known); confirmed: landed (terminal); failed: rejected or expired, the hold is back in the available balance (terminal)
+             * @enum {string}
+             */
             status: "pending" | "submitted" | "confirmed" | "failed";
-            /** @description Solana transaction signature, base58 (64 bytes) */
+            /** @description The transfer transaction; set from status submitted on */
             signature: string | null;
+            slot: number | null;
+            /** @description Why it failed (status failed only) */
+            failure_reason: string | null;
             /**
              * Format: date-time
              * @description ISO-8601 timestamp (UTC)
              * @example 2026-01-31T12:00:00.000Z
              */
             created_at: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            confirmed_at: string | null;
+        };
+        /** WithdrawalPage */
+        WithdrawalPage: {
+            data: components["schemas"]["Withdrawal"][];
+            /** @description Cursor of the next page; null on the last page */
+            next_cursor: string | null;
         };
     };
     responses: never;
@@ -2507,10 +2695,15 @@ export interface operations {
                      */
                     listing_id: string;
                     /**
-                     * @description Buyer when it is not the authenticated user (API-key integrations). A user token may only name its own wallet.
+                     * @description Buyer when it is not the authenticated user (API-key integrations). A user token may only name its own wallet. Not allowed with payment_source custodial.
                      * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
                      */
                     buyer_wallet?: string;
+                    /**
+                     * @description wallet (default) or custodial: pay from the custodial balance (custody must be enabled: 404 custody-disabled; 409 insufficient-funds when the available balance does not cover the price)
+                     * @enum {string}
+                     */
+                    payment_source?: "wallet" | "custodial";
                 };
             };
         };
@@ -2551,7 +2744,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found (`not-found`) */
+            /** @description Not found (`not-found`); Custody disabled (`custody-disabled`) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2560,7 +2753,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Listing unavailable (`listing-unavailable`); Own listing (`own-listing`); Idempotency-Key in use (`idempotency-key-in-use`) */
+            /** @description Listing unavailable (`listing-unavailable`); Own listing (`own-listing`); Idempotency-Key in use (`idempotency-key-in-use`); Insufficient funds (`insufficient-funds`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2609,6 +2802,15 @@ export interface operations {
             };
             /** @description Internal error (`internal-error`) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Chain transaction failed (`chain-transaction-failed`) */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3859,7 +4061,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description Currency to deposit; any configured currency when absent
+                     * @description Currency to deposit; all custody currencies when absent
                      * @example USDC
                      */
                     currency?: string;
@@ -3941,6 +4143,89 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Chain unavailable (`chain-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listDeposits: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..100 (default 20) */
+                limit?: number;
+                /** @description Opaque cursor from a previous page's next_cursor; only valid with the same filters and sort */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustodyDepositPage"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Custody disabled (`custody-disabled`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     createWithdrawal: {
@@ -3961,9 +4246,17 @@ export interface operations {
                      * @example USDC
                      */
                     currency: string;
-                    /** @description > 0, UI units, at most the currency decimals */
-                    amount: number;
-                    /** @description Wallet that receives the tokens (its associated token account) */
+                    /**
+                     * @description Amount to send in UI units (> 0, at most the currency decimals). Give exactly one of amount / amount_base_units.
+                     * @example 12.5
+                     */
+                    amount?: number;
+                    /**
+                     * @description Amount to send in base units (alternative to `amount`)
+                     * @example 1500000
+                     */
+                    amount_base_units?: string;
+                    /** @description Wallet (owner) that receives the tokens in its associated token account (created when missing, the service pays). Not a token account or mint, not a program, not an address of this service. */
                     destination: string;
                 };
             };
@@ -4034,6 +4327,159 @@ export interface operations {
             };
             /** @description Idempotency-Key reused (`idempotency-key-reused`) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Chain unavailable (`chain-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWithdrawals: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..100 (default 20) */
+                limit?: number;
+                /** @description Opaque cursor from a previous page's next_cursor; only valid with the same filters and sort */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WithdrawalPage"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Custody disabled (`custody-disabled`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWithdrawal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID (RFC 9562), lower-case hex */
+                withdrawal_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Withdrawal"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Custody disabled (`custody-disabled`); Not found (`not-found`) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -34,6 +34,12 @@
  * On resolve, the buyer gets floor(amount * buyer_bps / 10000); the rest, minus the fee on it, goes to the
  * seller. Refunds return the full amount; no fee is charged.
  *
+ * Payment source: `wallet` (default) — the buyer's wallet signs the fund transaction returned in `payment`;
+ * `custodial` (only when the operator enables custody) — the service funds the escrow from the buyer's
+ * custodial balance while creating the order, from its hot wallet, with the buyer's deposit address as the
+ * on-chain buyer (same program, same lifecycle; refunds and dispute splits come back to that address and are
+ * credited to the custodial balance). Custodial orders have `payment: null` and no `pay` action.
+ *
  * Times: delivery_deadline = created_at + listing.duration days (absolute, fixed at creation and written
  * into the escrow by `fund`);
  * review_window_seconds (default 259200 = 3 days) starts at delivery: auto_release_at = delivered_at +
@@ -177,6 +183,14 @@ export const OrderTransaction = named(
   'An on-chain transaction of the order',
 );
 
+export const PaymentSource = z
+  .enum(['wallet', 'custodial'])
+  .describe(
+    'wallet: the buyer\'s wallet signs the fund transaction; custodial: the service funds the escrow from the buyer\'s ' +
+      'custodial balance (buyer_wallet is then the buyer\'s deposit address)',
+  );
+export type PaymentSource = z.infer<typeof PaymentSource>;
+
 export const OrderResolution = named(
   'OrderResolution',
   z.object({ buyer_bps: Bps.describe('Share of the escrow returned to the buyer, basis points 0..10000') }),
@@ -187,8 +201,9 @@ export const Order = named(
   z.object({
     order_id: Uuid.describe('UUID; its 16 bytes are the on-chain order id'),
     listing_id: Uuid,
-    buyer_wallet: Pubkey,
+    buyer_wallet: Pubkey.describe('The on-chain buyer: the paying wallet, or the buyer\'s deposit address for custodial orders'),
     seller_wallet: Pubkey,
+    payment_source: PaymentSource,
     status: OrderStatus,
     escrow_state: EscrowState,
     escrow_account_address: Pubkey.describe('Order PDA of the escrow program (exists on chain while funded)'),
@@ -233,7 +248,12 @@ export const OrderPayment = named(
   }),
 );
 
-export const CreateOrderResponse = named('CreateOrderResponse', Order.extend({ payment: OrderPayment }));
+export const CreateOrderResponse = named(
+  'CreateOrderResponse',
+  Order.extend({
+    payment: OrderPayment.nullable().describe('The fund transaction to sign (payment_source wallet); null for custodial orders'),
+  }),
+);
 export type CreateOrderResponse = z.infer<typeof CreateOrderResponse>;
 
 export const OrderPage = named('OrderPage', page(Order));
@@ -242,7 +262,12 @@ export const CreateOrderBody = z
   .object({
     listing_id: Uuid,
     buyer_wallet: Pubkey.optional().describe(
-      'Buyer when it is not the authenticated user (API-key integrations). A user token may only name its own wallet.',
+      'Buyer when it is not the authenticated user (API-key integrations). A user token may only name its own wallet. ' +
+        'Not allowed with payment_source custodial.',
+    ),
+    payment_source: PaymentSource.optional().describe(
+      'wallet (default) or custodial: pay from the custodial balance (custody must be enabled: 404 custody-disabled; ' +
+        '409 insufficient-funds when the available balance does not cover the price)',
     ),
   })
   .strict();
@@ -293,7 +318,10 @@ const createOrder = routeErrors(
     'own-listing',
     'idempotency-key-in-use',
     'idempotency-key-reused',
+    'custody-disabled',
+    'insufficient-funds',
     'chain-unavailable',
+    'chain-transaction-failed',
   ],
   { actors: ['buyer'], idempotent: true },
 );
@@ -329,7 +357,12 @@ export const orders = c.router({
       'expires (status expired) if not funded by payment_expires_at (15 minutes). The response carries ' +
       '`payment`: the fund transaction (base64, partially signed by the platform authority, fee payer = ' +
       'buyer) to sign and send — or POST to submitOrderTransaction — and a Solana Pay transaction-request ' +
-      'link for wallets. 404 not-found (listing), 409 listing-unavailable (not available), 409 own-listing ' +
+      'link for wallets. With payment_source custodial (custody enabled; else 404 custody-disabled) the ' +
+      'service pays instead: it holds the price from the buyer\'s available custodial balance (409 ' +
+      'insufficient-funds) and funds the escrow from its hot wallet with the buyer\'s deposit address as ' +
+      'on-chain buyer; the 201 carries payment null and the order in_progress (awaiting_payment while the ' +
+      'funding transaction is still unconfirmed; 502 chain-transaction-failed when it was rejected: the order ' +
+      'is expired and the hold released). 404 not-found (listing), 409 listing-unavailable (not available), 409 own-listing ' +
       '(buyer is the seller), 400 idempotency-key-missing, 409 idempotency-key-in-use, 422 ' +
       'idempotency-key-reused.',
     body: CreateOrderBody,

@@ -61,7 +61,9 @@ export const problemTypes = {
   'custody-disabled': {
     status: 404,
     title: 'Custody disabled',
-    description: 'Deposits and withdrawals exist only when the service runs custodial accounts; it does not.',
+    description:
+      'Deposits, withdrawals and custodial order payment exist only when the operator runs custodial accounts ' +
+      '(CUSTODY_ENABLED); this service does not.',
   },
   conflict: { status: 409, title: 'Conflict', description: 'The request conflicts with the current state of a resource.' },
   'invalid-state-transition': {
@@ -88,7 +90,9 @@ export const problemTypes = {
   'insufficient-funds': {
     status: 409,
     title: 'Insufficient funds',
-    description: 'The custodial balance is lower than the requested withdrawal.',
+    description:
+      'The available custodial balance does not cover the request (a withdrawal\'s amount + fee, or a custodial ' +
+      'order payment); `required_base_units` and `available_base_units` say by how much.',
   },
   'payload-too-large': { status: 413, title: 'Payload too large', description: 'The request body exceeds 100 kB.' },
   'unsupported-media-type': {

@@ -42,6 +42,9 @@ const ROUTE_TABLE: Record<string, [string, string, RouteMetadata['auth']]> = {
   'wallet.getBalances': ['GET', '/wallet/balances', 'user'],
   'wallet.createDeposit': ['POST', '/wallet/deposit', 'user'],
   'wallet.createWithdrawal': ['POST', '/wallet/withdraw', 'user'],
+  'wallet.listWithdrawals': ['GET', '/wallet/withdrawals', 'user'],
+  'wallet.getWithdrawal': ['GET', '/wallet/withdrawals/:withdrawal_id', 'user'],
+  'wallet.listDeposits': ['GET', '/wallet/deposits', 'user'],
 };
 
 function flatten(router: AppRouter, prefix = ''): [string, AppRoute][] {

@@ -20,6 +20,7 @@ import type { AppContext } from './context.js';
 import { REPO_ROOT } from './db/migrate.js';
 import { errorHandler, problemBody, requestValidationErrorHandler, requireJsonBody, routeNotFound } from './http/problem.js';
 import { buildServices, type Services } from './http/router.js';
+import { custodyErrors } from './modules/custody/custody.errors.js';
 import { authenticate, authRateLimit } from './http/security.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -112,6 +113,15 @@ export function createApp(ctx: AppContext): BazaarApp {
 
   const services = buildServices(ctx);
   app.services = services;
+  if (!config.custodyEnabled) {
+    // custody is off: its routes answer 404 custody-disabled before credentials, headers and body
+    // are validated (a client learns the feature is absent, not that its Idempotency-Key is missing)
+    const w = contract.wallet;
+    for (const r of [w.createDeposit, w.listDeposits, w.createWithdrawal, w.listWithdrawals, w.getWithdrawal]) {
+      const method = r.method.toLowerCase() as 'get' | 'post';
+      app[method](r.path, (_req, _res, next) => next(custodyErrors.disabled()));
+    }
+  }
   createExpressEndpoints(contract, services.router, app, {
     globalMiddleware: [authenticate(services.auth, { publicMarketplace: config.publicMarketplace })],
     requestValidationErrorHandler: requestValidationErrorHandler as never,

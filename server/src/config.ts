@@ -24,7 +24,12 @@
  * | CORS_ORIGINS | (none) | comma-separated allowed origins, `*` for any |
  * | BODY_LIMIT | 100kb | JSON body limit |
  * | AUTH_RATE_LIMIT_PER_MINUTE | 20 | per IP, on request_login and verify_login |
- * | CUSTODY_ENABLED | false | custodial deposit/withdraw |
+ * | CUSTODY_ENABLED | false | custodial accounts: deposit, withdraw, custodial order payment (modules/custody/README.md) |
+ * | CUSTODY_SEED | generated once into DATA_DIR/keys/custody-seed | hex master seed (16..64 bytes) of the deposit addresses; read only when custody is on |
+ * | CUSTODY_MIN_DEPOSIT | 0.01 of each currency | `CODE:ui_amount,...` smaller deposits are recorded, not credited |
+ * | CUSTODY_MIN_WITHDRAWAL | 1 of each currency | `CODE:ui_amount,...` |
+ * | CUSTODY_WITHDRAWAL_FEE | 0 | `CODE:ui_amount,...` flat fee per withdrawal, kept by the service |
+ * | CUSTODY_POLL_INTERVAL_MS | 5000 | deposit watcher + transfer reconciler interval; 0 = start-up pass only |
  * | LOG_LEVEL | info | pino level (`silent` in tests) |
  * | TRUST_PROXY | 0 | reverse proxies in front (client IP from X-Forwarded-For); `true` = 1 |
  */
@@ -67,6 +72,14 @@ export interface Config {
   bodyLimit: string;
   authRateLimitPerMinute: number;
   custodyEnabled: boolean;
+  /** hex master seed of the deposit addresses (set when custody is enabled; see loadOrCreateCustodySeed) */
+  custodySeed?: string;
+  /** per currency code, UI amounts as decimal text (e.g. { USDC: '0.01' }); defaults in modules/custody */
+  custodyMinDeposit?: Record<string, string>;
+  custodyMinWithdrawal?: Record<string, string>;
+  custodyWithdrawalFee?: Record<string, string>;
+  /** deposit watcher + transfer reconciler interval, ms (0 = only the start-up pass) */
+  custodyPollIntervalMs?: number;
   logLevel: string;
   /** number of reverse proxies in front (Express 'trust proxy' hops); 0 = none */
   trustProxy: number;
@@ -120,6 +133,34 @@ export function loadOrCreateJwtSecret(dataDir: string): string {
   return secret;
 }
 
+/**
+ * CUSTODY_SEED or DATA_DIR/keys/custody-seed (32 random bytes as hex, created on first start, 0600).
+ * The seed is the root of every deposit address: back it up. Losing it loses the tokens still at
+ * deposit addresses (not yet swept); changing it orphans every address already handed out.
+ */
+export function loadOrCreateCustodySeed(dataDir: string): string {
+  const dir = path.join(dataDir, 'keys');
+  const file = path.join(dir, 'custody-seed');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const seed = randomBytes(32).toString('hex');
+  writeFileSync(file, seed + '\n', { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return seed;
+}
+
+/** `USDC:0.01,SOL:0.001` -> { USDC: '0.01', SOL: '0.001' } (UI amounts as decimal text). */
+export function parseCurrencyAmounts(name: string, spec: string | undefined): Record<string, string> | undefined {
+  if (!spec) return undefined;
+  const out: Record<string, string> = {};
+  for (const entry of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const [code, amount] = entry.split(':');
+    if (!code || !amount || !/^\d+(\.\d+)?$/.test(amount)) throw new Error(`${name}: bad entry "${entry}" (want CODE:amount, e.g. USDC:0.5)`);
+    out[code.toUpperCase()] = amount;
+  }
+  return out;
+}
+
 /** Currencies written by the dev bootstrap into DATA_DIR/chain.json (empty when absent). */
 export function currenciesFromChainFile(dataDir: string): { currencies: CurrencyConfig[]; programId?: string } {
   const file = path.join(dataDir, 'chain.json');
@@ -135,6 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const chainFile = currenciesFromChainFile(dataDir);
   const jwtSecret = env.JWT_SECRET || loadOrCreateJwtSecret(dataDir);
   if (Buffer.byteLength(jwtSecret) < 32) throw new Error('JWT_SECRET must be at least 32 bytes');
+  const custodyEnabled = bool(env.CUSTODY_ENABLED, false);
   return {
     port,
     host: env.HOST || '127.0.0.1',
@@ -158,7 +200,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: (env.CORS_ORIGINS || '').split(',').map((s) => s.trim()).filter(Boolean),
     bodyLimit: env.BODY_LIMIT || '100kb',
     authRateLimitPerMinute: int('AUTH_RATE_LIMIT_PER_MINUTE', env.AUTH_RATE_LIMIT_PER_MINUTE, 20),
-    custodyEnabled: bool(env.CUSTODY_ENABLED, false),
+    custodyEnabled,
+    ...(custodyEnabled
+      ? {
+          custodySeed: env.CUSTODY_SEED || loadOrCreateCustodySeed(dataDir),
+          custodyMinDeposit: parseCurrencyAmounts('CUSTODY_MIN_DEPOSIT', env.CUSTODY_MIN_DEPOSIT),
+          custodyMinWithdrawal: parseCurrencyAmounts('CUSTODY_MIN_WITHDRAWAL', env.CUSTODY_MIN_WITHDRAWAL),
+          custodyWithdrawalFee: parseCurrencyAmounts('CUSTODY_WITHDRAWAL_FEE', env.CUSTODY_WITHDRAWAL_FEE),
+          custodyPollIntervalMs: int('CUSTODY_POLL_INTERVAL_MS', env.CUSTODY_POLL_INTERVAL_MS, 5_000),
+        }
+      : {}),
     logLevel: env.LOG_LEVEL || 'info',
     trustProxy: env.TRUST_PROXY === 'true' ? 1 : int('TRUST_PROXY', env.TRUST_PROXY === 'false' ? '0' : env.TRUST_PROXY, 0),
   };

@@ -6,6 +6,7 @@ import type { Chain, ChainClient } from './chain/index.js';
 import type { Config } from './config.js';
 import type { PrismaClient } from './db/client.js';
 import type { Logger } from './logger.js';
+import type { CustodyHooks } from './modules/custody/custody.service.js';
 
 export interface AppContext {
   config: Config;
@@ -16,6 +17,8 @@ export interface AppContext {
   chain: (Chain & Partial<Pick<ChainClient, 'escrow' | 'currencies'>>) | null;
   /** options for the orders module (tests: timers off, hooks) */
   orders?: Record<string, unknown>;
+  /** options for the custody module (tests: hooks, lease); settings come from config */
+  custody?: { hooks?: CustodyHooks; leaseMs?: number };
   /** injectable clock (tests) */
   now: () => Date;
 }

@@ -461,22 +461,9 @@ export class EscrowClient {
    */
   async buildFundTransaction(terms: FundTerms): Promise<FundTransaction> {
     const buyer = new PublicKey(terms.buyer);
-    const seller = new PublicKey(terms.seller);
     const mint = new PublicKey(terms.mint);
     const tokenProgram = await this.tokenProgramOf(terms.mint);
-    const known = this.roleAccounts({ orderId: terms.orderId, buyer, seller, mint, tokenProgram });
-    // payer-like roles in fund are the buyer (rent of the order PDA and vault is the buyer's)
-    known.payer = buyer;
-    known.rentPayer = buyer;
-    const fundIx = await this.program.methods
-      .fund(
-        Array.from(orderIdBytes(terms.orderId)),
-        new BN(terms.amount.toString()),
-        new BN(terms.deliveryDeadline),
-        new BN(terms.reviewWindow),
-      )
-      .accountsPartial(this.accountsFor('fund', known))
-      .instruction();
+    const { instruction: fundIx, escrowAddress, vaultAddress } = await this.fundInstruction(terms);
     const tx = new Transaction();
     if (mint.equals(NATIVE_MINT)) {
       const buyerAta = getAssociatedTokenAddressSync(mint, buyer, true, tokenProgram);
@@ -496,9 +483,41 @@ export class EscrowClient {
       transaction: tx.serialize({ requireAllSignatures: false, verifySignatures: false }).toString('base64'),
       blockhash: latest.blockhash,
       lastValidBlockHeight: latest.lastValidBlockHeight,
-      escrowAddress: known.order!.toBase58(),
-      vaultAddress: known.vault!.toBase58(),
+      escrowAddress,
+      vaultAddress,
     };
+  }
+
+  /**
+   * The bare `fund` instruction for `terms`: signers buyer (pays the rent of the order PDA and the
+   * vault, and the tokens from its associated token account) and the platform authority (service).
+   * Used by buildFundTransaction and by custodial funding (buyer = a deposit key the service holds).
+   */
+  async fundInstruction(terms: FundTerms): Promise<{ instruction: TransactionInstruction; escrowAddress: string; vaultAddress: string }> {
+    const buyer = new PublicKey(terms.buyer);
+    const seller = new PublicKey(terms.seller);
+    const mint = new PublicKey(terms.mint);
+    const tokenProgram = await this.tokenProgramOf(terms.mint);
+    const known = this.roleAccounts({ orderId: terms.orderId, buyer, seller, mint, tokenProgram });
+    // payer-like roles in fund are the buyer (rent of the order PDA and vault is the buyer's)
+    known.payer = buyer;
+    known.rentPayer = buyer;
+    const instruction = await this.program.methods
+      .fund(
+        Array.from(orderIdBytes(terms.orderId)),
+        new BN(terms.amount.toString()),
+        new BN(terms.deliveryDeadline),
+        new BN(terms.reviewWindow),
+      )
+      .accountsPartial(this.accountsFor('fund', known))
+      .instruction();
+    return { instruction, escrowAddress: known.order!.toBase58(), vaultAddress: known.vault!.toBase58() };
+  }
+
+  /** Space of the escrow order account (bytes incl. the discriminator), for rent estimates. */
+  orderAccountSize(): number {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    return (this.program.account as any).order.size as number;
   }
 
   /**

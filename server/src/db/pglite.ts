@@ -35,6 +35,34 @@ function awaitScripts(adapter: SqlDriverAdapter, client: PGlite): SqlDriverAdapt
   return adapter;
 }
 
+/**
+ * pglite-prisma-adapter 0.7's commit() swallows a failing COMMIT (its transaction promise catches the
+ * error): a deferred constraint violated at COMMIT (the custody ledger's balanced-entry trigger) would
+ * roll the transaction back while Prisma reports success. Before committing, fire the deferred checks
+ * with `SET CONSTRAINTS ALL IMMEDIATE`: a violation then fails that statement, which the adapter
+ * reports, and Prisma rolls back and throws as on PostgreSQL.
+ */
+function checkDeferredBeforeCommit(adapter: SqlDriverAdapter): SqlDriverAdapter {
+  const start = adapter.startTransaction.bind(adapter);
+  adapter.startTransaction = async (...args: Parameters<SqlDriverAdapter['startTransaction']>) => {
+    const tx = await start(...args);
+    const commit = tx.commit.bind(tx);
+    tx.commit = async () => {
+      try {
+        await tx.executeRaw({ sql: 'SET CONSTRAINTS ALL IMMEDIATE', args: [], argTypes: [] });
+      } catch (err) {
+        // end the PGlite transaction (Prisma does not roll back after a failed commit; left open,
+        // it would hold PGlite's exclusive lock forever)
+        await tx.rollback().catch(() => undefined);
+        throw err;
+      }
+      await commit();
+    };
+    return tx;
+  };
+  return adapter;
+}
+
 export class BazaarPGliteAdapterFactory implements SqlMigrationAwareDriverAdapterFactory {
   readonly provider = 'postgres' as const;
   readonly adapterName: string;
@@ -46,7 +74,7 @@ export class BazaarPGliteAdapterFactory implements SqlMigrationAwareDriverAdapte
   }
 
   async connect(): Promise<SqlDriverAdapter> {
-    return awaitScripts((await this.inner.connect()) as SqlDriverAdapter, this.client);
+    return checkDeferredBeforeCommit(awaitScripts((await this.inner.connect()) as SqlDriverAdapter, this.client));
   }
 
   async connectToShadowDb(): Promise<SqlDriverAdapter> {

@@ -8,6 +8,8 @@
  *    harmless by construction (a confirmed action returns the current order, nothing is re-sent).
  *  - GET /orders/{id} and the actions answer 404 to callers who are neither buyer, seller nor admin.
  *  - Solana Pay endpoints are public; POST answers 403 unless `account` is the order's buyer wallet.
+ *  - payment_source custodial (custody enabled): the service pays from the buyer's custodial balance
+ *    while creating the order; `payment` is null (modules/custody/README.md).
  */
 import { initServer } from '@ts-rest/express';
 import { contract } from '@bazaar/contract';
@@ -48,11 +50,15 @@ export function ordersHandlers(deps: OrdersHttpDeps) {
       middleware: [idempotency({ store: deps.idempotencyStore, required: true }) as never],
       handler: async ({ body, req }) => {
         const p = principalOf(req);
-        const { order, payment } = await service.create(p, { listingId: body.listing_id, buyerWallet: body.buyer_wallet });
+        const { order, payment } = await service.create(p, {
+          listingId: body.listing_id,
+          buyerWallet: body.buyer_wallet,
+          paymentSource: body.payment_source ?? 'wallet',
+        });
         const o = await dto(order, p);
         return {
           status: 201 as const,
-          body: { ...o, payment: { ...payment, expires_at: payment.expires_at.toISOString() } },
+          body: { ...o, payment: payment ? { ...payment, expires_at: payment.expires_at.toISOString() } : null },
         };
       },
     },

@@ -4,11 +4,14 @@
  */
 import { initServer } from '@ts-rest/express';
 import { contract } from '@bazaar/contract';
+import type { ChainClient } from '../chain/index.js';
 import type { AppContext } from '../context.js';
 import { DomainError } from '../errors.js';
 import { createAuthRepo, createAuthService } from '../modules/auth/index.js';
 import { createListingsModule } from '../modules/listings/index.js';
 import { createMarketplaceModule } from '../modules/marketplace/index.js';
+import { createCustodyModule, type CustodyModule } from '../modules/custody/index.js';
+import { PrismaIdempotencyStore } from '../modules/idempotency/index.js';
 import { createOrdersModule, type OrdersModule } from '../modules/orders/index.js';
 import { createReviewsModule } from '../modules/reviews/index.js';
 import { createUsersRepo, createUsersService } from '../modules/users/index.js';
@@ -61,6 +64,28 @@ export function buildServices(ctx: AppContext) {
     chain: chain ?? { getWalletBalances: chainMissing },
     currencies: currencies as never,
   });
+  // custody (operator setting, off by default): needs the chain client's connection and service keypair
+  let custody: CustodyModule | null = null;
+  const chainClient = chain as (typeof chain & Partial<Pick<ChainClient, 'connection' | 'service'>>) | null;
+  if (config.custodyEnabled && chainClient?.escrow && chainClient.connection && chainClient.service) {
+    if (!config.custodySeed) throw new Error('CUSTODY_ENABLED needs CUSTODY_SEED (or DATA_DIR/keys/custody-seed)');
+    custody = createCustodyModule({
+      db,
+      chain: { connection: chainClient.connection, service: chainClient.service, escrow: chainClient.escrow },
+      currencies: currencies as never,
+      settings: {
+        seed: config.custodySeed,
+        minDeposit: config.custodyMinDeposit,
+        minWithdrawal: config.custodyMinWithdrawal,
+        withdrawalFee: config.custodyWithdrawalFee,
+        pollIntervalMs: config.custodyPollIntervalMs,
+        leaseMs: ctx.custody?.leaseMs,
+      },
+      hooks: ctx.custody?.hooks,
+      log,
+      now: ctx.now,
+    });
+  }
   let orders: OrdersModule | null = null;
   if (chain?.escrow) {
     orders = createOrdersModule({
@@ -71,7 +96,12 @@ export function buildServices(ctx: AppContext) {
       log,
       hasReview: reviews.hasReview,
       now: ctx.now,
+      custody: custody?.service,
     });
+  }
+  if (custody && orders) {
+    const repo = orders.repo;
+    custody.service.orders = { get: (id) => repo.get(id) };
   }
 
   const s = initServer();
@@ -82,7 +112,12 @@ export function buildServices(ctx: AppContext) {
     marketplace: marketplaceHandlers(marketplace.http),
     orders: orders ? ordersHandlers(orders.http) : unavailableRouter(contract.orders),
     reviews: reviewsHandlers(reviews.http),
-    wallet: walletHandlers({ service: wallet }),
+    wallet: walletHandlers({
+      service: wallet,
+      custody: custody?.service ?? null,
+      custodyWithoutChain: config.custodyEnabled && !custody,
+      idempotencyStore: orders?.idempotencyStore ?? new PrismaIdempotencyStore(db),
+    }),
   });
 
   return {
@@ -94,6 +129,8 @@ export function buildServices(ctx: AppContext) {
     reviews,
     orders,
     wallet,
+    /** the custody module (CUSTODY_ENABLED), else null */
+    custody,
     /** background work (payment watcher, reconciler); main.ts calls these, tests usually do not */
     async start() {
       const purge = () =>
@@ -102,9 +139,11 @@ export function buildServices(ctx: AppContext) {
       nonceTimer = setInterval(purge, 3_600_000);
       nonceTimer.unref?.();
       await orders?.start();
+      await custody?.start();
     },
     async stop() {
       if (nonceTimer) clearInterval(nonceTimer);
+      await custody?.stop();
       await orders?.stop();
     },
   };

@@ -13,7 +13,7 @@ import { PrismaIdempotencyStore, type IdempotencyStore } from '../idempotency/in
 import { escrowPort } from './orders.escrow.js';
 import { PrismaOrdersRepo } from './orders.repo.js';
 import { OrdersService, type OrdersConfig, type OrdersHooks } from './orders.service.js';
-import type { EscrowPort, ListingsPort, OrdersRepo } from './orders.types.js';
+import type { CustodialPaymentsPort, EscrowPort, ListingsPort, OrdersRepo } from './orders.types.js';
 import { DomainError } from '../../errors.js';
 
 export { OrdersService } from './orders.service.js';
@@ -45,6 +45,8 @@ export interface OrdersModuleOptions {
   idempotencyStore?: IdempotencyStore;
   hasReview?: (orderId: string) => Promise<boolean>;
   now?: () => Date;
+  /** custodial payments (the custody module's service) when custody is enabled */
+  custody?: CustodialPaymentsPort;
 }
 
 export function createOrdersModule(o: OrdersModuleOptions) {
@@ -61,6 +63,7 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     log: o.log,
     hooks: o.hooks,
     now: o.now,
+    custody: o.custody,
   });
   const watcher = new PaymentWatcher({ service, repo, log: o.log });
   const watcherMs = o.config?.watcherIntervalMs ?? 2_000;

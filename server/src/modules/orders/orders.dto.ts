@@ -21,6 +21,7 @@ export function toOrderDto(
     listing_id: o.listingId,
     buyer_wallet: o.buyerWallet,
     seller_wallet: o.sellerWallet,
+    payment_source: o.paymentSource,
     status: o.status,
     escrow_state: escrowStateOf[o.status],
     escrow_account_address: o.escrowAddress,
@@ -53,6 +54,7 @@ export function toOrderDto(
         slot: i.slot,
         created_at: i.createdAt.toISOString(),
       })),
-    allowed_actions: allowedActions(o, role, nowSeconds, reviewed),
+    // a custodial order is paid by the service, never by the buyer's wallet
+    allowed_actions: allowedActions(o, role, nowSeconds, reviewed).filter((a) => a !== 'pay' || o.paymentSource !== 'custodial'),
   };
 }

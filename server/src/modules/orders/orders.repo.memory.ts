@@ -17,7 +17,7 @@ export class MemoryOrdersRepo implements OrdersRepo {
 
   async create(order: NewOrder) {
     const t = this.tick();
-    const rec: OrderRecord = { ...order, version: 0, createdAt: t, updatedAt: t };
+    const rec: OrderRecord = { ...order, paymentSource: order.paymentSource ?? 'wallet', version: 0, createdAt: t, updatedAt: t };
     this.orders.set(rec.id, rec);
     return { ...rec };
   }

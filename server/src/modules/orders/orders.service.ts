@@ -31,6 +31,7 @@ import {
 } from './order-state.js';
 import { orderErrors } from './orders.errors.js';
 import type {
+  CustodialPaymentsPort,
   CurrencyView,
   EscrowOrderView,
   EscrowPort,
@@ -38,6 +39,7 @@ import type {
   ListingsPort,
   OrderRecord,
   OrdersRepo,
+  PaymentSource,
   TxResult,
 } from './orders.types.js';
 
@@ -93,10 +95,20 @@ export interface OrdersServiceDeps {
   log?: Log;
   now?: () => Date;
   hooks?: OrdersHooks;
+  /** custodial payments (custody enabled); absent: payment_source custodial answers 404 custody-disabled */
+  custody?: CustodialPaymentsPort;
 }
 
 /** approximate lifetime of a recent blockhash (150 blocks at ~400 ms) */
 const BLOCKHASH_LIFETIME_MS = 60_000;
+
+export interface CreateOrderInput {
+  listingId: string;
+  /** API keys only: the paying wallet */
+  buyerWallet?: string | null;
+  /** default wallet */
+  paymentSource?: PaymentSource;
+}
 
 export interface PaymentInstructions {
   transaction: string;
@@ -148,7 +160,10 @@ export class OrdersService {
       graceSeconds: this.config.paymentGraceSeconds,
       withOrderLock: (id, fn) => this.mutex.run(id, fn),
       syncDrift: this.config.syncDrift,
-      onSettled: (order) => this.applyListingEffect(order),
+      onSettled: async (order) => {
+        await this.applyListingEffect(order);
+        await this.bookCustodial(order);
+      },
     });
   }
 
@@ -188,15 +203,35 @@ export class OrdersService {
 
   // ---------------------------------------------------------------- creation and payment
 
-  async create(p: PrincipalLike, input: { listingId: string; buyerWallet?: string | null }) {
+  /**
+   * POST /orders. `paymentSource` wallet (default): the order waits for the buyer's fund transaction
+   * (returned as `payment`). custodial: the custody module holds the price from the buyer's custodial
+   * balance and funds the escrow (buyer = the user's deposit address); `payment` is null and the order
+   * comes back in_progress (awaiting_payment while the funding is unconfirmed). Errors besides the
+   * listing ones: 404 custody-disabled, 400 validation-error (buyer_wallet with custodial),
+   * 409 insufficient-funds, 502 chain-transaction-failed (funding rejected: order expired, hold released).
+   */
+  create(p: PrincipalLike, input: CreateOrderInput & { paymentSource?: 'wallet' }): Promise<{ order: OrderRecord; payment: PaymentInstructions }>;
+  create(p: PrincipalLike, input: CreateOrderInput): Promise<{ order: OrderRecord; payment: PaymentInstructions | null }>;
+  async create(p: PrincipalLike, input: CreateOrderInput): Promise<{ order: OrderRecord; payment: PaymentInstructions | null }> {
     if (!p.userId) throw orderErrors.forbidden('Creating an order needs a user credential.');
     const listing = await this.deps.listings.get(input.listingId);
     if (!listing) throw orderErrors.listingNotFound(input.listingId);
     if (listing.sellerId === p.userId) throw orderErrors.ownListing();
     if (listing.status !== 'available') throw orderErrors.listingUnavailable(listing.status);
 
-    let buyerWallet = p.wallet;
-    if (input.buyerWallet && input.buyerWallet !== p.wallet) {
+    const custodial = input.paymentSource === 'custodial';
+    const custody = this.deps.custody;
+    if (custodial && !custody) {
+      throw new DomainError('custody-disabled', 'Custodial accounts are disabled on this service: pay with your wallet (payment_source wallet).');
+    }
+    if (custodial && input.buyerWallet) {
+      throw new DomainError('validation-error', 'buyer_wallet cannot be combined with payment_source custodial.', {
+        errors: [{ path: 'body.buyer_wallet', message: 'not allowed with payment_source custodial', code: 'not_allowed' }],
+      });
+    }
+    let buyerWallet = custodial ? await custody!.buyerAddressFor(p.userId) : p.wallet;
+    if (!custodial && input.buyerWallet && input.buyerWallet !== p.wallet) {
       // only an API key acting for a user may name another paying wallet
       if (p.kind !== 'api_key') throw orderErrors.forbidden('buyer_wallet must be the wallet of the authenticated user.');
       buyerWallet = input.buyerWallet;
@@ -206,6 +241,7 @@ export class OrdersService {
 
     const currency = this.deps.currency(listing.currency);
     if (!currency) throw orderErrors.listingUnavailable(`currency ${listing.currency} is not accepted`);
+    if (custodial) await custody!.assertAvailable(p.userId, currency.mint, listing.priceBaseUnits);
 
     const id = randomUUID();
     const [chainNow, feeBps] = await Promise.all([this.deps.escrow.chainNow(), this.deps.escrow.feeBps()]);
@@ -221,7 +257,7 @@ export class OrdersService {
       reviewWindow: this.config.reviewWindowSeconds,
     };
     const { escrow, vault } = this.deps.escrow.addresses(id, currency.mint, currency.tokenProgram);
-    const transaction = await this.deps.escrow.buildFundTransaction(terms);
+    const transaction = custodial ? null : await this.deps.escrow.buildFundTransaction(terms);
     const createdAt = this.now();
     const paymentExpiresAt = new Date(createdAt.getTime() + ttl * 1000);
     const order = await this.deps.repo.create({
@@ -232,6 +268,7 @@ export class OrdersService {
       sellerId: listing.sellerId,
       buyerWallet,
       sellerWallet: listing.sellerWallet,
+      paymentSource: custodial ? 'custodial' : 'wallet',
       currency: currency.code,
       mint: currency.mint,
       decimals: currency.decimals,
@@ -255,13 +292,44 @@ export class OrdersService {
       fundSignature: null,
       lastSignature: null,
     });
+    if (custodial) return { order: await this.payCustodially(order), payment: null };
     const payment: PaymentInstructions = {
-      transaction,
+      transaction: transaction!,
       solana_pay_url: this.solanaPayUrl(id),
       // when this transaction's blockhash expires; a fresh one comes from the Solana Pay endpoint
       expires_at: new Date(Math.min(paymentExpiresAt.getTime(), createdAt.getTime() + BLOCKHASH_LIFETIME_MS)),
     };
     return { order, payment };
+  }
+
+  /** Fund a new custodial order through the custody module (see `create`). */
+  private async payCustodially(order: OrderRecord): Promise<OrderRecord> {
+    let outcome;
+    try {
+      outcome = await this.deps.custody!.payOrder(order);
+    } catch (err) {
+      if (err instanceof DomainError && (err.slug === 'insufficient-funds' || err.slug === 'chain-transaction-failed')) {
+        // nothing is held any more: the order can never be paid
+        await this.deps.repo.updateIf(order.id, 'awaiting_payment', { status: 'expired' });
+      }
+      throw err;
+    }
+    if (outcome.status === 'funded') {
+      const view = await this.deps.escrow.fetchOrder(order.id).catch(() => null);
+      if (view && this.termsMatch(order, view)) return this.markFunded(order.id, view, outcome.signature, outcome.slot);
+    }
+    // not confirmed yet: the custody reconciler finishes the funding, the payment watcher sees the escrow
+    return (await this.deps.repo.get(order.id))!;
+  }
+
+  /** Book a custodial order's escrow outcome in the custody ledger (best effort: the custody worker catches up). */
+  private async bookCustodial(order: OrderRecord): Promise<void> {
+    if (order.paymentSource !== 'custodial' || !this.deps.custody) return;
+    try {
+      await this.deps.custody.bookOrderOutcome(order);
+    } catch (err) {
+      this.log.warn({ err, order_id: order.id }, 'custodial order outcome not booked yet');
+    }
   }
 
   solanaPayUrl(orderId: string): string {
@@ -284,6 +352,12 @@ export class OrdersService {
     const order = await this.deps.repo.get(orderId);
     if (!order) throw orderErrors.notFound(orderId);
     if (order.status !== 'awaiting_payment') throw orderErrors.invalidTransition(order.id, order.status, 'pay');
+    if (order.paymentSource === 'custodial') {
+      throw new DomainError('invalid-state-transition', `Order ${order.id} is paid from the custodial balance by the service.`, {
+        order_status: order.status,
+        action: 'pay',
+      });
+    }
     if (order.paymentExpiresAt <= this.now()) throw orderErrors.paymentExpired(order.id);
     return order;
   }
@@ -496,6 +570,7 @@ export class OrdersService {
     this.log.info({ order_id: orderId, action, signature: tx.signature, status: after.status }, 'order action confirmed');
     // a refund because another order took the listing must not free that other order's listing
     if (params?.reason !== 'listing-taken') await this.applyListingEffect(after);
+    await this.bookCustodial(after);
     return after;
   }
 

@@ -11,6 +11,8 @@ export interface OrderRecord {
   sellerId: string;
   buyerWallet: string;
   sellerWallet: string;
+  /** wallet: the buyer signs the fund transaction; custodial: the custody module funds it (buyerWallet = deposit address) */
+  paymentSource: PaymentSource;
   currency: string;
   mint: string;
   decimals: number;
@@ -43,7 +45,13 @@ export interface OrderRecord {
   updatedAt: Date;
 }
 
-export type NewOrder = Omit<OrderRecord, 'createdAt' | 'updatedAt' | 'version'> & { createdAt?: Date };
+export type PaymentSource = 'wallet' | 'custodial';
+
+export type NewOrder = Omit<OrderRecord, 'createdAt' | 'updatedAt' | 'version' | 'paymentSource'> & {
+  createdAt?: Date;
+  /** default wallet */
+  paymentSource?: PaymentSource;
+};
 export type OrderPatch = Partial<Omit<OrderRecord, 'id' | 'createdAt' | 'updatedAt' | 'version'>>;
 
 export type IntentStatus = 'pending' | 'sent' | 'confirmed' | 'failed';
@@ -187,6 +195,25 @@ export interface EscrowPort {
   feeBps(): Promise<number>;
   /** cluster unix time (the program's Clock), seconds */
   chainNow(): Promise<number>;
+}
+
+/**
+ * What the orders module needs from the custody module (present only when custody is enabled):
+ * custodial payment of an order from the buyer's balance, and the escrow outcome booked back.
+ */
+export interface CustodialPaymentsPort {
+  /** the on-chain buyer of the user's custodial orders (the user's deposit address, allocated on first use) */
+  buyerAddressFor(userId: string): Promise<string>;
+  /** 409 insufficient-funds unless the available balance of `mint` covers `amount` (base units); 400 for a non-custody mint */
+  assertAvailable(userId: string, mint: string, amount: bigint): Promise<void>;
+  /**
+   * Hold the price and fund the order's escrow from the hot wallet. `funded`: confirmed on chain;
+   * `pending`: outcome not known yet (finished by the custody reconciler). Throws 409
+   * insufficient-funds (nothing held) or 502 chain-transaction-failed (hold released).
+   */
+  payOrder(order: OrderRecord): Promise<{ status: 'funded'; signature: string; slot: number | null } | { status: 'pending' }>;
+  /** book the escrow outcome of a terminal custodial order (refund / split back to the balance); idempotent */
+  bookOrderOutcome(order: OrderRecord): Promise<boolean>;
 }
 
 export interface ClosingInstruction {

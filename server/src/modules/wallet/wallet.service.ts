@@ -1,11 +1,9 @@
 /**
- * Wallet module (non-custodial): balances are read from the chain for the caller's wallet.
- * Deposits and withdrawals exist only with custodial accounts, which this service does not run:
- * both answer DomainError('custody-disabled') (404).
+ * Wallet module: on-chain balances of the caller's wallet. Custodial balances, deposits and
+ * withdrawals live in modules/custody (enabled by the operator); http/wallet.handlers.ts combines them.
  *
  * Errors: chain-unavailable (503) when the RPC cannot be reached.
  */
-import { DomainError } from '../../errors.js';
 import type { Chain, CurrencyInfo, WalletBalance } from '../../chain/types.js';
 
 /** One balance line as the API shows it (contract Balance schema). */
@@ -17,6 +15,10 @@ export interface BalanceView {
   /** display only: amount_base_units / 10^decimals */
   ui_amount: number;
   source: 'chain' | 'custodial';
+  /** custodial lines only: held for withdrawals in flight, base units */
+  held_base_units?: string;
+  /** custodial lines only: in escrows of custodial orders, base units */
+  in_escrow_base_units?: string;
 }
 
 export interface BalancesView {
@@ -47,13 +49,5 @@ export class WalletService {
   async getBalances(wallet: string): Promise<BalancesView> {
     const lines = await this.deps.chain.getWalletBalances(wallet, this.deps.currencies);
     return { wallet, balances: lines.map(toBalanceView) };
-  }
-
-  createDeposit(): never {
-    throw new DomainError('custody-disabled', 'this service is non-custodial: pay from your own wallet; no deposits are held');
-  }
-
-  createWithdrawal(): never {
-    throw new DomainError('custody-disabled', 'this service is non-custodial: funds stay in your own wallet; nothing to withdraw');
   }
 }
