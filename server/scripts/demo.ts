@@ -147,7 +147,8 @@ async function run() {
   });
   if (ordered.status !== 201) fail('createOrder', ordered);
   const orderId = ordered.body.order_id;
-  const tx = Transaction.from(Buffer.from(ordered.body.payment.transaction, 'base64'));
+  const payment = ordered.body.payment ?? fail('createOrder returned no payment transaction for a wallet-paid order');
+  const tx = Transaction.from(Buffer.from(payment.transaction, 'base64'));
   tx.partialSign(buyerKp);
   const submitted = await buyer.orders.submitOrderTransaction({
     params: { order_id: orderId },
