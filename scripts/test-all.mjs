@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * The whole test suite behind `npm test`: contract/IDL staleness checks, typecheck, the escrow
+ * The whole test suite behind `npm test`: contract/IDL staleness checks, OpenAPI lint (swagger-parser +
+ * redocly), typecheck, the escrow
  * program's Rust tests (solana-program-test, native mode), the localnet's Rust tests, and the
  * vitest suites (unit, HTTP, end-to-end against the localnet).
  *
@@ -46,6 +47,7 @@ function cargoCounts(out) {
 
 const stages = [
   { name: 'openapi', kind: 'check', cmd: ['npm', ['run', '-s', 'openapi:check']] },
+  { name: 'openapi-lint', kind: 'check', cmd: ['npm', ['run', '-s', 'openapi:lint']] },
   { name: 'idl', kind: 'check', cmd: ['npm', ['run', '-s', 'idl:check']] },
   { name: 'typecheck', kind: 'check', cmd: ['npm', ['run', '-s', 'typecheck']] },
   { name: 'program', kind: 'cargo', cmd: ['cargo', ['test', '--manifest-path', 'programs/Cargo.toml', '--workspace']] },
