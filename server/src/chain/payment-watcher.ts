@@ -9,6 +9,7 @@
  */
 import type { OrdersService } from '../modules/orders/orders.service.js';
 import type { OrdersRepo } from '../modules/orders/orders.types.js';
+import { Poller } from '../lib/poller.js';
 
 type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
 
@@ -26,8 +27,10 @@ export interface WatcherPass {
 }
 
 export class PaymentWatcher {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
+  private readonly poller = new Poller(
+    () => this.runOnce(),
+    (err) => this.deps.log?.error({ err }, 'payment watcher pass failed'),
+  );
 
   constructor(private readonly deps: PaymentWatcherDeps) {}
 
@@ -52,21 +55,13 @@ export class PaymentWatcher {
     return out;
   }
 
+  /** Run `runOnce` every `intervalMs` milliseconds (see Poller). */
   start(intervalMs: number): void {
-    if (this.timer) return;
-    const tick = () => {
-      if (this.running) return;
-      this.running = this.runOnce()
-        .catch((err) => this.deps.log?.error({ err }, 'payment watcher pass failed'))
-        .finally(() => (this.running = null));
-    };
-    this.timer = setInterval(tick, intervalMs);
-    this.timer.unref?.();
+    this.poller.start(intervalMs);
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
+  /** Stop the loop and wait for a pass in progress. */
+  stop(): Promise<void> {
+    return this.poller.stop();
   }
 }

@@ -20,6 +20,7 @@
 import { type Instruction, instructionAction, instructionEscrowState, targetStatus } from '../modules/orders/order-state.js';
 import { patchForInstruction } from '../modules/orders/order-patch.js';
 import type { ChainIntentRecord, ClosingInstruction, EscrowPort, OrderRecord, OrdersRepo } from '../modules/orders/orders.types.js';
+import { Poller } from '../lib/poller.js';
 
 type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
 
@@ -43,8 +44,11 @@ export type ReconcileOutcome = 'confirmed' | 'failed' | 'open';
 const silent: Log = { info() {}, warn() {}, error() {} };
 
 export class Reconciler {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
+  private readonly poller = new Poller(
+    () => this.runOnce(),
+    (err) => this.log.error({ err }, 'reconciler pass failed'),
+    { immediate: true },
+  );
   private readonly log: Log;
 
   constructor(private readonly deps: ReconcilerDeps) {
@@ -194,23 +198,14 @@ export class Reconciler {
     return out;
   }
 
+  /** Run `runOnce` every `intervalMs` milliseconds (see Poller). */
   start(intervalMs: number): void {
-    if (this.timer) return;
-    const tick = () => {
-      if (this.running) return;
-      this.running = this.runOnce()
-        .catch((err) => this.log.error({ err }, 'reconciler pass failed'))
-        .finally(() => (this.running = null));
-    };
-    tick();
-    this.timer = setInterval(tick, intervalMs);
-    this.timer.unref?.();
+    this.poller.start(intervalMs);
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
+  /** Stop the loop and wait for a pass in progress. */
+  stop(): Promise<void> {
+    return this.poller.stop();
   }
 }
 

@@ -19,6 +19,7 @@ import { userAccount } from './custody.ledger.js';
 import type { CustodyRepo } from './custody.repo.js';
 import { type CustodyService, depositEntry } from './custody.service.js';
 import { type Log, silentLog } from './custody.types.js';
+import { Poller } from '../../lib/poller.js';
 
 export interface CustodyWorkerDeps {
   service: CustodyService;
@@ -43,8 +44,11 @@ export interface CustodyPass {
 }
 
 export class CustodyWorker {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
+  private readonly poller = new Poller(
+    () => this.runOnce(),
+    (err) => this.log.error({ err }, 'custody worker pass failed'),
+    { immediate: true },
+  );
   private readonly log: Log;
 
   constructor(private readonly deps: CustodyWorkerDeps) {
@@ -177,24 +181,13 @@ export class CustodyWorker {
     }
   }
 
+  /** Run `runOnce` every `intervalMs` milliseconds (see Poller). */
   start(intervalMs: number): void {
-    if (this.timer) return;
-    const tick = () => {
-      if (this.running) return;
-      this.running = this.runOnce()
-        .catch((err) => this.log.error({ err }, 'custody worker pass failed'))
-        .finally(() => (this.running = null));
-    };
-    tick();
-    if (intervalMs > 0) {
-      this.timer = setInterval(tick, intervalMs);
-      this.timer.unref?.();
-    }
+    this.poller.start(intervalMs);
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
+  /** Stop the loop and wait for a pass in progress. */
+  stop(): Promise<void> {
+    return this.poller.stop();
   }
 }

@@ -1,0 +1,55 @@
+/**
+ * A background pass repeated on a timer, never overlapping itself: the shared loop of the payment
+ * watcher, the reconciler and the custody worker.
+ *
+ * `start(intervalMs)` runs `pass` every `intervalMs` milliseconds (and once at once when `immediate`);
+ * `intervalMs = 0` runs only that first pass. A tick that finds the previous pass still running is
+ * skipped. A pass that throws is reported to `onError` and the loop goes on. The timer is unref'd, so
+ * it never keeps the process alive. `stop()` clears the timer and waits for a running pass.
+ */
+export class Poller {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<unknown> | null = null;
+  private started = false;
+
+  constructor(
+    private readonly pass: () => Promise<unknown>,
+    private readonly onError: (err: unknown) => void,
+    private readonly options: { immediate?: boolean } = {},
+  ) {}
+
+  /** True while a pass is running. */
+  get busy(): boolean {
+    return this.running !== null;
+  }
+
+  /** Start the loop (a no-op when already started); `intervalMs` in milliseconds, 0 = first pass only. */
+  start(intervalMs: number): void {
+    if (this.started) return;
+    this.started = true;
+    if (this.options.immediate) this.tick();
+    if (intervalMs > 0) {
+      this.timer = setInterval(() => this.tick(), intervalMs);
+      this.timer.unref?.();
+    }
+  }
+
+  /** Stop the loop and wait for the pass in progress, if any. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.started = false;
+    await this.running;
+  }
+
+  private tick(): void {
+    if (this.running) return;
+    let pass: Promise<unknown>;
+    try {
+      pass = this.pass(); // starts now, as a direct call would
+    } catch (err) {
+      pass = Promise.reject(err);
+    }
+    this.running = pass.catch((err) => this.onError(err)).finally(() => (this.running = null));
+  }
+}
