@@ -9,9 +9,6 @@
  * The custody worker's timer is off: tests run its passes (`worker.runOnce()`) and wait for
  * background withdrawals (`service.idle()`).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction } from '@solana/web3.js';
 import {
@@ -23,7 +20,7 @@ import {
 } from '@solana/spl-token';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalnet, type Localnet } from './helpers/localnet';
+import { type Localnet, startBootstrappedChain, type BootstrappedChain } from './helpers/localnet';
 import { API, createApiKey, createTestApp, loginAs, type TestApp } from './helpers/app';
 import { TEST_DATABASE_URL } from './helpers/db';
 import { createApp } from '../server/src/app';
@@ -31,7 +28,7 @@ import { createChain, type ChainClient } from '../server/src/chain/index';
 import { sendAndConfirm } from '../server/src/chain/tx';
 import { systemAccount } from '../server/src/modules/custody/custody.ledger';
 import type { CustodyModule } from '../server/src/modules/custody/index';
-import { bootstrapLocalnet, ensureSol, loadOrCreateKeypair, mintTestUsdc, type BootstrapResult } from '../server/scripts/bootstrap-localnet';
+import { ensureSol, mintTestUsdc, type BootstrapResult } from '../server/scripts/bootstrap-localnet';
 
 const USDC = (n: number) => BigInt(Math.round(n * 1e6));
 const SEED = 'd4'.repeat(32);
@@ -54,6 +51,7 @@ let localnet: Localnet;
 let dataDir: string;
 let boot: BootstrapResult;
 let chain: ChainClient;
+let env: BootstrappedChain;
 let t: TestApp;
 let custody: CustodyModule;
 let funder: Keypair;
@@ -136,15 +134,8 @@ const orderCustodially = (buyer: Party, listingId: string) =>
     .send({ listing_id: listingId, payment_source: 'custodial' });
 
 beforeAll(async () => {
-  localnet = await startLocalnet();
-  dataDir = mkdtempSync(join(tmpdir(), 'bazaar-custody-e2e-'));
-  boot = await bootstrapLocalnet({ rpcUrl: localnet.rpcUrl, dataDir });
-  chain = createChain({
-    rpcUrl: localnet.rpcUrl,
-    serviceKeypair: loadOrCreateKeypair(dataDir, 'service'),
-    programId: boot.programId,
-    currencies: boot.currencies,
-  });
+  env = await startBootstrappedChain('custody-e2e');
+  ({ localnet, dataDir, boot, chain } = env);
   t = await createTestApp({ chain, config: { currencies: boot.currencies, ...custodyConfig }, orders: { reviewWindowSeconds: 60 } });
   custody = t.services.custody!;
   funder = Keypair.generate();
@@ -155,8 +146,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.close();
-  await localnet?.stop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await env?.stop();
   console.info(`[timing] e2e.custody total: ${Date.now() - t0} ms`);
 });
 

@@ -3,18 +3,15 @@
  * storage and listings, so this suite needs no database): every money movement is checked on chain.
  * Alice buys, Bob sells; the service is the platform authority and the arbiter.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction } from '@solana/web3.js';
 import { TOKEN_PROGRAM_ID, getAccount, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalnet, type Localnet } from './helpers/localnet';
-import { createChain, EscrowClient, type ChainClient } from '../server/src/chain/index';
+import { type Localnet, startBootstrappedChain, type BootstrappedChain } from './helpers/localnet';
+import { EscrowClient, type ChainClient } from '../server/src/chain/index';
 import type { Idl } from '@coral-xyz/anchor';
 import escrowIdl from '@bazaar/escrow-idl';
-import { bootstrapLocalnet, ensureSol, loadOrCreateKeypair, mintTestUsdc, type BootstrapResult } from '../server/scripts/bootstrap-localnet';
+import { ensureSol, mintTestUsdc, type BootstrapResult } from '../server/scripts/bootstrap-localnet';
 import { PaymentWatcher } from '../server/src/chain/payment-watcher';
 import { MemoryOrdersRepo } from '../server/src/modules/orders/orders.repo.memory';
 import { OrdersService } from '../server/src/modules/orders/orders.service';
@@ -28,6 +25,7 @@ let localnet: Localnet;
 let dataDir: string;
 let boot: BootstrapResult;
 let chain: ChainClient;
+let env: BootstrappedChain;
 let repo: MemoryOrdersRepo;
 let listings: FakeListings;
 let service: OrdersService;
@@ -62,15 +60,8 @@ async function fundedOrder(p: Awaited<ReturnType<typeof parties>>) {
 }
 
 beforeAll(async () => {
-  localnet = await startLocalnet();
-  dataDir = mkdtempSync(join(tmpdir(), 'bazaar-orders-e2e-'));
-  boot = await bootstrapLocalnet({ rpcUrl: localnet.rpcUrl, dataDir });
-  chain = createChain({
-    rpcUrl: localnet.rpcUrl,
-    serviceKeypair: loadOrCreateKeypair(dataDir, 'service'),
-    programId: boot.programId,
-    currencies: boot.currencies,
-  });
+  env = await startBootstrappedChain('orders-e2e');
+  ({ localnet, dataDir, boot, chain } = env);
   repo = new MemoryOrdersRepo();
   listings = new FakeListings();
   service = new OrdersService({
@@ -85,8 +76,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await localnet?.stop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await env?.stop();
   console.info(`[timing] e2e.orders-chain total: ${Date.now() - t0} ms`);
 });
 

@@ -4,18 +4,15 @@
  * minted on chain); Alice orders it, signs the returned transaction with web3.js and submits it;
  * the seller's USDC balance on chain is the proof that money moved exactly once.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction } from '@solana/web3.js';
 import { TOKEN_PROGRAM_ID, getAccount, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalnet, type Localnet } from './helpers/localnet';
+import { type Localnet, startBootstrappedChain, type BootstrappedChain } from './helpers/localnet';
 import { createApiKey, createTestApp, loginAs } from './helpers/app';
-import { createChain, type ChainClient } from '../server/src/chain/index';
-import { bootstrapLocalnet, ensureSol, loadOrCreateKeypair, mintTestUsdc, type BootstrapResult } from '../server/scripts/bootstrap-localnet';
+import { type ChainClient } from '../server/src/chain/index';
+import { ensureSol, mintTestUsdc, type BootstrapResult } from '../server/scripts/bootstrap-localnet';
 
 const API = '/api/v1';
 const USDC = (n: number) => BigInt(Math.round(n * 1e6));
@@ -31,6 +28,7 @@ let localnet: Localnet;
 let dataDir: string;
 let boot: BootstrapResult;
 let chain: ChainClient;
+let env: BootstrappedChain;
 let t: TestApp;
 let admin: Party;
 /** the service's wall clock (payment expiry) runs ahead of real time by this much */
@@ -95,15 +93,8 @@ async function fundedOrder(price = 25, duration = 3) {
 }
 
 beforeAll(async () => {
-  localnet = await startLocalnet();
-  dataDir = mkdtempSync(join(tmpdir(), 'bazaar-orders-http-'));
-  boot = await bootstrapLocalnet({ rpcUrl: localnet.rpcUrl, dataDir });
-  chain = createChain({
-    rpcUrl: localnet.rpcUrl,
-    serviceKeypair: loadOrCreateKeypair(dataDir, 'service'),
-    programId: boot.programId,
-    currencies: boot.currencies,
-  });
+  env = await startBootstrappedChain('orders-http');
+  ({ localnet, dataDir, boot, chain } = env);
   t = await createTestApp({
     chain,
     now: () => new Date(Date.now() + clockOffsetMs),
@@ -117,8 +108,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.close();
-  await localnet?.stop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await env?.stop();
   console.info(`[timing] e2e.orders-http total: ${Date.now() - t0} ms`);
 });
 

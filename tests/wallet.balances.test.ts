@@ -3,40 +3,30 @@
  * chain (native SOL + configured currencies); deposit/withdraw answer 404 custody-disabled (the
  * service is non-custodial); an unreachable RPC answers 503 chain-unavailable.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Keypair, LAMPORTS_PER_SOL } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalnet } from './helpers/localnet';
+import { startLocalnet, startBootstrappedChain, type BootstrappedChain } from './helpers/localnet';
 import { API, createTestApp, loginAs, type TestApp } from './helpers/app';
 import { createChain, type ChainClient } from '../server/src/chain/index';
-import { bootstrapLocalnet, ensureSol, loadOrCreateKeypair, mintTestUsdc, type BootstrapResult } from '../server/scripts/bootstrap-localnet';
+import { ensureSol, mintTestUsdc, type BootstrapResult } from '../server/scripts/bootstrap-localnet';
 
 let localnet: Awaited<ReturnType<typeof startLocalnet>>;
 let dataDir: string;
 let boot: BootstrapResult;
 let chain: ChainClient;
+let env: BootstrappedChain;
 let t: TestApp;
 const alice = Keypair.generate();
 
 beforeAll(async () => {
-  localnet = await startLocalnet();
-  dataDir = mkdtempSync(join(tmpdir(), 'bazaar-wallet-'));
-  boot = await bootstrapLocalnet({ rpcUrl: localnet.rpcUrl, dataDir });
-  chain = createChain({
-    rpcUrl: localnet.rpcUrl,
-    serviceKeypair: loadOrCreateKeypair(dataDir, 'service'),
-    programId: boot.programId,
-    currencies: boot.currencies,
-  });
+  env = await startBootstrappedChain('wallet');
+  ({ localnet, dataDir, boot, chain } = env);
   t = await createTestApp({ chain, config: { currencies: boot.currencies, solanaRpcUrl: localnet.rpcUrl } });
 });
 
 afterAll(async () => {
   await t?.close();
-  await localnet?.stop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await env?.stop();
 });
 
 describe('GET /wallet/balances', () => {
