@@ -25,7 +25,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { main as startServer } from '../src/main.js';
 import { bootstrapLocalnet } from './bootstrap-localnet.js';
-import { startLocalnet, type Localnet } from './localnet-process.js';
+import { localnetNeedsBuild, startLocalnet, type Localnet } from './localnet-process.js';
 
 const env = { ...process.env };
 const dataDir = resolve(env.DATA_DIR || './data');
@@ -41,7 +41,8 @@ async function run() {
 
   if (!env.SOLANA_RPC_URL) {
     const port = Number(env.SOLANA_RPC_PORT || 8899);
-    say(`starting the localnet on 127.0.0.1:${port} (first run builds it with cargo: several minutes)`);
+    const build = localnetNeedsBuild() ? ' (building it with cargo first: several minutes on a cold cache)' : '';
+    say(`starting the localnet on 127.0.0.1:${port}${build}`);
     localnet = await startLocalnet({
       port,
       ledgerDir: join(dataDir, 'ledger'),
