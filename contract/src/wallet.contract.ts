@@ -38,6 +38,8 @@ export const Balance = named(
   }),
 );
 
+export type Balance = z.infer<typeof Balance>;
+
 export const Balances = named(
   'Balances',
   z.object({
@@ -160,6 +162,7 @@ export const CustodyDeposit = named(
   'An incoming transfer detected at the caller\'s deposit address',
 );
 
+export type CustodyDeposit = z.infer<typeof CustodyDeposit>;
 export const CustodyDepositPage = named('CustodyDepositPage', page(CustodyDeposit));
 
 const WithdrawalIdParams = z.object({ withdrawal_id: Uuid });

@@ -74,17 +74,8 @@ export interface NewTransfer {
   orderId?: string | null;
 }
 
-export interface NewDeposit {
-  userId: string;
-  address: string;
-  tokenAccount: string;
-  mint: string;
-  currency: string;
-  amount: bigint;
-  signature: string;
-  slot: number;
-  status: DepositStatus;
-}
+/** A deposit to record: a DepositRecord before the database gives it an id and a time. */
+export type NewDeposit = Omit<DepositRecord, 'id' | 'createdAt'>;
 
 export class CustodyRepo {
   constructor(

@@ -15,6 +15,7 @@
  * A crash anywhere leaves a pending (never sent: safe to send) or submitted (signature known:
  * read its outcome) transfer that `reconcile` converges, so money is never lost nor moved twice.
  */
+import type { Balance, CustodyDeposit, Deposit, Withdrawal } from '@bazaar/contract';
 import { DomainError } from '../../errors.js';
 import { decodeCursor, encodeCursor, cursorKey } from '../../lib/cursor.js';
 import { formatUiAmount, toBaseUnits, toUiNumber } from '../../lib/money.js';
@@ -65,71 +66,17 @@ export interface CustodyServiceDeps {
   leaseMs?: number;
 }
 
-/** One custodial balance line (contract `Balance` with source "custodial"). */
-export interface CustodialBalanceView {
-  currency: string;
-  mint: string;
-  amount_base_units: string;
-  decimals: number;
-  ui_amount: number;
-  source: 'custodial';
-  held_base_units: string;
-  in_escrow_base_units: string;
-}
+/** One custodial balance line: contract `Balance` with source "custodial" and both custodial amounts. */
+export type CustodialBalanceView = Balance & { mint: string; source: 'custodial'; held_base_units: string; in_escrow_base_units: string };
 
-/** Contract `Deposit`. */
-export interface DepositView {
-  address: string;
-  currency: string | null;
-  mint: string | null;
-  token_account: string | null;
-  accepted: Array<{
-    currency: string;
-    mint: string;
-    decimals: number;
-    token_account: string;
-    minimum: number;
-    minimum_base_units: string;
-  }>;
-  commitment: 'finalized';
-  confirmations_required: number;
-  instructions: string;
-  solana_pay_url?: string;
-}
+/** Contract `Deposit` (POST /wallet/deposit answer). */
+export type DepositView = Deposit;
 
 /** Contract `Withdrawal`. */
-export interface WithdrawalView {
-  withdrawal_id: string;
-  currency: string;
-  mint: string;
-  amount: number;
-  amount_base_units: string;
-  fee_base_units: string;
-  total_debited_base_units: string;
-  destination: string;
-  destination_token_account: string;
-  status: TransferStatus;
-  signature: string | null;
-  slot: number | null;
-  failure_reason: string | null;
-  created_at: string;
-  updated_at: string;
-  confirmed_at: string | null;
-}
+export type WithdrawalView = Withdrawal;
 
 /** Contract `CustodyDeposit`. */
-export interface DepositRecordView {
-  deposit_id: string;
-  currency: string;
-  mint: string;
-  amount: number;
-  amount_base_units: string;
-  token_account: string;
-  signature: string;
-  slot: number;
-  status: 'credited' | 'below_minimum';
-  created_at: string;
-}
+export type DepositRecordView = CustodyDeposit;
 
 export interface WithdrawInput {
   currency: string;
