@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cursorKey, decodeCursor, encodeCursor, type CursorSpec } from './cursor.js';
+import { cursorKey, decodeCursor, encodeCursor, newestPage, type CursorSpec } from './cursor.js';
 
 const ID = '0b6c2c4e-5a3f-4c1e-9a51-7f3b2d1e0c9a';
 const spec: CursorSpec = { sort: 'newest', filters: { category: 'design', q: undefined }, keys: [cursorKey.timestamp] };
@@ -44,5 +44,22 @@ describe('cursor: opaque keyset cursors', () => {
     expect(cursorKey.uint(15)).toBe(false);
     expect(cursorKey.decimal('0.123456')).toBe(true);
     expect(cursorKey.decimal('1; drop table')).toBe(false);
+  });
+});
+
+describe('newestPage', () => {
+  const spec = { sort: 'created_desc', filters: { what: 'test' }, keys: [cursorKey.timestamp] };
+  const uuid = (n: number) => `00000000-0000-4000-8000-00000000000${n}`;
+  const rows = [3, 2, 1].map((n) => ({ id: uuid(n), createdAt: new Date(Date.UTC(2026, 0, n)) }));
+
+  it('keeps `limit` rows and points the cursor at the last kept row when one more was read', () => {
+    const page = newestPage(rows, 2, spec);
+    expect(page.items.map((r) => r.id)).toEqual([uuid(3), uuid(2)]);
+    expect(decodeCursor(page.nextCursor!, spec)).toMatchObject({ id: uuid(2), keys: ['2026-01-02T00:00:00.000Z'] });
+  });
+
+  it('has no next cursor on the last page', () => {
+    expect(newestPage(rows, 3, spec)).toEqual({ items: rows, nextCursor: null });
+    expect(newestPage([], 3, spec)).toEqual({ items: [], nextCursor: null });
   });
 });

@@ -84,3 +84,24 @@ export const cursorKey = {
   /** decimal text (e.g. a rank rounded in SQL) */
   decimal: (v: unknown) => typeof v === 'string' && /^-?\d{1,20}(\.\d{1,20})?$/.test(v),
 } as const;
+
+/** One page of a list: the items and the cursor of the next page (null on the last one). */
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/**
+ * Cut a `limit + 1` keyset read (newest first) into a page: the first `limit` rows, and when more
+ * exist a cursor holding (created_at, id) of the last row, bound to `spec`'s sort and filters.
+ */
+export function newestPage<T extends { createdAt: Date; id: string }>(
+  rows: T[],
+  limit: number,
+  spec: Pick<CursorSpec, 'sort' | 'filters'>,
+): Page<T> {
+  const items = rows.slice(0, limit);
+  const last = items[items.length - 1];
+  const nextCursor = rows.length > limit && last ? encodeCursor(spec, [last.createdAt.toISOString()], last.id) : null;
+  return { items, nextCursor };
+}

@@ -17,7 +17,7 @@
  */
 import type { Balance, CustodyDeposit, Deposit, Withdrawal } from '@bazaar/contract';
 import { DomainError } from '../../errors.js';
-import { decodeCursor, encodeCursor, cursorKey } from '../../lib/cursor.js';
+import { decodeCursor, cursorKey, newestPage } from '../../lib/cursor.js';
 import { formatUiAmount, toBaseUnits, toUiNumber } from '../../lib/money.js';
 import type { TxResult } from '../../chain/types.js';
 import type { CustodyChainPort } from './custody.chain.js';
@@ -198,13 +198,8 @@ export class CustodyService {
   async listDeposits(userId: string, limit: number, cursor?: string): Promise<{ data: DepositRecordView[]; next_cursor: string | null }> {
     const spec = { sort: 'created_desc', filters: { what: 'deposits' }, keys: [cursorKey.timestamp] };
     const after = cursor ? this.afterOf(decodeCursor(cursor, spec)) : undefined;
-    const rows = await this.deps.repo.listDeposits(userId, limit + 1, after);
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    return {
-      data: page.map((d) => this.depositView(d)),
-      next_cursor: rows.length > limit && last ? encodeCursor(spec, [last.createdAt.toISOString()], last.id) : null,
-    };
+    const page = newestPage(await this.deps.repo.listDeposits(userId, limit + 1, after), limit, spec);
+    return { data: page.items.map((d) => this.depositView(d)), next_cursor: page.nextCursor };
   }
 
   depositView(d: DepositRecord): DepositRecordView {
@@ -301,13 +296,8 @@ export class CustodyService {
   async listWithdrawals(userId: string, limit: number, cursor?: string): Promise<{ data: WithdrawalView[]; next_cursor: string | null }> {
     const spec = { sort: 'created_desc', filters: { what: 'withdrawals' }, keys: [cursorKey.timestamp] };
     const after = cursor ? this.afterOf(decodeCursor(cursor, spec)) : undefined;
-    const rows = await this.deps.repo.listForUser(userId, 'withdrawal', limit + 1, after);
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    return {
-      data: page.map((t) => this.withdrawalView(t)),
-      next_cursor: rows.length > limit && last ? encodeCursor(spec, [last.createdAt.toISOString()], last.id) : null,
-    };
+    const page = newestPage(await this.deps.repo.listForUser(userId, 'withdrawal', limit + 1, after), limit, spec);
+    return { data: page.items.map((t) => this.withdrawalView(t)), next_cursor: page.nextCursor };
   }
 
   withdrawalView(t: TransferRecord): WithdrawalView {

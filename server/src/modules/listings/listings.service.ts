@@ -11,7 +11,7 @@
  * Only available and unlisted listings can be edited; reserved and sold ones answer 409.
  */
 import { randomUUID } from 'node:crypto';
-import { cursorKey, decodeCursor, encodeCursor, type CursorSpec } from '../../lib/cursor.js';
+import { cursorKey, decodeCursor, newestPage, type CursorSpec, type Page } from '../../lib/cursor.js';
 import { formatUiAmount, toBaseUnits } from '../../lib/money.js';
 import { listingErrors, type FieldError } from './listings.errors.js';
 import type {
@@ -54,10 +54,6 @@ export interface ListListingsInput {
   cursor?: string;
 }
 
-export interface Page<T> {
-  items: T[];
-  nextCursor: string | null;
-}
 
 /** `title` cut to at most 32 characters and 32 UTF-8 bytes, on a code point boundary. */
 export function tokenName(title: string): string {
@@ -78,13 +74,6 @@ export function metadataUri(publicBaseUrl: string, listingId: string): string {
   return `${publicBaseUrl.replace(/\/+$/, '')}/api/v1/listings/${listingId}/token-metadata.json`;
 }
 
-/** Cut a limit+1 read into a page; the cursor holds (created_at, id) of the last row. */
-export function newestPage(rows: ListingRecord[], limit: number, spec: Pick<CursorSpec, 'sort' | 'filters'>): Page<ListingRecord> {
-  const items = rows.slice(0, limit);
-  const last = items[items.length - 1];
-  const nextCursor = rows.length > limit && last ? encodeCursor(spec, [last.createdAt.toISOString()], last.id) : null;
-  return { items, nextCursor };
-}
 
 const EDITABLE: readonly ListingStatus[] = ['available', 'unlisted'];
 

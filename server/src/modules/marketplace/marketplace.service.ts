@@ -13,7 +13,7 @@
  *   `currency` filter that is the same order as base units, which the repo then uses directly.
  * - Every sort is a keyset on (sort key..., id); cursors are bound to the sort and the filters.
  */
-import { cursorKey, decodeCursor, encodeCursor, type CursorSpec } from '../../lib/cursor.js';
+import { cursorKey, decodeCursor, encodeCursor, type CursorSpec, type Page } from '../../lib/cursor.js';
 import { toBaseUnitsBound } from '../../lib/money.js';
 import { listingErrors, type FieldError } from '../listings/listings.errors.js';
 import type { ListingRecord, ListingsConfig, ListingStatus } from '../listings/listings.types.js';
@@ -50,10 +50,6 @@ export interface BrowseInput {
   cursor?: string;
 }
 
-export interface Page<T> {
-  items: T[];
-  nextCursor: string | null;
-}
 
 export interface MarketplaceDeps {
   repo: MarketplaceRepo;

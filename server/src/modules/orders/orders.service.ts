@@ -16,7 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { DomainError } from '../../errors.js';
 import { Reconciler } from '../../chain/reconciler.js';
-import { cursorKey, decodeCursor, encodeCursor } from '../../lib/cursor.js';
+import { cursorKey, decodeCursor, newestPage } from '../../lib/cursor.js';
 import { compareFundTransaction, normalizeTransaction } from './fund-tx.js';
 import { listingEffect, patchForInstruction } from './order-patch.js';
 import {
@@ -196,9 +196,8 @@ export class OrdersService {
       after = { createdAt: new Date(String(c.keys[0])), id: c.id };
     }
     const rows = await this.deps.repo.list({ userId: p.userId, role: q.role, status: q.status, limit: limit + 1, after });
-    const data = rows.slice(0, limit);
-    const last = data[data.length - 1];
-    return { data, nextCursor: rows.length > limit && last ? encodeCursor(spec, [last.createdAt.toISOString()], last.id) : null };
+    const { items: data, nextCursor } = newestPage(rows, limit, spec);
+    return { data, nextCursor };
   }
 
   // ---------------------------------------------------------------- creation and payment
