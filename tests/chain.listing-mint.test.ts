@@ -13,7 +13,9 @@ import {
 } from '@solana/spl-token';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalnet } from './helpers/localnet';
-import { createChain, type ChainClient } from '../server/src/chain/index';
+import { randomBytes, randomUUID } from 'node:crypto';
+import bs58 from 'bs58';
+import { createChain, listingMintKeypair, type ChainClient, type ListingMintAttempt, type TxAttempt } from '../server/src/chain/index';
 import { ensureSol } from '../server/scripts/bootstrap-localnet';
 
 let localnet: Awaited<ReturnType<typeof startLocalnet>>;
@@ -88,5 +90,80 @@ describe('listing token (Token-2022 NFT)', () => {
     await expect(chain.mintListingToken({ owner: seller.toBase58(), name: 'n'.repeat(33), symbol: 'BZR', uri: 'http://x' })).rejects.toMatchObject({
       slug: 'validation-error',
     });
+  });
+});
+
+describe('listing token crash safety: a mint address per listing, the attempt before the send, outcomes read back', () => {
+  const owner = seller.toBase58();
+  const input = (listingId: string) => ({ listingId, owner, name: 'Crash-safe logo', symbol: 'BZR', uri: `http://x/api/v1/listings/${listingId}/token-metadata.json` });
+
+  it('the mint address is derived from the listing id and handed to onSigned before anything is on chain', async () => {
+    const listingId = randomUUID();
+    const expected = listingMintKeypair(service, listingId).publicKey.toBase58();
+    expect(listingMintKeypair(service, listingId).publicKey.toBase58()).toBe(expected);
+    expect(listingMintKeypair(service, randomUUID()).publicKey.toBase58()).not.toBe(expected);
+    let seen: ListingMintAttempt | null = null;
+    let existedWhenSigned: boolean | null = null;
+    const res = await chain.mintListingToken(input(listingId), {
+      onSigned: async (a) => {
+        seen = a;
+        existedWhenSigned = (await chain.connection.getAccountInfo(new PublicKey(a.mint), 'confirmed')) !== null;
+      },
+    });
+    expect(res.mint).toBe(expected);
+    expect(seen).toMatchObject({ mint: expected, signature: res.signature });
+    expect(seen!.lastValidBlockHeight).toBeGreaterThan(await chain.connection.getBlockHeight('confirmed'));
+    expect(existedWhenSigned).toBe(false);
+  });
+
+  it('a second mint of the same listing is rejected, and readListingMint finds the first token and its transaction', async () => {
+    const listingId = randomUUID();
+    const first = await chain.mintListingToken(input(listingId));
+    await expect(chain.mintListingToken(input(listingId))).rejects.toMatchObject({ slug: 'chain-transaction-failed' });
+    // without the signature (a lost attempt record), the creating transaction is found by address
+    for (const signature of [first.signature, null]) {
+      expect(await chain.readListingMint({ mint: first.mint, signature, lastValidBlockHeight: null })).toEqual({
+        state: 'minted',
+        name: 'Crash-safe logo',
+        uri: input(listingId).uri,
+        signature: first.signature,
+        slot: first.slot,
+      });
+    }
+    const ata = getAssociatedTokenAddressSync(new PublicKey(first.mint), seller, false, TOKEN_2022_PROGRAM_ID);
+    expect((await getAccount(chain.connection, ata, 'confirmed', TOKEN_2022_PROGRAM_ID)).amount).toBe(1n);
+  });
+
+  it('an onSigned that throws sends nothing: the mint is absent', async () => {
+    const listingId = randomUUID();
+    let attempt: ListingMintAttempt | null = null;
+    await expect(
+      chain.mintListingToken(input(listingId), {
+        onSigned: (a) => {
+          attempt = a;
+          throw new Error('database down');
+        },
+      }),
+    ).rejects.toThrow('database down');
+    const a = attempt as unknown as ListingMintAttempt;
+    expect(await chain.connection.getAccountInfo(new PublicKey(a.mint), 'confirmed')).toBeNull();
+    expect(await chain.readListingMint({ mint: a.mint, signature: null, lastValidBlockHeight: null })).toEqual({ state: 'absent' });
+    // with its signature: unknown to the chain, in flight until the blockhash expires, then absent for good
+    expect(await chain.readListingMint({ mint: a.mint, signature: a.signature, lastValidBlockHeight: a.lastValidBlockHeight })).toEqual({ state: 'in_flight' });
+    const height = await chain.connection.getBlockHeight('confirmed');
+    expect(await chain.readListingMint({ mint: a.mint, signature: a.signature, lastValidBlockHeight: height - 1 })).toEqual({ state: 'absent' });
+  });
+
+  it('transactionOutcome: landed, in flight, dead', async () => {
+    const listingId = randomUUID();
+    const minted = await chain.mintListingToken(input(listingId));
+    let update: TxAttempt | null = null;
+    const res = await chain.updateListingToken(minted.mint, { name: 'Renamed crash-safe logo' }, { onSigned: (a) => void (update = a) });
+    expect(update).toMatchObject({ signature: res!.signature });
+    expect(await chain.transactionOutcome(update!)).toEqual({ state: 'landed', slot: res!.slot });
+    const height = await chain.connection.getBlockHeight('confirmed');
+    const unknown = bs58.encode(randomBytes(64));
+    expect(await chain.transactionOutcome({ signature: unknown, lastValidBlockHeight: height + 100 })).toEqual({ state: 'in_flight' });
+    expect(await chain.transactionOutcome({ signature: unknown, lastValidBlockHeight: height - 1 })).toEqual({ state: 'dead' });
   });
 });

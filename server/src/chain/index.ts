@@ -9,7 +9,7 @@ import type { Idl } from '@coral-xyz/anchor';
 import escrowIdl from '@bazaar/escrow-idl';
 import { getWalletBalances } from './balances.js';
 import { EscrowClient } from './escrow.js';
-import { mintListingToken, updateListingToken } from './listing-mint.js';
+import { mintListingToken, readListingMint, transactionOutcome, updateListingToken } from './listing-mint.js';
 import type { ConfirmOptions } from './tx.js';
 import type { Chain, CurrencyInfo } from './types.js';
 
@@ -18,6 +18,7 @@ export { EscrowClient } from './escrow.js';
 export type { EscrowOrder, EscrowConfig, FundTerms, FundTransaction, EscrowState, OrderId } from './escrow.js';
 export { configPda, orderPda, vaultAddress, uuidToBytes, bytesToUuid, orderIdBytes } from './pda.js';
 export { formatUnits, parseUnits } from './balances.js';
+export { listingMintKeypair } from './listing-mint.js';
 export { sendAndConfirm, sendRawAndConfirm, type ConfirmOptions } from './tx.js';
 export { translateChainError, isNetworkError } from './errors.js';
 export { chainOptionsFromDataDir, loadOrCreateKeypair, readChainFile, readKeypairFile, type ChainFile } from './keys.js';
@@ -94,8 +95,10 @@ export function createChain(opts: CreateChainOptions): ChainClient {
         return { ok: false };
       }
     },
-    mintListingToken: (input) => mintListingToken(mintDeps, input),
-    updateListingToken: (mint, fields) => updateListingToken(mintDeps, mint, fields),
+    mintListingToken: (input, hooks) => mintListingToken(mintDeps, input, hooks),
+    updateListingToken: (mint, fields, hooks) => updateListingToken(mintDeps, mint, fields, hooks),
+    readListingMint: (query) => readListingMint(mintDeps, query),
+    transactionOutcome: (attempt) => transactionOutcome(mintDeps, attempt),
     getWalletBalances: (wallet, currencies) => getWalletBalances(connection, wallet, currencies ?? opts.currencies, commitment),
   };
 }

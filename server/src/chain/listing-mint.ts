@@ -8,6 +8,14 @@
  *
  * Sizes: name <= 32, symbol <= 10, uri <= 200 UTF-8 bytes (wallet conventions; keeps the single
  * transaction under the 1232-byte packet limit).
+ *
+ * Crash safety (the listings module's chain intents, server/src/modules/listings/README.md):
+ *  - with `listingId` the mint keypair is derived from the service key and the listing id
+ *    (HKDF-SHA256, RFC 5869), so a listing has one possible mint address: sending its mint again can
+ *    never create a second token, and the address is known before anything is sent;
+ *  - `onSigned` receives the signature, the mint and the blockhash's `lastValidBlockHeight` before the
+ *    first send, so the caller can record the attempt and later tell "may still land" from "never will";
+ *  - `readListingMint` / `transactionOutcome` read the outcome back without sending anything.
  */
 import {
   type Commitment,
@@ -39,9 +47,10 @@ import {
   createUpdateFieldInstruction,
   pack,
 } from '@solana/spl-token-metadata';
+import { hkdfSync } from 'node:crypto';
 import { DomainError } from '../errors.js';
-import type { ListingTokenInput, TxResult } from './types.js';
-import { rpc, sendAndConfirm, type ConfirmOptions } from './tx.js';
+import type { ListingMintAttempt, ListingMintState, ListingTokenInput, SendHooks, TxAttempt, TxOutcome, TxResult } from './types.js';
+import { rpc, sendRawAndConfirm, type ConfirmOptions } from './tx.js';
 
 export const LISTING_TOKEN_LIMITS = { name: 32, symbol: 10, uri: 200 } as const;
 
@@ -62,14 +71,68 @@ export interface ListingMintDeps {
   confirm?: ConfirmOptions;
 }
 
-/** Mint the listing NFT; returns the mint address and the transaction's signature and slot. */
-export async function mintListingToken(deps: ListingMintDeps, input: ListingTokenInput): Promise<TxResult & { mint: string }> {
+/** HKDF salt of the listing mint derivation; changing it changes every future mint address. */
+const MINT_DERIVATION_SALT = 'bazaar/listing-mint/v1';
+
+/**
+ * The mint keypair of a listing: ed25519 seed = HKDF-SHA256(ikm = the service key's 32-byte seed,
+ * salt = "bazaar/listing-mint/v1", info = listing id, 32 bytes). Deterministic and known only to the
+ * service; after the mint it has no authority left (the account belongs to Token-2022).
+ */
+export function listingMintKeypair(service: Keypair, listingId: string): Keypair {
+  const seed = hkdfSync('sha256', service.secretKey.subarray(0, 32), MINT_DERIVATION_SALT, listingId, 32);
+  return Keypair.fromSeed(new Uint8Array(seed));
+}
+
+/**
+ * Sign `tx` with a fresh blockhash, hand the attempt to `onSigned` (a throw aborts before the send),
+ * then send and confirm (./tx.ts timeouts). Errors: DomainError chain-unavailable / chain-transaction-failed.
+ */
+async function signAndSend<A extends TxAttempt>(
+  deps: ListingMintDeps,
+  tx: Transaction,
+  signers: Keypair[],
+  action: string,
+  onSigned: ((attempt: TxAttempt) => A) | null,
+  hooks: SendHooks<A> | undefined,
+): Promise<TxResult> {
+  const commitment = deps.confirm?.commitment ?? deps.commitment ?? deps.connection.commitment ?? 'confirmed';
+  const latest = await rpc(() => deps.connection.getLatestBlockhash(commitment), { action });
+  tx.recentBlockhash = latest.blockhash;
+  tx.lastValidBlockHeight = latest.lastValidBlockHeight;
+  tx.feePayer = deps.service.publicKey;
+  tx.sign(...signers);
+  const lastValidBlockHeight = latest.lastValidBlockHeight;
+  return sendRawAndConfirm(deps.connection, tx.serialize(), {
+    ...deps.confirm,
+    commitment,
+    lastValidBlockHeight,
+    programIds: tx.instructions.map((ix) => ix.programId.toBase58()),
+    errors: { action },
+    onSigned: hooks?.onSigned
+      ? async (signature) => {
+          const base = { signature, lastValidBlockHeight };
+          await hooks.onSigned!(onSigned ? onSigned(base) : (base as A));
+        }
+      : undefined,
+  });
+}
+
+/**
+ * Mint the listing NFT; returns the mint address and the transaction's signature and slot.
+ * `hooks.onSigned` gets { mint, signature, lastValidBlockHeight } before the first send.
+ */
+export async function mintListingToken(
+  deps: ListingMintDeps,
+  input: ListingTokenInput,
+  hooks?: SendHooks<ListingMintAttempt>,
+): Promise<TxResult & { mint: string }> {
   checkField('name', input.name);
   checkField('symbol', input.symbol);
   checkField('uri', input.uri);
   const { connection, service } = deps;
   const owner = new PublicKey(input.owner);
-  const mint = Keypair.generate();
+  const mint = input.listingId ? listingMintKeypair(service, input.listingId) : Keypair.generate();
   const metadata: TokenMetadata = {
     mint: mint.publicKey,
     updateAuthority: service.publicKey,
@@ -109,13 +172,9 @@ export async function mintListingToken(deps: ListingMintDeps, input: ListingToke
     createMintToInstruction(mint.publicKey, ata, service.publicKey, 1, [], TOKEN_2022_PROGRAM_ID),
     createSetAuthorityInstruction(mint.publicKey, service.publicKey, AuthorityType.MintTokens, null, [], TOKEN_2022_PROGRAM_ID),
   );
-  tx.feePayer = service.publicKey;
-  const res = await sendAndConfirm(connection, tx, [service, mint], {
-    commitment: deps.commitment,
-    ...deps.confirm,
-    errors: { action: 'minting the listing token' },
-  });
-  return { mint: mint.publicKey.toBase58(), ...res };
+  const address = mint.publicKey.toBase58();
+  const res = await signAndSend(deps, tx, [service, mint], 'minting the listing token', (a) => ({ ...a, mint: address }), hooks);
+  return { mint: address, ...res };
 }
 
 /**
@@ -126,6 +185,7 @@ export async function updateListingToken(
   deps: ListingMintDeps,
   mintAddress: string,
   fields: { name?: string; uri?: string },
+  hooks?: SendHooks,
 ): Promise<TxResult | null> {
   if (fields.name !== undefined) checkField('name', fields.name);
   if (fields.uri !== undefined) checkField('uri', fields.uri);
@@ -165,10 +225,76 @@ export async function updateListingToken(
       }),
     );
   }
-  tx.feePayer = service.publicKey;
-  return sendAndConfirm(connection, tx, [service], {
-    commitment: deps.commitment,
-    ...deps.confirm,
-    errors: { action: 'updating the listing token' },
+  return signAndSend(deps, tx, [service], 'updating the listing token', null, hooks);
+}
+
+/** Newest-first signature scan of `address` (RPC pages of 1000); the oldest successful one. */
+async function creatingTransaction(connection: Connection, address: PublicKey): Promise<{ signature: string; slot: number } | null> {
+  let before: string | undefined;
+  let oldest: { signature: string; slot: number } | null = null;
+  for (let page = 0; page < 10; page++) {
+    const sigs = await connection.getSignaturesForAddress(address, { before, limit: 1000 }, 'confirmed');
+    for (const s of sigs) if (!s.err) oldest = { signature: s.signature, slot: s.slot };
+    if (sigs.length < 1000) break;
+    before = sigs[sigs.length - 1].signature;
+  }
+  return oldest;
+}
+
+/**
+ * Is this listing's mint on chain, and if not, can the recorded attempt still land? Reads, in this
+ * order, the block height, the mint account and the signature status: a mint absent after a height
+ * past `lastValidBlockHeight` can never appear any more. Errors: DomainError chain-unavailable.
+ */
+export async function readListingMint(
+  deps: ListingMintDeps,
+  q: { mint: string; signature: string | null; lastValidBlockHeight: number | null },
+): Promise<ListingMintState> {
+  const { connection } = deps;
+  const commitment = deps.commitment ?? 'confirmed';
+  const mint = new PublicKey(q.mint);
+  const action = 'reading the listing token';
+  const height = await rpc(() => connection.getBlockHeight(commitment), { action });
+  const info = await rpc(() => connection.getAccountInfo(mint, commitment), { action });
+  if (info && info.owner.equals(TOKEN_2022_PROGRAM_ID)) {
+    const meta = await rpc(() => getTokenMetadata(connection, mint, commitment, TOKEN_2022_PROGRAM_ID), { action });
+    let created: { signature: string; slot: number } | null = null;
+    if (q.signature) {
+      const st = (await rpc(() => connection.getSignatureStatuses([q.signature!], { searchTransactionHistory: true }), { action })).value[0];
+      if (st && !st.err) created = { signature: q.signature, slot: st.slot };
+    }
+    created ??= await rpc(() => creatingTransaction(connection, mint), { action });
+    return { state: 'minted', name: meta?.name ?? '', uri: meta?.uri ?? '', signature: created?.signature ?? null, slot: created?.slot ?? null };
+  }
+  if (!q.signature) return { state: 'absent' };
+  const outcome = await transactionOutcomeAt(deps, { signature: q.signature, lastValidBlockHeight: q.lastValidBlockHeight ?? Number.MAX_SAFE_INTEGER }, height);
+  // landed but the account is not visible at our commitment yet: wait for it
+  return outcome.state === 'dead' ? { state: 'absent' } : { state: 'in_flight' };
+}
+
+async function transactionOutcomeAt(deps: ListingMintDeps, a: TxAttempt, height: number): Promise<TxOutcome> {
+  const st = (
+    await rpc(() => deps.connection.getSignatureStatuses([a.signature], { searchTransactionHistory: true }), {
+      action: 'reading a transaction status',
+    })
+  ).value[0];
+  if (st) {
+    if (st.err) return { state: 'dead' };
+    if (st.confirmationStatus === 'confirmed' || st.confirmationStatus === 'finalized' || st.confirmations === null) {
+      return { state: 'landed', slot: st.slot };
+    }
+    return { state: 'in_flight' };
+  }
+  return height > a.lastValidBlockHeight ? { state: 'dead' } : { state: 'in_flight' };
+}
+
+/**
+ * What became of a sent transaction: the block height is read before the status, so `dead` (no
+ * status and the height already past `lastValidBlockHeight`) is final. Errors: chain-unavailable.
+ */
+export async function transactionOutcome(deps: ListingMintDeps, a: TxAttempt): Promise<TxOutcome> {
+  const height = await rpc(() => deps.connection.getBlockHeight(deps.commitment ?? 'confirmed'), {
+    action: 'reading a transaction status',
   });
+  return transactionOutcomeAt(deps, a, height);
 }

@@ -46,7 +46,56 @@ export interface ListingTokenInput {
   symbol: string;
   /** public URL of the off-chain JSON metadata served by this service */
   uri: string;
+  /**
+   * The listing's id: the mint keypair is then derived from (service key, listing id), so one listing
+   * has exactly one possible mint address and a repeated mint can never create a second token (the
+   * second `createAccount` fails). Without it a random mint keypair is used.
+   */
+  listingId?: string;
 }
+
+/**
+ * A signed transaction about to be sent: what a caller records before the first send (record the
+ * intent first), so that after a crash the outcome can be looked up by signature.
+ */
+export interface TxAttempt {
+  /** base58 signature (the transaction id) */
+  signature: string;
+  /** the transaction cannot land once the block height passes this (its blockhash expired) */
+  lastValidBlockHeight: number;
+}
+
+/** A listing-token mint attempt: the mint address is known before the send. */
+export interface ListingMintAttempt extends TxAttempt {
+  /** base58 mint address (deterministic per listing id, see `ListingTokenInput.listingId`) */
+  mint: string;
+}
+
+export interface SendHooks<A extends TxAttempt = TxAttempt> {
+  /**
+   * Called after signing and before the first send. A throw aborts: nothing is sent. Callers store
+   * the attempt here (see the listings module's chain intents).
+   */
+  onSigned?: (attempt: A) => Promise<void> | void;
+}
+
+/**
+ * What the chain says about one listing mint (`Chain.readListingMint`):
+ *  - `minted`: the mint account exists; `name`/`uri` are its token metadata; `signature`/`slot` are
+ *    those of the transaction that created it (null when the RPC keeps no history for it);
+ *  - `in_flight`: not on chain yet, but the recorded attempt may still land (its blockhash is valid);
+ *  - `absent`: not on chain and the recorded attempt can never land (rejected, expired, or none).
+ */
+export type ListingMintState =
+  | { state: 'minted'; name: string; uri: string; signature: string | null; slot: number | null }
+  | { state: 'in_flight' }
+  | { state: 'absent' };
+
+/**
+ * What became of one sent transaction (`Chain.transactionOutcome`): `landed` (succeeded, at `slot`),
+ * `dead` (rejected, or never landed and its blockhash expired: it never will), `in_flight` (neither yet).
+ */
+export type TxOutcome = { state: 'landed'; slot: number } | { state: 'dead' } | { state: 'in_flight' };
 
 export interface Chain {
   /** RPC liveness: `{ ok: true, slot }` or `{ ok: false }` (never throws). */
@@ -57,9 +106,19 @@ export interface Chain {
    * mint authority revoked afterwards; the service keypair pays all fees and rent.
    * Returns the mint address and the (last) transaction's signature and slot.
    */
-  mintListingToken(input: ListingTokenInput): Promise<TxResult & { mint: string }>;
-  /** Update the token-metadata `name` and/or `uri` of a listing token (update authority = service). */
-  updateListingToken(mint: string, fields: { name?: string; uri?: string }): Promise<TxResult | null>;
+  mintListingToken(input: ListingTokenInput, hooks?: SendHooks<ListingMintAttempt>): Promise<TxResult & { mint: string }>;
+  /**
+   * Update the token-metadata `name` and/or `uri` of a listing token (update authority = service).
+   * Reads the current metadata first: null (nothing sent, `onSigned` not called) when nothing changes.
+   */
+  updateListingToken(mint: string, fields: { name?: string; uri?: string }, hooks?: SendHooks): Promise<TxResult | null>;
+  /**
+   * The state of a listing mint on chain, given the recorded attempt (signature and blockhash expiry,
+   * both null when nothing was signed). Never sends anything.
+   */
+  readListingMint(query: { mint: string; signature: string | null; lastValidBlockHeight: number | null }): Promise<ListingMintState>;
+  /** What became of a sent transaction (see TxOutcome). Never sends anything. */
+  transactionOutcome(attempt: TxAttempt): Promise<TxOutcome>;
   /** SOL (lamports, currency "SOL" with mint null) and each configured currency's token balance. */
   getWalletBalances(wallet: string, currencies: CurrencyInfo[]): Promise<WalletBalance[]>;
 }
