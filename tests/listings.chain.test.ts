@@ -3,13 +3,19 @@
  * localnet (createChain), then every promise of the response is read back from the chain:
  * a Token-2022 mint with supply 1 and decimals 0, metadata uri = the listing's metadata URL, held by
  * the seller's associated token account. Then a title change renames the token on chain.
+ * Crash safety on the real chain: a listing write refused after the mint and a crash after a rename
+ * converge after a restart (a new instance on the same database and localnet): every Token-2022 token
+ * the seller holds belongs to a listing whose title gives its on-chain name.
  */
 import { Keypair, LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
-import { TOKEN_2022_PROGRAM_ID, getAccount, getAssociatedTokenAddressSync, getMint, getTokenMetadata } from '@solana/spl-token';
+import { AccountLayout, TOKEN_2022_PROGRAM_ID, getAccount, getAssociatedTokenAddressSync, getMint, getTokenMetadata } from '@solana/spl-token';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalnet, type Localnet } from './helpers/localnet.js';
-import { createChain, type ChainClient } from '../server/src/chain/index.js';
+import { createApp, type BazaarApp } from '../server/src/app.js';
+import { createChain, listingMintKeypair, type ChainClient } from '../server/src/chain/index.js';
+import { tokenName } from '../server/src/modules/listings/index.js';
+import { failWrites } from './helpers/db-faults.js';
 import { ensureSol } from '../server/scripts/bootstrap-localnet.js';
 import { API, countRows, expectProblem, listingBody, setup, user, type TestApp, type TestUser } from './helpers/marketplace-fixtures.js';
 
@@ -28,7 +34,9 @@ beforeAll(async () => {
   alice = await user(t);
 });
 
+const restarted: BazaarApp[] = [];
 afterAll(async () => {
+  for (const b of restarted) await b.services.stop();
   await t?.close();
   await localnet?.stop();
 });
@@ -80,5 +88,71 @@ describe('POST /listings on a real chain', () => {
     expectProblem(await request(o.app).post(`${API}/listings`).set(bob.headers).send(listingBody()), 503, 'chain-unavailable');
     expect(await countRows(o.db, 'listings')).toBe(before);
     await o.t.close();
+  });
+});
+
+describe('crash safety on a real chain', () => {
+  /** A new instance on the same database and localnet; `start` runs its start-up recovery pass. */
+  function instance(hooks?: NonNullable<TestApp['ctx']['listings']>['hooks']): BazaarApp {
+    const b = createApp({ ...t.ctx, listings: { recoveryIntervalMs: 0, hooks } });
+    restarted.push(b);
+    return b;
+  }
+
+  /** Every Token-2022 token `wallet` holds belongs to one listing whose title gives the on-chain name. */
+  async function expectNoOrphans(wallet: string) {
+    const accounts = await chain.connection.getTokenAccountsByOwner(new PublicKey(wallet), { programId: TOKEN_2022_PROGRAM_ID }, 'confirmed');
+    expect(accounts.value.length).toBeGreaterThan(0);
+    for (const a of accounts.value) {
+      const mint = AccountLayout.decode(a.account.data).mint;
+      const rows = await t.ctx.db.$queryRaw<Array<{ title: string }>>`SELECT title FROM listings WHERE token_mint_address = ${mint.toBase58()}`;
+      expect(rows, `orphaned token ${mint.toBase58()}`).toHaveLength(1);
+      const meta = await getTokenMetadata(chain.connection, mint, 'confirmed', TOKEN_2022_PROGRAM_ID);
+      expect(meta!.name).toBe(tokenName(rows[0]!.title));
+    }
+  }
+
+  it('a listing write refused after the mint: 503 with the listing id; after a restart the listing exists with that token', async () => {
+    const carol = await user(t);
+    const restore = await failWrites(t.ctx.db, 'listings', 'INSERT');
+    let res: request.Response;
+    try {
+      res = await request(app).post(`${API}/listings`).set(carol.headers).send(listingBody({ title: 'Refused after the mint' }));
+    } finally {
+      await restore();
+    }
+    expectProblem(res, 503, 'service-unavailable');
+    const id = res.body.listing_id as string;
+    const mint = listingMintKeypair(chain.service, id).publicKey;
+    expect(res.body.token_mint_address).toBe(mint.toBase58());
+    expect((await getMint(chain.connection, mint, 'confirmed', TOKEN_2022_PROGRAM_ID)).supply).toBe(1n);
+
+    const b = instance();
+    await b.services.start();
+    const got = await request(b).get(`${API}/listings/${id}`).set(carol.headers);
+    expect(got.status, JSON.stringify(got.body)).toBe(200);
+    expect(got.body.token_mint_address).toBe(mint.toBase58());
+    const tx = await chain.connection.getTransaction(got.body.mint_transaction.signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+    expect(tx?.slot).toBe(got.body.mint_transaction.slot);
+    await expectNoOrphans(carol.wallet);
+  });
+
+  it('a crash after the on-chain rename, before the title is stored: a restart puts the on-chain name back', async () => {
+    const dave = await user(t);
+    const created = await request(app).post(`${API}/listings`).set(dave.headers).send(listingBody({ title: 'Named on chain' }));
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const crashing = instance({
+      afterTokenUpdate: () => {
+        throw new Error('simulated crash');
+      },
+    });
+    const res = await request(crashing).patch(`${API}/listings/${created.body.listing_id}`).set(dave.headers).send({ title: 'Renamed then crashed' });
+    expect(res.status).toBe(500);
+    const mint = new PublicKey(created.body.token_mint_address);
+    expect((await getTokenMetadata(chain.connection, mint, 'confirmed', TOKEN_2022_PROGRAM_ID))!.name).toBe('Renamed then crashed');
+
+    await instance().services.start();
+    expect((await getTokenMetadata(chain.connection, mint, 'confirmed', TOKEN_2022_PROGRAM_ID))!.name).toBe('Named on chain');
+    await expectNoOrphans(dave.wallet);
   });
 });

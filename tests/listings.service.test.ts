@@ -1,36 +1,14 @@
 /**
  * Listings service rules with an in-memory repository and the fake chain (no HTTP, no database):
  * mint-then-insert ordering, validation, visibility, edits and the order-lifecycle transitions.
+ * (Crash safety of the chain steps: listings.recovery.test.ts.)
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { Keypair } from '@solana/web3.js';
 import { DomainError } from '../server/src/errors.js';
 import { createListingsService, tokenName, type ListingsService } from '../server/src/modules/listings/listings.service.js';
-import type { ListingPatch, ListingRecord, ListingsRepo, ListingStatus, NewListing } from '../server/src/modules/listings/listings.types.js';
 import { FakeChain } from './helpers/fake-chain.js';
-
-class MemoryListingsRepo implements ListingsRepo {
-  rows = new Map<string, ListingRecord>();
-  async insert(l: NewListing) {
-    const now = new Date();
-    const rec: ListingRecord = { ...l, createdAt: now, updatedAt: now, sellerRating: null, sellerReviewCount: 0 };
-    this.rows.set(l.id, rec);
-    return { ...rec };
-  }
-  async get(id: string) {
-    const r = this.rows.get(id);
-    return r ? { ...r } : null;
-  }
-  async list() {
-    return [...this.rows.values()];
-  }
-  async updateIf(id: string, expected: readonly ListingStatus[], patch: ListingPatch) {
-    const r = this.rows.get(id);
-    if (!r || !expected.includes(r.status)) return null;
-    Object.assign(r, patch, { updatedAt: new Date() });
-    return { ...r };
-  }
-}
+import { MemoryListingsRepo } from './helpers/memory-listings-repo.js';
 
 const config = {
   currencies: [

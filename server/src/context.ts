@@ -7,6 +7,7 @@ import type { Config } from './config.js';
 import type { PrismaClient } from './db/client.js';
 import type { Logger } from './logger.js';
 import type { CustodyHooks } from './modules/custody/custody.service.js';
+import type { ListingsHooks } from './modules/listings/listings.types.js';
 
 export interface AppContext {
   config: Config;
@@ -17,6 +18,8 @@ export interface AppContext {
   chain: (Chain & Partial<Pick<ChainClient, 'escrow' | 'currencies'>>) | null;
   /** options for the orders module (tests: timers off, hooks) */
   orders?: Record<string, unknown>;
+  /** options for the listings module (tests: recovery timer off, crash hooks) */
+  listings?: { recoveryIntervalMs?: number; hooks?: ListingsHooks };
   /** options for the custody module (tests: hooks, lease); settings come from config */
   custody?: { hooks?: CustodyHooks; leaseMs?: number };
   /** injectable clock (tests) */

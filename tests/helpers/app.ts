@@ -58,6 +58,8 @@ export interface TestAppOptions {
   chain?: AppContext['chain'];
   now?: () => Date;
   orders?: Record<string, unknown>;
+  /** listings module options (the recovery timer is off unless set) */
+  listings?: AppContext['listings'];
   /** run against a fresh database on TEST_DATABASE_URL instead of PGlite */
   postgres?: boolean;
 }
@@ -76,6 +78,7 @@ export async function createTestApp(opts: TestAppOptions = {}) {
     chain: opts.chain ?? null,
     now: opts.now ?? (() => new Date()),
     orders: { watcherIntervalMs: 0, reconcileIntervalMs: 0, ...(opts.orders ?? {}) },
+    listings: { recoveryIntervalMs: 0, ...(opts.listings ?? {}) },
   };
   const app = createApp(ctx);
   return {

@@ -10,7 +10,8 @@
  * chain-unavailable). `failNextSend(mode)` makes the next mint/update fail after signing:
  *  - 'lost':     the transaction never lands, the caller gets a timeout (503 chain-unavailable);
  *  - 'timeout':  the transaction lands, the caller still gets the timeout (the answer was lost);
- *  - 'rejected': the transaction is rejected on chain (502 chain-transaction-failed).
+ *  - 'rejected': the transaction is rejected on chain (502 chain-transaction-failed);
+ *  - 'outage':   the transaction lands, then the RPC goes down (`down = true`) before the answer.
  */
 import { Keypair } from '@solana/web3.js';
 import bs58 from 'bs58';
@@ -36,7 +37,7 @@ export interface FakeToken extends ListingTokenInput {
   slot: number;
 }
 
-export type SendFault = 'lost' | 'timeout' | 'rejected';
+export type SendFault = 'lost' | 'timeout' | 'rejected' | 'outage';
 
 const BLOCKHASH_LIFETIME = 150;
 
@@ -49,10 +50,16 @@ export class FakeChain implements Chain {
   readonly txs = new Map<string, { ok: boolean; slot: number }>();
   readonly calls: Array<{ method: string; args: unknown[] }> = [];
   private faults: SendFault[] = [];
+  private beforeLand: Array<() => Promise<void> | void> = [];
 
   /** The next sends (mint or update) fail after signing, in this order. */
   failNextSend(...modes: SendFault[]): void {
     this.faults.push(...modes);
+  }
+
+  /** Run `fn` during the next send, after its `onSigned` and before it lands (a concurrent actor's step). */
+  duringNextSend(fn: () => Promise<void> | void): void {
+    this.beforeLand.push(fn);
   }
 
   /** Move the block height on (expires blockhashes of attempts older than 150 blocks). */
@@ -78,6 +85,7 @@ export class FakeChain implements Chain {
   ): Promise<TxResult> {
     const signature = bs58.encode(randomBytes(64));
     await hooks?.onSigned?.({ ...extra, signature, lastValidBlockHeight: this.blockHeight + BLOCKHASH_LIFETIME } as A);
+    await this.beforeLand.shift()?.();
     const fault = this.faults.shift();
     this.slot += 1;
     if (typeof apply === 'string' || fault === 'rejected') {
@@ -90,7 +98,10 @@ export class FakeChain implements Chain {
     if (fault === 'lost') throw new DomainError('chain-unavailable', `transaction ${signature} not confirmed (lost)`, { signature });
     apply({ signature, slot: this.slot });
     this.txs.set(signature, { ok: true, slot: this.slot });
-    if (fault === 'timeout') throw new DomainError('chain-unavailable', `transaction ${signature} not confirmed (timeout)`, { signature });
+    if (fault === 'outage') this.down = true;
+    if (fault === 'timeout' || fault === 'outage') {
+      throw new DomainError('chain-unavailable', `transaction ${signature} not confirmed (${fault})`, { signature });
+    }
     return { signature, slot: this.slot };
   }
 

@@ -36,14 +36,28 @@ export function userOf(req: unknown): Viewer {
   return v;
 }
 
+/**
+ * A 503 of a chain-then-database step (the token is sent or minted, the row not yet stored) says when
+ * to repeat the request: a repeat resumes the recorded intent at once (problem.ts adds the same header
+ * for chain-unavailable; this covers service-unavailable too).
+ */
+async function withRetryAfter<T>(res: { setHeader(name: string, value: string): unknown }, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof DomainError && err.status === 503) res.setHeader('Retry-After', '5');
+    throw err;
+  }
+}
+
 export function listingsHandlers(deps: ListingsHttpDeps) {
   const s = initServer();
   const { service, config } = deps;
   const present = (l: Parameters<typeof presentListing>[0]) => presentListing(l, config);
 
   return s.router(contract.listings, {
-    createListing: async ({ body, req }) => {
-      const listing = await service.create(userOf(req), body);
+    createListing: async ({ body, req, res }) => {
+      const listing = await withRetryAfter(res, () => service.create(userOf(req), body));
       return { status: 201 as const, body: present(listing) };
     },
     getListing: async ({ params, req }) => ({
@@ -57,9 +71,9 @@ export function listingsHandlers(deps: ListingsHttpDeps) {
       );
       return { status: 200 as const, body: { data: page.items.map(present), next_cursor: page.nextCursor } };
     },
-    updateListing: async ({ params, body, req }) => ({
+    updateListing: async ({ params, body, req, res }) => ({
       status: 200 as const,
-      body: present(await service.update(params.listing_id, userOf(req), body)),
+      body: present(await withRetryAfter(res, () => service.update(params.listing_id, userOf(req), body))),
     }),
     getListingTokenMetadata: async ({ params }) => ({
       status: 200 as const,

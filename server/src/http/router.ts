@@ -52,12 +52,7 @@ export function buildServices(ctx: AppContext) {
     presentUser: (u) => users.privateView(u),
   });
   const chain = ctx.chain;
-  const listings = createListingsModule({
-    db,
-    chain: chain ?? { mintListingToken: chainMissing, updateListingToken: chainMissing },
-    config: listingsConfig,
-    log,
-  });
+  const listings = createListingsModule({ db, chain, config: listingsConfig, log, ...ctx.listings });
   const marketplace = createMarketplaceModule({ db, config: listingsConfig });
   const reviews = createReviewsModule({ db });
   const wallet = new WalletService({
@@ -138,6 +133,7 @@ export function buildServices(ctx: AppContext) {
       purge();
       nonceTimer = setInterval(purge, 3_600_000);
       nonceTimer.unref?.();
+      await listings.start();
       await orders?.start();
       await custody?.start();
     },
@@ -145,6 +141,7 @@ export function buildServices(ctx: AppContext) {
       if (nonceTimer) clearInterval(nonceTimer);
       await custody?.stop();
       await orders?.stop();
+      await listings.stop();
     },
   };
 }

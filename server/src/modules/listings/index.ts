@@ -4,29 +4,69 @@
  *   const listings = createListingsModule({ db, chain, config: { currencies, categories, publicBaseUrl }, log });
  *   createExpressEndpoints(contract.listings, listingsHandlers(listings.http), router);
  *   createOrdersModule({ ..., listings: listings.port });   // reserve / release / markSold / get
+ *   await listings.start();   // recovery pass at start-up, then every recoveryIntervalMs
+ *   await listings.stop();
  */
 import type { PrismaClient } from '../../generated/prisma/client.js';
+import { DomainError } from '../../errors.js';
 import { createListingsRepo } from './listings.repo.js';
+import { ListingsRecovery } from './listings.recovery.js';
 import { createListingsService, listingsPort } from './listings.service.js';
-import type { ListingsConfig, ListingsDeps, ListingsRepo } from './listings.types.js';
+import type { ListingsChain, ListingsConfig, ListingsDeps, ListingsHooks, ListingsRepo } from './listings.types.js';
 
 export { createListingsService, listingsPort, tokenName, metadataUri, TOKEN_SYMBOL } from './listings.service.js';
 export type { ListingsService } from './listings.service.js';
 export { createListingsRepo } from './listings.repo.js';
+export { ListingsRecovery, type RecoveryOutcome } from './listings.recovery.js';
 export { presentListing } from './listings.presenter.js';
 export type * from './listings.types.js';
 
+/** Default period of the recovery pass (milliseconds). */
+export const DEFAULT_RECOVERY_INTERVAL_MS = 30_000;
+
 export interface ListingsModuleOptions {
   db: PrismaClient;
-  chain: ListingsDeps['chain'];
+  /** null: the service runs without a chain (every chain step answers 503 chain-unavailable) */
+  chain: ListingsChain | null;
   config: ListingsConfig;
   log?: ListingsDeps['log'];
-  /** test seam */
+  /** recovery pass period in ms (default 30 000); 0 = only the start-up pass */
+  recoveryIntervalMs?: number;
+  /** test seams */
   repo?: ListingsRepo;
+  hooks?: ListingsHooks;
+}
+
+/** A ListingsChain for a service without a Solana connection: every call is 503 chain-unavailable. */
+function noChain(): ListingsChain {
+  const fail = async (): Promise<never> => {
+    throw new DomainError('chain-unavailable', 'The service runs without a Solana connection.');
+  };
+  return { mintListingToken: fail, updateListingToken: fail, readListingMint: fail, transactionOutcome: fail };
 }
 
 export function createListingsModule(o: ListingsModuleOptions) {
   const repo = o.repo ?? createListingsRepo(o.db);
-  const service = createListingsService({ repo, chain: o.chain, config: o.config, log: o.log });
-  return { service, repo, port: listingsPort(service), http: { service, config: o.config } };
+  const service = createListingsService({ repo, chain: o.chain ?? noChain(), config: o.config, log: o.log, hooks: o.hooks });
+  const recovery = new ListingsRecovery({ repo, steps: service.steps, log: o.log });
+  const intervalMs = o.recoveryIntervalMs ?? DEFAULT_RECOVERY_INTERVAL_MS;
+  return {
+    service,
+    repo,
+    recovery,
+    port: listingsPort(service),
+    http: { service, config: o.config },
+    /** start-up recovery pass (awaited), then the periodic one */
+    async start() {
+      if (o.chain) {
+        await recovery.runOnce().catch((err) => o.log?.error({ err }, 'start-up listing recovery failed'));
+        recovery.start(intervalMs);
+      }
+    },
+    async stop() {
+      await recovery.stop();
+    },
+  };
 }
+
+export type ListingsModule = ReturnType<typeof createListingsModule>;

@@ -1,9 +1,84 @@
 /**
- * Listings storage (Prisma). Queries only: the rules live in listings.service.ts.
+ * Listings storage (Prisma): tables listings and chain_intents (this module's intents have
+ * order_id null and action mint_listing | update_listing_token). Queries only: the rules live in
+ * listings.service.ts and listings.recovery.ts.
+ *
+ * Intent payload (JSON): { listing_id, mint?, last_valid_block_height, fingerprint?, draft?, name? };
+ * the block height lives in the payload rather than in a column of chain_intents, whose columns the
+ * orders module owns.
  */
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import type { ListingMintAttempt, TxAttempt } from '../../chain/types.js';
 import { selectListings, toListingRecord, type ListingRow } from './listings.sql.js';
-import type { ListingPatch, ListingRecord, ListingsRepo, ListListingsFilter, ListingStatus, NewListing } from './listings.types.js';
+import type {
+  ListingDraft,
+  ListingIntent,
+  ListingIntentAction,
+  ListingIntentStatus,
+  ListingPatch,
+  ListingRecord,
+  ListingsRepo,
+  ListListingsFilter,
+  ListingStatus,
+  NewListing,
+} from './listings.types.js';
+
+const ACTIONS: ListingIntentAction[] = ['mint_listing', 'update_listing_token'];
+
+type IntentRow = Prisma.ChainIntentGetPayload<object>;
+
+interface IntentPayload {
+  listing_id: string;
+  mint?: string;
+  last_valid_block_height?: number;
+  fingerprint?: string;
+  name?: string;
+  draft?: Omit<ListingDraft, 'priceBaseUnits'> & { priceBaseUnits: string };
+}
+
+function toIntent(r: IntentRow): ListingIntent {
+  const p = (r.payload ?? {}) as unknown as IntentPayload;
+  return {
+    id: r.id,
+    action: r.action as ListingIntentAction,
+    status: r.status as ListingIntentStatus,
+    listingId: p.listing_id,
+    signature: r.signature,
+    lastValidBlockHeight: p.last_valid_block_height ?? null,
+    mint: p.mint ?? null,
+    draft: p.draft ? { ...p.draft, priceBaseUnits: BigInt(p.draft.priceBaseUnits) } : null,
+    fingerprint: p.fingerprint ?? null,
+    name: p.name ?? null,
+    error: r.error,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+}
+
+const json = (p: IntentPayload) => p as unknown as Prisma.InputJsonValue;
+
+function listingData(l: NewListing): Prisma.ListingCreateManyInput {
+  return {
+    id: l.id,
+    sellerId: l.sellerId,
+    title: l.title,
+    description: l.description,
+    priceBaseUnits: l.priceBaseUnits.toString(),
+    currency: l.currency,
+    category: l.category,
+    durationDays: l.durationDays,
+    status: l.status,
+    tokenMintAddress: l.tokenMint,
+    mintSignature: l.mintSignature,
+    mintSlot: BigInt(l.mintSlot),
+    metadataUri: l.metadataUri,
+  };
+}
+
+function patchData(patch: ListingPatch): Prisma.ListingUpdateManyMutationInput {
+  const { priceBaseUnits, ...rest } = patch;
+  return { ...rest, ...(priceBaseUnits !== undefined ? { priceBaseUnits: priceBaseUnits.toString() } : {}) };
+}
 
 export function createListingsRepo(db: PrismaClient): ListingsRepo {
   async function get(id: string): Promise<ListingRecord | null> {
@@ -11,30 +86,127 @@ export function createListingsRepo(db: PrismaClient): ListingsRepo {
     return rows[0] ? toListingRecord(rows[0]) : null;
   }
 
+  async function getIntent(id: string): Promise<ListingIntent | null> {
+    const row = await db.chainIntent.findFirst({ where: { id, orderId: null, action: { in: ACTIONS } } });
+    return row ? toIntent(row) : null;
+  }
+
   return {
     get,
+    getIntent,
 
-    async insert(l: NewListing) {
-      await db.listing.create({
+    async recordMint(draft: ListingDraft, fingerprint: string, a: ListingMintAttempt) {
+      const row = await db.chainIntent.create({
         data: {
-          id: l.id,
-          sellerId: l.sellerId,
-          title: l.title,
-          description: l.description,
-          priceBaseUnits: l.priceBaseUnits.toString(),
-          currency: l.currency,
-          category: l.category,
-          durationDays: l.durationDays,
-          status: l.status,
-          tokenMintAddress: l.tokenMint,
-          mintSignature: l.mintSignature,
-          mintSlot: BigInt(l.mintSlot),
-          metadataUri: l.metadataUri,
+          action: 'mint_listing',
+          status: 'sent',
+          signature: a.signature,
+          payload: json({
+            listing_id: draft.id,
+            mint: a.mint,
+            last_valid_block_height: a.lastValidBlockHeight,
+            fingerprint,
+            draft: { ...draft, priceBaseUnits: draft.priceBaseUnits.toString() },
+          }),
         },
+      });
+      return toIntent(row);
+    },
+
+    async findOpenMint(fingerprint: string) {
+      const row = await db.chainIntent.findFirst({
+        where: { orderId: null, action: 'mint_listing', status: 'sent', payload: { path: ['fingerprint'], equals: fingerprint } },
+        orderBy: { createdAt: 'asc' },
+      });
+      return row ? toIntent(row) : null;
+    },
+
+    async replaceAttempt(intentId: string, expected: string | null, a: TxAttempt & { mint?: string }) {
+      return db.$transaction(async (tx) => {
+        const row = await tx.chainIntent.findFirst({ where: { id: intentId, status: 'sent', signature: expected } });
+        if (!row) return false;
+        const p = (row.payload ?? {}) as unknown as IntentPayload;
+        const res = await tx.chainIntent.updateMany({
+          where: { id: intentId, status: 'sent', signature: expected },
+          data: {
+            signature: a.signature,
+            payload: json({ ...p, last_valid_block_height: a.lastValidBlockHeight, ...(a.mint ? { mint: a.mint } : {}) }),
+          },
+        });
+        return res.count === 1;
+      });
+    },
+
+    async finishMint(intentId: string, l: NewListing) {
+      await db.$transaction(async (tx) => {
+        // ON CONFLICT DO NOTHING: the recovery pass and the request may finish the same mint
+        await tx.listing.createMany({ data: [listingData(l)], skipDuplicates: true });
+        await tx.chainIntent.update({
+          where: { id: intentId },
+          data: { status: 'confirmed', slot: BigInt(l.mintSlot), error: null },
+        });
       });
       const row = await get(l.id);
       if (!row) throw new Error(`listing ${l.id} vanished after insert`);
       return row;
+    },
+
+    async failIntent(intentId: string, expected: string | null, error: string) {
+      const res = await db.chainIntent.updateMany({
+        where: { id: intentId, status: 'sent', signature: expected },
+        data: { status: 'failed', error: error.slice(0, 1000) },
+      });
+      return res.count === 1;
+    },
+
+    async recordRename(listingId: string, name: string, a: TxAttempt) {
+      const row = await db.chainIntent.create({
+        data: {
+          action: 'update_listing_token',
+          status: 'sent',
+          signature: a.signature,
+          payload: json({ listing_id: listingId, name, last_valid_block_height: a.lastValidBlockHeight }),
+        },
+      });
+      return toIntent(row);
+    },
+
+    async applyRename(intentId: string, listingId: string, expected: readonly ListingStatus[], patch: ListingPatch) {
+      const applied = await db.$transaction(async (tx) => {
+        // the intent row is the lock the recovery pass takes too (confirmRenames): whoever is first wins
+        const locked = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM chain_intents WHERE id = ${intentId}::uuid FOR UPDATE`;
+        if (locked[0]?.status !== 'sent') return 'intent-closed' as const;
+        const res = await tx.listing.updateMany({ where: { id: listingId, status: { in: [...expected] } }, data: patchData(patch) });
+        return res.count === 1;
+      });
+      if (applied === 'intent-closed') return applied;
+      return applied ? get(listingId) : null;
+    },
+
+    async confirmRenames(ids: readonly string[], listingId: string, title: string) {
+      if (ids.length === 0) return true;
+      return db
+        .$transaction(async (tx) => {
+          // lock the intents first (as applyRename does), then read the title a concurrent rename may have changed
+          await tx.$queryRaw`SELECT id FROM chain_intents WHERE id IN (${Prisma.join(ids.map((id) => Prisma.sql`${id}::uuid`))}) FOR UPDATE`;
+          const current = await tx.listing.findUnique({ where: { id: listingId }, select: { title: true } });
+          if (current && current.title !== title) throw new TitleMoved();
+          await tx.chainIntent.updateMany({ where: { id: { in: [...ids] }, status: 'sent' }, data: { status: 'confirmed', error: null } });
+          return true;
+        })
+        .catch((err: unknown) => {
+          if (err instanceof TitleMoved) return false;
+          throw err;
+        });
+    },
+
+    async listOpenIntents(limit: number) {
+      const rows = await db.chainIntent.findMany({
+        where: { orderId: null, action: { in: ACTIONS }, status: 'sent' },
+        orderBy: { createdAt: 'asc' },
+        take: limit,
+      });
+      return rows.map(toIntent);
     },
 
     async list(f: ListListingsFilter) {
@@ -55,12 +227,11 @@ export function createListingsRepo(db: PrismaClient): ListingsRepo {
     },
 
     async updateIf(id: string, expected: readonly ListingStatus[], patch: ListingPatch) {
-      const { priceBaseUnits, ...rest } = patch;
-      const res = await db.listing.updateMany({
-        where: { id, status: { in: [...expected] } },
-        data: { ...rest, ...(priceBaseUnits !== undefined ? { priceBaseUnits: priceBaseUnits.toString() } : {}) },
-      });
+      const res = await db.listing.updateMany({ where: { id, status: { in: [...expected] } }, data: patchData(patch) });
       return res.count === 1 ? get(id) : null;
     },
   };
 }
+
+/** Rolls back confirmRenames' transaction when the title changed under it. */
+class TitleMoved extends Error {}

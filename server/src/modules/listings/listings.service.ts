@@ -1,7 +1,9 @@
 /**
- * Listings: the rules. Creating a listing mints its Token-2022 NFT first and stores the row only
- * after the mint succeeded, so there is never a listing without a token (a failed mint stores
- * nothing; the listing id is generated up front because the token's metadata URI contains it).
+ * Listings: the rules. A listing is stored once its Token-2022 NFT exists, and its token's on-chain
+ * name follows its title; both chain-then-database steps are recoverable (listings.token-steps.ts,
+ * README.md "Crash safety"): the intent is recorded before each send, a repeated create resumes it,
+ * and the recovery pass (listings.recovery.ts) finishes or compensates after a failure or a crash.
+ * Pending mints live in chain_intents only, so no read of `listings` can ever show them.
  *
  * Status table (contract/src/listings.contract.ts `listingTransitions`):
  *   available <-> unlisted   by the seller (PATCH status)
@@ -10,22 +12,25 @@
  *   reserved   -> available  release()   (that order was refunded / resolved with a full refund)
  * Only available and unlisted listings can be edited; reserved and sold ones answer 409.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { DomainError } from '../../errors.js';
 import { cursorKey, decodeCursor, newestPage, type CursorSpec, type Page } from '../../lib/cursor.js';
 import { formatUiAmount, toBaseUnits } from '../../lib/money.js';
 import { listingErrors, type FieldError } from './listings.errors.js';
+import { createTokenSteps, TOKEN_SYMBOL, tokenName } from './listings.token-steps.js';
 import type {
   CurrencyConfig,
+  ListingDraft,
+  ListingIntent,
   ListingPatch,
   ListingRecord,
   ListingsDeps,
   ListingStatus,
+  RenameApplied,
   Viewer,
 } from './listings.types.js';
 
-export const TOKEN_SYMBOL = 'BZR';
-/** token-metadata name limit of the chain module (bytes of UTF-8) */
-export const TOKEN_NAME_MAX_BYTES = 32;
+export { TOKEN_NAME_MAX_BYTES, TOKEN_SYMBOL, tokenName } from './listings.token-steps.js';
 
 export interface CreateListingInput {
   title: string;
@@ -55,21 +60,6 @@ export interface ListListingsInput {
 }
 
 
-/** `title` cut to at most 32 characters and 32 UTF-8 bytes, on a code point boundary. */
-export function tokenName(title: string): string {
-  let out = '';
-  let bytes = 0;
-  let chars = 0;
-  for (const ch of title) {
-    const len = Buffer.byteLength(ch, 'utf8');
-    if (chars + 1 > TOKEN_NAME_MAX_BYTES || bytes + len > TOKEN_NAME_MAX_BYTES) break;
-    out += ch;
-    bytes += len;
-    chars += 1;
-  }
-  return out.trimEnd();
-}
-
 export function metadataUri(publicBaseUrl: string, listingId: string): string {
   return `${publicBaseUrl.replace(/\/+$/, '')}/api/v1/listings/${listingId}/token-metadata.json`;
 }
@@ -80,6 +70,7 @@ const EDITABLE: readonly ListingStatus[] = ['available', 'unlisted'];
 export function createListingsService(deps: ListingsDeps) {
   const { repo, chain, config } = deps;
   const newId = deps.newId ?? randomUUID;
+  const steps = createTokenSteps(deps);
 
   function currency(code: string): CurrencyConfig | undefined {
     return config.currencies.find((c) => c.code === code);
@@ -135,7 +126,56 @@ export function createListingsService(deps: ListingsDeps) {
     throw listingErrors.invalidTransition(listingId, current.status, to);
   }
 
+  /**
+   * Chain first, database second, converged at the end: the token update is recorded before its
+   * send (intent), the patch is written only while that intent is still open, then `syncName` makes
+   * the on-chain name match the stored title and confirms. A failure before the database write leaves
+   * the intent open and the recovery pass puts the on-chain name back to the stored title.
+   */
+  async function rename(current: ListingRecord, newName: string, patch: ListingPatch): Promise<ListingRecord> {
+    const listingId = current.id;
+    let intent: ListingIntent | null = null;
+    // a chain error here (503/502) changed nothing in the database; a sent attempt stays recorded
+    const tx = await chain.updateListingToken(current.tokenMint, { name: newName }, {
+      onSigned: async (a) => {
+        intent = await repo.recordRename(listingId, newName, a);
+      },
+    });
+    const recorded = intent as ListingIntent | null;
+    if (tx) await deps.hooks?.afterTokenUpdate?.({ listingId, name: newName, tx });
+
+    let applied: RenameApplied;
+    try {
+      applied = recorded ? await repo.applyRename(recorded.id, listingId, EDITABLE, patch) : await repo.updateIf(listingId, EDITABLE, patch);
+    } catch (err) {
+      // the token is renamed but the title is not stored: put the name back now if possible (else the recovery pass will)
+      await steps.syncName(listingId, recorded ? [recorded.id] : []).catch(() => undefined);
+      deps.log?.error({ err, listingId, intent_id: recorded?.id }, 'listing rename: token renamed, title not stored');
+      throw new DomainError('service-unavailable', `Listing ${listingId} could not be saved; nothing was changed. Retry later.`, {
+        listing_id: listingId,
+      });
+    }
+    if (applied === 'intent-closed') {
+      // the recovery pass settled this rename (name put back) before the title was written
+      throw new DomainError('chain-unavailable', `The rename of listing ${listingId} was rolled back; nothing was changed. Retry.`, {
+        listing_id: listingId,
+      });
+    }
+    // converge: another rename may have raced this one; on a chain error the recovery pass finishes it
+    await steps.syncName(listingId, recorded ? [recorded.id] : []).catch((err: unknown) => {
+      deps.log?.warn({ err, listingId }, 'listing rename: token name not confirmed yet (recovery will)');
+    });
+    if (!applied) {
+      const now = await load(listingId);
+      throw listingErrors.invalidTransition(listingId, now.status, 'updated');
+    }
+    return load(listingId);
+  }
+
   return {
+    /** The chain steps (recovery pass, tests). */
+    steps,
+
     async create(seller: Viewer, input: CreateListingInput): Promise<ListingRecord> {
       const errors: FieldError[] = [];
       const cur = checkCurrency(input.currency, errors);
@@ -143,37 +183,28 @@ export function createListingsService(deps: ListingsDeps) {
       const priceBaseUnits = cur ? checkPrice(input.price, cur, errors) : undefined;
       if (errors.length > 0 || priceBaseUnits === undefined) throw listingErrors.validation(errors);
 
+      // The same request again (same seller, same body) while its mint is unfinished resumes that mint.
+      const fingerprint = createHash('sha256')
+        .update(JSON.stringify([seller.userId, input.title, input.description, priceBaseUnits.toString(), input.currency, input.category, input.duration]))
+        .digest('hex');
+      const open = await repo.findOpenMint(fingerprint);
+      if (open) return steps.resumeMint(open);
+
       const id = newId();
-      const uri = metadataUri(config.publicBaseUrl, id);
-      // Chain first: a failure (503 chain-unavailable / 502 chain-transaction-failed) leaves no row.
-      const minted = await chain.mintListingToken({
-        owner: seller.wallet,
-        name: tokenName(input.title),
-        symbol: TOKEN_SYMBOL,
-        uri,
-      });
-      try {
-        return await repo.insert({
-          id,
-          sellerId: seller.userId,
-          sellerWallet: seller.wallet,
-          title: input.title,
-          description: input.description,
-          priceBaseUnits,
-          currency: input.currency,
-          category: input.category,
-          durationDays: input.duration,
-          status: 'available',
-          tokenMint: minted.mint,
-          mintSignature: minted.signature,
-          mintSlot: minted.slot,
-          metadataUri: uri,
-        });
-      } catch (err) {
-        // The token exists on chain but the row could not be written: log it for reconciliation.
-        deps.log?.error({ err, listingId: id, mint: minted.mint, signature: minted.signature }, 'listing token minted but row not stored');
-        throw err;
-      }
+      const draft: ListingDraft = {
+        id,
+        sellerId: seller.userId,
+        sellerWallet: seller.wallet,
+        title: input.title,
+        description: input.description,
+        priceBaseUnits,
+        currency: input.currency,
+        category: input.category,
+        durationDays: input.duration,
+        status: 'available',
+        metadataUri: metadataUri(config.publicBaseUrl, id),
+      };
+      return steps.attemptMint(draft, fingerprint, null);
     },
 
     async get(listingId: string, viewer: Viewer | null): Promise<ListingRecord> {
@@ -231,21 +262,15 @@ export function createListingsService(deps: ListingsDeps) {
       if (input.duration !== undefined) patch.durationDays = input.duration;
       if (input.status !== undefined) patch.status = input.status;
 
-      // Keep the on-chain name in step; only when the (truncated) name actually changes.
-      const oldName = tokenName(current.title);
-      const newName = input.title !== undefined ? tokenName(input.title) : oldName;
-      if (newName !== oldName) await chain.updateListingToken(current.tokenMint, { name: newName });
-
-      const updated = await repo.updateIf(listingId, EDITABLE, patch);
-      if (updated) return updated;
-      // An order reserved it meanwhile: undo the name change on chain (best effort) and refuse.
-      if (newName !== oldName) {
-        await chain.updateListingToken(current.tokenMint, { name: oldName }).catch((err: unknown) => {
-          deps.log?.warn({ err, listingId, mint: current.tokenMint }, 'could not restore listing token name');
-        });
+      // The on-chain name follows the title: only when the (truncated) name actually changes.
+      const newName = input.title !== undefined ? tokenName(input.title) : tokenName(current.title);
+      if (newName === tokenName(current.title)) {
+        const updated = await repo.updateIf(listingId, EDITABLE, patch);
+        if (updated) return updated;
+        const now = await load(listingId);
+        throw listingErrors.invalidTransition(listingId, now.status, 'updated');
       }
-      const now = await load(listingId);
-      throw listingErrors.invalidTransition(listingId, now.status, 'updated');
+      return rename(current, newName, patch);
     },
 
     /** The public Metaplex-style JSON the token's `uri` points at (any status: the token exists). */

@@ -2,7 +2,7 @@
  * Listings module types and the ports it needs (storage, chain, configuration).
  * Amounts are u64 base units (bigint); the UI number is derived for display only.
  */
-import type { Chain } from '../../chain/types.js';
+import type { Chain, ListingMintAttempt, TxAttempt, TxResult } from '../../chain/types.js';
 
 export const LISTING_STATUSES = ['available', 'reserved', 'sold', 'unlisted'] as const;
 export type ListingStatus = (typeof LISTING_STATUSES)[number];
@@ -31,6 +31,43 @@ export interface ListingRecord {
 
 export type NewListing = Omit<ListingRecord, 'createdAt' | 'updatedAt' | 'sellerRating' | 'sellerReviewCount'>;
 
+/** A listing as recorded before its token exists: everything but the token columns. */
+export type ListingDraft = Omit<NewListing, 'tokenMint' | 'mintSignature' | 'mintSlot'>;
+
+/**
+ * Chain intents of the listings module (table chain_intents, order_id null; see README.md):
+ *  - `mint_listing`: the listing's token mint; the listing row is written once the token exists;
+ *  - `update_listing_token`: one on-chain metadata update (the token name follows the title).
+ * An intent is written after signing and before the first send; `sent` = open (its outcome may be
+ * unknown), `confirmed` = settled, `failed` = the attempt can never land and nothing was stored.
+ */
+export type ListingIntentAction = 'mint_listing' | 'update_listing_token';
+export type ListingIntentStatus = 'sent' | 'confirmed' | 'failed';
+
+export interface ListingIntent {
+  id: string;
+  action: ListingIntentAction;
+  status: ListingIntentStatus;
+  listingId: string;
+  /** the latest attempt's signature (base58) and blockhash expiry (block height) */
+  signature: string | null;
+  lastValidBlockHeight: number | null;
+  /** mint_listing: the mint address (deterministic per listing id) */
+  mint: string | null;
+  /** mint_listing: the listing to store once the token exists */
+  draft: ListingDraft | null;
+  /** mint_listing: sha256 of (seller, create request); an identical create resumes the open intent */
+  fingerprint: string | null;
+  /** update_listing_token: the token name the attempt sets */
+  name: string | null;
+  error: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A rename that reached the database (`applyRename`): the listing, null (not editable), or the intent was closed meanwhile. */
+export type RenameApplied = ListingRecord | null | 'intent-closed';
+
 export type ListingPatch = Partial<
   Pick<ListingRecord, 'title' | 'description' | 'priceBaseUnits' | 'category' | 'durationDays' | 'status'>
 >;
@@ -53,12 +90,43 @@ export interface ListListingsFilter {
 }
 
 export interface ListingsRepo {
-  insert(listing: NewListing): Promise<ListingRecord>;
   get(id: string): Promise<ListingRecord | null>;
   /** newest first, keyset (created_at, id) */
   list(filter: ListListingsFilter): Promise<ListingRecord[]>;
   /** conditional update: applies only while the status is one of `expected`; null otherwise */
   updateIf(id: string, expected: readonly ListingStatus[], patch: ListingPatch): Promise<ListingRecord | null>;
+
+  // --- chain intents (record before send; README.md "Crash safety") ---
+  /** Insert the `sent` mint intent of a first attempt (after signing, before the send). */
+  recordMint(draft: ListingDraft, fingerprint: string, attempt: ListingMintAttempt): Promise<ListingIntent>;
+  /** The open mint intent with this request fingerprint (oldest), if any. */
+  findOpenMint(fingerprint: string): Promise<ListingIntent | null>;
+  /** Compare-and-set: record a new attempt on an open intent whose signature is still `expected`; false otherwise. */
+  replaceAttempt(intentId: string, expected: string | null, attempt: TxAttempt & { mint?: string }): Promise<boolean>;
+  /** One transaction: insert the listing (kept when it already exists) and mark the intent confirmed. */
+  finishMint(intentId: string, listing: NewListing): Promise<ListingRecord>;
+  /** Mark an open intent failed while its signature is still `expected`; false otherwise. */
+  failIntent(intentId: string, expected: string | null, error: string): Promise<boolean>;
+  /** Insert the `sent` intent of a token-name update (after signing, before the send). */
+  recordRename(listingId: string, name: string, attempt: TxAttempt): Promise<ListingIntent>;
+  /**
+   * One transaction: lock the rename intent (it must still be open: 'intent-closed' otherwise), then
+   * the conditional update (null when the status is not one of `expected`).
+   */
+  applyRename(intentId: string, listingId: string, expected: readonly ListingStatus[], patch: ListingPatch): Promise<RenameApplied>;
+  /** One transaction: confirm the open intents among `ids` only while the listing's title is still `title`. */
+  confirmRenames(ids: readonly string[], listingId: string, title: string): Promise<boolean>;
+  getIntent(id: string): Promise<ListingIntent | null>;
+  /** open (`sent`) intents of this module, oldest first */
+  listOpenIntents(limit: number): Promise<ListingIntent[]>;
+}
+
+/** Test seams: crash points between a chain step and its database write (a throw = the process died there). */
+export interface ListingsHooks {
+  /** after the mint transaction is confirmed, before the listing row is written */
+  afterMint?: (info: { listingId: string; mint: string; tx: TxResult }) => Promise<void> | void;
+  /** after a rename's token update is confirmed, before the new title is written */
+  afterTokenUpdate?: (info: { listingId: string; name: string; tx: TxResult }) => Promise<void> | void;
 }
 
 export interface CurrencyConfig {
@@ -86,11 +154,21 @@ export interface Viewer {
   role?: 'user' | 'admin';
 }
 
+/** The chain calls the listings module makes (server/src/chain/types.ts). */
+export type ListingsChain = Pick<Chain, 'mintListingToken' | 'updateListingToken' | 'readListingMint' | 'transactionOutcome'>;
+
+export interface ListingsLog {
+  info?(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
 export interface ListingsDeps {
   repo: ListingsRepo;
-  chain: Pick<Chain, 'mintListingToken' | 'updateListingToken'>;
+  chain: ListingsChain;
   config: ListingsConfig;
-  log?: { warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void };
+  log?: ListingsLog;
   /** listing id generator (tests may fix it) */
   newId?: () => string;
+  hooks?: ListingsHooks;
 }
