@@ -101,7 +101,7 @@ export interface paths {
         put?: never;
         /**
          * Create a listing and mint its token
-         * @description Any authenticated user; the caller becomes the seller. title 3..120 and description 1..5000 characters (trimmed); price > 0 in UI units with at most the currency's decimals; currency and category must be configured (GET /currencies, GET /categories), otherwise 400 validation-error; duration = estimated delivery time in whole days 1..365. The service mints a Token-2022 NFT to the seller's wallet and returns 201 with status `available`, `token_mint_address` and `mint_transaction` {signature, slot}. 503 chain-unavailable / 502 chain-transaction-failed when minting fails (nothing is stored then).
+         * @description Any authenticated user; the caller becomes the seller. title 3..120 and description 1..5000 characters (trimmed); price > 0 in UI units with at most the currency's decimals; currency and category must be configured (GET /currencies, GET /categories), otherwise 400 validation-error; duration = estimated delivery time in whole days 1..365. The service mints a Token-2022 NFT to the seller's wallet and returns 201 with status `available`, `token_mint_address` and `mint_transaction` {signature, slot}. The mint is recorded before it is sent and the listing is stored once the token exists, so a failure in between is recovered, never lost: 503 chain-unavailable / 502 chain-transaction-failed without `listing_id` = nothing was minted or stored; 503 WITH `listing_id` and `token_mint_address` (and Retry-After) = the mint was sent (chain-unavailable: its outcome is not known yet) or done (the database could not store the listing yet). Then repeat the same request (same body): while that mint is unfinished an identical create resumes it and returns 201 with that listing once its token exists; it never mints a second token. Without a repeat the service finishes it by itself (start-up and every 30 s): the listing appears if its token landed, and is dropped (404) if the mint can never land. A listing is never visible (GET, lists, search) before its token exists.
          */
         post: operations["createListing"];
         delete?: never;
@@ -129,7 +129,7 @@ export interface paths {
         head?: never;
         /**
          * Update a listing
-         * @description Seller only (403 forbidden for others). Partial update of title, description, price, category, duration, and status available <-> unlisted. Allowed only while the listing is available or unlisted; reserved or sold listings answer 409 invalid-state-transition. The currency cannot change. A title change also updates the token's on-chain name (chain errors 502/503). Orders already created keep their amount.
+         * @description Seller only (403 forbidden for others). Partial update of title, description, price, category, duration, and status available <-> unlisted. Allowed only while the listing is available or unlisted; reserved or sold listings answer 409 invalid-state-transition. The currency cannot change. A title change also updates the token's on-chain name, first: if that fails (502/503), or the listing cannot be stored afterwards (503), nothing is changed and the service puts the on-chain name back to the stored title by itself (start-up and every 30 s); repeating the request is safe. Orders already created keep their amount.
          */
         patch: operations["updateListing"];
         trace?: never;
