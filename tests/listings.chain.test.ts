@@ -128,7 +128,9 @@ describe('crash safety on a real chain', () => {
     expect((await getMint(chain.connection, mint, 'confirmed', TOKEN_2022_PROGRAM_ID)).supply).toBe(1n);
 
     const b = instance();
+    const started = performance.now();
     await b.services.start();
+    console.info(`[timing] restart with one minted-but-unstored listing: start-up recovery ${Math.round(performance.now() - started)} ms`);
     const got = await request(b).get(`${API}/listings/${id}`).set(carol.headers);
     expect(got.status, JSON.stringify(got.body)).toBe(200);
     expect(got.body.token_mint_address).toBe(mint.toBase58());
@@ -151,7 +153,9 @@ describe('crash safety on a real chain', () => {
     const mint = new PublicKey(created.body.token_mint_address);
     expect((await getTokenMetadata(chain.connection, mint, 'confirmed', TOKEN_2022_PROGRAM_ID))!.name).toBe('Renamed then crashed');
 
+    const started = performance.now();
     await instance().services.start();
+    console.info(`[timing] restart with one landed-but-unstored rename: start-up recovery ${Math.round(performance.now() - started)} ms`);
     expect((await getTokenMetadata(chain.connection, mint, 'confirmed', TOKEN_2022_PROGRAM_ID))!.name).toBe('Named on chain');
     await expectNoOrphans(dave.wallet);
   });
