@@ -176,6 +176,14 @@ export function createListingsService(deps: ListingsDeps) {
     /** The chain steps (recovery pass, tests). */
     steps,
 
+    /**
+     * Create a listing: validate (400 validation-error, nothing sent), then mint its token and store
+     * it, or resume the seller's identical create whose mint is unfinished (never a second token).
+     * `input.price` is a UI amount of `input.currency`. Errors: 503 chain-unavailable / 502
+     * chain-transaction-failed without `listing_id` (nothing minted or stored); 503 chain-unavailable
+     * with `listing_id` (mint sent, outcome unknown); 503 service-unavailable with `listing_id`
+     * (minted, the row not stored yet). The recovery pass finishes the last two.
+     */
     async create(seller: Viewer, input: CreateListingInput): Promise<ListingRecord> {
       const errors: FieldError[] = [];
       const cur = checkCurrency(input.currency, errors);
@@ -237,6 +245,10 @@ export function createListingsService(deps: ListingsDeps) {
       return newestPage(rows, input.limit, spec);
     },
 
+    /**
+     * Seller-only partial update (404 / 403 / 409 / 400 as in the contract). A title whose token name
+     * changes renames the token first (`rename`): on 502/503 nothing is stored.
+     */
     async update(listingId: string, actor: Viewer, input: UpdateListingInput): Promise<ListingRecord> {
       const current = await load(listingId);
       if (current.sellerId !== actor.userId) {
