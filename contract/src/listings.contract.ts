@@ -32,6 +32,7 @@ import {
   page,
   PaginationQuery,
   Pubkey,
+  safeText,
   Timestamp,
   TxSignature,
   UiAmount,
@@ -61,8 +62,8 @@ export const listingTransitions: readonly ListingTransition[] = [
   { from: 'reserved', event: 'order_refunded', to: 'available', by: 'system' },
 ];
 
-export const ListingTitle = z.string().trim().min(3).max(120);
-export const ListingDescription = z.string().trim().min(1).max(5000);
+export const ListingTitle = safeText(z.string().trim().min(3).max(120));
+export const ListingDescription = safeText(z.string().trim().min(1).max(5000));
 /** Estimated delivery time in whole days. */
 export const DurationDays = z.number().int().min(1).max(365);
 
