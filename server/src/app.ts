@@ -2,7 +2,8 @@
  * createApp(ctx): the Express application (no listen; main.ts listens, tests use supertest).
  *
  * Order: request id -> JSON access log -> helmet -> CORS ->
- * cookies -> login rate limit -> 415 for non-JSON bodies -> JSON body parser (limit) -> ops routes
+ * cookies -> login rate limit -> 413 for a declared Content-Length over the limit -> 415 for non-JSON
+ * bodies -> JSON body parser (limit) -> ops routes
  * (/healthz, /readyz, /docs, /openapi.json) -> ts-rest endpoints (auth middleware per route metadata,
  * then 400 when a declared body is missing) -> 404 / 405 -> problem+json.
  *
@@ -13,6 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import bytes from 'bytes';
 import cookieParser from 'cookie-parser';
 import cors from 'cors';
 import express, { type Express, type Request } from 'express';
@@ -28,6 +30,7 @@ import {
   problemBody,
   requestValidationErrorHandler,
   requireDeclaredBody,
+  refuseOversizedBody,
   requireJsonBody,
   routeNotFound,
 } from './http/problem.js';
@@ -98,6 +101,7 @@ export function createApp(ctx: AppContext): BazaarApp {
   app.use(cookieParser());
   const limiter = authRateLimit(config.authRateLimitPerMinute);
   app.use([`${API_PREFIX}/auth/request_login`, `${API_PREFIX}/auth/verify_login`], limiter);
+  app.use(refuseOversizedBody(bytes.parse(config.bodyLimit) ?? 100 * 1024));
   app.use(requireJsonBody);
   app.use(express.json({ limit: config.bodyLimit, type: ['application/json', 'application/*+json'] }));
   app.post(`${API_PREFIX}/auth/request_login`, authRateLimit(config.authRateLimitPerMinute, { byAddress: true }));
