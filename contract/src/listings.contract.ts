@@ -22,6 +22,7 @@
  * never emitted. Orders still `awaiting_payment` do not reserve the listing: the first funded order
  * wins, later payments for the same listing are refunded by the service.
  */
+import { extendApi } from '@anatine/zod-openapi';
 import { z } from 'zod';
 import {
   BaseUnits,
@@ -128,17 +129,20 @@ export const CreateListingBody = z
   .strict();
 export type CreateListingBody = z.infer<typeof CreateListingBody>;
 
-export const UpdateListingBody = z
-  .object({
-    title: ListingTitle.optional(),
-    description: ListingDescription.optional(),
-    price: UiAmount.optional(),
-    category: CategorySlug.optional(),
-    duration: DurationDays.optional(),
-    status: z.enum(['available', 'unlisted']).optional().describe('Relist (available) or unlist'),
-  })
-  .strict()
-  .refine((b) => Object.keys(b).length > 0, { message: 'at least one field is required' });
+export const UpdateListingBody = extendApi(
+  z
+    .object({
+      title: ListingTitle.optional(),
+      description: ListingDescription.optional(),
+      price: UiAmount.optional(),
+      category: CategorySlug.optional(),
+      duration: DurationDays.optional(),
+      status: z.enum(['available', 'unlisted']).optional().describe('Relist (available) or unlist'),
+    })
+    .strict()
+    .refine((b) => Object.keys(b).length > 0, { message: 'at least one field is required' }),
+  { minProperties: 1 },
+);
 export type UpdateListingBody = z.infer<typeof UpdateListingBody>;
 
 export const ListListingsQuery = PaginationQuery.extend({

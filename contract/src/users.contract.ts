@@ -9,8 +9,12 @@ import { bodyProblems, routeErrors } from './problems';
 
 export const DisplayName = safeText(z.string().trim().min(1).max(50));
 export const Bio = safeText(z.string().max(500));
-export const AvatarUrl = safeText(z.string().max(2048).url())
-  .refine((v) => v.startsWith('https://'), { message: 'must be an https URL' });
+/** An https URL; one pattern (OpenAPI keeps one per schema) also refusing control characters, as safeText does. */
+export const AvatarUrl = z
+  .string()
+  .max(2048)
+  .url()
+  .regex(/^https:\/\/[^\u0000-\u001F]*$/, 'must be an https URL (no control characters)');
 
 export const SalesVolume = named(
   'SalesVolume',
