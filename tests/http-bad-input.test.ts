@@ -249,6 +249,27 @@ describe('undeclared methods -> 405 with Allow from the contract', () => {
   });
 });
 
+describe('the published schema states the rules the server applies', () => {
+  const doc = JSON.parse(readFileSync(new URL('../openapi.json', import.meta.url), 'utf8'));
+  const body = (path: string, method: string) => doc.paths[path][method].requestBody.content['application/json'].schema;
+
+  it('text fields carry the no-control-characters pattern', () => {
+    const title = body('/api/v1/listings', 'post').properties.title;
+    const re = new RegExp(title.pattern);
+    expect(re.test('Logo design\nwith\ttabs')).toBe(true);
+    expect(re.test('Logo\u0000design')).toBe(false);
+    const query = doc.paths['/api/v1/marketplace/search'].get.parameters.find((p: { name: string }) => p.name === 'query');
+    expect(new RegExp(query.schema.pattern).test('a\u0000')).toBe(false);
+  });
+
+  it('avatar_url must be https, PATCH /listings/{id} needs a field', () => {
+    const avatar = body('/api/v1/user/me', 'patch').properties.avatar_url;
+    expect(new RegExp(avatar.pattern).test('http://example.com/a.png')).toBe(false);
+    expect(new RegExp(avatar.pattern).test('https://example.com/a.png')).toBe(true);
+    expect(body('/api/v1/listings/{listing_id}', 'patch').minProperties).toBe(1);
+  });
+});
+
 describe('published examples are valid against the default configuration', () => {
   it('every category example in openapi.json is a default category', () => {
     const doc = JSON.parse(readFileSync(new URL('../openapi.json', import.meta.url), 'utf8'));
