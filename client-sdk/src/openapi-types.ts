@@ -632,7 +632,7 @@ export interface components {
         Category: {
             /**
              * @description Category slug; validated by the server against GET /categories
-             * @example web-development
+             * @example development
              */
             slug: string;
             name: string;
@@ -642,6 +642,17 @@ export interface components {
         /** CategoryList */
         CategoryList: {
             data: components["schemas"]["Category"][];
+        };
+        /**
+         * ChainTransactionLanded
+         * @description service-unavailable / internal-error only: the chain action landed before the failure; the order converges to it without another transaction
+         */
+        ChainTransactionLanded: {
+            /** @description The order action, e.g. "confirm" */
+            action: string;
+            order_id: string;
+            /** @description Signature of the confirmed transaction */
+            signature: string;
         };
         /** CreateOrderResponse */
         CreateOrderResponse: {
@@ -909,7 +920,7 @@ export interface components {
             currency_mint: string;
             /**
              * @description Category slug; validated by the server against GET /categories
-             * @example web-development
+             * @example development
              */
             category: string;
             /** @description Estimated delivery time in days (1..365) */
@@ -1175,6 +1186,7 @@ export interface components {
             errors?: components["schemas"]["ProblemFieldError"][];
             /** @description Escrow/token program error name (chain-transaction-failed), e.g. "InvalidState" */
             program_error?: string;
+            chain_transaction?: components["schemas"]["ChainTransactionLanded"];
         } & {
             [key: string]: unknown;
         };
@@ -1526,7 +1538,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestLoginResponse"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1573,6 +1585,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     verifyLogin: {
@@ -1611,7 +1634,7 @@ export interface operations {
                     "application/json": components["schemas"]["LoginResponse"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1667,6 +1690,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getMe: {
@@ -1687,7 +1721,7 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1725,6 +1759,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     updateMe: {
@@ -1754,7 +1799,7 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1810,6 +1855,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getUser: {
@@ -1833,7 +1889,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicUser"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1880,6 +1936,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listListings: {
@@ -1911,7 +1978,7 @@ export interface operations {
                     "application/json": components["schemas"]["ListingPage"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1949,6 +2016,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     createListing: {
@@ -1974,7 +2052,7 @@ export interface operations {
                     currency: string;
                     /**
                      * @description Category slug; validated by the server against GET /categories
-                     * @example web-development
+                     * @example development
                      */
                     category: string;
                     /** @description Estimated delivery time, whole days 1..365 */
@@ -1992,7 +2070,7 @@ export interface operations {
                     "application/json": components["schemas"]["Listing"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2057,7 +2135,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Chain unavailable (`chain-unavailable`) */
+            /** @description Service unavailable (`service-unavailable`); Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -2091,7 +2169,7 @@ export interface operations {
                     "application/json": components["schemas"]["Listing"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2138,6 +2216,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     updateListing: {
@@ -2162,7 +2251,7 @@ export interface operations {
                     price?: number;
                     /**
                      * @description Category slug; validated by the server against GET /categories
-                     * @example web-development
+                     * @example development
                      */
                     category?: string;
                     duration?: number;
@@ -2184,7 +2273,7 @@ export interface operations {
                     "application/json": components["schemas"]["Listing"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2276,7 +2365,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Chain unavailable (`chain-unavailable`) */
+            /** @description Service unavailable (`service-unavailable`); Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -2310,7 +2399,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenMetadataJson"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2348,6 +2437,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     searchListings: {
@@ -2360,9 +2460,9 @@ export interface operations {
                 /** @description Full-text query over title and description */
                 query?: string;
                 /** @description Inclusive lower bound of price, UI units of the listing currency */
-                min_price?: number | null;
+                min_price?: number;
                 /** @description Inclusive upper bound of price, UI units of the listing currency */
-                max_price?: number | null;
+                max_price?: number;
                 /** @description Category slug; validated by the server against GET /categories */
                 category?: string;
                 /** @description Currency code (2..10 upper-case letters); validated by the server against GET /currencies */
@@ -2387,7 +2487,7 @@ export interface operations {
                     "application/json": components["schemas"]["ListingPage"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2419,6 +2519,17 @@ export interface operations {
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2454,7 +2565,7 @@ export interface operations {
                     "application/json": components["schemas"]["ListingPage"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2486,6 +2597,17 @@ export interface operations {
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2512,7 +2634,7 @@ export interface operations {
                     "application/json": components["schemas"]["CategoryList"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2544,6 +2666,17 @@ export interface operations {
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2570,7 +2703,7 @@ export interface operations {
                     "application/json": components["schemas"]["CurrencyList"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2602,6 +2735,17 @@ export interface operations {
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2636,7 +2780,7 @@ export interface operations {
                     "application/json": components["schemas"]["OrderPage"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2668,6 +2812,17 @@ export interface operations {
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2717,7 +2872,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreateOrderResponse"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Idempotency-Key missing (`idempotency-key-missing`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`); Idempotency-Key missing (`idempotency-key-missing`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2818,7 +2973,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Chain unavailable (`chain-unavailable`) */
+            /** @description Service unavailable (`service-unavailable`); Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -2852,7 +3007,7 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2893,6 +3048,17 @@ export interface operations {
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2929,7 +3095,7 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3021,7 +3187,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Chain unavailable (`chain-unavailable`) */
+            /** @description Service unavailable (`service-unavailable`); Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3055,7 +3221,7 @@ export interface operations {
                     "application/json": components["schemas"]["SolanaPayLabel"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3087,6 +3253,17 @@ export interface operations {
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3123,7 +3300,7 @@ export interface operations {
                     "application/json": components["schemas"]["SolanaPayTransaction"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3197,7 +3374,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Chain unavailable (`chain-unavailable`) */
+            /** @description Service unavailable (`service-unavailable`); Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3231,7 +3408,7 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3305,7 +3482,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Chain unavailable (`chain-unavailable`) */
+            /** @description Service unavailable (`service-unavailable`); Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3339,7 +3516,7 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3413,7 +3590,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Chain unavailable (`chain-unavailable`) */
+            /** @description Service unavailable (`service-unavailable`); Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3454,7 +3631,7 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3546,7 +3723,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Chain unavailable (`chain-unavailable`) */
+            /** @description Service unavailable (`service-unavailable`); Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3580,7 +3757,7 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3654,7 +3831,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Chain unavailable (`chain-unavailable`) */
+            /** @description Service unavailable (`service-unavailable`); Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3695,7 +3872,7 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3787,7 +3964,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Chain unavailable (`chain-unavailable`) */
+            /** @description Service unavailable (`service-unavailable`); Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3830,7 +4007,7 @@ export interface operations {
                     "application/json": components["schemas"]["Review"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3913,6 +4090,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listSellerReviews: {
@@ -3941,7 +4129,7 @@ export interface operations {
                     "application/json": components["schemas"]["SellerReviewPage"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3973,6 +4161,17 @@ export interface operations {
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3999,7 +4198,7 @@ export interface operations {
                     "application/json": components["schemas"]["Balances"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4037,7 +4236,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Chain unavailable (`chain-unavailable`) */
+            /** @description Service unavailable (`service-unavailable`); Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4078,7 +4277,7 @@ export interface operations {
                     "application/json": components["schemas"]["Deposit"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4143,7 +4342,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Chain unavailable (`chain-unavailable`) */
+            /** @description Service unavailable (`service-unavailable`); Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4179,7 +4378,7 @@ export interface operations {
                     "application/json": components["schemas"]["CustodyDepositPage"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4220,6 +4419,17 @@ export interface operations {
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4271,7 +4481,7 @@ export interface operations {
                     "application/json": components["schemas"]["Withdrawal"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Idempotency-Key missing (`idempotency-key-missing`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`); Idempotency-Key missing (`idempotency-key-missing`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4354,7 +4564,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Chain unavailable (`chain-unavailable`) */
+            /** @description Service unavailable (`service-unavailable`); Chain unavailable (`chain-unavailable`) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4390,7 +4600,7 @@ export interface operations {
                     "application/json": components["schemas"]["WithdrawalPage"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4437,6 +4647,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getWithdrawal: {
@@ -4460,7 +4681,7 @@ export interface operations {
                     "application/json": components["schemas"]["Withdrawal"];
                 };
             };
-            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`) */
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4501,6 +4722,17 @@ export interface operations {
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

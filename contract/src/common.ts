@@ -49,6 +49,37 @@ export const TxSignature = extendApi(
   { description: 'Solana transaction signature, base58 (64 bytes)' },
 );
 
+/**
+ * Text the service stores or searches: no NUL and no other C0 control character except tab, line feed
+ * and carriage return. PostgreSQL `text` cannot hold NUL (error 22021), and the other controls are never
+ * legitimate in titles, names, descriptions or queries. Checked by the schema, so a request carrying them
+ * is a 400 validation-error naming the field before any handler (or chain transaction) runs.
+ */
+export const SAFE_TEXT = /^[^\u0000-\u0008\u000B\u000C\u000E-\u001F]*$/;
+export const SAFE_TEXT_MESSAGE = 'must not contain NUL or control characters other than tab, line feed and carriage return';
+
+/** `schema` (a z.string() with its own bounds) refusing NUL and control characters (see SAFE_TEXT). */
+export const safeText = (schema: z.ZodString): z.ZodString => schema.regex(SAFE_TEXT, SAFE_TEXT_MESSAGE);
+
+/** Decimal number text in a query string: optional minus, digits, optional fraction. No hex, exponent, blanks. */
+const DECIMAL_TEXT = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/;
+const INTEGER_TEXT = /^-?(0|[1-9][0-9]*)$/;
+
+/**
+ * A number in a query string, parsed strictly: only plain decimal text ("12", "0.5", "-1"; with
+ * `integer`, digits only) becomes a number, then `schema` applies its bounds. `""`, `"0x10"`, `"1e3"`,
+ * `" 5"`, `"Infinity"` (and `"2.0"` for an integer) are 400 validation-error, where z.coerce.number()
+ * read them as 0, 16, 1000, 5, Infinity. Typed as number on input too, so the typed client sends numbers.
+ */
+export const queryNumber = <T extends z.ZodNumber>(schema: T, opts: { integer?: boolean } = {}) => {
+  const text = opts.integer ? INTEGER_TEXT : DECIMAL_TEXT;
+  return z.preprocess((v) => (typeof v === 'string' && text.test(v) ? Number(v) : v), schema) as unknown as z.ZodEffects<
+    T,
+    number,
+    number
+  >;
+};
+
 export const Uuid = extendApi(z.string().uuid(), { description: 'UUID (RFC 9562), lower-case hex' });
 
 /** ISO-8601 timestamp, UTC. */
@@ -95,7 +126,7 @@ export const CategorySlug = extendApi(
     .min(2)
     .max(64)
     .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be a lower-case slug'),
-  { description: 'Category slug; validated by the server against GET /categories', example: 'web-development' },
+  { description: 'Category slug; validated by the server against GET /categories', example: 'development' },
 );
 
 /**
@@ -110,14 +141,16 @@ export const UiAmount = extendApi(z.number().positive().finite().max(1_000_000_0
 /** Basis points, 0..10000 (10000 = 100 %). */
 export const Bps = z.number().int().min(0).max(10_000);
 
-/** Opaque pagination cursor, as returned in `next_cursor`. */
-export const Cursor = extendApi(z.string().min(1).max(512), {
+/** Opaque pagination cursor, as returned in `next_cursor` (base64url text). */
+export const Cursor = extendApi(z.string().min(1).max(512).regex(/^[A-Za-z0-9_-]+$/, 'must be a cursor from next_cursor'), {
   description: 'Opaque cursor from a previous page\'s next_cursor; only valid with the same filters and sort',
 });
 
-/** `limit` (1..100, default 20) + `cursor`. Query strings are coerced to numbers. */
+/** `limit` (1..100, default 20) + `cursor`. `limit` is decimal digits only (see queryNumber). */
 export const PaginationQuery = z.object({
-  limit: extendApi(z.coerce.number().int().min(1).max(100).default(20), {
+  limit: extendApi(queryNumber(z.number({ invalid_type_error: 'must be a whole number in decimal digits' }).int().min(1).max(100), {
+    integer: true,
+  }).default(20), {
     description: 'Page size, 1..100 (default 20)',
   }),
   cursor: Cursor.optional(),

@@ -22,6 +22,7 @@
  * never emitted. Orders still `awaiting_payment` do not reserve the listing: the first funded order
  * wins, later payments for the same listing are refunded by the service.
  */
+import { extendApi } from '@anatine/zod-openapi';
 import { z } from 'zod';
 import {
   BaseUnits,
@@ -32,6 +33,7 @@ import {
   page,
   PaginationQuery,
   Pubkey,
+  safeText,
   Timestamp,
   TxSignature,
   UiAmount,
@@ -61,8 +63,8 @@ export const listingTransitions: readonly ListingTransition[] = [
   { from: 'reserved', event: 'order_refunded', to: 'available', by: 'system' },
 ];
 
-export const ListingTitle = z.string().trim().min(3).max(120);
-export const ListingDescription = z.string().trim().min(1).max(5000);
+export const ListingTitle = safeText(z.string().trim().min(3).max(120));
+export const ListingDescription = safeText(z.string().trim().min(1).max(5000));
 /** Estimated delivery time in whole days. */
 export const DurationDays = z.number().int().min(1).max(365);
 
@@ -127,17 +129,20 @@ export const CreateListingBody = z
   .strict();
 export type CreateListingBody = z.infer<typeof CreateListingBody>;
 
-export const UpdateListingBody = z
-  .object({
-    title: ListingTitle.optional(),
-    description: ListingDescription.optional(),
-    price: UiAmount.optional(),
-    category: CategorySlug.optional(),
-    duration: DurationDays.optional(),
-    status: z.enum(['available', 'unlisted']).optional().describe('Relist (available) or unlist'),
-  })
-  .strict()
-  .refine((b) => Object.keys(b).length > 0, { message: 'at least one field is required' });
+export const UpdateListingBody = extendApi(
+  z
+    .object({
+      title: ListingTitle.optional(),
+      description: ListingDescription.optional(),
+      price: UiAmount.optional(),
+      category: CategorySlug.optional(),
+      duration: DurationDays.optional(),
+      status: z.enum(['available', 'unlisted']).optional().describe('Relist (available) or unlist'),
+    })
+    .strict()
+    .refine((b) => Object.keys(b).length > 0, { message: 'at least one field is required' }),
+  { minProperties: 1 },
+);
 export type UpdateListingBody = z.infer<typeof UpdateListingBody>;
 
 export const ListListingsQuery = PaginationQuery.extend({

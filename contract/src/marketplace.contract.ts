@@ -4,17 +4,17 @@
  * clients can validate input before creating listings.
  */
 import { z } from 'zod';
-import { c, CategorySlug, CurrencyCode, named, PaginationQuery, Pubkey } from './common';
+import { c, CategorySlug, CurrencyCode, named, PaginationQuery, Pubkey, queryNumber, safeText } from './common';
 import { LISTING_STATUSES, ListingPage } from './listings.contract';
 import { routeErrors } from './problems';
 
 export const SEARCH_SORTS = ['relevance', 'price_asc', 'price_desc', 'rating', 'newest'] as const;
 export const SearchSort = z.enum(SEARCH_SORTS);
 
-const MinMaxPrice = z.coerce.number().nonnegative().finite();
+const MinMaxPrice = queryNumber(z.number({ invalid_type_error: 'must be a decimal number' }).nonnegative().finite());
 
 export const SearchListingsQuery = PaginationQuery.extend({
-  query: z.string().trim().min(1).max(200).optional().describe('Full-text query over title and description'),
+  query: safeText(z.string().trim().min(1).max(200)).optional().describe('Full-text query over title and description'),
   min_price: MinMaxPrice.optional().describe('Inclusive lower bound of price, UI units of the listing currency'),
   max_price: MinMaxPrice.optional().describe('Inclusive upper bound of price, UI units of the listing currency'),
   category: CategorySlug.optional(),

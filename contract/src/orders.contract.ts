@@ -56,6 +56,7 @@ import {
   named,
   page,
   PaginationQuery,
+  safeText,
   Pubkey,
   Timestamp,
   TxSignature,
@@ -294,7 +295,7 @@ export const SolanaPayTransaction = named(
 );
 
 export const DisputeOrderBody = z
-  .object({ reason: z.string().trim().min(10).max(2000).describe('Why the order is disputed, 10..2000 characters') })
+  .object({ reason: safeText(z.string().trim().min(10).max(2000)).describe('Why the order is disputed, 10..2000 characters') })
   .strict();
 export type DisputeOrderBody = z.infer<typeof DisputeOrderBody>;
 

@@ -24,6 +24,13 @@ export const problemTypes = {
     description: 'The path, query, headers or body do not match the schema or a server-side rule; see `errors`.',
   },
   'malformed-json': { status: 400, title: 'Malformed JSON', description: 'The request body is not valid JSON.' },
+  'malformed-request': {
+    status: 400,
+    title: 'Malformed request',
+    description:
+      'The request cannot be read: malformed percent-encoding in a path parameter (`errors` names it), a body that ' +
+      'does not decode under its Content-Encoding, or a body shorter than its Content-Length.',
+  },
   'idempotency-key-missing': {
     status: 400,
     title: 'Idempotency-Key missing',
@@ -64,6 +71,17 @@ export const problemTypes = {
     description:
       'Deposits, withdrawals and custodial order payment exist only when the operator runs custodial accounts ' +
       '(CUSTODY_ENABLED); this service does not.',
+  },
+  'method-not-allowed': {
+    status: 405,
+    title: 'Method not allowed',
+    description: 'The path exists but not with this method; the `Allow` header lists the methods it has.',
+  },
+  'request-timeout': {
+    status: 408,
+    title: 'Request timeout',
+    description:
+      'The request (headers and body) did not arrive within the server\'s request timeout; the connection is closed.',
   },
   conflict: { status: 409, title: 'Conflict', description: 'The request conflicts with the current state of a resource.' },
   'invalid-state-transition': {
@@ -110,6 +128,11 @@ export const problemTypes = {
     title: 'Rate limited',
     description: 'Too many requests; wait for the number of seconds in the Retry-After header.',
   },
+  'header-fields-too-large': {
+    status: 431,
+    title: 'Request header fields too large',
+    description: 'The request line and headers exceed 16 kB (URL included); the connection is closed.',
+  },
   'internal-error': { status: 500, title: 'Internal error', description: 'An unexpected error; quote request_id.' },
   'chain-transaction-failed': {
     status: 502,
@@ -120,6 +143,15 @@ export const problemTypes = {
     status: 503,
     title: 'Chain unavailable',
     description: 'The Solana RPC cannot be reached; retry later (Retry-After).',
+  },
+  'service-unavailable': {
+    status: 503,
+    title: 'Service unavailable',
+    description:
+      'A dependency of the service is down or overloaded (the database unreachable, its connection pool or a ' +
+      'statement/lock timeout exhausted) or the server is shutting down; retry after the Retry-After seconds. ' +
+      'When a chain action had already landed, `chain_transaction` {action, signature} says so: the order ' +
+      'converges to it (the reconciler records it) and a retry of the action returns the updated order.',
   },
 } as const satisfies Record<string, { status: number; title: string; description: string }>;
 
@@ -154,6 +186,19 @@ export const Problem = named(
         .string()
         .optional()
         .describe('Escrow/token program error name (chain-transaction-failed), e.g. "InvalidState"'),
+      chain_transaction: named(
+        'ChainTransactionLanded',
+        z.object({
+          action: z.string().describe('The order action, e.g. "confirm"'),
+          order_id: z.string(),
+          signature: z.string().describe('Signature of the confirmed transaction'),
+        }),
+      )
+        .optional()
+        .describe(
+          'service-unavailable / internal-error only: the chain action landed before the failure; the order ' +
+            'converges to it without another transaction',
+        ),
     })
     .passthrough(),
   'RFC 9457 problem details (application/problem+json)',
@@ -173,8 +218,18 @@ export function problemResponses<const S extends readonly ProblemSlug[]>(slugs: 
   return out as ProblemResponses<S[number]>;
 }
 
-/** Problems every route may return (added through the router's commonResponses). */
-export const commonProblems = ['validation-error', 'malformed-json', 'rate-limited', 'internal-error'] as const;
+/**
+ * Problems every route may return (added through the router's commonResponses). 405, 408 and 431 are
+ * answers to requests that match no route (or never reached one): listed in `problemTypes`, not per route.
+ */
+export const commonProblems = [
+  'validation-error',
+  'malformed-json',
+  'malformed-request',
+  'rate-limited',
+  'internal-error',
+  'service-unavailable',
+] as const;
 export const commonResponses = problemResponses(commonProblems);
 
 /** Problems of any authenticated route. */

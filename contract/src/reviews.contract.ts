@@ -3,13 +3,13 @@
  * Reviews are public within the API and feed the seller's reputation (average, count, distribution).
  */
 import { z } from 'zod';
-import { c, named, page, PaginationQuery, Pubkey, Timestamp, Uuid } from './common';
+import { c, named, page, PaginationQuery, Pubkey, safeText, Timestamp, Uuid } from './common';
 import { bodyProblems, routeErrors } from './problems';
 import { Reputation } from './users.contract';
 
 /** Integer stars 1..5. */
 export const Rating = z.number().int().min(1).max(5);
-export const ReviewText = z.string().trim().max(2000);
+export const ReviewText = safeText(z.string().trim().max(2000));
 
 export const Review = named(
   'Review',

@@ -4,16 +4,17 @@
  * is the identity and cannot be changed.
  */
 import { z } from 'zod';
-import { BaseUnits, c, CurrencyCode, named, Pubkey, Timestamp, Uuid } from './common';
+import { BaseUnits, c, CurrencyCode, named, Pubkey, safeText, Timestamp, Uuid } from './common';
 import { bodyProblems, routeErrors } from './problems';
 
-export const DisplayName = z.string().trim().min(1).max(50);
-export const Bio = z.string().max(500);
+export const DisplayName = safeText(z.string().trim().min(1).max(50));
+export const Bio = safeText(z.string().max(500));
+/** An https URL; one pattern (OpenAPI keeps one per schema) also refusing control characters, as safeText does. */
 export const AvatarUrl = z
   .string()
   .max(2048)
   .url()
-  .refine((v) => v.startsWith('https://'), { message: 'must be an https URL' });
+  .regex(/^https:\/\/[^\u0000-\u001F]*$/, 'must be an https URL (no control characters)');
 
 export const SalesVolume = named(
   'SalesVolume',

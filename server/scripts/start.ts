@@ -18,11 +18,16 @@
  * which runs the same bootstrap against that RPC: the service key must hold SOL there).
  * Every other variable is the server's (server/src/config.ts).
  *
- * SIGINT/SIGTERM: the server drains and closes the database, then the localnet snapshots its
- * ledger and exits. If the localnet dies on its own the server is stopped too (exit code 1).
+ * SIGINT/SIGTERM (handlers installed before anything starts, server/src/lifecycle.ts): the server
+ * drains and closes the database, then the localnet snapshots its ledger and exits; exit 0 within
+ * SHUTDOWN_TIMEOUT_MS, else 1. A signal during start-up waits for the step in progress and stops what
+ * was started. If the localnet dies on its own the server is stopped too (exit code 1).
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { loadConfig } from '../src/config.js';
+import { Lifecycle, StartAborted } from '../src/lifecycle.js';
+import { createLogger } from '../src/logger.js';
 import { main as startServer } from '../src/main.js';
 import { bootstrapLocalnet } from './bootstrap-localnet.js';
 import { localnetNeedsBuild, startLocalnet, type Localnet } from './localnet-process.js';
@@ -34,24 +39,39 @@ env.DATA_DIR = dataDir;
 
 const say = (line: string) => process.stderr.write(`[bazaar] ${line}\n`);
 
+// the deadline and log level only: the server reads its full configuration after the chain bootstrap
+const early = loadConfig(env);
+const lifecycle = new Lifecycle(createLogger(early.logLevel), early.shutdownTimeoutMs);
+lifecycle.installSignalHandlers((code) => {
+  say(`stopped (exit code ${code})`);
+  process.exit(code);
+});
+
 async function run() {
   const started = Date.now();
   let localnet: Localnet | null = null;
-  let stopServer: (() => Promise<void>) | null = null;
 
   if (!env.SOLANA_RPC_URL) {
     const port = Number(env.SOLANA_RPC_PORT || 8899);
     const build = localnetNeedsBuild() ? ' (building it with cargo first: several minutes on a cold cache)' : '';
     say(`starting the localnet on 127.0.0.1:${port}${build}`);
-    localnet = await startLocalnet({
+    const starting = startLocalnet({
       port,
       ledgerDir: join(dataDir, 'ledger'),
       readyTimeoutMs: 120_000,
       onExit: (code) => {
+        if (lifecycle.isStopping) return;
         say(`the localnet exited on its own (code ${code}); stopping`);
-        void (stopServer?.() ?? Promise.resolve()).finally(() => process.exit(1));
+        void lifecycle.stop('localnet exited').finally(() => process.exit(1));
       },
     });
+    // registered first, so it runs last: the server stops before the localnet snapshots its ledger
+    lifecycle.onStop(async () => {
+      const ln = await starting.catch(() => null);
+      await ln?.stop();
+    });
+    localnet = await starting;
+    lifecycle.checkpoint();
     env.SOLANA_RPC_URL = localnet.rpcUrl;
   }
 
@@ -59,10 +79,10 @@ async function run() {
     const boot = await bootstrapLocalnet({ rpcUrl: env.SOLANA_RPC_URL!, dataDir, programId: env.ESCROW_PROGRAM_ID });
     say(`chain bootstrap: ${boot.created.length ? `created ${boot.created.join(', ')}` : 'already in place'} (${boot.ms} ms)`);
     for (const w of boot.warnings) say(`warning: ${w}`);
+    lifecycle.checkpoint();
   }
 
-  const { server, shutdown } = await startServer(env);
-  stopServer = shutdown;
+  const { server } = await startServer(env, { lifecycle });
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : Number(env.PORT || 3000);
   const base = `http://${env.HOST || '127.0.0.1'}:${port}`;
@@ -78,21 +98,10 @@ async function run() {
     `Try it: npm run demo   (stop with Ctrl-C)`,
   ];
   process.stdout.write(`\n${lines.join('\n')}\n\n`);
-
-  let stopping = false;
-  const stop = async (sig: string) => {
-    if (stopping) return;
-    stopping = true;
-    say(`${sig}: stopping`);
-    await shutdown().catch((err) => say(`server shutdown: ${String(err)}`));
-    await localnet?.stop();
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
 }
 
 run().catch((err) => {
+  if (err instanceof StartAborted) return; // the signal handler exits once the stop is done
   console.error(err);
-  process.exit(1);
+  void lifecycle.stop('start-up failed').finally(() => process.exit(1));
 });

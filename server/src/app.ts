@@ -1,13 +1,20 @@
 /**
  * createApp(ctx): the Express application (no listen; main.ts listens, tests use supertest).
  *
- * Order: request id -> JSON access log -> helmet -> CORS -> cookies -> login rate limit ->
- * 415 for non-JSON bodies -> JSON body parser (limit) -> ops routes (/healthz, /readyz, /docs,
- * /openapi.json) -> ts-rest endpoints (auth middleware per route metadata) -> 404 -> problem+json.
+ * Order: request id -> JSON access log -> helmet -> CORS ->
+ * cookies -> login rate limit -> 413 for a declared Content-Length over the limit -> 415 for non-JSON
+ * bodies -> JSON body parser (limit) -> ops routes
+ * (/healthz, /readyz, /docs, /openapi.json) -> ts-rest endpoints (auth middleware per route metadata,
+ * then 400 when a declared body is missing) -> 404 / 405 -> problem+json.
+ *
+ * /healthz is liveness and touches nothing. /readyz probes the database off the shared pool
+ * (ctx.dbPing: its own connection on PostgreSQL) and the chain RPC, each within READY_TIMEOUT_MS, and
+ * answers 503 while the server drains, so it answers in about a second even when the pool is exhausted.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import bytes from 'bytes';
 import cookieParser from 'cookie-parser';
 import cors from 'cors';
 import express, { type Express, type Request } from 'express';
@@ -18,7 +25,15 @@ import { createExpressEndpoints } from '@ts-rest/express';
 import { API_PREFIX, contract } from '@bazaar/contract';
 import type { AppContext } from './context.js';
 import { REPO_ROOT } from './db/migrate.js';
-import { errorHandler, problemBody, requestValidationErrorHandler, requireJsonBody, routeNotFound } from './http/problem.js';
+import {
+  errorHandler,
+  problemBody,
+  requestValidationErrorHandler,
+  requireDeclaredBody,
+  refuseOversizedBody,
+  requireJsonBody,
+  routeNotFound,
+} from './http/problem.js';
 import { buildServices, type Services } from './http/router.js';
 import { custodyErrors } from './modules/custody/custody.errors.js';
 import { authenticate, authRateLimit } from './http/security.js';
@@ -32,6 +47,15 @@ function openapiDocument(): unknown {
 }
 
 export type BazaarApp = Express & { services: Services };
+
+/** `work`, or a rejection after `ms` milliseconds (readiness checks must answer promptly). */
+function within<T>(ms: number, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
 
 export function createApp(ctx: AppContext): BazaarApp {
   const { config, log } = ctx;
@@ -77,6 +101,7 @@ export function createApp(ctx: AppContext): BazaarApp {
   app.use(cookieParser());
   const limiter = authRateLimit(config.authRateLimitPerMinute);
   app.use([`${API_PREFIX}/auth/request_login`, `${API_PREFIX}/auth/verify_login`], limiter);
+  app.use(refuseOversizedBody(bytes.parse(config.bodyLimit) ?? 100 * 1024));
   app.use(requireJsonBody);
   app.use(express.json({ limit: config.bodyLimit, type: ['application/json', 'application/*+json'] }));
   app.post(`${API_PREFIX}/auth/request_login`, authRateLimit(config.authRateLimitPerMinute, { byAddress: true }));
@@ -85,15 +110,20 @@ export function createApp(ctx: AppContext): BazaarApp {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok', uptime_seconds: Math.round(process.uptime()) });
   });
+  const ping = ctx.dbPing ?? ((ms: number) => within(ms, ctx.db.$queryRaw`SELECT 1`));
   app.get('/readyz', async (req, res) => {
     const checks: Record<string, { ok: boolean; slot?: number; error?: string }> = {};
-    try {
-      await ctx.db.$queryRaw`SELECT 1`;
-      checks.db = { ok: true };
-    } catch (e) {
-      checks.db = { ok: false, error: (e as Error).message.slice(0, 200) };
-    }
-    if (ctx.chain) checks.chain = await ctx.chain.health().catch(() => ({ ok: false }));
+    const ms = config.readyTimeoutMs;
+    const [db, chain] = await Promise.all([
+      ping(ms).then(
+        () => ({ ok: true }),
+        (e: Error) => ({ ok: false, error: String(e?.message ?? e).slice(0, 200) }),
+      ),
+      ctx.chain ? within(ms, ctx.chain.health()).catch(() => ({ ok: false })) : null,
+    ]);
+    checks.db = db;
+    if (chain) checks.chain = chain;
+    if (ctx.draining?.()) checks.server = { ok: false, error: 'shutting down' };
     const ready = Object.values(checks).every((c) => c.ok);
     if (ready) {
       res.json({ status: 'ready', checks });
@@ -123,7 +153,7 @@ export function createApp(ctx: AppContext): BazaarApp {
     }
   }
   createExpressEndpoints(contract, services.router, app, {
-    globalMiddleware: [authenticate(services.auth, { publicMarketplace: config.publicMarketplace })],
+    globalMiddleware: [authenticate(services.auth, { publicMarketplace: config.publicMarketplace }), requireDeclaredBody],
     requestValidationErrorHandler: requestValidationErrorHandler as never,
     responseValidation: false,
   });

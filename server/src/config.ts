@@ -30,6 +30,18 @@
  * | CUSTODY_MIN_WITHDRAWAL | 1 of each currency | `CODE:ui_amount,...` |
  * | CUSTODY_WITHDRAWAL_FEE | 0 | `CODE:ui_amount,...` flat fee per withdrawal, kept by the service |
  * | CUSTODY_POLL_INTERVAL_MS | 5000 | deposit watcher + transfer reconciler interval; 0 = start-up pass only |
+ * | HTTP_HEADERS_TIMEOUT_MS | 10000 | time to receive the request line and headers; also closes connections that never send a byte (slowloris) |
+ * | HTTP_REQUEST_TIMEOUT_MS | 30000 | time to receive a whole request (headers + body): a Content-Length larger than what is sent ends as 408 |
+ * | HTTP_KEEP_ALIVE_TIMEOUT_MS | 5000 | idle time of a keep-alive connection between requests; behind a load balancer set it above the balancer's idle timeout |
+ * | HTTP_MAX_CONNECTIONS | 500 | open connections; more are closed at once (below the usual 1024 open-files limit, leaving room for the database pool and RPC sockets) |
+ * | HTTP_TIMEOUT_CHECK_INTERVAL_MS | 1000 | how often Node checks the headers/request timeouts (their granularity) |
+ * | SHUTDOWN_TIMEOUT_MS | 25000 | SIGTERM/SIGINT drain deadline: in-flight requests, workers and the database close within it (exit 0), else exit 1 |
+ * | DB_POOL_MAX | 10 | PostgreSQL connections in the pool |
+ * | DB_POOL_TIMEOUT_MS | 5000 | wait for a free pool connection, then 503 service-unavailable |
+ * | DB_STATEMENT_TIMEOUT_MS | 10000 | PostgreSQL statement_timeout per connection, then 503 |
+ * | DB_LOCK_TIMEOUT_MS | 3000 | PostgreSQL lock_timeout per connection, then 503 |
+ * | DB_IDLE_IN_TRANSACTION_TIMEOUT_MS | 60000 | PostgreSQL idle_in_transaction_session_timeout per connection |
+ * | READY_TIMEOUT_MS | 1000 | /readyz database probe (own connection, off the shared pool) |
  * | LOG_LEVEL | info | pino level (`silent` in tests) |
  * | TRUST_PROXY | 0 | reverse proxies in front (client IP from X-Forwarded-For); `true` = 1 |
  */
@@ -83,7 +95,58 @@ export interface Config {
   logLevel: string;
   /** number of reverse proxies in front (Express 'trust proxy' hops); 0 = none */
   trustProxy: number;
+  /** HTTP server limits (http/server.ts); milliseconds but maxConnections */
+  http: HttpLimits;
+  /** PostgreSQL pool and timeouts (db/postgres.ts; PGlite has none, see db/client.ts) */
+  db: DbLimits;
+  /** /readyz database probe timeout, ms */
+  readyTimeoutMs: number;
+  /** drain deadline after SIGTERM/SIGINT, ms (main.ts) */
+  shutdownTimeoutMs: number;
 }
+
+/** Node HTTP server limits, set when the server is created (http/server.ts). */
+export interface HttpLimits {
+  /** ms to receive request line + headers, from the connection's first byte (or its opening) */
+  headersTimeoutMs: number;
+  /** ms to receive the whole request (headers + body) */
+  requestTimeoutMs: number;
+  /** ms a keep-alive connection may idle between requests */
+  keepAliveTimeoutMs: number;
+  /** open connections at most; more are closed at once */
+  maxConnections: number;
+  /** ms between Node's checks of the headers/request timeouts */
+  timeoutCheckIntervalMs: number;
+}
+
+/** PostgreSQL pool size and per-connection timeouts (ms), db/postgres.ts PgLimits. */
+export interface DbLimits {
+  poolMax: number;
+  poolTimeoutMs: number;
+  statementTimeoutMs: number;
+  lockTimeoutMs: number;
+  idleInTransactionTimeoutMs: number;
+}
+
+/** Defaults of the HTTP, database, readiness and shutdown limits (see the table above). */
+export const DEFAULT_LIMITS = {
+  http: {
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
+    keepAliveTimeoutMs: 5_000,
+    maxConnections: 500,
+    timeoutCheckIntervalMs: 1_000,
+  } satisfies HttpLimits,
+  db: {
+    poolMax: 10,
+    poolTimeoutMs: 5_000,
+    statementTimeoutMs: 10_000,
+    lockTimeoutMs: 3_000,
+    idleInTransactionTimeoutMs: 60_000,
+  } satisfies DbLimits,
+  readyTimeoutMs: 1_000,
+  shutdownTimeoutMs: 25_000,
+} as const;
 
 export const DEFAULT_CATEGORIES = ['design', 'development', 'writing', 'marketing', 'video', 'music', 'data', 'business', 'other'];
 
@@ -212,5 +275,42 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : {}),
     logLevel: env.LOG_LEVEL || 'info',
     trustProxy: env.TRUST_PROXY === 'true' ? 1 : int('TRUST_PROXY', env.TRUST_PROXY === 'false' ? '0' : env.TRUST_PROXY, 0),
+    http: httpLimits(env),
+    db: {
+      poolMax: positive('DB_POOL_MAX', env.DB_POOL_MAX, DEFAULT_LIMITS.db.poolMax),
+      poolTimeoutMs: positive('DB_POOL_TIMEOUT_MS', env.DB_POOL_TIMEOUT_MS, DEFAULT_LIMITS.db.poolTimeoutMs),
+      statementTimeoutMs: positive('DB_STATEMENT_TIMEOUT_MS', env.DB_STATEMENT_TIMEOUT_MS, DEFAULT_LIMITS.db.statementTimeoutMs),
+      lockTimeoutMs: positive('DB_LOCK_TIMEOUT_MS', env.DB_LOCK_TIMEOUT_MS, DEFAULT_LIMITS.db.lockTimeoutMs),
+      idleInTransactionTimeoutMs: positive(
+        'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS',
+        env.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+        DEFAULT_LIMITS.db.idleInTransactionTimeoutMs,
+      ),
+    },
+    readyTimeoutMs: positive('READY_TIMEOUT_MS', env.READY_TIMEOUT_MS, DEFAULT_LIMITS.readyTimeoutMs),
+    shutdownTimeoutMs: positive('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS, DEFAULT_LIMITS.shutdownTimeoutMs),
   };
+}
+
+/** A limit that must be > 0 (0 would mean "no limit" to Node and PostgreSQL: not allowed here). */
+function positive(name: string, v: string | undefined, dflt: number): number {
+  const n = int(name, v, dflt);
+  if (n === 0) throw new Error(`${name} must be greater than 0`);
+  return n;
+}
+
+/** HTTP_* limits; headers timeout must not exceed the request timeout (Node refuses that). */
+export function httpLimits(env: NodeJS.ProcessEnv): HttpLimits {
+  const d = DEFAULT_LIMITS.http;
+  const limits = {
+    headersTimeoutMs: positive('HTTP_HEADERS_TIMEOUT_MS', env.HTTP_HEADERS_TIMEOUT_MS, d.headersTimeoutMs),
+    requestTimeoutMs: positive('HTTP_REQUEST_TIMEOUT_MS', env.HTTP_REQUEST_TIMEOUT_MS, d.requestTimeoutMs),
+    keepAliveTimeoutMs: positive('HTTP_KEEP_ALIVE_TIMEOUT_MS', env.HTTP_KEEP_ALIVE_TIMEOUT_MS, d.keepAliveTimeoutMs),
+    maxConnections: positive('HTTP_MAX_CONNECTIONS', env.HTTP_MAX_CONNECTIONS, d.maxConnections),
+    timeoutCheckIntervalMs: positive('HTTP_TIMEOUT_CHECK_INTERVAL_MS', env.HTTP_TIMEOUT_CHECK_INTERVAL_MS, d.timeoutCheckIntervalMs),
+  };
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
+    throw new Error('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
+  }
+  return limits;
 }

@@ -24,4 +24,11 @@ export interface AppContext {
   custody?: { hooks?: CustodyHooks; leaseMs?: number };
   /** injectable clock (tests) */
   now: () => Date;
+  /**
+   * Readiness probe of the database that never queues behind the shared pool (db/client.ts Db.ping);
+   * when absent, /readyz races a Prisma `SELECT 1` against the timeout instead.
+   */
+  dbPing?: (timeoutMs: number) => Promise<void>;
+  /** true once shutdown began: /readyz answers 503 and responses carry `Connection: close` (main.ts) */
+  draining?: () => boolean;
 }

@@ -12,11 +12,6 @@ import { problemTypes, type ProblemSlug } from '@bazaar/contract';
 /** Problem types that exist only in the server (the contract does not list them). */
 export const serverProblemTypes = {
   'not-implemented': { status: 501, title: 'Not implemented', description: 'This route is not implemented yet.' },
-  'service-unavailable': {
-    status: 503,
-    title: 'Service unavailable',
-    description: 'A dependency (database or chain) is not ready.',
-  },
 } as const;
 
 export type ServerProblemSlug = keyof typeof serverProblemTypes;
@@ -46,3 +41,28 @@ export class DomainError extends Error {
 }
 
 export const isDomainError = (e: unknown): e is DomainError => e instanceof DomainError;
+
+/** What landed on chain before a later step (the database write) failed. */
+export interface LandedChainAction {
+  action: string;
+  order_id: string;
+  /** signature of the confirmed transaction (base58) */
+  signature: string;
+}
+
+/**
+ * An error raised after a chain action was confirmed: `cause` is the failure (typically the database
+ * write that should have recorded it), `landed` what happened on chain. http/problem.ts answers 503
+ * service-unavailable (the database was unavailable) or 500, with `chain_transaction: landed` in the
+ * body either way, so the client knows the money moved and that the order converges to it (the intent
+ * was recorded as sent with its signature before sending; the reconciler confirms it).
+ */
+export class ChainActionLandedError extends Error {
+  readonly landed: LandedChainAction;
+
+  constructor(cause: unknown, landed: LandedChainAction) {
+    super(`${landed.action} landed on chain (${landed.signature}) but recording it failed`, { cause });
+    this.name = 'ChainActionLandedError';
+    this.landed = landed;
+  }
+}

@@ -1,8 +1,14 @@
 /**
- * Server entry point: config from env -> database (PGlite under DATA_DIR or DATABASE_URL) ->
- * migrations -> chain client -> HTTP listen; background work (payment watcher, reconciler) starts
- * after listen. SIGINT/SIGTERM: stop accepting, finish in-flight requests, stop background work,
- * close the database (10 s hard limit).
+ * Server entry point: config from env -> database (PGlite under DATA_DIR or DATABASE_URL, with the
+ * pool and timeout limits) -> migrations -> chain client -> HTTP listen (http/server.ts limits);
+ * background work (payment watcher, reconciler, custody worker) starts after listen.
+ *
+ * SIGTERM/SIGINT (lifecycle.ts; handlers installed before any start-up work): stop accepting, finish
+ * in-flight requests (responses during the drain carry `Connection: close`, idle keep-alive
+ * connections are closed), stop the background workers at the end of their current pass, close the
+ * database; exit 0 when all of it finished within SHUTDOWN_TIMEOUT_MS (25 s), else the remaining
+ * connections are destroyed and the exit code is 1. A signal during start-up waits for the step in
+ * progress (e.g. a migration), closes what was opened, and exits 0 the same way.
  */
 import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -11,11 +17,14 @@ import { createChain } from './chain/index.js';
 import { readKeypairFile } from './chain/keys.js';
 import { loadConfig, type Config } from './config.js';
 import type { AppContext } from './context.js';
-import { createDb } from './db/client.js';
+import { createDb, type Db } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
-import { createLogger } from './logger.js';
+import { createHttpServer, type HttpServer } from './http/server.js';
+import type { Services } from './http/router.js';
+import { Lifecycle, StartAborted } from './lifecycle.js';
+import { createLogger, type Logger } from './logger.js';
 
-function chainFor(config: Config, log: ReturnType<typeof createLogger>): AppContext['chain'] {
+function chainFor(config: Config, log: Logger): AppContext['chain'] {
   if (!existsSync(config.serviceKeypairPath)) {
     log.warn({ path: config.serviceKeypairPath }, 'no service keypair: running without a chain client (run the localnet bootstrap)');
     return null;
@@ -28,50 +37,105 @@ function chainFor(config: Config, log: ReturnType<typeof createLogger>): AppCont
   });
 }
 
-export async function main(env: NodeJS.ProcessEnv = process.env): Promise<{ server: Server; shutdown: () => Promise<void> }> {
-  const config = loadConfig(env);
-  const log = createLogger(config.logLevel);
-  const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  const migrated = await migrateDatabase(db.adapter);
-  log.info({ applied: migrated.applied, ms: migrated.ms, database: db.kind }, 'database migrated');
+export interface MainOptions {
+  /** the process lifecycle (signal handlers installed by the caller); a fresh one without handlers otherwise */
+  lifecycle?: Lifecycle;
+  config?: Config;
+  log?: Logger;
+}
 
-  const ctx: AppContext = { config, db: db.prisma, log, chain: chainFor(config, log), now: () => new Date() };
-  const app = createApp(ctx);
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.port, config.host, () => resolve(s)).on('error', reject);
+export interface Running {
+  server: Server;
+  lifecycle: Lifecycle;
+  /** stop everything (what SIGTERM does); rejects when the deadline was exceeded */
+  shutdown: () => Promise<void>;
+}
+
+/**
+ * Start the service. Throws StartAborted when a stop began during start-up (the lifecycle's stop
+ * then finishes the job), or the start-up error.
+ */
+export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptions = {}): Promise<Running> {
+  const config = opts.config ?? loadConfig(env);
+  const log = opts.log ?? createLogger(config.logLevel);
+  const lifecycle = opts.lifecycle ?? new Lifecycle(log, config.shutdownTimeoutMs);
+
+  let db: Db | null = null;
+  let http: HttpServer | null = null;
+  let services: Services | null = null;
+  // the start-up step in progress: a stop waits for it, then closes what exists
+  let step: Promise<unknown> = Promise.resolve();
+  const run = <T>(p: Promise<T>): Promise<T> => {
+    step = p;
+    return p;
+  };
+  lifecycle.onStop(async () => {
+    await step.catch(() => undefined);
+    await Promise.all([http?.drain(), services?.stop()]);
+    await db?.close();
   });
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-  server.requestTimeout = 30_000;
-  log.info({ url: `http://${config.host}:${config.port}`, public: config.publicBaseUrl }, 'bazaar listening');
-  await app.services.start();
+  lifecycle.setDeadlineAction(() => http?.destroyAll());
 
-  let closing: Promise<void> | null = null;
-  const shutdown = () =>
-    (closing ??= (async () => {
-      log.info('shutting down');
-      const hard = setTimeout(() => process.exit(1), 10_000);
-      hard.unref();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections?.();
-      await app.services.stop();
-      await db.close();
-      clearTimeout(hard);
-      log.info('stopped');
-    })());
-  return { server, shutdown };
+  lifecycle.checkpoint();
+  db = await run(createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, limits: config.db }));
+  lifecycle.checkpoint();
+  const migrated = await run(migrateDatabase(db.adapter));
+  log.info({ applied: migrated.applied, ms: migrated.ms, database: db.kind }, 'database migrated');
+  lifecycle.checkpoint();
+
+  const ctx: AppContext = {
+    config,
+    db: db.prisma,
+    log,
+    chain: chainFor(config, log),
+    now: () => new Date(),
+    dbPing: db.ping,
+    draining: () => lifecycle.isStopping,
+  };
+  const app = createApp(ctx);
+  services = app.services;
+  http = createHttpServer(app, config.http, log);
+  const listening = http.server;
+  await run(
+    new Promise<void>((resolve, reject) => {
+      listening.once('error', reject);
+      listening.listen(config.port, config.host, () => {
+        listening.off('error', reject);
+        resolve();
+      });
+    }),
+  );
+  lifecycle.checkpoint();
+  log.info({ url: `http://${config.host}:${config.port}`, public: config.publicBaseUrl, limits: config.http }, 'bazaar listening');
+  await run(app.services.start());
+  lifecycle.checkpoint();
+
+  return {
+    server: listening,
+    lifecycle,
+    async shutdown() {
+      const code = await lifecycle.stop('shutdown');
+      if (code !== 0) throw new Error(`shutdown did not finish within ${lifecycle.deadlineMs} ms`);
+    },
+  };
 }
 
 const isEntry = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
 if (isEntry || process.env.BAZAAR_MAIN === '1') {
-  main()
-    .then(({ shutdown }) => {
-      for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-        process.once(sig, () => void shutdown().then(() => process.exit(0)));
-      }
-    })
-    .catch((err) => {
-      console.error(err);
-      process.exit(1);
-    });
+  let config: Config;
+  try {
+    config = loadConfig(process.env);
+  } catch (err) {
+    console.error(err);
+    process.exit(1);
+  }
+  const log = createLogger(config.logLevel);
+  const lifecycle = new Lifecycle(log, config.shutdownTimeoutMs);
+  lifecycle.installSignalHandlers();
+  log.info({ pid: process.pid, shutdown_timeout_ms: config.shutdownTimeoutMs }, 'starting');
+  main(process.env, { lifecycle, config, log }).catch((err) => {
+    if (err instanceof StartAborted) return; // the signal handler exits when the stop is done
+    log.error({ err }, 'start-up failed');
+    void lifecycle.stop('start-up failed').then(() => process.exit(1));
+  });
 }

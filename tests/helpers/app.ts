@@ -11,7 +11,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import type { LoginResponse, RequestLoginResponse } from '@bazaar/contract';
 import { createApp } from '../../server/src/app.js';
 import type { Config } from '../../server/src/config.js';
-import { categoriesFromSlugs, DEFAULT_CATEGORIES } from '../../server/src/config.js';
+import { categoriesFromSlugs, DEFAULT_CATEGORIES, DEFAULT_LIMITS } from '../../server/src/config.js';
 import type { AppContext } from '../../server/src/context.js';
 import { createDb } from '../../server/src/db/client.js';
 import { createApiKey as issueApiKey } from '../../server/src/modules/auth/api-keys.js';
@@ -49,6 +49,10 @@ export function testConfig(over: Partial<Config> = {}): Config {
     custodyEnabled: false,
     logLevel: 'silent',
     trustProxy: 0,
+    http: { ...DEFAULT_LIMITS.http },
+    db: { ...DEFAULT_LIMITS.db },
+    readyTimeoutMs: DEFAULT_LIMITS.readyTimeoutMs,
+    shutdownTimeoutMs: DEFAULT_LIMITS.shutdownTimeoutMs,
     ...over,
   };
 }
@@ -62,6 +66,8 @@ export interface TestAppOptions {
   listings?: AppContext['listings'];
   /** run against a fresh database on TEST_DATABASE_URL instead of PGlite */
   postgres?: boolean;
+  /** with `postgres`: the URL the app connects to, from the fresh database's URL (e.g. through a TCP proxy) */
+  postgresUrl?: (url: string) => string;
 }
 
 export async function createTestApp(opts: TestAppOptions = {}) {
@@ -70,7 +76,9 @@ export async function createTestApp(opts: TestAppOptions = {}) {
   let pgDb: Awaited<ReturnType<typeof freshPostgres>> | undefined;
   if (opts.postgres) pgDb = await freshPostgres();
   else pglite = await freshPGlite();
-  const db = await createDb(pgDb ? { databaseUrl: pgDb.url } : { pglite });
+  const db = await createDb(
+    pgDb ? { databaseUrl: opts.postgresUrl ? opts.postgresUrl(pgDb.url) : pgDb.url, limits: config.db } : { pglite },
+  );
   const ctx: AppContext = {
     config,
     db: db.prisma,
@@ -79,11 +87,13 @@ export async function createTestApp(opts: TestAppOptions = {}) {
     now: opts.now ?? (() => new Date()),
     orders: { watcherIntervalMs: 0, reconcileIntervalMs: 0, ...(opts.orders ?? {}) },
     listings: { recoveryIntervalMs: 0, ...(opts.listings ?? {}) },
+    dbPing: db.ping,
   };
   const app = createApp(ctx);
   return {
     app,
     ctx,
+    db,
     services: app.services,
     request: request.agent(app),
     async close() {
@@ -92,6 +102,8 @@ export async function createTestApp(opts: TestAppOptions = {}) {
       if (pglite && !pglite.closed) await pglite.close();
       await pgDb?.drop();
     },
+    /** URL of the fresh PostgreSQL database (postgres option) */
+    postgresUrl: pgDb?.url,
   };
 }
 

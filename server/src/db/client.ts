@@ -3,14 +3,26 @@
  *
  * - no `databaseUrl` -> PGlite (embedded Postgres, WebAssembly) persisted under `<dataDir>/pglite`
  *   (`dataDir: 'memory://'`-style in-memory use: pass `pglite` directly, as the tests do);
- * - `postgres://` / `postgresql://` -> node-postgres pool via @prisma/adapter-pg.
+ * - `postgres://` / `postgresql://` -> node-postgres pool via @prisma/adapter-pg, with the pool and
+ *   timeout `limits` (./postgres.ts) when given.
  *
- * `adapter` is the migration-aware adapter factory, for migrateDatabase() (./migrate.ts).
+ * `adapter` is the migration-aware adapter factory, for migrateDatabase() (./migrate.ts): on PostgreSQL
+ * a factory of its own without statement/lock timeouts (a migration may legitimately run long).
+ *
+ * `ping(timeoutMs)` is the readiness probe: it never waits in the shared pool's queue. PostgreSQL: its
+ * own one-connection pool whose connect, statement and query all time out after `timeoutMs`. PGlite
+ * (one in-process connection; a long transaction holds it): `SELECT 1` raced against `timeoutMs`.
+ * It rejects with an Error whose message says what failed.
+ *
+ * PGlite has no statement or lock timeouts: it runs one statement at a time in this process
+ * (statement_timeout is accepted but never fires, measured), and there are no other sessions to
+ * wait for. A slow statement delays the queries queued behind it; the readiness probe reports that.
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
-import { BazaarPgAdapterFactory } from './postgres.js';
+import pg from 'pg';
+import { BazaarPgAdapterFactory, pgPoolConfig, type PgLimits } from './postgres.js';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { BazaarPGliteAdapterFactory, openPGlite } from './pglite.js';
@@ -24,7 +36,18 @@ export interface Db {
   kind: 'pglite' | 'postgres';
   /** the PGlite instance (kind 'pglite' only) */
   pglite?: PGlite;
+  /** readiness probe off the shared pool: resolves when `SELECT 1` answers within `timeoutMs` ms */
+  ping(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
+}
+
+/** `work` or a rejection after `ms` milliseconds, whichever comes first. */
+function within<T>(ms: number, work: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 export interface CreateDbOptions {
@@ -33,6 +56,8 @@ export interface CreateDbOptions {
   dataDir?: string;
   /** use this PGlite instance instead of opening one (tests) */
   pglite?: PGlite;
+  /** PostgreSQL pool size and timeouts (./postgres.ts); unset: node-postgres defaults, no timeouts */
+  limits?: PgLimits;
 }
 
 export async function createDb(opts: CreateDbOptions = {}): Promise<Db> {
@@ -40,13 +65,31 @@ export async function createDb(opts: CreateDbOptions = {}): Promise<Db> {
     if (!/^postgres(ql)?:\/\//.test(opts.databaseUrl)) {
       throw new Error('DATABASE_URL must be a postgres:// or postgresql:// URL');
     }
-    const adapter = new BazaarPgAdapterFactory(opts.databaseUrl);
-    const prisma = new PrismaClient({ adapter });
+    const prisma = new PrismaClient({ adapter: new BazaarPgAdapterFactory(opts.databaseUrl, opts.limits) });
+    const url = opts.databaseUrl;
+    let probe: pg.Pool | null = null;
     return {
       prisma,
-      adapter,
+      adapter: new BazaarPgAdapterFactory(url),
       kind: 'postgres',
-      close: () => prisma.$disconnect(),
+      async ping(timeoutMs) {
+        if (!probe) {
+          probe = new pg.Pool({
+            ...pgPoolConfig(url),
+            max: 1,
+            connectionTimeoutMillis: timeoutMs,
+            statement_timeout: timeoutMs,
+            query_timeout: timeoutMs,
+            allowExitOnIdle: true,
+          });
+          probe.on('error', () => undefined); // an idle probe connection dropped by the server
+        }
+        await within(timeoutMs + 250, probe.query('SELECT 1'), 'the database');
+      },
+      async close() {
+        await prisma.$disconnect();
+        await probe?.end().catch(() => undefined);
+      },
     };
   }
   let pglite = opts.pglite;
@@ -63,6 +106,10 @@ export async function createDb(opts: CreateDbOptions = {}): Promise<Db> {
     adapter,
     kind: 'pglite',
     pglite,
+    async ping(timeoutMs) {
+      if (pglite!.closed) throw new Error('PGlite is closed');
+      await within(timeoutMs, pglite!.query('SELECT 1'), 'the embedded database');
+    },
     async close() {
       await prisma.$disconnect();
       if (owned && !pglite!.closed) await pglite!.close();

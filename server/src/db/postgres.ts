@@ -3,8 +3,15 @@
  * (breaking semicolons in comments, strings and function bodies) and runs the pieces one by one.
  * Here the whole script goes to PostgreSQL as one simple-protocol query, which PostgreSQL parses
  * properly and runs as one implicit transaction (all or nothing).
+ *
+ * The pool and per-connection limits (`PgLimits`) are set here: pool size, how long a query waits
+ * for a free connection, and the server-side `statement_timeout`, `lock_timeout` and
+ * `idle_in_transaction_session_timeout` every connection starts with (PostgreSQL startup parameters).
+ * A query past them fails (57014 / 55P03 / 25P03, or the pool's "timeout exceeded when trying to
+ * connect") instead of queueing for as long as a lock is held; db/errors.ts classifies those as 503.
  */
 import { PrismaPg } from '@prisma/adapter-pg';
+import type { PoolConfig } from 'pg';
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 
 type Queryable = { query(sql: string): Promise<unknown> };
@@ -22,13 +29,44 @@ function wholeScripts(adapter: SqlDriverAdapter): SqlDriverAdapter {
   return adapter;
 }
 
+/** Pool and per-connection limits of the service's PostgreSQL client; every value in milliseconds but poolMax. */
+export interface PgLimits {
+  /** connections in the pool (pg `max`) */
+  poolMax: number;
+  /** how long a query waits for a free (or new) connection before failing (pg `connectionTimeoutMillis`) */
+  poolTimeoutMs: number;
+  /** server-side `statement_timeout`: a statement running longer is cancelled (57014) */
+  statementTimeoutMs: number;
+  /** server-side `lock_timeout`: waiting longer for a row/table lock fails the statement (55P03) */
+  lockTimeoutMs: number;
+  /** server-side `idle_in_transaction_session_timeout`: a transaction idle longer is ended (25P03) */
+  idleInTransactionTimeoutMs: number;
+}
+
+/** node-postgres pool options for `limits` (client-side query_timeout = statement timeout + 5 s, TCP keep-alive). */
+export function pgPoolConfig(connectionString: string, limits?: PgLimits): PoolConfig {
+  if (!limits) return { connectionString };
+  return {
+    connectionString,
+    max: limits.poolMax,
+    connectionTimeoutMillis: limits.poolTimeoutMs,
+    statement_timeout: limits.statementTimeoutMs,
+    lock_timeout: limits.lockTimeoutMs,
+    idle_in_transaction_session_timeout: limits.idleInTransactionTimeoutMs,
+    // a dead peer (network partition) must not hang a query forever: the server would have cancelled it
+    query_timeout: limits.statementTimeoutMs > 0 ? limits.statementTimeoutMs + 5_000 : undefined,
+    keepAlive: true,
+  };
+}
+
 export class BazaarPgAdapterFactory implements SqlMigrationAwareDriverAdapterFactory {
   readonly provider = 'postgres' as const;
   readonly adapterName: string;
   private readonly inner: PrismaPg;
 
-  constructor(connectionString: string) {
-    this.inner = new PrismaPg({ connectionString });
+  /** `limits` unset: pg defaults (no timeouts), as migrations want. */
+  constructor(connectionString: string, limits?: PgLimits) {
+    this.inner = new PrismaPg(pgPoolConfig(connectionString, limits));
     this.adapterName = this.inner.adapterName;
   }
 

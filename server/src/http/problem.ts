@@ -5,15 +5,25 @@
  * - DomainError(slug, detail, extensions)             -> the slug's status (contract problems table)
  * - ts-rest RequestValidationError                     -> 400 validation-error, errors: [{path, message, code}]
  * - body-parser: invalid JSON / too large / charset   -> 400 malformed-json / 413 payload-too-large / 415
- * - no route                                           -> 404 route-not-found
+ * - body-parser: Content-Encoding does not decode, body
+ *   shorter than Content-Length                        -> 400 malformed-request
+ * - Express: path parameter not percent-decodable      -> 400 malformed-request, errors: [{path: params.<name>}]
+ * - database unavailable / overloaded / timed out      -> 503 service-unavailable + Retry-After (db/errors.ts)
+ * - ChainActionLandedError (a chain action landed, the
+ *   write after it failed)                             -> 503 (database) or 500, with `chain_transaction`
+ * - no route for the path                              -> 404 route-not-found
+ * - the path exists with other methods                 -> 405 method-not-allowed + Allow (route-table.ts)
  * - anything else                                      -> 500 internal-error (logged; no stack or message leaks)
  */
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import type { AppRoute } from '@ts-rest/core';
 import { RequestValidationError } from '@ts-rest/express';
 import { PROBLEM_CONTENT_TYPE, problemTypeUri, type ProblemFieldError } from '@bazaar/contract';
 import type { ZodError } from 'zod';
-import { DomainError, problemInfo, type AnyProblemSlug } from '../errors.js';
+import { classifyDbError } from '../db/errors.js';
+import { ChainActionLandedError, DomainError, problemInfo, type AnyProblemSlug } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { allowedMethods, declaresBody, undecodableParam } from './route-table.js';
 
 const PROBLEM_BASE = 'https://bazaar.dev/problems/';
 
@@ -82,11 +92,30 @@ export const requestValidationErrorHandler = (err: RequestValidationError, req: 
   sendProblem(req, res, e.slug, e.detail, e.extensions);
 };
 
+/** 404 route-not-found, or 405 method-not-allowed with `Allow` when the path exists with other methods. */
 export const routeNotFound: RequestHandler = (req, res) => {
+  const allowed = allowedMethods(req.path);
+  if (allowed.length > 0 && !allowed.includes(req.method)) {
+    res.setHeader('Allow', allowed.join(', '));
+    return sendProblem(req, res, 'method-not-allowed', `${req.method} is not allowed on ${req.path}; allowed: ${allowed.join(', ')}.`);
+  }
   sendProblem(req, res, 'route-not-found', `No route matches ${req.method} ${req.path}.`);
 };
 
-type BodyParserError = Error & { type?: string; status?: number; expose?: boolean; limit?: number };
+type BodyParserError = Error & { type?: string; status?: number; expose?: boolean; limit?: number; code?: string };
+
+/** A 503 for a database failure (db/errors.ts), or null when `err` is not one. */
+function databaseProblem(err: unknown): { retryAfter: number; detail: string } | null {
+  const failure = classifyDbError(err);
+  if (!failure) return null;
+  const what = {
+    unreachable: 'The database cannot be reached',
+    timeout: 'A database statement or lock timed out',
+    overloaded: 'The database is overloaded (no connection available)',
+    conflict: 'A database transaction conflicted with another one',
+  }[failure.reason];
+  return { retryAfter: failure.retryAfterSeconds, detail: `${what}; retry in ${failure.retryAfterSeconds} s.` };
+}
 
 export function errorHandler(log: Logger): ErrorRequestHandler {
   // eslint-disable-next-line @typescript-eslint/no-unused-vars
@@ -105,7 +134,42 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       const e = validationProblemFrom(err);
       return sendProblem(req, res, e.slug, e.detail, e.extensions);
     }
+    if (err instanceof ChainActionLandedError) {
+      const chain_transaction = err.landed;
+      const db = databaseProblem(err.cause);
+      const landed = `The ${err.landed.action} transaction landed on chain (signature ${err.landed.signature}); the order converges to it (the reconciler records it) and retrying the action returns the updated order.`;
+      if (db) {
+        log.warn({ err, request_id: requestIdOf(req), chain_transaction }, 'database unavailable after a chain action landed');
+        res.setHeader('Retry-After', String(db.retryAfter));
+        return sendProblem(req, res, 'service-unavailable', `${db.detail} ${landed}`, { chain_transaction });
+      }
+      log.error({ err, request_id: requestIdOf(req), chain_transaction }, 'recording a landed chain action failed');
+      return sendProblem(req, res, 'internal-error', `An unexpected error occurred; quote request_id ${requestIdOf(req)}. ${landed}`, {
+        chain_transaction,
+      });
+    }
+    const db = databaseProblem(err);
+    if (db) {
+      log.warn({ err, request_id: requestIdOf(req) }, 'database unavailable');
+      res.setHeader('Retry-After', String(db.retryAfter));
+      return sendProblem(req, res, 'service-unavailable', db.detail);
+    }
+    if (err instanceof URIError || (err as BodyParserError)?.message?.startsWith('Failed to decode param')) {
+      const name = undecodableParam(req.path);
+      const path = name ? `params.${name}` : 'params';
+      return sendProblem(req, res, 'malformed-request', `${path}: not valid percent-encoded UTF-8.`, {
+        errors: [{ path, message: 'not valid percent-encoded UTF-8', code: 'invalid_encoding' }],
+      });
+    }
     const bp = err as BodyParserError;
+    if (typeof bp?.code === 'string' && bp.code.startsWith('Z_')) {
+      return sendProblem(
+        req,
+        res,
+        'malformed-request',
+        `The request body does not decode as Content-Encoding ${String(req.headers['content-encoding'] ?? '')} (${bp.message}).`,
+      );
+    }
     switch (bp?.type) {
       case 'entity.parse.failed':
         return sendProblem(req, res, 'malformed-json', 'The request body is not valid JSON.');
@@ -116,20 +180,53 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
         return sendProblem(req, res, 'unsupported-media-type', bp.message);
       case 'request.aborted':
       case 'request.size.invalid':
-      case 'stream.encoding.set':
-        return sendProblem(req, res, 'validation-error', bp.message, { errors: [] });
+        return sendProblem(req, res, 'malformed-request', `The request body is incomplete: ${bp.message}.`);
+    }
+    if (bp?.expose === true && bp.status === 400) {
+      // any other client error body-parser / Express raised before a handler ran
+      return sendProblem(req, res, 'malformed-request', bp.message);
     }
     log.error({ err, request_id: requestIdOf(req) }, 'unhandled error');
     return sendProblem(req, res, 'internal-error', `An unexpected error occurred; quote request_id ${requestIdOf(req)}.`);
   };
 }
 
+/** Whether the request carries a body (RFC 9112: Transfer-Encoding, or a Content-Length above 0). */
+export const hasRequestBody = (req: Request): boolean =>
+  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
+/**
+ * ts-rest global middleware (after authentication): a route that declares a request body requires one
+ * (openapi.json marks it `required`). Without it body-parser leaves `{}`, which a schema of optional
+ * fields would accept: 400 validation-error on `body` instead.
+ */
+export const requireDeclaredBody: RequestHandler = (req, res, next) => {
+  const route = (req as Request & { tsRestRoute?: AppRoute }).tsRestRoute;
+  if (!route || !declaresBody(route) || hasRequestBody(req)) return next();
+  sendProblem(req, res, 'validation-error', 'body: a JSON request body is required.', {
+    errors: [{ path: 'body', message: 'Required', code: 'invalid_type' }],
+  });
+};
+
+/**
+ * 413 at once when the declared Content-Length exceeds the body limit, closing the connection.
+ * body-parser would reach the same 413 only after reading the whole announced body (to keep the
+ * connection usable): a client announcing 10 MB and sending 10 bytes held the request open until the
+ * request timeout.
+ */
+export function refuseOversizedBody(limitBytes: number): RequestHandler {
+  return (req, res, next) => {
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (!(declared > limitBytes)) return next();
+    res.setHeader('Connection', 'close');
+    sendProblem(req, res, 'payload-too-large', `The request body (${declared} bytes) exceeds ${limitBytes} bytes.`);
+  };
+}
+
 /** 415 for request bodies that are not JSON (POST/PUT/PATCH with a body). */
 export const requireJsonBody: RequestHandler = (req, res, next) => {
   if (!['POST', 'PUT', 'PATCH'].includes(req.method)) return next();
-  const length = Number(req.headers['content-length'] ?? 0);
-  const hasBody = length > 0 || req.headers['transfer-encoding'] !== undefined;
-  if (!hasBody) return next();
+  if (!hasRequestBody(req)) return next();
   if (req.is(['application/json', 'application/*+json'])) return next();
   sendProblem(req, res, 'unsupported-media-type', `Request bodies must be application/json, got ${req.headers['content-type'] ?? 'none'}.`);
 };

@@ -45,6 +45,16 @@ describe('cursor: opaque keyset cursors', () => {
     expect(cursorKey.decimal('0.123456')).toBe(true);
     expect(cursorKey.decimal('1; drop table')).toBe(false);
   });
+
+  it('refuses key values JavaScript parses but PostgreSQL does not (forged cursors)', () => {
+    expect(cursorKey.timestamp('2026-01-31T12:00:00.000Z')).toBe(true);
+    for (const ts of ['0', '2026-02-30T00:00:00.000Z', '2026-02-30T00:00:00Z', '+275760-09-13T00:00:00.000Z', '2026-01-01', '2026-01-01T00:00:00.000+01:00', 1e12]) {
+      expect(cursorKey.timestamp(ts), String(ts)).toBe(false);
+    }
+    expect(cursorKey.uint('9223372036854775807')).toBe(true);
+    for (const n of ['9223372036854775808', '18446744073709551615', '99999999999999999999']) expect(cursorKey.uint(n), n).toBe(false);
+    expectInvalid(() => decodeCursor(encodeCursor(spec, ['2026-02-30T00:00:00.000Z'], ID), spec));
+  });
 });
 
 describe('newestPage', () => {

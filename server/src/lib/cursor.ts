@@ -75,13 +75,21 @@ export function decodeCursor(raw: string, spec: CursorSpec): DecodedCursor {
   return { keys: p.k as CursorValue[], id: p.id };
 }
 
-/** Key validators for CursorSpec.keys. */
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const BIGINT_MAX = 9223372036854775807n;
+
+/**
+ * Key validators for CursorSpec.keys. They accept exactly what this service writes into cursors, and
+ * only values PostgreSQL accepts for the key's type: a cursor is client input, and a value JavaScript
+ * parses but PostgreSQL refuses ("0" or "2026-02-30" as a timestamp, a count past 2^63) must be a 400
+ * here, not a database error later.
+ */
 export const cursorKey = {
-  /** ISO-8601 timestamp text */
-  timestamp: (v: unknown) => typeof v === 'string' && v.length <= 40 && !Number.isNaN(Date.parse(v)),
-  /** unsigned integer text (u64 base units, counts) */
-  uint: (v: unknown) => typeof v === 'string' && /^(0|[1-9]\d{0,19})$/.test(v),
-  /** decimal text (e.g. a rank rounded in SQL) */
+  /** UTC timestamp as Date.toISOString() writes it (YYYY-MM-DDTHH:MM:SS.sssZ), a real calendar date */
+  timestamp: (v: unknown) => typeof v === 'string' && ISO_MS.test(v) && !Number.isNaN(Date.parse(v)) && new Date(v).toISOString() === v,
+  /** unsigned integer text that fits a PostgreSQL bigint (counts) */
+  uint: (v: unknown) => typeof v === 'string' && /^(0|[1-9]\d{0,18})$/.test(v) && BigInt(v) <= BIGINT_MAX,
+  /** decimal text (a rank or average rounded in SQL, base units): at most 20 digits each side */
   decimal: (v: unknown) => typeof v === 'string' && /^-?\d{1,20}(\.\d{1,20})?$/.test(v),
 } as const;
 

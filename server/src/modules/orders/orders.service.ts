@@ -14,7 +14,7 @@
  * leaves it open for the reconciler (503 chain-unavailable) so money never moves twice.
  */
 import { randomUUID } from 'node:crypto';
-import { DomainError } from '../../errors.js';
+import { ChainActionLandedError, DomainError } from '../../errors.js';
 import { Reconciler } from '../../chain/reconciler.js';
 import { cursorKey, decodeCursor, newestPage } from '../../lib/cursor.js';
 import { compareFundTransaction, normalizeTransaction } from './fund-tx.js';
@@ -405,7 +405,10 @@ export class OrdersService {
     }
     const view = await this.deps.escrow.fetchOrder(order.id);
     if (!view || !this.termsMatch(order, view)) throw orderErrors.notFundedOnChain(order.id);
-    return this.markFunded(order.id, view, tx.signature, tx.slot);
+    return this.markFunded(order.id, view, tx.signature, tx.slot).catch((err) => {
+      // funded on chain; the payment watcher records it once the database answers again
+      throw err instanceof DomainError ? err : new ChainActionLandedError(err, { action: 'fund', order_id: order.id, signature: tx.signature });
+    });
   }
 
   termsMatch(order: OrderRecord, v: EscrowOrderView): boolean {
@@ -564,8 +567,14 @@ export class OrdersService {
     const nowSeconds = await escrow.chainNow().catch(() => Math.floor(this.now().getTime() / 1000));
     const view = action === 'deliver' || action === 'dispute' ? await escrow.fetchOrder(orderId).catch(() => null) : null;
     const patch = patchForInstruction(ix as Exclude<typeof ix, 'fund'>, order, params, tx.signature, { view, nowSeconds });
-    await repo.confirmIntent(intent.id, tx.signature, tx.slot, orderId, order.status, patch);
-    const after = (await repo.get(orderId))!;
+    let after: OrderRecord;
+    try {
+      await repo.confirmIntent(intent.id, tx.signature, tx.slot, orderId, order.status, patch);
+      after = (await repo.get(orderId))!;
+    } catch (err) {
+      // landed on chain, not recorded: the intent stays `sent` with this signature for the reconciler
+      throw new ChainActionLandedError(err, { action, order_id: orderId, signature: tx.signature });
+    }
     this.log.info({ order_id: orderId, action, signature: tx.signature, status: after.status }, 'order action confirmed');
     // a refund because another order took the listing must not free that other order's listing
     if (params?.reason !== 'listing-taken') await this.applyListingEffect(after);
