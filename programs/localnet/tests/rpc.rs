@@ -144,7 +144,7 @@ fn ledger_dir_keeps_accounts_across_restarts() {
         unsafe { libc::kill(n.child.id() as i32, libc::SIGTERM) };
         let _ = n.child.wait();
     }
-    assert!(dir.join("accounts.json").exists());
+    assert!(dir.join("snapshot.json").exists());
     let n = start_with(&["--ledger", dir.to_str().unwrap()]);
     assert_eq!(result(n.port, "getBalance", json!([who.to_string()]))["value"], json!(1_234_567));
     let clock = result(n.port, "localnet_getClock", json!([]));
