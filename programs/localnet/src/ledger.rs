@@ -45,9 +45,10 @@ const FRAME_HEADER: usize = 8;
 /// Largest payload accepted at replay (a transaction record is a few KiB); a larger length field
 /// is damage, not a record.
 const MAX_RECORD: usize = 64 << 20;
-/// The log is compacted once it is at least this large (bytes) and at least as large as the last
-/// snapshot, so compaction costs at most about one extra write of everything logged.
-/// `BAZAAR_LOCALNET_COMPACT_BYTES` overrides it (the tests use 1: compact after every record).
+/// By default the log is compacted once it is at least this large (bytes) and at least as large
+/// as the last snapshot, so compaction costs at most about one extra write of everything logged.
+/// `BAZAAR_LOCALNET_COMPACT_BYTES=N` replaces that rule by "once the log has N bytes" (the tests
+/// use 1: compact after every record).
 const DEFAULT_COMPACT_BYTES: u64 = 8 << 20;
 
 /// Where the chain stands after a change: persisted with every record so that after a restart
@@ -183,7 +184,8 @@ pub struct Ledger {
     seq: u64,
     /// Size of the last snapshot written (bytes).
     snapshot_bytes: u64,
-    compact_bytes: u64,
+    /// `BAZAAR_LOCALNET_COMPACT_BYTES`: fixed compaction threshold (bytes), else the default rule.
+    compact_at: Option<u64>,
     /// Held for the node's lifetime (flock is released when the process dies, even by SIGKILL).
     _lock: File,
 }
@@ -315,12 +317,9 @@ impl Ledger {
             );
         }
         sync_dir(dir)?;
-        let compact_bytes = std::env::var("BAZAAR_LOCALNET_COMPACT_BYTES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(DEFAULT_COMPACT_BYTES);
+        let compact_at = std::env::var("BAZAAR_LOCALNET_COMPACT_BYTES").ok().and_then(|v| v.parse().ok());
         let ledger =
-            Ledger { dir: dir.to_path_buf(), wal, wal_bytes: off as u64, seq, snapshot_bytes, compact_bytes, _lock: lock };
+            Ledger { dir: dir.to_path_buf(), wal, wal_bytes: off as u64, seq, snapshot_bytes, compact_at, _lock: lock };
         Ok((ledger, rec))
     }
 
@@ -346,7 +345,8 @@ impl Ledger {
 
     /// True when the log has grown enough to be worth compacting (see `DEFAULT_COMPACT_BYTES`).
     pub fn should_compact(&self) -> bool {
-        self.wal_bytes > 0 && self.wal_bytes >= self.compact_bytes.max(self.snapshot_bytes)
+        let threshold = self.compact_at.unwrap_or(DEFAULT_COMPACT_BYTES.max(self.snapshot_bytes));
+        self.wal_bytes > 0 && self.wal_bytes >= threshold
     }
 
     /// Write `snap` (the state after every record appended so far) as the new snapshot, then

@@ -159,6 +159,12 @@ fn history_survives_compaction_sigterm_and_restarts() {
         let landed = send(n.port, &failing, json!({"skipPreflight": true}));
         failed = landed["result"].as_str().unwrap_or_else(|| panic!("{landed}")).to_string();
         result(n.port, "localnet_advanceClock", json!([3600]));
+        // Requests are served in order, so once this answers the compaction after the last
+        // change is done: the snapshot has every transaction and the log is empty.
+        result(n.port, "getHealth", json!([]));
+        let snapshot: Value = serde_json::from_slice(&std::fs::read(dir.join("snapshot.json")).unwrap()).unwrap();
+        assert_eq!(snapshot["transactions"].as_array().unwrap().len(), sigs.len() + 1);
+        assert_eq!(std::fs::metadata(wal(&dir)).unwrap().len(), 0);
         n.kill9();
     }
     {
