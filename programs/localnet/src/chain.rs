@@ -28,7 +28,7 @@ use solana_sdk::{
     transaction::{Transaction, TransactionError, VersionedTransaction},
 };
 
-use crate::ledger::{ChainPos, Ledger, Recovered, SnapshotOut, StoredAccount};
+use crate::ledger::{ChainPos, Ledger, Recovered, StoredAccount};
 use crate::rpc::*;
 use crate::tokens;
 
@@ -590,25 +590,17 @@ impl Chain {
         self.maybe_compact().await;
     }
 
-    /// Compact: write every known non-builtin account, the transaction history and the chain
-    /// position as the ledger's new snapshot, then empty its log. A no-op without a ledger.
+    /// Compact: write the ledger's account image, the transaction history and the chain position
+    /// as its new snapshot, then empty its log. A no-op without a ledger. Reads no account from
+    /// the bank (see `Ledger::write_snapshot`), so it does not age blockhashes however large.
     pub async fn persist(&mut self) -> anyhow::Result<()> {
         if self.ledger.is_none() {
             return Ok(());
         }
-        let mut accounts = vec![];
-        for key in &self.known {
-            let Some(acc) = self.ctx.banks_client.get_account(*key).await? else { continue };
-            if is_builtin_owned(&acc.owner) || acc.executable {
-                continue;
-            }
-            accounts.push(StoredAccount::new(key, Some(&acc)));
-        }
         let pos = self.pos().await.map_err(|e| anyhow::anyhow!(e.message))?;
-        let transactions = self.history.iter().map(|sig| &self.txs[sig]).collect();
-        let snap = SnapshotOut { pos, accounts, transactions };
+        let transactions: Vec<&TxRecord> = self.history.iter().map(|sig| &self.txs[sig]).collect();
         match self.ledger.as_mut() {
-            Some(ledger) => ledger.write_snapshot(&snap),
+            Some(ledger) => ledger.write_snapshot(pos, &transactions),
             None => Ok(()),
         }
     }

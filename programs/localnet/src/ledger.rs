@@ -136,11 +136,13 @@ struct RecordIn {
 /// `snapshot.json`. Version 1 files (`accounts.json`: version, clock_offset, accounts) read as a
 /// snapshot without history or position.
 #[derive(Serialize)]
-pub struct SnapshotOut<'a> {
-    pub pos: ChainPos,
-    pub accounts: Vec<StoredAccount>,
-    /// Every recorded transaction, in execution order.
-    pub transactions: Vec<&'a TxRecord>,
+struct SnapshotOut<'a> {
+    version: u32,
+    seq: u64,
+    clock_offset: i64,
+    pos: ChainPos,
+    accounts: Vec<&'a StoredAccount>,
+    transactions: &'a [&'a TxRecord],
 }
 
 #[derive(Deserialize)]
@@ -184,6 +186,11 @@ pub struct Ledger {
     seq: u64,
     /// Size of the last snapshot written (bytes).
     snapshot_bytes: u64,
+    /// Every persisted account as of the last record: the snapshot's accounts with every logged
+    /// account state applied, i.e. exactly what a replay rebuilds. Compaction writes it as is,
+    /// so it never reads the bank (each banks call lets program-test's ticker register a
+    /// blockhash; reading thousands of accounts would expire every blockhash clients hold).
+    image: BTreeMap<Pubkey, StoredAccount>,
     /// `BAZAAR_LOCALNET_COMPACT_BYTES`: fixed compaction threshold (bytes), else the default rule.
     compact_at: Option<u64>,
     /// Held for the node's lifetime (flock is released when the process dies, even by SIGKILL).
@@ -236,6 +243,7 @@ impl Ledger {
             anyhow::bail!("ledger {} is in use by another bazaar-localnet", dir.display());
         }
         let mut rec = Recovered::default();
+        let mut image = BTreeMap::new();
         let mut seq = 0;
         let mut snapshot_bytes = 0;
         let snap_file = [SNAPSHOT_FILE, LEGACY_SNAPSHOT_FILE].iter().map(|f| dir.join(f)).find(|p| p.exists());
@@ -250,9 +258,10 @@ impl Ledger {
             rec.existed = true;
             seq = snap.seq;
             rec.pos = snap.pos.unwrap_or(ChainPos { clock_offset: snap.clock_offset, ..Default::default() });
-            for a in &snap.accounts {
+            for a in snap.accounts {
                 if let (key, Some(acc)) = a.decode().map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))? {
                     rec.accounts.insert(key, acc);
+                    image.insert(key, a);
                 }
             }
             rec.transactions = snap.transactions;
@@ -296,11 +305,17 @@ impl Ledger {
             rec.existed = true;
             rec.replayed += 1;
             rec.pos = r.pos;
-            for a in &r.accounts {
+            for a in r.accounts {
                 match a.decode().map_err(|e| anyhow::anyhow!("{}: record {}: {e}", wal_path.display(), r.seq))? {
-                    (key, Some(acc)) => rec.accounts.insert(key, acc),
-                    (key, None) => rec.accounts.remove(&key),
-                };
+                    (key, Some(acc)) => {
+                        rec.accounts.insert(key, acc);
+                        image.insert(key, a);
+                    }
+                    (key, None) => {
+                        rec.accounts.remove(&key);
+                        image.remove(&key);
+                    }
+                }
             }
             rec.transactions.extend(r.tx);
         }
@@ -318,8 +333,16 @@ impl Ledger {
         }
         sync_dir(dir)?;
         let compact_at = std::env::var("BAZAAR_LOCALNET_COMPACT_BYTES").ok().and_then(|v| v.parse().ok());
-        let ledger =
-            Ledger { dir: dir.to_path_buf(), wal, wal_bytes: off as u64, seq, snapshot_bytes, compact_at, _lock: lock };
+        let ledger = Ledger {
+            dir: dir.to_path_buf(),
+            wal,
+            wal_bytes: off as u64,
+            seq,
+            snapshot_bytes,
+            image,
+            compact_at,
+            _lock: lock,
+        };
         Ok((ledger, rec))
     }
 
@@ -340,6 +363,13 @@ impl Ledger {
         self.wal.sync_data()?;
         self.seq = seq;
         self.wal_bytes += frame.len() as u64;
+        for a in accounts {
+            let key: Pubkey = a.pubkey.parse().map_err(|_| anyhow::anyhow!("bad pubkey {}", a.pubkey))?;
+            match a.lamports {
+                0 => self.image.remove(&key),
+                _ => self.image.insert(key, a.clone()),
+            };
+        }
         Ok(())
     }
 
@@ -349,22 +379,18 @@ impl Ledger {
         self.wal_bytes > 0 && self.wal_bytes >= threshold
     }
 
-    /// Write `snap` (the state after every record appended so far) as the new snapshot, then
-    /// empty the log. On error the old snapshot and the log are still intact and complete.
-    pub fn write_snapshot(&mut self, snap: &SnapshotOut) -> anyhow::Result<()> {
-        #[derive(Serialize)]
-        struct Versioned<'a> {
-            version: u32,
-            seq: u64,
-            clock_offset: i64,
-            #[serde(flatten)]
-            snap: &'a SnapshotOut<'a>,
-        }
-        let bytes = serde_json::to_vec(&Versioned {
+    /// Write the new snapshot (the account image, `transactions`: every transaction record in
+    /// execution order, and `pos`: the position now; together the state after every record
+    /// appended so far), then empty the log. Synchronous, no bank access. On error the old
+    /// snapshot and the log are still intact and complete.
+    pub fn write_snapshot(&mut self, pos: ChainPos, transactions: &[&TxRecord]) -> anyhow::Result<()> {
+        let bytes = serde_json::to_vec(&SnapshotOut {
             version: SNAPSHOT_VERSION,
             seq: self.seq,
-            clock_offset: snap.pos.clock_offset,
-            snap,
+            clock_offset: pos.clock_offset,
+            pos,
+            accounts: self.image.values().collect(),
+            transactions,
         })?;
         let file = self.dir.join(SNAPSHOT_FILE);
         let tmp = self.dir.join(format!("{SNAPSHOT_FILE}.tmp"));

@@ -306,3 +306,39 @@ fn a_version_1_accounts_json_ledger_is_read_and_migrated() {
     drop(n);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn compaction_does_not_expire_the_blockhashes_clients_hold() {
+    let dir = temp_dir("compact-blockhash");
+    let payer = Keypair::new();
+    {
+        // 2,000 accounts in the ledger: 100 transactions of 20 transfers each.
+        let mut n = start_with(&ledger_args(&dir));
+        airdrop(n.port, &payer.pubkey(), 100 * LAMPORTS_PER_SOL);
+        for _ in 0..100 {
+            #[allow(deprecated)]
+            let ixs: Vec<_> = (0..20)
+                .map(|_| solana_sdk::system_instruction::transfer(&payer.pubkey(), &Keypair::new().pubkey(), 1_000_000))
+                .collect();
+            let tx = solana_sdk::transaction::Transaction::new_signed_with_payer(
+                &ixs,
+                Some(&payer.pubkey()),
+                &[&payer],
+                blockhash(n.port),
+            );
+            let sent = send(n.port, &tx, json!({}));
+            assert!(sent["result"].is_string(), "{sent}");
+        }
+        n.terminate();
+    }
+    // Compact after every record: ten compactions of that ledger while a signed transaction waits.
+    let n = start_env(&ledger_args(&dir), &[("BAZAAR_LOCALNET_COMPACT_BYTES", "1")]);
+    let waiting = transfer_tx(n.port, &payer, &Keypair::new().pubkey(), 1_000_000);
+    for _ in 0..10 {
+        airdrop(n.port, &Keypair::new().pubkey(), 1_000_000);
+    }
+    let sent = send(n.port, &waiting, json!({}));
+    assert!(sent["result"].is_string(), "the blockhash expired during compaction: {sent}");
+    drop(n);
+    let _ = std::fs::remove_dir_all(&dir);
+}
