@@ -2,6 +2,9 @@
 //! (transactions by signature, signatures by address, known accounts), and the JSON-RPC
 //! methods over them.
 //!
+//! With `--ledger`, every state change is appended to a write-ahead log and fsynced before it is
+//! reported (see `ledger.rs`), and the history is restored at start.
+//!
 //! All access is serialized: the chain lives on its own thread with its own current-thread
 //! tokio runtime (see `spawn_actor`). program-test registers a fresh blockhash every 6.4 ms of
 //! *driven* runtime time, which would expire a blockhash after ~1 s; because this runtime is only
@@ -25,6 +28,7 @@ use solana_sdk::{
     transaction::{Transaction, TransactionError, VersionedTransaction},
 };
 
+use crate::ledger::{ChainPos, Ledger, Recovered, StoredAccount};
 use crate::rpc::*;
 use crate::tokens;
 
@@ -38,6 +42,13 @@ const MS_PER_SLOT: u64 = 400;
 const MAX_WARP_SLOTS: u64 = 500_000;
 /// Largest single clock advance accepted (100 years, in seconds).
 const MAX_ADVANCE_SECONDS: i64 = 100 * 366 * 24 * 3600;
+/// Slots and block heights a restart skips past the last recorded ones: one blockhash lifetime
+/// (MAX_PROCESSING_AGE = 150 blocks) + 1, so every `lastValidBlockHeight` handed out before the
+/// restart is already passed, matching the fact that those blockhashes are gone (the blockhash
+/// queue is not persisted).
+const RESTART_GAP: u64 = 151;
+/// Size of an address lookup table's metadata; the addresses (32 bytes each) follow it.
+const LOOKUP_TABLE_META_SIZE: usize = 56;
 
 /// What a websocket signature subscription needs to hear about.
 #[derive(Clone, Debug)]
@@ -51,9 +62,14 @@ pub struct SigNote {
     pub keys: Vec<Pubkey>,
 }
 
+/// Everything getTransaction answers about one committed transaction; persisted as is (JSON) in
+/// the ledger's log and snapshot. Balances in lamports, `block_time` in unix seconds.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct TxRecord {
     slot: u64,
     block_time: i64,
+    /// The wire (bincode) transaction, base64 in JSON.
+    #[serde(with = "tx_base64")]
     tx: VersionedTransaction,
     err: Option<TransactionError>,
     fee: u64,
@@ -67,11 +83,31 @@ pub struct TxRecord {
     inner_instructions: Value,
 }
 
+/// serde for a transaction as base64 of its wire form.
+mod tx_base64 {
+    use base64::Engine as _;
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+    use solana_sdk::transaction::VersionedTransaction;
+
+    pub fn serialize<S: Serializer>(tx: &VersionedTransaction, s: S) -> Result<S::Ok, S::Error> {
+        let bytes = bincode::serialize(tx).map_err(serde::ser::Error::custom)?;
+        s.serialize_str(&super::B64.encode(bytes))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<VersionedTransaction, D::Error> {
+        let text = String::deserialize(d)?;
+        let bytes = super::B64.decode(text).map_err(D::Error::custom)?;
+        bincode::deserialize(&bytes).map_err(D::Error::custom)
+    }
+}
+
 pub struct Chain {
     ctx: ProgramTestContext,
     faucet: Keypair,
     genesis_hash: Hash,
     txs: HashMap<Signature, TxRecord>,
+    /// Signatures of `txs` in execution order (the snapshot keeps this order).
+    history: Vec<Signature>,
     by_address: HashMap<Pubkey, Vec<Signature>>,
     /// Every address seen in a committed transaction (getProgramAccounts /
     /// getTokenAccountsByOwner scan these, banks has no account index).
@@ -81,30 +117,14 @@ pub struct Chain {
     clock_offset: i64,
     tx_count: u64,
     notify: tokio::sync::broadcast::Sender<SigNote>,
-    /// `--ledger` file holding the accounts snapshot; None = memory only.
-    ledger: Option<std::path::PathBuf>,
-    /// State changed since the last snapshot.
-    dirty: bool,
+    /// The `--ledger` directory's log and snapshot; None = memory only.
+    ledger: Option<Ledger>,
+    /// Added to the bank's block height in everything reported (getBlockHeight,
+    /// lastValidBlockHeight...), so heights continue across restarts (see `resume`).
+    height_offset: u64,
     /// (Clock, block height) of the working bank; None = refetch.
     cache: std::cell::RefCell<Option<(Clock, u64)>>,
     accounts_cache: std::cell::RefCell<HashMap<Pubkey, Option<Account>>>,
-}
-
-/// On-disk snapshot written to `<ledger>/accounts.json`.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct Snapshot {
-    version: u32,
-    clock_offset: i64,
-    accounts: Vec<SnapshotAccount>,
-}
-
-#[derive(serde::Serialize, serde::Deserialize)]
-struct SnapshotAccount {
-    pubkey: String,
-    lamports: u64,
-    owner: String,
-    executable: bool,
-    data: String,
 }
 
 /// Owners whose accounts are genesis/builtin state and never persisted.
@@ -118,10 +138,6 @@ fn is_builtin_owned(owner: &Pubkey) -> bool {
         solana_sdk::pubkey!("Feature111111111111111111111111111111111111"),
     ];
     SKIP.contains(owner)
-}
-
-fn ledger_file(dir: &std::path::Path) -> std::path::PathBuf {
-    dir.join("accounts.json")
 }
 
 /// Clean up the logs of natively executed programs (see native.rs).
@@ -154,30 +170,27 @@ fn status_json(err: &Option<TransactionError>) -> Value {
 }
 
 impl Chain {
+    /// Start the bank. With a ledger directory, its state is recovered first (accounts become
+    /// genesis accounts, the transaction history is re-indexed, the position continues, see
+    /// `resume`) and compacted into a fresh snapshot before the node serves anything.
+    ///
+    /// Errors: the ledger cannot be opened or recovered (locked, unreadable, corrupt).
     pub async fn start(
         notify: tokio::sync::broadcast::Sender<SigNote>,
-        ledger: Option<std::path::PathBuf>,
+        ledger_dir: Option<std::path::PathBuf>,
     ) -> anyhow::Result<Self> {
         let mut pt = ProgramTest::default();
-        let mut known = BTreeSet::new();
-        let mut clock_offset = 0;
-        if let Some(dir) = &ledger {
-            std::fs::create_dir_all(dir)?;
-            let file = ledger_file(dir);
-            if file.exists() {
-                let snap: Snapshot = serde_json::from_slice(&std::fs::read(&file)?)
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-                clock_offset = snap.clock_offset;
-                for a in snap.accounts {
-                    let key: Pubkey = a.pubkey.parse().map_err(|_| anyhow::anyhow!("bad pubkey {}", a.pubkey))?;
-                    let owner: Pubkey = a.owner.parse().map_err(|_| anyhow::anyhow!("bad owner {}", a.owner))?;
-                    let mut acc = Account::new(a.lamports, 0, &owner);
-                    acc.data = B64.decode(&a.data)?;
-                    acc.executable = a.executable;
-                    pt.add_account(key, acc);
-                    known.insert(key);
-                }
+        let (ledger, mut recovered) = match &ledger_dir {
+            Some(dir) => {
+                let (l, r) = Ledger::open(dir)?;
+                (Some(l), r)
             }
+            None => (None, Recovered::default()),
+        };
+        let mut known = BTreeSet::new();
+        for (key, acc) in std::mem::take(&mut recovered.accounts) {
+            pt.add_account(key, acc);
+            known.insert(key);
         }
         pt.prefer_bpf(false);
         #[cfg(feature = "escrow")]
@@ -192,19 +205,73 @@ impl Chain {
             faucet,
             genesis_hash,
             txs: HashMap::new(),
+            history: vec![],
             by_address: HashMap::new(),
             known,
             decimals: HashMap::new(),
-            clock_offset,
-            tx_count: 0,
+            clock_offset: recovered.pos.clock_offset,
+            tx_count: recovered.pos.tx_count,
             notify,
             ledger,
-            dirty: false,
+            height_offset: 0,
             cache: std::cell::RefCell::new(None),
             accounts_cache: std::cell::RefCell::new(HashMap::new()),
         };
+        if recovered.existed {
+            chain.resume(recovered.pos).await?;
+        }
+        for r in std::mem::take(&mut recovered.transactions) {
+            chain.index(r);
+        }
         chain.sync_clock().await?;
+        // Record where this run starts (its slot and heights are above everything the last run
+        // reported, and a next restart must start above this run's) and empty the log.
+        chain.persist().await?;
         Ok(chain)
+    }
+
+    /// Continue from the last recorded position: the slot and the reported block height move
+    /// `RESTART_GAP` past it, the clock is never behind it (nor behind wall time + offset).
+    async fn resume(&mut self, pos: ChainPos) -> anyhow::Result<()> {
+        let rpc = |e: RpcError| anyhow::anyhow!(e.message);
+        let slot = pos.slot.saturating_add(RESTART_GAP);
+        if slot > self.slot().await.map_err(rpc)? {
+            self.ctx.warp_to_slot(slot).map_err(|e| anyhow::anyhow!("warp to slot {slot} failed: {e:?}"))?;
+            *self.cache.borrow_mut() = None;
+            self.state_changed();
+        }
+        let (mut clock, height) = self.clock_and_height().await.map_err(rpc)?;
+        self.height_offset = pos.block_height.saturating_add(RESTART_GAP).saturating_sub(height);
+        // The warped bank computes its own timestamp; the on-chain clock is ours to set.
+        clock.unix_timestamp = pos.unix_timestamp.max(wall_now().saturating_add(self.clock_offset));
+        self.set_clock(&clock);
+        Ok(())
+    }
+
+    /// Where the chain stands (what a log record carries).
+    async fn pos(&self) -> Result<ChainPos, RpcError> {
+        let (clock, height) = self.clock_and_height().await?;
+        Ok(ChainPos {
+            slot: clock.slot,
+            block_height: height.saturating_add(self.height_offset),
+            unix_timestamp: clock.unix_timestamp,
+            clock_offset: self.clock_offset,
+            tx_count: self.tx_count,
+        })
+    }
+
+    /// Add a committed transaction to the indexes (by signature, by address, execution order).
+    fn index(&mut self, r: TxRecord) {
+        let sig = r.tx.signatures[0];
+        if self.txs.contains_key(&sig) {
+            return;
+        }
+        for k in r.tx.message.static_account_keys() {
+            self.known.insert(*k);
+            self.by_address.entry(*k).or_default().push(sig);
+        }
+        self.history.push(sig);
+        self.txs.insert(sig, r);
     }
 
     /// Clock and block height, cached: only warps (and our own set_sysvar) change them. Serving
@@ -228,8 +295,9 @@ impl Chain {
         Ok(self.clock().await?.slot)
     }
 
+    /// Reported block height: the bank's plus `height_offset`.
     async fn block_height(&self) -> Result<u64, RpcError> {
-        Ok(self.clock_and_height().await?.1)
+        Ok(self.clock_and_height().await?.1.saturating_add(self.height_offset))
     }
 
     fn set_clock(&mut self, clock: &Clock) {
@@ -370,13 +438,82 @@ impl Chain {
         }
     }
 
+    /// The latest blockhash and its last valid (reported) block height.
     async fn latest_blockhash(&self) -> Result<(Hash, u64), RpcError> {
-        self.ctx
+        let (hash, last_valid) = self
+            .ctx
             .banks_client
             .get_latest_blockhash_with_commitment(solana_sdk::commitment_config::CommitmentLevel::Finalized)
             .await
             .map_err(bc)?
-            .ok_or_else(|| RpcError::internal("no valid blockhash"))
+            .ok_or_else(|| RpcError::internal("no valid blockhash"))?;
+        Ok((hash, last_valid.saturating_add(self.height_offset)))
+    }
+
+    /// Post-state of every account a committed transaction may have written (its writable static
+    /// keys and the writable addresses it loaded from lookup tables), except builtin-owned and
+    /// executable accounts (genesis state, recreated at start). Empty without a ledger.
+    async fn written_accounts(&mut self, msg: &VersionedMessage) -> Result<Vec<StoredAccount>, RpcError> {
+        if self.ledger.is_none() {
+            return Ok(vec![]);
+        }
+        let mut keys: Vec<Pubkey> = msg
+            .static_account_keys()
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| is_writable(msg, *i))
+            .map(|(_, k)| *k)
+            .collect();
+        for lookup in msg.address_table_lookups().unwrap_or_default() {
+            let Some(table) = self.account(&lookup.account_key).await? else { continue };
+            let addresses = table.data.get(LOOKUP_TABLE_META_SIZE..).unwrap_or_default();
+            for i in &lookup.writable_indexes {
+                let at = *i as usize * 32;
+                if let Some(Ok(key)) = addresses.get(at..at + 32).map(Pubkey::try_from) {
+                    keys.push(key);
+                }
+            }
+        }
+        let mut out = vec![];
+        for key in keys {
+            let acc = self.account(&key).await?;
+            if acc.as_ref().is_some_and(|a| is_builtin_owned(&a.owner) || a.executable) {
+                continue;
+            }
+            self.known.insert(key);
+            out.push(StoredAccount::new(&key, acc.as_ref()));
+        }
+        Ok(out)
+    }
+
+    /// Append a state change (already applied to the bank) to the write-ahead log and fsync it;
+    /// a no-op without a ledger. Call before the change is reported to anyone. If it cannot be
+    /// made durable the node exits (as a database that cannot write its WAL does) rather than
+    /// report something a restart would not have.
+    async fn log(&mut self, accounts: Result<Vec<StoredAccount>, RpcError>, tx: Option<&TxRecord>) {
+        if self.ledger.is_none() {
+            return;
+        }
+        let res = match (self.pos().await, accounts) {
+            (Ok(pos), Ok(accounts)) => self.ledger.as_mut().map_or(Ok(()), |l| l.append(pos, &accounts, tx)),
+            (Err(e), _) | (_, Err(e)) => Err(anyhow::anyhow!(e.message)),
+        };
+        if let Err(e) = res {
+            let dir = self.ledger.as_ref().map(|l| l.dir().display().to_string()).unwrap_or_default();
+            eprintln!("bazaar-localnet: cannot write the ledger log in {dir}: {e}; stopping, the change was not reported");
+            std::process::exit(70);
+        }
+    }
+
+    /// Compact the log into a new snapshot when it has grown enough (see `Ledger::should_compact`).
+    /// Runs between commands, never inside a state change. A failure is logged; the log still
+    /// holds everything and compaction is retried later.
+    pub async fn maybe_compact(&mut self) {
+        if self.ledger.as_ref().is_some_and(Ledger::should_compact) {
+            if let Err(e) = self.persist().await {
+                eprintln!("bazaar-localnet: ledger compaction failed (the log still has every change): {e}");
+            }
+        }
     }
 
     /// Process one transaction (already decoded and signature-checked) and index it.
@@ -414,35 +551,31 @@ impl Chain {
         let post_token_balances = self.token_balances(&keys).await;
         let clock = self.clock().await.map_err(|e| (TransactionError::AccountNotFound, vec![e.message]))?;
         let err = res.result.err();
-        for k in &keys {
-            self.known.insert(*k);
-            self.by_address.entry(*k).or_default().push(signature);
-        }
         self.tx_count += 1;
-        self.dirty = true;
+        let written = self.written_accounts(&tx.message).await;
         let return_data = meta.return_data.as_ref().map(|rd| {
             json!({"programId": rd.program_id.to_string(), "data": [B64.encode(&rd.data), "base64"]})
         });
         let logs = fix_logs(meta.log_messages);
         let note = SigNote { signature, slot: clock.slot, err: tx_err_json(&err), logs: logs.clone(), keys: keys.clone() };
-        self.txs.insert(
-            signature,
-            TxRecord {
-                slot: clock.slot,
-                block_time: clock.unix_timestamp,
-                tx,
-                err,
-                fee,
-                pre_balances,
-                post_balances,
-                pre_token_balances,
-                post_token_balances,
-                logs,
-                units: meta.compute_units_consumed,
-                return_data,
-                inner_instructions,
-            },
-        );
+        let record = TxRecord {
+            slot: clock.slot,
+            block_time: clock.unix_timestamp,
+            tx,
+            err,
+            fee,
+            pre_balances,
+            post_balances,
+            pre_token_balances,
+            post_token_balances,
+            logs,
+            units: meta.compute_units_consumed,
+            return_data,
+            inner_instructions,
+        };
+        // On disk before anyone can see it (status look-ups, subscriptions, the answer).
+        self.log(written, Some(&record)).await;
+        self.index(record);
         let _ = self.notify.send(note);
         Ok(signature)
     }
@@ -451,40 +584,25 @@ impl Chain {
         self.txs.get(sig).map(|r| SigNote { signature: *sig, slot: r.slot, err: tx_err_json(&r.err), logs: vec![], keys: vec![] })
     }
 
-    /// One periodic tick: keep the clock near wall time, snapshot the ledger when it changed.
+    /// One periodic tick: keep the clock near wall time, compact the ledger log when due.
     pub async fn tick(&mut self) {
         let _ = self.sync_clock().await;
-        if self.dirty {
-            if let Err(e) = self.persist().await {
-                eprintln!("bazaar-localnet: ledger snapshot failed: {e}");
-            }
-        }
+        self.maybe_compact().await;
     }
 
-    /// Write every known non-builtin account (and the clock offset) to `<ledger>/accounts.json`.
+    /// Compact: write the ledger's account image, the transaction history and the chain position
+    /// as its new snapshot, then empty its log. A no-op without a ledger. Reads no account from
+    /// the bank (see `Ledger::write_snapshot`), so it does not age blockhashes however large.
     pub async fn persist(&mut self) -> anyhow::Result<()> {
-        let Some(dir) = self.ledger.clone() else { return Ok(()) };
-        let mut accounts = vec![];
-        for key in self.known.clone() {
-            let Some(acc) = self.ctx.banks_client.get_account(key).await? else { continue };
-            if is_builtin_owned(&acc.owner) || acc.executable {
-                continue;
-            }
-            accounts.push(SnapshotAccount {
-                pubkey: key.to_string(),
-                lamports: acc.lamports,
-                owner: acc.owner.to_string(),
-                executable: acc.executable,
-                data: B64.encode(&acc.data),
-            });
+        if self.ledger.is_none() {
+            return Ok(());
         }
-        let snap = Snapshot { version: 1, clock_offset: self.clock_offset, accounts };
-        let file = ledger_file(&dir);
-        let tmp = file.with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_vec(&snap)?)?;
-        std::fs::rename(&tmp, &file)?;
-        self.dirty = false;
-        Ok(())
+        let pos = self.pos().await.map_err(|e| anyhow::anyhow!(e.message))?;
+        let transactions: Vec<&TxRecord> = self.history.iter().map(|sig| &self.txs[sig]).collect();
+        match self.ledger.as_mut() {
+            Some(ledger) => ledger.write_snapshot(pos, &transactions),
+            None => Ok(()),
+        }
     }
 
     pub async fn handle(&mut self, method: &str, params: &[Value]) -> RpcResult {
@@ -857,7 +975,6 @@ impl Chain {
                 *self.cache.borrow_mut() = None;
                 self.state_changed();
                 self.clock_offset += seconds;
-                self.dirty = true;
                 let mut clock = self.clock().await?;
                 clock.unix_timestamp = before
                     .unix_timestamp
@@ -866,6 +983,7 @@ impl Chain {
                 self.set_clock(&clock);
                 // Blockhashes from before the warp are still in the queue; hand out a fresh one too.
                 let _ = self.ctx.get_new_latest_blockhash().await;
+                self.log(Ok(vec![]), None).await;
                 Ok(json!({"slot": clock.slot, "unix_timestamp": clock.unix_timestamp}))
             }
             "localnet_setAccount" => {
@@ -883,7 +1001,10 @@ impl Chain {
                 self.ctx.set_account(&key, &acc);
                 self.state_changed();
                 self.known.insert(key);
-                self.dirty = true;
+                let stored = self.account(&key).await?;
+                let persisted = stored.as_ref().is_none_or(|a| !(is_builtin_owned(&a.owner) || a.executable));
+                let accounts = if persisted { vec![StoredAccount::new(&key, stored.as_ref())] } else { vec![] };
+                self.log(Ok(accounts), None).await;
                 Ok(Value::Null)
             }
             _ => Err(RpcError::new(METHOD_NOT_FOUND, "Method not found")),
@@ -1150,6 +1271,7 @@ pub fn spawn_actor(
                     let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.block_on(fut)))
                         .unwrap_or_else(|_| Err(RpcError::internal(format!("panic while handling {method}"))));
                     let _ = reply.send(res);
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.block_on(chain.maybe_compact())));
                 }
                 Ok(Cmd::Status { signature, reply }) => {
                     let _ = reply.send(chain.is_processed(&signature));

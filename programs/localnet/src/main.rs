@@ -7,6 +7,7 @@
 //! `localnet_advanceClock` [seconds] -> new clock.
 
 mod chain;
+mod ledger;
 mod native;
 mod rpc;
 mod tokens;
@@ -40,9 +41,9 @@ struct Args {
     /// Address to bind both servers to.
     #[arg(long, env = "BAZAAR_LOCALNET_BIND", default_value = "127.0.0.1")]
     bind: String,
-    /// Ledger directory: accounts touched by transactions (and the clock offset) are snapshotted
-    /// to <dir>/accounts.json (at most every 400 ms and on shutdown) and reloaded at start.
-    /// Transaction history is not persisted. Without it, state lives in memory only.
+    /// Ledger directory: every state change (accounts, transaction history, clock) is appended
+    /// to <dir>/wal.log and fsynced before it is reported, compacted into <dir>/snapshot.json,
+    /// and recovered at start (see README "Ledger"). Without it, state lives in memory only.
     #[arg(long, env = "BAZAAR_LOCALNET_LEDGER")]
     ledger: Option<std::path::PathBuf>,
 }

@@ -1,128 +1,17 @@
 //! Black-box tests of the bazaar-localnet binary over HTTP JSON-RPC and the PubSub websocket.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+mod common;
+
+use std::time::Duration;
 
 use base64::Engine as _;
+use common::*;
 use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use solana_sdk::{
-    hash::Hash,
     native_token::LAMPORTS_PER_SOL,
-    pubkey::Pubkey,
     signature::{Keypair, Signer},
-    transaction::Transaction,
 };
-
-const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
-
-struct Node {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port_pair() -> u16 {
-    for _ in 0..100 {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let p = l.local_addr().unwrap().port();
-        drop(l);
-        if p < 65000 && TcpListener::bind(("127.0.0.1", p + 1)).is_ok() && TcpListener::bind(("127.0.0.1", p)).is_ok() {
-            return p;
-        }
-    }
-    panic!("no free port pair");
-}
-
-fn start() -> Node {
-    start_with(&[])
-}
-
-fn start_with(extra: &[&str]) -> Node {
-    let port = free_port_pair();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bazaar-localnet"))
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn bazaar-localnet");
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let start = Instant::now();
-    let mut line = String::new();
-    loop {
-        line.clear();
-        if out.read_line(&mut line).unwrap() == 0 {
-            panic!("bazaar-localnet exited before it was ready");
-        }
-        if line.starts_with("bazaar-localnet listening on http://") {
-            break;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "not ready in time");
-    }
-    // Keep draining stdout so the child never blocks on a full pipe.
-    std::thread::spawn(move || {
-        let mut sink = Vec::new();
-        let _ = out.read_to_end(&mut sink);
-    });
-    Node { child, port }
-}
-
-/// POST a raw body, return the parsed JSON reply.
-fn post(port: u16, body: &str) -> Value {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(
-        s,
-        "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
-        body.len(),
-        body
-    )
-    .unwrap();
-    let mut resp = String::new();
-    s.read_to_string(&mut resp).unwrap();
-    let (head, body) = resp.split_once("\r\n\r\n").expect("http response");
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    serde_json::from_str(body).unwrap_or_else(|e| panic!("bad json {e}: {body}"))
-}
-
-fn call(port: u16, method: &str, params: Value) -> Value {
-    post(port, &json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string())
-}
-
-fn result(port: u16, method: &str, params: Value) -> Value {
-    let r = call(port, method, params);
-    assert!(r.get("error").is_none(), "{method}: {r}");
-    r["result"].clone()
-}
-
-fn blockhash(port: u16) -> Hash {
-    result(port, "getLatestBlockhash", json!([]))["value"]["blockhash"].as_str().unwrap().parse().unwrap()
-}
-
-fn airdrop(port: u16, to: &Pubkey, lamports: u64) -> String {
-    result(port, "requestAirdrop", json!([to.to_string(), lamports])).as_str().unwrap().to_string()
-}
-
-#[allow(deprecated)]
-fn transfer_tx(port: u16, from: &Keypair, to: &Pubkey, lamports: u64) -> Transaction {
-    let ix = solana_sdk::system_instruction::transfer(&from.pubkey(), to, lamports);
-    Transaction::new_signed_with_payer(&[ix], Some(&from.pubkey()), &[from], blockhash(port))
-}
-
-fn send(port: u16, tx: &Transaction, cfg: Value) -> Value {
-    let wire = B64.encode(bincode::serialize(tx).unwrap());
-    let mut cfg = cfg;
-    cfg["encoding"] = json!("base64");
-    call(port, "sendTransaction", json!([wire, cfg]))
-}
 
 #[test]
 fn basics_and_errors_keep_the_server_alive() {
@@ -255,7 +144,7 @@ fn ledger_dir_keeps_accounts_across_restarts() {
         unsafe { libc::kill(n.child.id() as i32, libc::SIGTERM) };
         let _ = n.child.wait();
     }
-    assert!(dir.join("accounts.json").exists());
+    assert!(dir.join("snapshot.json").exists());
     let n = start_with(&["--ledger", dir.to_str().unwrap()]);
     assert_eq!(result(n.port, "getBalance", json!([who.to_string()]))["value"], json!(1_234_567));
     let clock = result(n.port, "localnet_getClock", json!([]));
