@@ -94,6 +94,12 @@ export interface OrderView {
   status: string;
   /** resolve_dispute split, basis points returned to the buyer; null unless resolved */
   buyerBps: number | null;
+  /**
+   * What left the escrow vault when the order closed, as the chain recorded it for this order (base
+   * units; `buyerTokenAccount` = where the buyer's share went). null while open, and on orders closed
+   * before payouts were recorded.
+   */
+  payout?: { buyer: bigint; buyerTokenAccount: string | null } | null;
 }
 
 export type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
