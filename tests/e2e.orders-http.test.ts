@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Localnet, startBootstrappedChain, type BootstrappedChain } from './helpers/localnet';
 import { createApiKey, createTestApp, loginAs } from './helpers/app';
 import { type ChainClient } from '../server/src/chain/index';
+import { createApp } from '../server/src/app';
 import { ensureSol, mintTestUsdc, type BootstrapResult } from '../server/scripts/bootstrap-localnet';
 
 const API = '/api/v1';
@@ -370,6 +371,67 @@ describe('orders over HTTP on the real chain', () => {
       await t.close();
       t = main;
     }
+  });
+
+  it('a crash during POST /orders at each named step: the key is retryable after its lease, the retry returns the order that was created', async () => {
+    const leaseMs = 600;
+    for (const step of ['order-inserted', 'payment-ready'] as const) {
+      const [buyer, seller] = await Promise.all([party(10), party()]);
+      const l = await listing(seller, 3);
+      const key = randomUUID();
+      // process A dies at `step`: its handler never returns, its timers (lease renewals) stop
+      const a = createApp({ ...t.ctx, orders: { ...t.ctx.orders, idempotencyLeaseMs: leaseMs } });
+      a.services.orders!.service.hooks.createStep = (s) => (s === step ? new Promise<void>(() => undefined) : undefined);
+      const dying = request(a).post(`${API}/orders`).set(buyer.headers).set('Idempotency-Key', key).send({ listing_id: l }).timeout(4_000).then(
+        () => 'answered',
+        () => 'no answer',
+      );
+      for (let i = 0; i < 100 && !(await t.ctx.db.order.count({ where: { listingId: l } })); i++) await new Promise((r) => setTimeout(r, 20));
+      await a.services.stop();
+      const crashedAt = Date.now();
+      // process B, same database: 409 (Retry-After) while the dead request's lease runs, then the order it created
+      const b = createApp({ ...t.ctx, orders: { ...t.ctx.orders, idempotencyLeaseMs: leaseMs } });
+      let res;
+      let tries = 0;
+      for (;;) {
+        tries++;
+        res = await request(b).post(`${API}/orders`).set(buyer.headers).set('Idempotency-Key', key).send({ listing_id: l });
+        if (res.status !== 409 || tries >= 100) break; // a key that never becomes retryable fails below
+        expect(res.body.type).toBe('https://bazaar.dev/problems/idempotency-key-in-use');
+        expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      console.info(`[timing] POST /orders retry after a crash at ${step}: ${Date.now() - crashedAt} ms, ${tries} tries`);
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      const rows = await t.ctx.db.order.findMany({ where: { listingId: l } });
+      expect(rows.map((r) => r.id)).toEqual([res.body.order_id]);
+      expect(res.body).toMatchObject({ status: 'awaiting_payment', payment: { transaction: expect.any(String) } });
+      // the retried answer is the key's answer from now on
+      const replay = await request(b).post(`${API}/orders`).set(buyer.headers).set('Idempotency-Key', key).send({ listing_id: l });
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.body.order_id).toBe(res.body.order_id);
+      // and the order is payable with the transaction the retry returned
+      expect((await pay(buyer, res.body)).status).toBe('in_progress');
+      await b.services.stop();
+      expect(await dying).toBe('no answer');
+    }
+  });
+
+  it('a crash that answers 500 (a throw at order-inserted) frees the key at once; the retry returns the same order', async () => {
+    const [buyer, seller] = await Promise.all([party(), party()]);
+    const l = await listing(seller, 3);
+    const key = randomUUID();
+    const orders = t.services.orders!;
+    orders.service.hooks.createStep = (s) => {
+      if (s === 'order-inserted') throw new Error('simulated crash');
+    };
+    const crashed = await request(t.app).post(`${API}/orders`).set(buyer.headers).set('Idempotency-Key', key).send({ listing_id: l });
+    orders.service.hooks.createStep = undefined;
+    expect(crashed.status).toBe(500);
+    const retry = await request(t.app).post(`${API}/orders`).set(buyer.headers).set('Idempotency-Key', key).send({ listing_id: l });
+    expect(retry.status, JSON.stringify(retry.body)).toBe(201);
+    expect(await t.ctx.db.order.count({ where: { listingId: l } })).toBe(1);
+    expect(retry.body.payment.transaction).toEqual(expect.any(String));
   });
 
   it('Solana Pay: GET label (public), POST only for the buyer account', async () => {

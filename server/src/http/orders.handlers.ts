@@ -15,7 +15,7 @@
  */
 import { initServer } from '@ts-rest/express';
 import { contract } from '@bazaar/contract';
-import { IDEMPOTENCY_HEADER, idempotency, parseIdempotencyKey, type IdempotencyStore } from '../modules/idempotency/index.js';
+import { IDEMPOTENCY_HEADER, type IdempotencyLeases, idempotency, parseIdempotencyKey, type IdempotencyStore } from '../modules/idempotency/index.js';
 import { toOrderDto } from '../modules/orders/orders.dto.js';
 import type { OrdersService, PrincipalLike } from '../modules/orders/orders.service.js';
 import type { OrderRecord, OrdersRepo } from '../modules/orders/orders.types.js';
@@ -25,6 +25,9 @@ export interface OrdersHttpDeps {
   service: OrdersService;
   repo: OrdersRepo;
   idempotencyStore: IdempotencyStore;
+  /** the process's Idempotency-Key lease renewals (stopped with the orders module) */
+  idempotencyLeases?: IdempotencyLeases;
+  idempotencyLeaseMs?: number;
   /** optional: whether the buyer already reviewed the order (hides `review` from allowed_actions) */
   hasReview?: (orderId: string) => Promise<boolean>;
 }
@@ -49,7 +52,9 @@ export function ordersHandlers(deps: OrdersHttpDeps) {
 
   return s.router(contract.orders, {
     createOrder: {
-      middleware: [idempotency({ store: deps.idempotencyStore, required: true }) as never],
+      middleware: [
+        idempotency({ store: deps.idempotencyStore, required: true, leases: deps.idempotencyLeases, leaseMs: deps.idempotencyLeaseMs }) as never,
+      ],
       handler: async ({ body, req }) => {
         const p = principalOf(req);
         const { order, payment } = await service.create(p, {
