@@ -434,6 +434,54 @@ describe('orders over HTTP on the real chain', () => {
     expect(retry.body.payment.transaction).toEqual(expect.any(String));
   });
 
+  it('50 buyers order one listing at once: one order, 49 get 409 before paying anything, no refund transaction', async () => {
+    const seller = await party();
+    const l = await listing(seller, 1);
+    const t1 = Date.now();
+    const buyers = await Promise.all(Array.from({ length: 50 }, () => loginAs(t, Keypair.generate())));
+    console.info(`[timing] 50 logins: ${Date.now() - t1} ms`);
+    const t2 = Date.now();
+    const res = await Promise.all(
+      buyers.map((b) => request(t.app).post(`${API}/orders`).set(b.headers).set('Idempotency-Key', randomUUID()).send({ listing_id: l })),
+    );
+    console.info(`[timing] 50 concurrent POST /orders on one listing: ${Date.now() - t2} ms`);
+    const created = res.filter((r) => r.status === 201);
+    expect(created).toHaveLength(1);
+    const refused = res.filter((r) => r.status === 409);
+    expect(refused).toHaveLength(49);
+    expect(new Set(refused.map((r) => r.body.type))).toEqual(new Set(['https://bazaar.dev/problems/listing-unavailable']));
+    expect(refused[0]!.body.held_until).toEqual(expect.any(String));
+    // only the winner got a fund transaction; nobody else can pay, so nothing is ever refunded
+    expect(await t.ctx.db.order.count({ where: { listingId: l } })).toBe(1);
+    expect(await t.ctx.db.chainIntent.count({ where: { order: { listingId: l } } })).toBe(0);
+  });
+
+  it('payment.expires_at holds: the transaction still lands at that time; POST /orders/{id}/payment hands out a fresh one', async () => {
+    const [buyer, seller, stranger] = await Promise.all([party(10), party(), party()]);
+    const early = await order(buyer, await listing(seller, 2));
+    const issuedAt = Date.now();
+    const expiresAt = new Date(early.payment.expires_at).getTime();
+    expect(expiresAt).toBeGreaterThan(issuedAt);
+    expect(expiresAt).toBeLessThanOrEqual(new Date(early.payment_expires_at).getTime());
+    // the chain moves on to the promised moment (blocks at 400 ms): the transaction still lands
+    await localnet.advanceClock(Math.ceil((expiresAt - issuedAt) / 1000));
+    expect((await pay(buyer, early)).status).toBe('in_progress');
+
+    const created = await order(buyer, await listing(seller, 2));
+    expect((await post(seller, `/orders/${created.order_id}/payment`)).status).toBe(403);
+    expect((await post(stranger, `/orders/${created.order_id}/payment`)).status).toBe(404);
+    const fresh = await post(buyer, `/orders/${created.order_id}/payment`);
+    expect(fresh.status, JSON.stringify(fresh.body)).toBe(200);
+    expect(fresh.body).toMatchObject({ order_id: created.order_id, payment_expires_at: created.payment_expires_at, solana_pay_url: created.payment.solana_pay_url });
+    expect(new Date(fresh.body.expires_at).getTime()).toBeGreaterThan(Date.now());
+    const paid = await pay(buyer, { order_id: created.order_id, payment: fresh.body });
+    expect(paid.status).toBe('in_progress');
+    // once paid, no more fund transactions
+    const none = await post(buyer, `/orders/${created.order_id}/payment`);
+    expect(none.status).toBe(409);
+    expect(none.body.type).toBe('https://bazaar.dev/problems/invalid-state-transition');
+  });
+
   it('Solana Pay: GET label (public), POST only for the buyer account', async () => {
     const [buyer, seller] = await Promise.all([party(), party()]);
     const created = await order(buyer, await listing(seller, 1));
