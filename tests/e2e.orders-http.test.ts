@@ -494,3 +494,15 @@ describe('orders over HTTP on the real chain', () => {
     expect(Transaction.from(Buffer.from(ok.body.transaction, 'base64')).feePayer?.toBase58()).toBe(buyer.wallet);
   });
 });
+
+describe('integrity at the end of the suite', () => {
+  it('every order matches its escrow account on chain (zero mismatches)', async () => {
+    const orders = t.services.orders!;
+    await orders.watcher.runOnce();
+    await orders.reconciler.runOnce();
+    const report = await orders.checkIntegrity();
+    console.info(`[integrity] ${report.checked} orders checked, ${report.mismatches.length} mismatches`);
+    expect(report.checked).toBeGreaterThan(0);
+    expect(report.mismatches).toEqual([]);
+  });
+});

@@ -9,6 +9,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { PaymentWatcher } from '../server/src/chain/payment-watcher.js';
 import { MemoryOrdersRepo } from '../server/src/modules/orders/orders.repo.memory.js';
 import { OrdersService, type OrdersConfig } from '../server/src/modules/orders/orders.service.js';
+import { checkEscrowIntegrity } from '../server/src/modules/orders/orders.integrity.js';
 import { FakeEscrow, FakeListings, user } from './orders.fakes.js';
 
 const USDC = { code: 'USDC', mint: Keypair.generate().publicKey.toBase58(), decimals: 6 };
@@ -346,7 +347,8 @@ describe('orders service', () => {
     ctx.escrow.unavailable = true;
     expect(await slug(ctx.service.confirm(ctx.buyer, o.id))).toBe('chain-unavailable');
     ctx.escrow.unavailable = false;
-    expect(await ctx.repo.openIntentFor(o.id)).toMatchObject({ action: 'release', status: 'pending', signature: null });
+    // nothing was signed: settled at once, nothing left open to wait for
+    expect(await ctx.repo.openIntentFor(o.id)).toBeNull();
     expect((await ctx.service.confirm(ctx.buyer, o.id)).status).toBe('completed');
     expect((await ctx.repo.listIntents(o.id)).map((i) => `${i.action}:${i.status}`)).toEqual([
       'mark_delivered:confirmed',
@@ -426,6 +428,31 @@ describe('orders service', () => {
       'refund:confirmed',
     ]);
     expect(ctx.escrow.count('release')).toBe(0);
+  });
+
+  it('integrity check: every order against its escrow account; each kind of drift is reported', async () => {
+    const check = () => checkEscrowIntegrity({ repo: ctx.repo, escrow: ctx.escrow }, 2);
+    const unpaid = await ctx.service.create(ctx.buyer, { listingId: ctx.another().id });
+    const active = await delivered(ctx);
+    const closedCtx = await ctx.service.create(ctx.buyer, { listingId: ctx.another().id });
+    ctx.escrow.fund(ctx.service.fundTerms(closedCtx.order));
+    await ctx.watcher.runOnce();
+    await ctx.service.refund(ctx.seller, closedCtx.order.id);
+    expect(await check()).toEqual({ checked: 3, mismatches: [] });
+    // a payment not picked up yet, an account in another state, an escrow for a closed order, vanished
+    ctx.escrow.fund(ctx.service.fundTerms(unpaid.order));
+    ctx.escrow.fund(ctx.service.fundTerms(closedCtx.order));
+    Object.assign(ctx.escrow.accounts.get(active.id)!, { state: 'disputed' });
+    const report = await check();
+    expect(report.mismatches.map((m) => [m.orderId, m.status, m.found.split(' ').slice(0, 4).join(' ')]).sort()).toEqual(
+      [
+        [unpaid.order.id, 'awaiting_payment', 'account in state funded'],
+        [active.id, 'delivered', 'account in state disputed'],
+        [closedCtx.order.id, 'refunded', 'account in state funded'],
+      ].sort(),
+    );
+    ctx.escrow.accounts.delete(active.id);
+    expect((await check()).mismatches.find((m) => m.orderId === active.id)).toMatchObject({ expected: 'account in state delivered', found: 'no escrow account' });
   });
 
   it('lists my orders by role and status with cursor pagination', async () => {

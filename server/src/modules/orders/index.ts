@@ -11,6 +11,7 @@ import type { ChainClient } from '../../chain/index.js';
 import { PaymentWatcher } from '../../chain/payment-watcher.js';
 import { IdempotencyLeases, PrismaIdempotencyStore, type IdempotencyStore } from '../idempotency/index.js';
 import { escrowPort } from './orders.escrow.js';
+import { checkEscrowIntegrity } from './orders.integrity.js';
 import { PrismaOrdersRepo } from './orders.repo.js';
 import { OrdersService, type OrdersConfig, type OrdersHooks } from './orders.service.js';
 import type { CustodialPaymentsPort, EscrowPort, ListingsPort, OrdersRepo } from './orders.types.js';
@@ -21,6 +22,7 @@ export type { OrdersConfig, PrincipalLike } from './orders.service.js';
 export { PrismaOrdersRepo } from './orders.repo.js';
 export { MemoryOrdersRepo } from './orders.repo.memory.js';
 export { escrowPort } from './orders.escrow.js';
+export { checkEscrowIntegrity, compareOrderWithEscrow, type IntegrityReport } from './orders.integrity.js';
 
 type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
 
@@ -79,6 +81,8 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     watcher,
     reconciler: service.reconciler,
     idempotencyStore,
+    /** every order's database state against its escrow account on chain (orders.integrity.ts) */
+    checkIntegrity: () => checkEscrowIntegrity({ repo, escrow }),
     http: { service, repo, idempotencyStore, idempotencyLeases: leases, idempotencyLeaseMs: o.config?.idempotencyLeaseMs, hasReview: o.hasReview },
     /** start-up reconciliation, then the timers */
     async start() {

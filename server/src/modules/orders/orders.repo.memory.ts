@@ -65,6 +65,13 @@ export class MemoryOrdersRepo implements OrdersRepo {
     this.orders.delete(orderId);
     return true;
   }
+  async scan(afterId: string | null, limit: number) {
+    return [...this.orders.values()]
+      .filter((o) => afterId === null || o.id > afterId)
+      .sort((a, b) => (a.id < b.id ? -1 : 1))
+      .slice(0, limit)
+      .map((o) => ({ ...o }));
+  }
   async listTerminalSince(since: Date, limit: number) {
     return [...this.orders.values()]
       .filter((o) => TERMINAL.has(o.status) && o.createdAt >= since)

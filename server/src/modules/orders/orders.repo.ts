@@ -229,6 +229,16 @@ export class PrismaOrdersRepo implements OrdersRepo {
     return r.count === 1;
   }
 
+  async scan(afterId: string | null, limit: number): Promise<OrderRecord[]> {
+    const rows = await this.db.order.findMany({
+      where: afterId ? { id: { gt: afterId } } : {},
+      orderBy: { id: 'asc' },
+      take: limit,
+      include: withWallets,
+    });
+    return rows.map(toRecord);
+  }
+
   async listTerminalSince(since: Date, limit: number): Promise<OrderRecord[]> {
     const rows = await this.db.order.findMany({
       where: { status: { in: TERMINAL }, createdAt: { gte: since } },

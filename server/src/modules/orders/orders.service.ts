@@ -628,17 +628,25 @@ export class OrdersService {
       if (Date.now() >= deadline) throw orderErrors.actionInProgress(orderId, action);
       await new Promise((r) => setTimeout(r, 50));
     }
+    let signed = false;
     const o = {
       onSigned: async (sig: string, lifetime?: { blockhash: string; lastValidBlockHeight: number }) => {
         // a reconciler (here or in another process) may have settled the unsent intent meanwhile: then never send
         if (!(await repo.markIntentSent(intent.id, sig, lifetime))) throw orderErrors.actionInProgress(orderId, action);
+        signed = true;
       },
     };
     let tx: TxResult;
     try {
       tx = await this.send(action, orderId, params, o);
     } catch (err) {
-      if (err instanceof DomainError && err.slug === 'chain-transaction-failed') {
+      const rejected = err instanceof DomainError && err.slug === 'chain-transaction-failed';
+      if (!signed && !rejected && !(err instanceof DomainError && err.slug === 'conflict')) {
+        // failed before anything was signed (e.g. the RPC is down): nothing can land, the action may be retried at once
+        await repo.failIntent(intent.id, `not sent: ${(err as Error).message}`).catch(() => undefined);
+        throw err;
+      }
+      if (rejected) {
         await repo.failIntent(intent.id, err.message);
         // the escrow may have moved without us (a party acting with its own wallet): catch up
         const moved = await this.reconciler.syncOrderFromChain(order).catch(() => null);

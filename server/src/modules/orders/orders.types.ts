@@ -153,6 +153,8 @@ export interface OrdersRepo {
   createHeld(order: NewOrder, guard: { maxUnpaidPerBuyer: number }): Promise<CreateHeldResult>;
   /** delete an order that is still awaiting_payment with no chain intent (creation failed before anyone saw it) */
   discardUnpaid(orderId: string): Promise<boolean>;
+  /** every order, by id, after `afterId` (keyset pages: integrity checks) */
+  scan(afterId: string | null, limit: number): Promise<OrderRecord[]>;
   /** terminal orders created at or after `since`, oldest first (re-funded escrow check) */
   listTerminalSince(since: Date, limit: number): Promise<OrderRecord[]>;
   /** flag an order for an operator; false when it is flagged already (log once) */
