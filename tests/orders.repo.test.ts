@@ -126,6 +126,12 @@ describe.each(targets)('orders storage on %s', (_name, open) => {
     const payout = { buyer: 18446744073709551615n, seller: 0n, treasury: 0n, buyerTokenAccount: 'ata', verified: true };
     expect(await w.repo.updateIf(order.id, 'awaiting_payment', { status: 'refunded', payout })).toBe(true);
     expect((await w.repo.get(order.id))!.payout).toEqual(payout);
+    // a closed order with a fund transaction that may still land is listed for the re-funded escrow check
+    const until = new Date(Date.now() + 60_000);
+    await w.repo.noteFundIssued(order.id, until);
+    await w.repo.noteFundIssued(order.id, new Date(Date.now() - 60_000)); // never moves back
+    expect((await w.repo.listClosedFundableSince(new Date(until.getTime() - 1), 100)).map((o) => o.id)).toContain(order.id);
+    expect((await w.repo.listClosedFundableSince(new Date(until.getTime() + 1), 100)).map((o) => o.id)).not.toContain(order.id);
     const at = new Date();
     expect(await w.repo.flagAttention(order.id, { reason: 'escrow-vanished', detail: 'vault empty', at })).toBe(true);
     expect(await w.repo.flagAttention(order.id, { reason: 'escrow-vanished', detail: 'again', at })).toBe(false);

@@ -2,7 +2,8 @@
 --   * orders.payout_*: what left the escrow vault to each payee, read from the chain's record of the order;
 --   * orders.attention_*: an escrow the service cannot explain, flagged for an operator;
 --   * orders.idempotency_key: a retried POST /orders finds the order its crashed first attempt created;
---   * orders.fund_expires_at: the expiry written into the fund terms (chain clock);
+--   * orders.fund_expires_at: the expiry written into the fund terms (chain clock); fund_issued_until:
+--     until when a fund transaction issued for it may land (the re-funded closed order check);
 --   * chain_intents.blockhash / last_valid_block_height: an unseen signature past them can never land;
 --   * idempotency_keys.lease_*: a running key whose request died is taken over after its lease.
 --   * chain_intents.signature: unique per order (one bundled transaction may close several orders).
@@ -25,6 +26,7 @@ ALTER TABLE "orders" ADD COLUMN     "attention_at" TIMESTAMPTZ(3),
 ADD COLUMN     "attention_detail" TEXT,
 ADD COLUMN     "attention_reason" TEXT,
 ADD COLUMN     "fund_expires_at" TIMESTAMPTZ(3),
+ADD COLUMN     "fund_issued_until" TIMESTAMPTZ(3),
 ADD COLUMN     "idempotency_key" TEXT,
 ADD COLUMN     "payout_buyer_base_units" DECIMAL(20,0),
 ADD COLUMN     "payout_buyer_token_account" TEXT,
@@ -37,6 +39,9 @@ CREATE INDEX "chain_intents_signature_idx" ON "chain_intents"("signature");
 
 -- CreateIndex
 CREATE UNIQUE INDEX "chain_intents_order_id_signature_key" ON "chain_intents"("order_id", "signature");
+
+-- CreateIndex
+CREATE INDEX "orders_fund_issued_until_idx" ON "orders"("fund_issued_until");
 
 -- CreateIndex
 CREATE UNIQUE INDEX "orders_buyer_id_idempotency_key_key" ON "orders"("buyer_id", "idempotency_key");

@@ -72,9 +72,15 @@ export class MemoryOrdersRepo implements OrdersRepo {
       .slice(0, limit)
       .map((o) => ({ ...o }));
   }
-  async listTerminalSince(since: Date, limit: number) {
+  /** fund_issued_until is a storage detail of the order row: kept beside it here */
+  private fundIssued = new Map<string, Date>();
+  async noteFundIssued(orderId: string, until: Date) {
+    const prev = this.fundIssued.get(orderId);
+    if (!prev || prev < until) this.fundIssued.set(orderId, until);
+  }
+  async listClosedFundableSince(since: Date, limit: number) {
     return [...this.orders.values()]
-      .filter((o) => TERMINAL.has(o.status) && o.createdAt >= since)
+      .filter((o) => TERMINAL.has(o.status) && (this.fundIssued.get(o.id) ?? new Date(0)) >= since)
       .slice(0, limit)
       .map((o) => ({ ...o }));
   }

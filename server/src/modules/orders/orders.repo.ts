@@ -239,10 +239,14 @@ export class PrismaOrdersRepo implements OrdersRepo {
     return rows.map(toRecord);
   }
 
-  async listTerminalSince(since: Date, limit: number): Promise<OrderRecord[]> {
+  async noteFundIssued(orderId: string, until: Date): Promise<void> {
+    await this.db.order.updateMany({ where: { id: orderId, OR: [{ fundIssuedUntil: null }, { fundIssuedUntil: { lt: until } }] }, data: { fundIssuedUntil: until } });
+  }
+
+  async listClosedFundableSince(since: Date, limit: number): Promise<OrderRecord[]> {
     const rows = await this.db.order.findMany({
-      where: { status: { in: TERMINAL }, createdAt: { gte: since } },
-      orderBy: { createdAt: 'asc' },
+      where: { fundIssuedUntil: { gte: since }, status: { in: TERMINAL } },
+      orderBy: { fundIssuedUntil: 'asc' },
       take: limit,
       include: withWallets,
     });

@@ -95,7 +95,7 @@ export const defaultOrdersConfig: OrdersConfig = {
  */
 export type CreateStep = 'order-inserted' | 'payment-ready';
 
-/** How far after its creation a closed order's id can still be funded (see refundStrayEscrows). */
+/** How long after the validUntil of its last fund transaction a closed order is checked for an escrow (see refundStrayEscrows). */
 const STRAY_ESCROW_MARGIN_SECONDS = 600;
 
 export interface OrdersHooks {
@@ -369,7 +369,10 @@ export class OrdersService {
    */
   private async issueFundTransaction(order: OrderRecord): Promise<IssuedFundTransaction> {
     const current = await this.requireAwaitingPayment(order.id);
-    return this.deps.escrow.buildFundTransaction(this.fundTerms(current));
+    const issued = await this.deps.escrow.buildFundTransaction(this.fundTerms(current));
+    // until about then it may land, even after the order closed (refundStrayEscrows looks at these)
+    await this.deps.repo.noteFundIssued(order.id, issued.validUntil);
+    return issued;
   }
 
   /**
@@ -758,16 +761,16 @@ export class OrdersService {
   /**
    * Re-funded closed orders: a fund transaction issued for an order stays valid for its blockhash's
    * lifetime, so it can land after the order was closed (refunded, expired, ...). The escrow then holds
-   * the buyer's money while the order says otherwise. For every terminal wallet order young enough to
-   * still be fundable (created within payment window + grace + 10 min), an existing escrow account is
+   * the buyer's money while the order says otherwise. For every terminal order with a fund transaction
+   * issued that may still land (its validUntil less than 10 min ago: validUntil is conservative, and
+   * even 4 s slots end a blockhash's 150 blocks well inside that), an existing escrow account is
    * refunded to the buyer (the platform authority may refund any open escrow); the order keeps its
    * status and shows the refund among its transactions. Returns the order ids refunded.
    */
   async refundStrayEscrows(limit = 50): Promise<string[]> {
-    const windowSeconds = this.config.paymentTtlSeconds + this.config.paymentGraceSeconds + STRAY_ESCROW_MARGIN_SECONDS;
-    const since = new Date(this.now().getTime() - windowSeconds * 1000);
+    const since = new Date(this.now().getTime() - STRAY_ESCROW_MARGIN_SECONDS * 1000);
     const out: string[] = [];
-    for (const order of await this.deps.repo.listTerminalSince(since, limit)) {
+    for (const order of await this.deps.repo.listClosedFundableSince(since, limit)) {
       try {
         const view = await this.deps.escrow.fetchOrder(order.id);
         if (!view) continue;
