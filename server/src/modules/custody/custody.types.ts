@@ -91,6 +91,8 @@ export interface OrderView {
   deliveryDeadline: number;
   /** seconds */
   reviewWindow: number;
+  /** unix seconds (chain clock): the fund terms' expiry, written into `fund` by programs that check it */
+  fundExpiresAt?: number | null;
   status: string;
   /** resolve_dispute split, basis points returned to the buyer; null unless resolved */
   buyerBps: number | null;
