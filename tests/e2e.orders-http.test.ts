@@ -482,6 +482,31 @@ describe('orders over HTTP on the real chain', () => {
     expect(none.body.type).toBe('https://bazaar.dev/problems/invalid-state-transition');
   });
 
+  it('a closed order funded again with an earlier fund transaction: the watcher refunds that escrow, the order stays refunded', async () => {
+    const [buyer, seller] = await Promise.all([party(20), party()]);
+    const created = await order(buyer, await listing(seller, 5));
+    // a second fund transaction for the same order (a wallet asked the Solana Pay endpoint too)
+    const spare = await request(t.app).post(`${API}/orders/${created.order_id}/solana-pay`).send({ account: buyer.wallet });
+    expect(spare.status).toBe(200);
+    await pay(buyer, created);
+    expect((await post(seller, `/orders/${created.order_id}/refund`)).status).toBe(200);
+    expect(await usdcBalance(buyer.wallet)).toBe(USDC(20));
+    // the spare one is still valid: the buyer's wallet sends it, the escrow exists again
+    const tx = Transaction.from(Buffer.from(spare.body.transaction, 'base64'));
+    tx.partialSign(buyer.kp);
+    await chain.escrow.submitSignedTransaction(tx.serialize().toString('base64'));
+    expect(await chain.escrow.fetchOrder(created.order_id)).toMatchObject({ state: 'funded' });
+    expect(await usdcBalance(buyer.wallet)).toBe(USDC(15));
+    // no more fund transactions for it
+    expect((await request(t.app).post(`${API}/orders/${created.order_id}/solana-pay`).send({ account: buyer.wallet })).status).toBe(409);
+    expect((await t.services.orders!.watcher.runOnce()).strayRefunds).toEqual([created.order_id]);
+    expect(await chain.escrow.fetchOrder(created.order_id)).toBeNull();
+    expect(await usdcBalance(buyer.wallet)).toBe(USDC(20));
+    const read = (await request(t.app).get(`${API}/orders/${created.order_id}`).set(buyer.headers)).body;
+    expect(read).toMatchObject({ status: 'refunded', escrow_state: 'refunded' });
+    expect(read.transactions.map((x: { action: string }) => x.action)).toEqual(['fund', 'refund', 'refund']);
+  });
+
   it('Solana Pay: GET label (public), POST only for the buyer account', async () => {
     const [buyer, seller] = await Promise.all([party(), party()]);
     const created = await order(buyer, await listing(seller, 1));
