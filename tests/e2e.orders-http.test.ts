@@ -485,9 +485,16 @@ describe('orders over HTTP on the real chain', () => {
   it('a closed order funded again with an earlier fund transaction: the watcher refunds that escrow, the order stays refunded', async () => {
     const [buyer, seller] = await Promise.all([party(20), party()]);
     const created = await order(buyer, await listing(seller, 5));
-    // a second fund transaction for the same order (a wallet asked the Solana Pay endpoint too)
-    const spare = await request(t.app).post(`${API}/orders/${created.order_id}/solana-pay`).send({ account: buyer.wallet });
+    // a second fund transaction for the same order (a wallet asked the Solana Pay endpoint too), on
+    // another blockhash (on the same one it would be the very same transaction)
+    const blockhashOf = (b64: string) => Transaction.from(Buffer.from(b64, 'base64')).recentBlockhash;
+    let spare = await request(t.app).post(`${API}/orders/${created.order_id}/solana-pay`).send({ account: buyer.wallet });
+    for (let i = 0; i < 5 && blockhashOf(spare.body.transaction) === blockhashOf(created.payment.transaction); i++) {
+      await localnet.advanceClock(1);
+      spare = await request(t.app).post(`${API}/orders/${created.order_id}/solana-pay`).send({ account: buyer.wallet });
+    }
     expect(spare.status).toBe(200);
+    expect(blockhashOf(spare.body.transaction)).not.toBe(blockhashOf(created.payment.transaction));
     await pay(buyer, created);
     expect((await post(seller, `/orders/${created.order_id}/refund`)).status).toBe(200);
     expect(await usdcBalance(buyer.wallet)).toBe(USDC(20));
