@@ -228,6 +228,34 @@ describe('error translation', () => {
     });
   });
 
+  it('a fund transaction\'s validUntil is its blockhash lifetime turned into time conservatively; blockhashExpired tells when it can no longer land', async () => {
+    const heightBefore = await chain.connection.getBlockHeight('confirmed');
+    const asked = Date.now();
+    const built = await chain.escrow.buildFundTransaction({
+      orderId: randomUUID(),
+      buyer: alice.publicKey.toBase58(),
+      seller: bob.publicKey.toBase58(),
+      mint: boot.usdcMint,
+      amount: USDC(1),
+      deliveryDeadline: (await chain.escrow.chainNow()) + DAY,
+      reviewWindow: 0,
+    });
+    const done = Date.now();
+    const blocksLeft = built.lastValidBlockHeight - heightBefore;
+    expect(blocksLeft).toBeGreaterThan(0);
+    // never later than the remaining blocks at the 400 ms slot target
+    expect(built.validUntil.getTime()).toBeLessThanOrEqual(done + blocksLeft * 400);
+    expect(built.validUntil.getTime()).toBeGreaterThan(asked);
+    const lifetime = { blockhash: built.blockhash, lastValidBlockHeight: built.lastValidBlockHeight };
+    expect(await chain.escrow.blockhashExpired(lifetime)).toBe(false);
+    // the localnet's block height moves by one per clock warp
+    for (let i = 0; i <= blocksLeft && (await chain.connection.getBlockHeight('confirmed')) <= built.lastValidBlockHeight; i++) {
+      await localnet.advanceClock(1);
+    }
+    expect(await chain.connection.getBlockHeight('confirmed')).toBeGreaterThan(built.lastValidBlockHeight);
+    expect(await chain.escrow.blockhashExpired(lifetime)).toBe(true);
+  });
+
   it('answers chain-unavailable when the RPC port is closed', async () => {
     const dead = createChain({ rpcUrl: 'http://127.0.0.1:1', serviceKeypair: Keypair.generate(), currencies: boot.currencies });
     await expect(dead.getWalletBalances(alice.publicKey.toBase58(), boot.currencies)).rejects.toMatchObject({ slug: 'chain-unavailable' });

@@ -522,6 +522,71 @@ describe('custodial order payment', () => {
   });
 });
 
+describe('custodial order payment, outcome attribution', () => {
+  it('a bundled [refund(C), claim(A)]: A is recorded completed (the seller was paid), C refunded; nothing credited that did not arrive', async () => {
+    const [buyer, seller] = await Promise.all([party(), party()]);
+    await credit(buyer, USDC(10));
+    await mintTestUsdc(dataDir, localnet.rpcUrl, buyer.wallet, USDC(5));
+    // A: her custodial order, delivered (review window 60 s in this suite)
+    const a = await orderCustodially(buyer, await listing(seller, 10));
+    expect(a.status, JSON.stringify(a.body)).toBe(201);
+    const A = a.body.order_id as string;
+    expect((await post(seller, `/orders/${A}/deliver`)).status).toBe(200);
+    // C: her own wallet order, paid from her wallet, never delivered (delivery deadline 3 days)
+    const c = await request(t.app).post(`${API}/orders`).set(buyer.headers).set('Idempotency-Key', randomUUID()).send({ listing_id: await listing(seller, 5) });
+    expect(c.status, JSON.stringify(c.body)).toBe(201);
+    const C = c.body.order_id as string;
+    const fund = Transaction.from(Buffer.from(c.body.payment.transaction, 'base64'));
+    fund.partialSign(buyer.kp);
+    const paid = await post(buyer, `/orders/${C}/transaction`, { signed_transaction: fund.serialize().toString('base64') });
+    expect(paid.body.status, JSON.stringify(paid.body)).toBe('in_progress');
+    expect(await custodial(buyer)).toEqual({ available: 0n, held: 0n, escrow: USDC(10) });
+    const sellerBefore = await usdc(seller.wallet);
+
+    // C's delivery deadline and A's auto-release time have both passed: she may refund C herself, anyone may claim A
+    await localnet.advanceClock(3 * 86_400 + 5);
+    const treasury = (await chain.escrow.fetchConfig())!.treasury;
+    const mint = new PublicKey(boot.usdcMint);
+    const bundle = new Transaction().add(
+      // the payees' token accounts must exist (she pays for them)
+      ...[seller.wallet, treasury].map((owner) => createAssociatedTokenAccountIdempotentInstruction(buyer.kp.publicKey, ata(owner), new PublicKey(owner), mint)),
+      await chain.escrow.instructionFor('refund', C, { signer: buyer.kp.publicKey }),
+      await chain.escrow.instructionFor('claim', A, { signer: buyer.kp.publicKey }),
+    );
+    await sendAndConfirm(chain.connection, bundle, [buyer.kp]);
+    expect(await chain.escrow.fetchOrder(A)).toBeNull();
+    expect(await chain.escrow.fetchOrder(C)).toBeNull();
+
+    // the service learns both outcomes from the chain: the drift pass, the crank, the custody worker
+    const orders = t.services.orders!;
+    await orders.reconciler.runOnce();
+    await orders.watcher.runOnce();
+    await custody.worker.runOnce();
+    const readA = (await get(buyer, `/orders/${A}`)).body;
+    expect(readA).toMatchObject({
+      status: 'completed',
+      escrow_state: 'released',
+      payout: { buyer_base_units: '0', seller_base_units: String(USDC(9.75)), treasury_base_units: String(USDC(0.25)), verified: true },
+    });
+    const readC = (await get(buyer, `/orders/${C}`)).body;
+    expect(readC).toMatchObject({
+      status: 'refunded',
+      payout: { buyer_base_units: String(USDC(5)), seller_base_units: '0', treasury_base_units: '0', verified: true },
+    });
+    // the bundle's signature is each order's closing transaction; nothing was sent by the service
+    expect(readA.transactions.map((x: { action: string }) => x.action)).toEqual(['fund', 'mark_delivered', 'claim']);
+    expect(readC.transactions.map((x: { action: string }) => x.action)).toEqual(['fund', 'refund']);
+    // on chain: the seller got A's price minus the fee, she got C back in her wallet
+    expect((await usdc(seller.wallet)) - sellerBefore).toBe(USDC(9.75));
+    expect(await usdc(buyer.wallet)).toBe(USDC(5));
+    // the books: A's 10 USDC went to the seller, nothing comes back to her custodial balance
+    expect(await custodial(buyer)).toEqual({ available: 0n, held: 0n, escrow: 0n });
+    const close = await t.ctx.db.custodyJournalEntry.findUnique({ where: { ref: `order:${A}:close` } });
+    expect(close?.memo).toMatchObject({ buyer_share: '0' });
+    await expectBooksBalanced();
+  });
+});
+
 describe('custodial order payment, crash', () => {
   it('the process dies after the escrow is funded, before the books: a new instance books it once and the order goes in_progress', async () => {
     const [buyer, seller] = await Promise.all([party(), party()]);
@@ -565,6 +630,20 @@ describe('custody disabled (the default)', () => {
     try {
       const me = await party(off);
       const problem = 'https://bazaar.dev/problems/custody-disabled';
+      // anonymous callers and bad credentials learn nothing about the setting: 401 first
+      const routes: Array<['get' | 'post', string]> = [
+        ['post', '/wallet/deposit'],
+        ['get', '/wallet/deposits'],
+        ['post', '/wallet/withdraw'],
+        ['get', '/wallet/withdrawals'],
+        ['get', `/wallet/withdrawals/${randomUUID()}`],
+      ];
+      for (const [method, path] of routes) {
+        const anon = await request(off.app)[method](`${API}${path}`).send(method === 'post' ? {} : undefined);
+        expect([path, anon.status, anon.body.type]).toEqual([path, 401, 'https://bazaar.dev/problems/unauthorized']);
+        const bad = await request(off.app)[method](`${API}${path}`).set('authorization', 'Bearer not-a-token');
+        expect([path, bad.status]).toEqual([path, 401]);
+      }
       expect((await post(me, '/wallet/deposit', {}, off)).body.type).toBe(problem);
       const w = await request(off.app).post(`${API}/wallet/withdraw`).set(me.headers).send({ currency: 'USDC', amount: 1, destination: me.wallet });
       expect(w.status).toBe(404); // before asking for an Idempotency-Key
@@ -615,5 +694,17 @@ describe.skipIf(!TEST_DATABASE_URL)('on PostgreSQL', () => {
     } finally {
       await pgApp.close();
     }
+  });
+});
+
+describe('integrity at the end of the suite', () => {
+  it('every order matches its escrow account on chain (zero mismatches)', async () => {
+    const orders = t.services.orders!;
+    await orders.watcher.runOnce();
+    await orders.reconciler.runOnce();
+    const report = await orders.checkIntegrity();
+    console.info(`[integrity] ${report.checked} orders checked, ${report.mismatches.length} mismatches`);
+    expect(report.checked).toBeGreaterThan(0);
+    expect(report.mismatches).toEqual([]);
   });
 });

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Localnet, startBootstrappedChain, type BootstrappedChain } from './helpers/localnet';
 import { createApiKey, createTestApp, loginAs } from './helpers/app';
 import { type ChainClient } from '../server/src/chain/index';
+import { createApp } from '../server/src/app';
 import { ensureSol, mintTestUsdc, type BootstrapResult } from '../server/scripts/bootstrap-localnet';
 
 const API = '/api/v1';
@@ -139,7 +140,7 @@ describe('orders over HTTP on the real chain', () => {
     expect(tx.feePayer?.toBase58()).toBe(buyer.wallet);
 
     // a tampered transaction (another order's) is refused before anything is sent
-    const other = await order(buyer, listingId);
+    const other = await order(buyer, await listing(seller, 25));
     const wrong = Transaction.from(Buffer.from(other.payment.transaction, 'base64'));
     wrong.partialSign(buyer.kp);
     const refused = await request(t.app)
@@ -325,8 +326,8 @@ describe('orders over HTTP on the real chain', () => {
 
   it('GET /orders: mine only, role and status filters, cursor pages', async () => {
     const [buyer, seller] = await Promise.all([party(), party()]);
-    const l = await listing(seller, 1);
-    for (let i = 0; i < 3; i++) await order(buyer, l);
+    // one open order per listing (the listing is held for it): three listings
+    for (let i = 0; i < 3; i++) await order(buyer, await listing(seller, 1));
     const p1 = await request(t.app).get(`${API}/orders?limit=2`).set(buyer.headers);
     expect(p1.status).toBe(200);
     expect(p1.body.data).toHaveLength(2);
@@ -372,6 +373,147 @@ describe('orders over HTTP on the real chain', () => {
     }
   });
 
+  it('a crash during POST /orders at each named step: the key is retryable after its lease, the retry returns the order that was created', async () => {
+    const leaseMs = 600;
+    for (const step of ['order-inserted', 'payment-ready'] as const) {
+      const [buyer, seller] = await Promise.all([party(10), party()]);
+      const l = await listing(seller, 3);
+      const key = randomUUID();
+      // process A dies at `step`: its handler never returns, its timers (lease renewals) stop
+      const a = createApp({ ...t.ctx, orders: { ...t.ctx.orders, idempotencyLeaseMs: leaseMs } });
+      a.services.orders!.service.hooks.createStep = (s) => (s === step ? new Promise<void>(() => undefined) : undefined);
+      const dying = request(a).post(`${API}/orders`).set(buyer.headers).set('Idempotency-Key', key).send({ listing_id: l }).timeout(4_000).then(
+        () => 'answered',
+        () => 'no answer',
+      );
+      for (let i = 0; i < 100 && !(await t.ctx.db.order.count({ where: { listingId: l } })); i++) await new Promise((r) => setTimeout(r, 20));
+      await a.services.stop();
+      const crashedAt = Date.now();
+      // process B, same database: 409 (Retry-After) while the dead request's lease runs, then the order it created
+      const b = createApp({ ...t.ctx, orders: { ...t.ctx.orders, idempotencyLeaseMs: leaseMs } });
+      let res;
+      let tries = 0;
+      for (;;) {
+        tries++;
+        res = await request(b).post(`${API}/orders`).set(buyer.headers).set('Idempotency-Key', key).send({ listing_id: l });
+        if (res.status !== 409 || tries >= 100) break; // a key that never becomes retryable fails below
+        expect(res.body.type).toBe('https://bazaar.dev/problems/idempotency-key-in-use');
+        expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      console.info(`[timing] POST /orders retry after a crash at ${step}: ${Date.now() - crashedAt} ms, ${tries} tries`);
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      const rows = await t.ctx.db.order.findMany({ where: { listingId: l } });
+      expect(rows.map((r) => r.id)).toEqual([res.body.order_id]);
+      expect(res.body).toMatchObject({ status: 'awaiting_payment', payment: { transaction: expect.any(String) } });
+      // the retried answer is the key's answer from now on
+      const replay = await request(b).post(`${API}/orders`).set(buyer.headers).set('Idempotency-Key', key).send({ listing_id: l });
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.body.order_id).toBe(res.body.order_id);
+      // and the order is payable with the transaction the retry returned
+      expect((await pay(buyer, res.body)).status).toBe('in_progress');
+      await b.services.stop();
+      expect(await dying).toBe('no answer');
+    }
+  });
+
+  it('a crash that answers 500 (a throw at order-inserted) frees the key at once; the retry returns the same order', async () => {
+    const [buyer, seller] = await Promise.all([party(), party()]);
+    const l = await listing(seller, 3);
+    const key = randomUUID();
+    const orders = t.services.orders!;
+    orders.service.hooks.createStep = (s) => {
+      if (s === 'order-inserted') throw new Error('simulated crash');
+    };
+    const crashed = await request(t.app).post(`${API}/orders`).set(buyer.headers).set('Idempotency-Key', key).send({ listing_id: l });
+    orders.service.hooks.createStep = undefined;
+    expect(crashed.status).toBe(500);
+    const retry = await request(t.app).post(`${API}/orders`).set(buyer.headers).set('Idempotency-Key', key).send({ listing_id: l });
+    expect(retry.status, JSON.stringify(retry.body)).toBe(201);
+    expect(await t.ctx.db.order.count({ where: { listingId: l } })).toBe(1);
+    expect(retry.body.payment.transaction).toEqual(expect.any(String));
+  });
+
+  it('50 buyers order one listing at once: one order, 49 get 409 before paying anything, no refund transaction', async () => {
+    const seller = await party();
+    const l = await listing(seller, 1);
+    const t1 = Date.now();
+    const buyers = await Promise.all(Array.from({ length: 50 }, () => loginAs(t, Keypair.generate())));
+    console.info(`[timing] 50 logins: ${Date.now() - t1} ms`);
+    const t2 = Date.now();
+    const res = await Promise.all(
+      buyers.map((b) => request(t.app).post(`${API}/orders`).set(b.headers).set('Idempotency-Key', randomUUID()).send({ listing_id: l })),
+    );
+    console.info(`[timing] 50 concurrent POST /orders on one listing: ${Date.now() - t2} ms`);
+    const created = res.filter((r) => r.status === 201);
+    expect(created).toHaveLength(1);
+    const refused = res.filter((r) => r.status === 409);
+    expect(refused).toHaveLength(49);
+    expect(new Set(refused.map((r) => r.body.type))).toEqual(new Set(['https://bazaar.dev/problems/listing-unavailable']));
+    expect(refused[0]!.body.held_until).toEqual(expect.any(String));
+    // only the winner got a fund transaction; nobody else can pay, so nothing is ever refunded
+    expect(await t.ctx.db.order.count({ where: { listingId: l } })).toBe(1);
+    expect(await t.ctx.db.chainIntent.count({ where: { order: { listingId: l } } })).toBe(0);
+  });
+
+  it('payment.expires_at holds: the transaction still lands at that time; POST /orders/{id}/payment hands out a fresh one', async () => {
+    const [buyer, seller, stranger] = await Promise.all([party(10), party(), party()]);
+    const early = await order(buyer, await listing(seller, 2));
+    const issuedAt = Date.now();
+    const expiresAt = new Date(early.payment.expires_at).getTime();
+    expect(expiresAt).toBeGreaterThan(issuedAt);
+    expect(expiresAt).toBeLessThanOrEqual(new Date(early.payment_expires_at).getTime());
+    // the chain moves on to the promised moment (blocks at 400 ms): the transaction still lands
+    await localnet.advanceClock(Math.ceil((expiresAt - issuedAt) / 1000));
+    expect((await pay(buyer, early)).status).toBe('in_progress');
+
+    const created = await order(buyer, await listing(seller, 2));
+    expect((await post(seller, `/orders/${created.order_id}/payment`)).status).toBe(403);
+    expect((await post(stranger, `/orders/${created.order_id}/payment`)).status).toBe(404);
+    const fresh = await post(buyer, `/orders/${created.order_id}/payment`);
+    expect(fresh.status, JSON.stringify(fresh.body)).toBe(200);
+    expect(fresh.body).toMatchObject({ order_id: created.order_id, payment_expires_at: created.payment_expires_at, solana_pay_url: created.payment.solana_pay_url });
+    expect(new Date(fresh.body.expires_at).getTime()).toBeGreaterThan(Date.now());
+    const paid = await pay(buyer, { order_id: created.order_id, payment: fresh.body });
+    expect(paid.status).toBe('in_progress');
+    // once paid, no more fund transactions
+    const none = await post(buyer, `/orders/${created.order_id}/payment`);
+    expect(none.status).toBe(409);
+    expect(none.body.type).toBe('https://bazaar.dev/problems/invalid-state-transition');
+  });
+
+  it('a closed order funded again with an earlier fund transaction: the watcher refunds that escrow, the order stays refunded', async () => {
+    const [buyer, seller] = await Promise.all([party(20), party()]);
+    const created = await order(buyer, await listing(seller, 5));
+    // a second fund transaction for the same order (a wallet asked the Solana Pay endpoint too), on
+    // another blockhash (on the same one it would be the very same transaction)
+    const blockhashOf = (b64: string) => Transaction.from(Buffer.from(b64, 'base64')).recentBlockhash;
+    let spare = await request(t.app).post(`${API}/orders/${created.order_id}/solana-pay`).send({ account: buyer.wallet });
+    for (let i = 0; i < 5 && blockhashOf(spare.body.transaction) === blockhashOf(created.payment.transaction); i++) {
+      await localnet.advanceClock(1);
+      spare = await request(t.app).post(`${API}/orders/${created.order_id}/solana-pay`).send({ account: buyer.wallet });
+    }
+    expect(spare.status).toBe(200);
+    expect(blockhashOf(spare.body.transaction)).not.toBe(blockhashOf(created.payment.transaction));
+    await pay(buyer, created);
+    expect((await post(seller, `/orders/${created.order_id}/refund`)).status).toBe(200);
+    expect(await usdcBalance(buyer.wallet)).toBe(USDC(20));
+    // the spare one is still valid: the buyer's wallet sends it, the escrow exists again
+    const tx = Transaction.from(Buffer.from(spare.body.transaction, 'base64'));
+    tx.partialSign(buyer.kp);
+    await chain.escrow.submitSignedTransaction(tx.serialize().toString('base64'));
+    expect(await chain.escrow.fetchOrder(created.order_id)).toMatchObject({ state: 'funded' });
+    expect(await usdcBalance(buyer.wallet)).toBe(USDC(15));
+    // no more fund transactions for it
+    expect((await request(t.app).post(`${API}/orders/${created.order_id}/solana-pay`).send({ account: buyer.wallet })).status).toBe(409);
+    expect((await t.services.orders!.watcher.runOnce()).strayRefunds).toEqual([created.order_id]);
+    expect(await chain.escrow.fetchOrder(created.order_id)).toBeNull();
+    expect(await usdcBalance(buyer.wallet)).toBe(USDC(20));
+    const read = (await request(t.app).get(`${API}/orders/${created.order_id}`).set(buyer.headers)).body;
+    expect(read).toMatchObject({ status: 'refunded', escrow_state: 'refunded' });
+    expect(read.transactions.map((x: { action: string }) => x.action)).toEqual(['fund', 'refund', 'refund']);
+  });
+
   it('Solana Pay: GET label (public), POST only for the buyer account', async () => {
     const [buyer, seller] = await Promise.all([party(), party()]);
     const created = await order(buyer, await listing(seller, 1));
@@ -382,5 +524,17 @@ describe('orders over HTTP on the real chain', () => {
     const ok = await request(t.app).post(`${API}/orders/${created.order_id}/solana-pay`).send({ account: buyer.wallet });
     expect(ok.status).toBe(200);
     expect(Transaction.from(Buffer.from(ok.body.transaction, 'base64')).feePayer?.toBase58()).toBe(buyer.wallet);
+  });
+});
+
+describe('integrity at the end of the suite', () => {
+  it('every order matches its escrow account on chain (zero mismatches)', async () => {
+    const orders = t.services.orders!;
+    await orders.watcher.runOnce();
+    await orders.reconciler.runOnce();
+    const report = await orders.checkIntegrity();
+    console.info(`[integrity] ${report.checked} orders checked, ${report.mismatches.length} mismatches`);
+    expect(report.checked).toBeGreaterThan(0);
+    expect(report.mismatches).toEqual([]);
   });
 });

@@ -7,11 +7,14 @@ import { Keypair, PublicKey, Transaction, TransactionInstruction } from '@solana
 import bs58 from 'bs58';
 import { DomainError } from '../server/src/errors.js';
 import type {
+  BlockhashLifetime,
   EscrowOrderView,
   EscrowPort,
   FundTerms,
   ListingView,
   ListingsPort,
+  OrderPayout,
+  OrderSettlement,
   SendOptions,
   TxResult,
 } from '../server/src/modules/orders/orders.types.js';
@@ -24,7 +27,13 @@ export class FakeEscrow implements EscrowPort {
   readonly platform = Keypair.generate();
   accounts = new Map<string, EscrowOrderView>();
   /** signatures of landed transactions per instruction */
-  sent: { ix: string; orderId: string; signature: string; bps?: number }[] = [];
+  sent: { ix: string; orderId: string; signature: string; bps?: number; payout?: OrderPayout }[] = [];
+  /** block height (blockhash lifetimes are 150 blocks, as on a cluster) */
+  height = 1_000;
+  /** signed transactions are lost on the way (an RPC that accepts and drops them): the send times out */
+  dropSends = false;
+  /** fund transactions issued (buildFundTransaction calls) */
+  issued = 0;
   balances = new Map<string, bigint>(); // wallet -> base units (payouts)
   now = 1_800_000_000;
   latencyMs = 0;
@@ -42,7 +51,19 @@ export class FakeEscrow implements EscrowPort {
   addresses(orderId: string) {
     return { escrow: `escrow-${orderId}`, vault: `vault-${orderId}` };
   }
+  advanceBlocks(n: number) {
+    this.height += n;
+  }
+  async blockhashExpired(l: BlockhashLifetime) {
+    if (this.unavailable) throw new DomainError('chain-unavailable', 'rpc down');
+    return this.height > l.lastValidBlockHeight;
+  }
+  async tokenBalance() {
+    return 0n;
+  }
   async buildFundTransaction(t: FundTerms) {
+    if (this.unavailable) throw new DomainError('chain-unavailable', 'rpc down');
+    this.issued++;
     const tx = new Transaction({ feePayer: new PublicKey(t.buyer), recentBlockhash: BLOCKHASH });
     tx.add(
       new TransactionInstruction({
@@ -55,7 +76,8 @@ export class FakeEscrow implements EscrowPort {
       }),
     );
     tx.partialSign(this.platform);
-    return tx.serialize({ requireAllSignatures: false }).toString('base64');
+    // 150 blocks at 400 ms
+    return { transaction: tx.serialize({ requireAllSignatures: false }).toString('base64'), validUntil: new Date(Date.now() + 60_000) };
   }
   async submitSignedTransaction(b64: string): Promise<TxResult> {
     const tx = Transaction.from(Buffer.from(b64, 'base64'));
@@ -85,15 +107,20 @@ export class FakeEscrow implements EscrowPort {
 
   private async exec(ix: string, orderId: string, o: SendOptions | undefined, apply: (a: EscrowOrderView) => void): Promise<TxResult> {
     if (this.unavailable) throw new DomainError('chain-unavailable', 'rpc down');
+    const a0 = this.accounts.get(orderId);
+    if (!a0) throw new DomainError('chain-transaction-failed', 'no account', { program_error: 'AccountNotInitialized' });
     const signature = bs58.encode(Buffer.from(`${ix}-${orderId}-${++this.n}`.padEnd(64, '.').slice(0, 64)));
-    await o?.onSigned?.(signature);
+    await o?.onSigned?.(signature, { blockhash: BLOCKHASH, lastValidBlockHeight: this.height + 150 });
+    if (this.dropSends) throw new DomainError('chain-unavailable', `transaction ${signature} not confirmed`, { signature });
     if (this.latencyMs) await new Promise((r) => setTimeout(r, this.latencyMs));
     const a = this.accounts.get(orderId);
     if (!a) throw new DomainError('chain-transaction-failed', 'no account', { program_error: 'AccountNotInitialized' });
+    this.lastPayout = undefined;
     apply(a);
-    this.sent.push({ ix, orderId, signature });
+    this.sent.push({ ix, orderId, signature, ...(this.lastPayout ? { payout: this.lastPayout } : {}) });
     return { signature, slot: this.n };
   }
+  private lastPayout: OrderPayout | undefined;
   private pay(wallet: string, amount: bigint) {
     this.balances.set(wallet, (this.balances.get(wallet) ?? 0n) + amount);
   }
@@ -105,6 +132,7 @@ export class FakeEscrow implements EscrowPort {
     this.pay(a.seller, rest - fee);
     this.pay('treasury', fee);
     this.accounts.delete(orderId);
+    this.lastPayout = { buyer: toBuyer, seller: rest - fee, treasury: fee, buyerTokenAccount: `ata-${a.buyer}`, verified: true };
   }
   private reject(name: string): never {
     throw new DomainError('chain-transaction-failed', `rejected (${name})`, { program_error: name });
@@ -152,10 +180,18 @@ export class FakeEscrow implements EscrowPort {
     const a = this.accounts.get(id);
     return a ? { ...a } : null;
   }
-  async findClosingInstruction(id: string) {
-    if (this.accounts.has(id)) return null;
-    const last = [...this.sent].reverse().find((x) => x.orderId === id && ['release', 'claim', 'refund', 'resolve_dispute'].includes(x.ix));
-    return last ? { instruction: last.ix as 'release', signature: last.signature, slot: 1, ...(last.bps !== undefined ? { buyerBps: last.bps } : {}) } : null;
+  async findSettlement(order: { id: string }, signature?: string): Promise<OrderSettlement | null> {
+    const last = [...this.sent]
+      .reverse()
+      .find((x) => x.orderId === order.id && (!signature || x.signature === signature) && ['release', 'claim', 'refund', 'resolve_dispute'].includes(x.ix));
+    if (!last || !last.payout) return null;
+    return {
+      instruction: last.ix as OrderSettlement['instruction'],
+      signature: last.signature,
+      slot: 1,
+      ...(last.bps !== undefined ? { buyerBps: last.bps } : {}),
+      payout: last.payout,
+    };
   }
   async signatureStatus(sig: string) {
     return this.sent.some((s) => s.signature === sig) ? ('confirmed' as const) : ('unknown' as const);

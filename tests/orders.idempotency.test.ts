@@ -7,9 +7,9 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../server/src/errors.js';
-import { MemoryIdempotencyStore, idempotency } from '../server/src/modules/idempotency/index.js';
+import { IdempotencyLeases, MemoryIdempotencyStore, idempotency } from '../server/src/modules/idempotency/index.js';
 
-function app(opts: { required?: boolean; now?: () => Date } = {}) {
+function app(opts: { required?: boolean; now?: () => Date; leaseMs?: number; leases?: IdempotencyLeases } = {}) {
   const store = new MemoryIdempotencyStore();
   let calls = 0;
   let gate: Promise<void> | null = null;
@@ -20,7 +20,7 @@ function app(opts: { required?: boolean; now?: () => Date } = {}) {
     if (u) (req as Request & { principal: unknown }).principal = { kind: 'user', userId: u, wallet: null, isAdmin: false, role: 'user' };
     next();
   });
-  a.post('/orders', idempotency({ store, required: opts.required ?? true, now: opts.now }), async (req, res, next) => {
+  a.post('/orders', idempotency({ store, required: opts.required ?? true, now: opts.now, leaseMs: opts.leaseMs, leases: opts.leases }), async (req, res, next) => {
     calls++;
     if (gate) await gate;
     if (req.body.fail === 500) return next(new Error('boom'));
@@ -91,7 +91,8 @@ describe('Idempotency-Key', () => {
     const second = await post(t.a, 'k-3', { listing_id: 'a' });
     expect(second.status).toBe(409);
     expect(second.body.type).toBe('idempotency-key-in-use');
-    expect(second.headers['retry-after']).toBe('1');
+    // the seconds left on the first request's lease (10 s by default); was a fixed 1 before leases
+    expect(second.headers['retry-after']).toBe('10');
     release();
     expect((await first).status).toBe(201);
     expect((await post(t.a, 'k-3', { listing_id: 'a' })).headers['idempotent-replayed']).toBe('true');
@@ -119,6 +120,37 @@ describe('Idempotency-Key', () => {
     const later = await post(t.a, 'shared', { listing_id: 'c' }, 'alice');
     expect(later.status).toBe(201);
     expect(t.calls()).toBe(3);
+  });
+
+  it('a key whose request died is taken over once its lease lapsed; the live holder keeps renewing it', async () => {
+    const leases = new IdempotencyLeases();
+    const t = app({ leaseMs: 150, leases });
+    const release = t.hold();
+    const first = post(t.a, 'k-lease', { listing_id: 'a' }).then((r) => r);
+    await new Promise((r) => setTimeout(r, 400));
+    // alive: the lease was renewed past its initial 150 ms
+    const blocked = await post(t.a, 'k-lease', { listing_id: 'a' });
+    expect(blocked.status).toBe(409);
+    expect(Number(blocked.headers['retry-after'])).toBe(1);
+    expect(t.calls()).toBe(1);
+    // the process dies: nothing renews the lease any more
+    leases.stopAll();
+    await new Promise((r) => setTimeout(r, 250));
+    const releaseTaker = t.hold();
+    const racing = [post(t.a, 'k-lease', { listing_id: 'a' }).then((r) => r), post(t.a, 'k-lease', { listing_id: 'a' }).then((r) => r)];
+    await new Promise((r) => setTimeout(r, 100));
+    // the dead request's late answer is not stored over the taker's
+    release();
+    expect((await first).status).toBe(201);
+    releaseTaker();
+    const [a, b] = await Promise.all(racing);
+    // of two retries racing for the lapsed key, one takes it over and runs, the other is told to wait
+    expect([a.status, b.status].sort()).toEqual([201, 409]);
+    const taker = a.status === 201 ? a : b;
+    const replay = await post(t.a, 'k-lease', { listing_id: 'a' });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toEqual(taker.body);
+    expect(t.calls()).toBe(2);
   });
 
   it('rejects malformed keys', async () => {

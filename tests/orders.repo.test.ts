@@ -48,17 +48,22 @@ describe.each(targets)('orders storage on %s', (_name, open) => {
       return user(u.id, wallet);
     };
     const [buyer, seller] = await Promise.all([mk(), mk()]);
-    const listingId = randomUUID();
-    await p.listing.create({
-      data: { id: listingId, sellerId: seller.userId!, title: 'Logo', description: 'A logo', priceBaseUnits: '25000000', currency: 'USDC', category: 'design', durationDays: 3 },
-    });
+    const listings = new FakeListings();
+    /** a listing of the seller, in the database and in the listings port */
+    const newListing = async () => {
+      const id = randomUUID();
+      await p.listing.create({
+        data: { id, sellerId: seller.userId!, title: 'Logo', description: 'A logo', priceBaseUnits: '25000000', currency: 'USDC', category: 'design', durationDays: 3 },
+      });
+      listings.add({ id, sellerId: seller.userId!, sellerWallet: seller.wallet! });
+      return id;
+    };
+    const listingId = await newListing();
     const repo = new PrismaOrdersRepo(p);
     const escrow = new FakeEscrow();
-    const listings = new FakeListings();
-    listings.add({ id: listingId, sellerId: seller.userId!, sellerWallet: seller.wallet! });
     const mkService = () =>
       new OrdersService({ repo, escrow, listings, currency: () => USDC, config: { reviewWindowSeconds: 3600, inflightWaitMs: 3_000 } });
-    return { repo, escrow, listings, buyer, seller, listingId, service: mkService(), mkService };
+    return { repo, escrow, listings, buyer, seller, listingId, newListing, mk, service: mkService(), mkService };
   }
 
   it('round-trips an order (u64 amount, wallets, deadline) and lists it by role with keyset pages', async () => {
@@ -67,8 +72,9 @@ describe.each(targets)('orders storage on %s', (_name, open) => {
     const back = (await w.repo.get(order.id))!;
     expect(back).toMatchObject({ amount: 25_000_000n, buyerWallet: w.buyer.wallet, sellerWallet: w.seller.wallet, status: 'awaiting_payment', feeBps: 250 });
     expect(back.deliveryDeadline).toBe(order.deliveryDeadline);
-    await w.service.create(w.buyer, { listingId: w.listingId });
-    await w.service.create(w.buyer, { listingId: w.listingId });
+    expect(back.fundExpiresAt).toBe(order.fundExpiresAt);
+    await w.service.create(w.buyer, { listingId: await w.newListing() });
+    await w.service.create(w.buyer, { listingId: await w.newListing() });
     const p1 = await w.service.list(w.buyer, { limit: 2, role: 'buyer' });
     const p2 = await w.service.list(w.buyer, { limit: 2, role: 'buyer', cursor: p1.nextCursor });
     expect([...p1.data, ...p2.data].map((o) => o.id)).toHaveLength(3);
@@ -85,12 +91,57 @@ describe.each(targets)('orders storage on %s', (_name, open) => {
     const i = (await w.repo.beginIntent(order.id, 'in_progress', 'mark_delivered', { by: 'seller' }))!;
     expect(i).toMatchObject({ status: 'pending', action: 'mark_delivered', params: { by: 'seller' } });
     expect(await w.repo.beginIntent(order.id, 'in_progress', 'open_dispute', null)).toBeNull();
-    await w.repo.markIntentSent(i.id, 'sig-' + randomUUID());
-    expect((await w.repo.listOpenIntents(100)).map((x) => x.id)).toContain(i.id);
+    expect(await w.repo.markIntentSent(i.id, 'sig-' + randomUUID(), { blockhash: 'bh', lastValidBlockHeight: 1234 })).toBe(true);
+    // only a pending intent becomes sent (a settled one must never be sent by a late signer)
+    expect(await w.repo.markIntentSent(i.id, 'sig-' + randomUUID())).toBe(false);
+    expect((await w.repo.listOpenIntents(100)).find((x) => x.id === i.id)).toMatchObject({ blockhash: 'bh', lastValidBlockHeight: 1234 });
     expect(await w.repo.confirmIntent(i.id, null, 42, order.id, 'in_progress', { status: 'delivered' })).toBe(true);
     expect((await w.repo.get(order.id))!.status).toBe('delivered');
     expect((await w.repo.listIntents(order.id))[0]).toMatchObject({ status: 'confirmed', slot: 42 });
     expect(await w.repo.openIntentFor(order.id)).toBeNull();
+  });
+
+  it('createHeld: 20 buyers racing for one listing -> one order; the per-buyer cap; the same idempotency key twice -> one order', async () => {
+    const w = await world();
+    const buyers = await Promise.all(Array.from({ length: 20 }, () => w.mk()));
+    const res = await Promise.allSettled(buyers.map((b) => w.service.create(b, { listingId: w.listingId })));
+    expect(res.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    expect(res.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.slug)).toEqual(Array(19).fill('listing-unavailable'));
+    expect(await db.prisma.order.count({ where: { listingId: w.listingId } })).toBe(1);
+
+    const key = randomUUID();
+    const l = await w.newListing();
+    const same = await Promise.all([0, 1].map(() => w.service.create(w.buyer, { listingId: l, idempotencyKey: key })));
+    expect(same[0]!.order.id).toBe(same[1]!.order.id);
+    expect((await w.repo.findByIdempotencyKey(w.buyer.userId!, key))!.id).toBe(same[0]!.order.id);
+    await w.service.create(w.buyer, { listingId: await w.newListing() });
+    await w.service.create(w.buyer, { listingId: await w.newListing() });
+    const capped = await w.service.create(w.buyer, { listingId: await w.newListing() }).catch((e) => e);
+    expect(capped).toMatchObject({ slug: 'too-many-unpaid-orders' });
+  });
+
+  it('payout and attention round-trip; discardUnpaid drops only an untouched unpaid order', async () => {
+    const w = await world();
+    const { order } = await w.service.create(w.buyer, { listingId: w.listingId });
+    const payout = { buyer: 18446744073709551615n, seller: 0n, treasury: 0n, buyerTokenAccount: 'ata', verified: true };
+    expect(await w.repo.updateIf(order.id, 'awaiting_payment', { status: 'refunded', payout })).toBe(true);
+    expect((await w.repo.get(order.id))!.payout).toEqual(payout);
+    // a closed order with a fund transaction that may still land is listed for the re-funded escrow check
+    const until = new Date(Date.now() + 60_000);
+    await w.repo.noteFundIssued(order.id, until);
+    await w.repo.noteFundIssued(order.id, new Date(Date.now() - 60_000)); // never moves back
+    expect((await w.repo.listClosedFundableSince(new Date(until.getTime() - 1), 100)).map((o) => o.id)).toContain(order.id);
+    expect((await w.repo.listClosedFundableSince(new Date(until.getTime() + 1), 100)).map((o) => o.id)).not.toContain(order.id);
+    const at = new Date();
+    expect(await w.repo.flagAttention(order.id, { reason: 'escrow-vanished', detail: 'vault empty', at })).toBe(true);
+    expect(await w.repo.flagAttention(order.id, { reason: 'escrow-vanished', detail: 'again', at })).toBe(false);
+    expect((await w.repo.get(order.id))!.attention).toEqual({ reason: 'escrow-vanished', detail: 'vault empty', at });
+    await w.repo.clearAttention(order.id);
+    expect((await w.repo.get(order.id))!.attention).toBeNull();
+    expect(await w.repo.discardUnpaid(order.id)).toBe(false); // not awaiting_payment
+    const fresh = await w.service.create(w.buyer, { listingId: await w.newListing() });
+    expect(await w.repo.discardUnpaid(fresh.order.id)).toBe(true);
+    expect(await w.repo.get(fresh.order.id)).toBeNull();
   });
 
   it('two service instances (two processes) confirming concurrently: one release, everyone ends completed', async () => {

@@ -8,12 +8,13 @@ import { Keypair, Transaction } from '@solana/web3.js';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { PaymentWatcher } from '../server/src/chain/payment-watcher.js';
 import { MemoryOrdersRepo } from '../server/src/modules/orders/orders.repo.memory.js';
-import { OrdersService } from '../server/src/modules/orders/orders.service.js';
+import { OrdersService, type OrdersConfig } from '../server/src/modules/orders/orders.service.js';
+import { checkEscrowIntegrity } from '../server/src/modules/orders/orders.integrity.js';
 import { FakeEscrow, FakeListings, user } from './orders.fakes.js';
 
 const USDC = { code: 'USDC', mint: Keypair.generate().publicKey.toBase58(), decimals: 6 };
 
-function setup(opts: { now?: () => Date } = {}) {
+function setup(opts: { now?: () => Date; config?: Partial<OrdersConfig> } = {}) {
   const repo = new MemoryOrdersRepo();
   const escrow = new FakeEscrow();
   const listings = new FakeListings();
@@ -22,7 +23,7 @@ function setup(opts: { now?: () => Date } = {}) {
     escrow,
     listings,
     currency: (c) => (c === 'USDC' ? USDC : undefined),
-    config: { reviewWindowSeconds: 3600, paymentTtlSeconds: 900, paymentGraceSeconds: 60, inflightWaitMs: 300 },
+    config: { reviewWindowSeconds: 3600, paymentTtlSeconds: 900, paymentGraceSeconds: 60, inflightWaitMs: 300, ...opts.config },
     now: opts.now,
   });
   const buyerKp = Keypair.generate();
@@ -33,7 +34,9 @@ function setup(opts: { now?: () => Date } = {}) {
   const stranger = user(randomUUID(), Keypair.generate().publicKey.toBase58());
   const listing = listings.add({ id: randomUUID(), sellerId: seller.userId!, sellerWallet: seller.wallet! });
   const watcher = new PaymentWatcher({ service, repo });
-  return { repo, escrow, listings, service, buyer, seller, admin, stranger, listing, buyerKp, watcher };
+  /** another listing of the same seller (a listing holds one open order at a time) */
+  const another = () => listings.add({ id: randomUUID(), sellerId: seller.userId!, sellerWallet: seller.wallet! });
+  return { repo, escrow, listings, service, buyer, seller, admin, stranger, listing, buyerKp, watcher, another };
 }
 
 type Ctx = ReturnType<typeof setup>;
@@ -88,7 +91,7 @@ describe('orders service', () => {
 
   it('the buyer signs and submits the fund transaction: in_progress, listing reserved; a tampered one is refused', async () => {
     const { order, payment } = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
-    const other = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+    const other = await ctx.service.create(ctx.buyer, { listingId: ctx.another().id });
     // another order's transaction is not this order's fund transaction
     const wrong = Transaction.from(Buffer.from(other.payment.transaction, 'base64'));
     wrong.partialSign(ctx.buyerKp);
@@ -123,24 +126,100 @@ describe('orders service', () => {
     let now = Date.now();
     ctx = setup({ now: () => new Date(now) });
     const a = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
-    const b = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+    const otherListing = ctx.another();
+    const b = await ctx.service.create(ctx.buyer, { listingId: otherListing.id });
     ctx.escrow.fund(ctx.service.fundTerms(a.order));
     expect(await ctx.watcher.runOnce()).toMatchObject({ funded: [a.order.id], expired: [] });
     now += (900 + 61) * 1000;
     expect(await ctx.watcher.runOnce()).toMatchObject({ funded: [], expired: [b.order.id] });
     expect((await ctx.repo.get(b.order.id))!.status).toBe('expired');
-    // the expired order never held the listing: it stays reserved for the funded one
     expect(ctx.listings.rows.get(ctx.listing.id)!.status).toBe('reserved');
+    // the expired order never reserved its listing: nothing to free, and its hold is over
+    expect(ctx.listings.rows.get(otherListing.id)!.status).toBe('available');
+    expect((await ctx.service.create(ctx.stranger, { listingId: otherListing.id })).order.status).toBe('awaiting_payment');
   });
 
-  it('a second funded order of an already reserved listing is refunded automatically', async () => {
-    const a = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
-    const b = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
-    ctx.escrow.fund(ctx.service.fundTerms(a.order));
-    ctx.escrow.fund(ctx.service.fundTerms(b.order));
+  it('the listing is held from creation: one open order per listing (409 for the next buyer until it expires), at most 3 unpaid orders per buyer', async () => {
+    let now = Date.now();
+    ctx = setup({ now: () => new Date(now) });
+    const first = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+    const refused = await ctx.service.create(ctx.stranger, { listingId: ctx.listing.id }).catch((e) => e);
+    expect(refused).toMatchObject({ slug: 'listing-unavailable', extensions: { listing_status: 'reserved', held_until: expect.any(String) } });
+    expect(new Date(refused.extensions.held_until).getTime()).toBe(first.order.paymentExpiresAt.getTime() + 60_000);
+    // the same buyer cannot stack orders on it either
+    expect(await slug(ctx.service.create(ctx.buyer, { listingId: ctx.listing.id }))).toBe('listing-unavailable');
+    // a buyer holds at most 3 unpaid orders at once
+    await ctx.service.create(ctx.buyer, { listingId: ctx.another().id });
+    await ctx.service.create(ctx.buyer, { listingId: ctx.another().id });
+    const fourth = await ctx.service.create(ctx.buyer, { listingId: ctx.another().id }).catch((e) => e);
+    expect(fourth).toMatchObject({ slug: 'too-many-unpaid-orders', extensions: { unpaid_orders: 3, limit: 3 } });
+    // the hold ends when the order expires unpaid: the next buyer gets it
+    now += (900 + 61) * 1000;
+    expect((await ctx.watcher.runOnce()).expired).toContain(first.order.id);
+    expect((await ctx.service.create(ctx.stranger, { listingId: ctx.listing.id })).order.status).toBe('awaiting_payment');
+    expect(ctx.escrow.count('refund')).toBe(0);
+  });
+
+  it('50 concurrent orders on one listing: one created, 49 refused before anything is paid', async () => {
+    const buyers = Array.from({ length: 50 }, () => user(randomUUID(), Keypair.generate().publicKey.toBase58()));
+    const res = await Promise.allSettled(buyers.map((b) => ctx.service.create(b, { listingId: ctx.listing.id })));
+    expect(res.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const refused = res.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason.slug);
+    expect(refused).toEqual(Array(49).fill('listing-unavailable'));
+    expect(ctx.repo.orders.size).toBe(1);
+  });
+
+  it('a retry with the same Idempotency-Key finds the order its first attempt created, with a fresh fund transaction', async () => {
+    const key = randomUUID();
+    const first = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id, idempotencyKey: key });
+    const again = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id, idempotencyKey: key });
+    expect(again.order.id).toBe(first.order.id);
+    expect(again.payment).toMatchObject({ transaction: expect.any(String), solana_pay_url: first.payment.solana_pay_url });
+    expect(ctx.repo.orders.size).toBe(1);
+    // another buyer's key of the same value is another order (keys are per buyer)
+    expect(await slug(ctx.service.create(ctx.stranger, { listingId: ctx.listing.id, idempotencyKey: key }))).toBe('listing-unavailable');
+    // once paid, the retry returns the order without a fund transaction
+    ctx.escrow.fund(ctx.service.fundTerms(first.order));
     await ctx.watcher.runOnce();
-    expect((await ctx.repo.get(a.order.id))!.status).toBe('in_progress');
-    expect((await ctx.repo.get(b.order.id))!.status).toBe('refunded');
+    const paid = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id, idempotencyKey: key });
+    expect(paid).toMatchObject({ order: { id: first.order.id, status: 'in_progress' }, payment: null });
+  });
+
+  it('fund transactions are issued only while the order awaits payment (Solana Pay, refresh)', async () => {
+    const { order } = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+    const refreshed = await ctx.service.refreshPayment(ctx.buyer, order.id);
+    expect(refreshed.payment.expires_at.getTime()).toBeLessThanOrEqual(order.paymentExpiresAt.getTime());
+    expect(await slug(ctx.service.refreshPayment(ctx.seller, order.id))).toBe('forbidden');
+    expect(await slug(ctx.service.refreshPayment(ctx.stranger, order.id))).toBe('not-found');
+    ctx.escrow.fund(ctx.service.fundTerms(order));
+    await ctx.watcher.runOnce();
+    const issued = ctx.escrow.issued;
+    expect(await slug(ctx.service.refreshPayment(ctx.buyer, order.id))).toBe('invalid-state-transition');
+    expect(await slug(ctx.service.solanaPayTransaction(order.id, ctx.buyer.wallet!))).toBe('invalid-state-transition');
+    expect(ctx.escrow.issued).toBe(issued);
+  });
+
+  it('a closed order funded again with a still-valid fund transaction: the watcher refunds the escrow, the order stays closed', async () => {
+    const o = await funded(ctx);
+    await ctx.service.refund(ctx.seller, o.id);
+    expect(ctx.escrow.balances.get(ctx.buyer.wallet!)).toBe(25_000_000n);
+    // the buyer replays a fund transaction she was issued earlier (its blockhash still valid)
+    ctx.escrow.fund(ctx.service.fundTerms(o));
+    expect((await ctx.watcher.runOnce()).strayRefunds).toEqual([o.id]);
+    expect(await ctx.escrow.fetchOrder(o.id)).toBeNull();
+    expect(ctx.escrow.balances.get(ctx.buyer.wallet!)).toBe(50_000_000n);
+    expect((await ctx.repo.get(o.id))!.status).toBe('refunded');
+    expect((await ctx.repo.listIntents(o.id)).map((i) => `${i.action}:${i.status}`)).toEqual(['refund:confirmed', 'refund:confirmed']);
+    expect((await ctx.watcher.runOnce()).strayRefunds).toEqual([]);
+  });
+
+  it('a funded order whose listing was taken meanwhile is refunded automatically', async () => {
+    const a = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+    ctx.listings.rows.get(ctx.listing.id)!.status = 'reserved'; // e.g. reserved by an operator meanwhile
+    ctx.escrow.fund(ctx.service.fundTerms(a.order));
+    await ctx.watcher.runOnce();
+    expect((await ctx.repo.get(a.order.id))!.status).toBe('refunded');
+    expect(ctx.escrow.balances.get(ctx.buyer.wallet!)).toBe(25_000_000n);
     expect(ctx.listings.rows.get(ctx.listing.id)!.status).toBe('reserved');
   });
 
@@ -262,28 +341,57 @@ describe('orders service', () => {
     expect(ctx.escrow.count('release')).toBe(1);
   });
 
-  it('RPC outage: the intent stays open (503), later calls wait for reconciliation', async () => {
+  it('RPC outage before signing: the unsent intent is settled at once, the retry goes through (no 2-minute wait)', async () => {
+    // behaviour changed on purpose (issue 9 item 2): an intent with no signature never reached the chain
     const o = await delivered(ctx);
     ctx.escrow.unavailable = true;
     expect(await slug(ctx.service.confirm(ctx.buyer, o.id))).toBe('chain-unavailable');
     ctx.escrow.unavailable = false;
-    // nothing landed and the intent is young: still in flight for us
-    expect(await slug(ctx.service.confirm(ctx.buyer, o.id))).toBe('conflict');
-    // past the grace period the reconciler marks it failed and the action can be retried
-    let now = Date.now() + 61_000;
-    (ctx.service.reconciler as unknown as { deps: { now: () => Date } }).deps.now = () => new Date(now);
-    await ctx.service.reconciler.runOnce();
+    // nothing was signed: settled at once, nothing left open to wait for
+    expect(await ctx.repo.openIntentFor(o.id)).toBeNull();
     expect((await ctx.service.confirm(ctx.buyer, o.id)).status).toBe('completed');
+    expect((await ctx.repo.listIntents(o.id)).map((i) => `${i.action}:${i.status}`)).toEqual([
+      'mark_delivered:confirmed',
+      'release:failed',
+      'release:confirmed',
+    ]);
     expect(ctx.escrow.count('release')).toBe(1);
-    now += 0;
   });
 
-  it('a rejected transaction marks the intent failed and leaves the order as it was', async () => {
+  it('a signed transaction lost on the way: 409 while its blockhash can still land, settled the moment it expired', async () => {
+    const o = await delivered(ctx);
+    ctx.escrow.dropSends = true;
+    expect(await slug(ctx.service.confirm(ctx.buyer, o.id))).toBe('chain-unavailable');
+    ctx.escrow.dropSends = false;
+    const open = (await ctx.repo.openIntentFor(o.id))!;
+    expect(open).toMatchObject({ status: 'sent', lastValidBlockHeight: ctx.escrow.height + 150 });
+    // it may still land: never sent twice
+    expect(await slug(ctx.service.confirm(ctx.buyer, o.id))).toBe('conflict');
+    expect(await ctx.service.reconciler.runOnce()).toEqual({ [open.id]: 'open' });
+    // one block past its last valid height it can never land: the retry goes through at once
+    ctx.escrow.advanceBlocks(151);
+    expect((await ctx.service.confirm(ctx.buyer, o.id)).status).toBe('completed');
+    expect((await ctx.repo.listIntents(o.id)).find((i) => i.id === open.id)).toMatchObject({ status: 'failed', error: expect.stringMatching(/expired/) });
+    expect(ctx.escrow.count('release')).toBe(1);
+  });
+
+  it('an unsent intent of another process is settled, and that process then sends nothing', async () => {
+    const o = await delivered(ctx);
+    // process B recorded its intent and is about to sign when process A's reconciler settles it
+    const intent = (await ctx.repo.beginIntent(o.id, 'delivered', 'release', null))!;
+    expect(await ctx.service.reconciler.runOnce()).toEqual({ [intent.id]: 'failed' });
+    expect(await ctx.repo.markIntentSent(intent.id, 'late-signature')).toBe(false);
+    expect((await ctx.service.confirm(ctx.buyer, o.id)).status).toBe('completed');
+    expect(ctx.escrow.count('release')).toBe(1);
+  });
+
+  it('a rejected transaction marks the intent failed and leaves the order as it was; a vanished escrow is flagged once', async () => {
     const o = await funded(ctx);
     ctx.escrow.accounts.delete(o.id); // the chain lost the account (e.g. wrong cluster)
     expect(await slug(ctx.service.deliver(ctx.seller, o.id))).toBe('chain-transaction-failed');
     expect((await ctx.repo.get(o.id))!.status).toBe('in_progress');
     expect((await ctx.repo.listIntents(o.id)).map((i) => i.status)).toEqual(['failed']);
+    expect((await ctx.repo.get(o.id))!.attention).toMatchObject({ reason: 'escrow-vanished', detail: expect.stringContaining(o.escrowAddress) });
   });
 
   it('drift: a party acted on the escrow with its own wallet; the order catches up', async () => {
@@ -322,8 +430,34 @@ describe('orders service', () => {
     expect(ctx.escrow.count('release')).toBe(0);
   });
 
+  it('integrity check: every order against its escrow account; each kind of drift is reported', async () => {
+    const check = () => checkEscrowIntegrity({ repo: ctx.repo, escrow: ctx.escrow }, 2);
+    const unpaid = await ctx.service.create(ctx.buyer, { listingId: ctx.another().id });
+    const active = await delivered(ctx);
+    const closedCtx = await ctx.service.create(ctx.buyer, { listingId: ctx.another().id });
+    ctx.escrow.fund(ctx.service.fundTerms(closedCtx.order));
+    await ctx.watcher.runOnce();
+    await ctx.service.refund(ctx.seller, closedCtx.order.id);
+    expect(await check()).toEqual({ checked: 3, mismatches: [] });
+    // a payment not picked up yet, an account in another state, an escrow for a closed order, vanished
+    ctx.escrow.fund(ctx.service.fundTerms(unpaid.order));
+    ctx.escrow.fund(ctx.service.fundTerms(closedCtx.order));
+    Object.assign(ctx.escrow.accounts.get(active.id)!, { state: 'disputed' });
+    const report = await check();
+    expect(report.mismatches.map((m) => [m.orderId, m.status, m.found.split(' ').slice(0, 4).join(' ')]).sort()).toEqual(
+      [
+        [unpaid.order.id, 'awaiting_payment', 'account in state funded'],
+        [active.id, 'delivered', 'account in state disputed'],
+        [closedCtx.order.id, 'refunded', 'account in state funded'],
+      ].sort(),
+    );
+    ctx.escrow.accounts.delete(active.id);
+    expect((await check()).mismatches.find((m) => m.orderId === active.id)).toMatchObject({ expected: 'account in state delivered', found: 'no escrow account' });
+  });
+
   it('lists my orders by role and status with cursor pagination', async () => {
-    for (let i = 0; i < 5; i++) await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+    ctx = setup({ config: { maxUnpaidOrdersPerBuyer: 5 } });
+    for (let i = 0; i < 5; i++) await ctx.service.create(ctx.buyer, { listingId: ctx.another().id });
     const p1 = await ctx.service.list(ctx.buyer, { limit: 2 });
     expect(p1.data).toHaveLength(2);
     const p2 = await ctx.service.list(ctx.buyer, { limit: 2, cursor: p1.nextCursor });

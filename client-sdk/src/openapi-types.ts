@@ -249,7 +249,7 @@ export interface paths {
         put?: never;
         /**
          * Create an order and get the escrow payment transaction
-         * @description Any authenticated user (or API key) buys a listing. Requires Idempotency-Key: a replay returns the stored 201 response. The buyer is `buyer_wallet` when given (a user token may only name its own wallet: 403 forbidden), otherwise the caller's wallet. The order starts in awaiting_payment and expires (status expired) if not funded by payment_expires_at (15 minutes). The response carries `payment`: the fund transaction (base64, partially signed by the platform authority, fee payer = buyer) to sign and send — or POST to submitOrderTransaction — and a Solana Pay transaction-request link for wallets. With payment_source custodial (custody enabled; else 404 custody-disabled) the service pays instead: it holds the price from the buyer's available custodial balance (409 insufficient-funds) and funds the escrow from its hot wallet with the buyer's deposit address as on-chain buyer; the 201 carries payment null and the order in_progress (awaiting_payment while the funding transaction is still unconfirmed; 502 chain-transaction-failed when it was rejected: the order is expired and the hold released). 404 not-found (listing), 409 listing-unavailable (not available), 409 own-listing (buyer is the seller), 400 idempotency-key-missing, 409 idempotency-key-in-use, 422 idempotency-key-reused.
+         * @description Any authenticated user (or API key) buys a listing. Requires Idempotency-Key: a replay returns the stored 201 response. The buyer is `buyer_wallet` when given (a user token may only name its own wallet: 403 forbidden), otherwise the caller's wallet. The order starts in awaiting_payment and expires (status expired) if not funded by payment_expires_at (15 minutes). The response carries `payment`: the fund transaction (base64, partially signed by the platform authority, fee payer = buyer) to sign and send — or POST to submitOrderTransaction — and a Solana Pay transaction-request link for wallets. With payment_source custodial (custody enabled; else 404 custody-disabled) the service pays instead: it holds the price from the buyer's available custodial balance (409 insufficient-funds) and funds the escrow from its hot wallet with the buyer's deposit address as on-chain buyer; the 201 carries payment null and the order in_progress (awaiting_payment while the funding transaction is still unconfirmed; 502 chain-transaction-failed when it was rejected: the order is expired and the hold released). The listing is held for the new order (one open order per listing): a later buyer gets 409 listing-unavailable (with `held_until` while the holder has not paid) before paying anything; a buyer may hold at most 3 unpaid orders (409 too-many-unpaid-orders). 404 not-found (listing), 409 listing-unavailable (not available), 409 own-listing (buyer is the seller), 400 idempotency-key-missing, 409 idempotency-key-in-use (the first request is still running: retry after Retry-After), 422 idempotency-key-reused. A request that died (the server crashed) holds its key for at most 10 s; a retry with the key then returns the order that request created (with a fresh payment transaction while it awaits payment) or creates it.
          */
         post: operations["createOrder"];
         delete?: never;
@@ -292,6 +292,26 @@ export interface paths {
          * @description Buyer only. Accepts the payment transaction returned by createOrder (or the Solana Pay endpoint) after the buyer signed it; the server checks it is the transaction it issued for this order (400 validation-error otherwise), sends it and waits for confirmation, then returns the order in in_progress. 409 invalid-state-transition unless awaiting_payment; 502 chain-transaction-failed when it fails on chain (e.g. blockhash expired, insufficient funds). Clients that send the transaction themselves need not call this: the service detects the funding. See the order state table (`orderTransitions`).
          */
         post: operations["submitOrderTransaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orders/{order_id}/payment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a fresh payment transaction
+         * @description Buyer only (403 for the seller or an admin). A new fund transaction for an order awaiting payment, when the one from createOrder expired (`payment.expires_at`, about a minute) or is about to. Same terms, a fresh blockhash; any of them funds the order once. 409 invalid-state-transition unless the order is awaiting_payment, inside its payment window and paid from a wallet (custodial orders are paid by the service). No body.
+         */
+        post: operations["createOrderPayment"];
         delete?: never;
         options?: never;
         head?: never;
@@ -493,7 +513,7 @@ export interface paths {
         put?: never;
         /**
          * Get the caller's deposit address and instructions (custodial only)
-         * @description Only when custody is enabled (404 custody-disabled otherwise). Returns the caller's own deposit address (allocated on the first call, then always the same), the accepted mints with their token accounts and minimums, and the commitment awaited. A transfer of an accepted SPL token to the address is detected on chain, credited once to the available custodial balance when finalized, and swept to the service hot wallet. Transfers below the minimum and native SOL are not credited. 400 validation-error for a currency that is not held in custody.
+         * @description Only when custody is enabled (otherwise 404 custody-disabled, after the 401 checks). Returns the caller's own deposit address (allocated on the first call, then always the same), the accepted mints with their token accounts and minimums, and the commitment awaited. A transfer of an accepted SPL token to the address is detected on chain, credited once to the available custodial balance when finalized, and swept to the service hot wallet. Transfers below the minimum and native SOL are not credited. 400 validation-error for a currency that is not held in custody.
          */
         post: operations["createDeposit"];
         delete?: never;
@@ -511,7 +531,7 @@ export interface paths {
         };
         /**
          * List deposits detected at the caller's address (custodial only)
-         * @description Only when custody is enabled (404 custody-disabled otherwise). Newest first; cursor pagination (limit 1..100, default 20).
+         * @description Only when custody is enabled (otherwise 404 custody-disabled, after the 401 checks). Newest first; cursor pagination (limit 1..100, default 20).
          */
         get: operations["listDeposits"];
         put?: never;
@@ -533,7 +553,7 @@ export interface paths {
         put?: never;
         /**
          * Withdraw custodial funds to a wallet (custodial only)
-         * @description Only when custody is enabled (404 custody-disabled otherwise). Requires Idempotency-Key (a replay returns the stored 202; 422 idempotency-key-reused with another body). Validates the request (400 validation-error with field paths: `body.currency` not a custody currency; `body.amount` missing, not positive, too many decimals or below the currency minimum; `body.destination` malformed, a token account or mint, a program or an address of this service), then holds amount + the flat fee of the currency from the available balance (409 insufficient-funds when it does not cover both; the balance never goes below zero, also under concurrent requests) and answers 202 with the withdrawal in status pending. The service then signs, records and sends the transfer and settles it once confirmed; a rejected or expired transaction releases the hold (status failed). Poll getWithdrawal.
+         * @description Only when custody is enabled (otherwise 404 custody-disabled, after the 401 checks). Requires Idempotency-Key (a replay returns the stored 202; 422 idempotency-key-reused with another body). Validates the request (400 validation-error with field paths: `body.currency` not a custody currency; `body.amount` missing, not positive, too many decimals or below the currency minimum; `body.destination` malformed, a token account or mint, a program or an address of this service), then holds amount + the flat fee of the currency from the available balance (409 insufficient-funds when it does not cover both; the balance never goes below zero, also under concurrent requests) and answers 202 with the withdrawal in status pending. The service then signs, records and sends the transfer and settles it once confirmed; a rejected or expired transaction releases the hold (status failed). Poll getWithdrawal.
          */
         post: operations["createWithdrawal"];
         delete?: never;
@@ -551,7 +571,7 @@ export interface paths {
         };
         /**
          * List the caller's withdrawals (custodial only)
-         * @description Only when custody is enabled (404 custody-disabled otherwise). Newest first; cursor pagination (limit 1..100, default 20).
+         * @description Only when custody is enabled (otherwise 404 custody-disabled, after the 401 checks). Newest first; cursor pagination (limit 1..100, default 20).
          */
         get: operations["listWithdrawals"];
         put?: never;
@@ -571,7 +591,7 @@ export interface paths {
         };
         /**
          * Get one of the caller's withdrawals (custodial only)
-         * @description Only when custody is enabled (404 custody-disabled otherwise). Status, signature and amounts; 404 not-found for another user's or an unknown id.
+         * @description Only when custody is enabled (otherwise 404 custody-disabled, after the 401 checks). Status, signature and amounts; 404 not-found for another user's or an unknown id.
          */
         get: operations["getWithdrawal"];
         put?: never;
@@ -765,6 +785,8 @@ export interface components {
             disputed_at: string | null;
             dispute_reason: string | null;
             resolution: components["schemas"]["OrderResolution"] | null;
+            payout: components["schemas"]["OrderPayout"] | null;
+            attention: components["schemas"]["OrderAttention"] | null;
             transactions: components["schemas"]["OrderTransaction"][];
             /** @description Actions the caller may take now (see the order state table) */
             allowed_actions: ("pay" | "deliver" | "confirm" | "dispute" | "refund" | "resolve" | "review")[];
@@ -889,6 +911,31 @@ export interface components {
             minimum: number;
             /** @description Smallest credited transfer; smaller transfers are recorded but not credited */
             minimum_base_units: string;
+        };
+        /**
+         * FreshOrderPayment
+         * @description A fresh fund transaction for an order awaiting payment
+         */
+        FreshOrderPayment: {
+            /** @description Serialized fund transaction, partially signed by the platform authority; fee payer = buyer. The buyer's wallet signs and sends it (or POSTs it to submitOrderTransaction). */
+            transaction: string;
+            /** @description Solana Pay transaction request link: "solana:" + URL-encoded https URL of the solana-pay endpoint */
+            solana_pay_url: string;
+            /**
+             * Format: date-time
+             * @description Last moment the transaction can land: its blockhash's lastValidBlockHeight turned into a time conservatively (350 ms per remaining block, minus 2 s), never after payment_expires_at. For a fresh transaction: POST /orders/{order_id}/payment (the buyer) or the Solana Pay POST (wallets).
+             */
+            expires_at: string;
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             */
+            order_id: string;
+            /**
+             * Format: date-time
+             * @description End of the payment window: no fund transaction is issued after it
+             */
+            payment_expires_at: string;
         };
         /** Listing */
         Listing: {
@@ -1112,9 +1159,27 @@ export interface components {
             disputed_at: string | null;
             dispute_reason: string | null;
             resolution: components["schemas"]["OrderResolution"] | null;
+            payout: components["schemas"]["OrderPayout"] | null;
+            attention: components["schemas"]["OrderAttention"] | null;
             transactions: components["schemas"]["OrderTransaction"][];
             /** @description Actions the caller may take now (see the order state table) */
             allowed_actions: ("pay" | "deliver" | "confirm" | "dispute" | "refund" | "resolve" | "review")[];
+        };
+        /**
+         * OrderAttention
+         * @description null unless an operator must look at this order
+         */
+        OrderAttention: {
+            /** @description escrow-vanished: the escrow account is gone and no transaction that closed it is known */
+            reason: string;
+            /** @description What the service read from the chain (vault balance, fund transaction status) */
+            detail: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            detected_at: string;
         };
         /** OrderPage */
         OrderPage: {
@@ -1133,9 +1198,23 @@ export interface components {
             solana_pay_url: string;
             /**
              * Format: date-time
-             * @description Last moment the transaction can land (its blockhash lifetime)
+             * @description Last moment the transaction can land: its blockhash's lastValidBlockHeight turned into a time conservatively (350 ms per remaining block, minus 2 s), never after payment_expires_at. For a fresh transaction: POST /orders/{order_id}/payment (the buyer) or the Solana Pay POST (wallets).
              */
             expires_at: string;
+        };
+        /**
+         * OrderPayout
+         * @description Set when the escrow closed; null while open or never funded
+         */
+        OrderPayout: {
+            /** @description Returned to the buyer (refund, the buyer's share of a dispute split) */
+            buyer_base_units: string;
+            /** @description Paid to the seller */
+            seller_base_units: string;
+            /** @description Platform fee (and any surplus swept out of the vault) */
+            treasury_base_units: string;
+            /** @description The program event, the token transfers out of the vault and its balance before closing all agree */
+            verified: boolean;
         };
         /** OrderResolution */
         OrderResolution: {
@@ -2908,7 +2987,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Listing unavailable (`listing-unavailable`); Own listing (`own-listing`); Idempotency-Key in use (`idempotency-key-in-use`); Insufficient funds (`insufficient-funds`) */
+            /** @description Listing unavailable (`listing-unavailable`); Too many unpaid orders (`too-many-unpaid-orders`); Own listing (`own-listing`); Idempotency-Key in use (`idempotency-key-in-use`); Insufficient funds (`insufficient-funds`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3180,6 +3259,105 @@ export interface operations {
             };
             /** @description Chain transaction failed (`chain-transaction-failed`) */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`); Chain unavailable (`chain-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createOrderPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID (RFC 9562), lower-case hex */
+                order_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FreshOrderPayment"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (`not-found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid state transition (`invalid-state-transition`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };

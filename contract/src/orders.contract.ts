@@ -44,6 +44,19 @@
  * into the escrow by `fund`);
  * review_window_seconds (default 259200 = 3 days) starts at delivery: auto_release_at = delivered_at +
  * review window. payment_expires_at = created_at + 15 minutes (default).
+ *
+ * Racing buyers (decision): a listing is held for an order from its creation, so it is sold at most once
+ * and nobody pays for a listing that is gone. One open order per listing (awaiting_payment, in_progress,
+ * delivered or disputed): a later buyer gets 409 listing-unavailable (`held_until`: when an unpaid hold
+ * lapses at the latest) before paying anything. The hold of an unpaid order ends when it expires
+ * (payment_expires_at + 120 s for a transaction still in flight); against griefing, a buyer holds at
+ * most 3 unpaid orders at once (409 too-many-unpaid-orders). Refunded and expired orders free the
+ * listing, completed ones sell it.
+ *
+ * Fund transactions: each one is valid until its blockhash expires (`payment.expires_at`, about a
+ * minute); POST /orders/{id}/payment (the buyer) or the Solana Pay POST (wallets) hands out a fresh one
+ * while the order awaits payment inside its payment window, never afterwards. A fund transaction that
+ * lands after its order was closed is refunded to the buyer by the service.
  */
 import { z } from 'zod';
 import {
@@ -192,6 +205,31 @@ export const PaymentSource = z
   );
 export type PaymentSource = z.infer<typeof PaymentSource>;
 
+export const OrderPayout = named(
+  'OrderPayout',
+  z.object({
+    buyer_base_units: BaseUnits.describe('Returned to the buyer (refund, the buyer\'s share of a dispute split)'),
+    seller_base_units: BaseUnits.describe('Paid to the seller'),
+    treasury_base_units: BaseUnits.describe('Platform fee (and any surplus swept out of the vault)'),
+    verified: z
+      .boolean()
+      .describe('The program event, the token transfers out of the vault and its balance before closing all agree'),
+  }),
+  'What left the escrow vault when the order closed, per payee, as the chain recorded it for this order',
+);
+
+export const OrderAttention = named(
+  'OrderAttention',
+  z.object({
+    reason: z
+      .string()
+      .describe('escrow-vanished: the escrow account is gone and no transaction that closed it is known'),
+    detail: z.string().describe('What the service read from the chain (vault balance, fund transaction status)'),
+    detected_at: Timestamp,
+  }),
+  'The service found this order\'s escrow in a state it cannot explain; an operator reconciles it',
+);
+
 export const OrderResolution = named(
   'OrderResolution',
   z.object({ buyer_bps: Bps.describe('Share of the escrow returned to the buyer, basis points 0..10000') }),
@@ -228,6 +266,8 @@ export const Order = named(
     disputed_at: Timestamp.nullable(),
     dispute_reason: z.string().nullable(),
     resolution: OrderResolution.nullable(),
+    payout: OrderPayout.nullable().describe('Set when the escrow closed; null while open or never funded'),
+    attention: OrderAttention.nullable().describe('null unless an operator must look at this order'),
     transactions: z.array(OrderTransaction),
     allowed_actions: z.array(OrderAction).describe('Actions the caller may take now (see the order state table)'),
   }),
@@ -245,8 +285,21 @@ export const OrderPayment = named(
       .string()
       .startsWith('solana:')
       .describe('Solana Pay transaction request link: "solana:" + URL-encoded https URL of the solana-pay endpoint'),
-    expires_at: Timestamp.describe('Last moment the transaction can land (its blockhash lifetime)'),
+    expires_at: Timestamp.describe(
+      'Last moment the transaction can land: its blockhash\'s lastValidBlockHeight turned into a time ' +
+        'conservatively (350 ms per remaining block, minus 2 s), never after payment_expires_at. For a fresh ' +
+        'transaction: POST /orders/{order_id}/payment (the buyer) or the Solana Pay POST (wallets).',
+    ),
   }),
+);
+
+export const FreshOrderPayment = named(
+  'FreshOrderPayment',
+  OrderPayment.extend({
+    order_id: Uuid,
+    payment_expires_at: Timestamp.describe('End of the payment window: no fund transaction is issued after it'),
+  }),
+  'A fresh fund transaction for an order awaiting payment',
 );
 
 export const CreateOrderResponse = named(
@@ -316,6 +369,7 @@ const createOrder = routeErrors(
     'forbidden',
     'not-found',
     'listing-unavailable',
+    'too-many-unpaid-orders',
     'own-listing',
     'idempotency-key-in-use',
     'idempotency-key-reused',
@@ -329,6 +383,9 @@ const createOrder = routeErrors(
 const listOrders = routeErrors('user', []);
 const getOrder = routeErrors('user', ['not-found'], { actors: ['buyer', 'seller', 'admin'] });
 const submitOrderTransaction = routeErrors('user', [...bodyProblems, ...action], { actors: ['buyer'] });
+const createOrderPayment = routeErrors('user', ['forbidden', 'not-found', 'invalid-state-transition', 'chain-unavailable'], {
+  actors: ['buyer'],
+});
 const getSolanaPayLabel = routeErrors('public', ['not-found']);
 const createSolanaPayTransaction = routeErrors('public', [
   ...bodyProblems,
@@ -363,9 +420,14 @@ export const orders = c.router({
       'insufficient-funds) and funds the escrow from its hot wallet with the buyer\'s deposit address as ' +
       'on-chain buyer; the 201 carries payment null and the order in_progress (awaiting_payment while the ' +
       'funding transaction is still unconfirmed; 502 chain-transaction-failed when it was rejected: the order ' +
-      'is expired and the hold released). 404 not-found (listing), 409 listing-unavailable (not available), 409 own-listing ' +
-      '(buyer is the seller), 400 idempotency-key-missing, 409 idempotency-key-in-use, 422 ' +
-      'idempotency-key-reused.',
+      'is expired and the hold released). The listing is held for the new order (one open order per listing): ' +
+      'a later buyer gets 409 listing-unavailable (with `held_until` while the holder has not paid) before paying ' +
+      'anything; a buyer may hold at most 3 unpaid orders (409 too-many-unpaid-orders). 404 not-found (listing), ' +
+      '409 listing-unavailable (not available), 409 own-listing (buyer is the seller), 400 idempotency-key-missing, ' +
+      '409 idempotency-key-in-use (the first request is still running: retry after Retry-After), 422 ' +
+      'idempotency-key-reused. A request that died (the server crashed) holds its key for at most 10 s; a retry ' +
+      'with the key then returns the order that request created (with a fresh payment transaction while it ' +
+      'awaits payment) or creates it.',
     body: CreateOrderBody,
     responses: { 201: CreateOrderResponse, ...createOrder.responses },
     metadata: createOrder.metadata,
@@ -409,6 +471,21 @@ export const orders = c.router({
     body: SubmitOrderTransactionBody,
     responses: { 200: Order, ...submitOrderTransaction.responses },
     metadata: submitOrderTransaction.metadata,
+  },
+  createOrderPayment: {
+    method: 'POST',
+    path: '/orders/:order_id/payment',
+    pathParams: OrderIdParams,
+    summary: 'Get a fresh payment transaction',
+    description:
+      'Buyer only (403 for the seller or an admin). A new fund transaction for an order awaiting payment, when ' +
+      'the one from createOrder expired (`payment.expires_at`, about a minute) or is about to. Same terms, a ' +
+      'fresh blockhash; any of them funds the order once. 409 invalid-state-transition unless the order is ' +
+      'awaiting_payment, inside its payment window and paid from a wallet (custodial orders are paid by the ' +
+      'service). No body.',
+    body: c.noBody(),
+    responses: { 200: FreshOrderPayment, ...createOrderPayment.responses },
+    metadata: createOrderPayment.metadata,
   },
   getSolanaPayLabel: {
     method: 'GET',

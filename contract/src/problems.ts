@@ -105,6 +105,13 @@ export const problemTypes = {
     title: 'Review not allowed',
     description: 'The order is not completed or resolved, or it has already been reviewed.',
   },
+  'too-many-unpaid-orders': {
+    status: 409,
+    title: 'Too many unpaid orders',
+    description:
+      'The buyer already holds the maximum number of unpaid orders (each holds its listing for the payment ' +
+      'window); pay one or let it expire first. `unpaid_orders` and `limit` say how many.',
+  },
   'insufficient-funds': {
     status: 409,
     title: 'Insufficient funds',

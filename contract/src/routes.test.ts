@@ -31,6 +31,7 @@ const ROUTE_TABLE: Record<string, [string, string, RouteMetadata['auth']]> = {
   'orders.listOrders': ['GET', '/orders', 'user'],
   'orders.getOrder': ['GET', '/orders/:order_id', 'user'],
   'orders.submitOrderTransaction': ['POST', '/orders/:order_id/transaction', 'user'],
+  'orders.createOrderPayment': ['POST', '/orders/:order_id/payment', 'user'],
   'orders.getSolanaPayLabel': ['GET', '/orders/:order_id/solana-pay', 'public'],
   'orders.createSolanaPayTransaction': ['POST', '/orders/:order_id/solana-pay', 'public'],
   'orders.deliverOrder': ['POST', '/orders/:order_id/deliver', 'user'],

@@ -186,7 +186,7 @@ const getWithdrawal = routeErrors('user', ['custody-disabled', 'not-found']);
 const listWithdrawals = routeErrors('user', ['custody-disabled']);
 const listDeposits = routeErrors('user', ['custody-disabled']);
 
-const custodyOnly = 'Only when custody is enabled (404 custody-disabled otherwise). ';
+const custodyOnly = 'Only when custody is enabled (otherwise 404 custody-disabled, after the 401 checks). ';
 
 export const wallet = c.router({
   getBalances: {

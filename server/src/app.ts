@@ -143,17 +143,19 @@ export function createApp(ctx: AppContext): BazaarApp {
 
   const services = buildServices(ctx);
   app.services = services;
+  const authn = authenticate(services.auth, { publicMarketplace: config.publicMarketplace });
   if (!config.custodyEnabled) {
-    // custody is off: its routes answer 404 custody-disabled before credentials, headers and body
-    // are validated (a client learns the feature is absent, not that its Idempotency-Key is missing)
+    // custody is off: its routes answer 404 custody-disabled to an authenticated caller before headers
+    // and body are validated (a client learns the feature is absent, not that its Idempotency-Key is
+    // missing); anonymous callers get 401 like on every user route (the setting is not disclosed)
     const w = contract.wallet;
     for (const r of [w.createDeposit, w.listDeposits, w.createWithdrawal, w.listWithdrawals, w.getWithdrawal]) {
       const method = r.method.toLowerCase() as 'get' | 'post';
-      app[method](r.path, (_req, _res, next) => next(custodyErrors.disabled()));
+      app[method](r.path, authn, (_req, _res, next) => next(custodyErrors.disabled()));
     }
   }
   createExpressEndpoints(contract, services.router, app, {
-    globalMiddleware: [authenticate(services.auth, { publicMarketplace: config.publicMarketplace }), requireDeclaredBody],
+    globalMiddleware: [authn, requireDeclaredBody],
     requestValidationErrorHandler: requestValidationErrorHandler as never,
     responseValidation: false,
   });

@@ -13,7 +13,7 @@
  * when the program rejects (e.g. InvalidState, DeadlineNotReached, MintNotAllowed).
  */
 import { createRequire } from 'node:module';
-import { AnchorProvider, type BN as AnchorBN, type BorshInstructionCoder, Program, type Idl } from '@coral-xyz/anchor';
+import { AnchorProvider, type BN as AnchorBN, type BorshCoder, type BorshInstructionCoder, Program, type Idl } from '@coral-xyz/anchor';
 import {
   type Commitment,
   type Connection,
@@ -39,6 +39,7 @@ import { bytesToUuid, configPda, orderIdBytes, orderPda, vaultAddress } from './
 import { rpc, sendAndConfirm, sendRawAndConfirm, type ConfirmOptions } from './tx.js';
 import type { CurrencyInfo, TxResult } from './types.js';
 import type { TranslateContext } from './errors.js';
+import { type EscrowSettlement, settlementFromTransaction } from './settlement.js';
 
 // Anchor's CJS entry (what Node's ESM loader sees under tsx) does not expose BN as a named export.
 const BN: typeof AnchorBN = createRequire(import.meta.url)('@coral-xyz/anchor').BN;
@@ -92,13 +93,32 @@ export interface FundTerms {
   deliveryDeadline: number;
   /** seconds; 0 = the config's default review window (program rule) */
   reviewWindow: number;
+  /**
+   * unix seconds (chain clock) after which the program refuses this funding. Passed as the `fund`
+   * instruction's `expires_at` argument when the IDL declares one (required then), else unused.
+   */
+  expiresAt?: number;
 }
+
+/**
+ * Milliseconds per block assumed when a blockhash lifetime (blocks) is turned into a time: below the
+ * 400 ms slot target and every observed cluster average, and skipped slots only make blocks slower,
+ * so the time computed is never later than the real expiry.
+ */
+export const CONSERVATIVE_MS_PER_BLOCK = 350;
+/** kept off the end of a fund transaction's validity for the buyer's signing and sending round trip */
+export const FUND_VALIDITY_MARGIN_MS = 2_000;
 
 export interface FundTransaction {
   /** base64 wire transaction: fee payer = buyer, recent blockhash set, signed by the platform authority */
   transaction: string;
   blockhash: string;
   lastValidBlockHeight: number;
+  /**
+   * Last moment the transaction can land: (lastValidBlockHeight - current block height) blocks at
+   * CONSERVATIVE_MS_PER_BLOCK each, minus FUND_VALIDITY_MARGIN_MS, from the service clock.
+   */
+  validUntil: Date;
   /** the order PDA */
   escrowAddress: string;
   vaultAddress: string;
@@ -305,6 +325,43 @@ export class EscrowClient {
     return 'confirmed';
   }
 
+  /**
+   * How an order's escrow was settled, from the chain's record of THAT order (see ./settlement.ts):
+   * the terminal instruction acting on its PDA, the program event for it and the tokens that left
+   * its vault per payee (base units). With `signature`, only that transaction is read; otherwise the
+   * newest successful transactions touching the PDA (up to `limit`, default 20), newest first.
+   * null when none of them closed the order. Throws chain-unavailable when the RPC is unreachable.
+   */
+  async findSettlement(orderId: OrderId, mint: string, opts: { signature?: string; limit?: number } = {}): Promise<EscrowSettlement | null> {
+    const order = this.orderAddress(orderId);
+    const tokenProgram = await this.tokenProgramOf(mint);
+    const ctx = {
+      programId: this.programId,
+      idl: this.program.idl,
+      coder: this.program.coder as BorshCoder,
+      order,
+      vault: vaultAddress(order, mint, tokenProgram),
+    };
+    const read = async (signature: string) => {
+      const tx = await rpc(
+        () => this.connection.getTransaction(signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }),
+        this.errorContext('reading a settlement transaction'),
+      );
+      return tx ? settlementFromTransaction(tx, signature, ctx) : null;
+    };
+    if (opts.signature) return read(opts.signature);
+    const sigs = await rpc(
+      () => this.connection.getSignaturesForAddress(order, { limit: opts.limit ?? 20 }, 'confirmed'),
+      this.errorContext('reading the escrow history'),
+    );
+    for (const s of sigs) {
+      if (s.err) continue;
+      const found = await read(s.signature);
+      if (found) return found;
+    }
+    return null;
+  }
+
   // ---------------------------------------------------------------- instruction building
 
   /**
@@ -474,7 +531,13 @@ export class EscrowClient {
       );
     }
     tx.add(fundIx);
-    const latest = await rpc(() => this.connection.getLatestBlockhash(this.commitment), this.errorContext('building the fund transaction'));
+    const asked = Date.now();
+    const [latest, height] = await rpc(
+      () => Promise.all([this.connection.getLatestBlockhash(this.commitment), this.connection.getBlockHeight(this.commitment)]),
+      this.errorContext('building the fund transaction'),
+    );
+    const blocksLeft = Math.max(0, latest.lastValidBlockHeight - height);
+    const validUntil = new Date(asked + Math.max(0, blocksLeft * CONSERVATIVE_MS_PER_BLOCK - FUND_VALIDITY_MARGIN_MS));
     tx.feePayer = buyer;
     tx.recentBlockhash = latest.blockhash;
     tx.lastValidBlockHeight = latest.lastValidBlockHeight;
@@ -483,9 +546,31 @@ export class EscrowClient {
       transaction: tx.serialize({ requireAllSignatures: false, verifySignatures: false }).toString('base64'),
       blockhash: latest.blockhash,
       lastValidBlockHeight: latest.lastValidBlockHeight,
+      validUntil,
       escrowAddress,
       vaultAddress,
     };
+  }
+
+  /**
+   * Whether a transaction built on `blockhash` can no longer land: the block height (confirmed) is
+   * past `lastValidBlockHeight`, or the cluster no longer knows the blockhash as valid. Throws
+   * chain-unavailable when the RPC is unreachable (never guesses).
+   */
+  async blockhashExpired(lifetime: { blockhash: string; lastValidBlockHeight: number }): Promise<boolean> {
+    const ctx = this.errorContext('checking a blockhash');
+    const height = await rpc(() => this.connection.getBlockHeight(this.commitment), ctx);
+    if (height > lifetime.lastValidBlockHeight) return true;
+    const valid = await rpc(() => this.connection.isBlockhashValid(lifetime.blockhash, { commitment: this.commitment }), ctx);
+    return !valid.value;
+  }
+
+  /** Token balance (base units) of a token account; 0n when the account does not exist. */
+  async tokenBalance(tokenAccount: string): Promise<bigint> {
+    const info = await rpc(() => this.connection.getAccountInfo(new PublicKey(tokenAccount), this.commitment), this.errorContext('reading a token account'));
+    // SPL token account layout (Token and Token-2022): mint 32, owner 32, amount u64 LE at 64
+    if (!info || info.data.length < 72) return 0n;
+    return info.data.readBigUInt64LE(64);
   }
 
   /**
@@ -502,13 +587,22 @@ export class EscrowClient {
     // payer-like roles in fund are the buyer (rent of the order PDA and vault is the buyer's)
     known.payer = buyer;
     known.rentPayer = buyer;
-    const instruction = await this.program.methods
-      .fund(
-        Array.from(orderIdBytes(terms.orderId)),
-        new BN(terms.amount.toString()),
-        new BN(terms.deliveryDeadline),
-        new BN(terms.reviewWindow),
-      )
+    // arguments by IDL name, so a program whose fund takes `expires_at` gets it (and one that does not, does not)
+    const byName: Record<string, unknown> = {
+      orderId: Array.from(orderIdBytes(terms.orderId)),
+      amount: new BN(terms.amount.toString()),
+      deliveryDeadline: new BN(terms.deliveryDeadline),
+      reviewWindow: new BN(terms.reviewWindow),
+      expiresAt: terms.expiresAt === undefined ? undefined : new BN(terms.expiresAt),
+    };
+    const args = this.ixDef('fund').args.map((a) => {
+      const v = byName[camel(a.name)];
+      if (v === undefined) throw new Error(`fund: no value for the argument ${a.name}`);
+      return v;
+    });
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const instruction = await (this.program.methods as any)
+      .fund(...args)
       .accountsPartial(this.accountsFor('fund', known))
       .instruction();
     return { instruction, escrowAddress: known.order!.toBase58(), vaultAddress: known.vault!.toBase58() };
@@ -583,7 +677,20 @@ export class EscrowClient {
     return o;
   }
 
-  private async simpleIx(name: string, orderId: OrderId, action: string, o: ConfirmOptions, args: unknown[] = [], signer?: Keypair): Promise<TxResult> {
+  /**
+   * One escrow instruction on an existing order (mark_delivered, release, claim, open_dispute,
+   * resolve_dispute, refund), its accounts resolved from the order account. The signer roles
+   * (authority, payer, caller) are the service unless `signer` is given: a party acting with its own
+   * wallet (tests, tools). Throws chain-transaction-failed when the order account does not exist.
+   */
+  async instructionFor(name: string, orderId: OrderId, opts: { args?: unknown[]; signer?: PublicKey } = {}): Promise<TransactionInstruction> {
+    const { accounts } = await this.orderAccounts(name, orderId);
+    if (opts.signer) for (const role of ['authority', 'signer', 'caller', 'payer']) if (accounts[role]) accounts[role] = opts.signer;
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    return (this.program.methods as any)[camel(name)](...(opts.args ?? [])).accountsPartial(accounts).instruction();
+  }
+
+  private async orderAccounts(name: string, orderId: OrderId) {
     const order = await this.orderOrThrow(orderId);
     const mint = new PublicKey(order.mint);
     const tokenProgram = await this.tokenProgramOf(order.mint);
@@ -592,7 +699,11 @@ export class EscrowClient {
     const treasury = new PublicKey(order.treasury);
     const rentPayer = new PublicKey(order.rentPayer);
     const known = this.roleAccounts({ orderId, buyer, seller, mint, treasury, rentPayer, tokenProgram });
-    const accounts = this.accountsFor(name, known);
+    return { accounts: this.accountsFor(name, known), mint, tokenProgram, buyer, seller, treasury };
+  }
+
+  private async simpleIx(name: string, orderId: OrderId, action: string, o: ConfirmOptions, args: unknown[] = [], signer?: Keypair): Promise<TxResult> {
+    const { accounts, mint, tokenProgram, buyer, seller, treasury } = await this.orderAccounts(name, orderId);
     // payouts go to associated token accounts: make sure each recipient's exists (idempotent, service pays)
     const pre: TransactionInstruction[] = [];
     const recipients: [string, PublicKey][] = [

@@ -4,7 +4,9 @@
  *    (buyer, seller, mint, amount) becomes in_progress (escrow funded) and its listing reserved;
  *    unpaid past payment_expires_at (+ blockhash grace) it becomes expired;
  *  - auto-release crank: delivered orders whose auto_release_at has passed (chain clock) are claimed
- *    (anyone may call claim; the service pays the fee).
+ *    (anyone may call claim; the service pays the fee);
+ *  - re-funded closed orders: an escrow account of a recently closed order (a fund transaction issued
+ *    earlier landed after the order was closed) is refunded to the buyer (OrdersService.refundStrayEscrows).
  * Buyers reclaim after a missed delivery deadline themselves (POST /orders/{id}/refund).
  */
 import type { OrdersService } from '../modules/orders/orders.service.js';
@@ -24,6 +26,8 @@ export interface WatcherPass {
   funded: string[];
   expired: string[];
   claimed: string[];
+  /** closed orders whose escrow was funded again and has been refunded */
+  strayRefunds: string[];
 }
 
 export class PaymentWatcher {
@@ -37,7 +41,7 @@ export class PaymentWatcher {
   /** One pass; safe to call from tests (`await watcher.runOnce()`). */
   async runOnce(): Promise<WatcherPass> {
     const { service, repo } = this.deps;
-    const out: WatcherPass = { funded: [], expired: [], claimed: [] };
+    const out: WatcherPass = { funded: [], expired: [], claimed: [], strayRefunds: [] };
     for (const order of await repo.listByStatus('awaiting_payment', this.deps.batchSize ?? 100)) {
       try {
         const status = await service.checkPayment(order);
@@ -51,6 +55,11 @@ export class PaymentWatcher {
       out.claimed = await service.claimDue(this.deps.batchSize ?? 50);
     } catch (err) {
       this.deps.log?.warn({ err }, 'auto-release crank failed');
+    }
+    try {
+      out.strayRefunds = await service.refundStrayEscrows(this.deps.batchSize ?? 50);
+    } catch (err) {
+      this.deps.log?.warn({ err }, 'stray escrow check failed');
     }
     return out;
   }

@@ -4,22 +4,31 @@
  *
  * For one open intent:
  *  1. the order already shows the action's target status -> mark the intent confirmed;
- *  2. the intent has a signature -> getSignatureStatuses: confirmed -> apply, failed -> mark failed;
- *  3. otherwise read the order account (fetchOrder):
- *     - terminal actions (release/claim/resolve_dispute/refund) close the account: `null` means the
- *       money already moved. The closing transaction is looked up (newest escrow instruction on the
- *       PDA): ours -> apply, never send it again; another terminal instruction (a party acting
- *       directly) -> converge to that outcome and mark our intent failed;
- *     - mark_delivered / open_dispute: the account state shows Delivered / Disputed -> apply;
- *  4. nothing on chain and the intent is older than `graceSeconds` (past any blockhash lifetime)
- *     -> mark it failed so the action may be retried; younger intents stay open.
- * Applying = one DB transaction (intent confirmed + order patched), then the listing effect.
+ *  2. no signature recorded -> nothing was ever sent (the signature is stored before the first send,
+ *     and only while the intent is still pending) -> failed at once, the action may be retried;
+ *  3. the signature's status: confirmed -> apply; failed -> failed;
+ *  4. otherwise the account: mark_delivered / open_dispute show in its state -> apply; terminal
+ *     instructions close it, and the settlement is read from the chain's record of THIS order
+ *     (chain/settlement.ts: the instruction acting on its PDA, the program event, the transfers out of
+ *     its vault): ours -> apply; another party's -> the order takes that outcome, our intent is
+ *     marked failed (superseded);
+ *  5. the signature was never seen and its blockhash expired (block height past
+ *     lastValidBlockHeight, or the cluster no longer accepts the blockhash) -> it can never land ->
+ *     failed at once; intents without a recorded lifetime (older rows) wait `graceSeconds`.
+ * Applying = one DB transaction (intent confirmed + order patched, with the payout the chain recorded),
+ * then the listing effect and the custodial booking.
+ *
+ * Drift (`syncDrift`): orders whose escrow moved without an intent of ours catch up (a party's own
+ * wallet). An escrow account that vanished without a transaction that closed it (e.g. a node that lost
+ * its history, or funding that was rolled back) is flagged for an operator once (`attention`
+ * `escrow-vanished`, with the vault's balance and the fund signature's status) instead of being
+ * retried forever; the flag clears when the account shows up again.
  *
  * Runs once at start-up and then every `intervalMs`. It never sends a transaction.
  */
 import { type Instruction, instructionAction, instructionEscrowState, targetStatus } from '../modules/orders/order-state.js';
-import { patchForInstruction } from '../modules/orders/order-patch.js';
-import type { ChainIntentRecord, ClosingInstruction, EscrowPort, OrderRecord, OrdersRepo } from '../modules/orders/orders.types.js';
+import { formulaPayout, patchForInstruction } from '../modules/orders/order-patch.js';
+import type { ChainIntentRecord, EscrowPort, OrderRecord, OrderSettlement, OrdersRepo } from '../modules/orders/orders.types.js';
 import { Poller } from '../lib/poller.js';
 
 type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
@@ -28,12 +37,12 @@ export interface ReconcilerDeps {
   repo: OrdersRepo;
   escrow: EscrowPort;
   log?: Log;
-  /** called after an order changed status (listing effects) */
+  /** called after an order changed status (listing effects, custodial booking) */
   onSettled?: (order: OrderRecord, action: Instruction) => Promise<void>;
   /** serialize with the service's per-order lock */
   withOrderLock?: <T>(orderId: string, fn: () => Promise<T>) => Promise<T>;
   now?: () => Date;
-  /** intents with nothing on chain older than this are marked failed (default 120 s) */
+  /** signed intents without a recorded blockhash lifetime and nothing on chain are failed after this (default 120 s) */
   graceSeconds?: number;
   /** also compare active orders with their escrow accounts on each pass (default false) */
   syncDrift?: boolean;
@@ -42,6 +51,11 @@ export interface ReconcilerDeps {
 export type ReconcileOutcome = 'confirmed' | 'failed' | 'open';
 
 const silent: Log = { info() {}, warn() {}, error() {} };
+const TERMINAL_IX = new Set<Instruction>(['release', 'claim', 'refund', 'resolve_dispute']);
+
+/** An intent the service opened to refund an escrow re-funded after its order was closed (see OrdersService). */
+export const isStrayRefund = (intent: Pick<ChainIntentRecord, 'action' | 'params'>) =>
+  intent.action === 'refund' && intent.params?.reason === 'stray-escrow';
 
 export class Reconciler {
   private readonly poller = new Poller(
@@ -69,55 +83,90 @@ export class Reconciler {
       await repo.failIntent(intent.id, `not a service-sent instruction: ${ix}`);
       return 'failed';
     }
-    if (order.status === targetStatus(action)) {
+    const stray = isStrayRefund(intent);
+    if (!stray && order.status === targetStatus(action)) {
       await repo.confirmIntent(intent.id, intent.signature, intent.slot, order.id, order.status, {});
       return 'confirmed';
     }
-
-    if (intent.signature) {
-      const st = await escrow.signatureStatus(intent.signature);
-      if (st === 'failed') {
-        await repo.failIntent(intent.id, `transaction ${intent.signature} failed on chain`);
-        return 'failed';
-      }
-      if (st === 'confirmed') return this.apply(intent, order);
+    if (!intent.signature) {
+      // the signature is stored before the first send and only while pending: nothing was sent
+      await repo.failIntent(intent.id, 'never signed: nothing was sent');
+      this.log.info({ order_id: order.id, action: ix, intent_id: intent.id }, 'reconciler: unsent intent settled as failed');
+      return 'failed';
     }
 
-    const view = await escrow.fetchOrder(order.id);
-    const expected = instructionEscrowState[ix];
-    if (expected !== null && view?.state === expected) return this.apply(intent, order, view);
-    if (expected === null && view === null) {
-      // the account is closed: find out by which instruction (a party may have acted directly)
-      const closing = escrow.findClosingInstruction ? await escrow.findClosingInstruction(order.id).catch(() => null) : null;
-      if (closing && closing.instruction !== ix) {
-        await this.applyClosing(order, closing);
-        await repo.failIntent(intent.id, `superseded: the escrow was closed by ${closing.instruction} ${closing.signature}`);
-        return 'failed';
+    const st = await escrow.signatureStatus(intent.signature);
+    if (st === 'failed') {
+      await repo.failIntent(intent.id, `transaction ${intent.signature} failed on chain`);
+      return 'failed';
+    }
+    if (st === 'confirmed') {
+      if (stray) {
+        await repo.confirmIntent(intent.id, intent.signature, intent.slot, order.id, order.status, {});
+        return 'confirmed';
       }
-      // ours (or not determinable: the only terminal move we asked for is ours)
-      const signature = closing?.signature ?? intent.signature;
-      return this.apply({ ...intent, signature, slot: closing?.slot ?? intent.slot }, order, null);
+      return this.apply(intent, order);
     }
 
-    const ageSeconds = ((this.deps.now?.() ?? new Date()).getTime() - intent.createdAt.getTime()) / 1000;
-    if (ageSeconds > (this.deps.graceSeconds ?? 120)) {
-      await repo.failIntent(intent.id, 'not found on chain after the grace period');
+    if (!stray) {
+      const view = await escrow.fetchOrder(order.id);
+      const expected = instructionEscrowState[ix];
+      if (expected !== null && view?.state === expected) return this.apply(intent, order, view);
+      if (expected === null && view === null) {
+        // the account is closed: by which transaction? (a party may have acted directly)
+        const settlement = await this.findSettlement(order);
+        if (settlement && settlement.signature === intent.signature) return this.apply(intent, order, null, settlement);
+        if (settlement) {
+          await this.applySettlement(order, settlement);
+          await repo.failIntent(intent.id, `superseded: the escrow was closed by ${settlement.instruction} ${settlement.signature}`);
+          return 'failed';
+        }
+        // closed, and no transaction that closed it is known: never assumed to be ours (see below)
+      }
+    }
+
+    if (await this.cannotLand(intent)) {
+      // one last look: it may have landed right before the blockhash expired
+      if ((await escrow.signatureStatus(intent.signature)) === 'confirmed') return this.reconcileIntent(intent);
+      await repo.failIntent(intent.id, `transaction ${intent.signature} expired without landing`);
+      this.log.info({ order_id: order.id, action: ix, intent_id: intent.id }, 'reconciler: expired intent settled as failed');
       return 'failed';
     }
     return 'open';
   }
 
-  /** Converge an order to a terminal instruction found on chain (not sent by this intent). */
-  private async applyClosing(order: OrderRecord, closing: ClosingInstruction): Promise<boolean> {
+  /** The intent's transaction can never land: its blockhash expired (or, without a recorded lifetime, the grace period passed). */
+  private async cannotLand(intent: ChainIntentRecord): Promise<boolean> {
+    if (intent.blockhash && intent.lastValidBlockHeight !== null && this.deps.escrow.blockhashExpired) {
+      return this.deps.escrow.blockhashExpired({ blockhash: intent.blockhash, lastValidBlockHeight: intent.lastValidBlockHeight });
+    }
+    const ageSeconds = ((this.deps.now?.() ?? new Date()).getTime() - intent.createdAt.getTime()) / 1000;
+    return ageSeconds > (this.deps.graceSeconds ?? 120);
+  }
+
+  private async findSettlement(order: OrderRecord, signature?: string): Promise<OrderSettlement | null> {
+    if (!this.deps.escrow.findSettlement) return null;
+    return this.deps.escrow.findSettlement({ id: order.id, mint: order.mint }, signature).catch((err) => {
+      this.log.warn({ err, order_id: order.id }, 'reconciler: settlement not readable');
+      return null;
+    });
+  }
+
+  /** Converge an order to a settlement found on chain (not sent by an intent of ours). */
+  private async applySettlement(order: OrderRecord, s: OrderSettlement): Promise<boolean> {
     const nowSeconds = await this.deps.escrow.chainNow().catch(() => Math.floor(Date.now() / 1000));
-    const params = closing.buyerBps !== undefined ? { buyer_bps: closing.buyerBps } : null;
-    const patch = patchForInstruction(closing.instruction, order, params, closing.signature, { nowSeconds });
+    const params = s.buyerBps !== undefined ? { buyer_bps: s.buyerBps } : null;
+    const patch = patchForInstruction(s.instruction, order, params, s.signature, { nowSeconds, settlement: s });
     const changed = await this.deps.repo.updateIf(order.id, order.status, patch);
-    await this.deps.repo.recordConfirmed(order.id, closing.instruction, closing.signature, closing.slot);
-    this.log.info({ order_id: order.id, instruction: closing.instruction, signature: closing.signature }, 'reconciler: order closed on chain by another transaction');
+    await this.deps.repo.recordConfirmed(order.id, s.instruction, s.signature, s.slot);
+    this.log.info(
+      { order_id: order.id, instruction: s.instruction, signature: s.signature, payout: stringify(s.payout) },
+      'reconciler: order closed on chain by another transaction',
+    );
+    if (order.attention) await this.deps.repo.clearAttention(order.id);
     if (changed && this.deps.onSettled) {
       const after = await this.deps.repo.get(order.id);
-      if (after) await this.deps.onSettled(after, closing.instruction);
+      if (after) await this.deps.onSettled(after, s.instruction);
     }
     return changed;
   }
@@ -131,11 +180,24 @@ export class Reconciler {
     });
   }
 
-  private async apply(intent: ChainIntentRecord, order: OrderRecord, view?: EscrowOrderViewOrNull): Promise<ReconcileOutcome> {
+  /** Apply our own confirmed intent; terminal instructions take their payout from the chain's record. */
+  private async apply(
+    intent: ChainIntentRecord,
+    order: OrderRecord,
+    view?: EscrowOrderViewOrNull,
+    settlement?: OrderSettlement | null,
+  ): Promise<ReconcileOutcome> {
     const nowSeconds = await this.deps.escrow.chainNow().catch(() => Math.floor(Date.now() / 1000));
     const ix = intent.action as Exclude<Instruction, 'fund'>;
     const v = view === undefined && instructionEscrowState[ix] !== null ? await this.deps.escrow.fetchOrder(order.id) : view;
-    const patch = patchForInstruction(ix, order, intent.params, intent.signature, { view: v ?? null, nowSeconds });
+    let s = settlement ?? null;
+    if (TERMINAL_IX.has(ix) && !s && intent.signature) s = await this.findSettlement(order, intent.signature);
+    if (TERMINAL_IX.has(ix) && !s && intent.signature) {
+      // our own confirmed transaction (one instruction, this order) that cannot be read back: the program's split
+      const bps = typeof intent.params?.buyer_bps === 'number' ? intent.params.buyer_bps : null;
+      s = { instruction: ix as OrderSettlement['instruction'], signature: intent.signature, slot: intent.slot ?? 0, payout: formulaPayout(ix as OrderSettlement['instruction'], order, bps) };
+    }
+    const patch = patchForInstruction(ix, order, intent.params, intent.signature, { view: v ?? null, nowSeconds, settlement: s });
     const changed = await this.deps.repo.confirmIntent(intent.id, intent.signature, intent.slot, order.id, order.status, patch);
     this.log.info({ order_id: order.id, action: intent.action, intent_id: intent.id, changed }, 'reconciler: intent confirmed from chain');
     if (changed && this.deps.onSettled) {
@@ -147,23 +209,27 @@ export class Reconciler {
 
   /**
    * Drift: a party may act on the escrow directly with its own wallet (the seller's mark_delivered,
-   * a party's open_dispute). Move the order forward when the account shows a later non-terminal
-   * state. A closed account without an intent of ours is only logged: release, claim, refund and
-   * resolve all close it, so the outcome is not knowable from the account alone.
+   * a party's open_dispute, a refund, the buyer cranking claim). Move the order forward when the
+   * account shows a later non-terminal state, or to the settlement the chain recorded for this order
+   * when the account is closed. A closed account with no known closing transaction is flagged for an
+   * operator (once), never guessed.
    */
-  async syncOrderFromChain(order: OrderRecord): Promise<'delivered' | 'disputed' | 'closed' | null> {
+  async syncOrderFromChain(order: OrderRecord): Promise<'delivered' | 'disputed' | 'closed' | 'flagged' | null> {
     if (order.status !== 'in_progress' && order.status !== 'delivered' && order.status !== 'disputed') return null;
     if (await this.deps.repo.openIntentFor(order.id)) return null;
     const view = await this.deps.escrow.fetchOrder(order.id);
     const nowSeconds = await this.deps.escrow.chainNow().catch(() => Math.floor(Date.now() / 1000));
     if (view === null) {
-      const closing = this.deps.escrow.findClosingInstruction ? await this.deps.escrow.findClosingInstruction(order.id).catch(() => null) : null;
-      if (closing) {
-        await this.applyClosing(order, closing);
+      const settlement = await this.findSettlement(order);
+      if (settlement) {
+        await this.applySettlement(order, settlement);
         return 'closed';
       }
-      this.log.warn({ order_id: order.id, status: order.status }, 'reconciler: escrow account closed outside the service, closing transaction not found');
-      return null;
+      return (await this.flagVanished(order)) ? 'flagged' : null;
+    }
+    if (order.attention?.reason === 'escrow-vanished') {
+      await this.deps.repo.clearAttention(order.id);
+      this.log.info({ order_id: order.id }, 'reconciler: the escrow account is back; attention flag cleared');
     }
     const ix = view.state === 'disputed' && order.status !== 'disputed' ? 'open_dispute' : view.state === 'delivered' && order.status === 'in_progress' ? 'mark_delivered' : null;
     if (!ix) return null;
@@ -171,6 +237,25 @@ export class Reconciler {
     const changed = await this.deps.repo.updateIf(order.id, order.status, patch);
     if (changed) this.log.info({ order_id: order.id, state: view.state }, 'reconciler: order moved forward from the chain');
     return changed ? (view.state as 'delivered' | 'disputed') : null;
+  }
+
+  /**
+   * The escrow account of an active order is gone and no transaction closing it is known: read what
+   * the chain says (the vault's balance, the fund signature's status) and flag the order for an
+   * operator. Logged once (the flag is set once); true when it was set now.
+   */
+  private async flagVanished(order: OrderRecord): Promise<boolean> {
+    if (order.attention) return false;
+    const { escrow } = this.deps;
+    const vault = escrow.tokenBalance ? await escrow.tokenBalance(order.vaultAddress).catch(() => null) : null;
+    const fund = order.fundSignature ? await escrow.signatureStatus(order.fundSignature).catch(() => null) : null;
+    const detail =
+      `escrow account ${order.escrowAddress} not found and no transaction closing it; ` +
+      `vault ${order.vaultAddress} holds ${vault === null ? 'unknown' : vault.toString()} base units; ` +
+      `fund transaction ${order.fundSignature ?? 'unknown'}: ${fund ?? 'not checked'}`;
+    const flagged = await this.deps.repo.flagAttention(order.id, { reason: 'escrow-vanished', detail, at: this.deps.now?.() ?? new Date() });
+    if (flagged) this.log.error({ order_id: order.id, status: order.status, detail }, 'reconciler: escrow vanished; order flagged for an operator');
+    return flagged;
   }
 
   /** One pass over all open intents. Returns the outcome per intent id. */
@@ -210,3 +295,5 @@ export class Reconciler {
 }
 
 type EscrowOrderViewOrNull = Awaited<ReturnType<EscrowPort['fetchOrder']>>;
+
+const stringify = (p: OrderSettlement['payout']) => ({ ...p, buyer: p.buyer.toString(), seller: p.seller.toString(), treasury: p.treasury.toString() });

@@ -35,9 +35,11 @@ export interface ConfirmOptions {
   errors?: TranslateContext;
   /**
    * Called with the transaction signature after signing and before the first send (e.g. to record a
-   * pending intent for crash recovery). A throw aborts before anything is sent.
+   * pending intent for crash recovery), with the blockhash and its last valid block height when known
+   * (past that height a signature the cluster has not seen can never land). A throw aborts before
+   * anything is sent.
    */
-  onSigned?: (signature: string) => Promise<void> | void;
+  onSigned?: (signature: string, lifetime?: { blockhash: string; lastValidBlockHeight: number }) => Promise<void> | void;
 }
 
 export const DEFAULT_CONFIRM_TIMEOUT_MS = 30_000;
@@ -55,7 +57,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function sendRawAndConfirm(
   connection: Connection,
   raw: Uint8Array,
-  opts: ConfirmOptions & { lastValidBlockHeight?: number; programIds?: string[] } = {},
+  opts: ConfirmOptions & { lastValidBlockHeight?: number; blockhash?: string; programIds?: string[] } = {},
 ): Promise<TxResult> {
   const commitment = opts.commitment ?? connection.commitment ?? 'confirmed';
   const timeoutMs = opts.timeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS;
@@ -64,7 +66,13 @@ export async function sendRawAndConfirm(
   const sendOpts = { skipPreflight: opts.preflight === false, preflightCommitment: commitment, maxRetries: 0 };
   let signature: string;
   // wire format: compact-u16 signature count (1 byte below 128) then the 64-byte signatures; the first is the id
-  if (opts.onSigned) await opts.onSigned(bs58.encode(raw.subarray(1, 65)));
+  if (opts.onSigned) {
+    const lifetime =
+      opts.blockhash !== undefined && opts.lastValidBlockHeight !== undefined
+        ? { blockhash: opts.blockhash, lastValidBlockHeight: opts.lastValidBlockHeight }
+        : undefined;
+    await opts.onSigned(bs58.encode(raw.subarray(1, 65)), lifetime);
+  }
   try {
     signature = await connection.sendRawTransaction(raw, sendOpts);
   } catch (err) {
@@ -153,6 +161,7 @@ export async function sendAndConfirm(
     ...opts,
     commitment,
     lastValidBlockHeight: latest.lastValidBlockHeight,
+    blockhash: latest.blockhash,
     programIds,
   });
 }

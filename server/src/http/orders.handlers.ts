@@ -10,10 +10,12 @@
  *  - Solana Pay endpoints are public; POST answers 403 unless `account` is the order's buyer wallet.
  *  - payment_source custodial (custody enabled): the service pays from the buyer's custodial balance
  *    while creating the order; `payment` is null (modules/custody/README.md).
+ *  - POST /orders/{id}/payment: the buyer's way to a fresh fund transaction once `payment.expires_at`
+ *    passed (the Solana Pay POST is the wallets' way).
  */
 import { initServer } from '@ts-rest/express';
 import { contract } from '@bazaar/contract';
-import { idempotency, type IdempotencyStore } from '../modules/idempotency/index.js';
+import { IDEMPOTENCY_HEADER, type IdempotencyLeases, idempotency, parseIdempotencyKey, type IdempotencyStore } from '../modules/idempotency/index.js';
 import { toOrderDto } from '../modules/orders/orders.dto.js';
 import type { OrdersService, PrincipalLike } from '../modules/orders/orders.service.js';
 import type { OrderRecord, OrdersRepo } from '../modules/orders/orders.types.js';
@@ -23,6 +25,9 @@ export interface OrdersHttpDeps {
   service: OrdersService;
   repo: OrdersRepo;
   idempotencyStore: IdempotencyStore;
+  /** the process's Idempotency-Key lease renewals (stopped with the orders module) */
+  idempotencyLeases?: IdempotencyLeases;
+  idempotencyLeaseMs?: number;
   /** optional: whether the buyer already reviewed the order (hides `review` from allowed_actions) */
   hasReview?: (orderId: string) => Promise<boolean>;
 }
@@ -47,13 +52,17 @@ export function ordersHandlers(deps: OrdersHttpDeps) {
 
   return s.router(contract.orders, {
     createOrder: {
-      middleware: [idempotency({ store: deps.idempotencyStore, required: true }) as never],
+      middleware: [
+        idempotency({ store: deps.idempotencyStore, required: true, leases: deps.idempotencyLeases, leaseMs: deps.idempotencyLeaseMs }) as never,
+      ],
       handler: async ({ body, req }) => {
         const p = principalOf(req);
         const { order, payment } = await service.create(p, {
           listingId: body.listing_id,
           buyerWallet: body.buyer_wallet,
           paymentSource: body.payment_source ?? 'wallet',
+          // stored on the order: a retry after a crash finds what the first attempt created
+          idempotencyKey: parseIdempotencyKey(req.get(IDEMPOTENCY_HEADER)) ?? null,
         });
         const o = await dto(order, p);
         return {
@@ -75,6 +84,18 @@ export function ordersHandlers(deps: OrdersHttpDeps) {
       const p = principalOf(req);
       const o = await service.submitTransaction(p, params.order_id, body.signed_transaction);
       return { status: 200 as const, body: await dto(o, p) };
+    },
+    createOrderPayment: async ({ params, req }) => {
+      const { order, payment } = await service.refreshPayment(principalOf(req), params.order_id);
+      return {
+        status: 200 as const,
+        body: {
+          ...payment,
+          expires_at: payment.expires_at.toISOString(),
+          order_id: order.id,
+          payment_expires_at: order.paymentExpiresAt.toISOString(),
+        },
+      };
     },
     getSolanaPayLabel: async ({ params }) => ({ status: 200 as const, body: await service.solanaPayLabel(params.order_id) }),
     createSolanaPayTransaction: async ({ params, body }) => ({

@@ -376,19 +376,42 @@ export class CustodyService {
   }
 
   /**
-   * Book the escrow outcome of a custodially funded order once it is terminal: completed -> the
-   * escrow went to the seller; refunded -> the full amount returns to the buyer's available balance;
-   * resolved -> floor(amount * buyer_bps / 10000) returns. The tokens themselves arrive at the deposit
-   * address (the on-chain buyer) and are swept like deposits. Returns true when it booked now.
+   * Book the escrow outcome of a custodially funded order once it is terminal. The buyer's available
+   * balance is credited exactly what the chain recorded as paid out of the order's vault to the
+   * deposit address's token account (`order.payout`: the instruction acting on that order, its event
+   * and the vault transfers, never another order's outcome in the same transaction); a share paid to
+   * any other account is not credited (logged for an operator). Orders closed before payouts were
+   * recorded fall back to the status: refunded -> the amount, resolved -> floor(amount * buyer_bps /
+   * 10000), completed -> nothing. The tokens themselves are swept like deposits. Returns true when it
+   * booked now.
    */
-  async bookOrderOutcome(order: Pick<OrderView, 'id' | 'status' | 'buyerBps'>): Promise<boolean> {
+  async bookOrderOutcome(order: Pick<OrderView, 'id' | 'status' | 'buyerBps' | 'payout'>): Promise<boolean> {
     if (!TERMINAL_ORDER.has(order.status)) return false;
     const t = await this.deps.repo.transferForOrder(order.id);
     if (!t || t.status !== 'confirmed' || t.closedAt) return false;
-    const share = order.status === 'refunded' ? t.amount : order.status === 'resolved' ? (t.amount * BigInt(order.buyerBps ?? 0)) / 10_000n : 0n;
+    const share = await this.buyerShare(order, t);
     const booked = await this.deps.repo.markClosed(t.id, closeEntry(t, share), this.now());
     if (booked) this.log.info({ order_id: order.id, status: order.status, buyer_share: share.toString() }, 'custody: order escrow outcome booked');
     return booked;
+  }
+
+  /** Base units of a closed custodial order that arrived at the buyer's deposit token account (see bookOrderOutcome). */
+  private async buyerShare(order: Pick<OrderView, 'id' | 'status' | 'buyerBps' | 'payout'>, t: TransferRecord): Promise<bigint> {
+    const payout = order.payout;
+    if (!payout) {
+      return order.status === 'refunded' ? t.amount : order.status === 'resolved' ? (t.amount * BigInt(order.buyerBps ?? 0)) / 10_000n : 0n;
+    }
+    if (payout.buyer === 0n) return 0n;
+    const cur = this.currencyByMint(t.mint);
+    const depositAta = this.deps.chain.tokenAccount((await this.depositAddress(t.userId)).address, t.mint, cur?.tokenProgram);
+    if (payout.buyerTokenAccount !== null && payout.buyerTokenAccount !== depositAta) {
+      this.log.error(
+        { order_id: order.id, paid_to: payout.buyerTokenAccount, deposit_token_account: depositAta, amount: payout.buyer.toString() },
+        'custody: the buyer share of a custodial order went to another token account; not credited',
+      );
+      return 0n;
+    }
+    return payout.buyer;
   }
 
   // ------------------------------------------------------------------ processing
@@ -485,6 +508,8 @@ export class CustodyService {
         amount: t.amount,
         deliveryDeadline: order.deliveryDeadline,
         reviewWindow: order.reviewWindow,
+        // orders written before fund expiries existed: the default payment window from now
+        expiresAt: order.fundExpiresAt ?? Math.floor(this.now().getTime() / 1000) + 900,
       },
       key,
       onSigned,

@@ -91,9 +91,17 @@ export interface OrderView {
   deliveryDeadline: number;
   /** seconds */
   reviewWindow: number;
+  /** unix seconds (chain clock): the fund terms' expiry, written into `fund` by programs that check it */
+  fundExpiresAt?: number | null;
   status: string;
   /** resolve_dispute split, basis points returned to the buyer; null unless resolved */
   buyerBps: number | null;
+  /**
+   * What left the escrow vault when the order closed, as the chain recorded it for this order (base
+   * units; `buyerTokenAccount` = where the buyer's share went). null while open, and on orders closed
+   * before payouts were recorded.
+   */
+  payout?: { buyer: bigint; buyerTokenAccount: string | null } | null;
 }
 
 export type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };

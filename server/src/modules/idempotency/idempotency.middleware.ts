@@ -2,9 +2,14 @@
  * Idempotency-Key (IETF draft-ietf-httpapi-idempotency-key-header) as Express middleware.
  *
  * - no key: 400 `idempotency-key-missing` when the route requires one, else the request runs normally;
- * - first use: the key is recorded as running, the handler runs, its response (status, body,
- *   content-type, location) is stored before it is sent;
- * - same key + same fingerprint, first still running: 409 `idempotency-key-in-use` (Retry-After: 1);
+ * - first use: the key is recorded as running with a lease (`leaseMs`, default 10 s) that the
+ *   request renews every leaseMs/3 while its handler runs; the response (status, body, content-type,
+ *   location) is stored before it is sent;
+ * - same key + same fingerprint, first still running: 409 `idempotency-key-in-use` with Retry-After =
+ *   the seconds left on its lease;
+ * - same key + same fingerprint, running but its lease lapsed (the process died mid-request, as
+ *   Stripe's in-flight keys): the new request takes the key over (atomically: one taker wins) and
+ *   runs; the handler is expected to find what the dead request created (orders carry their key);
  * - same key + same fingerprint, done: the stored response is replayed (header `Idempotent-Replayed: true`);
  * - same key + different fingerprint: 422 `idempotency-key-mismatch`;
  * - a 5xx answer is not stored (the key is freed so the client can retry);
@@ -13,19 +18,50 @@
  * Fingerprint = sha256 over method, path (with query), canonical JSON body and the principal.
  * Keys are scoped per principal: two users may use the same key independently.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { idempotencyErrors } from './idempotency.errors.js';
 import type { IdempotencyStore } from './idempotency.store.js';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 export const DEFAULT_IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+/** lease of a running key (milliseconds): how long a key whose request died stays blocked */
+export const DEFAULT_IDEMPOTENCY_LEASE_MS = 10_000;
 const KEY_RE = /^[\x21-\x7e]{1,255}$/;
+
+/**
+ * The renewal timers of the running requests of one process. `stopAll` is what a process death does
+ * to them (tests simulate a crash with it; shutdown calls it after the last request).
+ */
+export class IdempotencyLeases {
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private stopped = false;
+  /** renew every `everyMs` until the returned stop function is called */
+  start(renew: () => Promise<unknown>, everyMs: number): () => void {
+    if (this.stopped) return () => undefined;
+    const timer = setInterval(() => void renew().catch(() => undefined), everyMs);
+    timer.unref?.();
+    this.timers.add(timer);
+    return () => {
+      clearInterval(timer);
+      this.timers.delete(timer);
+    };
+  }
+  stopAll(): void {
+    this.stopped = true;
+    for (const t of this.timers) clearInterval(t);
+    this.timers.clear();
+  }
+}
 
 export interface IdempotencyOptions {
   store: IdempotencyStore;
   required?: boolean;
   ttlSeconds?: number;
+  /** lease of a running key, renewed every leaseMs/3 (default DEFAULT_IDEMPOTENCY_LEASE_MS) */
+  leaseMs?: number;
+  /** the process's renewal timers (default: private to this middleware) */
+  leases?: IdempotencyLeases;
   now?: () => Date;
 }
 
@@ -70,6 +106,8 @@ export function parseIdempotencyKey(raw: string | undefined): string | null | un
 
 export function idempotency(opts: IdempotencyOptions): RequestHandler {
   const ttl = (opts.ttlSeconds ?? DEFAULT_IDEMPOTENCY_TTL_SECONDS) * 1000;
+  const leaseMs = opts.leaseMs ?? DEFAULT_IDEMPOTENCY_LEASE_MS;
+  const leases = opts.leases ?? new IdempotencyLeases();
   const now = opts.now ?? (() => new Date());
   const { store } = opts;
 
@@ -80,6 +118,7 @@ export function idempotency(opts: IdempotencyOptions): RequestHandler {
     const scope = principalScope(req);
     const fingerprint = requestFingerprint(req, scope);
 
+    const token = randomUUID();
     const begin = async (attempt: number): Promise<void> => {
       const t = now();
       const inserted = await store.tryInsert({
@@ -93,6 +132,8 @@ export function idempotency(opts: IdempotencyOptions): RequestHandler {
         responseHeaders: null,
         createdAt: t,
         expiresAt: new Date(t.getTime() + ttl),
+        leaseExpiresAt: new Date(t.getTime() + leaseMs),
+        leaseToken: token,
       });
       if (inserted) return run();
       const existing = await store.get(scope, key);
@@ -103,7 +144,11 @@ export function idempotency(opts: IdempotencyOptions): RequestHandler {
       }
       if (existing.fingerprint !== fingerprint) return next(idempotencyErrors.mismatch());
       if (existing.state === 'running') {
-        res.set('Retry-After', '1');
+        const lease = existing.leaseExpiresAt ?? null;
+        // the request holding the key died (its lease lapsed): take it over and run
+        if ((!lease || lease <= t) && (await store.takeOver(scope, key, token, new Date(t.getTime() + leaseMs), t))) return run();
+        const left = lease ? Math.ceil((lease.getTime() - t.getTime()) / 1000) : 1;
+        res.set('Retry-After', String(Math.max(1, left)));
         return next(idempotencyErrors.inUse());
       }
       replay(res, existing.responseStatus ?? 200, existing.responseBody, existing.responseHeaders);
@@ -112,9 +157,12 @@ export function idempotency(opts: IdempotencyOptions): RequestHandler {
     const run = () => {
       const origSend = res.send.bind(res);
       let stored = false;
+      // renew the lease while the handler runs (a dead process stops renewing: the key is taken over)
+      const stopRenewing = leases.start(() => store.renew(scope, key, token, new Date(now().getTime() + leaseMs)), Math.max(50, Math.floor(leaseMs / 3)));
       res.send = ((body?: unknown) => {
         if (stored) return origSend(body as never);
         stored = true;
+        stopRenewing();
         const status = res.statusCode;
         const text = typeof body === 'string' ? body : Buffer.isBuffer(body) ? body.toString('utf8') : JSON.stringify(body ?? null);
         const headers: Record<string, string> = {};
@@ -122,7 +170,8 @@ export function idempotency(opts: IdempotencyOptions): RequestHandler {
           const v = res.get(h);
           if (v) headers[h] = v;
         }
-        const persist = status >= 500 ? store.remove(scope, key) : store.complete(scope, key, status, text, headers);
+        // only the lease holder writes: a request that lost its key to a taker leaves the taker's record alone
+        const persist = status >= 500 ? store.remove(scope, key, token) : store.complete(scope, key, status, text, headers, token);
         persist.then(
           () => origSend(body as never),
           (err) => {

@@ -19,6 +19,8 @@ function toRecord(r: Row): IdempotencyRecord {
     responseHeaders: (r.responseHeaders as Record<string, string> | null) ?? null,
     createdAt: r.createdAt,
     expiresAt: r.expiresAt,
+    leaseExpiresAt: r.leaseExpiresAt,
+    leaseToken: r.leaseToken,
   };
 }
 
@@ -36,6 +38,8 @@ export class PrismaIdempotencyStore implements IdempotencyStore {
           state: 'in_progress',
           createdAt: rec.createdAt,
           expiresAt: rec.expiresAt,
+          leaseExpiresAt: rec.leaseExpiresAt ?? null,
+          leaseToken: rec.leaseToken ?? null,
         },
       });
       return true;
@@ -50,20 +54,38 @@ export class PrismaIdempotencyStore implements IdempotencyStore {
     return r ? toRecord(r) : null;
   }
 
-  async complete(scope: string, key: string, status: number, body: unknown, headers: Record<string, string> | null) {
+  async takeOver(scope: string, key: string, token: string, leaseExpiresAt: Date, now: Date) {
+    // one UPDATE: a concurrent taker re-reads the row after the winner commits and no longer matches
+    const r = await this.db.idempotencyKey.updateMany({
+      where: { principal: scope, key, state: 'in_progress', OR: [{ leaseExpiresAt: null }, { leaseExpiresAt: { lte: now } }] },
+      data: { leaseToken: token, leaseExpiresAt },
+    });
+    return r.count === 1;
+  }
+
+  async renew(scope: string, key: string, token: string, leaseExpiresAt: Date) {
+    const r = await this.db.idempotencyKey.updateMany({
+      where: { principal: scope, key, state: 'in_progress', leaseToken: token },
+      data: { leaseExpiresAt },
+    });
+    return r.count === 1;
+  }
+
+  async complete(scope: string, key: string, status: number, body: unknown, headers: Record<string, string> | null, token?: string) {
     await this.db.idempotencyKey.updateMany({
-      where: { principal: scope, key },
+      where: { principal: scope, key, ...(token !== undefined ? { leaseToken: token } : {}) },
       data: {
         state: 'completed',
         responseStatus: status,
         responseBody: body as Prisma.InputJsonValue,
         responseHeaders: (headers ?? undefined) as Prisma.InputJsonValue | undefined,
+        leaseExpiresAt: null,
       },
     });
   }
 
-  async remove(scope: string, key: string) {
-    await this.db.idempotencyKey.deleteMany({ where: { principal: scope, key } });
+  async remove(scope: string, key: string, token?: string) {
+    await this.db.idempotencyKey.deleteMany({ where: { principal: scope, key, ...(token !== undefined ? { leaseToken: token } : {}) } });
   }
 
   async purgeExpired(now: Date) {

@@ -16,15 +16,30 @@ export interface IdempotencyRecord {
   responseHeaders: Record<string, string> | null;
   createdAt: Date;
   expiresAt: Date;
+  /**
+   * `running` only: the request holding the key renews this lease while it runs; once it lapses (the
+   * process died) another request may take the key over. null on records written before leases.
+   */
+  leaseExpiresAt?: Date | null;
+  /** random token of the request holding the lease */
+  leaseToken?: string | null;
 }
 
 export interface IdempotencyStore {
   /** Insert a `running` record; false when (scope, key) already exists (the unique constraint decides). */
   tryInsert(rec: IdempotencyRecord): Promise<boolean>;
   get(scope: string, key: string): Promise<IdempotencyRecord | null>;
-  complete(scope: string, key: string, status: number, body: unknown, headers: Record<string, string> | null): Promise<void>;
-  /** Remove a record (after a 5xx so the client can retry, or when expired). */
-  remove(scope: string, key: string): Promise<void>;
+  /**
+   * Take over a `running` record whose lease lapsed (null or <= `now`): it gets `token` and a lease
+   * until `leaseExpiresAt`. Atomic: of two requests taking over, one wins. false otherwise.
+   */
+  takeOver(scope: string, key: string, token: string, leaseExpiresAt: Date, now: Date): Promise<boolean>;
+  /** Extend the lease while the holder (`token`) still runs; false when it lost the key. */
+  renew(scope: string, key: string, token: string, leaseExpiresAt: Date): Promise<boolean>;
+  /** Store the response; only the lease holder's (`token`) is stored when given. */
+  complete(scope: string, key: string, status: number, body: unknown, headers: Record<string, string> | null, token?: string): Promise<void>;
+  /** Remove a record (after a 5xx so the client can retry, or when expired); only the holder's when `token` is given. */
+  remove(scope: string, key: string, token?: string): Promise<void>;
   /** Delete expired records; returns how many. */
   purgeExpired(now: Date): Promise<number>;
 }
@@ -45,12 +60,27 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const r = this.rows.get(this.k(scope, key));
     return r ? { ...r } : null;
   }
-  async complete(scope: string, key: string, status: number, body: unknown, headers: Record<string, string> | null) {
+  async takeOver(scope: string, key: string, token: string, leaseExpiresAt: Date, now: Date) {
     const r = this.rows.get(this.k(scope, key));
-    if (r) Object.assign(r, { state: 'done', responseStatus: status, responseBody: body, responseHeaders: headers });
+    if (!r || r.state !== 'running' || (r.leaseExpiresAt && r.leaseExpiresAt > now)) return false;
+    Object.assign(r, { leaseToken: token, leaseExpiresAt });
+    return true;
   }
-  async remove(scope: string, key: string) {
-    this.rows.delete(this.k(scope, key));
+  async renew(scope: string, key: string, token: string, leaseExpiresAt: Date) {
+    const r = this.rows.get(this.k(scope, key));
+    if (!r || r.state !== 'running' || r.leaseToken !== token) return false;
+    r.leaseExpiresAt = leaseExpiresAt;
+    return true;
+  }
+  async complete(scope: string, key: string, status: number, body: unknown, headers: Record<string, string> | null, token?: string) {
+    const r = this.rows.get(this.k(scope, key));
+    if (r && (token === undefined || r.leaseToken === token)) {
+      Object.assign(r, { state: 'done', responseStatus: status, responseBody: body, responseHeaders: headers, leaseExpiresAt: null });
+    }
+  }
+  async remove(scope: string, key: string, token?: string) {
+    const r = this.rows.get(this.k(scope, key));
+    if (r && (token === undefined || r.leaseToken === token)) this.rows.delete(this.k(scope, key));
   }
   async purgeExpired(now: Date) {
     let n = 0;

@@ -9,8 +9,9 @@
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { ChainClient } from '../../chain/index.js';
 import { PaymentWatcher } from '../../chain/payment-watcher.js';
-import { PrismaIdempotencyStore, type IdempotencyStore } from '../idempotency/index.js';
+import { IdempotencyLeases, PrismaIdempotencyStore, type IdempotencyStore } from '../idempotency/index.js';
 import { escrowPort } from './orders.escrow.js';
+import { checkEscrowIntegrity } from './orders.integrity.js';
 import { PrismaOrdersRepo } from './orders.repo.js';
 import { OrdersService, type OrdersConfig, type OrdersHooks } from './orders.service.js';
 import type { CustodialPaymentsPort, EscrowPort, ListingsPort, OrdersRepo } from './orders.types.js';
@@ -21,6 +22,7 @@ export type { OrdersConfig, PrincipalLike } from './orders.service.js';
 export { PrismaOrdersRepo } from './orders.repo.js';
 export { MemoryOrdersRepo } from './orders.repo.memory.js';
 export { escrowPort } from './orders.escrow.js';
+export { checkEscrowIntegrity, compareOrderWithEscrow, type IntegrityReport } from './orders.integrity.js';
 
 type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
 
@@ -36,6 +38,8 @@ export interface OrdersModuleOptions {
     watcherIntervalMs?: number;
     /** reconciler interval (default 30 000 ms); 0 = only the start-up pass */
     reconcileIntervalMs?: number;
+    /** lease of a running POST /orders Idempotency-Key (default 10 000 ms): a key whose request died is retryable after it */
+    idempotencyLeaseMs?: number;
   };
   log?: Log;
   hooks?: OrdersHooks;
@@ -66,6 +70,7 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     custody: o.custody,
   });
   const watcher = new PaymentWatcher({ service, repo, log: o.log });
+  const leases = new IdempotencyLeases();
   const watcherMs = o.config?.watcherIntervalMs ?? 2_000;
   const reconcileMs = o.config?.reconcileIntervalMs ?? 30_000;
   let purge: NodeJS.Timeout | null = null;
@@ -76,7 +81,9 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     watcher,
     reconciler: service.reconciler,
     idempotencyStore,
-    http: { service, repo, idempotencyStore, hasReview: o.hasReview },
+    /** every order's database state against its escrow account on chain (orders.integrity.ts) */
+    checkIntegrity: () => checkEscrowIntegrity({ repo, escrow }),
+    http: { service, repo, idempotencyStore, idempotencyLeases: leases, idempotencyLeaseMs: o.config?.idempotencyLeaseMs, hasReview: o.hasReview },
     /** start-up reconciliation, then the timers */
     async start() {
       await service.reconciler.runOnce().catch((err) => o.log?.error({ err }, 'start-up reconciliation failed'));
@@ -85,8 +92,10 @@ export function createOrdersModule(o: OrdersModuleOptions) {
       purge = setInterval(() => void idempotencyStore.purgeExpired(new Date()).catch(() => undefined), 3_600_000);
       purge.unref?.();
     },
+    /** stop the timers (and the Idempotency-Key lease renewals: call it after the last request finished) */
     async stop() {
       if (purge) clearInterval(purge);
+      leases.stopAll();
       await Promise.all([watcher.stop(), service.reconciler.stop()]);
     },
   };
@@ -122,7 +131,8 @@ export function unavailableEscrow(): EscrowPort {
  * Orders settings from the environment (all optional):
  * ORDER_PAYMENT_TTL_SECONDS (900), ORDER_REVIEW_WINDOW_SECONDS (259200 = 3 days),
  * ORDER_WATCHER_INTERVAL_MS (2000; 0 = off), ORDER_RECONCILE_INTERVAL_MS (30000; 0 = start-up only),
- * ORDER_INFLIGHT_WAIT_MS (5000), PUBLIC_BASE_URL (Solana Pay links), SOLANA_PAY_LABEL, SOLANA_PAY_ICON.
+ * ORDER_INFLIGHT_WAIT_MS (5000), ORDER_MAX_UNPAID_PER_BUYER (3), ORDER_IDEMPOTENCY_LEASE_MS (10000),
+ * PUBLIC_BASE_URL (Solana Pay links), SOLANA_PAY_LABEL, SOLANA_PAY_ICON.
  */
 export function ordersConfigFromEnv(env: NodeJS.ProcessEnv = process.env): NonNullable<OrdersModuleOptions['config']> {
   const n = (name: string) => {
@@ -139,6 +149,8 @@ export function ordersConfigFromEnv(env: NodeJS.ProcessEnv = process.env): NonNu
     watcherIntervalMs: n('ORDER_WATCHER_INTERVAL_MS'),
     reconcileIntervalMs: n('ORDER_RECONCILE_INTERVAL_MS'),
     inflightWaitMs: n('ORDER_INFLIGHT_WAIT_MS'),
+    maxUnpaidOrdersPerBuyer: n('ORDER_MAX_UNPAID_PER_BUYER'),
+    idempotencyLeaseMs: n('ORDER_IDEMPOTENCY_LEASE_MS'),
     publicBaseUrl: base,
     solanaPayLabel: env.SOLANA_PAY_LABEL,
     solanaPayIcon: env.SOLANA_PAY_ICON ?? (base ? `${base}/icon.svg` : undefined),

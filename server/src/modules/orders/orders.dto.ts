@@ -45,6 +45,15 @@ export function toOrderDto(
     disputed_at: iso(o.disputedAt),
     dispute_reason: o.disputeReason,
     resolution: o.buyerBps === null ? null : { buyer_bps: o.buyerBps },
+    payout: o.payout
+      ? {
+          buyer_base_units: o.payout.buyer.toString(),
+          seller_base_units: o.payout.seller.toString(),
+          treasury_base_units: o.payout.treasury.toString(),
+          verified: o.payout.verified,
+        }
+      : null,
+    attention: o.attention ? { reason: o.attention.reason, detail: o.attention.detail, detected_at: o.attention.at.toISOString() } : null,
     transactions: intents
       .filter((i) => i.signature)
       .map((i) => ({

@@ -15,6 +15,24 @@ export const orderErrors = {
   ownListing: () => new DomainError('own-listing', 'A seller cannot order their own listing.'),
   listingUnavailable: (status: string) =>
     new DomainError('listing-unavailable', `The listing is not available for purchase (status ${status}).`),
+  /** another buyer's open order holds the listing; `held_until` is when an unpaid hold lapses at the latest */
+  listingHeld: (holderStatus: OrderStatus, paymentExpiresAt: Date, graceSeconds: number) => {
+    const unpaid = holderStatus === 'awaiting_payment';
+    const until = new Date(paymentExpiresAt.getTime() + graceSeconds * 1000);
+    return new DomainError(
+      'listing-unavailable',
+      unpaid
+        ? `The listing is reserved for another buyer's order until it is paid or its payment window closes (at the latest ${until.toISOString()}).`
+        : 'The listing is reserved by another buyer\'s paid order.',
+      { listing_status: 'reserved', ...(unpaid ? { held_until: until.toISOString() } : {}) },
+    );
+  },
+  tooManyUnpaid: (unpaid: number, limit: number) =>
+    new DomainError(
+      'too-many-unpaid-orders',
+      `You have ${unpaid} unpaid orders (the limit is ${limit}): pay one or let it expire before ordering more.`,
+      { unpaid_orders: unpaid, limit },
+    ),
   actionInProgress: (orderId: string, action: string) =>
     new DomainError('conflict', `An on-chain ${action} for order ${orderId} is still in flight; retry shortly.`, {
       in_flight_action: action,

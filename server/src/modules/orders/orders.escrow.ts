@@ -1,9 +1,20 @@
 /**
  * Adapter: chain/escrow.ts EscrowClient -> the orders module's EscrowPort.
  */
-import type { BorshInstructionCoder } from '@coral-xyz/anchor';
 import type { EscrowClient } from '../../chain/escrow.js';
-import type { EscrowPort, SendOptions } from './orders.types.js';
+import type { EscrowSettlement } from '../../chain/settlement.js';
+import type { EscrowPort, OrderSettlement, SendOptions } from './orders.types.js';
+
+/** The chain's settlement record as the orders module stores it (payout per role + the buyer's token account). */
+export function toOrderSettlement(s: EscrowSettlement): OrderSettlement {
+  return {
+    instruction: s.instruction,
+    signature: s.signature,
+    slot: s.slot,
+    ...(s.buyerBps !== undefined ? { buyerBps: s.buyerBps } : {}),
+    payout: { ...s.paid, buyerTokenAccount: s.accounts.buyer, verified: s.verified },
+  };
+}
 
 export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number } = {}): EscrowPort {
   let fee: { bps: number; at: number } | null = null;
@@ -11,7 +22,10 @@ export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number } 
   const o = (s?: SendOptions) => (s?.onSigned ? { onSigned: s.onSigned } : {});
   return {
     addresses: (orderId, mint, tokenProgram) => client.addresses(orderId, mint, tokenProgram),
-    buildFundTransaction: async (t) => (await client.buildFundTransaction(t)).transaction,
+    buildFundTransaction: async (t) => {
+      const built = await client.buildFundTransaction(t);
+      return { transaction: built.transaction, validUntil: built.validUntil };
+    },
     submitSignedTransaction: (b64) => client.submitSignedTransaction(b64),
     markDelivered: (id, s) => client.markDelivered(id, o(s)),
     release: (id, s) => client.release(id, o(s)),
@@ -37,26 +51,11 @@ export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number } 
       };
     },
     signatureStatus: (sig) => client.signatureStatus(sig),
-    findClosingInstruction: async (id) => {
-      const sigs = await client.connection.getSignaturesForAddress(client.orderAddress(id), { limit: 20 }, 'confirmed');
-      for (const s of sigs) {
-        if (s.err) continue;
-        const tx = await client.connection.getTransaction(s.signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
-        if (!tx) continue;
-        const msg = tx.transaction.message;
-        const keys = msg.staticAccountKeys;
-        for (const ix of msg.compiledInstructions) {
-          if (!keys[ix.programIdIndex]?.equals(client.programId)) continue;
-          const decoded = (client.program.coder.instruction as BorshInstructionCoder).decode(Buffer.from(ix.data));
-          const name = decoded?.name.replace(/[A-Z]/g, (c: string) => `_${c.toLowerCase()}`);
-          if (name === 'release' || name === 'claim' || name === 'refund' || name === 'resolve_dispute') {
-            const data = decoded!.data as { buyerBps?: number; buyer_bps?: number };
-            const bps = data.buyerBps ?? data.buyer_bps;
-            return { instruction: name, signature: s.signature, slot: s.slot, ...(bps !== undefined ? { buyerBps: Number(bps) } : {}) };
-          }
-        }
-      }
-      return null;
+    blockhashExpired: (lifetime) => client.blockhashExpired(lifetime),
+    tokenBalance: (account) => client.tokenBalance(account),
+    findSettlement: async (order, signature) => {
+      const s = await client.findSettlement(order.id, order.mint, signature ? { signature } : {});
+      return s ? toOrderSettlement(s) : null;
     },
     findFundSignature: async (id) => {
       const sigs = await client.connection.getSignaturesForAddress(client.orderAddress(id), { limit: 20 }, 'confirmed');

@@ -3,7 +3,20 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Instruction, OrderStatus } from './order-state.js';
-import type { ChainIntentRecord, ListOrdersQuery, NewOrder, OrderPatch, OrderRecord, OrdersRepo } from './orders.types.js';
+import type {
+  BlockhashLifetime,
+  ChainIntentRecord,
+  CreateHeldResult,
+  ListOrdersQuery,
+  NewOrder,
+  OrderAttention,
+  OrderPatch,
+  OrderRecord,
+  OrdersRepo,
+} from './orders.types.js';
+
+const HOLDING = new Set<OrderStatus>(['awaiting_payment', 'in_progress', 'delivered', 'disputed']);
+const TERMINAL = new Set<OrderStatus>(['completed', 'resolved', 'refunded', 'expired']);
 
 export class MemoryOrdersRepo implements OrdersRepo {
   orders = new Map<string, OrderRecord>();
@@ -17,9 +30,69 @@ export class MemoryOrdersRepo implements OrdersRepo {
 
   async create(order: NewOrder) {
     const t = this.tick();
-    const rec: OrderRecord = { ...order, paymentSource: order.paymentSource ?? 'wallet', version: 0, createdAt: t, updatedAt: t };
+    const rec: OrderRecord = {
+      ...order,
+      paymentSource: order.paymentSource ?? 'wallet',
+      fundExpiresAt: order.fundExpiresAt ?? null,
+      idempotencyKey: order.idempotencyKey ?? null,
+      payout: null,
+      attention: null,
+      version: 0,
+      createdAt: t,
+      updatedAt: t,
+    };
     this.orders.set(rec.id, rec);
     return { ...rec };
+  }
+  async findByIdempotencyKey(buyerId: string, key: string) {
+    const o = [...this.orders.values()].find((x) => x.buyerId === buyerId && x.idempotencyKey === key);
+    return o ? { ...o } : null;
+  }
+  async createHeld(order: NewOrder, guard: { maxUnpaidPerBuyer: number }): Promise<CreateHeldResult> {
+    // synchronous up to the insert: as atomic as the row locks of the Prisma repo
+    const all = [...this.orders.values()];
+    const dup = order.idempotencyKey ? all.find((x) => x.buyerId === order.buyerId && x.idempotencyKey === order.idempotencyKey) : undefined;
+    if (dup) return { duplicate: { ...dup } };
+    const holder = all.find((x) => x.listingId === order.listingId && HOLDING.has(x.status));
+    if (holder) return { listingHeld: { orderId: holder.id, status: holder.status, paymentExpiresAt: holder.paymentExpiresAt } };
+    const unpaid = all.filter((x) => x.buyerId === order.buyerId && x.status === 'awaiting_payment').length;
+    if (unpaid >= guard.maxUnpaidPerBuyer) return { buyerLimit: { unpaid } };
+    return { created: await this.create(order) };
+  }
+  async discardUnpaid(orderId: string) {
+    const o = this.orders.get(orderId);
+    if (!o || o.status !== 'awaiting_payment' || [...this.intents.values()].some((i) => i.orderId === orderId)) return false;
+    this.orders.delete(orderId);
+    return true;
+  }
+  async scan(afterId: string | null, limit: number) {
+    return [...this.orders.values()]
+      .filter((o) => afterId === null || o.id > afterId)
+      .sort((a, b) => (a.id < b.id ? -1 : 1))
+      .slice(0, limit)
+      .map((o) => ({ ...o }));
+  }
+  /** fund_issued_until is a storage detail of the order row: kept beside it here */
+  private fundIssued = new Map<string, Date>();
+  async noteFundIssued(orderId: string, until: Date) {
+    const prev = this.fundIssued.get(orderId);
+    if (!prev || prev < until) this.fundIssued.set(orderId, until);
+  }
+  async listClosedFundableSince(since: Date, limit: number) {
+    return [...this.orders.values()]
+      .filter((o) => TERMINAL.has(o.status) && (this.fundIssued.get(o.id) ?? new Date(0)) >= since)
+      .slice(0, limit)
+      .map((o) => ({ ...o }));
+  }
+  async flagAttention(orderId: string, attention: OrderAttention) {
+    const o = this.orders.get(orderId);
+    if (!o || o.attention) return false;
+    o.attention = { ...attention };
+    return true;
+  }
+  async clearAttention(orderId: string) {
+    const o = this.orders.get(orderId);
+    if (o) o.attention = null;
   }
   async get(id: string) {
     const o = this.orders.get(id);
@@ -51,13 +124,28 @@ export class MemoryOrdersRepo implements OrdersRepo {
     if (!o || o.status !== expected) return null;
     if ([...this.intents.values()].some((i) => i.orderId === orderId && (i.status === 'pending' || i.status === 'sent'))) return null;
     const t = this.tick();
-    const rec: ChainIntentRecord = { id: randomUUID(), orderId, action, status: 'pending', signature: null, slot: null, params, error: null, createdAt: t, updatedAt: t };
+    const rec: ChainIntentRecord = {
+      id: randomUUID(),
+      orderId,
+      action,
+      status: 'pending',
+      signature: null,
+      slot: null,
+      params,
+      error: null,
+      blockhash: null,
+      lastValidBlockHeight: null,
+      createdAt: t,
+      updatedAt: t,
+    };
     this.intents.set(rec.id, rec);
     return { ...rec };
   }
-  async markIntentSent(intentId: string, signature: string) {
+  async markIntentSent(intentId: string, signature: string, lifetime?: BlockhashLifetime) {
     const i = this.intents.get(intentId);
-    if (i) Object.assign(i, { status: 'sent', signature, updatedAt: this.tick() });
+    if (!i || i.status !== 'pending') return false;
+    Object.assign(i, { status: 'sent', signature, ...(lifetime ?? {}), updatedAt: this.tick() });
+    return true;
   }
   async confirmIntent(intentId: string, signature: string | null, slot: number | null, orderId: string, expected: OrderStatus, patch: OrderPatch) {
     const i = this.intents.get(intentId);
@@ -66,10 +154,23 @@ export class MemoryOrdersRepo implements OrdersRepo {
     return this.updateIf(orderId, expected, patch);
   }
   async recordConfirmed(orderId: string, action: Instruction, signature: string, slot: number | null) {
-    if ([...this.intents.values()].some((i) => i.signature === signature)) return;
+    if ([...this.intents.values()].some((i) => i.orderId === orderId && i.signature === signature)) return;
     const t = this.tick();
     const id = randomUUID();
-    this.intents.set(id, { id, orderId, action, status: 'confirmed', signature, slot, params: null, error: null, createdAt: t, updatedAt: t });
+    this.intents.set(id, {
+      id,
+      orderId,
+      action,
+      status: 'confirmed',
+      signature,
+      slot,
+      params: null,
+      error: null,
+      blockhash: null,
+      lastValidBlockHeight: null,
+      createdAt: t,
+      updatedAt: t,
+    });
   }
   async failIntent(intentId: string, error: string) {
     const i = this.intents.get(intentId);

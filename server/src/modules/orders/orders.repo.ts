@@ -8,7 +8,18 @@
  */
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import type { Instruction, OrderStatus } from './order-state.js';
-import type { ChainIntentRecord, IntentStatus, ListOrdersQuery, NewOrder, OrderPatch, OrderRecord, OrdersRepo } from './orders.types.js';
+import type {
+  BlockhashLifetime,
+  ChainIntentRecord,
+  CreateHeldResult,
+  IntentStatus,
+  ListOrdersQuery,
+  NewOrder,
+  OrderAttention,
+  OrderPatch,
+  OrderRecord,
+  OrdersRepo,
+} from './orders.types.js';
 
 type Db = PrismaClient;
 /** wallets: the order's own columns (set by this module), else the users' wallets (rows inserted elsewhere) */
@@ -17,6 +28,9 @@ type OrderRow = Prisma.OrderGetPayload<{ include: typeof withWallets }>;
 type IntentRow = Prisma.ChainIntentGetPayload<object>;
 
 const OPEN: IntentStatus[] = ['pending', 'sent'];
+/** statuses in which an order holds its listing (createHeld) */
+const HOLDING: OrderStatus[] = ['awaiting_payment', 'in_progress', 'delivered', 'disputed'];
+const TERMINAL: OrderStatus[] = ['completed', 'resolved', 'refunded', 'expired'];
 
 /** escrow_state column (storage detail; the API derives escrow_state from status). */
 function escrowStateFor(status: OrderStatus): string {
@@ -67,6 +81,19 @@ function toRecord(r: OrderRow): OrderRecord {
     buyerBps: r.resolutionBuyerBps,
     fundSignature: r.fundSignature,
     lastSignature: r.lastSignature,
+    fundExpiresAt: r.fundExpiresAt ? toSeconds(r.fundExpiresAt) : null,
+    idempotencyKey: r.idempotencyKey,
+    payout:
+      r.payoutBuyerBaseUnits === null
+        ? null
+        : {
+            buyer: BigInt(r.payoutBuyerBaseUnits.toFixed()),
+            seller: r.payoutSellerBaseUnits ? BigInt(r.payoutSellerBaseUnits.toFixed()) : 0n,
+            treasury: r.payoutTreasuryBaseUnits ? BigInt(r.payoutTreasuryBaseUnits.toFixed()) : 0n,
+            buyerTokenAccount: r.payoutBuyerTokenAccount,
+            verified: r.payoutVerified === true,
+          },
+    attention: r.attentionReason ? { reason: r.attentionReason, detail: r.attentionDetail ?? '', at: r.attentionAt ?? r.updatedAt } : null,
     version: r.version,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
@@ -90,8 +117,22 @@ function toData(p: OrderPatch): Prisma.OrderUncheckedUpdateManyInput {
   if (p.buyerBps !== undefined) d.resolutionBuyerBps = p.buyerBps;
   if (p.fundSignature !== undefined) d.fundSignature = p.fundSignature;
   if (p.lastSignature !== undefined) d.lastSignature = p.lastSignature;
+  if (p.fundExpiresAt !== undefined) d.fundExpiresAt = p.fundExpiresAt === null ? null : new Date(p.fundExpiresAt * 1000);
+  if (p.payout !== undefined) {
+    d.payoutBuyerBaseUnits = p.payout?.buyer.toString() ?? null;
+    d.payoutSellerBaseUnits = p.payout?.seller.toString() ?? null;
+    d.payoutTreasuryBaseUnits = p.payout?.treasury.toString() ?? null;
+    d.payoutBuyerTokenAccount = p.payout?.buyerTokenAccount ?? null;
+    d.payoutVerified = p.payout ? p.payout.verified : null;
+  }
+  if (p.attention !== undefined) {
+    d.attentionReason = p.attention?.reason ?? null;
+    d.attentionDetail = p.attention?.detail ?? null;
+    d.attentionAt = p.attention?.at ?? null;
+  }
   return d;
 }
+
 
 function toIntent(r: IntentRow): ChainIntentRecord {
   return {
@@ -103,6 +144,8 @@ function toIntent(r: IntentRow): ChainIntentRecord {
     slot: r.slot === null ? null : Number(r.slot),
     params: (r.payload as Record<string, unknown> | null) ?? null,
     error: r.error,
+    blockhash: r.blockhash,
+    lastValidBlockHeight: r.lastValidBlockHeight === null ? null : Number(r.lastValidBlockHeight),
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };
@@ -112,10 +155,14 @@ export class PrismaOrdersRepo implements OrdersRepo {
   constructor(private readonly db: Db) {}
 
   async create(o: NewOrder): Promise<OrderRecord> {
+    return this.insert(this.db, o);
+  }
+
+  private async insert(db: Pick<Db, 'listing' | 'order'>, o: NewOrder): Promise<OrderRecord> {
     // token_mint_address: the listing's NFT, copied at order time
     const tokenMint =
-      o.tokenMint ?? (await this.db.listing.findUnique({ where: { id: o.listingId }, select: { tokenMintAddress: true } }))?.tokenMintAddress ?? null;
-    const row = await this.db.order.create({
+      o.tokenMint ?? (await db.listing.findUnique({ where: { id: o.listingId }, select: { tokenMintAddress: true } }))?.tokenMintAddress ?? null;
+    const row = await db.order.create({
       data: {
         id: o.id,
         listingId: o.listingId,
@@ -137,11 +184,85 @@ export class PrismaOrdersRepo implements OrdersRepo {
         deliveryDeadline: new Date(o.deliveryDeadline * 1000),
         reviewWindowSeconds: o.reviewWindow,
         paymentExpiresAt: o.paymentExpiresAt,
+        fundExpiresAt: o.fundExpiresAt ? new Date(o.fundExpiresAt * 1000) : null,
+        idempotencyKey: o.idempotencyKey ?? null,
         ...(o.createdAt ? { createdAt: o.createdAt } : {}),
       },
       include: withWallets,
     });
     return toRecord(row);
+  }
+
+  async findByIdempotencyKey(buyerId: string, key: string): Promise<OrderRecord | null> {
+    const row = await this.db.order.findUnique({ where: { buyerId_idempotencyKey: { buyerId, idempotencyKey: key } }, include: withWallets });
+    return row ? toRecord(row) : null;
+  }
+
+  async createHeld(o: NewOrder, guard: { maxUnpaidPerBuyer: number }): Promise<CreateHeldResult> {
+    try {
+      return await this.db.$transaction(async (tx) => {
+        // lock order: buyer, then listing (every creation takes them in this order: no deadlock)
+        await tx.$queryRaw`SELECT id FROM users WHERE id = ${o.buyerId}::uuid FOR UPDATE`;
+        if (o.idempotencyKey) {
+          const dup = await tx.order.findUnique({ where: { buyerId_idempotencyKey: { buyerId: o.buyerId, idempotencyKey: o.idempotencyKey } }, include: withWallets });
+          if (dup) return { duplicate: toRecord(dup) };
+        }
+        await tx.$queryRaw`SELECT id FROM listings WHERE id = ${o.listingId}::uuid FOR UPDATE`;
+        const holder = await tx.order.findFirst({ where: { listingId: o.listingId, status: { in: HOLDING } }, orderBy: { createdAt: 'asc' } });
+        if (holder) return { listingHeld: { orderId: holder.id, status: holder.status as OrderStatus, paymentExpiresAt: holder.paymentExpiresAt } };
+        const unpaid = await tx.order.count({ where: { buyerId: o.buyerId, status: 'awaiting_payment' } });
+        if (unpaid >= guard.maxUnpaidPerBuyer) return { buyerLimit: { unpaid } };
+        return { created: await this.insert(tx, o) };
+      });
+    } catch (err) {
+      // the same key committed by a concurrent attempt (the unique (buyer_id, idempotency_key))
+      if ((err as { code?: string }).code === 'P2002' && o.idempotencyKey) {
+        const dup = await this.findByIdempotencyKey(o.buyerId, o.idempotencyKey);
+        if (dup) return { duplicate: dup };
+      }
+      throw err;
+    }
+  }
+
+  async discardUnpaid(orderId: string): Promise<boolean> {
+    const r = await this.db.order.deleteMany({ where: { id: orderId, status: 'awaiting_payment', intents: { none: {} } } });
+    return r.count === 1;
+  }
+
+  async scan(afterId: string | null, limit: number): Promise<OrderRecord[]> {
+    const rows = await this.db.order.findMany({
+      where: afterId ? { id: { gt: afterId } } : {},
+      orderBy: { id: 'asc' },
+      take: limit,
+      include: withWallets,
+    });
+    return rows.map(toRecord);
+  }
+
+  async noteFundIssued(orderId: string, until: Date): Promise<void> {
+    await this.db.order.updateMany({ where: { id: orderId, OR: [{ fundIssuedUntil: null }, { fundIssuedUntil: { lt: until } }] }, data: { fundIssuedUntil: until } });
+  }
+
+  async listClosedFundableSince(since: Date, limit: number): Promise<OrderRecord[]> {
+    const rows = await this.db.order.findMany({
+      where: { fundIssuedUntil: { gte: since }, status: { in: TERMINAL } },
+      orderBy: { fundIssuedUntil: 'asc' },
+      take: limit,
+      include: withWallets,
+    });
+    return rows.map(toRecord);
+  }
+
+  async flagAttention(orderId: string, a: OrderAttention): Promise<boolean> {
+    const r = await this.db.order.updateMany({
+      where: { id: orderId, attentionReason: null },
+      data: { attentionReason: a.reason, attentionDetail: a.detail, attentionAt: a.at },
+    });
+    return r.count === 1;
+  }
+
+  async clearAttention(orderId: string): Promise<void> {
+    await this.db.order.updateMany({ where: { id: orderId }, data: { attentionReason: null, attentionDetail: null, attentionAt: null } });
   }
 
   async get(id: string): Promise<OrderRecord | null> {
@@ -196,8 +317,16 @@ export class PrismaOrdersRepo implements OrdersRepo {
     });
   }
 
-  async markIntentSent(intentId: string, signature: string): Promise<void> {
-    await this.db.chainIntent.update({ where: { id: intentId }, data: { status: 'sent', signature } });
+  async markIntentSent(intentId: string, signature: string, lifetime?: BlockhashLifetime): Promise<boolean> {
+    const r = await this.db.chainIntent.updateMany({
+      where: { id: intentId, status: 'pending' },
+      data: {
+        status: 'sent',
+        signature,
+        ...(lifetime ? { blockhash: lifetime.blockhash, lastValidBlockHeight: BigInt(lifetime.lastValidBlockHeight) } : {}),
+      },
+    });
+    return r.count === 1;
   }
 
   async confirmIntent(intentId: string, signature: string | null, slot: number | null, orderId: string, expected: OrderStatus, patch: OrderPatch) {
@@ -213,7 +342,8 @@ export class PrismaOrdersRepo implements OrdersRepo {
   }
 
   async recordConfirmed(orderId: string, action: Instruction, signature: string, slot: number | null): Promise<void> {
-    const existing = await this.db.chainIntent.findUnique({ where: { signature } });
+    // one transaction may act on several orders (a bundle): recorded once per order
+    const existing = await this.db.chainIntent.findFirst({ where: { orderId, signature } });
     if (existing) return;
     await this.db.chainIntent
       .create({ data: { orderId, action, status: 'confirmed', signature, slot: slot === null ? null : BigInt(slot) } })

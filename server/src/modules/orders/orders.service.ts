@@ -18,12 +18,13 @@ import { ChainActionLandedError, DomainError } from '../../errors.js';
 import { Reconciler } from '../../chain/reconciler.js';
 import { cursorKey, decodeCursor, newestPage } from '../../lib/cursor.js';
 import { compareFundTransaction, normalizeTransaction } from './fund-tx.js';
-import { listingEffect, patchForInstruction } from './order-patch.js';
+import { formulaPayout, listingEffect, patchForInstruction } from './order-patch.js';
 import {
   type ChainAction,
   type OrderRole,
   type OrderStatus,
   actionInstruction,
+  isTerminal,
   canTransition,
   findTransition,
   roleMayEver,
@@ -36,8 +37,10 @@ import type {
   EscrowOrderView,
   EscrowPort,
   FundTerms,
+  IssuedFundTransaction,
   ListingsPort,
   OrderRecord,
+  OrderSettlement,
   OrdersRepo,
   PaymentSource,
   TxResult,
@@ -68,6 +71,8 @@ export interface OrdersConfig {
   inflightWaitMs: number;
   /** reconciler also checks active orders against their escrow accounts (parties acting directly) */
   syncDrift: boolean;
+  /** a buyer may hold at most this many unpaid (awaiting_payment) orders at once (anti-griefing, default 3) */
+  maxUnpaidOrdersPerBuyer: number;
 }
 
 export const defaultOrdersConfig: OrdersConfig = {
@@ -79,11 +84,25 @@ export const defaultOrdersConfig: OrdersConfig = {
   solanaPayIcon: 'http://127.0.0.1:3000/icon.svg',
   inflightWaitMs: 5_000,
   syncDrift: true,
+  maxUnpaidOrdersPerBuyer: 3,
 };
+
+/**
+ * Named steps of POST /orders where a test hook may simulate the process dying (a throw, or a promise
+ * that never settles): `order-inserted` = the order row (and the listing hold) is committed, nothing
+ * else; `payment-ready` = the fund transaction is built (or the custodial payment made), the response
+ * not yet sent.
+ */
+export type CreateStep = 'order-inserted' | 'payment-ready';
+
+/** How long after the validUntil of its last fund transaction a closed order is checked for an escrow (see refundStrayEscrows). */
+const STRAY_ESCROW_MARGIN_SECONDS = 600;
 
 export interface OrdersHooks {
   /** test hook: runs after a chain action is confirmed and before the DB write (crash simulation) */
   afterSend?: (info: { orderId: string; action: ChainAction; tx: TxResult }) => Promise<void> | void;
+  /** test hook: runs at each named step of order creation (crash simulation) */
+  createStep?: (step: CreateStep, info: { orderId: string }) => Promise<void> | void;
 }
 
 export interface OrdersServiceDeps {
@@ -99,20 +118,21 @@ export interface OrdersServiceDeps {
   custody?: CustodialPaymentsPort;
 }
 
-/** approximate lifetime of a recent blockhash (150 blocks at ~400 ms) */
-const BLOCKHASH_LIFETIME_MS = 60_000;
-
 export interface CreateOrderInput {
   listingId: string;
   /** API keys only: the paying wallet */
   buyerWallet?: string | null;
   /** default wallet */
   paymentSource?: PaymentSource;
+  /** the request's Idempotency-Key: stored on the order, so a retry after a crash finds it */
+  idempotencyKey?: string | null;
 }
 
+/** contract OrderPayment */
 export interface PaymentInstructions {
   transaction: string;
   solana_pay_url: string;
+  /** last moment `transaction` can land: min(its blockhash's validity, payment_expires_at) */
   expires_at: Date;
 }
 
@@ -206,14 +226,26 @@ export class OrdersService {
    * POST /orders. `paymentSource` wallet (default): the order waits for the buyer's fund transaction
    * (returned as `payment`). custodial: the custody module holds the price from the buyer's custodial
    * balance and funds the escrow (buyer = the user's deposit address); `payment` is null and the order
-   * comes back in_progress (awaiting_payment while the funding is unconfirmed). Errors besides the
-   * listing ones: 404 custody-disabled, 400 validation-error (buyer_wallet with custodial),
-   * 409 insufficient-funds, 502 chain-transaction-failed (funding rejected: order expired, hold released).
+   * comes back in_progress (awaiting_payment while the funding is unconfirmed).
+   *
+   * The listing is held for the order from creation (one open order per listing: later buyers get 409
+   * listing-unavailable before paying, until this one expires unpaid or is refunded), and a buyer may
+   * hold at most `maxUnpaidOrdersPerBuyer` unpaid orders (409 too-many-unpaid-orders). With an
+   * `idempotencyKey`, an order this buyer already created with it is returned instead (a retry after a
+   * crash), with a fresh fund transaction while it awaits payment.
+   *
+   * Errors besides the listing ones: 404 custody-disabled, 400 validation-error (buyer_wallet with
+   * custodial), 409 insufficient-funds, 502 chain-transaction-failed (funding rejected: order expired,
+   * hold released), 503 chain-unavailable (nothing kept: the order row is discarded).
    */
   create(p: PrincipalLike, input: CreateOrderInput & { paymentSource?: 'wallet' }): Promise<{ order: OrderRecord; payment: PaymentInstructions }>;
   create(p: PrincipalLike, input: CreateOrderInput): Promise<{ order: OrderRecord; payment: PaymentInstructions | null }>;
   async create(p: PrincipalLike, input: CreateOrderInput): Promise<{ order: OrderRecord; payment: PaymentInstructions | null }> {
     if (!p.userId) throw orderErrors.forbidden('Creating an order needs a user credential.');
+    if (input.idempotencyKey) {
+      const existing = await this.deps.repo.findByIdempotencyKey(p.userId, input.idempotencyKey);
+      if (existing) return this.resume(existing);
+    }
     const listing = await this.deps.listings.get(input.listingId);
     if (!listing) throw orderErrors.listingNotFound(input.listingId);
     if (listing.sellerId === p.userId) throw orderErrors.ownListing();
@@ -245,60 +277,114 @@ export class OrdersService {
     const id = randomUUID();
     const [chainNow, feeBps] = await Promise.all([this.deps.escrow.chainNow(), this.deps.escrow.feeBps()]);
     const ttl = this.config.paymentTtlSeconds;
-    const terms: FundTerms = {
-      orderId: id,
-      buyer: buyerWallet,
-      seller: listing.sellerWallet,
-      mint: currency.mint,
-      amount: listing.priceBaseUnits,
-      // contract: delivery_deadline = created_at + listing duration days (chain clock)
-      deliveryDeadline: chainNow + Math.max(1, listing.durationDays) * 86_400,
-      reviewWindow: this.config.reviewWindowSeconds,
-    };
     const { escrow, vault } = this.deps.escrow.addresses(id, currency.mint, currency.tokenProgram);
-    const transaction = custodial ? null : await this.deps.escrow.buildFundTransaction(terms);
     const createdAt = this.now();
-    const paymentExpiresAt = new Date(createdAt.getTime() + ttl * 1000);
-    const order = await this.deps.repo.create({
-      id,
-      createdAt,
-      listingId: listing.id,
-      buyerId: p.userId,
-      sellerId: listing.sellerId,
-      buyerWallet,
-      sellerWallet: listing.sellerWallet,
-      paymentSource: custodial ? 'custodial' : 'wallet',
-      currency: currency.code,
-      mint: currency.mint,
-      decimals: currency.decimals,
-      amount: listing.priceBaseUnits,
-      status: 'awaiting_payment',
-      tokenMint: listing.tokenMint ?? null,
-      feeBps,
-      escrowAddress: escrow,
-      vaultAddress: vault,
-      paymentExpiresAt,
-      deliveryDeadline: terms.deliveryDeadline,
-      reviewWindow: terms.reviewWindow,
-      fundedAt: null,
-      deliveredAt: null,
-      autoReleaseAt: null,
-      disputedAt: null,
-      completedAt: null,
-      disputeReason: null,
-      disputedBy: null,
-      buyerBps: null,
-      fundSignature: null,
-      lastSignature: null,
-    });
-    if (custodial) return { order: await this.payCustodially(order), payment: null };
-    const payment: PaymentInstructions = {
-      transaction: transaction!,
-      solana_pay_url: this.solanaPayUrl(id),
-      // when this transaction's blockhash expires; a fresh one comes from the Solana Pay endpoint
-      expires_at: new Date(Math.min(paymentExpiresAt.getTime(), createdAt.getTime() + BLOCKHASH_LIFETIME_MS)),
-    };
+    const held = await this.deps.repo.createHeld(
+      {
+        id,
+        createdAt,
+        listingId: listing.id,
+        buyerId: p.userId,
+        sellerId: listing.sellerId,
+        buyerWallet,
+        sellerWallet: listing.sellerWallet,
+        paymentSource: custodial ? 'custodial' : 'wallet',
+        currency: currency.code,
+        mint: currency.mint,
+        decimals: currency.decimals,
+        amount: listing.priceBaseUnits,
+        status: 'awaiting_payment',
+        tokenMint: listing.tokenMint ?? null,
+        feeBps,
+        escrowAddress: escrow,
+        vaultAddress: vault,
+        paymentExpiresAt: new Date(createdAt.getTime() + ttl * 1000),
+        // contract: delivery_deadline = created_at + listing duration days (chain clock)
+        deliveryDeadline: chainNow + Math.max(1, listing.durationDays) * 86_400,
+        reviewWindow: this.config.reviewWindowSeconds,
+        // the program refuses the funding after this (chain clock): a closed order cannot be re-funded later
+        fundExpiresAt: chainNow + ttl,
+        idempotencyKey: input.idempotencyKey ?? null,
+        fundedAt: null,
+        deliveredAt: null,
+        autoReleaseAt: null,
+        disputedAt: null,
+        completedAt: null,
+        disputeReason: null,
+        disputedBy: null,
+        buyerBps: null,
+        fundSignature: null,
+        lastSignature: null,
+      },
+      { maxUnpaidPerBuyer: this.config.maxUnpaidOrdersPerBuyer },
+    );
+    if ('duplicate' in held) return this.resume(held.duplicate);
+    if ('listingHeld' in held) throw orderErrors.listingHeld(held.listingHeld.status, held.listingHeld.paymentExpiresAt, this.config.paymentGraceSeconds);
+    if ('buyerLimit' in held) throw orderErrors.tooManyUnpaid(held.buyerLimit.unpaid, this.config.maxUnpaidOrdersPerBuyer);
+    const order = held.created;
+    await this.hooks.createStep?.('order-inserted', { orderId: order.id });
+    if (custodial) {
+      const paid = await this.payCustodially(order);
+      await this.hooks.createStep?.('payment-ready', { orderId: order.id });
+      return { order: paid, payment: null };
+    }
+    let payment: PaymentInstructions;
+    try {
+      payment = await this.paymentFor(order);
+    } catch (err) {
+      // nobody saw this order and nothing is on chain: drop it, so the listing is not held by it
+      await this.deps.repo.discardUnpaid(order.id).catch((e) => this.log.warn({ err: e, order_id: order.id }, 'unpaid order not discarded'));
+      throw err;
+    }
+    await this.hooks.createStep?.('payment-ready', { orderId: order.id });
     return { order, payment };
+  }
+
+  /** An order found by its Idempotency-Key: as it is now, with a fresh fund transaction while payable. */
+  private async resume(order: OrderRecord): Promise<{ order: OrderRecord; payment: PaymentInstructions | null }> {
+    if (order.paymentSource === 'custodial') {
+      // finish a custodial funding the first attempt may not have reached (idempotent per order)
+      const current = order.status === 'awaiting_payment' ? await this.payCustodially(order) : order;
+      return { order: current, payment: null };
+    }
+    const payable = order.status === 'awaiting_payment' && order.paymentExpiresAt > this.now();
+    return { order, payment: payable ? await this.paymentFor(order) : null };
+  }
+
+  /** A fresh fund transaction for an awaiting_payment wallet order (never for any other order). */
+  private async paymentFor(order: OrderRecord): Promise<PaymentInstructions> {
+    const issued = await this.issueFundTransaction(order);
+    return {
+      transaction: issued.transaction,
+      solana_pay_url: this.solanaPayUrl(order.id),
+      expires_at: new Date(Math.min(order.paymentExpiresAt.getTime(), issued.validUntil.getTime())),
+    };
+  }
+
+  /**
+   * The one place fund transactions are built for buyers: only for an order that is still
+   * awaiting_payment, paid from a wallet, inside its payment window (409 otherwise). The transaction
+   * carries the order's fund expiry, so once the program checks it a closed order can never be
+   * funded again; until then the reconciler refunds such an escrow (refundStrayEscrows).
+   */
+  private async issueFundTransaction(order: OrderRecord): Promise<IssuedFundTransaction> {
+    const current = await this.requireAwaitingPayment(order.id);
+    const issued = await this.deps.escrow.buildFundTransaction(this.fundTerms(current));
+    // until about then it may land, even after the order closed (refundStrayEscrows looks at these)
+    await this.deps.repo.noteFundIssued(order.id, issued.validUntil);
+    return issued;
+  }
+
+  /**
+   * POST /orders/{id}/payment: the buyer gets a fresh fund transaction (the previous one's blockhash
+   * expired, or is about to). 404 for strangers, 403 for the seller or an admin, 409 unless the order
+   * is a wallet order awaiting payment inside its payment window.
+   */
+  async refreshPayment(p: PrincipalLike, orderId: string): Promise<{ order: OrderRecord; payment: PaymentInstructions }> {
+    const order = await this.get(p, orderId);
+    if (this.roleOf(order, p) !== 'buyer') throw orderErrors.forbidden('Only the buyer of an order gets its fund transaction.');
+    const payment = await this.paymentFor(order);
+    return { order: (await this.deps.repo.get(orderId))!, payment };
   }
 
   /** Fund a new custodial order through the custody module (see `create`). */
@@ -344,6 +430,8 @@ export class OrdersService {
       amount: order.amount,
       deliveryDeadline: order.deliveryDeadline,
       reviewWindow: order.reviewWindow,
+      // rows from before the expiry existed: the end of the payment window, in chain seconds (approx.)
+      expiresAt: order.fundExpiresAt ?? Math.floor(order.paymentExpiresAt.getTime() / 1000),
     };
   }
 
@@ -372,7 +460,7 @@ export class OrdersService {
   async solanaPayTransaction(orderId: string, account: string): Promise<{ transaction: string; message: string }> {
     const order = await this.requireAwaitingPayment(orderId);
     if (account !== order.buyerWallet) throw orderErrors.forbidden('Only the buyer wallet quoted for this order may pay it.');
-    const transaction = await this.deps.escrow.buildFundTransaction(this.fundTerms(order));
+    const { transaction } = await this.issueFundTransaction(order);
     const ui = formatUnits(order.amount, order.decimals);
     return { transaction, message: `Pay ${ui} ${order.currency} into escrow for order ${order.id.slice(0, 8)}` };
   }
@@ -390,7 +478,8 @@ export class OrdersService {
     // a repeat of the submission that funded the order: answer with the order, send nothing
     if (visible.status !== 'awaiting_payment' && signed.signature && signed.signature === visible.fundSignature) return visible;
     const order = await this.requireAwaitingPayment(orderId);
-    const expected = normalizeTransaction(await this.deps.escrow.buildFundTransaction(this.fundTerms(order)));
+    // the same instructions as the transaction issued for this order (only the blockhash may differ)
+    const expected = normalizeTransaction((await this.deps.escrow.buildFundTransaction(this.fundTerms(order))).transaction);
     const diff = compareFundTransaction(signed, expected);
     if (diff) throw orderErrors.fundMismatch(diff);
 
@@ -545,16 +634,29 @@ export class OrdersService {
       if (Date.now() >= deadline) throw orderErrors.actionInProgress(orderId, action);
       await new Promise((r) => setTimeout(r, 50));
     }
-    const o = { onSigned: (sig: string) => repo.markIntentSent(intent.id, sig) };
+    let signed = false;
+    const o = {
+      onSigned: async (sig: string, lifetime?: { blockhash: string; lastValidBlockHeight: number }) => {
+        // a reconciler (here or in another process) may have settled the unsent intent meanwhile: then never send
+        if (!(await repo.markIntentSent(intent.id, sig, lifetime))) throw orderErrors.actionInProgress(orderId, action);
+        signed = true;
+      },
+    };
     let tx: TxResult;
     try {
       tx = await this.send(action, orderId, params, o);
     } catch (err) {
-      if (err instanceof DomainError && err.slug === 'chain-transaction-failed') {
+      const rejected = err instanceof DomainError && err.slug === 'chain-transaction-failed';
+      if (!signed && !rejected && !(err instanceof DomainError && err.slug === 'conflict')) {
+        // failed before anything was signed (e.g. the RPC is down): nothing can land, the action may be retried at once
+        await repo.failIntent(intent.id, `not sent: ${(err as Error).message}`).catch(() => undefined);
+        throw err;
+      }
+      if (rejected) {
         await repo.failIntent(intent.id, err.message);
         // the escrow may have moved without us (a party acting with its own wallet): catch up
         const moved = await this.reconciler.syncOrderFromChain(order).catch(() => null);
-        if (moved) {
+        if (moved && moved !== 'flagged') {
           const fresh = (await repo.get(orderId))!;
           if (fresh.status === targetStatus(action)) return fresh;
           throw orderErrors.invalidTransition(orderId, fresh.status, action);
@@ -566,7 +668,8 @@ export class OrdersService {
 
     const nowSeconds = await escrow.chainNow().catch(() => Math.floor(this.now().getTime() / 1000));
     const view = action === 'deliver' || action === 'dispute' ? await escrow.fetchOrder(orderId).catch(() => null) : null;
-    const patch = patchForInstruction(ix as Exclude<typeof ix, 'fund'>, order, params, tx.signature, { view, nowSeconds });
+    const settlement = await this.settlementOf(order, ix, tx, params);
+    const patch = patchForInstruction(ix as Exclude<typeof ix, 'fund'>, order, params, tx.signature, { view, nowSeconds, settlement });
     let after: OrderRecord;
     try {
       await repo.confirmIntent(intent.id, tx.signature, tx.slot, orderId, order.status, patch);
@@ -580,6 +683,29 @@ export class OrdersService {
     if (params?.reason !== 'listing-taken') await this.applyListingEffect(after);
     await this.bookCustodial(after);
     return after;
+  }
+
+  /**
+   * The payout of a terminal instruction the service just sent, as the chain recorded it for this
+   * order (read back by signature); if the transaction cannot be read, the program's split for our
+   * own single instruction (formulaPayout). null for non-terminal instructions.
+   */
+  private async settlementOf(
+    order: OrderRecord,
+    ix: string,
+    tx: TxResult,
+    params: Record<string, unknown> | null,
+  ): Promise<OrderSettlement | null> {
+    if (ix !== 'release' && ix !== 'claim' && ix !== 'refund' && ix !== 'resolve_dispute') return null;
+    const read = this.deps.escrow.findSettlement
+      ? await this.deps.escrow.findSettlement({ id: order.id, mint: order.mint }, tx.signature).catch((err) => {
+          this.log.warn({ err, order_id: order.id }, 'settlement not readable; using the program split');
+          return null;
+        })
+      : null;
+    if (read) return read;
+    const bps = typeof params?.buyer_bps === 'number' ? params.buyer_bps : null;
+    return { instruction: ix, signature: tx.signature, slot: tx.slot, payout: formulaPayout(ix, order, bps) };
   }
 
   private async checkTiming(order: OrderRecord, role: OrderRole, action: ChainAction): Promise<void> {
@@ -640,6 +766,63 @@ export class OrdersService {
   }
 
   // ---------------------------------------------------------------- timers
+
+  /**
+   * Re-funded closed orders: a fund transaction issued for an order stays valid for its blockhash's
+   * lifetime, so it can land after the order was closed (refunded, expired, ...). The escrow then holds
+   * the buyer's money while the order says otherwise. For every terminal order with a fund transaction
+   * issued that may still land (its validUntil less than 10 min ago: validUntil is conservative, and
+   * even 4 s slots end a blockhash's 150 blocks well inside that), an existing escrow account is
+   * refunded to the buyer (the platform authority may refund any open escrow); the order keeps its
+   * status and shows the refund among its transactions. Returns the order ids refunded.
+   */
+  async refundStrayEscrows(limit = 50): Promise<string[]> {
+    const since = new Date(this.now().getTime() - STRAY_ESCROW_MARGIN_SECONDS * 1000);
+    const out: string[] = [];
+    for (const order of await this.deps.repo.listClosedFundableSince(since, limit)) {
+      try {
+        const view = await this.deps.escrow.fetchOrder(order.id);
+        if (!view) continue;
+        if (order.paymentSource !== 'wallet') {
+          this.log.error({ order_id: order.id, status: order.status }, 'escrow of a closed custodial order exists; not refunded automatically');
+          continue;
+        }
+        if (await this.mutex.run(order.id, () => this.refundStray(order.id))) out.push(order.id);
+      } catch (err) {
+        this.log.warn({ err, order_id: order.id }, 'stray escrow refund failed');
+      }
+    }
+    return out;
+  }
+
+  /** One stray escrow refund (caller holds the order's mutex); true when a refund was confirmed now. */
+  private async refundStray(orderId: string): Promise<boolean> {
+    const { repo } = this.deps;
+    const open = await repo.openIntentFor(orderId);
+    if (open) {
+      await this.reconciler.reconcileIntent(open);
+      return false;
+    }
+    const order = (await repo.get(orderId))!;
+    if (!isTerminal(order.status)) return false;
+    const intent = await repo.beginIntent(orderId, order.status, 'refund', { reason: 'stray-escrow' });
+    if (!intent) return false;
+    const o = {
+      onSigned: async (sig: string, lifetime?: { blockhash: string; lastValidBlockHeight: number }) => {
+        if (!(await repo.markIntentSent(intent.id, sig, lifetime))) throw orderErrors.actionInProgress(orderId, 'refund');
+      },
+    };
+    let tx: TxResult;
+    try {
+      tx = await this.deps.escrow.refund(orderId, o);
+    } catch (err) {
+      if (err instanceof DomainError && err.slug === 'chain-transaction-failed') await repo.failIntent(intent.id, err.message);
+      throw err;
+    }
+    await repo.confirmIntent(intent.id, tx.signature, tx.slot, orderId, order.status, {});
+    this.log.warn({ order_id: orderId, status: order.status, signature: tx.signature }, 'escrow re-funded after the order closed: refunded to the buyer');
+    return true;
+  }
 
   /** Due claims: delivered orders whose auto-release time has passed (chain clock). */
   async claimDue(limit = 50): Promise<string[]> {

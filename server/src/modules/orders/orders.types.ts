@@ -40,6 +40,14 @@ export interface OrderRecord {
   buyerBps: number | null;
   fundSignature: string | null;
   lastSignature: string | null;
+  /** unix seconds (chain clock): the fund terms' expiry, written into the fund instruction; null on old rows */
+  fundExpiresAt: number | null;
+  /** Idempotency-Key of the POST /orders that created it (scoped to the buyer) */
+  idempotencyKey: string | null;
+  /** what left the escrow vault when it closed (from the chain's record of this order); null until then */
+  payout: OrderPayout | null;
+  /** the service found the escrow in a state it cannot explain: an operator must look */
+  attention: OrderAttention | null;
   version: number;
   createdAt: Date;
   updatedAt: Date;
@@ -47,12 +55,36 @@ export interface OrderRecord {
 
 export type PaymentSource = 'wallet' | 'custodial';
 
-export type NewOrder = Omit<OrderRecord, 'createdAt' | 'updatedAt' | 'version' | 'paymentSource'> & {
+/** Base units that left an order's vault when it closed, per payee, as the chain recorded them. */
+export interface OrderPayout {
+  buyer: bigint;
+  seller: bigint;
+  treasury: bigint;
+  /** the token account the buyer's share went to (null when the instruction pays no buyer) */
+  buyerTokenAccount: string | null;
+  /** the program event, the transfers out of the vault and its balance agreed */
+  verified: boolean;
+}
+
+/** Why an order needs an operator (e.g. `escrow-vanished`), and since when. */
+export interface OrderAttention {
+  reason: string;
+  /** what the service read from the chain when it flagged the order (balances etc.) */
+  detail: string;
+  at: Date;
+}
+
+export type NewOrder = Omit<
+  OrderRecord,
+  'createdAt' | 'updatedAt' | 'version' | 'paymentSource' | 'fundExpiresAt' | 'idempotencyKey' | 'payout' | 'attention'
+> & {
   createdAt?: Date;
   /** default wallet */
   paymentSource?: PaymentSource;
+  fundExpiresAt?: number | null;
+  idempotencyKey?: string | null;
 };
-export type OrderPatch = Partial<Omit<OrderRecord, 'id' | 'createdAt' | 'updatedAt' | 'version'>>;
+export type OrderPatch = Partial<Omit<OrderRecord, 'id' | 'createdAt' | 'updatedAt' | 'version' | 'idempotencyKey'>>;
 
 export type IntentStatus = 'pending' | 'sent' | 'confirmed' | 'failed';
 
@@ -67,6 +99,10 @@ export interface ChainIntentRecord {
   signature: string | null;
   params: Record<string, unknown> | null;
   error: string | null;
+  /** recent blockhash of the signed transaction (null until signed, or on old rows) */
+  blockhash: string | null;
+  /** its last valid block height: past it, a signature the chain has not seen can never land */
+  lastValidBlockHeight: number | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -93,7 +129,11 @@ export interface OrdersRepo {
    * pending/sent intent, and insert a pending intent. Returns null when the guard fails.
    */
   beginIntent(orderId: string, expected: OrderStatus, action: Instruction, params: Record<string, unknown> | null): Promise<ChainIntentRecord | null>;
-  markIntentSent(intentId: string, signature: string): Promise<void>;
+  /**
+   * pending -> sent with the signature (and the blockhash lifetime) BEFORE the first send. false when
+   * the intent is no longer pending (a reconciler settled it meanwhile): the caller must not send.
+   */
+  markIntentSent(intentId: string, signature: string, lifetime?: BlockhashLifetime): Promise<boolean>;
   /** one transaction: intent confirmed (+signature) and the order patched when still in `expected` */
   confirmIntent(intentId: string, signature: string | null, slot: number | null, orderId: string, expected: OrderStatus, patch: OrderPatch): Promise<boolean>;
   /** record an already-confirmed transaction (the buyer's fund) */
@@ -102,6 +142,38 @@ export interface OrdersRepo {
   openIntentFor(orderId: string): Promise<ChainIntentRecord | null>;
   listOpenIntents(limit: number): Promise<ChainIntentRecord[]>;
   listIntents(orderId: string): Promise<ChainIntentRecord[]>;
+  /** the order a buyer created with this Idempotency-Key, if any */
+  findByIdempotencyKey(buyerId: string, key: string): Promise<OrderRecord | null>;
+  /**
+   * Insert a new order unless its listing is held (one open order per listing: awaiting_payment,
+   * in_progress, delivered or disputed) or the buyer already has `maxUnpaidPerBuyer` unpaid orders;
+   * both checked under row locks of the buyer and the listing, so concurrent creations serialize.
+   * `duplicate`: the buyer already created an order with this idempotency key (returned).
+   */
+  createHeld(order: NewOrder, guard: { maxUnpaidPerBuyer: number }): Promise<CreateHeldResult>;
+  /** delete an order that is still awaiting_payment with no chain intent (creation failed before anyone saw it) */
+  discardUnpaid(orderId: string): Promise<boolean>;
+  /** every order, by id, after `afterId` (keyset pages: integrity checks) */
+  scan(afterId: string | null, limit: number): Promise<OrderRecord[]>;
+  /** a fund transaction valid until `until` was issued for the order (keeps the latest) */
+  noteFundIssued(orderId: string, until: Date): Promise<void>;
+  /** terminal orders with a fund transaction issued valid until `since` or later (re-funded escrow check) */
+  listClosedFundableSince(since: Date, limit: number): Promise<OrderRecord[]>;
+  /** flag an order for an operator; false when it is flagged already (log once) */
+  flagAttention(orderId: string, attention: OrderAttention): Promise<boolean>;
+  clearAttention(orderId: string): Promise<void>;
+}
+
+export type CreateHeldResult =
+  | { created: OrderRecord }
+  | { duplicate: OrderRecord }
+  | { listingHeld: { orderId: string; status: OrderStatus; paymentExpiresAt: Date } }
+  | { buyerLimit: { unpaid: number } };
+
+/** A signed transaction's blockhash lifetime (see ChainIntentRecord). */
+export interface BlockhashLifetime {
+  blockhash: string;
+  lastValidBlockHeight: number;
 }
 
 /** What the orders module needs from the listings module. */
@@ -145,6 +217,16 @@ export interface FundTerms {
   amount: bigint;
   deliveryDeadline: number;
   reviewWindow: number;
+  /** unix seconds (chain clock): after it the program refuses this fund transaction (chain time at
+   *  creation + the payment window); ignored by a program that does not check it yet */
+  expiresAt: number;
+}
+
+/** A fund transaction issued to the buyer: the base64 wire bytes and until when it can land. */
+export interface IssuedFundTransaction {
+  transaction: string;
+  /** last moment it can land: its blockhash's lastValidBlockHeight converted to a time, conservatively */
+  validUntil: Date;
 }
 
 export interface EscrowOrderView {
@@ -164,14 +246,15 @@ export interface EscrowOrderView {
 
 /** Per-action options: `onSigned` is called with the signature after signing and before sending. */
 export interface SendOptions {
-  onSigned?: (signature: string) => Promise<void>;
+  /** a throw aborts before anything is sent */
+  onSigned?: (signature: string, lifetime?: BlockhashLifetime) => Promise<void>;
 }
 
 /** What the orders module needs from the escrow program (adapter over chain/escrow.ts EscrowClient). */
 export interface EscrowPort {
   addresses(orderId: string, mint: string, tokenProgram?: string): { escrow: string; vault: string };
-  /** base64 fund transaction, partially signed by the platform authority, fee payer = buyer */
-  buildFundTransaction(terms: FundTerms): Promise<string>;
+  /** fund transaction (base64), partially signed by the platform authority, fee payer = buyer */
+  buildFundTransaction(terms: FundTerms): Promise<IssuedFundTransaction>;
   /** send a fully signed transaction (base64) and wait for confirmation */
   submitSignedTransaction(signedBase64: string): Promise<TxResult>;
   markDelivered(orderId: string, o?: SendOptions): Promise<TxResult>;
@@ -185,12 +268,21 @@ export interface EscrowPort {
   /** signature (+slot) of the transaction that funded the order (oldest one touching its PDA), if findable */
   findFundSignature?(orderId: string): Promise<{ signature: string; slot: number } | null>;
   /**
-   * The terminal escrow instruction that closed the order account (newest successful transaction on
-   * its PDA that ran release / claim / refund / resolve_dispute), when the account is gone.
+   * How the order's escrow was closed, from the chain's record of THAT order (the terminal
+   * instruction acting on its PDA, the program event, the transfers out of its vault). With
+   * `signature` only that transaction is read; else the newest ones touching the PDA. null when none
+   * closed it (yet, or the history is gone).
    */
-  findClosingInstruction?(orderId: string): Promise<ClosingInstruction | null>;
+  findSettlement?(order: { id: string; mint: string }, signature?: string): Promise<OrderSettlement | null>;
   /** 'unknown' = the cluster has no record of the signature (yet) */
   signatureStatus(signature: string): Promise<'confirmed' | 'failed' | 'unknown'>;
+  /**
+   * Whether a transaction with this blockhash can no longer land: the chain's block height passed
+   * `lastValidBlockHeight`, or the cluster no longer accepts the blockhash. Absent: never assumed.
+   */
+  blockhashExpired?(lifetime: BlockhashLifetime): Promise<boolean>;
+  /** token balance (base units) of a token account; 0 when it does not exist (attention reports) */
+  tokenBalance?(tokenAccount: string): Promise<bigint>;
   /** platform fee of the escrow config (bps), snapshotted on each order */
   feeBps(): Promise<number>;
   /** cluster unix time (the program's Clock), seconds */
@@ -216,10 +308,13 @@ export interface CustodialPaymentsPort {
   bookOrderOutcome(order: OrderRecord): Promise<boolean>;
 }
 
-export interface ClosingInstruction {
+/** How an order's escrow was closed, as the chain recorded it for that order (chain/settlement.ts). */
+export interface OrderSettlement {
   instruction: 'release' | 'claim' | 'refund' | 'resolve_dispute';
   signature: string;
   slot: number;
   /** resolve_dispute only */
   buyerBps?: number;
+  /** base units that left the vault per payee, and where the buyer's share went */
+  payout: OrderPayout;
 }
