@@ -24,7 +24,7 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { main as startServer } from '../src/main.js';
-import { bootstrapLocalnet } from './bootstrap-localnet.js';
+import { adminPublicKeyFor, bootstrapLocalnet } from './bootstrap-localnet.js';
 import { localnetNeedsBuild, startLocalnet, type Localnet } from './localnet-process.js';
 
 const env = { ...process.env };
@@ -47,6 +47,8 @@ async function run() {
       port,
       ledgerDir: join(dataDir, 'ledger'),
       readyTimeoutMs: 120_000,
+      // the dev admin key is the escrow's upgrade authority there, so the bootstrap can configure it
+      escrowUpgradeAuthority: adminPublicKeyFor(dataDir),
       onExit: (code) => {
         say(`the localnet exited on its own (code ${code}); stopping`);
         void (stopServer?.() ?? Promise.resolve()).finally(() => process.exit(1));

@@ -154,9 +154,11 @@ fn status_json(err: &Option<TransactionError>) -> Value {
 }
 
 impl Chain {
+    /// `genesis`: extra accounts present from slot 0 (e.g. the escrow's ProgramData, see native.rs).
     pub async fn start(
         notify: tokio::sync::broadcast::Sender<SigNote>,
         ledger: Option<std::path::PathBuf>,
+        genesis: Vec<(Pubkey, Account)>,
     ) -> anyhow::Result<Self> {
         let mut pt = ProgramTest::default();
         let mut known = BTreeSet::new();
@@ -178,6 +180,9 @@ impl Chain {
                     known.insert(key);
                 }
             }
+        }
+        for (key, account) in genesis {
+            pt.add_account(key, account);
         }
         pt.prefer_bpf(false);
         #[cfg(feature = "escrow")]
@@ -1124,6 +1129,7 @@ pub enum Cmd {
 pub fn spawn_actor(
     notify: tokio::sync::broadcast::Sender<SigNote>,
     ledger: Option<std::path::PathBuf>,
+    genesis: Vec<(Pubkey, Account)>,
 ) -> anyhow::Result<std::sync::mpsc::Sender<Cmd>> {
     let (tx, rx) = std::sync::mpsc::channel::<Cmd>();
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<anyhow::Result<()>>();
@@ -1135,7 +1141,7 @@ pub fn spawn_actor(
                 return;
             }
         };
-        let mut chain = match rt.block_on(Chain::start(notify, ledger)) {
+        let mut chain = match rt.block_on(Chain::start(notify, ledger, genesis)) {
             Ok(c) => c,
             Err(e) => {
                 let _ = ready_tx.send(Err(e));

@@ -485,6 +485,7 @@ export class CustodyService {
         amount: t.amount,
         deliveryDeadline: order.deliveryDeadline,
         reviewWindow: order.reviewWindow,
+        expiresAt: order.fundExpiresAt,
       },
       key,
       onSigned,

@@ -89,6 +89,8 @@ export interface OrderView {
   amount: bigint;
   /** unix seconds (chain clock), written into the escrow by `fund` */
   deliveryDeadline: number;
+  /** unix seconds (chain clock): `fund` refuses the order's terms afterwards */
+  fundExpiresAt: number;
   /** seconds */
   reviewWindow: number;
   status: string;

@@ -55,6 +55,8 @@ function toRecord(r: OrderRow): OrderRecord {
     escrowAddress: r.escrowAddress,
     vaultAddress: r.vaultAddress,
     paymentExpiresAt: r.paymentExpiresAt,
+    // rows from before fund_expires_at: the payment expiry (service clock) is the closest value
+    fundExpiresAt: toSeconds(r.fundExpiresAt ?? r.paymentExpiresAt),
     deliveryDeadline: toSeconds(r.deliveryDeadline),
     reviewWindow: r.reviewWindowSeconds,
     fundedAt: r.fundedAt,
@@ -137,6 +139,7 @@ export class PrismaOrdersRepo implements OrdersRepo {
         deliveryDeadline: new Date(o.deliveryDeadline * 1000),
         reviewWindowSeconds: o.reviewWindow,
         paymentExpiresAt: o.paymentExpiresAt,
+        fundExpiresAt: new Date(o.fundExpiresAt * 1000),
         ...(o.createdAt ? { createdAt: o.createdAt } : {}),
       },
       include: withWallets,

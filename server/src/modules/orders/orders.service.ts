@@ -254,6 +254,8 @@ export class OrdersService {
       // contract: delivery_deadline = created_at + listing duration days (chain clock)
       deliveryDeadline: chainNow + Math.max(1, listing.durationDays) * 86_400,
       reviewWindow: this.config.reviewWindowSeconds,
+      // the program refuses these co-signed terms after the payment window (chain clock)
+      expiresAt: chainNow + ttl,
     };
     const { escrow, vault } = this.deps.escrow.addresses(id, currency.mint, currency.tokenProgram);
     const transaction = custodial ? null : await this.deps.escrow.buildFundTransaction(terms);
@@ -278,6 +280,7 @@ export class OrdersService {
       escrowAddress: escrow,
       vaultAddress: vault,
       paymentExpiresAt,
+      fundExpiresAt: terms.expiresAt,
       deliveryDeadline: terms.deliveryDeadline,
       reviewWindow: terms.reviewWindow,
       fundedAt: null,
@@ -344,6 +347,7 @@ export class OrdersService {
       amount: order.amount,
       deliveryDeadline: order.deliveryDeadline,
       reviewWindow: order.reviewWindow,
+      expiresAt: order.fundExpiresAt,
     };
   }
 

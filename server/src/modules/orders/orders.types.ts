@@ -25,6 +25,11 @@ export interface OrderRecord {
   escrowAddress: string;
   vaultAddress: string;
   paymentExpiresAt: Date;
+  /**
+   * unix seconds on the chain clock, sent in the fund instruction: the program refuses the
+   * co-signed terms after it (chain time at creation + the payment window)
+   */
+  fundExpiresAt: number;
   /** unix seconds, sent in the fund instruction */
   deliveryDeadline: number;
   /** seconds, sent in the fund instruction */
@@ -145,6 +150,8 @@ export interface FundTerms {
   amount: bigint;
   deliveryDeadline: number;
   reviewWindow: number;
+  /** unix seconds (chain clock): `fund` refuses these terms afterwards */
+  expiresAt: number;
 }
 
 export interface EscrowOrderView {

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "orders" ADD COLUMN     "fund_expires_at" TIMESTAMPTZ(3);
