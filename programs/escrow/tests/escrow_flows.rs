@@ -159,7 +159,10 @@ async fn an_immutable_or_unknown_deployment_cannot_be_configured() {
 
 #[tokio::test]
 async fn config_windows_stay_within_their_limits() {
-    use escrow::{DELIVERY_WINDOW_LIMIT, REVIEW_WINDOW_LIMIT};
+    // The limits as documented (README; the IDL's constants), not read from the crate, so that a
+    // changed constant fails here.
+    const REVIEW_WINDOW_LIMIT: i64 = 365 * DAY;
+    const DELIVERY_WINDOW_LIMIT: i64 = 3 * 365 * DAY;
     let mut env = Env::without_config().await;
     let admin = kp(&env.admin);
     let refused = [
@@ -272,7 +275,7 @@ async fn funding_refuses_bad_terms() {
 
 #[tokio::test]
 async fn co_signed_fund_terms_expire_on_chain() {
-    use escrow::MAX_FUND_TERMS_LIFETIME;
+    const MAX_FUND_TERMS_LIFETIME: i64 = DAY; // as documented, not read from the crate
     let mut env = Env::new().await;
     let usdc = env.usdc;
     let (alice, bob, pat) = (kp(&env.alice), kp(&env.bob), kp(&env.platform));
