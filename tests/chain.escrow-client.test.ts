@@ -11,7 +11,14 @@ import { NATIVE_MINT, TOKEN_PROGRAM_ID, getAccount, getAssociatedTokenAddressSyn
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalnet } from './helpers/localnet';
 import { createChain, type ChainClient } from '../server/src/chain/index';
-import { bootstrapLocalnet, ensureSol, loadOrCreateKeypair, mintTestUsdc, type BootstrapResult } from '../server/scripts/bootstrap-localnet';
+import {
+  adminPublicKeyFor,
+  bootstrapLocalnet,
+  ensureSol,
+  loadOrCreateKeypair,
+  mintTestUsdc,
+  type BootstrapResult,
+} from '../server/scripts/bootstrap-localnet';
 
 let localnet: Awaited<ReturnType<typeof startLocalnet>>;
 let dataDir: string;
@@ -28,7 +35,7 @@ async function tokenBalance(owner: PublicKey, mint: PublicKey): Promise<bigint> 
 }
 
 /** Build the fund transaction, let the buyer sign it as a wallet would, and submit it. */
-async function fund(orderId: string, mint: string, amount: bigint, opts: { deadline?: number; reviewWindow?: number } = {}) {
+async function fund(orderId: string, mint: string, amount: bigint, opts: { deadline?: number; reviewWindow?: number; expiresAt?: number } = {}) {
   const now = await chain.escrow.chainNow();
   const built = await chain.escrow.buildFundTransaction({
     orderId,
@@ -38,6 +45,7 @@ async function fund(orderId: string, mint: string, amount: bigint, opts: { deadl
     amount,
     deliveryDeadline: opts.deadline ?? now + 7 * DAY,
     reviewWindow: opts.reviewWindow ?? 0,
+    expiresAt: opts.expiresAt ?? now + 900,
   });
   const tx = Transaction.from(Buffer.from(built.transaction, 'base64'));
   expect(tx.feePayer?.toBase58()).toBe(alice.publicKey.toBase58());
@@ -47,8 +55,8 @@ async function fund(orderId: string, mint: string, amount: bigint, opts: { deadl
 }
 
 beforeAll(async () => {
-  localnet = await startLocalnet();
   dataDir = mkdtempSync(join(tmpdir(), 'bazaar-chain-'));
+  localnet = await startLocalnet({ escrowUpgradeAuthority: adminPublicKeyFor(dataDir) });
   boot = await bootstrapLocalnet({ rpcUrl: localnet.rpcUrl, dataDir });
   console.info(`[timing] bootstrap (fresh): ${boot.ms} ms`);
   chain = createChain({
@@ -84,8 +92,12 @@ describe('dev bootstrap', () => {
       treasury: file.treasury,
       feeBps: 250,
       defaultReviewWindow: 3 * DAY,
+      maxReviewWindow: 30 * DAY,
+      maxDeliveryWindow: 366 * DAY,
       allowedMints: [file.usdcMint, NATIVE_MINT.toBase58()],
     });
+    // the bootstrap's admin is the program's upgrade authority on this localnet
+    expect(cfg?.admin).toBe(file.adminPublicKey);
   });
 
   it('is idempotent: a second run creates nothing', async () => {
@@ -106,7 +118,9 @@ describe('escrow lifecycle', () => {
     const { built, res } = await fund(orderId, boot.usdcMint, USDC(25));
     expect(res.slot).toBeGreaterThan(0);
     expect(built.escrowAddress).toBe(chain.escrow.addresses(orderId, boot.usdcMint).escrow);
-    expect(chain.escrow.decodeFundTransaction(built.transaction)).toMatchObject({ orderId, amount: USDC(25), reviewWindow: 0 });
+    const terms = chain.escrow.decodeFundTransaction(built.transaction)!;
+    expect(terms).toMatchObject({ orderId, amount: USDC(25), reviewWindow: 0 });
+    expect(terms.expiresAt - (await chain.escrow.chainNow())).toBeGreaterThan(800);
 
     const order = await chain.escrow.fetchOrder(orderId);
     expect(order).toMatchObject({
@@ -205,6 +219,29 @@ describe('error translation', () => {
     });
   });
 
+  it('refuses co-signed fund terms once they expired (FundTermsExpired), whatever the blockhash', async () => {
+    const now = await chain.escrow.chainNow();
+    const orderId = randomUUID();
+    const built = await chain.escrow.buildFundTransaction({
+      orderId,
+      buyer: alice.publicKey.toBase58(),
+      seller: bob.publicKey.toBase58(),
+      mint: boot.usdcMint,
+      amount: USDC(1),
+      deliveryDeadline: now + DAY,
+      reviewWindow: 0,
+      expiresAt: now + 60,
+    });
+    const tx = Transaction.from(Buffer.from(built.transaction, 'base64'));
+    tx.partialSign(alice);
+    await localnet.advanceClock(61); // the blockhash stays valid across the warp
+    await expect(chain.escrow.submitSignedTransaction(tx.serialize().toString('base64'))).rejects.toMatchObject({
+      slug: 'chain-transaction-failed',
+      extensions: expect.objectContaining({ program_error: 'FundTermsExpired' }),
+    });
+    expect(await chain.escrow.fetchOrder(orderId)).toBeNull();
+  });
+
   it('reports a missing order account before sending', async () => {
     await expect(chain.escrow.markDelivered(randomUUID())).rejects.toMatchObject({
       slug: 'chain-transaction-failed',
@@ -221,6 +258,7 @@ describe('error translation', () => {
       amount: USDC(1),
       deliveryDeadline: (await chain.escrow.chainNow()) + DAY,
       reviewWindow: 0,
+      expiresAt: (await chain.escrow.chainNow()) + 900,
     });
     await expect(chain.escrow.submitSignedTransaction(built.transaction)).rejects.toMatchObject({
       slug: 'chain-transaction-failed',
@@ -239,6 +277,7 @@ describe('error translation', () => {
       amount: USDC(1),
       deliveryDeadline: (await chain.escrow.chainNow()) + DAY,
       reviewWindow: 0,
+      expiresAt: (await chain.escrow.chainNow()) + 900,
     });
     const done = Date.now();
     const blocksLeft = built.lastValidBlockHeight - heightBefore;

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Keypair, PublicKey } from '@solana/web3.js';
 import { ASSOCIATED_TOKEN_PROGRAM_ID, NATIVE_MINT, TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import { describe, expect, it } from 'vitest';
-import { bytesToUuid, configPda, orderIdBytes, orderPda, uuidToBytes, vaultAddress } from '../server/src/chain/pda';
+import { bytesToUuid, configPda, orderIdBytes, orderPda, programDataAddress, uuidToBytes, vaultAddress } from '../server/src/chain/pda';
 
 const root = (p: string) => fileURLToPath(new URL(`../${p}`, import.meta.url));
 const PROGRAM_ID = new PublicKey('AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r');
@@ -85,6 +85,18 @@ describe('seeds match the Rust program', () => {
     expect(byName.vault.pda).toBeDefined();
     expect(byName.vault.pda!.program?.value && new PublicKey(Buffer.from(byName.vault.pda!.program.value)).equals(ASSOCIATED_TOKEN_PROGRAM_ID)).toBe(true);
     expect(derive(byName.vault).equals(vaultAddress(order, mint, tokenProgram))).toBe(true);
+  });
+
+  it.runIf(existsSync(idlPath))('derives the ProgramData address initialize_config checks like the IDL does', () => {
+    const idl = JSON.parse(readFileSync(idlPath, 'utf8')) as { instructions: { name: string; accounts: IdlAccount[] }[] };
+    const init = idl.instructions.find((i) => i.name === 'initialize_config')!;
+    const pd = init.accounts.find((a) => a.name === 'program_data')!.pda!;
+    expect(pd.seeds).toEqual([{ kind: 'const', value: [...PROGRAM_ID.toBytes()] }]);
+    const loader = new PublicKey(Buffer.from(pd.program!.value!));
+    expect(loader.toBase58()).toBe('BPFLoaderUpgradeab1e11111111111111111111111');
+    expect(programDataAddress(PROGRAM_ID).equals(PublicKey.findProgramAddressSync([PROGRAM_ID.toBuffer()], loader)[0])).toBe(true);
+    // another deployment's id gives another ProgramData
+    expect(programDataAddress(Keypair.generate().publicKey).equals(programDataAddress(PROGRAM_ID))).toBe(false);
   });
 
   it('derives vaults per token program (SPL Token vs Token-2022 give different addresses)', () => {

@@ -55,9 +55,11 @@ async function rawRpc(url: string, body: string): Promise<any> {
 
 let net: Localnet;
 let connection: Connection;
+/** The escrow's upgrade authority on this localnet, hence the only key that can initialise its config. */
+const admin = Keypair.generate();
 
 beforeAll(async () => {
-  net = await startLocalnet();
+  net = await startLocalnet({ escrowUpgradeAuthority: admin.publicKey.toBase58() });
   connection = new Connection(net.rpcUrl, { commitment: 'confirmed', wsEndpoint: net.wsUrl });
 }, 900_000);
 
@@ -176,7 +178,6 @@ describe.skipIf(!haveIdl)('escrow lifecycle on the localnet', () => {
   const FEE_BPS = 250;
   const REVIEW_WINDOW = 3600;
   const AMOUNT = 10_000_000; // 10 units of a 6-decimal mint
-  const admin = Keypair.generate();
   const platform = Keypair.generate();
   const arbiter = Keypair.generate();
   const treasury = Keypair.generate();
@@ -196,7 +197,7 @@ describe.skipIf(!haveIdl)('escrow lifecycle on the localnet', () => {
     const { unix_timestamp } = await net.getClock();
     const order = orderPda(id);
     await program.methods
-      .fund([...id], new BN(AMOUNT), new BN(unix_timestamp + deadlineIn), new BN(REVIEW_WINDOW))
+      .fund([...id], new BN(AMOUNT), new BN(unix_timestamp + deadlineIn), new BN(REVIEW_WINDOW), new BN(unix_timestamp + 900))
       .accountsPartial({
         buyer: buyer.publicKey,
         platformAuthority: platform.publicKey,
@@ -239,16 +240,31 @@ describe.skipIf(!haveIdl)('escrow lifecycle on the localnet', () => {
     await mintTo(connection, admin, mint, buyerAta, admin, 100 * AMOUNT);
   }, 120_000);
 
-  it('initializes the config', async () => {
+  it('initializes the config: only the upgrade authority may (Anchor resolves the ProgramData account from the IDL)', async () => {
+    const args = {
+      platformAuthority: platform.publicKey,
+      arbiter: arbiter.publicKey,
+      treasury: treasury.publicKey,
+      feeBps: FEE_BPS,
+      defaultReviewWindow: new BN(REVIEW_WINDOW),
+      maxReviewWindow: new BN(30 * 86_400),
+      maxDeliveryWindow: new BN(366 * 86_400),
+      allowedMints: [mint],
+    };
+    const intruder = Keypair.generate();
+    await airdrop(intruder.publicKey, 1);
+    const refused = await program.methods
+      .initializeConfig(args)
+      .accountsPartial({ admin: intruder.publicKey, config: configPda, systemProgram: SystemProgram.programId })
+      .signers([intruder])
+      .rpc()
+      .catch((e) => e);
+    expect(refused).toBeInstanceOf(AnchorError);
+    expect((refused as AnchorError).error.errorCode.code).toBe('NotUpgradeAuthority');
+    expect(await connection.getAccountInfo(configPda)).toBeNull();
+
     await program.methods
-      .initializeConfig({
-        platformAuthority: platform.publicKey,
-        arbiter: arbiter.publicKey,
-        treasury: treasury.publicKey,
-        feeBps: FEE_BPS,
-        defaultReviewWindow: new BN(REVIEW_WINDOW),
-        allowedMints: [mint],
-      })
+      .initializeConfig(args)
       .accountsPartial({ admin: admin.publicKey, config: configPda, systemProgram: SystemProgram.programId })
       .rpc();
     const cfg: any = await (program.account as any).config.fetch(configPda);

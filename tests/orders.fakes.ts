@@ -84,6 +84,8 @@ export class FakeEscrow implements EscrowPort {
     if (!tx.verifySignatures(true)) throw new DomainError('chain-transaction-failed', 'missing signature', { program_error: 'MissingSignature' });
     const t = JSON.parse(Buffer.from(tx.instructions[0].data).toString()) as FundTerms & { amount: string };
     if (this.accounts.has(t.orderId)) throw new DomainError('chain-transaction-failed', 'already in use', { program_error: 'AccountAlreadyInUse' });
+    // like the program: co-signed terms are refused after their expiry (chain clock)
+    if (this.now > t.expiresAt) throw new DomainError('chain-transaction-failed', 'fund terms expired', { program_error: 'FundTermsExpired' });
     this.fund({ ...t, amount: BigInt(t.amount) });
     const signature = bs58.encode(tx.signature!);
     this.sent.push({ ix: 'fund', orderId: t.orderId, signature });

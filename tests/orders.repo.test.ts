@@ -72,7 +72,10 @@ describe.each(targets)('orders storage on %s', (_name, open) => {
     const back = (await w.repo.get(order.id))!;
     expect(back).toMatchObject({ amount: 25_000_000n, buyerWallet: w.buyer.wallet, sellerWallet: w.seller.wallet, status: 'awaiting_payment', feeBps: 250 });
     expect(back.deliveryDeadline).toBe(order.deliveryDeadline);
+    // the fund terms' expiry (chain clock) survives storage: later fund transactions repeat it
+    expect(back.fundExpiresAt).toBe(w.escrow.now + 900);
     expect(back.fundExpiresAt).toBe(order.fundExpiresAt);
+    expect(w.service.fundTerms(back).expiresAt).toBe(order.fundExpiresAt);
     await w.service.create(w.buyer, { listingId: await w.newListing() });
     await w.service.create(w.buyer, { listingId: await w.newListing() });
     const p1 = await w.service.list(w.buyer, { limit: 2, role: 'buyer' });

@@ -77,6 +77,24 @@ describe('orders service', () => {
     expect(payment.solana_pay_url).toMatch(/^solana:http%3A%2F%2F.*solana-pay$/);
   });
 
+  it('binds the fund terms to the chain clock + payment window, the same in every fund transaction of the order', async () => {
+    const terms = (b64: string) => JSON.parse(Buffer.from(Transaction.from(Buffer.from(b64, 'base64')).instructions[0].data).toString());
+    const { order, payment } = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+    expect(order.fundExpiresAt).toBe(ctx.escrow.now + 900);
+    expect(terms(payment.transaction).expiresAt).toBe(order.fundExpiresAt);
+    // a later Solana Pay POST hands out the same terms (a submitted transaction is compared byte for byte)
+    ctx.escrow.advance(120);
+    const again = await ctx.service.solanaPayTransaction(order.id, ctx.buyer.wallet!);
+    expect(terms(again.transaction).expiresAt).toBe(order.fundExpiresAt);
+    // once the chain clock passed them, the program (here its fake) refuses them
+    ctx.escrow.advance(900);
+    const signed = Transaction.from(Buffer.from(again.transaction, 'base64'));
+    signed.partialSign(ctx.buyerKp);
+    await expect(ctx.escrow.submitSignedTransaction(signed.serialize().toString('base64'))).rejects.toMatchObject({
+      extensions: expect.objectContaining({ program_error: 'FundTermsExpired' }),
+    });
+  });
+
   it('refuses own listing, unavailable listings and foreign buyer_wallet on a user token', async () => {
     expect(await slug(ctx.service.create(ctx.seller, { listingId: ctx.listing.id }))).toBe('own-listing');
     const other = Keypair.generate().publicKey.toBase58();

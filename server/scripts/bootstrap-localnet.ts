@@ -2,11 +2,14 @@
  * Idempotent dev bootstrap of a Solana RPC (the localnet, or devnet with a funded service key):
  *
  *  1. dev keypairs under DATA_DIR/keys (dir 0700, files 0600; data/ is git-ignored, never commit keys):
- *     service.json (platform authority + arbiter + fee payer), admin.json (escrow config admin),
+ *     service.json (platform authority + arbiter + fee payer), admin.json (escrow config admin: it
+ *     must be the program's upgrade authority, so on the localnet `npm start` and the test helpers
+ *     create it first and pass it as `--escrow-upgrade-authority`; see `adminPublicKeyFor`),
  *     treasury.json (fee receiver), usdc-mint-authority.json, usdc-mint.json (the test USDC mint's address)
  *  2. airdrops SOL to service and admin when they hold less than 10 SOL
  *  3. the test USDC mint (SPL Token, 6 decimals, freeze authority none) if absent
- *  4. the escrow config (fee 250 bps, default review window 3 days, allowed mints [test USDC, wSOL])
+ *  4. the escrow config (fee 250 bps, default review window 3 days, at most 30 days; delivery
+ *     deadlines at most 366 days ahead; allowed mints [test USDC, wSOL])
  *     if absent; an existing config is kept (a mismatch is reported in `warnings`)
  *  5. the treasury's associated token accounts for both mints
  *  6. DATA_DIR/chain.json: { rpcUrl, programId, currencies, servicePublicKey, adminPublicKey, arbiter,
@@ -41,6 +44,10 @@ export { type ChainFile, loadOrCreateKeypair, readChainFile };
 export const TEST_USDC_DECIMALS = 6;
 export const DEFAULT_FEE_BPS = 250;
 export const DEFAULT_REVIEW_WINDOW_S = 3 * 24 * 3600;
+/** Longest review window the dev config accepts (seconds). */
+export const DEFAULT_MAX_REVIEW_WINDOW_S = 30 * 24 * 3600;
+/** Longest delivery window the dev config accepts (seconds): listings take up to 365 days, plus one. */
+export const DEFAULT_MAX_DELIVERY_WINDOW_S = 366 * 24 * 3600;
 const MIN_BALANCE = 10n * BigInt(LAMPORTS_PER_SOL);
 const AIRDROP_LAMPORTS = 100 * LAMPORTS_PER_SOL;
 
@@ -72,6 +79,14 @@ export async function ensureSol(connection: Connection, to: PublicKey, min = MIN
   const sig = await connection.requestAirdrop(to, lamports);
   await waitSignature(connection, sig);
   return true;
+}
+
+/**
+ * The dev admin key of `dataDir` (created when missing), base58: pass it to `startLocalnet` as
+ * `escrowUpgradeAuthority` so the bootstrap may initialise the escrow config there.
+ */
+export function adminPublicKeyFor(dataDir: string): string {
+  return loadOrCreateKeypair(resolve(dataDir), 'admin').publicKey.toBase58();
 }
 
 export async function bootstrapLocalnet(opts: { rpcUrl: string; dataDir: string; programId?: string }): Promise<BootstrapResult> {
@@ -129,6 +144,8 @@ export async function bootstrapLocalnet(opts: { rpcUrl: string; dataDir: string;
       treasury: keys.treasury.publicKey.toBase58(),
       feeBps: DEFAULT_FEE_BPS,
       defaultReviewWindow: DEFAULT_REVIEW_WINDOW_S,
+      maxReviewWindow: DEFAULT_MAX_REVIEW_WINDOW_S,
+      maxDeliveryWindow: DEFAULT_MAX_DELIVERY_WINDOW_S,
       allowedMints: currencies.map((c) => c.mint),
     });
     created.push('escrow-config');

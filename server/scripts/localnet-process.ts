@@ -82,6 +82,12 @@ export interface StartLocalnetOptions {
   ledgerDir?: string;
   /** Called once if the node exits on its own (not through `stop()`), with its exit code. */
   onExit?: (code: number | null) => void;
+  /**
+   * Base58 key recorded as the escrow program's upgrade authority in its ProgramData account
+   * (`--escrow-upgrade-authority`): the only key that can `initialize_config` on this localnet.
+   * Default: none (no ProgramData account; a config already in the ledger keeps working).
+   */
+  escrowUpgradeAuthority?: string;
 }
 
 /** Build the binary with cargo (blocking); a no-op when it is up to date. */
@@ -136,7 +142,14 @@ export async function startLocalnet(opts: StartLocalnetOptions = {}): Promise<Lo
   const port = opts.port ?? (await freePortPair());
   const rpcUrl = `http://127.0.0.1:${port}`;
   const wsUrl = `ws://127.0.0.1:${port + 1}`;
-  const args = ['--port', String(port), '--bind', '127.0.0.1', ...(opts.ledgerDir ? ['--ledger', opts.ledgerDir] : [])];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    ...(opts.ledgerDir ? ['--ledger', opts.ledgerDir] : []),
+    ...(opts.escrowUpgradeAuthority ? ['--escrow-upgrade-authority', opts.escrowUpgradeAuthority] : []),
+  ];
   const child: ChildProcess = spawn(localnetBinary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stopping = false;
   // Never leave an orphan node behind when the test process exits without calling stop().

@@ -29,7 +29,7 @@ import { loadConfig } from '../src/config.js';
 import { Lifecycle, StartAborted } from '../src/lifecycle.js';
 import { createLogger } from '../src/logger.js';
 import { main as startServer } from '../src/main.js';
-import { bootstrapLocalnet } from './bootstrap-localnet.js';
+import { adminPublicKeyFor, bootstrapLocalnet } from './bootstrap-localnet.js';
 import { localnetNeedsBuild, startLocalnet, type Localnet } from './localnet-process.js';
 
 const env = { ...process.env };
@@ -59,6 +59,8 @@ async function run() {
       port,
       ledgerDir: join(dataDir, 'ledger'),
       readyTimeoutMs: 120_000,
+      // the dev admin key is the escrow's upgrade authority there, so the bootstrap can configure it
+      escrowUpgradeAuthority: adminPublicKeyFor(dataDir),
       onExit: (code) => {
         if (lifecycle.isStopping) return;
         say(`the localnet exited on its own (code ${code}); stopping`);

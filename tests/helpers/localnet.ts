@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bootstrapLocalnet, type BootstrapResult } from '../../server/scripts/bootstrap-localnet';
+import { adminPublicKeyFor, bootstrapLocalnet, type BootstrapResult } from '../../server/scripts/bootstrap-localnet';
 import { startLocalnet, type Localnet } from '../../server/scripts/localnet-process';
 import { createChain, type ChainClient } from '../../server/src/chain/index';
 import { chainOptionsFromDataDir } from '../../server/src/chain/keys';
@@ -27,8 +27,8 @@ export interface BootstrappedChain {
 
 /** A fresh localnet, bootstrapped into a temporary DATA_DIR named after `suite`. */
 export async function startBootstrappedChain(suite: string): Promise<BootstrappedChain> {
-  const localnet = await startLocalnet();
   const dataDir = mkdtempSync(join(tmpdir(), `bazaar-${suite}-`));
+  const localnet = await startLocalnet({ escrowUpgradeAuthority: adminPublicKeyFor(dataDir) });
   const boot = await bootstrapLocalnet({ rpcUrl: localnet.rpcUrl, dataDir });
   const chain = createChain(chainOptionsFromDataDir(dataDir, localnet.rpcUrl)!);
   return {

@@ -19,3 +19,17 @@ pub const BPS_DENOMINATOR: u16 = 10_000;
 /// Longest allow-list of payment mints.
 #[constant]
 pub const MAX_ALLOWED_MINTS: u8 = 8;
+
+/// Longest `max_review_window` a config may set (365 days, in seconds): keeps
+/// `delivered_at + review_window` far from overflow and a buyer's money from being parked for years.
+#[constant]
+pub const REVIEW_WINDOW_LIMIT: i64 = 365 * 24 * 3600;
+
+/// Longest `max_delivery_window` a config may set (3 years, in seconds).
+#[constant]
+pub const DELIVERY_WINDOW_LIMIT: i64 = 3 * 365 * 24 * 3600;
+
+/// Longest lifetime of co-signed fund terms: `fund` refuses `expires_at > now + this` (1 day, in
+/// seconds), so a platform co-signature can never be replayed for long, even with a durable nonce.
+#[constant]
+pub const MAX_FUND_TERMS_LIFETIME: i64 = 24 * 3600;

@@ -57,4 +57,18 @@ pub enum EscrowError {
     RentReceiverMismatch,
     #[msg("arithmetic overflow")]
     MathOverflow,
+    #[msg("signer is not the program's upgrade authority")]
+    NotUpgradeAuthority,
+    #[msg("the co-signed fund terms have expired (now > expires_at)")]
+    FundTermsExpired,
+    #[msg("expires_at is further ahead than MAX_FUND_TERMS_LIFETIME")]
+    FundTermsLifetimeTooLong,
+    #[msg("review window exceeds config.max_review_window")]
+    ReviewWindowTooLong,
+    #[msg("delivery deadline is further ahead than config.max_delivery_window")]
+    DeliveryDeadlineTooFar,
+    #[msg("max_review_window must be at least default_review_window and at most REVIEW_WINDOW_LIMIT")]
+    MaxReviewWindowOutOfRange,
+    #[msg("max_delivery_window must be positive and at most DELIVERY_WINDOW_LIMIT")]
+    MaxDeliveryWindowOutOfRange,
 }

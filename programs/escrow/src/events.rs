@@ -28,6 +28,8 @@ pub struct ConfigInitialized {
     pub treasury: Pubkey,
     pub fee_bps: u16,
     pub default_review_window: i64,
+    pub max_review_window: i64,
+    pub max_delivery_window: i64,
     pub allowed_mints: Vec<Pubkey>,
 }
 
@@ -39,6 +41,8 @@ pub struct ConfigUpdated {
     pub treasury: Pubkey,
     pub fee_bps: u16,
     pub default_review_window: i64,
+    pub max_review_window: i64,
+    pub max_delivery_window: i64,
     pub allowed_mints: Vec<Pubkey>,
 }
 

@@ -27,7 +27,8 @@ declare_id!("AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r");
 pub mod escrow {
     use super::*;
 
-    /// Creates the singleton config PDA. The payer becomes the admin.
+    /// Creates the singleton config PDA. Only the program's upgrade authority (its ProgramData
+    /// account) may, so nobody can front-run a fresh deployment; it becomes the admin.
     pub fn initialize_config(ctx: Context<InitializeConfig>, args: ConfigArgs) -> Result<()> {
         instructions::initialize_config::handler(ctx, args)
     }
@@ -37,15 +38,17 @@ pub mod escrow {
         instructions::update_config::handler(ctx, args)
     }
 
-    /// Buyer deposits `amount` into a fresh vault owned by the order PDA; the platform co-signs the terms.
+    /// Buyer deposits `amount` (base units) into a fresh vault owned by the order PDA; the platform
+    /// co-signs the terms, which are valid until `expires_at` (unix seconds, cluster clock).
     pub fn fund(
         ctx: Context<Fund>,
         order_id: [u8; 16],
         amount: u64,
         delivery_deadline: i64,
         review_window: i64,
+        expires_at: i64,
     ) -> Result<()> {
-        instructions::fund::handler(ctx, order_id, amount, delivery_deadline, review_window)
+        instructions::fund::handler(ctx, order_id, amount, delivery_deadline, review_window, expires_at)
     }
 
     /// Seller (or platform) marks the work delivered; starts the review window.

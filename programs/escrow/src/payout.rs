@@ -61,7 +61,9 @@ mod tests {
 
     #[test]
     fn rejects_out_of_range_bps() {
-        assert!(split(100, 10_001, 0).is_err());
-        assert!(split(100, 0, MAX_FEE_BPS + 1).is_err());
+        assert_eq!(split(100, 10_001, 0).unwrap_err(), EscrowError::BuyerBpsTooHigh.into());
+        assert_eq!(split(100, 0, MAX_FEE_BPS + 1).unwrap_err(), EscrowError::FeeTooHigh.into());
+        // The bounds themselves are accepted.
+        assert_eq!(split(100, 10_000, MAX_FEE_BPS).unwrap(), Payouts { buyer: 100, seller: 0, fee: 0 });
     }
 }

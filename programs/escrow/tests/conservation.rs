@@ -1,6 +1,12 @@
 //! Random lifecycles against the real runtime: a model predicts which actions succeed, and after
-//! every step the tokens held by Alice, Bob, the treasury and the vault add up to what Alice
-//! started with. Every terminal payout sums exactly to the deposit.
+//! every step the tokens held by Alice, Bob, the treasury, Mallory and the vaults add up to what
+//! Alice started with. Every terminal payout sums exactly to the deposit.
+//!
+//! Actions are drawn with any signer (the parties, the arbiter, an outsider) and, for the
+//! settling instructions, also with one account swapped for a wrong one (Mallory's token account
+//! as a payee, Mallory as rent receiver, a decoy order's vault or PDA). A refused action must
+//! move nothing: every balance, every lamport of the order, the vaults and Alice, and the order's
+//! state stay exactly as they were.
 #![allow(deprecated)]
 
 mod common;
@@ -11,37 +17,75 @@ use escrow::state::OrderState;
 use proptest::prelude::*;
 use solana_sdk::signer::Signer;
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Who {
     Alice,
     Bob,
     Pat,
+    Carol,
     Mallory,
+}
+
+/// One account of a settling instruction replaced by a wrong one.
+#[derive(Clone, Copy, Debug)]
+enum Swap {
+    /// Mallory's token account where a payee's (seller, buyer or treasury) belongs.
+    Payee,
+    /// Mallory's wallet as the rent receiver.
+    RentReceiver,
+    /// The decoy order's vault with this order.
+    Vault,
+    /// The decoy order's PDA with this order's vault.
+    Order,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Terminal {
+    Release,
+    Claim,
+    Refund,
+    Resolve(u16),
 }
 
 #[derive(Clone, Copy, Debug)]
 enum Action {
     Deliver(Who),
     Release(Who),
-    Claim,
+    Claim(Who),
     Dispute(Who),
-    Resolve(u16),
+    Resolve(Who, u16),
     Refund(Who),
+    /// A settling instruction by a signer the rules accept, with one account swapped.
+    Forged(Terminal, Swap),
     Warp(i64),
 }
 
 fn who() -> impl Strategy<Value = Who> {
-    prop_oneof![Just(Who::Alice), Just(Who::Bob), Just(Who::Pat), Just(Who::Mallory)]
+    prop_oneof![Just(Who::Alice), Just(Who::Bob), Just(Who::Pat), Just(Who::Carol), Just(Who::Mallory)]
+}
+
+fn swap() -> impl Strategy<Value = Swap> {
+    prop_oneof![Just(Swap::Payee), Just(Swap::RentReceiver), Just(Swap::Vault), Just(Swap::Order)]
+}
+
+fn terminal() -> impl Strategy<Value = Terminal> {
+    prop_oneof![
+        Just(Terminal::Release),
+        Just(Terminal::Claim),
+        Just(Terminal::Refund),
+        (0u16..=10_000).prop_map(Terminal::Resolve),
+    ]
 }
 
 fn action() -> impl Strategy<Value = Action> {
     prop_oneof![
         1 => who().prop_map(Action::Deliver),
         1 => who().prop_map(Action::Release),
-        1 => Just(Action::Claim),
+        1 => who().prop_map(Action::Claim),
         1 => who().prop_map(Action::Dispute),
-        1 => (0u16..=10_000).prop_map(Action::Resolve),
+        1 => (who(), 0u16..=10_000).prop_map(|(w, bps)| Action::Resolve(w, bps)),
         1 => who().prop_map(Action::Refund),
+        2 => (terminal(), swap()).prop_map(|(t, s)| Action::Forged(t, s)),
         3 => (0i64..=4 * DAY).prop_map(Action::Warp),
     ]
 }
@@ -62,48 +106,154 @@ fn predict(m: Model, a: Action, now: i64, deadline: i64, window: i64) -> bool {
     match a {
         Action::Deliver(w) => state == OrderState::Funded && matches!(w, Who::Bob | Who::Pat),
         Action::Release(w) => state != OrderState::Disputed && matches!(w, Who::Alice | Who::Pat),
-        Action::Claim => state == OrderState::Delivered && now >= due,
+        // Anyone may crank a claim.
+        Action::Claim(_) => state == OrderState::Delivered && now >= due,
         Action::Dispute(w) => {
-            !matches!(w, Who::Mallory)
+            matches!(w, Who::Alice | Who::Bob | Who::Pat)
                 && (state == OrderState::Funded || (state == OrderState::Delivered && now < due))
         }
-        Action::Resolve(_) => state == OrderState::Disputed,
+        Action::Resolve(w, _) => state == OrderState::Disputed && w == Who::Carol,
         Action::Refund(w) => match w {
             Who::Bob | Who::Pat => true,
             Who::Alice => state == OrderState::Funded && now > deadline,
-            Who::Mallory => false,
+            Who::Carol | Who::Mallory => false,
         },
+        Action::Forged(..) => false,
         Action::Warp(_) => unreachable!(),
+    }
+}
+
+/// Everything a refused action must leave untouched.
+#[derive(Debug, PartialEq)]
+struct Snapshot {
+    tokens: [u64; 6],
+    lamports: [u64; 4],
+    state: Option<OrderState>,
+}
+
+async fn snapshot(env: &mut Env, o: &OrderRef, decoy: &OrderRef) -> Snapshot {
+    let m = o.mint;
+    let (alice, bob, trent, mallory) = (env.alice.pubkey(), env.bob.pubkey(), env.trent.pubkey(), env.mallory.pubkey());
+    Snapshot {
+        tokens: [
+            env.balance(alice, m).await,
+            env.balance(bob, m).await,
+            env.balance(trent, m).await,
+            env.balance(mallory, m).await,
+            env.balance_of(o.vault).await,
+            env.balance_of(decoy.vault).await,
+        ],
+        lamports: [
+            env.lamports(alice).await,
+            env.lamports(o.pda).await,
+            env.lamports(o.vault).await,
+            env.lamports(decoy.pda).await,
+        ],
+        state: env.order(o).await.map(|order| order.state),
+    }
+}
+
+async fn forged(env: &mut Env, o: &OrderRef, decoy: &OrderRef, t: Terminal, s: Swap, keys: &Keys) -> TxResult {
+    let mallory = env.mallory.pubkey();
+    let mallory_tokens = env.ata(mallory, o.mint);
+    match t {
+        Terminal::Release => {
+            let mut a = env.release_accounts(o, keys.pat.pubkey());
+            match s {
+                Swap::Payee => a.seller_token_account = mallory_tokens,
+                Swap::RentReceiver => a.rent_payer = mallory,
+                Swap::Vault => a.vault = decoy.vault,
+                Swap::Order => a.order = decoy.pda,
+            }
+            let ix = env.ix_release_with(a);
+            env.send(vec![ix], &[&keys.pat]).await
+        }
+        Terminal::Claim => {
+            let mut a = env.claim_accounts(o, mallory);
+            match s {
+                Swap::Payee => a.treasury_token_account = mallory_tokens,
+                Swap::RentReceiver => a.rent_payer = mallory,
+                Swap::Vault => a.vault = decoy.vault,
+                Swap::Order => a.order = decoy.pda,
+            }
+            let ix = env.ix_claim_with(a);
+            env.send(vec![ix], &[&keys.mallory]).await
+        }
+        Terminal::Refund => {
+            let mut a = env.refund_accounts(o, keys.pat.pubkey());
+            match s {
+                Swap::Payee => a.buyer_token_account = mallory_tokens,
+                Swap::RentReceiver => a.rent_payer = mallory,
+                Swap::Vault => a.vault = decoy.vault,
+                Swap::Order => a.order = decoy.pda,
+            }
+            let ix = env.ix_refund_with(a);
+            env.send(vec![ix], &[&keys.pat]).await
+        }
+        Terminal::Resolve(bps) => {
+            let mut a = env.resolve_accounts(o, keys.carol.pubkey());
+            match s {
+                // The payee swapped depends on the split: whoever would receive something.
+                Swap::Payee if bps == 0 => a.seller_token_account = mallory_tokens,
+                Swap::Payee => a.buyer_token_account = mallory_tokens,
+                Swap::RentReceiver => a.rent_payer = mallory,
+                Swap::Vault => a.vault = decoy.vault,
+                Swap::Order => a.order = decoy.pda,
+            }
+            let ix = env.ix_resolve_with(a, bps);
+            env.send(vec![ix], &[&keys.carol]).await
+        }
+    }
+}
+
+struct Keys {
+    alice: solana_sdk::signature::Keypair,
+    bob: solana_sdk::signature::Keypair,
+    pat: solana_sdk::signature::Keypair,
+    carol: solana_sdk::signature::Keypair,
+    mallory: solana_sdk::signature::Keypair,
+}
+
+impl Keys {
+    fn of(&self, w: Who) -> &solana_sdk::signature::Keypair {
+        match w {
+            Who::Alice => &self.alice,
+            Who::Bob => &self.bob,
+            Who::Pat => &self.pat,
+            Who::Carol => &self.carol,
+            Who::Mallory => &self.mallory,
+        }
     }
 }
 
 async fn run(use_t22: bool, amount: u64, deadline_in: i64, window: i64, actions: Vec<Action>) {
     let mut env = Env::new().await;
     let mint = if use_t22 { env.t22 } else { env.usdc };
-    let o = env.order_ref(mint, amount);
+    let decoy_amount = 1_000;
+    let o = env.order_ref(mint, amount.min(ALICE_START - decoy_amount));
+    let amount = o.amount;
     let deadline = env.now().await + deadline_in;
     env.fund(&o, deadline, window).await.unwrap();
+    // A second open order of Alice's, only ever named by forged instructions: it must never move.
+    let decoy = env.funded_order(mint, decoy_amount).await;
     let window = if window == 0 { REVIEW_WINDOW } else { window };
     let (alice, bob, trent) = (env.alice.pubkey(), env.bob.pubkey(), env.trent.pubkey());
-    let keys = [kp(&env.alice), kp(&env.bob), kp(&env.platform), kp(&env.mallory), kp(&env.carol)];
-    let key = |w: Who| match w {
-        Who::Alice => &keys[0],
-        Who::Bob => &keys[1],
-        Who::Pat => &keys[2],
-        Who::Mallory => &keys[3],
-    };
+    let keys = Keys { alice: kp(&env.alice), bob: kp(&env.bob), pat: kp(&env.platform), carol: kp(&env.carol), mallory: kp(&env.mallory) };
+    let decoy_before = (env.balance_of(decoy.vault).await, env.lamports(decoy.pda).await);
 
     let mut model = Model::Open { state: OrderState::Funded, delivered_at: 0 };
     for a in actions {
         let now = env.now().await;
         let expected = predict(model, a, now, deadline, window);
+        let before = snapshot(&mut env, &o, &decoy).await;
         let result = match a {
-            Action::Deliver(w) => env.deliver(&o, key(w)).await,
-            Action::Release(w) => env.release(&o, key(w)).await,
-            Action::Claim => env.claim(&o, key(Who::Mallory)).await,
-            Action::Dispute(w) => env.dispute(&o, key(w)).await,
-            Action::Resolve(bps) => env.resolve(&o, &keys[4], bps).await,
-            Action::Refund(w) => env.refund(&o, key(w)).await,
+            Action::Deliver(w) => env.deliver(&o, keys.of(w)).await,
+            Action::Release(w) => env.release(&o, keys.of(w)).await,
+            Action::Claim(w) => env.claim(&o, keys.of(w)).await,
+            Action::Dispute(w) => env.dispute(&o, keys.of(w)).await,
+            Action::Resolve(w, bps) => env.resolve(&o, keys.of(w), bps).await,
+            Action::Refund(w) => env.refund(&o, keys.of(w)).await,
+            Action::Forged(t, s) => forged(&mut env, &o, &decoy, t, s, &keys).await,
             Action::Warp(s) => {
                 env.warp_by(s).await;
                 Ok(())
@@ -111,19 +261,23 @@ async fn run(use_t22: bool, amount: u64, deadline_in: i64, window: i64, actions:
         };
         assert_eq!(result.is_ok(), expected, "{a:?} in {model:?} at {now}: {result:?}");
 
-        if result.is_ok() {
+        if result.is_err() {
+            assert_eq!(snapshot(&mut env, &o, &decoy).await, before, "refused {a:?} moved something");
+        } else {
             let terminal = match a {
-                Action::Release(_) | Action::Claim => Some(split(amount, 0, FEE_BPS).unwrap()),
-                Action::Resolve(bps) => Some(split(amount, bps, FEE_BPS).unwrap()),
+                Action::Release(_) | Action::Claim(_) => Some(split(amount, 0, FEE_BPS).unwrap()),
+                Action::Resolve(_, bps) => Some(split(amount, bps, FEE_BPS).unwrap()),
                 Action::Refund(_) => Some(split(amount, 10_000, FEE_BPS).unwrap()),
                 _ => None,
             };
             if let Some(p) = terminal {
                 assert_eq!(p.buyer + p.seller + p.fee, amount);
-                assert_eq!(env.balance(alice, mint).await, ALICE_START - amount + p.buyer);
+                assert_eq!(env.balance(alice, mint).await, ALICE_START - amount - decoy_amount + p.buyer);
                 assert_eq!(env.balance(bob, mint).await, p.seller);
                 assert_eq!(env.balance(trent, mint).await, p.fee);
                 assert!(!env.exists(o.pda).await && !env.exists(o.vault).await);
+                // All the rent of the order and its vault went back to Alice.
+                assert_eq!(env.lamports(alice).await, before.lamports[0] + before.lamports[1] + before.lamports[2]);
                 model = Model::Settled;
             } else if let (Model::Open { .. }, Action::Deliver(_)) = (model, a) {
                 model = Model::Open { state: OrderState::Delivered, delivered_at: now };
@@ -132,12 +286,16 @@ async fn run(use_t22: bool, amount: u64, deadline_in: i64, window: i64, actions:
             }
         }
 
-        // Conservation after every step.
+        // Conservation after every step; Mallory never ends up with anything.
         let total = env.balance(alice, mint).await
             + env.balance(bob, mint).await
             + env.balance(trent, mint).await
-            + env.balance_of(o.vault).await;
+            + env.balance(env.mallory.pubkey(), mint).await
+            + env.balance_of(o.vault).await
+            + env.balance_of(decoy.vault).await;
         assert_eq!(total, ALICE_START, "tokens created or destroyed after {a:?}");
+        assert_eq!(env.balance(env.mallory.pubkey(), mint).await, 0, "Mallory got paid after {a:?}");
+        assert_eq!((env.balance_of(decoy.vault).await, env.lamports(decoy.pda).await), decoy_before, "the decoy moved after {a:?}");
         if let Model::Open { state, .. } = model {
             assert_eq!(env.order(&o).await.unwrap().state, state);
             assert_eq!(env.balance_of(o.vault).await, amount);
@@ -154,7 +312,7 @@ proptest! {
         amount in 1u64..=ALICE_START,
         deadline_in in 60i64..=10 * DAY,
         window in prop_oneof![Just(0i64), 1i64..=5 * DAY],
-        actions in proptest::collection::vec(action(), 1..12),
+        actions in proptest::collection::vec(action(), 1..16),
     ) {
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         rt.block_on(run(use_t22, amount, deadline_in, window, actions));

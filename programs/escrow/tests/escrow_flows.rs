@@ -11,7 +11,8 @@ use common::*;
 use escrow::errors::EscrowError;
 use escrow::state::OrderState;
 use escrow::UpdateConfigArgs;
-use solana_sdk::{signature::Keypair, signer::Signer, system_instruction};
+use anchor_lang::prelude::Pubkey;
+use solana_sdk::{bpf_loader_upgradeable, instruction::InstructionError, signature::Keypair, signer::Signer, system_instruction};
 
 const PRICE: u64 = 40_000_000; // 40 USDC
 const FEE: u64 = PRICE * FEE_BPS as u64 / 10_000; // 1 USDC
@@ -37,7 +38,7 @@ async fn the_admin_initialises_the_config_once_with_the_quoted_terms() {
     let mut args = env.default_config_args();
     args.arbiter = mallory.pubkey();
     let ix = env.ix_initialize_config(&mallory.pubkey(), args);
-    assert_fails(env.send(vec![ix], &[&mallory]).await);
+    assert_ix_err(env.send(vec![ix], &[&mallory]).await, SYSTEM_ACCOUNT_ALREADY_IN_USE);
     assert_eq!(env.config().await.admin, env.admin.pubkey());
 }
 
@@ -103,6 +104,116 @@ async fn only_the_admin_updates_the_config_and_can_hand_it_over() {
     assert_eq!(env.config().await.fee_bps, 0);
 }
 
+#[tokio::test]
+async fn only_the_upgrade_authority_initialises_a_fresh_deployment() {
+    let mut env = Env::without_config().await;
+    let (admin, mallory) = (kp(&env.admin), kp(&env.mallory));
+    let mut grab = env.default_config_args();
+    grab.platform_authority = mallory.pubkey();
+    grab.arbiter = mallory.pubkey();
+    grab.treasury = mallory.pubkey();
+
+    // Mallory sends initialize_config first on a fresh deployment: she is not the upgrade authority.
+    let ix = env.ix_initialize_config(&mallory.pubkey(), grab.clone());
+    assert_escrow_err(env.send(vec![ix], &[&mallory]).await, EscrowError::NotUpgradeAuthority);
+
+    // She points the ProgramData slot at the ProgramData of a program she deployed herself.
+    let hers = Pubkey::find_program_address(&[Keypair::new().pubkey().as_ref()], &bpf_loader_upgradeable::ID).0;
+    env.ctx.set_account(&hers, &program_data_account(Some(mallory.pubkey())).into());
+    let mut ix = env.ix_initialize_config(&mallory.pubkey(), grab.clone());
+    ix.accounts[2].pubkey = hers;
+    assert_anchor_err(env.send(vec![ix], &[&mallory]).await, Anchor::ConstraintSeeds);
+
+    // Or at look-alike bytes in an account that the upgradeable loader does not own.
+    let fake = Keypair::new().pubkey();
+    let mut look_alike = program_data_account(Some(mallory.pubkey()));
+    look_alike.owner = solana_sdk::system_program::ID;
+    env.ctx.set_account(&fake, &look_alike.into());
+    let mut ix = env.ix_initialize_config(&mallory.pubkey(), grab);
+    ix.accounts[2].pubkey = fake;
+    assert_anchor_err(env.send(vec![ix], &[&mallory]).await, Anchor::AccountOwnedByWrongProgram);
+    assert!(!env.exists(env.config).await);
+
+    // The upgrade authority does it, and becomes the admin.
+    let args = env.default_config_args();
+    let ix = env.ix_initialize_config(&admin.pubkey(), args);
+    env.send(vec![ix], &[&admin]).await.unwrap();
+    assert_eq!(env.config().await.admin, admin.pubkey());
+}
+
+#[tokio::test]
+async fn an_immutable_or_unknown_deployment_cannot_be_configured() {
+    // Upgrade authority revoked before the config was created: nobody can create it.
+    let mut env = Env::deployed(Keypair::new(), |_| Deployment::Immutable).await;
+    let admin = kp(&env.admin);
+    let ix = env.ix_initialize_config(&admin.pubkey(), env.default_config_args());
+    assert_escrow_err(env.send(vec![ix], &[&admin]).await, EscrowError::NotUpgradeAuthority);
+
+    // No ProgramData account at the derived address.
+    let mut env = Env::deployed(Keypair::new(), |_| Deployment::NoProgramData).await;
+    let admin = kp(&env.admin);
+    let ix = env.ix_initialize_config(&admin.pubkey(), env.default_config_args());
+    assert_anchor_err(env.send(vec![ix], &[&admin]).await, Anchor::AccountNotInitialized);
+    assert!(!env.exists(env.config).await);
+}
+
+#[tokio::test]
+async fn config_windows_stay_within_their_limits() {
+    // The limits as documented (README; the IDL's constants), not read from the crate, so that a
+    // changed constant fails here.
+    const REVIEW_WINDOW_LIMIT: i64 = 365 * DAY;
+    const DELIVERY_WINDOW_LIMIT: i64 = 3 * 365 * DAY;
+    let mut env = Env::without_config().await;
+    let admin = kp(&env.admin);
+    let refused = [
+        (REVIEW_WINDOW - 1, MAX_DELIVERY_WINDOW, EscrowError::MaxReviewWindowOutOfRange), // below the default
+        (REVIEW_WINDOW_LIMIT + 1, MAX_DELIVERY_WINDOW, EscrowError::MaxReviewWindowOutOfRange),
+        (i64::MAX, MAX_DELIVERY_WINDOW, EscrowError::MaxReviewWindowOutOfRange),
+        (MAX_REVIEW_WINDOW, 0, EscrowError::MaxDeliveryWindowOutOfRange),
+        (MAX_REVIEW_WINDOW, -1, EscrowError::MaxDeliveryWindowOutOfRange),
+        (MAX_REVIEW_WINDOW, DELIVERY_WINDOW_LIMIT + 1, EscrowError::MaxDeliveryWindowOutOfRange),
+        (MAX_REVIEW_WINDOW, i64::MAX, EscrowError::MaxDeliveryWindowOutOfRange),
+    ];
+    for (max_review, max_delivery, error) in refused {
+        let mut args = env.default_config_args();
+        args.max_review_window = max_review;
+        args.max_delivery_window = max_delivery;
+        let ix = env.ix_initialize_config(&admin.pubkey(), args);
+        assert_escrow_err(env.send(vec![ix], &[&admin]).await, error);
+    }
+    // The edges are accepted: max review window = default, delivery window of one second.
+    let mut args = env.default_config_args();
+    args.max_review_window = REVIEW_WINDOW;
+    args.max_delivery_window = 1;
+    let ix = env.ix_initialize_config(&admin.pubkey(), args);
+    env.send(vec![ix], &[&admin]).await.unwrap();
+    let config = env.config().await;
+    assert_eq!((config.max_review_window, config.max_delivery_window), (REVIEW_WINDOW, 1));
+
+    // update_config keeps the same invariants, and accepts the upper limits.
+    let update = |max_review_window, max_delivery_window, default_review_window| UpdateConfigArgs {
+        max_review_window,
+        max_delivery_window,
+        default_review_window,
+        ..Default::default()
+    };
+    for (args, error) in [
+        (update(Some(REVIEW_WINDOW - 1), None, None), EscrowError::MaxReviewWindowOutOfRange),
+        (update(None, None, Some(REVIEW_WINDOW + 1)), EscrowError::MaxReviewWindowOutOfRange),
+        (update(Some(REVIEW_WINDOW_LIMIT + 1), None, None), EscrowError::MaxReviewWindowOutOfRange),
+        (update(None, Some(0), None), EscrowError::MaxDeliveryWindowOutOfRange),
+        (update(None, Some(DELIVERY_WINDOW_LIMIT + 1), None), EscrowError::MaxDeliveryWindowOutOfRange),
+    ] {
+        let ix = env.ix_update_config(&admin.pubkey(), args);
+        assert_escrow_err(env.send(vec![ix], &[&admin]).await, error);
+    }
+    let ix = env.ix_update_config(&admin.pubkey(), update(Some(REVIEW_WINDOW_LIMIT), Some(DELIVERY_WINDOW_LIMIT), None));
+    env.send(vec![ix], &[&admin]).await.unwrap();
+    let config = env.config().await;
+    assert_eq!((config.max_review_window, config.max_delivery_window), (REVIEW_WINDOW_LIMIT, DELIVERY_WINDOW_LIMIT));
+    assert_eq!((config.default_review_window, config.fee_bps), (REVIEW_WINDOW, FEE_BPS));
+}
+
 // ---------------------------------------------------------------- fund
 
 #[tokio::test]
@@ -158,8 +269,80 @@ async fn funding_refuses_bad_terms() {
 
     // More than Alice holds: the token program refuses, nothing is created.
     let greedy = env.order_ref(usdc, ALICE_START + 1);
-    assert_fails(env.fund(&greedy, deadline, 0).await);
+    assert_ix_err(env.fund(&greedy, deadline, 0).await, TOKEN_INSUFFICIENT_FUNDS);
     assert!(!env.exists(greedy.pda).await);
+}
+
+#[tokio::test]
+async fn co_signed_fund_terms_expire_on_chain() {
+    const MAX_FUND_TERMS_LIFETIME: i64 = DAY; // as documented, not read from the crate
+    let mut env = Env::new().await;
+    let usdc = env.usdc;
+    let (alice, bob, pat) = (kp(&env.alice), kp(&env.bob), kp(&env.platform));
+    let now = env.now().await;
+    let deadline = now + DAY;
+
+    // Terms may live at most MAX_FUND_TERMS_LIFETIME.
+    let o = env.order_ref(usdc, PRICE);
+    assert_escrow_err(
+        env.fund_until(&o, deadline, 0, now + MAX_FUND_TERMS_LIFETIME + 1).await,
+        EscrowError::FundTermsLifetimeTooLong,
+    );
+    assert_escrow_err(env.fund_until(&o, deadline, 0, i64::MAX).await, EscrowError::FundTermsLifetimeTooLong);
+    env.fund_until(&o, deadline, 0, now + MAX_FUND_TERMS_LIFETIME).await.unwrap();
+
+    // Valid up to and including `expires_at`, refused one second later.
+    let o = env.order_ref(usdc, PRICE);
+    let expires_at = now + PAYMENT_WINDOW;
+    env.warp_to(expires_at + 1).await;
+    assert_escrow_err(env.fund_until(&o, deadline, 0, expires_at).await, EscrowError::FundTermsExpired);
+    env.warp_to(expires_at).await;
+    env.fund_until(&o, deadline, 0, expires_at).await.unwrap();
+
+    // The replay of issue 8: the order is funded and refunded (closed); a second fund transaction
+    // the service co-signed for the same order id earlier is submitted once its terms expired.
+    let replay = env.ix_fund(&o, deadline, 0, expires_at);
+    env.refund(&o, &bob).await.unwrap();
+    assert!(!env.exists(o.pda).await);
+    let alice_before = env.balance(alice.pubkey(), usdc).await;
+    env.warp_to(expires_at + 1).await;
+    assert_escrow_err(env.send(vec![replay], &[&alice, &pat]).await, EscrowError::FundTermsExpired);
+    assert!(!env.exists(o.pda).await && !env.exists(o.vault).await);
+    assert_eq!(env.balance(alice.pubkey(), usdc).await, alice_before);
+}
+
+#[tokio::test]
+async fn review_window_and_delivery_deadline_are_bounded_by_the_config() {
+    let mut env = Env::new().await;
+    let usdc = env.usdc;
+    let admin = kp(&env.admin);
+    let now = env.now().await;
+    let deadline = now + DAY;
+
+    let o = env.order_ref(usdc, PRICE);
+    assert_escrow_err(env.fund(&o, deadline, MAX_REVIEW_WINDOW + 1).await, EscrowError::ReviewWindowTooLong);
+    assert_escrow_err(env.fund(&o, deadline, i64::MAX).await, EscrowError::ReviewWindowTooLong);
+    assert_escrow_err(env.fund(&o, now + MAX_DELIVERY_WINDOW + 1, 0).await, EscrowError::DeliveryDeadlineTooFar);
+    assert_escrow_err(env.fund(&o, i64::MAX, 0).await, EscrowError::DeliveryDeadlineTooFar);
+    assert!(!env.exists(o.pda).await);
+
+    // Both limits are inclusive.
+    env.fund(&o, now + MAX_DELIVERY_WINDOW, MAX_REVIEW_WINDOW).await.unwrap();
+    let order = env.order(&o).await.unwrap();
+    assert_eq!((order.delivery_deadline, order.review_window), (now + MAX_DELIVERY_WINDOW, MAX_REVIEW_WINDOW));
+
+    // The bounds are read live: after the admin lowers them, the old maxima are refused.
+    let lower = UpdateConfigArgs {
+        max_review_window: Some(REVIEW_WINDOW),
+        max_delivery_window: Some(DAY),
+        ..Default::default()
+    };
+    let ix = env.ix_update_config(&admin.pubkey(), lower);
+    env.send(vec![ix], &[&admin]).await.unwrap();
+    let o = env.order_ref(usdc, PRICE);
+    assert_escrow_err(env.fund(&o, deadline, REVIEW_WINDOW + 1).await, EscrowError::ReviewWindowTooLong);
+    assert_escrow_err(env.fund(&o, deadline + 1, 0).await, EscrowError::DeliveryDeadlineTooFar);
+    env.fund(&o, deadline, REVIEW_WINDOW).await.unwrap();
 }
 
 #[tokio::test]
@@ -183,11 +366,12 @@ async fn funding_needs_the_platform_s_co_signature() {
     // Mallory co-signs as "platform".
     let mut accounts = env.fund_accounts(&o);
     accounts.platform_authority = mallory.pubkey();
-    let ix = env.ix_fund_with(&o, accounts, deadline, 0);
+    let expires_at = env.now().await + PAYMENT_WINDOW;
+    let ix = env.ix_fund_with(&o, accounts, deadline, 0, expires_at);
     assert_escrow_err(env.send(vec![ix], &[&alice, &mallory]).await, EscrowError::PlatformAuthorityMismatch);
 
     // Pat's key is named but Pat did not sign.
-    let mut ix = env.ix_fund(&o, deadline, 0);
+    let mut ix = env.ix_fund(&o, deadline, 0, expires_at);
     ix.accounts[1].is_signer = false;
     assert_anchor_err(env.send(vec![ix], &[&alice]).await, Anchor::AccountNotSigner);
     assert!(!env.exists(o.pda).await);
@@ -254,30 +438,45 @@ async fn every_token_2022_extension_that_can_touch_a_vault_is_refused() {
 #[tokio::test]
 async fn funding_pins_the_token_program_and_the_buyer_s_token_account() {
     let mut env = Env::new().await;
-    let usdc = env.usdc;
+    let (usdc, t22) = (env.usdc, env.t22);
     let deadline = env.now().await + DAY;
+    let expires_at = env.now().await + PAYMENT_WINDOW;
     let (alice, pat) = (kp(&env.alice), kp(&env.platform));
 
-    // USDC is an SPL Token mint; claiming it lives under Token-2022 is refused.
-    let mut lying = env.order_ref(usdc, PRICE);
-    lying.mint.token_program = anchor_spl::token_2022::ID;
-    lying.vault = env.ata(lying.pda, lying.mint);
-    assert_fails(env.fund(&lying, deadline, 0).await);
+    // A mint named under the other token program, with Alice's real token account. Anchor creates
+    // `init` accounts before it checks the others, so the vault's creation is what refuses it: the
+    // associated token program's CPI into the named token program rejects a mint it does not own.
+    // (This is also why `mint::token_program` on `fund` can never be the error that fires.)
+    for (m, wrong) in [(usdc, anchor_spl::token_2022::ID), (t22, anchor_spl::token::ID)] {
+        let mut lying = env.order_ref(m, PRICE);
+        lying.mint.token_program = wrong;
+        lying.vault = env.ata(lying.pda, lying.mint);
+        let mut accounts = env.fund_accounts(&lying);
+        accounts.buyer_token_account = env.ata(env.alice.pubkey(), m);
+        let ix = env.ix_fund_with(&lying, accounts, deadline, 0, expires_at);
+        assert_ix_err(env.send(vec![ix], &[&alice, &pat]).await, InstructionError::IncorrectProgramId);
+        assert!(!env.exists(lying.pda).await);
+        assert_eq!(env.balance(env.alice.pubkey(), m).await, ALICE_START);
+    }
 
     // Paying from Mallory's account (Alice is not its authority).
     let mallory_usdc = env.ata(env.mallory.pubkey(), usdc);
     let o = env.order_ref(usdc, PRICE);
     let mut accounts = env.fund_accounts(&o);
     accounts.buyer_token_account = mallory_usdc;
-    let ix = env.ix_fund_with(&o, accounts, deadline, 0);
+    let ix = env.ix_fund_with(&o, accounts, deadline, 0, expires_at);
     assert_anchor_err(env.send(vec![ix], &[&alice, &pat]).await, Anchor::ConstraintTokenOwner);
 
-    // A vault that is not the order PDA's associated token account.
+    // A vault that is not the order PDA's associated token account (a fresh address): the vault's
+    // creation derives the real address, which the transaction does not carry. On chain the CPI
+    // fails with MissingAccount; natively program-test's CPI stub panics on it, which surfaces as
+    // ProgramFailedToComplete.
     let mut accounts = env.fund_accounts(&o);
-    accounts.vault = env.ata(env.mallory.pubkey(), usdc);
-    let ix = env.ix_fund_with(&o, accounts, deadline, 0);
-    assert_fails(env.send(vec![ix], &[&alice, &pat]).await);
+    accounts.vault = Keypair::new().pubkey();
+    let ix = env.ix_fund_with(&o, accounts, deadline, 0, expires_at);
+    assert_ix_err(env.send(vec![ix], &[&alice, &pat]).await, InstructionError::ProgramFailedToComplete);
     assert!(!env.exists(o.pda).await);
+    assert_eq!(env.balance(env.alice.pubkey(), usdc).await, ALICE_START);
 }
 
 #[tokio::test]
@@ -286,7 +485,7 @@ async fn an_order_id_cannot_be_funded_twice_while_open() {
     let usdc = env.usdc;
     let o = env.funded_order(usdc, PRICE).await;
     let deadline = env.now().await + DAY;
-    assert_fails(env.fund(&o, deadline, 0).await);
+    assert_ix_err(env.fund(&o, deadline, 0).await, SYSTEM_ACCOUNT_ALREADY_IN_USE);
     assert_eq!(env.balance_of(o.vault).await, PRICE);
     assert_eq!(env.balance(env.alice.pubkey(), usdc).await, ALICE_START - PRICE);
 }
@@ -383,11 +582,11 @@ async fn release_refuses_swapped_accounts() {
 
     let mut a = env.release_accounts(&o, alice.pubkey());
     a.token_program = anchor_spl::token_2022::ID; // wrong token program for this mint
-    assert_fails(env.send(vec![env.ix_release_with(a)], &[&alice]).await);
+    assert_anchor_err(env.send(vec![env.ix_release_with(a)], &[&alice]).await, Anchor::ConstraintMintTokenProgram);
 
     let mut a = env.release_accounts(&o, alice.pubkey());
     a.token_program = solana_sdk::system_program::ID; // arbitrary program instead of a token program
-    assert_fails(env.send(vec![env.ix_release_with(a)], &[&alice]).await);
+    assert_anchor_err(env.send(vec![env.ix_release_with(a)], &[&alice]).await, Anchor::InvalidProgramId);
 
     let mut a = env.release_accounts(&o, alice.pubkey());
     a.seller_token_account = env.ata(mallory, usdc); // payout to a third party
@@ -403,7 +602,7 @@ async fn release_refuses_swapped_accounts() {
 
     let mut a = env.release_accounts(&o, alice.pubkey());
     a.order = other.pda; // the other order with this order's vault
-    assert_fails(env.send(vec![env.ix_release_with(a)], &[&alice]).await);
+    assert_anchor_err(env.send(vec![env.ix_release_with(a)], &[&alice]).await, Anchor::ConstraintTokenOwner);
 
     assert_eq!(env.balance_of(o.vault).await, PRICE);
     assert_eq!(env.balance_of(other.vault).await, PRICE);
@@ -448,9 +647,9 @@ async fn a_settled_order_can_be_neither_released_again_nor_revived() {
     assert_eq!(env.balance(env.bob.pubkey(), usdc).await, PRICE - FEE);
 
     // The revived account belongs to the system program with no data: every instruction refuses it.
-    assert_fails(env.release(&o, &alice).await);
-    assert_fails(env.deliver(&o, &bob).await);
-    assert_fails(env.refund(&o, &bob).await);
+    assert_anchor_err(env.release(&o, &alice).await, Anchor::AccountOwnedByWrongProgram);
+    assert_anchor_err(env.deliver(&o, &bob).await, Anchor::AccountOwnedByWrongProgram);
+    assert_anchor_err(env.refund(&o, &bob).await, Anchor::AccountOwnedByWrongProgram);
     assert_eq!(env.balance(env.bob.pubkey(), usdc).await, PRICE - FEE);
     assert_eq!(env.balance(env.trent.pubkey(), usdc).await, FEE);
 
@@ -473,6 +672,81 @@ async fn tokens_sent_into_a_vault_unasked_never_block_settlement() {
     assert_eq!(env.balance(env.bob.pubkey(), usdc).await, PRICE - FEE);
     assert_eq!(env.balance(env.trent.pubkey(), usdc).await, FEE + 5, "surplus swept to the treasury");
     assert!(!env.exists(o.vault).await);
+}
+
+#[tokio::test]
+async fn a_buyer_who_reassigns_her_wallet_cannot_block_any_settlement() {
+    // Issue 8: after funding, Alice assigns her own wallet to a program she controls. The rent
+    // receiver is checked by address only, so every terminal path still settles and the rent still
+    // reaches her address, whatever owns it.
+    let mut env = Env::new().await;
+    let usdc = env.usdc;
+    let (alice, bob, carol, pat, mallory) = (kp(&env.alice), kp(&env.bob), kp(&env.carol), kp(&env.platform), kp(&env.mallory));
+    let released = env.funded_order(usdc, PRICE).await;
+    let claimed = env.funded_order(usdc, PRICE).await;
+    env.deliver(&claimed, &bob).await.unwrap();
+    let refunded = env.funded_order(usdc, PRICE).await;
+    let resolved = env.funded_order(usdc, PRICE).await;
+    env.dispute(&resolved, &alice).await.unwrap();
+
+    let her_program = Keypair::new().pubkey();
+    env.send(vec![system_instruction::assign(&alice.pubkey(), &her_program)], &[&alice]).await.unwrap();
+    assert_eq!(env.owner(alice.pubkey()).await, her_program);
+    env.warp_by(REVIEW_WINDOW).await;
+
+    let steps: [(&OrderRef, &str); 4] = [(&released, "release"), (&claimed, "claim"), (&refunded, "refund"), (&resolved, "resolve")];
+    for (o, how) in steps {
+        let rent = env.lamports(o.pda).await + env.lamports(o.vault).await;
+        let before = env.lamports(alice.pubkey()).await;
+        let result = match how {
+            "release" => env.release(o, &pat).await,
+            "claim" => env.claim(o, &mallory).await,
+            "refund" => env.refund(o, &bob).await,
+            _ => env.resolve(o, &carol, 5_000).await,
+        };
+        result.unwrap_or_else(|e| panic!("{how} blocked: {e:?}"));
+        assert_eq!(env.lamports(alice.pubkey()).await, before + rent, "{how}: rent back to Alice's address");
+        assert!(!env.exists(o.pda).await && !env.exists(o.vault).await, "{how}: closed");
+        assert_eq!(env.owner(alice.pubkey()).await, her_program);
+    }
+    let half = escrow::payout::split(PRICE, 5_000, FEE_BPS).unwrap();
+    assert_eq!(env.balance(bob.pubkey(), usdc).await, 2 * (PRICE - FEE) + half.seller);
+    assert_eq!(env.balance(alice.pubkey(), usdc).await, ALICE_START - 4 * PRICE + PRICE + half.buyer);
+    assert_eq!(env.balance(env.trent.pubkey(), usdc).await, 2 * FEE + half.fee);
+}
+
+#[tokio::test]
+async fn fees_go_to_the_treasury_snapshotted_at_funding() {
+    // The admin moves the treasury to Mallory after funding: open orders still pay the old one,
+    // and a payout naming the new treasury's account is refused on every path that takes a fee.
+    let mut env = Env::new().await;
+    let usdc = env.usdc;
+    let (admin, alice, bob, carol, mallory) = (kp(&env.admin), kp(&env.alice), kp(&env.bob), kp(&env.carol), kp(&env.mallory));
+    let released = env.funded_order(usdc, PRICE).await;
+    let claimed = env.funded_order(usdc, PRICE).await;
+    env.deliver(&claimed, &bob).await.unwrap();
+    let resolved = env.funded_order(usdc, PRICE).await;
+    env.dispute(&resolved, &alice).await.unwrap();
+    let ix = env.ix_update_config(&admin.pubkey(), UpdateConfigArgs { treasury: Some(mallory.pubkey()), ..Default::default() });
+    env.send(vec![ix], &[&admin]).await.unwrap();
+    env.warp_by(REVIEW_WINDOW).await;
+    let new_treasury = env.ata(mallory.pubkey(), usdc);
+
+    let mut a = env.release_accounts(&released, alice.pubkey());
+    a.treasury_token_account = new_treasury;
+    assert_anchor_err(env.send(vec![env.ix_release_with(a)], &[&alice]).await, Anchor::ConstraintTokenOwner);
+    let mut a = env.claim_accounts(&claimed, mallory.pubkey());
+    a.treasury_token_account = new_treasury;
+    assert_anchor_err(env.send(vec![env.ix_claim_with(a)], &[&mallory]).await, Anchor::ConstraintTokenOwner);
+    let mut a = env.resolve_accounts(&resolved, carol.pubkey());
+    a.treasury_token_account = new_treasury;
+    assert_anchor_err(env.send(vec![env.ix_resolve_with(a, 0)], &[&carol]).await, Anchor::ConstraintTokenOwner);
+
+    env.release(&released, &alice).await.unwrap();
+    env.claim(&claimed, &mallory).await.unwrap();
+    env.resolve(&resolved, &carol, 0).await.unwrap();
+    assert_eq!(env.balance(env.trent.pubkey(), usdc).await, 3 * FEE);
+    assert_eq!(env.balance(mallory.pubkey(), usdc).await, 0);
 }
 
 // ---------------------------------------------------------------- claim
@@ -512,6 +786,28 @@ async fn claim_refuses_a_third_party_seller_account_and_a_disputed_order() {
     let mut a = env.claim_accounts(&o2, mallory.pubkey());
     a.seller_token_account = env.ata(mallory.pubkey(), usdc);
     assert_escrow_err(env.send(vec![env.ix_claim_with(a)], &[&mallory]).await, EscrowError::SellerTokenAccountMismatch);
+}
+
+#[tokio::test]
+async fn the_cranker_takes_neither_the_fee_nor_the_rent() {
+    let mut env = Env::new().await;
+    let usdc = env.usdc;
+    let (bob, mallory) = (kp(&env.bob), kp(&env.mallory));
+    let before = env.lamports(env.alice.pubkey()).await;
+    let o = env.funded_order(usdc, PRICE).await;
+    env.deliver(&o, &bob).await.unwrap();
+    env.warp_by(REVIEW_WINDOW).await;
+
+    let mut a = env.claim_accounts(&o, mallory.pubkey());
+    a.treasury_token_account = env.ata(mallory.pubkey(), usdc);
+    assert_anchor_err(env.send(vec![env.ix_claim_with(a)], &[&mallory]).await, Anchor::ConstraintTokenOwner);
+    let mut a = env.claim_accounts(&o, mallory.pubkey());
+    a.rent_payer = mallory.pubkey();
+    assert_escrow_err(env.send(vec![env.ix_claim_with(a)], &[&mallory]).await, EscrowError::RentReceiverMismatch);
+    assert_eq!(env.balance_of(o.vault).await, PRICE);
+
+    env.claim(&o, &mallory).await.unwrap();
+    assert_paid_out(&mut env, &o, before, 0, PRICE - FEE, FEE).await;
 }
 
 // ---------------------------------------------------------------- disputes
@@ -598,6 +894,9 @@ async fn only_carol_resolves_and_only_to_the_parties_accounts() {
     let mut a = env.resolve_accounts(&o, carol.pubkey());
     a.treasury_token_account = mallory_usdc;
     assert_anchor_err(env.send(vec![env.ix_resolve_with(a, 5_000)], &[&carol]).await, Anchor::ConstraintTokenOwner);
+    let mut a = env.resolve_accounts(&o, carol.pubkey());
+    a.rent_payer = mallory.pubkey();
+    assert_escrow_err(env.send(vec![env.ix_resolve_with(a, 5_000)], &[&carol]).await, EscrowError::RentReceiverMismatch);
     // Carol's signature on a config she is not named in: a non-signing arbiter slot.
     let mut ix = env.ix_resolve_dispute(&o, carol.pubkey(), 5_000);
     ix.accounts[0].is_signer = false;
@@ -651,6 +950,9 @@ async fn alice_alone_refunds_only_after_bob_missed_the_deadline() {
     let mut a = env.refund_accounts(&o, alice.pubkey());
     a.buyer_token_account = env.ata(mallory.pubkey(), usdc);
     env.warp_to(deadline + 1).await;
+    let mut r = env.refund_accounts(&o, alice.pubkey());
+    r.rent_payer = mallory.pubkey();
+    assert_escrow_err(env.send(vec![env.ix_refund_with(r)], &[&alice]).await, EscrowError::RentReceiverMismatch);
     assert_escrow_err(env.send(vec![env.ix_refund_with(a)], &[&alice]).await, EscrowError::BuyerTokenAccountMismatch);
 
     env.refund(&o, &alice).await.unwrap();
@@ -674,7 +976,8 @@ async fn every_state_change_is_announced_with_an_event() {
 
     let o = env.order_ref(usdc, PRICE);
     let deadline = START_TIME + DAY;
-    let logs = env.send_with_logs(vec![env.ix_fund(&o, deadline, 0)], &[&alice, &pat]).await;
+    let ix = env.ix_fund(&o, deadline, 0, START_TIME + PAYMENT_WINDOW);
+    let logs = env.send_with_logs(vec![ix], &[&alice, &pat]).await;
     let e: OrderFunded = find_event(&logs).expect("OrderFunded");
     assert_eq!((e.order, e.order_id, e.amount, e.buyer, e.seller), (o.pda, o.id, PRICE, alice.pubkey(), bob.pubkey()));
     assert_eq!((e.fee_bps, e.delivery_deadline, e.review_window, e.funded_at), (FEE_BPS, deadline, REVIEW_WINDOW, START_TIME));

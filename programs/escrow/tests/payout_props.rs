@@ -1,5 +1,6 @@
 //! payout::split over many values: conservation, floor rounding, bounds.
 
+use escrow::errors::EscrowError;
 use escrow::payout::{split, Payouts};
 use escrow::{BPS_DENOMINATOR, MAX_FEE_BPS};
 use proptest::prelude::*;
@@ -44,7 +45,7 @@ proptest! {
 
     #[test]
     fn out_of_range_rates_are_refused(amount in any::<u64>(), buyer_bps in (BPS_DENOMINATOR + 1)..=u16::MAX, fee_bps in (MAX_FEE_BPS + 1)..=u16::MAX) {
-        prop_assert!(split(amount, buyer_bps, 0).is_err());
-        prop_assert!(split(amount, 0, fee_bps).is_err());
+        prop_assert_eq!(split(amount, buyer_bps, 0).unwrap_err(), EscrowError::BuyerBpsTooHigh.into());
+        prop_assert_eq!(split(amount, 0, fee_bps).unwrap_err(), EscrowError::FeeTooHigh.into());
     }
 }

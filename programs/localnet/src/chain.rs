@@ -173,11 +173,14 @@ impl Chain {
     /// Start the bank. With a ledger directory, its state is recovered first (accounts become
     /// genesis accounts, the transaction history is re-indexed, the position continues, see
     /// `resume`) and compacted into a fresh snapshot before the node serves anything.
+    /// `genesis`: extra accounts present from slot 0 (e.g. the escrow's ProgramData, see native.rs);
+    /// they are recreated at every start, never read from the ledger.
     ///
     /// Errors: the ledger cannot be opened or recovered (locked, unreadable, corrupt).
     pub async fn start(
         notify: tokio::sync::broadcast::Sender<SigNote>,
         ledger_dir: Option<std::path::PathBuf>,
+        genesis: Vec<(Pubkey, Account)>,
     ) -> anyhow::Result<Self> {
         let mut pt = ProgramTest::default();
         let (ledger, mut recovered) = match &ledger_dir {
@@ -191,6 +194,9 @@ impl Chain {
         for (key, acc) in std::mem::take(&mut recovered.accounts) {
             pt.add_account(key, acc);
             known.insert(key);
+        }
+        for (key, account) in genesis {
+            pt.add_account(key, account);
         }
         pt.prefer_bpf(false);
         #[cfg(feature = "escrow")]
@@ -1245,6 +1251,7 @@ pub enum Cmd {
 pub fn spawn_actor(
     notify: tokio::sync::broadcast::Sender<SigNote>,
     ledger: Option<std::path::PathBuf>,
+    genesis: Vec<(Pubkey, Account)>,
 ) -> anyhow::Result<std::sync::mpsc::Sender<Cmd>> {
     let (tx, rx) = std::sync::mpsc::channel::<Cmd>();
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<anyhow::Result<()>>();
@@ -1256,7 +1263,7 @@ pub fn spawn_actor(
                 return;
             }
         };
-        let mut chain = match rt.block_on(Chain::start(notify, ledger)) {
+        let mut chain = match rt.block_on(Chain::start(notify, ledger, genesis)) {
             Ok(c) => c,
             Err(e) => {
                 let _ = ready_tx.send(Err(e));

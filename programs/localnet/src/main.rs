@@ -46,6 +46,12 @@ struct Args {
     /// and recovered at start (see README "Ledger"). Without it, state lives in memory only.
     #[arg(long, env = "BAZAAR_LOCALNET_LEDGER")]
     ledger: Option<std::path::PathBuf>,
+    /// Upgrade authority recorded in the escrow program's ProgramData account, created at genesis
+    /// like solana-test-validator's `--upgradeable-program <id> <so> <authority>`: only this key
+    /// can `initialize_config`. Without it there is no ProgramData account (a config already in
+    /// the ledger keeps working; a fresh one cannot be created).
+    #[arg(long, env = "BAZAAR_LOCALNET_ESCROW_UPGRADE_AUTHORITY")]
+    escrow_upgrade_authority: Option<solana_sdk::pubkey::Pubkey>,
 }
 
 /// Largest accepted request body (bytes).
@@ -345,10 +351,16 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let ws_listener = TcpListener::bind(ws_addr).await?;
 
     let (notify, _) = tokio::sync::broadcast::channel::<SigNote>(1024);
+    #[allow(unused_mut)]
+    let mut genesis = vec![];
+    #[cfg(feature = "escrow")]
+    if let Some(authority) = args.escrow_upgrade_authority {
+        genesis.push(native::escrow_program_data(authority));
+    }
     let sender = tokio::task::spawn_blocking({
         let notify = notify.clone();
         let ledger = args.ledger.clone();
-        move || chain::spawn_actor(notify, ledger)
+        move || chain::spawn_actor(notify, ledger, genesis)
     })
     .await??;
     let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);

@@ -160,6 +160,23 @@ pub fn escrow_process(program_id: &Pubkey, accounts: &[AccountInfo], data: &[u8]
     escrow::entry(program_id, accounts, data)
 }
 
+/// The escrow program's ProgramData account, as `solana-test-validator --upgradeable-program <id>
+/// <so> <authority>` would create it: the upgradeable loader's `ProgramData` state naming
+/// `upgrade_authority`, at `[escrow::ID]` under the loader (no program bytes: the program itself
+/// runs as a native builtin). `initialize_config` requires its upgrade authority as signer.
+/// Returns the address and the account, for the chain's genesis.
+#[cfg(feature = "escrow")]
+#[allow(deprecated)] // solana_sdk's re-export of the loader-v3 interface, as program-test 2.3 uses it
+pub fn escrow_program_data(upgrade_authority: Pubkey) -> (Pubkey, solana_sdk::account::Account) {
+    use solana_sdk::bpf_loader_upgradeable::{self, UpgradeableLoaderState};
+    let address = Pubkey::find_program_address(&[escrow::ID.as_ref()], &bpf_loader_upgradeable::ID).0;
+    let state = UpgradeableLoaderState::ProgramData { slot: 0, upgrade_authority_address: Some(upgrade_authority) };
+    let data = bincode::serialize(&state).expect("ProgramData serializes");
+    let lamports = solana_sdk::rent::Rent::default().minimum_balance(data.len());
+    let account = solana_sdk::account::Account { lamports, data, owner: bpf_loader_upgradeable::ID, executable: false, rent_epoch: 0 };
+    (address, account)
+}
+
 /// Delegates every syscall to program-test's stubs, except that captured stdout is flushed into
 /// the logs first and `sol_log_data` is logged as "Program data: ..." like the real runtime.
 struct LogStubs {

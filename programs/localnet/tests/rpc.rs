@@ -169,3 +169,24 @@ fn blockhash_outlives_heavy_status_polling() {
     let sent = send(n.port, &tx, json!({}));
     assert!(sent["result"].is_string(), "{sent}");
 }
+
+#[test]
+#[allow(deprecated)] // solana_sdk's re-export of the loader-v3 interface
+fn the_escrow_program_data_names_the_upgrade_authority_given_at_start() {
+    use solana_sdk::bpf_loader_upgradeable::{self, UpgradeableLoaderState};
+    let authority = Keypair::new().pubkey();
+    let escrow_id: Pubkey = "AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r".parse().unwrap();
+    let address = Pubkey::find_program_address(&[escrow_id.as_ref()], &bpf_loader_upgradeable::ID).0;
+    let get = |port| result(port, "getAccountInfo", json!([address.to_string(), {"encoding": "base64"}]));
+
+    let node = start_with(&["--escrow-upgrade-authority", &authority.to_string()]);
+    let info = get(node.port);
+    assert_eq!(info["value"]["owner"], json!(bpf_loader_upgradeable::ID.to_string()));
+    let data = B64.decode(info["value"]["data"][0].as_str().unwrap()).unwrap();
+    let state: UpgradeableLoaderState = bincode::deserialize(&data).unwrap();
+    assert_eq!(state, UpgradeableLoaderState::ProgramData { slot: 0, upgrade_authority_address: Some(authority) });
+
+    // Without the flag there is no ProgramData account (nobody can create a fresh config).
+    let bare = start();
+    assert_eq!(get(bare.port)["value"], Value::Null);
+}

@@ -35,7 +35,7 @@ import {
 } from '@solana/spl-token';
 import bs58 from 'bs58';
 import { DomainError } from '../errors.js';
-import { bytesToUuid, configPda, orderIdBytes, orderPda, vaultAddress } from './pda.js';
+import { bytesToUuid, configPda, orderIdBytes, orderPda, programDataAddress, vaultAddress } from './pda.js';
 import { rpc, sendAndConfirm, sendRawAndConfirm, type ConfirmOptions } from './tx.js';
 import type { CurrencyInfo, TxResult } from './types.js';
 import type { TranslateContext } from './errors.js';
@@ -77,7 +77,12 @@ export interface EscrowConfig {
   arbiter: string;
   treasury: string;
   feeBps: number;
+  /** seconds */
   defaultReviewWindow: number;
+  /** seconds: longest review window `fund` accepts */
+  maxReviewWindow: number;
+  /** seconds: `fund` refuses a delivery deadline further than this from the chain's now */
+  maxDeliveryWindow: number;
   allowedMints: string[];
   bump: number;
 }
@@ -91,13 +96,13 @@ export interface FundTerms {
   amount: bigint;
   /** unix seconds */
   deliveryDeadline: number;
-  /** seconds; 0 = the config's default review window (program rule) */
+  /** seconds; 0 = the config's default review window (program rule); at most config.maxReviewWindow */
   reviewWindow: number;
   /**
-   * unix seconds (chain clock) after which the program refuses this funding. Passed as the `fund`
-   * instruction's `expires_at` argument when the IDL declares one (required then), else unused.
+   * unix seconds on the chain clock: the program refuses the co-signed terms after this
+   * (FundTermsExpired) and more than one day ahead (FundTermsLifetimeTooLong)
    */
-  expiresAt?: number;
+  expiresAt: number;
 }
 
 /**
@@ -125,7 +130,7 @@ export interface FundTransaction {
 }
 
 export interface InitializeConfigArgs {
-  /** signs initialize_config (and pays); becomes config.admin */
+  /** signs initialize_config (and pays); must be the program's upgrade authority; becomes config.admin */
   admin: Keypair;
   platformAuthority: string;
   arbiter: string;
@@ -133,6 +138,10 @@ export interface InitializeConfigArgs {
   feeBps: number;
   /** seconds */
   defaultReviewWindow: number;
+  /** seconds, >= defaultReviewWindow and <= 365 days */
+  maxReviewWindow: number;
+  /** seconds, 1 ..= 3 * 365 days */
+  maxDeliveryWindow: number;
   allowedMints: string[];
 }
 
@@ -299,6 +308,8 @@ export class EscrowClient {
       treasury: a.treasury.toBase58(),
       feeBps: toNumber(a.feeBps),
       defaultReviewWindow: toNumber(a.defaultReviewWindow),
+      maxReviewWindow: toNumber(a.maxReviewWindow),
+      maxDeliveryWindow: toNumber(a.maxDeliveryWindow),
       allowedMints: (a.allowedMints as PublicKey[]).map((m) => m.toBase58()),
       bump: toNumber(a.bump),
     };
@@ -474,8 +485,9 @@ export class EscrowClient {
   // ---------------------------------------------------------------- instructions
 
   /**
-   * initialize_config (once per deployment). `admin` signs and pays.
-   * Throws chain-transaction-failed when the config exists already (use fetchConfig first).
+   * initialize_config (once per deployment). `admin` signs and pays; it must be the program's
+   * upgrade authority (recorded in its ProgramData account), else chain-transaction-failed
+   * NotUpgradeAuthority. Throws chain-transaction-failed when the config exists already (use fetchConfig first).
    */
   async initializeConfig(args: InitializeConfigArgs, o: ConfirmOptions = {}): Promise<TxResult> {
     const params = {
@@ -484,6 +496,8 @@ export class EscrowClient {
       treasury: new PublicKey(args.treasury),
       feeBps: args.feeBps,
       defaultReviewWindow: new BN(args.defaultReviewWindow),
+      maxReviewWindow: new BN(args.maxReviewWindow),
+      maxDeliveryWindow: new BN(args.maxDeliveryWindow),
       allowedMints: args.allowedMints.map((m) => new PublicKey(m)),
     };
     const def = this.ixDef('initialize_config');
@@ -492,7 +506,15 @@ export class EscrowClient {
       def.args.length === 1 && !(camel(def.args[0].name) in params)
         ? [params]
         : def.args.map((a) => (params as Record<string, unknown>)[camel(a.name)]);
-    const known = { ...this.roleAccounts({ orderId: new Uint8Array(16) }), admin: args.admin.publicKey, payer: args.admin.publicKey, authority: args.admin.publicKey, signer: args.admin.publicKey };
+    const known = {
+      ...this.roleAccounts({ orderId: new Uint8Array(16) }),
+      admin: args.admin.publicKey,
+      payer: args.admin.publicKey,
+      authority: args.admin.publicKey,
+      signer: args.admin.publicKey,
+      // derived from this client's program id (the IDL's seed is the IDL address)
+      programData: programDataAddress(this.programId),
+    };
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const ix = await (this.program.methods as any).initializeConfig(...argValues).accountsPartial(this.accountsFor('initialize_config', known)).instruction();
     const tx = new Transaction().add(ix);
@@ -514,7 +536,8 @@ export class EscrowClient {
    * `amount` (else the program/Token program fails with InsufficientFunds / AccountNotInitialized).
    * For wrapped SOL (native mint) the transaction itself creates the buyer's wSOL ATA (idempotent),
    * moves `amount` lamports into it and syncs it, so the buyer only needs native SOL.
-   * Valid until `lastValidBlockHeight` (about 60-90 s on a real cluster).
+   * Valid until `lastValidBlockHeight` (about 60-90 s on a real cluster) and, whatever the
+   * blockhash, only until `terms.expiresAt` on the chain clock (the program checks it).
    */
   async buildFundTransaction(terms: FundTerms): Promise<FundTransaction> {
     const buyer = new PublicKey(terms.buyer);
@@ -587,22 +610,14 @@ export class EscrowClient {
     // payer-like roles in fund are the buyer (rent of the order PDA and vault is the buyer's)
     known.payer = buyer;
     known.rentPayer = buyer;
-    // arguments by IDL name, so a program whose fund takes `expires_at` gets it (and one that does not, does not)
-    const byName: Record<string, unknown> = {
-      orderId: Array.from(orderIdBytes(terms.orderId)),
-      amount: new BN(terms.amount.toString()),
-      deliveryDeadline: new BN(terms.deliveryDeadline),
-      reviewWindow: new BN(terms.reviewWindow),
-      expiresAt: terms.expiresAt === undefined ? undefined : new BN(terms.expiresAt),
-    };
-    const args = this.ixDef('fund').args.map((a) => {
-      const v = byName[camel(a.name)];
-      if (v === undefined) throw new Error(`fund: no value for the argument ${a.name}`);
-      return v;
-    });
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    const instruction = await (this.program.methods as any)
-      .fund(...args)
+    const instruction = await this.program.methods
+      .fund(
+        Array.from(orderIdBytes(terms.orderId)),
+        new BN(terms.amount.toString()),
+        new BN(terms.deliveryDeadline),
+        new BN(terms.reviewWindow),
+        new BN(terms.expiresAt),
+      )
       .accountsPartial(this.accountsFor('fund', known))
       .instruction();
     return { instruction, escrowAddress: known.order!.toBase58(), vaultAddress: known.vault!.toBase58() };
@@ -648,7 +663,9 @@ export class EscrowClient {
   }
 
   /** Decode the fund instruction of a (signed or unsigned) fund transaction: the terms it carries. */
-  decodeFundTransaction(base64: string): { orderId: string; amount: bigint; deliveryDeadline: number; reviewWindow: number; signature: string | null } | null {
+  decodeFundTransaction(
+    base64: string,
+  ): { orderId: string; amount: bigint; deliveryDeadline: number; reviewWindow: number; expiresAt: number; signature: string | null } | null {
     const tx = Transaction.from(Buffer.from(base64, 'base64'));
     for (const ix of tx.instructions) {
       if (!ix.programId.equals(this.programId)) continue;
@@ -661,6 +678,7 @@ export class EscrowClient {
         amount: BigInt((d.amount as BN).toString()),
         deliveryDeadline: toNumber(d.deliveryDeadline ?? d.delivery_deadline),
         reviewWindow: toNumber(d.reviewWindow ?? d.review_window),
+        expiresAt: toNumber(d.expiresAt ?? d.expires_at),
         signature: tx.signature ? bs58.encode(tx.signature) : null,
       };
     }

@@ -3,6 +3,7 @@
  *   config PDA = ["config"]
  *   order PDA  = ["order", order_id (16 bytes = the API order UUID)]
  *   vault      = associated token account of (owner = order PDA, mint, token program)
+ *   ProgramData = [program id] under the BPF upgradeable loader (initialize_config checks its upgrade authority)
  * `tests/chain.pda.test.ts` checks these against the seeds declared in the escrow IDL.
  */
 import { PublicKey } from '@solana/web3.js';
@@ -10,6 +11,8 @@ import { ASSOCIATED_TOKEN_PROGRAM_ID, TOKEN_PROGRAM_ID, getAssociatedTokenAddres
 
 export const CONFIG_SEED = Buffer.from('config');
 export const ORDER_SEED = Buffer.from('order');
+/** The BPF upgradeable loader (web3.js 1.x does not export its id). */
+export const BPF_LOADER_UPGRADEABLE_PROGRAM_ID = new PublicKey('BPFLoaderUpgradeab1e11111111111111111111111');
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -42,6 +45,14 @@ export function toPublicKey(k: PublicKey | string): PublicKey {
 /** The escrow config PDA (seeds ["config"]). */
 export function configPda(programId: PublicKey | string): PublicKey {
   return PublicKey.findProgramAddressSync([CONFIG_SEED], toPublicKey(programId))[0];
+}
+
+/**
+ * The program's ProgramData account (seeds [program id] under the BPF upgradeable loader): where
+ * the loader records the upgrade authority that `initialize_config` requires as signer.
+ */
+export function programDataAddress(programId: PublicKey | string): PublicKey {
+  return PublicKey.findProgramAddressSync([toPublicKey(programId).toBuffer()], BPF_LOADER_UPGRADEABLE_PROGRAM_ID)[0];
 }
 
 /** The order (escrow) PDA (seeds ["order", order_id]); `orderId` is a UUID string or its 16 bytes. */

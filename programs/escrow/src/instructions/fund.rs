@@ -1,4 +1,4 @@
-use crate::constants::{CONFIG_SEED, ORDER_SEED};
+use crate::constants::{CONFIG_SEED, MAX_FUND_TERMS_LIFETIME, ORDER_SEED};
 use crate::errors::EscrowError;
 use crate::events::OrderFunded;
 use crate::mint_guard::assert_mint_extensions_allowed;
@@ -32,6 +32,9 @@ pub struct Fund<'info> {
         bump,
     )]
     pub order: Box<Account<'info, Order>>,
+    /// `mint::token_program` states the invariant where the mint is declared; it never fires
+    /// first: Anchor creates `init` accounts before checking the others, and the vault's creation
+    /// already fails (IncorrectProgramId) when `token_program` does not own the mint.
     #[account(
         mint::token_program = token_program,
         constraint = config.allowed_mints.contains(&mint.key()) @ EscrowError::MintNotAllowed,
@@ -59,21 +62,38 @@ pub struct Fund<'info> {
     pub system_program: Program<'info, System>,
 }
 
+/// Checks the co-signed terms against the clock and the config, moves `amount` base units from the
+/// buyer's token account into the vault and records the order.
+///
+/// Times are unix seconds on the cluster clock, windows seconds:
+/// - `now <= expires_at <= now + MAX_FUND_TERMS_LIFETIME` (FundTermsExpired / FundTermsLifetimeTooLong):
+///   a co-signed fund transaction cannot be replayed after its terms expire, whatever its blockhash
+///   or nonce, so an order id the service has given up on cannot be funded again later;
+/// - `now < delivery_deadline <= now + config.max_delivery_window` (DeliveryDeadlineInPast / DeliveryDeadlineTooFar);
+/// - `0 <= review_window`, 0 meaning `config.default_review_window`, and the effective window
+///   `<= config.max_review_window` (ReviewWindowNegative / ReviewWindowTooLong).
 pub fn handler(
     ctx: Context<Fund>,
     order_id: [u8; 16],
     amount: u64,
     delivery_deadline: i64,
     review_window: i64,
+    expires_at: i64,
 ) -> Result<()> {
     let now = Clock::get()?.unix_timestamp;
+    let config = &ctx.accounts.config;
+    require!(now <= expires_at, EscrowError::FundTermsExpired);
+    require!(expires_at.saturating_sub(now) <= MAX_FUND_TERMS_LIFETIME, EscrowError::FundTermsLifetimeTooLong);
     require!(amount > 0, EscrowError::AmountIsZero);
     require!(delivery_deadline > now, EscrowError::DeliveryDeadlineInPast);
+    require!(
+        delivery_deadline.saturating_sub(now) <= config.max_delivery_window,
+        EscrowError::DeliveryDeadlineTooFar
+    );
     require!(review_window >= 0, EscrowError::ReviewWindowNegative);
-    assert_mint_extensions_allowed(&ctx.accounts.mint.to_account_info())?;
-
-    let config = &ctx.accounts.config;
     let review_window = if review_window == 0 { config.default_review_window } else { review_window };
+    require!(review_window <= config.max_review_window, EscrowError::ReviewWindowTooLong);
+    assert_mint_extensions_allowed(&ctx.accounts.mint.to_account_info())?;
 
     transfer_checked(
         CpiContext::new(

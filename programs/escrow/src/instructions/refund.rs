@@ -39,8 +39,12 @@ pub struct Refund<'info> {
         constraint = buyer_token_account.owner == order.buyer @ EscrowError::BuyerTokenAccountMismatch,
     )]
     pub buyer_token_account: Box<InterfaceAccount<'info, TokenAccount>>,
+    /// Receives the rent of the order and the vault: `order.rent_payer`, pinned by the order's
+    /// `has_one`. Checked by address only, never by owner: a buyer who reassigns her wallet to
+    /// another program must not be able to block settlement (any account may be credited).
+    /// CHECK: address pinned to `order.rent_payer` by `has_one`; only credited, never read or debited.
     #[account(mut)]
-    pub rent_payer: SystemAccount<'info>,
+    pub rent_payer: UncheckedAccount<'info>,
     pub token_program: Interface<'info, TokenInterface>,
 }
 

@@ -5,7 +5,8 @@ use crate::instructions::initialize_config::validate;
 use crate::state::Config;
 use anchor_lang::prelude::*;
 
-/// `None` keeps the current value.
+/// `None` keeps the current value. The result must satisfy the same invariants as a fresh config
+/// (see `initialize_config::validate`); windows in seconds.
 #[derive(AnchorSerialize, AnchorDeserialize, Clone, Debug, Default, PartialEq)]
 pub struct UpdateConfigArgs {
     pub admin: Option<Pubkey>,
@@ -14,6 +15,8 @@ pub struct UpdateConfigArgs {
     pub treasury: Option<Pubkey>,
     pub fee_bps: Option<u16>,
     pub default_review_window: Option<i64>,
+    pub max_review_window: Option<i64>,
+    pub max_delivery_window: Option<i64>,
     pub allowed_mints: Option<Vec<Pubkey>>,
 }
 
@@ -44,10 +47,16 @@ pub fn handler(ctx: Context<UpdateConfig>, args: UpdateConfigArgs) -> Result<()>
     if let Some(window) = args.default_review_window {
         config.default_review_window = window;
     }
+    if let Some(window) = args.max_review_window {
+        config.max_review_window = window;
+    }
+    if let Some(window) = args.max_delivery_window {
+        config.max_delivery_window = window;
+    }
     if let Some(mints) = args.allowed_mints {
         config.allowed_mints = mints;
     }
-    validate(config.fee_bps, config.default_review_window, &config.allowed_mints)?;
+    validate(config)?;
     crate::emit_event!(ConfigUpdated {
         admin: config.admin,
         platform_authority: config.platform_authority,
@@ -55,6 +64,8 @@ pub fn handler(ctx: Context<UpdateConfig>, args: UpdateConfigArgs) -> Result<()>
         treasury: config.treasury,
         fee_bps: config.fee_bps,
         default_review_window: config.default_review_window,
+        max_review_window: config.max_review_window,
+        max_delivery_window: config.max_delivery_window,
         allowed_mints: config.allowed_mints.clone(),
     });
     Ok(())

@@ -24,6 +24,7 @@ use escrow::{ConfigArgs, UpdateConfigArgs};
 use solana_sysvar::program_stubs;
 use solana_program_test::{processor, BanksClientError, ProgramTest, ProgramTestContext};
 use solana_sdk::{
+    bpf_loader_upgradeable::{self, UpgradeableLoaderState},
     clock::Clock,
     compute_budget::ComputeBudgetInstruction,
     instruction::{Instruction, InstructionError},
@@ -39,6 +40,37 @@ pub const REVIEW_WINDOW: i64 = 3 * 24 * 3600;
 pub const START_TIME: i64 = 1_750_000_000;
 pub const ALICE_START: u64 = 1_000_000_000; // 1000 USDC
 pub const DAY: i64 = 24 * 3600;
+/// Longest review window the test config accepts (seconds).
+pub const MAX_REVIEW_WINDOW: i64 = 30 * DAY;
+/// Longest delivery window the test config accepts (seconds).
+pub const MAX_DELIVERY_WINDOW: i64 = 90 * DAY;
+/// How long the co-signed fund terms of `Env::fund` stay valid (the service's payment window), seconds.
+pub const PAYMENT_WINDOW: i64 = 15 * 60;
+
+/// Who may initialise the config: the upgrade authority recorded in the program's ProgramData
+/// account at genesis (the way solana-test-validator's `--upgradeable-program` sets it up).
+#[derive(Clone, Copy, Debug)]
+pub enum Deployment {
+    /// ProgramData names this key as upgrade authority.
+    UpgradeableBy(Pubkey),
+    /// ProgramData exists but the program is immutable (no upgrade authority).
+    Immutable,
+    /// No ProgramData account at all.
+    NoProgramData,
+}
+
+/// Address of the escrow program's ProgramData account: `[program id]` under the upgradeable loader.
+pub fn program_data_address() -> Pubkey {
+    Pubkey::find_program_address(&[escrow::ID.as_ref()], &bpf_loader_upgradeable::ID).0
+}
+
+/// A ProgramData account (upgradeable loader state, no program bytes) naming `authority`.
+pub fn program_data_account(authority: Option<Pubkey>) -> solana_sdk::account::Account {
+    let state = UpgradeableLoaderState::ProgramData { slot: 0, upgrade_authority_address: authority };
+    let data = bincode::serialize(&state).unwrap();
+    let lamports = solana_sdk::rent::Rent::default().minimum_balance(data.len());
+    solana_sdk::account::Account { lamports, data, owner: bpf_loader_upgradeable::ID, executable: false, rent_epoch: 0 }
+}
 
 /// Anchor's `entry` wants `&'info [AccountInfo<'info>]`; program-test hands a shorter borrow.
 /// Leaking the (tiny) slice per instruction gives it the lifetime it asks for.
@@ -201,15 +233,27 @@ impl Env {
         env
     }
 
-    /// Everything but the config: for tests of `initialize_config` itself.
+    /// Everything but the config: for tests of `initialize_config` itself. The admin is the
+    /// program's upgrade authority.
     pub async fn without_config() -> Env {
+        let admin = Keypair::new();
+        Env::deployed(admin, |admin| Deployment::UpgradeableBy(admin)).await
+    }
+
+    /// Everything but the config, with the ProgramData account `deployment(admin key)` describes.
+    pub async fn deployed(admin: Keypair, deployment: impl FnOnce(Pubkey) -> Deployment) -> Env {
         let mut pt = ProgramTest::new("escrow", escrow::ID, processor!(process));
         pt.prefer_bpf(false);
+        match deployment(admin.pubkey()) {
+            Deployment::UpgradeableBy(authority) => pt.add_account(program_data_address(), program_data_account(Some(authority))),
+            Deployment::Immutable => pt.add_account(program_data_address(), program_data_account(None)),
+            Deployment::NoProgramData => {}
+        }
         let ctx = pt.start_with_context().await;
         install_event_log_stubs();
         let mut env = Env {
             ctx,
-            admin: Keypair::new(),
+            admin,
             platform: Keypair::new(),
             carol: Keypair::new(),
             trent: Keypair::new(),
@@ -236,6 +280,8 @@ impl Env {
             treasury: self.trent.pubkey(),
             fee_bps: FEE_BPS,
             default_review_window: REVIEW_WINDOW,
+            max_review_window: MAX_REVIEW_WINDOW,
+            max_delivery_window: MAX_DELIVERY_WINDOW,
             allowed_mints: vec![self.usdc.mint, self.t22.mint, self.t22_delegate.mint, self.t22_fee.mint],
         }
     }
@@ -338,6 +384,11 @@ impl Env {
 
     pub async fn exists(&mut self, address: Pubkey) -> bool {
         self.ctx.banks_client.get_account(address).await.unwrap().is_some()
+    }
+
+    /// The program owning `address` (panics when the account does not exist).
+    pub async fn owner(&mut self, address: Pubkey) -> Pubkey {
+        self.ctx.banks_client.get_account(address).await.unwrap().expect("account exists").owner
     }
 
     pub async fn config(&mut self) -> Config {
@@ -520,8 +571,15 @@ impl Env {
         o
     }
 
+    /// Alice funds `o` with Pat's co-signature on terms valid for PAYMENT_WINDOW from now.
     pub async fn fund(&mut self, o: &OrderRef, delivery_deadline: i64, review_window: i64) -> TxResult {
-        let ix = self.ix_fund(o, delivery_deadline, review_window);
+        let expires_at = self.now().await + PAYMENT_WINDOW;
+        self.fund_until(o, delivery_deadline, review_window, expires_at).await
+    }
+
+    /// Like `fund`, with the terms' expiry (unix seconds) given.
+    pub async fn fund_until(&mut self, o: &OrderRef, delivery_deadline: i64, review_window: i64, expires_at: i64) -> TxResult {
+        let ix = self.ix_fund(o, delivery_deadline, review_window, expires_at);
         let (alice, pat) = (kp(&self.alice), kp(&self.platform));
         self.send(vec![ix], &[&alice, &pat]).await
     }
@@ -564,6 +622,7 @@ impl Env {
             accounts: escrow::accounts::InitializeConfig {
                 admin: *admin,
                 config: self.config,
+                program_data: program_data_address(),
                 system_program: system_program::ID,
             }
             .to_account_metas(None),
@@ -595,8 +654,8 @@ impl Env {
         }
     }
 
-    pub fn ix_fund(&self, o: &OrderRef, delivery_deadline: i64, review_window: i64) -> Instruction {
-        self.ix_fund_with(o, self.fund_accounts(o), delivery_deadline, review_window)
+    pub fn ix_fund(&self, o: &OrderRef, delivery_deadline: i64, review_window: i64, expires_at: i64) -> Instruction {
+        self.ix_fund_with(o, self.fund_accounts(o), delivery_deadline, review_window, expires_at)
     }
 
     pub fn ix_fund_with(
@@ -605,12 +664,19 @@ impl Env {
         accounts: escrow::accounts::Fund,
         delivery_deadline: i64,
         review_window: i64,
+        expires_at: i64,
     ) -> Instruction {
         Instruction {
             program_id: escrow::ID,
             accounts: accounts.to_account_metas(None),
-            data: escrow::instruction::Fund { order_id: o.id, amount: o.amount, delivery_deadline, review_window }
-                .data(),
+            data: escrow::instruction::Fund {
+                order_id: o.id,
+                amount: o.amount,
+                delivery_deadline,
+                review_window,
+                expires_at,
+            }
+            .data(),
         }
     }
 
@@ -782,10 +848,21 @@ pub fn assert_anchor_err(result: TxResult, expected: anchor_lang::error::ErrorCo
     }
 }
 
+/// The failure must be exactly `expected` raised by the escrow instruction (index 1, after the
+/// compute-budget instruction `send` prepends), e.g. a token or system program error bubbling up
+/// from a CPI, or a runtime error such as `InvalidSeeds`.
 #[track_caller]
-pub fn assert_fails(result: TxResult) {
-    assert!(result.is_err(), "expected the transaction to fail");
+pub fn assert_ix_err(result: TxResult, expected: InstructionError) {
+    match result {
+        Ok(()) => panic!("expected {expected:?}, but the transaction succeeded"),
+        Err(e) => assert_eq!(e.unwrap(), TransactionError::InstructionError(1, expected)),
+    }
 }
+
+/// System program: the account to create exists already (`SystemError::AccountAlreadyInUse`).
+pub const SYSTEM_ACCOUNT_ALREADY_IN_USE: InstructionError = InstructionError::Custom(0);
+/// SPL Token / Token-2022: `TokenError::InsufficientFunds`.
+pub const TOKEN_INSUFFICIENT_FUNDS: InstructionError = InstructionError::Custom(1);
 
 /// Decodes the first Anchor event of type `E` from `Program data:` log lines.
 pub fn find_event<E: anchor_lang::Event + anchor_lang::AnchorDeserialize>(logs: &[String]) -> Option<E> {
@@ -800,3 +877,4 @@ pub fn find_event<E: anchor_lang::Event + anchor_lang::AnchorDeserialize>(logs: 
         E::deserialize(&mut &rest[..]).ok()
     })
 }
+

@@ -94,7 +94,7 @@ export interface CustodyChainPort {
    * hot wallet -> deposit address token account, then `fund` with the deposit key as the on-chain buyer.
    */
   sendOrderFund(
-    t: { id: string; orderId: string; seller: string; mint: string; amount: bigint; deliveryDeadline: number; reviewWindow: number; expiresAt?: number },
+    t: { id: string; orderId: string; seller: string; mint: string; amount: bigint; deliveryDeadline: number; reviewWindow: number; expiresAt: number },
     depositKey: Keypair,
     onSigned: OnSigned,
   ): Promise<TxResult>;
@@ -286,7 +286,7 @@ export class CustodyChain implements CustodyChainPort {
   }
 
   async sendOrderFund(
-    t: { id: string; orderId: string; seller: string; mint: string; amount: bigint; deliveryDeadline: number; reviewWindow: number; expiresAt?: number },
+    t: { id: string; orderId: string; seller: string; mint: string; amount: bigint; deliveryDeadline: number; reviewWindow: number; expiresAt: number },
     depositKey: Keypair,
     onSigned: OnSigned,
   ): Promise<TxResult> {
@@ -317,7 +317,7 @@ export class CustodyChain implements CustodyChainPort {
       amount: t.amount,
       deliveryDeadline: t.deliveryDeadline,
       reviewWindow: t.reviewWindow,
-      ...(t.expiresAt !== undefined ? { expiresAt: t.expiresAt } : {}),
+      expiresAt: t.expiresAt,
     });
     const ixs: TransactionInstruction[] = [];
     if (topUp > 0) ixs.push(SystemProgram.transfer({ fromPubkey: this.service.publicKey, toPubkey: buyer, lamports: topUp }));

@@ -508,8 +508,7 @@ export class CustodyService {
         amount: t.amount,
         deliveryDeadline: order.deliveryDeadline,
         reviewWindow: order.reviewWindow,
-        // orders written before fund expiries existed: the default payment window from now
-        expiresAt: order.fundExpiresAt ?? Math.floor(this.now().getTime() / 1000) + 900,
+        expiresAt: order.fundExpiresAt,
       },
       key,
       onSigned,

@@ -89,10 +89,10 @@ export interface OrderView {
   amount: bigint;
   /** unix seconds (chain clock), written into the escrow by `fund` */
   deliveryDeadline: number;
+  /** unix seconds (chain clock): `fund` refuses the order's terms afterwards */
+  fundExpiresAt: number;
   /** seconds */
   reviewWindow: number;
-  /** unix seconds (chain clock): the fund terms' expiry, written into `fund` by programs that check it */
-  fundExpiresAt?: number | null;
   status: string;
   /** resolve_dispute split, basis points returned to the buyer; null unless resolved */
   buyerBps: number | null;

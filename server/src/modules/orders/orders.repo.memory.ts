@@ -33,7 +33,7 @@ export class MemoryOrdersRepo implements OrdersRepo {
     const rec: OrderRecord = {
       ...order,
       paymentSource: order.paymentSource ?? 'wallet',
-      fundExpiresAt: order.fundExpiresAt ?? null,
+      fundExpiresAt: order.fundExpiresAt ?? Math.floor(order.paymentExpiresAt.getTime() / 1000),
       idempotencyKey: order.idempotencyKey ?? null,
       payout: null,
       attention: null,

@@ -69,6 +69,8 @@ function toRecord(r: OrderRow): OrderRecord {
     escrowAddress: r.escrowAddress,
     vaultAddress: r.vaultAddress,
     paymentExpiresAt: r.paymentExpiresAt,
+    // rows from before fund_expires_at: the payment expiry (service clock) is the closest value
+    fundExpiresAt: toSeconds(r.fundExpiresAt ?? r.paymentExpiresAt),
     deliveryDeadline: toSeconds(r.deliveryDeadline),
     reviewWindow: r.reviewWindowSeconds,
     fundedAt: r.fundedAt,
@@ -81,7 +83,6 @@ function toRecord(r: OrderRow): OrderRecord {
     buyerBps: r.resolutionBuyerBps,
     fundSignature: r.fundSignature,
     lastSignature: r.lastSignature,
-    fundExpiresAt: r.fundExpiresAt ? toSeconds(r.fundExpiresAt) : null,
     idempotencyKey: r.idempotencyKey,
     payout:
       r.payoutBuyerBaseUnits === null

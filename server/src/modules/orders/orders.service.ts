@@ -430,8 +430,7 @@ export class OrdersService {
       amount: order.amount,
       deliveryDeadline: order.deliveryDeadline,
       reviewWindow: order.reviewWindow,
-      // rows from before the expiry existed: the end of the payment window, in chain seconds (approx.)
-      expiresAt: order.fundExpiresAt ?? Math.floor(order.paymentExpiresAt.getTime() / 1000),
+      expiresAt: order.fundExpiresAt,
     };
   }
 

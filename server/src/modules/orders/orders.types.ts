@@ -25,6 +25,11 @@ export interface OrderRecord {
   escrowAddress: string;
   vaultAddress: string;
   paymentExpiresAt: Date;
+  /**
+   * unix seconds on the chain clock, sent in the fund instruction: the program refuses the
+   * co-signed terms after it (chain time at creation + the payment window)
+   */
+  fundExpiresAt: number;
   /** unix seconds, sent in the fund instruction */
   deliveryDeadline: number;
   /** seconds, sent in the fund instruction */
@@ -40,8 +45,6 @@ export interface OrderRecord {
   buyerBps: number | null;
   fundSignature: string | null;
   lastSignature: string | null;
-  /** unix seconds (chain clock): the fund terms' expiry, written into the fund instruction; null on old rows */
-  fundExpiresAt: number | null;
   /** Idempotency-Key of the POST /orders that created it (scoped to the buyer) */
   idempotencyKey: string | null;
   /** what left the escrow vault when it closed (from the chain's record of this order); null until then */
@@ -217,8 +220,8 @@ export interface FundTerms {
   amount: bigint;
   deliveryDeadline: number;
   reviewWindow: number;
-  /** unix seconds (chain clock): after it the program refuses this fund transaction (chain time at
-   *  creation + the payment window); ignored by a program that does not check it yet */
+  /** unix seconds (chain clock): `fund` refuses these terms afterwards (chain time at creation + the
+   *  payment window) */
   expiresAt: number;
 }
 

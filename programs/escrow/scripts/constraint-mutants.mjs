@@ -1,0 +1,210 @@
+#!/usr/bin/env node
+// Hand-written mutants of the escrow program that cargo-mutants cannot make: it never mutates
+// inside attributes (every Anchor account constraint: has_one, seeds, address, token::*, constraint
+// = ...) nor inside macro calls (every `require!`). Each mutant below removes or weakens one check;
+// the program's tests must fail for each, except the ones marked `equivalent` (explained inline),
+// which must keep passing (if one starts failing, its explanation is stale).
+//
+//   npm run mutants:constraints                  all mutants (about 40 s each on 2 cores)
+//   npm run mutants:constraints -- rent claim    only those whose name contains every word
+//   ... -- --with-proptest                       also run the random-lifecycle property test
+//   ... -- --check                               only check every mutant still applies (no tests)
+//
+// Works on a copy of programs/ in a temporary directory (the checkout is never modified), with the
+// usual CARGO_TARGET_DIR. Exit code 1 when a mutant survives unexpectedly. Not part of CI (slow).
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const programs = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const args = process.argv.slice(2);
+const withProptest = args.includes('--with-proptest');
+const checkOnly = args.includes('--check');
+const words = args.filter((a) => !a.startsWith('--'));
+
+const RENT = '        has_one = rent_payer @ EscrowError::RentReceiverMismatch,\n';
+const ATA_TREASURY =
+  '        associated_token::mint = mint,\n        associated_token::authority = order.treasury,\n        associated_token::token_program = token_program,\n';
+const drop = (file, text) => [file, text, ''];
+
+/** name, edits [file under src/, exact text (must occur once), replacement], expect */
+const MUTANTS = [
+  // ---- the removals issue 8 found surviving
+  { name: 'claim: no rent-receiver check', edits: [drop('instructions/claim.rs', RENT)] },
+  {
+    name: 'claim: treasury account not tied to order.treasury',
+    edits: [['instructions/claim.rs', ATA_TREASURY, '        token::mint = mint,\n        token::token_program = token_program,\n']],
+  },
+  { name: 'claim: treasury tied to config.treasury', edits: [['instructions/claim.rs', 'authority = order.treasury', 'authority = config.treasury']] },
+  { name: 'refund: no rent-receiver check', edits: [drop('instructions/refund.rs', RENT)] },
+  { name: 'resolve_dispute: no rent-receiver check', edits: [drop('instructions/resolve_dispute.rs', RENT)] },
+  {
+    // Anchor creates `init` accounts before checking the others; the vault's creation (associated
+    // token program -> the named token program) already fails with IncorrectProgramId for a mint
+    // that token program does not own, so this constraint can never be the one that fires.
+    name: 'fund: no mint::token_program',
+    edits: [drop('instructions/fund.rs', '        mint::token_program = token_program,\n')],
+    expect: 'equivalent',
+  },
+  // ---- the fixes of issue 8
+  { name: 'release: no rent-receiver check', edits: [drop('instructions/release.rs', RENT)] },
+  {
+    name: 'rent receivers must be system-owned again (SystemAccount)',
+    edits: ['release', 'claim', 'refund', 'resolve_dispute'].map((f) => [
+      `instructions/${f}.rs`,
+      "pub rent_payer: UncheckedAccount<'info>",
+      "pub rent_payer: SystemAccount<'info>",
+    ]),
+  },
+  {
+    name: 'initialize_config: no upgrade-authority check',
+    edits: [drop('instructions/initialize_config.rs', '        constraint = program_data.upgrade_authority_address == Some(admin.key()) @ EscrowError::NotUpgradeAuthority,\n')],
+  },
+  {
+    name: 'initialize_config: ProgramData address not derived',
+    edits: [drop('instructions/initialize_config.rs', '        seeds = [crate::ID.as_ref()],\n        bump,\n        seeds::program = bpf_loader_upgradeable::ID,\n')],
+  },
+  { name: 'fund: no expiry', edits: [drop('instructions/fund.rs', '    require!(now <= expires_at, EscrowError::FundTermsExpired);\n')] },
+  { name: 'fund: expiry exclusive', edits: [['instructions/fund.rs', 'require!(now <= expires_at', 'require!(now < expires_at']] },
+  {
+    name: 'fund: expiry lifetime unbounded',
+    edits: [drop('instructions/fund.rs', '    require!(expires_at.saturating_sub(now) <= MAX_FUND_TERMS_LIFETIME, EscrowError::FundTermsLifetimeTooLong);\n')],
+  },
+  { name: 'fund: expiry lifetime exclusive', edits: [['instructions/fund.rs', '<= MAX_FUND_TERMS_LIFETIME', '< MAX_FUND_TERMS_LIFETIME']] },
+  { name: 'fund: review window unbounded', edits: [drop('instructions/fund.rs', '    require!(review_window <= config.max_review_window, EscrowError::ReviewWindowTooLong);\n')] },
+  { name: 'fund: review window bound exclusive', edits: [['instructions/fund.rs', 'review_window <= config.max_review_window', 'review_window < config.max_review_window']] },
+  {
+    name: 'fund: delivery deadline unbounded',
+    edits: [['instructions/fund.rs', 'delivery_deadline.saturating_sub(now) <= config.max_delivery_window', 'true']],
+  },
+  {
+    name: 'fund: delivery bound exclusive',
+    edits: [['instructions/fund.rs', 'delivery_deadline.saturating_sub(now) <= config.max_delivery_window', 'delivery_deadline.saturating_sub(now) < config.max_delivery_window']],
+  },
+  { name: 'config: max_review_window >= default unchecked', edits: [['instructions/initialize_config.rs', 'config.max_review_window >= config.default_review_window &&', '']] },
+  { name: 'config: max_review_window may equal the default no more', edits: [['instructions/initialize_config.rs', 'config.max_review_window >= config.default_review_window', 'config.max_review_window > config.default_review_window']] },
+  { name: 'config: max_review_window limit unchecked', edits: [['instructions/initialize_config.rs', ' && config.max_review_window <= REVIEW_WINDOW_LIMIT', '']] },
+  { name: 'config: max_review_window limit exclusive', edits: [['instructions/initialize_config.rs', 'config.max_review_window <= REVIEW_WINDOW_LIMIT', 'config.max_review_window < REVIEW_WINDOW_LIMIT']] },
+  { name: 'config: max_delivery_window may be 0', edits: [['instructions/initialize_config.rs', 'config.max_delivery_window > 0', 'config.max_delivery_window >= 0']] },
+  { name: 'config: max_delivery_window limit unchecked', edits: [['instructions/initialize_config.rs', ' && config.max_delivery_window <= DELIVERY_WINDOW_LIMIT', '']] },
+  { name: 'config: max_delivery_window limit exclusive', edits: [['instructions/initialize_config.rs', 'config.max_delivery_window <= DELIVERY_WINDOW_LIMIT', 'config.max_delivery_window < DELIVERY_WINDOW_LIMIT']] },
+  // ---- signers, roles and payees
+  { name: 'update_config: anyone', edits: [['instructions/update_config.rs', ', has_one = admin @ EscrowError::NotAdmin', '']] },
+  { name: 'fund: no platform co-signer check', edits: [drop('instructions/fund.rs', '        has_one = platform_authority @ EscrowError::PlatformAuthorityMismatch,\n')] },
+  { name: 'fund: buyer may be the seller', edits: [['instructions/fund.rs', '#[account(constraint = seller.key() != buyer.key() @ EscrowError::BuyerIsSeller)]\n', '']] },
+  { name: 'fund: any mint', edits: [drop('instructions/fund.rs', '        constraint = config.allowed_mints.contains(&mint.key()) @ EscrowError::MintNotAllowed,\n')] },
+  { name: "fund: pays from anyone's token account", edits: [drop('instructions/fund.rs', '        token::authority = buyer,\n')] },
+  {
+    name: 'mark_delivered: anyone',
+    edits: [['instructions/mark_delivered.rs', 'constraint = authority.key() == order.seller\n            || authority.key() == config.platform_authority @ EscrowError::NotSellerOrPlatform,', '']],
+  },
+  {
+    name: 'release: anyone',
+    edits: [['instructions/release.rs', 'constraint = authority.key() == order.buyer\n            || authority.key() == config.platform_authority @ EscrowError::NotBuyerOrPlatform,', '']],
+  },
+  {
+    name: 'release: any seller token account',
+    edits: [drop('instructions/release.rs', '        constraint = seller_token_account.owner == order.seller @ EscrowError::SellerTokenAccountMismatch,\n')],
+  },
+  { name: 'release: treasury tied to config.treasury', edits: [['instructions/release.rs', 'authority = order.treasury', 'authority = config.treasury']] },
+  {
+    name: 'open_dispute: anyone',
+    edits: [
+      [
+        'instructions/open_dispute.rs',
+        'constraint = authority.key() == order.buyer\n            || authority.key() == order.seller\n            || authority.key() == config.platform_authority @ EscrowError::NotOrderParty,',
+        '',
+      ],
+    ],
+  },
+  { name: 'resolve_dispute: anyone', edits: [['instructions/resolve_dispute.rs', ', has_one = arbiter @ EscrowError::NotArbiter', '']] },
+  {
+    name: 'resolve_dispute: any buyer token account',
+    edits: [drop('instructions/resolve_dispute.rs', '        constraint = buyer_token_account.owner == order.buyer @ EscrowError::BuyerTokenAccountMismatch,\n')],
+  },
+  {
+    name: 'refund: any buyer token account',
+    edits: [drop('instructions/refund.rs', '        constraint = buyer_token_account.owner == order.buyer @ EscrowError::BuyerTokenAccountMismatch,\n')],
+  },
+  // ---- states and time boundaries inside require!
+  { name: 'mark_delivered: from any state', edits: [['instructions/mark_delivered.rs', 'require!(order.state == OrderState::Funded', 'require!(true']] },
+  { name: 'release: from any state', edits: [['instructions/release.rs', 'matches!(a.order.state, OrderState::Funded | OrderState::Delivered)', 'true']] },
+  { name: 'claim: from any state', edits: [['instructions/claim.rs', 'require!(a.order.state == OrderState::Delivered', 'require!(true']] },
+  { name: 'claim: one second early', edits: [['instructions/claim.rs', 'require!(now >= due', 'require!(now >= due - 1']] },
+  { name: 'claim: only after the window (exclusive)', edits: [['instructions/claim.rs', 'require!(now >= due', 'require!(now > due']] },
+  { name: 'resolve_dispute: from any state', edits: [['instructions/resolve_dispute.rs', 'require!(a.order.state == OrderState::Disputed', 'require!(true']] },
+  { name: 'open_dispute: still at auto-release time', edits: [['instructions/open_dispute.rs', 'require!(now < due', 'require!(now <= due']] },
+  { name: 'refund: buyer alone at the deadline', edits: [['instructions/refund.rs', 'now > a.order.delivery_deadline', 'now >= a.order.delivery_deadline']] },
+  { name: 'refund: buyer alone once delivered', edits: [['instructions/refund.rs', 'a.order.state == OrderState::Funded && ', '']] },
+  { name: 'fund: deadline may be now', edits: [['instructions/fund.rs', 'require!(delivery_deadline > now', 'require!(delivery_deadline >= now']] },
+  { name: 'fund: zero amount', edits: [['instructions/fund.rs', 'require!(amount > 0', 'require!(amount >= 0']] },
+  { name: 'fund: negative review window', edits: [drop('instructions/fund.rs', '    require!(review_window >= 0, EscrowError::ReviewWindowNegative);\n')] },
+  { name: 'split: buyer_bps may exceed 100 %', edits: [['payout.rs', 'require!(buyer_bps <= BPS_DENOMINATOR', 'require!(buyer_bps <= BPS_DENOMINATOR + 1']] },
+  { name: 'split: fee may exceed MAX_FEE_BPS', edits: [['payout.rs', 'require!(fee_bps <= MAX_FEE_BPS', 'require!(fee_bps <= MAX_FEE_BPS + 1']] },
+  { name: 'config: fee may exceed MAX_FEE_BPS', edits: [['instructions/initialize_config.rs', 'require!(config.fee_bps <= MAX_FEE_BPS', 'require!(config.fee_bps <= MAX_FEE_BPS + 1']] },
+];
+
+const selected = MUTANTS.filter((m) => words.every((w) => m.name.toLowerCase().includes(w.toLowerCase())));
+if (!selected.length) {
+  console.error(`no mutant matches ${words.join(' ')}`);
+  process.exit(2);
+}
+
+if (checkOnly) {
+  let stale = 0;
+  for (const m of selected) {
+    for (const [file, from] of m.edits) {
+      if (readFileSync(join(programs, 'escrow', 'src', file), 'utf8').split(from).length !== 2) {
+        console.log(`stale: ${m.name} (${file})`);
+        stale++;
+      }
+    }
+  }
+  console.log(`${selected.length} mutants, ${stale} stale`);
+  process.exit(stale ? 1 : 0);
+}
+
+const copy = mkdtempSync(join(tmpdir(), 'bazaar-constraint-mutants-'));
+cpSync(programs, copy, { recursive: true, filter: (src) => !/\/(target|node_modules)(\/|$)/.test(src) });
+const src = (f) => join(copy, 'escrow', 'src', f);
+const env = { ...process.env, CARGO_TARGET_DIR: process.env.CARGO_TARGET_DIR || join(homedir(), '.cache', 'bazaar', 'cargo-target') };
+const tests = ['--test', 'escrow_flows', '--test', 'payout_props', '--lib', ...(withProptest ? ['--test', 'conservation'] : [])];
+const cargoTest = () =>
+  spawnSync('cargo', ['test', '-p', 'bazaar-escrow', '--manifest-path', join(copy, 'Cargo.toml'), ...tests], { env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+
+let unexpected = 0;
+try {
+  const baseline = cargoTest();
+  if (baseline.status !== 0) {
+    console.error(`${baseline.stdout}\n${baseline.stderr}\nbaseline: the unmutated tests fail; fix them first`);
+    process.exit(2);
+  }
+  for (const m of selected) {
+    const originals = new Map();
+    for (const [file, from] of m.edits) {
+      const text = originals.get(file) ?? readFileSync(src(file), 'utf8');
+      originals.set(file, text);
+      if (text.split(from).length !== 2) throw new Error(`${m.name}: the text to mutate does not occur exactly once in ${file}`);
+    }
+    for (const [file, from, to] of m.edits) writeFileSync(src(file), readFileSync(src(file), 'utf8').replace(from, to));
+    const started = Date.now();
+    const r = cargoTest();
+    for (const [file, text] of originals) writeFileSync(src(file), text);
+    const out = `${r.stdout}\n${r.stderr}`;
+    const compiled = !/error(\[E\d+\])?: /.test(out) || /test result:/.test(out);
+    const failing = [...out.matchAll(/^test (\S+) \.\.\. FAILED$/gm)].map((x) => x[1]);
+    const killed = r.status !== 0;
+    const expected = (m.expect ?? 'killed') === 'killed' ? killed : !killed;
+    if (!expected) unexpected++;
+    const verdict = killed ? (compiled ? 'killed' : 'unviable (does not compile)') : 'survived';
+    console.log(
+      `${expected ? 'ok  ' : 'BAD '} ${verdict.padEnd(10)} ${m.name}${m.expect ? ` [expected ${m.expect}]` : ''} (${Math.round((Date.now() - started) / 1000)} s)${failing.length ? `: ${failing.join(', ')}` : ''}`,
+    );
+  }
+} finally {
+  rmSync(copy, { recursive: true, force: true });
+}
+console.log(`${selected.length} mutants, ${unexpected} unexpected`);
+process.exit(unexpected ? 1 : 0);
