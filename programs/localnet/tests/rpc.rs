@@ -10,6 +10,7 @@ use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use solana_sdk::{
     native_token::LAMPORTS_PER_SOL,
+    pubkey::Pubkey,
     signature::{Keypair, Signer},
 };
 
