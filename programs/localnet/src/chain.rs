@@ -62,6 +62,8 @@ const MAX_ADVANCE_SECONDS: i64 = 100 * 366 * 24 * 3600;
 /// restart is already passed, matching the fact that those blockhashes are gone (the blockhash
 /// queue is not persisted).
 const RESTART_GAP: u64 = 151;
+/// SPL Memo (v2+), loaded by program-test; tells apart otherwise identical airdrops.
+const MEMO_PROGRAM_ID: Pubkey = solana_sdk::pubkey!("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
 /// Size of an address lookup table's metadata; the addresses (32 bytes each) follow it.
 const LOOKUP_TABLE_META_SIZE: usize = 56;
 
@@ -990,7 +992,19 @@ impl Chain {
                 let (hash, _) = self.latest_blockhash()?;
                 #[allow(deprecated)]
                 let ix = solana_sdk::system_instruction::transfer(&self.faucet.pubkey(), &to, lamports);
-                let tx = Transaction::new_signed_with_payer(&[ix], Some(&self.faucet.pubkey()), &[&self.faucet], hash);
+                let mut tx = Transaction::new_signed_with_payer(&[ix.clone()], Some(&self.faucet.pubkey()), &[&self.faucet], hash);
+                // The same airdrop again within one block (one blockhash) would be the very same
+                // transaction, a duplicate; a memo with a counter makes it another one.
+                let mut n = 0u64;
+                while self.txs.contains_key(&tx.signatures[0]) {
+                    n += 1;
+                    let memo = solana_sdk::instruction::Instruction::new_with_bytes(
+                        MEMO_PROGRAM_ID,
+                        format!("airdrop {n}").as_bytes(),
+                        vec![],
+                    );
+                    tx = Transaction::new_signed_with_payer(&[ix.clone(), memo], Some(&self.faucet.pubkey()), &[&self.faucet], hash);
+                }
                 match self.execute(tx.into(), Some(json!([]))).await {
                     Ok(sig) => match self.txs.get(&sig).and_then(|r| r.err.clone()) {
                         None => Ok(json!(sig.to_string())),
@@ -1010,9 +1024,21 @@ impl Chain {
                 }
                 let sig = tx.signatures[0];
                 if self.txs.contains_key(&sig) {
-                    // A resend of a committed transaction: answer its signature (senders that
-                    // rebroadcast until confirmed rely on this being harmless).
-                    return Ok(json!(sig.to_string()));
+                    // A committed transaction again (a rebroadcast, or the same instructions
+                    // signed again on the same blockhash, i.e. in the same block), as on a
+                    // validator: without preflight the answer is its signature (the leader drops
+                    // the duplicate; senders that rebroadcast until confirmed rely on this); with
+                    // preflight the simulation refuses it, AlreadyProcessed while its blockhash is
+                    // valid (the bank's status cache), BlockhashNotFound after.
+                    if cfg_bool(&cfg, "skipPreflight") {
+                        return Ok(json!(sig.to_string()));
+                    }
+                    let err = if self.blockhash_usable(&tx.message).await? {
+                        TransactionError::AlreadyProcessed
+                    } else {
+                        TransactionError::BlockhashNotFound
+                    };
+                    return Err(preflight_error(&err, vec![], 0));
                 }
                 let mut preflight_inner = None;
                 if !cfg_bool(&cfg, "skipPreflight") {

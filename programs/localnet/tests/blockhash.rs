@@ -209,3 +209,31 @@ fn is_blockhash_valid_send_transaction_and_block_height_agree_through_a_blockhas
     assert!(landed > 0, "the blockhash never landed a transaction");
     assert!(hammer.stop() > 0);
 }
+
+#[test]
+fn the_same_transaction_again_is_a_duplicate_as_on_a_validator_and_identical_airdrops_all_pay() {
+    let n = start();
+    let payer = Keypair::new();
+    let to = Keypair::new().pubkey();
+    // The same airdrop three times in a row (within one block they share the blockhash): each is
+    // its own transaction and each pays.
+    let sigs: HashSet<String> = (0..3).map(|_| airdrop(n.port, &payer.pubkey(), LAMPORTS_PER_SOL)).collect();
+    assert_eq!(sigs.len(), 3);
+    assert_eq!(balance(n.port, &payer.pubkey()), 3 * LAMPORTS_PER_SOL);
+
+    let tx = transfer_tx(n.port, &payer, &to, 1_000_000);
+    let first = send(n.port, &tx, json!({}));
+    assert!(first["result"].is_string(), "{first}");
+    // Again with preflight: the simulation refuses it while its blockhash is valid...
+    let again = send(n.port, &tx, json!({}));
+    assert_eq!(again["error"]["code"], json!(-32002), "{again}");
+    assert_eq!(again["error"]["data"]["err"], json!("AlreadyProcessed"), "{again}");
+    // ...without preflight (a rebroadcast) the answer is its signature; nothing runs twice.
+    assert_eq!(send(n.port, &tx, json!({"skipPreflight": true}))["result"], first["result"]);
+    assert_eq!(balance(n.port, &to), 1_000_000);
+    // Once its blockhash expired: BlockhashNotFound with preflight, still its signature without.
+    result(n.port, "localnet_advanceClock", json!([61]));
+    assert_eq!(send(n.port, &tx, json!({}))["error"]["data"]["err"], json!("BlockhashNotFound"));
+    assert_eq!(send(n.port, &tx, json!({"skipPreflight": true}))["result"], first["result"]);
+    assert_eq!(balance(n.port, &to), 1_000_000);
+}
