@@ -1,14 +1,14 @@
 /**
- * Sign In With Solana for Bazaar: request_login -> createSignInMessage(sign_in_input) -> wallet
- * signMessage -> verify_login. Works with any signer that can sign raw bytes (wallet adapters expose
- * `signMessage`; `keypairSigner` wraps a local ed25519 secret key).
+ * `@bazaar/client-sdk/login`: Sign In With Solana for Bazaar: request_login ->
+ * createSignInMessage(sign_in_input) -> wallet signMessage -> verify_login. Works with any signer that
+ * can sign raw bytes (wallet adapters expose `signMessage`; `keypairSigner` from
+ * `@bazaar/client-sdk/keypair` wraps a local ed25519 secret key). Holds no signing code itself, so a
+ * browser app that logs in through a wallet bundles no ed25519 implementation.
  */
 import { createSignInMessage } from '@solana/wallet-standard-util';
-import bs58 from 'bs58';
-import nacl from 'tweetnacl';
 import type { SignInInput, User } from '@bazaar/contract';
-import { BazaarApiError, createBazaarClient, type BazaarClient } from './client';
-import { bytesToBase64 } from './encoding';
+import { BazaarApiError, createBazaarClient, type BazaarClient } from './client.js';
+import { bytesToBase64 } from './encoding.js';
 
 /** Anything that has a public key and signs messages with it (ed25519). */
 export interface MessageSigner {
@@ -75,19 +75,5 @@ export async function loginWithWallet(
     expiresAt: new Date(verified.body.expires_at),
     user: verified.body.user,
     client,
-  };
-}
-
-/**
- * A MessageSigner over a local ed25519 key (tweetnacl): a 64-byte secret key (Solana keypair file
- * format) or a 32-byte seed.
- */
-export function keypairSigner(secretKey: Uint8Array): MessageSigner & { publicKeyBytes: Uint8Array } {
-  const pair =
-    secretKey.length === 32 ? nacl.sign.keyPair.fromSeed(secretKey) : nacl.sign.keyPair.fromSecretKey(secretKey);
-  return {
-    publicKey: bs58.encode(pair.publicKey),
-    publicKeyBytes: pair.publicKey,
-    signMessage: async (message: Uint8Array) => nacl.sign.detached(message, pair.secretKey),
   };
 }

@@ -618,7 +618,10 @@ export interface components {
              * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
              */
             mint: string | null;
-            /** @description chain: the wallet's balance; custodial: the available (spendable) balance */
+            /**
+             * @description chain: the wallet's balance; custodial: the available (spendable) balance
+             * @example 1500000
+             */
             amount_base_units: string;
             decimals: number;
             /** @description amount_base_units / 10^decimals (display only) */
@@ -674,123 +677,86 @@ export interface components {
             /** @description Signature of the confirmed transaction */
             signature: string;
         };
-        /** CreateOrderResponse */
-        CreateOrderResponse: {
+        /** CreateDepositBody */
+        CreateDepositBody: {
             /**
-             * Format: uuid
-             * @description UUID; its 16 bytes are the on-chain order id
+             * @description Currency to deposit; all custody currencies when absent
+             * @example USDC
              */
-            order_id: string;
+            currency?: string;
+        };
+        /** CreateListingBody */
+        CreateListingBody: {
+            /** @description 3..120 characters (trimmed) */
+            title: string;
+            /** @description 1..5000 characters (trimmed) */
+            description: string;
             /**
-             * Format: uuid
-             * @description UUID (RFC 9562), lower-case hex
+             * @description > 0, in UI units, at most the currency's decimals (6 for USDC, 9 for SOL)
+             * @example 12.5
              */
-            listing_id: string;
-            /** @description The on-chain buyer: the paying wallet, or the buyer's deposit address for custodial orders */
-            buyer_wallet: string;
-            /**
-             * @description Solana public key, base58 (32 bytes)
-             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
-             */
-            seller_wallet: string;
-            /**
-             * @description wallet: the buyer's wallet signs the fund transaction; custodial: the service funds the escrow from the buyer's custodial balance (buyer_wallet is then the buyer's deposit address)
-             * @enum {string}
-             */
-            payment_source: "wallet" | "custodial";
-            /** @enum {string} */
-            status: "awaiting_payment" | "in_progress" | "delivered" | "completed" | "disputed" | "resolved" | "refunded" | "expired";
-            /** @enum {string} */
-            escrow_state: "none" | "funded" | "delivered" | "disputed" | "released" | "refunded" | "resolved";
-            /** @description Order PDA of the escrow program (exists on chain while funded) */
-            escrow_account_address: string;
-            /** @description Associated token account of the order PDA holding the payment */
-            vault_address: string;
-            /** @description Mint of the listing token */
-            token_mint_address: string;
-            /** @description SPL mint of the payment currency */
-            payment_mint: string;
+            price: number;
             /**
              * @description Currency code (2..10 upper-case letters); validated by the server against GET /currencies
              * @example USDC
              */
             currency: string;
-            /** @description UI amount paid into escrow */
-            amount: number;
             /**
-             * @description Amount in base units (u64) as a decimal string, e.g. "1500000" = 1.5 USDC
+             * @description Category slug; validated by the server against GET /categories
+             * @example development
+             */
+            category: string;
+            /** @description Estimated delivery time, whole days 1..365 */
+            duration: number;
+        };
+        /** CreateOrderBody */
+        CreateOrderBody: {
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            listing_id: string;
+            /**
+             * @description Buyer when it is not the authenticated user (API-key integrations). A user token may only name its own wallet. Not allowed with payment_source custodial.
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
+            buyer_wallet?: string;
+            /**
+             * @description wallet (default) or custodial: pay from the custodial balance (custody must be enabled: 404 custody-disabled; 409 insufficient-funds when the available balance does not cover the price)
+             * @enum {string}
+             */
+            payment_source?: "wallet" | "custodial";
+        };
+        /** CreateReviewBody */
+        CreateReviewBody: {
+            /** @description Integer 1..5 */
+            rating: number;
+            /** @description 0..2000 characters (trimmed); defaults to empty */
+            text?: string;
+        };
+        /** CreateWithdrawalBody */
+        CreateWithdrawalBody: {
+            /**
+             * @description Currency code (2..10 upper-case letters); validated by the server against GET /currencies
+             * @example USDC
+             */
+            currency: string;
+            /**
+             * @description Amount to send in UI units (> 0, at most the currency decimals). Give exactly one of amount / amount_base_units.
+             * @example 12.5
+             */
+            amount?: number;
+            /**
+             * @description Amount to send in base units (alternative to `amount`)
              * @example 1500000
              */
-            amount_base_units: string;
-            /** @description Platform fee in basis points (snapshot at creation) */
-            fee_bps: number;
+            amount_base_units?: string;
             /**
-             * @description Amount in base units (u64) as a decimal string, e.g. "1500000" = 1.5 USDC
-             * @example 1500000
+             * @description Wallet (owner) that receives the tokens in its associated token account (created when missing, the service pays). Not a token account or mint, not a program, not an address of this service.
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
              */
-            fee_base_units: string;
-            /**
-             * @description Amount in base units (u64) as a decimal string, e.g. "1500000" = 1.5 USDC
-             * @example 1500000
-             */
-            seller_receives_base_units: string;
-            /**
-             * Format: date-time
-             * @description created_at + listing duration days; fixed at creation, written into the escrow
-             */
-            delivery_deadline: string;
-            /** @description Seconds after delivery before auto-release */
-            review_window_seconds: number;
-            /**
-             * Format: date-time
-             * @description delivered_at + review window; null until delivered
-             * @example 2026-01-31T12:00:00.000Z
-             */
-            auto_release_at: string | null;
-            /**
-             * Format: date-time
-             * @description ISO-8601 timestamp (UTC)
-             * @example 2026-01-31T12:00:00.000Z
-             */
-            payment_expires_at: string;
-            /**
-             * Format: date-time
-             * @description ISO-8601 timestamp (UTC)
-             * @example 2026-01-31T12:00:00.000Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @description ISO-8601 timestamp (UTC)
-             * @example 2026-01-31T12:00:00.000Z
-             */
-            funded_at: string | null;
-            /**
-             * Format: date-time
-             * @description ISO-8601 timestamp (UTC)
-             * @example 2026-01-31T12:00:00.000Z
-             */
-            delivered_at: string | null;
-            /**
-             * Format: date-time
-             * @description When the order reached a terminal state
-             * @example 2026-01-31T12:00:00.000Z
-             */
-            completed_at: string | null;
-            /**
-             * Format: date-time
-             * @description ISO-8601 timestamp (UTC)
-             * @example 2026-01-31T12:00:00.000Z
-             */
-            disputed_at: string | null;
-            dispute_reason: string | null;
-            resolution: components["schemas"]["OrderResolution"] | null;
-            payout: components["schemas"]["OrderPayout"] | null;
-            attention: components["schemas"]["OrderAttention"] | null;
-            transactions: components["schemas"]["OrderTransaction"][];
-            /** @description Actions the caller may take now (see the order state table) */
-            allowed_actions: ("pay" | "deliver" | "confirm" | "dispute" | "refund" | "resolve" | "review")[];
-            payment: components["schemas"]["OrderPayment"] | null;
+            destination: string;
         };
         /** Currency */
         Currency: {
@@ -799,7 +765,10 @@ export interface components {
              * @example USDC
              */
             code: string;
-            /** @description SPL mint (wrapped SOL So11111111111111111111111111111111111111112 for SOL) */
+            /**
+             * @description SPL mint (wrapped SOL So11111111111111111111111111111111111111112 for SOL)
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             mint: string;
             decimals: number;
         };
@@ -815,6 +784,7 @@ export interface components {
             /**
              * Format: uuid
              * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
              */
             deposit_id: string;
             /**
@@ -834,9 +804,15 @@ export interface components {
              * @example 1500000
              */
             amount_base_units: string;
-            /** @description The deposit address's token account that received it */
+            /**
+             * @description The deposit address's token account that received it
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             token_account: string;
-            /** @description Solana transaction signature, base58 (64 bytes) */
+            /**
+             * @description Solana transaction signature, base58 (64 bytes)
+             * @example 4CKtRKnWZDvqWuJup8awgTGodXRzdMGqFhPeWJtYmRje4GtEUZaotnYsYm3L6pzLZHE5FGsWdvFvN2z8B4shx4RR
+             */
             signature: string;
             slot: number;
             /**
@@ -847,6 +823,7 @@ export interface components {
             /**
              * Format: date-time
              * @description When the service detected it
+             * @example 2026-01-31T12:00:00.000Z
              */
             created_at: string;
         };
@@ -858,7 +835,10 @@ export interface components {
         };
         /** Deposit */
         Deposit: {
-            /** @description The caller's own deposit address (one per user, derived from the service seed with SLIP-0010 at m/44'/501'/{index}'/0', never reused): send SPL tokens to it (its associated token account) */
+            /**
+             * @description The caller's own deposit address (one per user, derived from the service seed with SLIP-0010 at m/44'/501'/{index}'/0', never reused): send SPL tokens to it (its associated token account)
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             address: string;
             /**
              * @description The requested currency; null when none was given
@@ -905,35 +885,39 @@ export interface components {
              */
             mint: string;
             decimals: number;
-            /** @description Associated token account of the deposit address for this mint (where the tokens land) */
+            /**
+             * @description Associated token account of the deposit address for this mint (where the tokens land)
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             token_account: string;
             /** @description Smallest credited transfer, UI units */
             minimum: number;
-            /** @description Smallest credited transfer; smaller transfers are recorded but not credited */
+            /**
+             * @description Smallest credited transfer; smaller transfers are recorded but not credited
+             * @example 1500000
+             */
             minimum_base_units: string;
+        };
+        /** DisputeOrderBody */
+        DisputeOrderBody: {
+            /** @description Why the order is disputed, 10..2000 characters */
+            reason: string;
         };
         /**
          * FreshOrderPayment
          * @description A fresh fund transaction for an order awaiting payment
          */
-        FreshOrderPayment: {
-            /** @description Serialized fund transaction, partially signed by the platform authority; fee payer = buyer. The buyer's wallet signs and sends it (or POSTs it to submitOrderTransaction). */
-            transaction: string;
-            /** @description Solana Pay transaction request link: "solana:" + URL-encoded https URL of the solana-pay endpoint */
-            solana_pay_url: string;
-            /**
-             * Format: date-time
-             * @description Last moment the transaction can land: its blockhash's lastValidBlockHeight turned into a time conservatively (350 ms per remaining block, minus 2 s), never after payment_expires_at. For a fresh transaction: POST /orders/{order_id}/payment (the buyer) or the Solana Pay POST (wallets).
-             */
-            expires_at: string;
+        FreshOrderPayment: components["schemas"]["OrderPayment"] & {
             /**
              * Format: uuid
              * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
              */
             order_id: string;
             /**
              * Format: date-time
              * @description End of the payment window: no fund transaction is issued after it
+             * @example 2026-01-31T12:00:00.000Z
              */
             payment_expires_at: string;
         };
@@ -942,6 +926,7 @@ export interface components {
             /**
              * Format: uuid
              * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
              */
             listing_id: string;
             /**
@@ -963,7 +948,10 @@ export interface components {
              * @example USDC
              */
             currency: string;
-            /** @description SPL mint of the currency (wrapped SOL for SOL) */
+            /**
+             * @description SPL mint of the currency (wrapped SOL for SOL)
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             currency_mint: string;
             /**
              * @description Category slug; validated by the server against GET /categories
@@ -974,7 +962,10 @@ export interface components {
             duration: number;
             /** @enum {string} */
             status: "available" | "reserved" | "sold" | "unlisted";
-            /** @description Mint of the listing's Token-2022 NFT */
+            /**
+             * @description Mint of the listing's Token-2022 NFT
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             token_mint_address: string;
             mint_transaction: components["schemas"]["MintTransaction"];
             metadata: components["schemas"]["ListingMetadata"];
@@ -1018,6 +1009,17 @@ export interface components {
             /** @description Cursor of the next page; null on the last page */
             next_cursor: string | null;
         };
+        /** LoginChallenge */
+        LoginChallenge: {
+            nonce: string;
+            sign_in_input: components["schemas"]["SignInInput"];
+            /**
+             * Format: date-time
+             * @description When the nonce expires (same as sign_in_input.expirationTime)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            expires_at: string;
+        };
         /** LoginResponse */
         LoginResponse: {
             /** @description JWT (HS256/EdDSA as configured), send as Authorization: Bearer */
@@ -1039,7 +1041,10 @@ export interface components {
          * @description The transaction that minted the listing token
          */
         MintTransaction: {
-            /** @description Solana transaction signature, base58 (64 bytes) */
+            /**
+             * @description Solana transaction signature, base58 (64 bytes)
+             * @example 4CKtRKnWZDvqWuJup8awgTGodXRzdMGqFhPeWJtYmRje4GtEUZaotnYsYm3L6pzLZHE5FGsWdvFvN2z8B4shx4RR
+             */
             signature: string;
             slot: number;
             /**
@@ -1053,14 +1058,19 @@ export interface components {
             /**
              * Format: uuid
              * @description UUID; its 16 bytes are the on-chain order id
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
              */
             order_id: string;
             /**
              * Format: uuid
              * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
              */
             listing_id: string;
-            /** @description The on-chain buyer: the paying wallet, or the buyer's deposit address for custodial orders */
+            /**
+             * @description The on-chain buyer: the paying wallet, or the buyer's deposit address for custodial orders
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             buyer_wallet: string;
             /**
              * @description Solana public key, base58 (32 bytes)
@@ -1076,13 +1086,25 @@ export interface components {
             status: "awaiting_payment" | "in_progress" | "delivered" | "completed" | "disputed" | "resolved" | "refunded" | "expired";
             /** @enum {string} */
             escrow_state: "none" | "funded" | "delivered" | "disputed" | "released" | "refunded" | "resolved";
-            /** @description Order PDA of the escrow program (exists on chain while funded) */
+            /**
+             * @description Order PDA of the escrow program (exists on chain while funded)
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             escrow_account_address: string;
-            /** @description Associated token account of the order PDA holding the payment */
+            /**
+             * @description Associated token account of the order PDA holding the payment
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             vault_address: string;
-            /** @description Mint of the listing token */
+            /**
+             * @description Mint of the listing token
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             token_mint_address: string;
-            /** @description SPL mint of the payment currency */
+            /**
+             * @description SPL mint of the payment currency
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             payment_mint: string;
             /**
              * @description Currency code (2..10 upper-case letters); validated by the server against GET /currencies
@@ -1111,6 +1133,7 @@ export interface components {
             /**
              * Format: date-time
              * @description created_at + listing duration days; fixed at creation, written into the escrow
+             * @example 2026-01-31T12:00:00.000Z
              */
             delivery_deadline: string;
             /** @description Seconds after delivery before auto-release */
@@ -1199,6 +1222,7 @@ export interface components {
             /**
              * Format: date-time
              * @description Last moment the transaction can land: its blockhash's lastValidBlockHeight turned into a time conservatively (350 ms per remaining block, minus 2 s), never after payment_expires_at. For a fresh transaction: POST /orders/{order_id}/payment (the buyer) or the Solana Pay POST (wallets).
+             * @example 2026-01-31T12:00:00.000Z
              */
             expires_at: string;
         };
@@ -1207,11 +1231,20 @@ export interface components {
          * @description Set when the escrow closed; null while open or never funded
          */
         OrderPayout: {
-            /** @description Returned to the buyer (refund, the buyer's share of a dispute split) */
+            /**
+             * @description Returned to the buyer (refund, the buyer's share of a dispute split)
+             * @example 1500000
+             */
             buyer_base_units: string;
-            /** @description Paid to the seller */
+            /**
+             * @description Paid to the seller
+             * @example 1500000
+             */
             seller_base_units: string;
-            /** @description Platform fee (and any surplus swept out of the vault) */
+            /**
+             * @description Platform fee (and any surplus swept out of the vault)
+             * @example 1500000
+             */
             treasury_base_units: string;
             /** @description The program event, the token transfers out of the vault and its balance before closing all agree */
             verified: boolean;
@@ -1231,7 +1264,10 @@ export interface components {
              * @enum {string}
              */
             action: "fund" | "mark_delivered" | "release" | "claim" | "open_dispute" | "resolve_dispute" | "refund";
-            /** @description Solana transaction signature, base58 (64 bytes) */
+            /**
+             * @description Solana transaction signature, base58 (64 bytes)
+             * @example 4CKtRKnWZDvqWuJup8awgTGodXRzdMGqFhPeWJtYmRje4GtEUZaotnYsYm3L6pzLZHE5FGsWdvFvN2z8B4shx4RR
+             */
             signature: string;
             /** @enum {string} */
             status: "pending" | "confirmed" | "finalized" | "failed";
@@ -1244,16 +1280,54 @@ export interface components {
             created_at: string;
         };
         /**
+         * OrderWithPayment
+         * @description An order with the fund transaction its buyer signs
+         */
+        OrderWithPayment: components["schemas"]["Order"] & {
+            payment: components["schemas"]["OrderPayment"] | null;
+        };
+        /**
          * Problem
          * @description RFC 9457 problem details (application/problem+json)
          */
         Problem: {
             /**
-             * Format: uri
-             * @description https://bazaar.dev/problems/<slug>
-             * @example https://bazaar.dev/problems/not-found
+             * @description `https://bazaar.dev/problems/<slug>`. New types may be added within v1 (treat an unknown one by its `status`).
+             *
+             *     - `validation-error` (400): The path, query, headers or body do not match the schema or a server-side rule; see `errors`.
+             *     - `malformed-json` (400): The request body is not valid JSON.
+             *     - `malformed-request` (400): The request cannot be read: malformed percent-encoding in a path parameter (`errors` names it), a body that does not decode under its Content-Encoding, or a body shorter than its Content-Length.
+             *     - `idempotency-key-missing` (400): The route requires an Idempotency-Key header.
+             *     - `unauthorized` (401): No credential was sent (Bearer token, X-API-Key header or bazaar_session cookie).
+             *     - `invalid-token` (401): The credential is malformed, has a bad signature, or the API key is unknown or revoked.
+             *     - `token-expired` (401): The access token has expired; log in again.
+             *     - `login-failed` (401): Wallet login failed; `detail` says which check: nonce unknown, nonce already used, nonce expired, signature invalid, domain mismatch or address mismatch.
+             *     - `forbidden` (403): The caller is authenticated but may not do this (e.g. not the seller of the order, not an admin).
+             *     - `not-found` (404): The resource does not exist or is not visible to the caller.
+             *     - `route-not-found` (404): No route matches method and path.
+             *     - `custody-disabled` (404): Deposits, withdrawals and custodial order payment exist only when the operator runs custodial accounts (CUSTODY_ENABLED); this service does not.
+             *     - `method-not-allowed` (405): The path exists but not with this method; the `Allow` header lists the methods it has.
+             *     - `request-timeout` (408): The request (headers and body) did not arrive within the server's request timeout; the connection is closed.
+             *     - `conflict` (409): The request conflicts with the current state of a resource.
+             *     - `invalid-state-transition` (409): The action is not allowed in the current state of the resource; see the state tables.
+             *     - `idempotency-key-in-use` (409): A request with the same Idempotency-Key is still being processed; retry later.
+             *     - `listing-unavailable` (409): The listing is not available for purchase (reserved, sold or unlisted).
+             *     - `own-listing` (409): A seller cannot order their own listing.
+             *     - `review-not-allowed` (409): The order is not completed or resolved, or it has already been reviewed.
+             *     - `too-many-unpaid-orders` (409): The buyer already holds the maximum number of unpaid orders (each holds its listing for the payment window); pay one or let it expire first. `unpaid_orders` and `limit` say how many.
+             *     - `insufficient-funds` (409): The available custodial balance does not cover the request (a withdrawal's amount + fee, or a custodial order payment); `required_base_units` and `available_base_units` say by how much.
+             *     - `payload-too-large` (413): The request body exceeds 100 kB.
+             *     - `unsupported-media-type` (415): Request bodies must be application/json.
+             *     - `idempotency-key-reused` (422): The Idempotency-Key was already used with a different request body.
+             *     - `rate-limited` (429): Too many requests; wait for the number of seconds in the Retry-After header.
+             *     - `header-fields-too-large` (431): The request line and headers exceed 16 kB (URL included); the connection is closed.
+             *     - `internal-error` (500): An unexpected error; quote request_id.
+             *     - `chain-transaction-failed` (502): A Solana transaction was rejected or failed; `detail` names the program error.
+             *     - `chain-unavailable` (503): The Solana RPC cannot be reached; retry later (Retry-After).
+             *     - `service-unavailable` (503): A dependency of the service is down or overloaded (the database unreachable, its connection pool or a statement/lock timeout exhausted) or the server is shutting down; retry after the Retry-After seconds. When a chain action had already landed, `chain_transaction` {action, signature} says so: the order converges to it (the reconciler records it) and a retry of the action returns the updated order.
+             * @enum {string}
              */
-            type: string;
+            type: "https://bazaar.dev/problems/validation-error" | "https://bazaar.dev/problems/malformed-json" | "https://bazaar.dev/problems/malformed-request" | "https://bazaar.dev/problems/idempotency-key-missing" | "https://bazaar.dev/problems/unauthorized" | "https://bazaar.dev/problems/invalid-token" | "https://bazaar.dev/problems/token-expired" | "https://bazaar.dev/problems/login-failed" | "https://bazaar.dev/problems/forbidden" | "https://bazaar.dev/problems/not-found" | "https://bazaar.dev/problems/route-not-found" | "https://bazaar.dev/problems/custody-disabled" | "https://bazaar.dev/problems/method-not-allowed" | "https://bazaar.dev/problems/request-timeout" | "https://bazaar.dev/problems/conflict" | "https://bazaar.dev/problems/invalid-state-transition" | "https://bazaar.dev/problems/idempotency-key-in-use" | "https://bazaar.dev/problems/listing-unavailable" | "https://bazaar.dev/problems/own-listing" | "https://bazaar.dev/problems/review-not-allowed" | "https://bazaar.dev/problems/too-many-unpaid-orders" | "https://bazaar.dev/problems/insufficient-funds" | "https://bazaar.dev/problems/payload-too-large" | "https://bazaar.dev/problems/unsupported-media-type" | "https://bazaar.dev/problems/idempotency-key-reused" | "https://bazaar.dev/problems/rate-limited" | "https://bazaar.dev/problems/header-fields-too-large" | "https://bazaar.dev/problems/internal-error" | "https://bazaar.dev/problems/chain-transaction-failed" | "https://bazaar.dev/problems/chain-unavailable" | "https://bazaar.dev/problems/service-unavailable";
             title: string;
             status: number;
             detail: string;
@@ -1285,6 +1359,7 @@ export interface components {
             /**
              * Format: uuid
              * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
              */
             user_id: string;
             /**
@@ -1322,34 +1397,43 @@ export interface components {
             count: number;
             distribution: components["schemas"]["RatingDistribution"];
         };
-        /** RequestLoginResponse */
-        RequestLoginResponse: {
-            nonce: string;
-            sign_in_input: components["schemas"]["SignInInput"];
+        /** RequestLoginBody */
+        RequestLoginBody: {
             /**
-             * Format: date-time
-             * @description When the nonce expires (same as sign_in_input.expirationTime)
+             * @description Wallet that will sign in
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
              */
-            expires_at: string;
+            address: string;
+        };
+        /** ResolveDisputeBody */
+        ResolveDisputeBody: {
+            /** @description Share returned to the buyer in basis points: 0 = all to seller, 10000 = full refund */
+            buyer_bps: number;
         };
         /** Review */
         Review: {
             /**
              * Format: uuid
              * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
              */
             review_id: string;
             /**
              * Format: uuid
              * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
              */
             order_id: string;
             /**
              * Format: uuid
              * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
              */
             listing_id: string;
-            /** @description The buyer */
+            /**
+             * @description The buyer
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             reviewer_wallet: string;
             /**
              * @description Solana public key, base58 (32 bytes)
@@ -1394,6 +1478,17 @@ export interface components {
         /**
          * SignInInput
          * @description SIWS input (wallet-standard SolanaSignInInput); sign exactly createSignInMessage(sign_in_input)
+         * @example {
+         *       "domain": "localhost:3000",
+         *       "address": "3XCQzri1EQ14JjeGZsMg4PrhiTPXzxLSnj5ccHVEUcKU",
+         *       "statement": "Sign in to Bazaar",
+         *       "uri": "http://localhost:3000",
+         *       "version": "1",
+         *       "chainId": "localnet",
+         *       "nonce": "k3Jd9aQx7LmP2vRt",
+         *       "issuedAt": "2026-01-31T12:00:00.000Z",
+         *       "expirationTime": "2026-01-31T12:05:00.000Z"
+         *     }
          */
         SignInInput: {
             /** @description RFC 4501 authority of the service, e.g. "bazaar.dev" or "localhost:3000" */
@@ -1440,6 +1535,19 @@ export interface components {
             transaction: string;
             message?: string;
         };
+        /** SolanaPayTransactionBody */
+        SolanaPayTransactionBody: {
+            /**
+             * @description The paying wallet
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
+            account: string;
+        };
+        /** SubmitOrderTransactionBody */
+        SubmitOrderTransactionBody: {
+            /** @description The payment transaction, signed by the buyer */
+            signed_transaction: string;
+        };
         /**
          * TokenMetadataJson
          * @description Metaplex-style off-chain token metadata JSON
@@ -1457,6 +1565,34 @@ export interface components {
                 value: string | number;
             }[];
         };
+        /** UpdateListingBody */
+        UpdateListingBody: {
+            title?: string;
+            description?: string;
+            /**
+             * @description Amount in UI units (base_units / 10^decimals); at most the currency decimals (server rule)
+             * @example 12.5
+             */
+            price?: number;
+            /**
+             * @description Category slug; validated by the server against GET /categories
+             * @example development
+             */
+            category?: string;
+            duration?: number;
+            /**
+             * @description Relist (available) or unlist
+             * @enum {string}
+             */
+            status?: "available" | "unlisted";
+        };
+        /** UpdateMeBody */
+        UpdateMeBody: {
+            display_name?: string | null;
+            bio?: string | null;
+            /** Format: uri */
+            avatar_url?: string | null;
+        };
         /**
          * User
          * @description The authenticated user: public profile plus private fields
@@ -1465,6 +1601,7 @@ export interface components {
             /**
              * Format: uuid
              * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
              */
             user_id: string;
             /**
@@ -1516,11 +1653,33 @@ export interface components {
             /** @description Sum of completed sales per currency (gross, before fees) */
             sales_volume: components["schemas"]["SalesVolume"][];
         };
+        /**
+         * VerifyLoginBody
+         * @example {
+         *       "address": "3XCQzri1EQ14JjeGZsMg4PrhiTPXzxLSnj5ccHVEUcKU",
+         *       "signed_message": "bG9jYWxob3N0OjMwMDAgd2FudHMgeW91IHRvIHNpZ24gaW4gd2l0aCB5b3VyIFNvbGFuYSBhY2NvdW50OgozWENRenJpMUVRMTRKamVHWnNNZzRQcmhpVFBYenhMU25qNWNjSFZFVWNLVQoKU2lnbiBpbiB0byBCYXphYXIKClVSSTogaHR0cDovL2xvY2FsaG9zdDozMDAwClZlcnNpb246IDEKQ2hhaW4gSUQ6IGxvY2FsbmV0Ck5vbmNlOiBrM0pkOWFReDdMbVAydlJ0Cklzc3VlZCBBdDogMjAyNi0wMS0zMVQxMjowMDowMC4wMDBaCkV4cGlyYXRpb24gVGltZTogMjAyNi0wMS0zMVQxMjowNTowMC4wMDBa",
+         *       "signature": "tRJZc41J45xrOZlVb0dEpELz0hm8E6dOdXEMBcC6gx4qkWbUeK4HCumCjzDrth2+Hbmh70Z5i7JG+coooLOlDw=="
+         *     }
+         */
+        VerifyLoginBody: {
+            /**
+             * @description Solana public key, base58 (32 bytes)
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
+            address: string;
+            /** @description Base64 of the exact UTF-8 bytes the wallet signed (the SIWS message) */
+            signed_message: string;
+            /** @description Base64 of the 64-byte ed25519 signature */
+            signature: string;
+            /** @description When true the response also sets the bazaar_session cookie (HttpOnly, Secure, SameSite=Lax) */
+            set_cookie?: boolean;
+        };
         /** Withdrawal */
         Withdrawal: {
             /**
              * Format: uuid
              * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
              */
             withdrawal_id: string;
             /**
@@ -1535,25 +1694,40 @@ export interface components {
             mint: string;
             /** @description UI amount sent to the destination */
             amount: number;
-            /** @description Base units sent to the destination */
+            /**
+             * @description Base units sent to the destination
+             * @example 1500000
+             */
             amount_base_units: string;
-            /** @description Flat withdrawal fee of the currency, debited on top of the amount */
+            /**
+             * @description Flat withdrawal fee of the currency, debited on top of the amount
+             * @example 1500000
+             */
             fee_base_units: string;
-            /** @description amount + fee: what leaves the custodial balance */
+            /**
+             * @description amount + fee: what leaves the custodial balance
+             * @example 1500000
+             */
             total_debited_base_units: string;
             /**
              * @description Solana public key, base58 (32 bytes)
              * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
              */
             destination: string;
-            /** @description Associated token account of the destination for the mint */
+            /**
+             * @description Associated token account of the destination for the mint
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             destination_token_account: string;
             /**
              * @description pending: held, not sent yet; submitted: signed and sent (signature known); confirmed: landed (terminal); failed: rejected or expired, the hold is back in the available balance (terminal)
              * @enum {string}
              */
             status: "pending" | "submitted" | "confirmed" | "failed";
-            /** @description The transfer transaction; set from status submitted on */
+            /**
+             * @description The transfer transaction; set from status submitted on
+             * @example 4CKtRKnWZDvqWuJup8awgTGodXRzdMGqFhPeWJtYmRje4GtEUZaotnYsYm3L6pzLZHE5FGsWdvFvN2z8B4shx4RR
+             */
             signature: string | null;
             slot: number | null;
             /** @description Why it failed (status failed only) */
@@ -1601,10 +1775,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Wallet that will sign in */
-                    address: string;
-                };
+                "application/json": components["schemas"]["RequestLoginBody"];
             };
         };
         responses: {
@@ -1614,7 +1785,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestLoginResponse"];
+                    "application/json": components["schemas"]["LoginChallenge"];
                 };
             };
             /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
@@ -1686,19 +1857,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Solana public key, base58 (32 bytes)
-                     * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
-                     */
-                    address: string;
-                    /** @description Base64 of the exact UTF-8 bytes the wallet signed (the SIWS message) */
-                    signed_message: string;
-                    /** @description Base64 of the 64-byte ed25519 signature */
-                    signature: string;
-                    /** @description When true the response also sets the bazaar_session cookie (HttpOnly, Secure, SameSite=Lax) */
-                    set_cookie?: boolean;
-                };
+                "application/json": components["schemas"]["VerifyLoginBody"];
             };
         };
         responses: {
@@ -1860,12 +2019,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    display_name?: string | null;
-                    bio?: string | null;
-                    /** Format: uri */
-                    avatar_url?: string | null;
-                };
+                "application/json": components["schemas"]["UpdateMeBody"];
             };
         };
         responses: {
@@ -2117,26 +2271,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description 3..120 characters (trimmed) */
-                    title: string;
-                    /** @description 1..5000 characters (trimmed) */
-                    description: string;
-                    /** @description > 0, in UI units, at most the currency's decimals (6 for USDC, 9 for SOL) */
-                    price: number;
-                    /**
-                     * @description Currency code (2..10 upper-case letters); validated by the server against GET /currencies
-                     * @example USDC
-                     */
-                    currency: string;
-                    /**
-                     * @description Category slug; validated by the server against GET /categories
-                     * @example development
-                     */
-                    category: string;
-                    /** @description Estimated delivery time, whole days 1..365 */
-                    duration: number;
-                };
+                "application/json": components["schemas"]["CreateListingBody"];
             };
         };
         responses: {
@@ -2320,26 +2455,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    title?: string;
-                    description?: string;
-                    /**
-                     * @description Amount in UI units (base_units / 10^decimals); at most the currency decimals (server rule)
-                     * @example 12.5
-                     */
-                    price?: number;
-                    /**
-                     * @description Category slug; validated by the server against GET /categories
-                     * @example development
-                     */
-                    category?: string;
-                    duration?: number;
-                    /**
-                     * @description Relist (available) or unlist
-                     * @enum {string}
-                     */
-                    status?: "available" | "unlisted";
-                };
+                "application/json": components["schemas"]["UpdateListingBody"];
             };
         };
         responses: {
@@ -2922,23 +3038,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * Format: uuid
-                     * @description UUID (RFC 9562), lower-case hex
-                     */
-                    listing_id: string;
-                    /**
-                     * @description Buyer when it is not the authenticated user (API-key integrations). A user token may only name its own wallet. Not allowed with payment_source custodial.
-                     * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
-                     */
-                    buyer_wallet?: string;
-                    /**
-                     * @description wallet (default) or custodial: pay from the custodial balance (custody must be enabled: 404 custody-disabled; 409 insufficient-funds when the available balance does not cover the price)
-                     * @enum {string}
-                     */
-                    payment_source?: "wallet" | "custodial";
-                };
+                "application/json": components["schemas"]["CreateOrderBody"];
             };
         };
         responses: {
@@ -2948,7 +3048,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CreateOrderResponse"];
+                    "application/json": components["schemas"]["OrderWithPayment"];
                 };
             };
             /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`); Idempotency-Key missing (`idempotency-key-missing`) */
@@ -3158,10 +3258,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description The payment transaction, signed by the buyer */
-                    signed_transaction: string;
-                };
+                "application/json": components["schemas"]["SubmitOrderTransactionBody"];
             };
         };
         responses: {
@@ -3462,10 +3559,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description The paying wallet */
-                    account: string;
-                };
+                "application/json": components["schemas"]["SolanaPayTransactionBody"];
             };
         };
         responses: {
@@ -3793,10 +3887,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Why the order is disputed, 10..2000 characters */
-                    reason: string;
-                };
+                "application/json": components["schemas"]["DisputeOrderBody"];
             };
         };
         responses: {
@@ -4034,10 +4125,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Share returned to the buyer in basis points: 0 = all to seller, 10000 = full refund */
-                    buyer_bps: number;
-                };
+                "application/json": components["schemas"]["ResolveDisputeBody"];
             };
         };
         responses: {
@@ -4167,12 +4255,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Integer 1..5 */
-                    rating: number;
-                    /** @description 0..2000 characters (trimmed); defaults to empty */
-                    text?: string;
-                };
+                "application/json": components["schemas"]["CreateReviewBody"];
             };
         };
         responses: {
@@ -4436,13 +4519,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Currency to deposit; all custody currencies when absent
-                     * @example USDC
-                     */
-                    currency?: string;
-                };
+                "application/json": components["schemas"]["CreateDepositBody"];
             };
         };
         responses: {
@@ -4628,25 +4705,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Currency code (2..10 upper-case letters); validated by the server against GET /currencies
-                     * @example USDC
-                     */
-                    currency: string;
-                    /**
-                     * @description Amount to send in UI units (> 0, at most the currency decimals). Give exactly one of amount / amount_base_units.
-                     * @example 12.5
-                     */
-                    amount?: number;
-                    /**
-                     * @description Amount to send in base units (alternative to `amount`)
-                     * @example 1500000
-                     */
-                    amount_base_units?: string;
-                    /** @description Wallet (owner) that receives the tokens in its associated token account (created when missing, the service pays). Not a token account or mint, not a program, not an address of this service. */
-                    destination: string;
-                };
+                "application/json": components["schemas"]["CreateWithdrawalBody"];
             };
         };
         responses: {

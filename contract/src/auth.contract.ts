@@ -12,9 +12,9 @@
  * Any failure is 401 login-failed with `detail` naming the check.
  */
 import { z } from 'zod';
-import { Base64, c, named, Pubkey, Timestamp } from './common';
-import { bodyProblems, routeErrors } from './problems';
-import { User } from './users.contract';
+import { Base64, c, named, Pubkey, Timestamp } from './common.js';
+import { bodyProblems, routeErrors } from './problems.js';
+import { User } from './users.contract.js';
 
 export const SESSION_COOKIE_NAME = 'bazaar_session';
 export const API_KEY_HEADER = 'X-API-Key';
@@ -38,10 +38,18 @@ export const SignInInput = named(
   'SIWS input (wallet-standard SolanaSignInInput); sign exactly createSignInMessage(sign_in_input)',
 );
 
-export const RequestLoginBody = z.object({ address: Pubkey.describe('Wallet that will sign in') }).strict();
+export const RequestLoginBody = named(
+  'RequestLoginBody',
+  z.object({ address: Pubkey.describe('Wallet that will sign in') }).strict(),
+);
 
+/**
+ * The answer of request_login. Its component name in openapi.json is LoginChallenge: generators name an
+ * operation's own response type `<OperationId>Response` (RequestLoginResponse), which a component of that
+ * name would collide with (@hey-api/openapi-ts then emits `RequestLoginResponse2`).
+ */
 export const RequestLoginResponse = named(
-  'RequestLoginResponse',
+  'LoginChallenge',
   z.object({
     nonce: Nonce,
     sign_in_input: SignInInput,
@@ -49,17 +57,20 @@ export const RequestLoginResponse = named(
   }),
 );
 
-export const VerifyLoginBody = z
-  .object({
-    address: Pubkey,
-    signed_message: Base64.describe('Base64 of the exact UTF-8 bytes the wallet signed (the SIWS message)'),
-    signature: Base64.describe('Base64 of the 64-byte ed25519 signature'),
-    set_cookie: z
-      .boolean()
-      .optional()
-      .describe('When true the response also sets the bazaar_session cookie (HttpOnly, Secure, SameSite=Lax)'),
-  })
-  .strict();
+export const VerifyLoginBody = named(
+  'VerifyLoginBody',
+  z
+    .object({
+      address: Pubkey,
+      signed_message: Base64.describe('Base64 of the exact UTF-8 bytes the wallet signed (the SIWS message)'),
+      signature: Base64.describe('Base64 of the 64-byte ed25519 signature'),
+      set_cookie: z
+        .boolean()
+        .optional()
+        .describe('When true the response also sets the bazaar_session cookie (HttpOnly, Secure, SameSite=Lax)'),
+    })
+    .strict(),
+);
 
 export const LoginResponse = named(
   'LoginResponse',

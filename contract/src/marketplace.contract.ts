@@ -4,9 +4,9 @@
  * clients can validate input before creating listings.
  */
 import { z } from 'zod';
-import { c, CategorySlug, CurrencyCode, named, PaginationQuery, Pubkey, queryNumber, safeText } from './common';
-import { LISTING_STATUSES, ListingPage } from './listings.contract';
-import { routeErrors } from './problems';
+import { c, CategorySlug, CurrencyCode, named, PaginationQuery, Pubkey, queryNumber, safeText } from './common.js';
+import { LISTING_STATUSES, ListingPage } from './listings.contract.js';
+import { routeErrors } from './problems.js';
 
 export const SEARCH_SORTS = ['relevance', 'price_asc', 'price_desc', 'rating', 'newest'] as const;
 export const SearchSort = z.enum(SEARCH_SORTS);

@@ -12,7 +12,7 @@
  * are common to all routes (`commonProblems`).
  */
 import { z } from 'zod';
-import { c, named, type RouteAuth } from './common';
+import { c, named, type RouteAuth } from './common.js';
 
 export const PROBLEM_BASE_URI = 'https://bazaar.dev/problems/';
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -167,7 +167,11 @@ export type ProblemStatus = (typeof problemTypes)[ProblemSlug]['status'];
 type StatusOf<S extends ProblemSlug> = (typeof problemTypes)[S]['status'];
 
 export const problemSlugs = Object.keys(problemTypes) as ProblemSlug[];
-export const problemTypeUri = (slug: ProblemSlug): string => PROBLEM_BASE_URI + slug;
+/** A problem `type`: `https://bazaar.dev/problems/<slug>`. */
+export type ProblemTypeUri = `${typeof PROBLEM_BASE_URI}${ProblemSlug}`;
+export const problemTypeUri = (slug: ProblemSlug): ProblemTypeUri => `${PROBLEM_BASE_URI}${slug}`;
+/** Every documented problem `type`, in `problemTypes` order (the enum of `Problem.type`). */
+export const problemTypeUris = problemSlugs.map(problemTypeUri) as [ProblemTypeUri, ...ProblemTypeUri[]];
 
 export const ProblemFieldError = named(
   'ProblemFieldError',
@@ -178,36 +182,46 @@ export const ProblemFieldError = named(
   }),
 );
 
-export const Problem = named(
+const problemShape = {
+  type: z
+    .enum(problemTypeUris)
+    .describe(
+      'https://bazaar.dev/problems/<slug>, one of the documented problem types (new ones may be added within v1)',
+    ),
+  title: z.string(),
+  status: z.number().int().min(400).max(599),
+  detail: z.string(),
+  instance: z.string().describe('The request path'),
+  request_id: z.string().describe('Same value as the X-Request-Id response header'),
+  errors: z.array(ProblemFieldError).optional().describe('Field errors (validation-error)'),
+  program_error: z
+    .string()
+    .optional()
+    .describe('Escrow/token program error name (chain-transaction-failed), e.g. "InvalidState"'),
+  chain_transaction: named(
+    'ChainTransactionLanded',
+    z.object({
+      action: z.string().describe('The order action, e.g. "confirm"'),
+      order_id: z.string(),
+      signature: z.string().describe('Signature of the confirmed transaction'),
+    }),
+  )
+    .optional()
+    .describe(
+      'service-unavailable / internal-error only: the chain action landed before the failure; the order ' +
+        'converges to it without another transaction',
+    ),
+};
+
+/**
+ * The zod type of `Problem`, as a named interface: declaration files then name it instead of spelling out
+ * its shape at each of the ~400 error responses of the contract (which made them megabytes large).
+ */
+export interface ProblemSchema extends z.ZodObject<typeof problemShape, 'passthrough'> {}
+
+export const Problem: ProblemSchema = named(
   'Problem',
-  z
-    .object({
-      type: z.string().url().describe('https://bazaar.dev/problems/<slug>'),
-      title: z.string(),
-      status: z.number().int().min(400).max(599),
-      detail: z.string(),
-      instance: z.string().describe('The request path'),
-      request_id: z.string().describe('Same value as the X-Request-Id response header'),
-      errors: z.array(ProblemFieldError).optional().describe('Field errors (validation-error)'),
-      program_error: z
-        .string()
-        .optional()
-        .describe('Escrow/token program error name (chain-transaction-failed), e.g. "InvalidState"'),
-      chain_transaction: named(
-        'ChainTransactionLanded',
-        z.object({
-          action: z.string().describe('The order action, e.g. "confirm"'),
-          order_id: z.string(),
-          signature: z.string().describe('Signature of the confirmed transaction'),
-        }),
-      )
-        .optional()
-        .describe(
-          'service-unavailable / internal-error only: the chain action landed before the failure; the order ' +
-            'converges to it without another transaction',
-        ),
-    })
-    .passthrough(),
+  z.object(problemShape).passthrough(),
   'RFC 9457 problem details (application/problem+json)',
 );
 export type Problem = z.infer<typeof Problem>;

@@ -28,14 +28,9 @@ import {
   getMint,
   getTokenMetadata,
 } from '@solana/spl-token';
-import {
-  BazaarApiError,
-  createBazaarClient,
-  keypairSigner,
-  loginWithWallet,
-  newIdempotencyKey,
-  type BazaarClient,
-} from '@bazaar/client-sdk';
+import { BazaarApiError, createBazaarClient, newIdempotencyKey, type BazaarClient } from '@bazaar/client-sdk';
+import { keypairSigner } from '@bazaar/client-sdk/keypair';
+import { loginWithWallet } from '@bazaar/client-sdk/login';
 import { ensureSol, mintTestUsdc, readChainFile } from './bootstrap-localnet.js';
 
 const baseUrl = (process.env.BAZAAR_URL || 'http://127.0.0.1:3000').replace(/\/+$/, '');

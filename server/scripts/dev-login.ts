@@ -6,7 +6,8 @@
  *   BAZAAR_URL=http://127.0.0.1:3000 npx tsx server/scripts/dev-login.ts
  */
 import { Keypair } from '@solana/web3.js';
-import { keypairSigner, loginWithWallet } from '@bazaar/client-sdk';
+import { keypairSigner } from '@bazaar/client-sdk/keypair';
+import { loginWithWallet } from '@bazaar/client-sdk/login';
 
 const baseUrl = (process.env.BAZAAR_URL || 'http://127.0.0.1:3000').replace(/\/+$/, '');
 const { token, user } = await loginWithWallet(baseUrl, keypairSigner(Keypair.generate().secretKey));

@@ -27,6 +27,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { Lifecycle, StartAborted } from '../src/lifecycle.js';
+import { announcedOrigin } from '../src/http/docs.js';
 import { createLogger } from '../src/logger.js';
 import { main as startServer } from '../src/main.js';
 import { adminPublicKeyFor, bootstrapLocalnet } from './bootstrap-localnet.js';
@@ -84,10 +85,10 @@ async function run() {
     lifecycle.checkpoint();
   }
 
-  const { server } = await startServer(env, { lifecycle });
+  const { server, config } = await startServer(env, { lifecycle });
   const addr = server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : Number(env.PORT || 3000);
-  const base = `http://${env.HOST || '127.0.0.1'}:${port}`;
+  // the origin SIWS expects and /openapi.json names: /docs opened there calls the API from its own origin
+  const base = announcedOrigin(config, typeof addr === 'object' && addr ? addr.port : config.port);
   const lines = [
     `Bazaar is up in ${((Date.now() - started) / 1000).toFixed(1)} s`,
     `  API        ${base}/api/v1`,

@@ -12,19 +12,15 @@
  * answers 503 while the server drains, so it answers in about a second even when the pool is exhausted.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import bytes from 'bytes';
 import cookieParser from 'cookie-parser';
 import cors from 'cors';
 import express, { type Express, type Request } from 'express';
 import helmet from 'helmet';
 import { pinoHttp } from 'pino-http';
-import swaggerUi from 'swagger-ui-express';
 import { createExpressEndpoints } from '@ts-rest/express';
 import { API_PREFIX, contract } from '@bazaar/contract';
 import type { AppContext } from './context.js';
-import { REPO_ROOT } from './db/migrate.js';
 import {
   errorHandler,
   problemBody,
@@ -34,17 +30,12 @@ import {
   requireJsonBody,
   routeNotFound,
 } from './http/problem.js';
+import { docsConnectSrc, docsRoutes } from './http/docs.js';
 import { buildServices, type Services } from './http/router.js';
 import { custodyErrors } from './modules/custody/custody.errors.js';
 import { authenticate, authRateLimit } from './http/security.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-let openapiCache: unknown;
-function openapiDocument(): unknown {
-  openapiCache ??= JSON.parse(readFileSync(path.join(REPO_ROOT, 'openapi.json'), 'utf8'));
-  return openapiCache;
-}
 
 export type BazaarApp = Express & { services: Services };
 
@@ -80,11 +71,14 @@ export function createApp(ctx: AppContext): BazaarApp {
     }),
   );
   const https = config.publicBaseUrl.startsWith('https://');
-  // over plain http (local development) no HSTS and no upgrade-insecure-requests, or /docs breaks
+  // over plain http (local development) no HSTS and no upgrade-insecure-requests, or /docs breaks;
+  // connect-src: /docs "Try it out" calls the origin its /openapi.json names (http/docs.ts)
   app.use(
     helmet({
       hsts: https,
-      contentSecurityPolicy: { directives: { upgradeInsecureRequests: https ? [] : null } },
+      contentSecurityPolicy: {
+        directives: { upgradeInsecureRequests: https ? [] : null, connectSrc: docsConnectSrc(config) },
+      },
     }),
   );
   if (config.corsOrigins.length) {
@@ -136,10 +130,7 @@ export function createApp(ctx: AppContext): BazaarApp {
       .type('application/problem+json')
       .send(JSON.stringify({ ...problemBody(req, 'service-unavailable', `Not ready: ${down.join(', ')} unavailable.`), checks }));
   });
-  app.get('/openapi.json', (_req, res) => {
-    res.json(openapiDocument());
-  });
-  app.use('/docs', swaggerUi.serve, swaggerUi.setup(undefined, { swaggerOptions: { url: '/openapi.json' } }));
+  app.use(docsRoutes(config));
 
   const services = buildServices(ctx);
   app.services = services;

@@ -7,7 +7,7 @@
  * |---|---|---|
  * | PORT | 3000 | HTTP port |
  * | HOST | 127.0.0.1 | bind address |
- * | PUBLIC_BASE_URL | http://localhost:PORT | external origin; SIWS `uri`, token metadata URLs |
+ * | PUBLIC_BASE_URL | http://localhost:PORT | external origin; SIWS `uri`, token metadata URLs, the server of the served /openapi.json (unset: the request's origin) |
  * | DATA_DIR | ./data | PGlite database, keys, chain.json |
  * | DATABASE_URL | (unset: PGlite in DATA_DIR/pglite) | postgres:// URL |
  * | JWT_SECRET | generated once into DATA_DIR/keys/jwt-secret | HS256 key (>= 32 bytes) |
@@ -65,6 +65,8 @@ export interface Config {
   port: number;
   host: string;
   publicBaseUrl: string;
+  /** PUBLIC_BASE_URL was set; else publicBaseUrl is its default and /openapi.json names the request's origin */
+  publicBaseUrlSet?: boolean;
   dataDir: string;
   databaseUrl?: string;
   jwtSecret: string;
@@ -244,6 +246,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port,
     host: env.HOST || '127.0.0.1',
     publicBaseUrl,
+    publicBaseUrlSet: Boolean(env.PUBLIC_BASE_URL),
     dataDir,
     databaseUrl: env.DATABASE_URL || undefined,
     jwtSecret,

@@ -47,6 +47,8 @@ export interface MainOptions {
 export interface Running {
   server: Server;
   lifecycle: Lifecycle;
+  /** the configuration the service runs with (e.g. publicBaseUrl for the start banner) */
+  config: Config;
   /** stop everything (what SIGTERM does); rejects when the deadline was exceeded */
   shutdown: () => Promise<void>;
 }
@@ -113,6 +115,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
   return {
     server: listening,
     lifecycle,
+    config,
     async shutdown() {
       const code = await lifecycle.stop('shutdown');
       if (code !== 0) throw new Error(`shutdown did not finish within ${lifecycle.deadlineMs} ms`);
