@@ -608,13 +608,10 @@ export interface components {
     schemas: {
         /** Balance */
         Balance: {
-            /**
-             * @description Currency code (2..10 upper-case letters); validated by the server against GET /currencies
-             * @example USDC
-             */
+            /** @description Currency code as GET /currencies names it. Wrapped SOL is "SOL" like native SOL: the native line has mint null, the wrapped one (a wSOL token account, listed only when the wallet has one) the native mint */
             currency: string;
             /**
-             * @description SPL mint; null for native SOL
+             * @description SPL mint; null for native SOL (lamports)
              * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
              */
             mint: string | null;
