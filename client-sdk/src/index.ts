@@ -21,6 +21,7 @@ export {
   type MessageSigner,
 } from './login';
 export { base64ToBytes, bytesToBase64 } from './encoding';
+export { retryAfterSeconds, withRetryAfter, type RetryAfterOptions } from './retry';
 export {
   contract,
   listingTransitions,

@@ -99,12 +99,13 @@ export function createApp(ctx: AppContext): BazaarApp {
     );
   }
   app.use(cookieParser());
-  const limiter = authRateLimit(config.authRateLimitPerMinute);
-  app.use([`${API_PREFIX}/auth/request_login`, `${API_PREFIX}/auth/verify_login`], limiter);
+  const loginRoutes = [`${API_PREFIX}/auth/request_login`, `${API_PREFIX}/auth/verify_login`];
+  // one budget per route and client IP, then (once the body is parsed) per route and wallet address
+  for (const route of loginRoutes) app.use(route, authRateLimit(config.authRateLimitPerMinute));
   app.use(refuseOversizedBody(bytes.parse(config.bodyLimit) ?? 100 * 1024));
   app.use(requireJsonBody);
   app.use(express.json({ limit: config.bodyLimit, type: ['application/json', 'application/*+json'] }));
-  app.post(`${API_PREFIX}/auth/request_login`, authRateLimit(config.authRateLimitPerMinute, { byAddress: true }));
+  for (const route of loginRoutes) app.post(route, authRateLimit(config.authAddressRateLimitPerMinute, { byAddress: true }));
 
   // ops
   app.get('/healthz', (_req, res) => {
