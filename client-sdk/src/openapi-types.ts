@@ -327,13 +327,13 @@ export interface paths {
         };
         /**
          * Solana Pay transaction request: label
-         * @description Public (called by wallets, Solana Pay spec): {label, icon} for the order payment.
+         * @description Public (called by wallets, Solana Pay spec; CORS: any origin): {label, icon} for the order payment. `icon` is an SVG, PNG or WebP URL (SOLANA_PAY_ICON; by default this service's /icon.svg, served as image/svg+xml to any origin).
          */
         get: operations["getSolanaPayLabel"];
         put?: never;
         /**
          * Solana Pay transaction request: transaction
-         * @description Public (called by wallets, Solana Pay spec). Body {account}: must be the order's buyer_wallet (403 forbidden otherwise). Returns a fresh fund transaction (partially signed by the platform authority, fee payer = account) and a message. 409 invalid-state-transition unless the order is awaiting_payment and not expired.
+         * @description Public (called by wallets, Solana Pay spec; CORS: any origin). Body {account}: must be the order's buyer_wallet (403 forbidden otherwise). Returns a fresh fund transaction (partially signed by the platform authority, fee payer = account) and a message. 409 invalid-state-transition unless the order is awaiting_payment and not expired.
          */
         post: operations["createSolanaPayTransaction"];
         delete?: never;
@@ -916,7 +916,7 @@ export interface components {
         FreshOrderPayment: {
             /** @description Serialized fund transaction, partially signed by the platform authority; fee payer = buyer. The buyer's wallet signs and sends it (or POSTs it to submitOrderTransaction). */
             transaction: string;
-            /** @description Solana Pay transaction request link: "solana:" + URL-encoded https URL of the solana-pay endpoint */
+            /** @description Solana Pay transaction request link: "solana:" + the URL of the solana-pay endpoint, not URL-encoded (it has no query parameters; Solana Pay spec). Wallets accept https links only: set PUBLIC_BASE_URL to the https origin of the service */
             solana_pay_url: string;
             /**
              * Format: date-time
@@ -1191,7 +1191,7 @@ export interface components {
         OrderPayment: {
             /** @description Serialized fund transaction, partially signed by the platform authority; fee payer = buyer. The buyer's wallet signs and sends it (or POSTs it to submitOrderTransaction). */
             transaction: string;
-            /** @description Solana Pay transaction request link: "solana:" + URL-encoded https URL of the solana-pay endpoint */
+            /** @description Solana Pay transaction request link: "solana:" + the URL of the solana-pay endpoint, not URL-encoded (it has no query parameters; Solana Pay spec). Wallets accept https links only: set PUBLIC_BASE_URL to the https origin of the service */
             solana_pay_url: string;
             /**
              * Format: date-time
