@@ -16,13 +16,16 @@ import { loadStartConfig } from '../src/config.js';
 import { StartupError } from '../src/startup.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const startConfig = loadStartConfig(process.env);
 
-/** Where cargo puts the build (CARGO_TARGET_DIR; shared across clones, see docs/design.md). */
-export const cargoTargetDir = startConfig.cargoTargetDir;
-
-/** Path of the debug binary (override with BAZAAR_LOCALNET_BIN; then it is never rebuilt). */
-export const localnetBinary = startConfig.localnetBinary;
+/**
+ * Where cargo puts the build (CARGO_TARGET_DIR; shared across clones, see docs/design.md) and the
+ * binary to run (BAZAAR_LOCALNET_BIN, then never rebuilt), read when first needed: a bad value is
+ * reported by the caller (npm start's one-line errors), not thrown while this module loads.
+ */
+function binary() {
+  const c = loadStartConfig(process.env);
+  return { cargoTargetDir: c.cargoTargetDir, localnetBinary: c.localnetBinary, given: c.localnetBinaryGiven };
+}
 
 /** Sources the binary is built from (the localnet and the escrow program it embeds). */
 const sourceDirs = ['programs/localnet/src', 'programs/localnet/Cargo.toml', 'programs/escrow/src', 'programs/escrow/Cargo.toml'];
@@ -47,8 +50,9 @@ function newestSourceMtimeMs(): number {
 
 /** True when the binary is missing or older than one of its sources. */
 export function localnetNeedsBuild(): boolean {
+  const { localnetBinary, given } = binary();
   if (!existsSync(localnetBinary)) return true;
-  if (startConfig.localnetBinaryGiven) return false;
+  if (given) return false;
   return statSync(localnetBinary).mtimeMs < newestSourceMtimeMs();
 }
 
@@ -92,6 +96,7 @@ export interface StartLocalnetOptions {
  */
 export function ensureLocalnetBuilt(): void {
   if (!localnetNeedsBuild()) return;
+  const { cargoTargetDir, localnetBinary } = binary();
   const r = spawnSync(
     'cargo',
     ['build', '-p', 'bazaar-localnet', '--manifest-path', join(repoRoot, 'programs', 'Cargo.toml')],
@@ -153,7 +158,7 @@ export async function startLocalnet(opts: StartLocalnetOptions = {}): Promise<Lo
   const rpcUrl = `http://127.0.0.1:${port}`;
   const wsUrl = `ws://127.0.0.1:${port + 1}`;
   const args = ['--port', String(port), '--bind', '127.0.0.1', ...(opts.ledgerDir ? ['--ledger', opts.ledgerDir] : [])];
-  const child: ChildProcess = spawn(localnetBinary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(binary().localnetBinary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stopping = false;
   // Never leave an orphan node behind when the test process exits without calling stop().
   const killOnExit = () => child.kill('SIGKILL');

@@ -37,7 +37,7 @@ import { loadConfig, loadStartConfig, loadToolConfig, scriptEnvFor, type Config,
 import { Lifecycle, StartAborted } from '../src/lifecycle.js';
 import { createLogger } from '../src/logger.js';
 import { main as startServer } from '../src/main.js';
-import { ensureDataDir, ensureHttpPortFree, ensureLocalnetPortsFree, reportStartupFailure } from '../src/startup.js';
+import { ensureDataDir, ensureHttpPortFree, ensureLocalnetPortsFree, probeDatabase, reportStartupFailure } from '../src/startup.js';
 import { bootstrapLocalnet } from './bootstrap-localnet.js';
 import { localnetNeedsBuild, startLocalnet, type Localnet } from './localnet-process.js';
 
@@ -74,6 +74,7 @@ async function run() {
   let localnet: Localnet | null = null;
   // fail before the localnet and the bootstrap (minutes on a cold cache) rather than after them
   await ensureHttpPortFree(early.port, early.host);
+  if (early.databaseUrl) await probeDatabase(early.databaseUrl);
 
   if (!start.solanaRpcUrl) {
     const port = start.solanaRpcPort;
