@@ -106,6 +106,8 @@ describe('ENV_VARS: the one definition of the environment', () => {
     expect(() => loadConfig({ ...base, PUBLIC_MARKETPLACE: 'maybe' })).toThrow(/PUBLIC_MARKETPLACE must be true or false/);
     expect(() => loadConfig({ ...base, PORT: '70000' })).toThrow(/PORT must be a TCP port/);
     expect(() => loadConfig({ ...base, SIWS_CHAIN_ID: 'solana:mainnet-beta' })).toThrow(/SIWS_CHAIN_ID/);
+    expect(() => loadConfig({ ...base, SIWS_DOMAINS: 'localhost:*' })).toThrow(/SIWS_DOMAINS must name at least one plain domain/);
+    expect(loadConfig({ ...base, SIWS_DOMAINS: 'app.example.com, localhost:*' }).siwsDomains).toEqual(['app.example.com', 'localhost:*']);
   });
 
   it('the orders defaults are the service\'s own defaults', () => {

@@ -484,7 +484,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     if (env[old]) throw new ConfigError(now, `${old} was renamed ${now}: rename it in your environment`);
   }
   const siwsDomains = list(env, 'SIWS_DOMAINS') ?? [publicHost, ...(dev ? DEV_LOCAL_SIWS_DOMAINS : [])];
-  if (!siwsDomains.length) throw new ConfigError('SIWS_DOMAINS', 'SIWS_DOMAINS must name at least one domain');
+  if (!siwsDomains.some((d) => !d.endsWith(':*'))) {
+    throw new ConfigError('SIWS_DOMAINS', 'SIWS_DOMAINS must name at least one plain domain (host or host:port): the first is the default domain of request_login');
+  }
   const siwsChainId = raw(env, 'SIWS_CHAIN_ID')!;
   if (!/^(solana:)?(mainnet|devnet|testnet|localnet)$/.test(siwsChainId)) {
     throw new ConfigError('SIWS_CHAIN_ID', `SIWS_CHAIN_ID must be mainnet, devnet, testnet or localnet, got "${siwsChainId}"`);
