@@ -184,7 +184,11 @@ describe('escrow lifecycle', () => {
     await chain.escrow.resolveDispute(orderId, 10_000);
     expect(await chain.escrow.fetchOrder(orderId)).toBeNull();
     const lines = await chain.getWalletBalances(alice.publicKey.toBase58(), boot.currencies);
-    expect(lines.find((b) => b.currency === 'WSOL')).toMatchObject({ amountBaseUnits: 500_000_000n, uiAmount: '0.5', mint: NATIVE_MINT.toBase58() });
+    // one name for wrapped SOL: the currency code GET /currencies gives its mint; the mint tells it from native SOL
+    const solCode = boot.currencies.find((c) => c.mint === NATIVE_MINT.toBase58())!.code;
+    expect(lines.find((b) => b.mint === NATIVE_MINT.toBase58())).toMatchObject({ currency: solCode, amountBaseUnits: 500_000_000n, uiAmount: '0.5' });
+    expect(lines.filter((b) => b.currency === solCode).map((b) => b.mint)).toEqual([null, NATIVE_MINT.toBase58()]);
+    expect(lines.every((b) => b.mint === null || boot.currencies.some((c) => c.code === b.currency && c.mint === b.mint))).toBe(true);
   });
 
   it('refund returns everything to the buyer', async () => {

@@ -15,6 +15,7 @@ export {
   type BazaarClientOptions,
 } from './client.js';
 export { base64ToBytes, bytesToBase64 } from './encoding.js';
+export { retryAfterSeconds, withRetryAfter, type RetryAfterOptions } from './retry.js';
 export {
   contract,
   listingTransitions,

@@ -13,7 +13,7 @@ export interface paths {
         put?: never;
         /**
          * Request a wallet login nonce
-         * @description Public. Issues a single-use nonce bound to `address` (valid 5 minutes by default) and returns the SIWS `sign_in_input` the wallet must sign: domain and uri of this service, statement, version "1", chainId of the configured cluster, nonce, issuedAt, expirationTime. Sign the text produced by `createSignInMessage(sign_in_input)`. Rate-limited per IP and per address (429).
+         * @description Public. Issues a single-use nonce bound to `address` (valid 300 s (5 min) by default, LOGIN_NONCE_TTL_SECONDS) and returns the SIWS `sign_in_input`: domain (the requested `domain`, else this service's host), uri, statement, version "1", chainId of the configured cluster, nonce, issuedAt, expirationTime (= the nonce expiry) and the optional requestId and resources the body asked for. Pass it to `wallet.signIn(sign_in_input)`, or sign `createSignInMessage(sign_in_input)` with `signMessage`. A `domain` that is not an allowed SIWS domain (SIWS_DOMAINS) or a `chain_id` of another cluster is 400 validation-error. Rate-limited per login route (request_login and verify_login are counted apart): 120 requests per minute per client IP (AUTH_RATE_LIMIT_PER_MINUTE) and 10 per minute per wallet `address` (AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE), defaults shown; over either budget the answer is 429 rate-limited with Retry-After (seconds). The SDK's loginWithWallet waits Retry-After and retries once.
          */
         post: operations["requestLogin"];
         delete?: never;
@@ -33,7 +33,7 @@ export interface paths {
         put?: never;
         /**
          * Verify a signed login message and get a token
-         * @description Public. Verifies the SIWS message and ed25519 signature against the nonce issued for `address`. On success the nonce is consumed, the user is created on first login, and a JWT is returned (`token_type` Bearer, lifetime `expires_in` seconds, 24 h by default). With `set_cookie: true` the same token is also set as the `bazaar_session` cookie (HttpOnly, Secure, SameSite=Lax, Path=/). Failures are 401 login-failed; `detail` names the failed check (nonce unknown, nonce used, nonce expired, signature invalid, domain mismatch, address mismatch, message malformed).
+         * @description Public. Verifies the SIWS message the wallet signed (`signed_message`, parsed as SIWS; optional fields such as statement, uri, requestId, resources, notBefore, and times with or without milliseconds or as `+00:00` are accepted) and the ed25519 signature over those exact bytes by `address`. Checked: the message's address is `address`; its domain is an allowed SIWS domain (SIWS_DOMAINS: by default the host of this service's public URL, plus localhost and 127.0.0.1 on any port under `npm start`); Version, when present, is 1; Chain ID, when present, is the configured cluster (bare or "solana:" prefixed); the nonce was issued by this service to `address`, is unexpired and unused (consumed atomically: of concurrent verifications one succeeds); Issued At is not in the future nor before the nonce was issued, Expiration Time has not passed, Not Before has passed, each allowing 60 s of clock skew (SIWS_CLOCK_SKEW_SECONDS). On success the nonce is consumed, the user is created on first login, and a JWT is returned (`token_type` Bearer, lifetime `expires_in` seconds: 3600 s (1 h) by default, JWT_TTL_SECONDS). With `set_cookie: true` the same token is also set as the `bazaar_session` cookie (HttpOnly, Secure, SameSite=Lax, Path=/). Each refusal is 401 login-failed with a `reason` member naming the field and `detail` saying why: `message` (the signed bytes are not a SIWS message); `address` (the message's address is not the body `address`); `signature` (the signature is not 64 bytes or does not verify over the signed bytes with `address`); `domain` (the message's domain is not an allowed SIWS domain); `version` (Version is not 1); `chain_id` (Chain ID is not the cluster this service runs on); `nonce` (no Nonce, or one this service did not issue to `address`, already used or expired); `issued_at` (Issued At is not an RFC 3339 time, lies in the future, or before the nonce was issued); `expiration_time` (Expiration Time is not an RFC 3339 time or has passed); `not_before` (Not Before is not an RFC 3339 time or has not come yet). Rate-limited per login route (request_login and verify_login are counted apart): 120 requests per minute per client IP (AUTH_RATE_LIMIT_PER_MINUTE) and 10 per minute per wallet `address` (AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE), defaults shown; over either budget the answer is 429 rate-limited with Retry-After (seconds). The SDK's loginWithWallet waits Retry-After and retries once.
          */
         post: operations["verifyLogin"];
         delete?: never;
@@ -327,13 +327,13 @@ export interface paths {
         };
         /**
          * Solana Pay transaction request: label
-         * @description Public (called by wallets, Solana Pay spec): {label, icon} for the order payment.
+         * @description Public (called by wallets, Solana Pay spec; CORS: any origin): {label, icon} for the order payment. `icon` is an SVG, PNG or WebP URL (SOLANA_PAY_ICON; by default this service's /icon.svg, served as image/svg+xml to any origin).
          */
         get: operations["getSolanaPayLabel"];
         put?: never;
         /**
          * Solana Pay transaction request: transaction
-         * @description Public (called by wallets, Solana Pay spec). Body {account}: must be the order's buyer_wallet (403 forbidden otherwise). Returns a fresh fund transaction (partially signed by the platform authority, fee payer = account) and a message. 409 invalid-state-transition unless the order is awaiting_payment and not expired.
+         * @description Public (called by wallets, Solana Pay spec; CORS: any origin). Body {account}: must be the order's buyer_wallet (403 forbidden otherwise). Returns a fresh fund transaction (partially signed by the platform authority, fee payer = account) and a message. 409 invalid-state-transition unless the order is awaiting_payment and not expired.
          */
         post: operations["createSolanaPayTransaction"];
         delete?: never;
@@ -609,12 +609,12 @@ export interface components {
         /** Balance */
         Balance: {
             /**
-             * @description Currency code (2..10 upper-case letters); validated by the server against GET /currencies
+             * @description Currency code as GET /currencies names it. Wrapped SOL is "SOL" like native SOL: the native line has mint null, the wrapped one (a wSOL token account, listed only when the wallet has one) the native mint
              * @example USDC
              */
             currency: string;
             /**
-             * @description SPL mint; null for native SOL
+             * @description SPL mint; null for native SOL (lamports)
              * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
              */
             mint: string | null;
@@ -1022,11 +1022,11 @@ export interface components {
         };
         /** LoginResponse */
         LoginResponse: {
-            /** @description JWT (HS256/EdDSA as configured), send as Authorization: Bearer */
+            /** @description JWT (HS256), send as Authorization: Bearer */
             access_token: string;
             /** @enum {string} */
             token_type: "Bearer";
-            /** @description Token lifetime in seconds (default 86400) */
+            /** @description Token lifetime in seconds (JWT_TTL_SECONDS; default 3600) */
             expires_in: number;
             /**
              * Format: date-time
@@ -1217,7 +1217,7 @@ export interface components {
         OrderPayment: {
             /** @description Serialized fund transaction, partially signed by the platform authority; fee payer = buyer. The buyer's wallet signs and sends it (or POSTs it to submitOrderTransaction). */
             transaction: string;
-            /** @description Solana Pay transaction request link: "solana:" + URL-encoded https URL of the solana-pay endpoint */
+            /** @description Solana Pay transaction request link: "solana:" + the URL of the solana-pay endpoint, not URL-encoded (it has no query parameters; Solana Pay spec). Wallets accept https links only: set PUBLIC_BASE_URL to the https origin of the service */
             solana_pay_url: string;
             /**
              * Format: date-time
@@ -1301,7 +1301,7 @@ export interface components {
              *     - `unauthorized` (401): No credential was sent (Bearer token, X-API-Key header or bazaar_session cookie).
              *     - `invalid-token` (401): The credential is malformed, has a bad signature, or the API key is unknown or revoked.
              *     - `token-expired` (401): The access token has expired; log in again.
-             *     - `login-failed` (401): Wallet login failed; `detail` says which check: nonce unknown, nonce already used, nonce expired, signature invalid, domain mismatch or address mismatch.
+             *     - `login-failed` (401): Wallet login (verify_login) refused; the `reason` member names the SIWS field that failed (one of `loginFailureReasons`: message, address, signature, domain, version, chain_id, nonce, issued_at, expiration_time, not_before) and `detail` says why.
              *     - `forbidden` (403): The caller is authenticated but may not do this (e.g. not the seller of the order, not an admin).
              *     - `not-found` (404): The resource does not exist or is not visible to the caller.
              *     - `route-not-found` (404): No route matches method and path.
@@ -1339,6 +1339,11 @@ export interface components {
             errors?: components["schemas"]["ProblemFieldError"][];
             /** @description Escrow/token program error name (chain-transaction-failed), e.g. "InvalidState" */
             program_error?: string;
+            /**
+             * @description login-failed only: the SIWS field that refused the login
+             * @enum {string}
+             */
+            reason?: "message" | "address" | "signature" | "domain" | "version" | "chain_id" | "nonce" | "issued_at" | "expiration_time" | "not_before";
             chain_transaction?: components["schemas"]["ChainTransactionLanded"];
         } & {
             [key: string]: unknown;
@@ -1404,6 +1409,21 @@ export interface components {
              * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
              */
             address: string;
+            /** @description Authority of the page asking for the sign-in (wallets compare it with the page's origin), e.g. "localhost:5173"; must be an allowed SIWS domain (SIWS_DOMAINS). Default: the host of this service's public URL */
+            domain?: string;
+            /**
+             * Format: uri
+             * @description URI of the dApp (default: this service's public URL)
+             */
+            uri?: string;
+            /** @description Statement the wallet shows (default "Sign in to Bazaar") */
+            statement?: string;
+            /** @description Cluster the dApp expects; must be the one this service runs on */
+            chain_id?: string;
+            /** @description The dApp's own request id, signed as "Request ID" */
+            request_id?: string;
+            /** @description URIs to list under "Resources" */
+            resources?: string[];
         };
         /** ResolveDisputeBody */
         ResolveDisputeBody: {
@@ -1477,7 +1497,7 @@ export interface components {
         };
         /**
          * SignInInput
-         * @description SIWS input (wallet-standard SolanaSignInInput); sign exactly createSignInMessage(sign_in_input)
+         * @description SIWS input (wallet-standard SolanaSignInInput): pass it to wallet.signIn(input), or sign createSignInMessage(input) with signMessage
          * @example {
          *       "domain": "localhost:3000",
          *       "address": "3XCQzri1EQ14JjeGZsMg4PrhiTPXzxLSnj5ccHVEUcKU",
@@ -1491,7 +1511,7 @@ export interface components {
          *     }
          */
         SignInInput: {
-            /** @description RFC 4501 authority of the service, e.g. "bazaar.dev" or "localhost:3000" */
+            /** @description RFC 4501 authority that asks for the sign-in, e.g. "bazaar.dev" or "localhost:5173" */
             domain: string;
             /**
              * @description Solana public key, base58 (32 bytes)
@@ -1499,15 +1519,15 @@ export interface components {
              */
             address: string;
             /** @description Human-readable statement shown by the wallet */
-            statement: string;
+            statement?: string;
             /**
              * Format: uri
-             * @description Origin of the service
+             * @description RFC 3986 URI of the dApp or service
              */
             uri: string;
             /** @enum {string} */
             version: "1";
-            /** @description Solana cluster: mainnet, devnet, testnet or localnet (optionally solana: prefixed) */
+            /** @description Solana cluster: mainnet, devnet, testnet or localnet, bare or "solana:" prefixed (both accepted) */
             chainId: string;
             nonce: string;
             /**
@@ -1518,10 +1538,19 @@ export interface components {
             issuedAt: string;
             /**
              * Format: date-time
-             * @description ISO-8601 timestamp (UTC)
+             * @description When the nonce expires (the login must be verified before)
              * @example 2026-01-31T12:00:00.000Z
              */
             expirationTime: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            notBefore?: string;
+            requestId?: string;
+            /** @description URIs the sign-in is about (RFC 3986), one per line in the message */
+            resources?: string[];
         };
         /** SolanaPayLabel */
         SolanaPayLabel: {
@@ -1667,7 +1696,7 @@ export interface components {
              * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
              */
             address: string;
-            /** @description Base64 of the exact UTF-8 bytes the wallet signed (the SIWS message) */
+            /** @description Base64 of the exact UTF-8 bytes the wallet signed (the SIWS message; signIn's signedMessage) */
             signed_message: string;
             /** @description Base64 of the 64-byte ed25519 signature */
             signature: string;

@@ -285,7 +285,11 @@ export const OrderPayment = named(
     solana_pay_url: z
       .string()
       .startsWith('solana:')
-      .describe('Solana Pay transaction request link: "solana:" + URL-encoded https URL of the solana-pay endpoint'),
+      .describe(
+        'Solana Pay transaction request link: "solana:" + the URL of the solana-pay endpoint, not URL-encoded ' +
+          '(it has no query parameters; Solana Pay spec). Wallets accept https links only: set PUBLIC_BASE_URL ' +
+          'to the https origin of the service',
+      ),
     expires_at: Timestamp.describe(
       'Last moment the transaction can land: its blockhash\'s lastValidBlockHeight turned into a time ' +
         'conservatively (350 ms per remaining block, minus 2 s), never after payment_expires_at. For a fresh ' +
@@ -516,7 +520,10 @@ export const orders = c.router({
     path: '/orders/:order_id/solana-pay',
     pathParams: OrderIdParams,
     summary: 'Solana Pay transaction request: label',
-    description: 'Public (called by wallets, Solana Pay spec): {label, icon} for the order payment.',
+    description:
+      'Public (called by wallets, Solana Pay spec; CORS: any origin): {label, icon} for the order payment. ' +
+      '`icon` is an SVG, PNG or WebP URL (SOLANA_PAY_ICON; by default this service\'s /icon.svg, served as ' +
+      'image/svg+xml to any origin).',
     responses: { 200: SolanaPayLabel, ...getSolanaPayLabel.responses },
     metadata: getSolanaPayLabel.metadata,
   },
@@ -526,7 +533,7 @@ export const orders = c.router({
     pathParams: OrderIdParams,
     summary: 'Solana Pay transaction request: transaction',
     description:
-      'Public (called by wallets, Solana Pay spec). Body {account}: must be the order\'s buyer_wallet (403 ' +
+      'Public (called by wallets, Solana Pay spec; CORS: any origin). Body {account}: must be the order\'s buyer_wallet (403 ' +
       'forbidden otherwise). Returns a fresh fund transaction (partially signed by the platform authority, ' +
       'fee payer = account) and a message. 409 invalid-state-transition unless the order is ' +
       'awaiting_payment and not expired.',

@@ -51,8 +51,9 @@ export const problemTypes = {
     status: 401,
     title: 'Login failed',
     description:
-      'Wallet login failed; `detail` says which check: nonce unknown, nonce already used, nonce expired, ' +
-      'signature invalid, domain mismatch or address mismatch.',
+      'Wallet login (verify_login) refused; the `reason` member names the SIWS field that failed (one of ' +
+      '`loginFailureReasons`: message, address, signature, domain, version, chain_id, nonce, issued_at, ' +
+      'expiration_time, not_before) and `detail` says why.',
   },
   forbidden: {
     status: 403,
@@ -162,6 +163,25 @@ export const problemTypes = {
   },
 } as const satisfies Record<string, { status: number; title: string; description: string }>;
 
+/**
+ * `reason` of a 401 login-failed problem: the SIWS field (or check) that refused the login, and why.
+ * Stable values: clients may branch on them.
+ */
+export const loginFailureReasons = {
+  message: 'the signed bytes are not a SIWS message',
+  address: 'the message\'s address is not the body `address`',
+  signature: 'the signature is not 64 bytes or does not verify over the signed bytes with `address`',
+  domain: 'the message\'s domain is not an allowed SIWS domain',
+  version: 'Version is not 1',
+  chain_id: 'Chain ID is not the cluster this service runs on',
+  nonce: 'no Nonce, or one this service did not issue to `address`, already used or expired',
+  issued_at: 'Issued At is not an RFC 3339 time, lies in the future, or before the nonce was issued',
+  expiration_time: 'Expiration Time is not an RFC 3339 time or has passed',
+  not_before: 'Not Before is not an RFC 3339 time or has not come yet',
+} as const;
+export type LoginFailureReason = keyof typeof loginFailureReasons;
+export const LoginFailureReason = z.enum(Object.keys(loginFailureReasons) as [LoginFailureReason, ...LoginFailureReason[]]);
+
 export type ProblemSlug = keyof typeof problemTypes;
 export type ProblemStatus = (typeof problemTypes)[ProblemSlug]['status'];
 type StatusOf<S extends ProblemSlug> = (typeof problemTypes)[S]['status'];
@@ -198,6 +218,7 @@ const problemShape = {
     .string()
     .optional()
     .describe('Escrow/token program error name (chain-transaction-failed), e.g. "InvalidState"'),
+  reason: LoginFailureReason.optional().describe('login-failed only: the SIWS field that refused the login'),
   chain_transaction: named(
     'ChainTransactionLanded',
     z.object({

@@ -23,8 +23,11 @@ import { bodyProblems, routeErrors } from './problems.js';
 export const Balance = named(
   'Balance',
   z.object({
-    currency: CurrencyCode,
-    mint: Pubkey.nullable().describe('SPL mint; null for native SOL'),
+    currency: CurrencyCode.describe(
+      'Currency code as GET /currencies names it. Wrapped SOL is "SOL" like native SOL: the native line has ' +
+        'mint null, the wrapped one (a wSOL token account, listed only when the wallet has one) the native mint',
+    ),
+    mint: Pubkey.nullable().describe('SPL mint; null for native SOL (lamports)'),
     amount_base_units: BaseUnits.describe('chain: the wallet\'s balance; custodial: the available (spendable) balance'),
     decimals: z.number().int().min(0).max(18),
     ui_amount: z.number().describe('amount_base_units / 10^decimals (display only)'),
