@@ -38,6 +38,7 @@
  * | SHUTDOWN_TIMEOUT_MS | 25000 | SIGTERM/SIGINT drain deadline: in-flight requests, workers and the database close within it (exit 0), else exit 1 |
  * | DB_POOL_MAX | 10 | PostgreSQL connections in the pool |
  * | DB_POOL_TIMEOUT_MS | 5000 | wait for a free pool connection, then 503 service-unavailable |
+ * | DB_POOL_QUEUE_MAX | 100 | queries waiting for a pool connection at most; one more is 503 service-unavailable at once |
  * | DB_STATEMENT_TIMEOUT_MS | 10000 | PostgreSQL statement_timeout per connection, then 503 |
  * | DB_LOCK_TIMEOUT_MS | 3000 | PostgreSQL lock_timeout per connection, then 503 |
  * | DB_IDLE_IN_TRANSACTION_TIMEOUT_MS | 60000 | PostgreSQL idle_in_transaction_session_timeout per connection |
@@ -123,6 +124,8 @@ export interface HttpLimits {
 export interface DbLimits {
   poolMax: number;
   poolTimeoutMs: number;
+  /** queries that may wait for a connection (db/postgres.ts BoundedPool); optional for callers that build limits by hand */
+  poolQueueMax?: number;
   statementTimeoutMs: number;
   lockTimeoutMs: number;
   idleInTransactionTimeoutMs: number;
@@ -140,6 +143,7 @@ export const DEFAULT_LIMITS = {
   db: {
     poolMax: 10,
     poolTimeoutMs: 5_000,
+    poolQueueMax: 100,
     statementTimeoutMs: 10_000,
     lockTimeoutMs: 3_000,
     idleInTransactionTimeoutMs: 60_000,
@@ -279,6 +283,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     db: {
       poolMax: positive('DB_POOL_MAX', env.DB_POOL_MAX, DEFAULT_LIMITS.db.poolMax),
       poolTimeoutMs: positive('DB_POOL_TIMEOUT_MS', env.DB_POOL_TIMEOUT_MS, DEFAULT_LIMITS.db.poolTimeoutMs),
+      poolQueueMax: int('DB_POOL_QUEUE_MAX', env.DB_POOL_QUEUE_MAX, DEFAULT_LIMITS.db.poolQueueMax),
       statementTimeoutMs: positive('DB_STATEMENT_TIMEOUT_MS', env.DB_STATEMENT_TIMEOUT_MS, DEFAULT_LIMITS.db.statementTimeoutMs),
       lockTimeoutMs: positive('DB_LOCK_TIMEOUT_MS', env.DB_LOCK_TIMEOUT_MS, DEFAULT_LIMITS.db.lockTimeoutMs),
       idleInTransactionTimeoutMs: positive(
