@@ -506,7 +506,12 @@ function report(results: Array<Awaited<ReturnType<typeof runSize>>>, pgVersion: 
       const api = median(row.api.map((x) => x.rps));
       const sql = median(row.sql.map((x) => x.rps));
       const ratios = row.api.map((a, i) => `${f((100 * a.rps) / (row.sql[i]?.rps ?? NaN))} %`).join(', ');
-      const non2xx = row.api.reduce((n, a) => n + Object.entries(a.statuses).filter(([c]) => !c.startsWith('2')).reduce((m, [, v]) => m + v, 0) + a.errors, 0);
+      const codes = new Map<string, number>();
+      for (const a of row.api) {
+        for (const [c, v] of Object.entries(a.statuses)) if (!c.startsWith('2')) codes.set(c, (codes.get(c) ?? 0) + v);
+        if (a.errors) codes.set('socket errors', (codes.get('socket errors') ?? 0) + a.errors);
+      }
+      const non2xx = codes.size ? [...codes].map(([c, v]) => `${v} x ${c}`).join(', ') : '0';
       lines.push(
         `| ${row.name} | ${f(api)} | ${f(median(row.api.map((x) => x.p50)), 1)} | ${f(median(row.api.map((x) => x.p99)), 1)} | ${f((100 * api) / bareRps)} % | ${f(sql)} | ${f(median(row.sql.map((x) => x.p50)), 1)} | ${f(median(row.sql.map((x) => x.p99)), 1)} | ${f((100 * api) / sql)} % (${ratios}) | ${row.queries} | ${non2xx} | ${row.api[0]?.loadBefore ?? ''} -> ${row.api.at(-1)?.loadAfter ?? ''} |`,
       );

@@ -11,7 +11,10 @@
  * is in ~18 % of documents (title or description), "logo design" in ~1 %, a ref code in 0.001 %.
  * Prices: 1..500 USDC (3/4 of listings) or 0.01..5 SOL; statuses: 10 % sold, ~5 % reserved, rest available.
  */
-import type pg from 'pg';
+/** What seed() needs of a client: node-postgres' pg.Client and PGlite both fit. */
+export interface SqlClient {
+  query(sql: string, params?: unknown[]): Promise<{ rows: unknown[] }>;
+}
 
 export const SUBJECTS = ['Logo', 'Brand', 'Website', 'Mobile app', 'Blog', 'SEO', 'Video', 'Podcast', 'Resume', 'Data', 'Smart contract', 'Landing page'];
 export const SKILLS = ['design', 'writing', 'development', 'editing', 'audit', 'analysis', 'translation', 'illustration', 'consulting', 'testing'];
@@ -21,16 +24,16 @@ export const CATEGORIES = ['design', 'writing', 'development', 'marketing', 'vid
 const arr = (xs: string[]) => `ARRAY[${xs.map((x) => `'${x.replace(/'/g, "''")}'`).join(',')}]`;
 
 /** Seed `n` listings into a migrated, empty database; returns the time it took in ms. */
-export async function seed(client: pg.Client, n: number): Promise<number> {
+export async function seed(client: SqlClient, n: number): Promise<number> {
   const t0 = performance.now();
   const sellers = Math.max(10, Math.floor(n / 100));
   const refs = Math.max(1, Math.floor(n / 50));
   const indexes = (
-    await client.query<{ indexname: string; indexdef: string }>(
+    (await client.query(
       `SELECT i.indexname, i.indexdef FROM pg_indexes i
         WHERE i.tablename = 'listings' AND i.schemaname = current_schema()
           AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname)`,
-    )
+    )) as { rows: Array<{ indexname: string; indexdef: string }> }
   ).rows;
   await client.query(`SET maintenance_work_mem = '256MB'`);
   await client.query(`SET synchronous_commit = off`);
@@ -75,7 +78,7 @@ export async function seed(client: pg.Client, n: number): Promise<number> {
         `SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 AND ($2::text IS NULL OR column_name = $2)`,
         [table, column ?? null],
       )
-    ).rowCount! > 0;
+    ).rows.length > 0;
   if (await has('listings', 'seller_rating')) await client.query(`
     UPDATE listings l SET seller_rating = r.avg, seller_review_count = r.cnt
       FROM (SELECT seller_id, round(avg(rating), 6) AS avg, count(*)::int AS cnt FROM reviews GROUP BY seller_id) r
