@@ -7,7 +7,8 @@ import path from 'node:path';
 
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string };
+  callFrame: { functionName: string; url: string; lineNumber?: number };
+  children?: number[];
 }
 interface CpuProfile {
   nodes: ProfileNode[];
@@ -27,17 +28,35 @@ export function bucketOf(frame: ProfileNode['callFrame']): string {
   return path.basename(url);
 }
 
-/** Markdown table of the top `top` buckets of every profile in `dir` (self time, % of busy time). */
+/**
+ * Markdown tables of every profile in `dir`: self time by bucket (native code such as JSON.stringify or
+ * socket writes is counted in the bucket of the JavaScript that called it), then the top functions.
+ */
 export function summariseProfile(dir: string, top = 15): string {
   const totals = new Map<string, number>();
+  const functions = new Map<string, number>();
   for (const f of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) {
     const p = JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as CpuProfile;
     const byId = new Map(p.nodes.map((n) => [n.id, n]));
+    const parent = new Map<number, number>();
+    for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+    /** the node itself when it has JavaScript source (or is a V8 pseudo-frame), else its nearest such caller */
+    const owner = (node: ProfileNode): ProfileNode => {
+      let cur: ProfileNode | undefined = node;
+      while (cur && !cur.callFrame.url && !cur.callFrame.functionName.startsWith('(')) cur = byId.get(parent.get(cur.id) ?? -1);
+      return cur ?? node;
+    };
     p.samples.forEach((id, i) => {
       const node = byId.get(id);
       if (!node) return;
-      const b = bucketOf(node.callFrame);
-      totals.set(b, (totals.get(b) ?? 0) + (p.timeDeltas[i] ?? 0));
+      const o = owner(node);
+      const b = bucketOf(o.callFrame);
+      const dt = p.timeDeltas[i] ?? 0;
+      totals.set(b, (totals.get(b) ?? 0) + dt);
+      if (b !== '(idle)') {
+        const name = `${o.callFrame.functionName || '(anonymous)'} (${b}${o.callFrame.url ? `:${(o.callFrame.lineNumber ?? 0) + 1}` : ''})`;
+        functions.set(name, (functions.get(name) ?? 0) + dt);
+      }
     });
   }
   const idle = totals.get('(idle)') ?? 0;
@@ -49,5 +68,12 @@ export function summariseProfile(dir: string, top = 15): string {
     '| where | self time s | % of busy |',
     '|---|---|---|',
     ...rows.map(([b, us]) => `| ${b} | ${(us / 1e6).toFixed(2)} | ${((100 * us) / busy).toFixed(1)} % |`),
+    '',
+    '| function (where:line) | self time s | % of busy |',
+    '|---|---|---|',
+    ...[...functions.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([fn, us]) => `| ${fn.replace(/\|/g, '\\|')} | ${(us / 1e6).toFixed(2)} | ${((100 * us) / busy).toFixed(1)} % |`),
   ].join('\n');
 }

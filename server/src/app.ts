@@ -19,7 +19,6 @@ import cookieParser from 'cookie-parser';
 import cors from 'cors';
 import express, { type Express, type Request } from 'express';
 import helmet from 'helmet';
-import { pinoHttp } from 'pino-http';
 import swaggerUi from 'swagger-ui-express';
 import { createExpressEndpoints } from '@ts-rest/express';
 import { API_PREFIX, contract } from '@bazaar/contract';
@@ -34,6 +33,7 @@ import {
   requireJsonBody,
   routeNotFound,
 } from './http/problem.js';
+import { accessLog } from './http/access-log.js';
 import { buildServices, type Services } from './http/router.js';
 import { custodyErrors } from './modules/custody/custody.errors.js';
 import { authenticate, authRateLimit } from './http/security.js';
@@ -71,14 +71,7 @@ export function createApp(ctx: AppContext): BazaarApp {
     res.setHeader('X-Request-Id', id);
     next();
   });
-  app.use(
-    pinoHttp({
-      logger: log,
-      genReqId: (req) => (req as unknown as { id: string }).id,
-      autoLogging: { ignore: (req) => req.url === '/healthz' },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
-    }),
-  );
+  app.use(accessLog(log));
   const https = config.publicBaseUrl.startsWith('https://');
   // over plain http (local development) no HSTS and no upgrade-insecure-requests, or /docs breaks
   app.use(
