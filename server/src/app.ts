@@ -19,7 +19,6 @@ import bytes from 'bytes';
 import cookieParser from 'cookie-parser';
 import express, { type Express, type Request } from 'express';
 import helmet from 'helmet';
-import { pinoHttp } from 'pino-http';
 import { createExpressEndpoints } from '@ts-rest/express';
 import { API_PREFIX, contract } from '@bazaar/contract';
 import type { AppContext } from './context.js';
@@ -34,6 +33,7 @@ import {
   routeNotFound,
 } from './http/problem.js';
 import { docsConnectSrc, docsRoutes } from './http/docs.js';
+import { accessLog } from './http/access-log.js';
 import { buildServices, type Services } from './http/router.js';
 import { custodyErrors } from './modules/custody/custody.errors.js';
 import { authenticate, authRateLimit } from './http/security.js';
@@ -69,14 +69,7 @@ export function createApp(ctx: AppContext): BazaarApp {
     res.setHeader('X-Request-Id', id);
     next();
   });
-  app.use(
-    pinoHttp({
-      logger: log,
-      genReqId: (req) => (req as unknown as { id: string }).id,
-      autoLogging: { ignore: (req) => req.url === '/healthz' },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
-    }),
-  );
+  app.use(accessLog(log));
   const https = config.publicBaseUrl.startsWith('https://');
   // over plain http (local development) no HSTS and no upgrade-insecure-requests, or /docs breaks;
   // connect-src: /docs "Try it out" calls the origin its /openapi.json names (http/docs.ts)
