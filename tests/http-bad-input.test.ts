@@ -251,7 +251,10 @@ describe('undeclared methods -> 405 with Allow from the contract', () => {
 
 describe('the published schema states the rules the server applies', () => {
   const doc = JSON.parse(readFileSync(new URL('../openapi.json', import.meta.url), 'utf8'));
-  const body = (path: string, method: string) => doc.paths[path][method].requestBody.content['application/json'].schema;
+  /** a schema with its `$ref` to #/components/schemas/... followed (request bodies are named components) */
+  const deref = (schema: { $ref?: string }): any =>
+    schema.$ref ? deref(doc.components.schemas[schema.$ref.replace('#/components/schemas/', '')]) : schema;
+  const body = (path: string, method: string) => deref(doc.paths[path][method].requestBody.content['application/json'].schema);
 
   it('text fields carry the no-control-characters pattern', () => {
     const title = body('/api/v1/listings', 'post').properties.title;

@@ -150,7 +150,8 @@ describe('npm start on non-default PORT, DATA_DIR and SOLANA_RPC_PORT', () => {
         reject(new Error(`npm start exited (${r.code}):\n${r.output}`));
       });
     });
-    const base = `http://127.0.0.1:${env.PORT}`;
+    // the announced origin (http/docs.ts announcedOrigin): PUBLIC_BASE_URL's default, the SIWS domain's host
+    const base = `http://localhost:${env.PORT}`;
     expect(line).toBe(`BAZAAR_URL=${base} DATA_DIR=${env.DATA_DIR} npm run demo`);
 
     // a Vite app on another local port: CORS and SIWS need no configuration under npm start
