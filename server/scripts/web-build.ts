@@ -40,6 +40,8 @@ export function ensureWebApp(opts: { quiet?: boolean } = {}): boolean {
     cwd: REPO_ROOT,
     stdio: opts.quiet ? 'pipe' : 'inherit',
     encoding: 'utf8',
+    // a production build whatever the caller runs under (vitest sets NODE_ENV=test, which Vite honours)
+    env: { ...process.env, NODE_ENV: 'production' },
   });
   if (r.status !== 0) {
     throw new Error(`npm run web:build failed (exit ${r.status}):\n${(r.stdout ?? '') + (r.stderr ?? '')}`.trim());

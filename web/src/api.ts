@@ -2,16 +2,15 @@
  * The API client and the session, shared by every page.
  *
  * - `client`: `createBazaarClient` from the published SDK package. The API is the page's own origin when
- *   the server serves the app at /app (`npm start`); under `vite` dev it is VITE_BAZAAR_URL (default
- *   http://localhost:3000, which allows http://localhost:* origins under `npm start`).
+ *   the server serves the app at /app (`npm start`); under `vite` dev (mode development) it is VITE_BAZAAR_URL
+ *   of web/.env.development, http://localhost:3000 (`npm start` allows http://localhost:* origins).
  * - The session (access token, wallet address, wallet name, SIWS chain) lives in sessionStorage: it
  *   survives a reload of the tab and ends with it; the token expires after `expiresAt` (the server's
  *   JWT_TTL_SECONDS), and a 401 from any call signs out.
  */
 import { createBazaarClient, isProblem } from '@bazaar/client-sdk';
 
-export const API_ORIGIN: string =
-  import.meta.env.VITE_BAZAAR_URL ?? (import.meta.env.DEV ? 'http://localhost:3000' : window.location.origin);
+export const API_ORIGIN: string = import.meta.env.VITE_BAZAAR_URL || window.location.origin;
 
 export const client = createBazaarClient({ baseUrl: API_ORIGIN });
 

@@ -20,9 +20,20 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = 
   return el;
 }
 
-/** A labelled form field: `<label>text <input|select|textarea></label>` (the label names the control). */
-export function field(label: string, control: HTMLElement, hint?: string): HTMLLabelElement {
-  return h('label', { class: 'field' }, h('span', {}, label), control, hint ? h('small', {}, hint) : null);
+/**
+ * A labelled form field: `<label for>` naming the control (a label wrapped around a select would add
+ * the options' text to its name); a hint goes below, linked as the control's description.
+ */
+let fields = 0;
+export function field(label: string, control: HTMLElement, hint?: string): HTMLElement {
+  const id = control.id || `field-${++fields}`;
+  control.id = id;
+  const box = h('div', { class: 'field' }, h('label', { for: id }, label), control);
+  if (hint) {
+    control.setAttribute('aria-describedby', `${id}-hint`);
+    box.append(h('small', { id: `${id}-hint` }, hint));
+  }
+  return box;
 }
 
 /** Announce a message in the status region; `error` also marks it as an alert. */

@@ -83,7 +83,7 @@ function actionPanel(order: Order, done: (o: Order) => void): HTMLElement {
 function disputeForm(order: Order, done: (o: Order) => void): HTMLElement {
   const reason = h('textarea', { name: 'reason', required: true, minlength: 10, maxlength: 2000, rows: 3 });
   const submit = h('button', { type: 'submit', class: 'danger' }, ACTION_LABELS.dispute);
-  const form = h('form', { class: 'stack', 'aria-label': 'Dispute' }, field('Why do you dispute this order?', reason, '10 to 2000 characters; the arbiter reads it'), submit);
+  const form = h('form', { class: 'stack' }, field('Why do you dispute this order?', reason, '10 to 2000 characters; the arbiter reads it'), submit);
   const send = busy(submit, async () => {
     done(ok(await client.orders.disputeOrder({ params: { order_id: order.order_id }, body: { reason: reason.value } }), 200));
     say('Dispute opened: the escrow is frozen until the arbiter resolves it.');
@@ -96,7 +96,7 @@ function reviewForm(order: Order, done: (o: Order) => void): HTMLElement {
   const rating = h('select', { name: 'rating' }, ...[5, 4, 3, 2, 1].map((n) => h('option', { value: n }, `${n} star${n > 1 ? 's' : ''}`)));
   const text = h('textarea', { name: 'text', maxlength: 2000, rows: 3 });
   const submit = h('button', { type: 'submit', class: 'primary' }, 'Publish review');
-  const form = h('form', { class: 'stack', 'aria-label': 'Review' }, field('Rating', rating), field('Review', text, 'optional, up to 2000 characters'), submit);
+  const form = h('form', { class: 'stack' }, field('Rating', rating), field('Review', text, 'optional, up to 2000 characters'), submit);
   const send = busy(submit, async () => {
     ok(await client.reviews.createReview({ params: { order_id: order.order_id }, body: { rating: Number(rating.value), text: text.value } }), 201);
     say('Thank you: review published.');
