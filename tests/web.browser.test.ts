@@ -26,7 +26,7 @@ import { ensureWebApp } from '../server/scripts/web-build.js';
 import { API, createTestApp, type TestApp } from './helpers/app.js';
 import { launchChromium, runBrowserSuite } from './helpers/chromium.js';
 import { startBootstrappedChain, type BootstrappedChain } from './helpers/localnet.js';
-import { installTestWallet, TEST_WALLET_NAME, type TestWallet } from './helpers/test-wallet.js';
+import { installTestWallet, TEST_WALLET_NAME, type TestWallet } from '../server/scripts/test-wallet.js';
 
 // page.evaluate callbacks run in the browser; the root tsconfig has no DOM lib (Node code only)
 /* eslint-disable @typescript-eslint/no-explicit-any */

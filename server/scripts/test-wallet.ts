@@ -1,5 +1,5 @@
 /**
- * A Wallet Standard wallet for browser tests, backed by an ed25519 keypair held by the test process.
+ * A Wallet Standard wallet for browser tests and `npm run web:wallet`, backed by an ed25519 keypair held by the test process.
  *
  * `installTestWallet(context, keypair)` injects (before any page script) a wallet object that registers
  * itself the standard way: it dispatches `wallet-standard:register-wallet` and answers
