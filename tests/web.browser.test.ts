@@ -37,7 +37,7 @@ const SCREENSHOT_DIR = process.env.SCREENSHOT_DIR ?? fileURLToPath(new URL('../w
 const TITLE = 'Logo design in three concepts';
 
 interface Actor {
-  name: 'seller' | 'buyer';
+  name: 'seller' | 'buyer' | 'buyer2';
   keypair: Keypair;
   context: BrowserContext;
   page: Page;
@@ -53,14 +53,16 @@ describe.skipIf(!runBrowserSuite('web.browser.test'))('the web app in headless C
   let usdcMint: string;
   let seller: Actor;
   let buyer: Actor;
+  /** a wallet without solana:signIn and solana:signTransaction: the app's fallbacks */
+  let buyer2: Actor;
   let listingId: string;
   let orderId: string;
   const problems: string[] = [];
 
-  async function actor(name: Actor['name']): Promise<Actor> {
+  async function actor(name: Actor['name'], without?: string[]): Promise<Actor> {
     const keypair = Keypair.generate();
     const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
-    const wallet = await installTestWallet(context, keypair, env.localnet.rpcUrl);
+    const wallet = await installTestWallet(context, keypair, env.localnet.rpcUrl, { without });
     const page = await context.newPage();
     page.on('console', (m) => {
       if (m.type() === 'error') problems.push(`${name}: console: ${m.text()}`);
@@ -100,7 +102,7 @@ describe.skipIf(!runBrowserSuite('web.browser.test'))('the web app in headless C
     return { lamports: String(await conn.getBalance(owner, 'confirmed')), usdc: String(usdc) };
   }
 
-  async function signIn(a: Actor) {
+  async function signIn(a: Actor, expectedRequests = ['standard:connect', 'solana:signIn']) {
     await a.page.goto(`${origin}/app/`);
     await heading(a.page, 'Sign in to continue');
     await a.page.getByRole('link', { name: 'Sign in with a wallet' }).click();
@@ -109,8 +111,8 @@ describe.skipIf(!runBrowserSuite('web.browser.test'))('the web app in headless C
     await a.page.getByRole('button', { name: `Sign in with ${TEST_WALLET_NAME}` }).click();
     await heading(a.page, 'Marketplace');
     await expect.poll(() => a.page.locator('#session').innerText()).toContain(`Signed in as ${a.wallet.address.slice(0, 4)}`);
-    // the wallet was asked to connect, then to sign the SIWS input (solana:signIn, not a raw message)
-    expect(a.wallet.requests).toEqual(['standard:connect', 'solana:signIn']);
+    // the wallet was asked to connect, then to sign the SIWS input (solana:signIn where it has it)
+    expect(a.wallet.requests).toEqual(expectedRequests);
   }
 
   beforeAll(async () => {
@@ -122,14 +124,21 @@ describe.skipIf(!runBrowserSuite('web.browser.test'))('the web app in headless C
       chain: env.chain,
       // the page's host is 127.0.0.1:<port>: the SIWS domain it asks for
       config: { currencies: env.boot.currencies, siwsDomains: ['bazaar.test', '127.0.0.1:*'] },
+      // the payment watcher finds escrows funded by a wallet that sent the transaction itself
+      orders: { watcherIntervalMs: 1000 },
     });
+    await t.services.start(); // the background workers, as main.ts starts them
     server = t.app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     browser = await launchChromium();
-    [seller, buyer] = await Promise.all([actor('seller'), actor('buyer')]);
-    await Promise.all([seller, buyer].map((a) => ensureSol(env.chain.connection, a.keypair.publicKey, BigInt(LAMPORTS_PER_SOL), 2 * LAMPORTS_PER_SOL)));
-    await mintTestUsdc(env.dataDir, env.localnet.rpcUrl, buyer.keypair.publicKey.toBase58(), 10_000_000n);
+    [seller, buyer, buyer2] = await Promise.all([
+      actor('seller'),
+      actor('buyer'),
+      actor('buyer2', ['solana:signIn', 'solana:signTransaction']),
+    ]);
+    await Promise.all([seller, buyer, buyer2].map((a) => ensureSol(env.chain.connection, a.keypair.publicKey, BigInt(LAMPORTS_PER_SOL), 2 * LAMPORTS_PER_SOL)));
+    for (const a of [buyer, buyer2]) await mintTestUsdc(env.dataDir, env.localnet.rpcUrl, a.keypair.publicKey.toBase58(), 10_000_000n);
   }, 240_000);
 
   afterAll(async () => {
@@ -262,6 +271,25 @@ describe.skipIf(!runBrowserSuite('web.browser.test'))('the web app in headless C
     }
     await shot(buyer.page, 'balances');
   }, 60_000);
+
+  it('a wallet without signIn and signTransaction: signs in with signMessage, pays with signAndSendTransaction', async () => {
+    const listing = await request(t.app)
+      .post(`${API}/listings`)
+      .set('authorization', `Bearer ${await token(seller)}`)
+      .send({ title: 'Business card design', description: 'Front and back, print-ready PDF.', price: 1, currency: 'USDC', category: 'design', duration: 2 });
+    expect(listing.status, JSON.stringify(listing.body)).toBe(201);
+    await signIn(buyer2, ['standard:connect', 'solana:signMessage']);
+    const page = buyer2.page;
+    await page.goto(`${origin}/app/#/listings/${listing.body.listing_id}`);
+    await heading(page, 'Business card design');
+    await page.getByRole('button', { name: 'Buy for 1 USDC' }).click();
+    await heading(page, /^Order /);
+    await page.getByRole('button', { name: 'Pay with wallet' }).click();
+    // the wallet sent the transaction; the service's payment watcher sees the funded escrow, the page's poll shows it
+    await expect.poll(() => page.getByTestId('order-status').innerText(), { timeout: 30_000 }).toBe('in_progress');
+    expect(buyer2.wallet.requests.at(-1)).toBe('solana:signAndSendTransaction');
+    expect((await chainBalances(buyer2.keypair.publicKey)).usdc).toBe('9000000');
+  }, 90_000);
 
   it('logged no console error and no uncaught page error', () => {
     expect(problems).toEqual([]);

@@ -27,15 +27,16 @@ export interface TestWallet {
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
 const unb64 = (text: string) => new Uint8Array(Buffer.from(text, 'base64'));
 
-/** The page side: plain JS (no bundler), the address and the icon baked in. */
-function pageScript(address: string, publicKey: number[]): string {
+/** The page side: plain JS (no bundler), the address, the icon and the feature list baked in. */
+function pageScript(address: string, publicKey: number[], without: readonly string[]): string {
   return `(() => {
   const b64 = (u8) => btoa(String.fromCharCode(...u8));
   const unb64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
   const chains = ['solana:localnet'];
   const features = ['solana:signIn', 'solana:signMessage', 'solana:signTransaction', 'solana:signAndSendTransaction'];
-  const account = Object.freeze({ address: ${JSON.stringify(address)}, publicKey: new Uint8Array(${JSON.stringify(publicKey)}), chains, features, label: 'test' });
+  const account = { address: ${JSON.stringify(address)}, publicKey: new Uint8Array(${JSON.stringify(publicKey)}), chains, features: [...features], label: 'test' };
   const call = (name, ...args) => window.__bazaarTestWallet(name, ...args);
+  const omit = ${JSON.stringify(without)};
   const wallet = {
     version: '1.0.0',
     name: ${JSON.stringify(TEST_WALLET_NAME)},
@@ -61,6 +62,8 @@ function pageScript(address: string, publicKey: number[]): string {
       })) },
     },
   };
+  for (const f of omit) delete wallet.features[f];
+  account.features.splice(0, account.features.length, ...features.filter((f) => !omit.includes(f)));
   const callback = ({ register }) => register(wallet);
   const event = new Event('wallet-standard:register-wallet', { bubbles: false, cancelable: false, composed: false });
   Object.defineProperty(event, 'detail', { value: callback });
@@ -69,8 +72,17 @@ function pageScript(address: string, publicKey: number[]): string {
 })();`;
 }
 
-/** Inject the wallet of `keypair` into every page of `context`; `rpcUrl` for signAndSendTransaction. */
-export async function installTestWallet(context: BrowserContext, keypair: Keypair, rpcUrl: string): Promise<TestWallet> {
+/**
+ * Inject the wallet of `keypair` into every page of `context`; `rpcUrl` for signAndSendTransaction.
+ * `without` leaves features out, e.g. ['solana:signIn', 'solana:signTransaction'] for a wallet that
+ * only signs messages and sends transactions itself.
+ */
+export async function installTestWallet(
+  context: BrowserContext,
+  keypair: Keypair,
+  rpcUrl: string,
+  opts: { without?: readonly string[] } = {},
+): Promise<TestWallet> {
   const wallet: TestWallet = { address: keypair.publicKey.toBase58(), requests: [] };
   const sign = (message: Uint8Array) => nacl.sign.detached(message, keypair.secretKey);
   await context.exposeFunction('__bazaarTestWallet', async (name: string, arg?: string) => {
@@ -97,6 +109,6 @@ export async function installTestWallet(context: BrowserContext, keypair: Keypai
         throw new Error(`test wallet: unknown request ${name}`);
     }
   });
-  await context.addInitScript({ content: pageScript(wallet.address, [...keypair.publicKey.toBytes()]) });
+  await context.addInitScript({ content: pageScript(wallet.address, [...keypair.publicKey.toBytes()], opts.without ?? []) });
   return wallet;
 }
