@@ -1,10 +1,11 @@
 /**
- * The reference web app (web/, issue 13) end to end in headless Chromium against a real localnet: two
- * browser contexts, each with a Wallet Standard test wallet (tests/helpers/test-wallet.ts) holding its
- * own keypair. The seller signs in, lists a service and edits it; the buyer signs in, finds it by search,
+ * The reference web app (web/, issue 13) end to end in headless Chromium against a real localnet: one
+ * browser context per person, each with a Wallet Standard test wallet (server/scripts/test-wallet.ts)
+ * holding its own keypair. The seller signs in, lists a service and edits it; the buyer signs in, finds it by search,
  * buys it (keyboard only), sees the Solana Pay QR code, pays from the wallet; the seller sees the order
  * and delivers; the buyer's open order page updates by itself, the buyer confirms and reviews; both
- * balances pages show what the chain holds. Every page is checked for labelled controls and focus on
+ * balances pages show what the chain holds. A third wallet, without solana:signIn and solana:signTransaction,
+ * takes the app's fallbacks: signMessage to sign in, signAndSendTransaction to pay. Every page is checked for labelled controls and focus on
  * its heading; any console error or uncaught page error fails the suite.
  *
  * The app is the production build (`npm run web:build` when stale: it imports the packaged SDK's
