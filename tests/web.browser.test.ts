@@ -5,7 +5,8 @@
  * buys it (keyboard only), sees the Solana Pay QR code, pays from the wallet; the seller sees the order
  * and delivers; the buyer's open order page updates by itself, the buyer confirms and reviews; both
  * balances pages show what the chain holds. A third wallet, without solana:signIn and solana:signTransaction,
- * takes the app's fallbacks: signMessage to sign in, signAndSendTransaction to pay. Every page is checked for labelled controls and focus on
+ * takes the app's fallbacks: signMessage to sign in, signAndSendTransaction to pay; it disputes, and the seller
+ * refunds. Every page is checked for labelled controls and focus on
  * its heading; any console error or uncaught page error fails the suite.
  *
  * The app is the production build (`npm run web:build` when stale: it imports the packaged SDK's
@@ -58,6 +59,7 @@ describe.skipIf(!runBrowserSuite('web.browser.test'))('the web app in headless C
   let buyer2: Actor;
   let listingId: string;
   let orderId: string;
+  let orderId2: string;
   const problems: string[] = [];
 
   async function actor(name: Actor['name'], without?: string[]): Promise<Actor> {
@@ -290,6 +292,26 @@ describe.skipIf(!runBrowserSuite('web.browser.test'))('the web app in headless C
     await expect.poll(() => page.getByTestId('order-status').innerText(), { timeout: 30_000 }).toBe('in_progress');
     expect(buyer2.wallet.requests.at(-1)).toBe('solana:signAndSendTransaction');
     expect((await chainBalances(buyer2.keypair.publicKey)).usdc).toBe('9000000');
+    orderId2 = decodeURIComponent(new URL(page.url()).hash.split('/')[2]!);
+  }, 90_000);
+
+  it('the buyer disputes; the seller gives up the dispute and refunds: the buyer has the whole amount back', async () => {
+    const page = buyer2.page;
+    await page.getByText('Open a dispute').click();
+    await page.getByLabel('Why do you dispute this order?', { exact: true }).fill('Nothing was delivered after two reminders.');
+    await expectLabelledControls(page);
+    await page.getByRole('button', { name: 'Send the dispute' }).click();
+    await expect.poll(() => page.getByTestId('order-status').innerText(), { timeout: 30_000 }).toBe('disputed');
+    expect(await page.getByTestId('escrow-state').innerText()).toMatch(/^disputed/);
+
+    const s = seller.page;
+    await s.goto(`${origin}/app/#/orders/${orderId2}`);
+    await heading(s, /^Order /);
+    await s.getByText('Refund the buyer').click();
+    await s.getByRole('button', { name: 'Refund 1 USDC to the buyer' }).click();
+    await expect.poll(() => s.getByTestId('order-status').innerText(), { timeout: 30_000 }).toBe('refunded');
+    await expect.poll(() => page.getByTestId('order-status').innerText(), { timeout: 20_000 }).toBe('refunded');
+    expect((await chainBalances(buyer2.keypair.publicKey)).usdc).toBe('10000000');
   }, 90_000);
 
   it('logged no console error and no uncaught page error', () => {

@@ -15,7 +15,6 @@ import { orderPage } from './pages/order.js';
 import { ordersPage } from './pages/orders.js';
 import { signInPage } from './pages/sign-in.js';
 
-
 /** Routes: `#/path` patterns; `:name` segments become params. Pages that need a session say so. */
 const routes: { pattern: string; page: Page; signedIn: boolean }[] = [
   { pattern: '/', page: marketplacePage, signedIn: true },

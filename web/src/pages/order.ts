@@ -49,15 +49,17 @@ async function solanaPayBox(order: Order): Promise<HTMLElement> {
 
 /** The forms and buttons of `order.allowed_actions`; `done(order)` gets the order after an action. */
 function actionPanel(order: Order, done: (o: Order) => void): HTMLElement {
-  const panel = h('div', { class: 'actions', 'aria-label': 'Actions' });
+  const panel = h('div', { class: 'actions', role: 'group', 'aria-label': 'Actions' });
   const id = { order_id: order.order_id };
+  const buyer = session()?.wallet === order.buyer_wallet;
+  const refundLabel = `Refund ${order.amount} ${order.currency} to ${buyer ? 'me' : 'the buyer'}`;
   for (const action of order.allowed_actions) {
     if (action === 'resolve') continue; // the arbiter's (admin) action, not in this app
     if (action === 'dispute' || action === 'review') {
       panel.append(action === 'dispute' ? disputeForm(order, done) : reviewForm(order, done));
       continue;
     }
-    const b = h('button', { type: 'button', class: action === 'refund' ? 'danger' : 'primary', 'data-action': action }, ACTION_LABELS[action]);
+    const b = h('button', { type: 'button', class: action === 'refund' ? 'danger' : 'primary', 'data-action': action }, action === 'refund' ? refundLabel : ACTION_LABELS[action]);
     b.addEventListener(
       'click',
       busy(b, async () => {
@@ -74,6 +76,11 @@ function actionPanel(order: Order, done: (o: Order) => void): HTMLElement {
         done(next);
       }),
     );
+    // a refund gives the whole escrow back: one more step (a disclosure) before the button
+    if (action === 'refund') {
+      panel.append(h('details', {}, h('summary', {}, buyer ? 'Get a refund' : ACTION_LABELS.refund), h('p', {}, 'The buyer gets the whole amount back; no fee is charged.'), b));
+      continue;
+    }
     panel.append(b);
   }
   if (!panel.children.length) panel.append(h('p', {}, 'Nothing to do on this order now.'));
@@ -82,7 +89,7 @@ function actionPanel(order: Order, done: (o: Order) => void): HTMLElement {
 
 function disputeForm(order: Order, done: (o: Order) => void): HTMLElement {
   const reason = h('textarea', { name: 'reason', required: true, minlength: 10, maxlength: 2000, rows: 3 });
-  const submit = h('button', { type: 'submit', class: 'danger' }, ACTION_LABELS.dispute);
+  const submit = h('button', { type: 'submit', class: 'danger' }, 'Send the dispute');
   const form = h('form', { class: 'stack' }, field('Why do you dispute this order?', reason, '10 to 2000 characters; the arbiter reads it'), submit);
   const send = busy(submit, async () => {
     done(ok(await client.orders.disputeOrder({ params: { order_id: order.order_id }, body: { reason: reason.value } }), 200));
