@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The whole test suite behind `npm test`: contract/IDL staleness checks, OpenAPI lint (swagger-parser +
- * redocly), typecheck, the escrow
+ * redocly), typecheck, the web app's build (web/, npm run web:build), the escrow
  * program's Rust tests (solana-program-test, native mode), the localnet's Rust tests, and the
  * vitest suites (unit, HTTP, end-to-end against the localnet).
  *
@@ -50,6 +50,9 @@ const stages = [
   { name: 'openapi-lint', kind: 'check', cmd: ['npm', ['run', '-s', 'openapi:lint']] },
   { name: 'idl', kind: 'check', cmd: ['npm', ['run', '-s', 'idl:check']] },
   { name: 'typecheck', kind: 'check', cmd: ['npm', ['run', '-s', 'typecheck']] },
+  // the web app (tsc + vite, on the SDK packages' dist/), built here before the suites run: tests/web.browser.test.ts
+  // serves it, and no vitest file (sdk.package.test packs and so rebuilds the SDK's dist/) runs during the build
+  { name: 'web-build', kind: 'check', cmd: ['npm', ['run', '-s', 'web:build']] },
   { name: 'program', kind: 'cargo', cmd: ['cargo', ['test', '--manifest-path', 'programs/Cargo.toml', '--workspace']] },
   { name: 'vitest', kind: 'vitest' },
 ];

@@ -8,32 +8,15 @@
  * skipped with a message, unless BAZAAR_REQUIRE_CHROMIUM=1 (.ci/run sets it after installing chromium),
  * where a missing browser fails.
  */
-import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { announcedOrigin } from '../server/src/http/docs.js';
 import { createTestApp, loginAs, type TestApp } from './helpers/app.js';
+import { launchChromium, runBrowserSuite } from './helpers/chromium.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const present = existsSync(CHROMIUM);
-const required = process.env.BAZAAR_REQUIRE_CHROMIUM === '1';
-if (!present && !required) {
-  console.warn(`[docs.browser.test] skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)`);
-}
-
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
-describe.skipIf(!present && !required)('/docs in headless Chromium', () => {
+describe.skipIf(!runBrowserSuite('docs.browser.test'))('/docs in headless Chromium', () => {
   let t: TestApp;
   let server: Server;
   let browser: Browser;
@@ -43,13 +26,12 @@ describe.skipIf(!present && !required)('/docs in headless Chromium', () => {
   const problems: string[] = [];
 
   beforeAll(async () => {
-    if (!present) throw new Error(`BAZAAR_REQUIRE_CHROMIUM=1 but there is no Chromium at ${CHROMIUM}`);
     t = await createTestApp({ config: { publicBaseUrl: 'http://localhost:3000' } });
     token = (await loginAs(t)).token;
     server = t.app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     origin = announcedOrigin(t.ctx.config, (server.address() as AddressInfo).port);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    browser = await launchChromium();
     page = await browser.newPage();
     page.on('console', (m) => {
       if (m.type() === 'error') problems.push(m.text());

@@ -9,7 +9,7 @@
  *  3. the idempotent dev bootstrap (server/scripts/bootstrap-localnet.ts): dev keys in
  *     DATA_DIR/keys, a test USDC mint, the escrow config, DATA_DIR/chain.json;
  *  4. the server (server/src/main.ts) on PORT (default 3000).
- * Then it prints the URLs (API, /docs, RPC) and where the dev keys live.
+ * Then it builds the web app when stale (web/, served at /app/; server/scripts/web-build.ts) and prints the URLs (API, web app, /docs, RPC) and where the dev keys live.
  *
  * With configuration: DATABASE_URL=postgres://... uses a real PostgreSQL server; SOLANA_RPC_URL=...
  * uses any Solana RPC instead of the localnet (no localnet is started; the escrow program id, the
@@ -32,6 +32,7 @@
  * SHUTDOWN_TIMEOUT_MS, else 1. A signal during start-up waits for the step in progress and stops what
  * was started. If the localnet dies on its own the server is stopped too (exit code 1).
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, loadStartConfig, loadToolConfig, scriptEnvFor, type Config, type StartConfig } from '../src/config.js';
 import { Lifecycle, StartAborted } from '../src/lifecycle.js';
@@ -41,6 +42,8 @@ import { main as startServer } from '../src/main.js';
 import { ensureDataDir, ensureHttpPortFree, ensureLocalnetPortsFree, probeDatabase, reportStartupFailure } from '../src/startup.js';
 import { adminPublicKeyFor, bootstrapLocalnet } from './bootstrap-localnet.js';
 import { localnetNeedsBuild, startLocalnet, type Localnet } from './localnet-process.js';
+import { ensureWebApp, webAppNeedsBuild } from './web-build.js';
+import { WEB_APP_DIR } from '../src/http/web-app.js';
 
 const say = (line: string) => process.stderr.write(`[bazaar] ${line}\n`);
 
@@ -111,6 +114,19 @@ async function run() {
     lifecycle.checkpoint();
   }
 
+  // the reference web app, served at /app/ (built on first use and after its sources or the SDK changed)
+  let webApp = true;
+  if (webAppNeedsBuild()) {
+    say('building the web app (npm run web:build: about 30 s)');
+    try {
+      ensureWebApp({ quiet: true });
+    } catch (e) {
+      webApp = existsSync(join(WEB_APP_DIR, 'index.html'));
+      say(`warning: the web app did not build${webApp ? '; serving the previous build' : ''}: ${(e as Error).message.split('\n').slice(0, 12).join('\n')}`);
+    }
+  }
+  lifecycle.checkpoint();
+
   const { server, config } = await startServer(env, { lifecycle, config: loadConfig(env, { dev }) });
   const addr = server.address();
   // the origin SIWS expects and /openapi.json names: /docs opened there calls the API from its own origin
@@ -119,6 +135,7 @@ async function run() {
   const lines = [
     `Bazaar is up in ${((Date.now() - started) / 1000).toFixed(1)} s`,
     `  API        ${base}/api/v1`,
+    webApp ? `  Web app    ${base}/app/   (sign in with a Wallet Standard wallet: Phantom, Solflare, Backpack)` : `  Web app    not built (npm run web:build)`,
     `  API docs   ${base}/docs   (OpenAPI: ${base}/openapi.json)`,
     `  health     ${base}/healthz  ${base}/readyz`,
     `  Solana RPC ${localnet?.rpcUrl ?? start.solanaRpcUrl}${localnet ? `  (websocket ${localnet.wsUrl}; dev methods localnet_getClock, localnet_advanceClock)` : ''}`,

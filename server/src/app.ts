@@ -5,7 +5,7 @@
  * endpoints and /icon.svg, CORS_ORIGINS elsewhere) -> cookies -> login rate limits per route and IP ->
  * 413 for a declared Content-Length over the limit -> 415 for non-JSON bodies -> JSON body parser
  * (limit) -> login rate limits per route and wallet address -> ops routes (/healthz, /readyz, /docs,
- * /openapi.json, /icon.svg) -> ts-rest endpoints (auth middleware per route metadata, then 400 when a
+ * /openapi.json, /icon.svg, the web app at /app/ when built) -> ts-rest endpoints (auth middleware per route metadata, then 400 when a
  * declared body is missing) -> 404 / 405 -> problem+json.
  *
  * /healthz is liveness and touches nothing. /readyz probes the database off the shared pool
@@ -38,6 +38,7 @@ import { buildServices, type Services } from './http/router.js';
 import { custodyErrors } from './modules/custody/custody.errors.js';
 import { authenticate, authRateLimit } from './http/security.js';
 import { corsPolicy, ICON_PATH } from './http/cors.js';
+import { WEB_APP_PATH, webAppRoutes } from './http/web-app.js';
 
 /** The service's Solana Pay icon (served at ICON_PATH). */
 const ICON_FILE = path.join(REPO_ROOT, 'server', 'assets', 'icon.svg');
@@ -128,6 +129,9 @@ export function createApp(ctx: AppContext): BazaarApp {
     res.type('image/svg+xml').send(icon);
   });
   app.use(docsRoutes(config));
+  // the reference web app (web/), when built: ctx.webAppDir, else web/dist
+  const webApp = ctx.webAppDir === null ? null : webAppRoutes(ctx.webAppDir);
+  if (webApp) app.use(WEB_APP_PATH, webApp);
 
   const services = buildServices(ctx);
   app.services = services;

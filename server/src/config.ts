@@ -198,7 +198,8 @@ export const ENV_VARS: readonly EnvVar[] = [
   // npm start and scripts
   { name: 'CARGO_TARGET_DIR', group: 'npm start and scripts', default: computed('`$HOME/.cache/bazaar/cargo-target`'), meaning: 'where cargo builds the localnet (shared across clones)', example: '/tmp/bazaar-example-target', readers: ['npm start'] },
   { name: 'BAZAAR_LOCALNET_BIN', group: 'npm start and scripts', default: computed('`CARGO_TARGET_DIR/debug/bazaar-localnet`, built with cargo when missing or stale'), meaning: 'a prebuilt localnet binary (then cargo is never run)', example: '/usr/local/bin/bazaar-localnet', readers: ['npm start'] },
-  { name: 'BAZAAR_URL', group: 'npm start and scripts', default: lit('http://127.0.0.1:3000'), meaning: 'the service `npm run demo` and `server/scripts/dev-login.ts` talk to', example: 'http://127.0.0.1:4123', readers: ['scripts'] },
+  { name: 'BAZAAR_URL', group: 'npm start and scripts', default: lit('http://127.0.0.1:3000'), meaning: 'the service `npm run demo`, `npm run web:wallet` and `server/scripts/dev-login.ts` talk to', example: 'http://127.0.0.1:4123', readers: ['scripts'] },
+  { name: 'CHROMIUM_PATH', group: 'npm start and scripts', default: lit('/usr/bin/chromium'), meaning: 'the Chromium `npm run web:wallet` opens (the browser test suites read it too)', example: '/opt/chromium/chrome', readers: ['scripts'] },
 ];
 
 /** Variables of earlier versions: setting one is refused with the new name (a silent no-op would mislead). */
@@ -636,6 +637,8 @@ export interface ToolConfig {
   localnetRpcUrl: string;
   databaseUrl?: string;
   escrowProgramId?: string;
+  /** Chromium executable of `npm run web:wallet` (CHROMIUM_PATH) */
+  chromiumPath: string;
 }
 
 /** Script settings from `env` (pure). */
@@ -647,6 +650,7 @@ export function loadToolConfig(env: NodeJS.ProcessEnv = process.env): ToolConfig
     localnetRpcUrl: localnetRpcUrl(env),
     databaseUrl: raw(env, 'DATABASE_URL'),
     escrowProgramId: raw(env, 'ESCROW_PROGRAM_ID'),
+    chromiumPath: raw(env, 'CHROMIUM_PATH')!,
   };
 }
 

@@ -29,6 +29,11 @@ export interface AppContext {
    * when absent, /readyz races a Prisma `SELECT 1` against the timeout instead.
    */
   dbPing?: (timeoutMs: number) => Promise<void>;
+  /**
+   * Directory of the built web app served at /app/ (http/web-app.ts): undefined = web/dist when it holds
+   * a build, null = not served.
+   */
+  webAppDir?: string | null;
   /** true once shutdown began: /readyz answers 503 and responses carry `Connection: close` (main.ts) */
   draining?: () => boolean;
 }

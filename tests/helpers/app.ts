@@ -69,6 +69,8 @@ export interface TestAppOptions {
   listings?: AppContext['listings'];
   /** run against a fresh database on TEST_DATABASE_URL instead of PGlite */
   postgres?: boolean;
+  /** directory of the web app served at /app/ (undefined: web/dist when built; null: none) */
+  webAppDir?: string | null;
   /** with `postgres`: the URL the app connects to, from the fresh database's URL (e.g. through a TCP proxy) */
   postgresUrl?: (url: string) => string;
 }
@@ -91,6 +93,7 @@ export async function createTestApp(opts: TestAppOptions = {}) {
     orders: { watcherIntervalMs: 0, reconcileIntervalMs: 0, ...(opts.orders ?? {}) },
     listings: { recoveryIntervalMs: 0, ...(opts.listings ?? {}) },
     dbPing: db.ping,
+    ...(opts.webAppDir !== undefined ? { webAppDir: opts.webAppDir } : {}),
   };
   const app = createApp(ctx);
   return {
