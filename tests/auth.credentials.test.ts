@@ -6,7 +6,8 @@ import request from 'supertest';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../server/src/modules/auth/api-keys.js';
-import { API, createApiKey, createTestApp, loginAs, newKeypair, walletOf, type TestApp } from './helpers/app.js';
+import { authDefaults } from '@bazaar/contract';
+import { API, createApiKey, createTestApp, loginAs, newKeypair, signSiws, walletOf, type TestApp } from './helpers/app.js';
 
 const PROBLEM = (slug: string) => `https://bazaar.dev/problems/${slug}`;
 
@@ -98,34 +99,73 @@ describe('API keys', () => {
 });
 
 describe('login rate limit', () => {
-  it('answers 429 rate-limited with Retry-After after the per-minute budget', async () => {
+  it('answers 429 rate-limited with Retry-After after the per-minute budget of an IP', async () => {
     const t2 = await createTestApp({ config: { authRateLimitPerMinute: 3 } });
     try {
-      const address = walletOf(newKeypair());
       for (let i = 0; i < 3; i++) {
-        expect((await request(t2.app).post(`${API}/auth/request_login`).send({ address })).status).toBe(200);
+        expect((await request(t2.app).post(`${API}/auth/request_login`).send({ address: walletOf(newKeypair()) })).status).toBe(200);
       }
-      const res = await request(t2.app).post(`${API}/auth/request_login`).send({ address });
+      const res = await request(t2.app).post(`${API}/auth/request_login`).send({ address: walletOf(newKeypair()) });
       expect(res.status).toBe(429);
       expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
       expect(res.body.type).toBe(PROBLEM('rate-limited'));
+      expect(res.body.detail).toMatch(/from this client IP \(3 per minute\)/);
       expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
       // other routes are not limited
       expect((await request(t2.app).get('/healthz')).status).toBe(200);
-      // the same wallet is also limited from other IPs (per-address budget)
-      const t3 = await createTestApp({ config: { authRateLimitPerMinute: 2, trustProxy: 1 } });
-      try {
-        const send = (ip: string) =>
-          request(t3.app).post(`${API}/auth/request_login`).set('x-forwarded-for', ip).send({ address });
-        expect((await send('10.0.0.1')).status).toBe(200);
-        expect((await send('10.0.0.2')).status).toBe(200);
-        expect((await send('10.0.0.3')).status).toBe(429);
-        expect((await request(t3.app).post(`${API}/auth/request_login`).set('x-forwarded-for', '10.0.0.4').send({ address: walletOf(newKeypair()) })).status).toBe(200);
-      } finally {
-        await t3.close();
-      }
     } finally {
       await t2.close();
+    }
+  });
+
+  it('counts each login route apart: request_login used up does not block verify_login', async () => {
+    const t2 = await createTestApp({ config: { authRateLimitPerMinute: 2 } });
+    try {
+      const kp = newKeypair();
+      const first = await request(t2.app).post(`${API}/auth/request_login`).send({ address: walletOf(kp) });
+      expect((await request(t2.app).post(`${API}/auth/request_login`).send({ address: walletOf(newKeypair()) })).status).toBe(200);
+      expect((await request(t2.app).post(`${API}/auth/request_login`).send({ address: walletOf(newKeypair()) })).status).toBe(429);
+      const login = await request(t2.app).post(`${API}/auth/verify_login`).send(signSiws(kp, first.body.sign_in_input));
+      expect(login.status, JSON.stringify(login.body)).toBe(200);
+      expect((await request(t2.app).post(`${API}/auth/verify_login`).send(signSiws(kp, first.body.sign_in_input))).status).toBe(401);
+      expect((await request(t2.app).post(`${API}/auth/verify_login`).send(signSiws(kp, first.body.sign_in_input))).status).toBe(429);
+    } finally {
+      await t2.close();
+    }
+  });
+
+  it('limits one wallet address on both routes whatever the IP; other wallets of that office go on', async () => {
+    const t3 = await createTestApp({ config: { authRateLimitPerMinute: 100, authAddressRateLimitPerMinute: 2, trustProxy: 1 } });
+    try {
+      const kp = newKeypair();
+      const address = walletOf(kp);
+      const send = (ip: string, body: object = { address }) => request(t3.app).post(`${API}/auth/request_login`).set('x-forwarded-for', ip).send(body);
+      const r1 = await send('10.0.0.1');
+      expect(r1.status).toBe(200);
+      expect((await send('10.0.0.2')).status).toBe(200);
+      const limited = await send('10.0.0.3');
+      expect(limited.status).toBe(429);
+      expect(limited.body.detail).toMatch(/for this wallet address \(2 per minute\)/);
+      expect((await send('10.0.0.3', { address: walletOf(newKeypair()) })).status).toBe(200);
+
+      const verify = (ip: string) =>
+        request(t3.app).post(`${API}/auth/verify_login`).set('x-forwarded-for', ip).send(signSiws(kp, r1.body.sign_in_input));
+      expect((await verify('10.0.0.4')).status).toBe(200);
+      expect((await verify('10.0.0.5')).status).toBe(401); // nonce used
+      expect((await verify('10.0.0.6')).status).toBe(429);
+    } finally {
+      await t3.close();
+    }
+  });
+
+  it('the default limits let an office behind one IP log 15 people in within a minute', async () => {
+    const t4 = await createTestApp({
+      config: { authRateLimitPerMinute: authDefaults.rateLimitPerIpPerMinute, authAddressRateLimitPerMinute: authDefaults.rateLimitPerAddressPerMinute },
+    });
+    try {
+      for (let i = 0; i < 15; i++) await loginAs(t4, newKeypair());
+    } finally {
+      await t4.close();
     }
   });
 });

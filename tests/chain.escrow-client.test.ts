@@ -184,7 +184,11 @@ describe('escrow lifecycle', () => {
     await chain.escrow.resolveDispute(orderId, 10_000);
     expect(await chain.escrow.fetchOrder(orderId)).toBeNull();
     const lines = await chain.getWalletBalances(alice.publicKey.toBase58(), boot.currencies);
-    expect(lines.find((b) => b.currency === 'WSOL')).toMatchObject({ amountBaseUnits: 500_000_000n, uiAmount: '0.5', mint: NATIVE_MINT.toBase58() });
+    // one name for wrapped SOL: the currency code GET /currencies gives its mint; the mint tells it from native SOL
+    const solCode = boot.currencies.find((c) => c.mint === NATIVE_MINT.toBase58())!.code;
+    expect(lines.find((b) => b.mint === NATIVE_MINT.toBase58())).toMatchObject({ currency: solCode, amountBaseUnits: 500_000_000n, uiAmount: '0.5' });
+    expect(lines.filter((b) => b.currency === solCode).map((b) => b.mint)).toEqual([null, NATIVE_MINT.toBase58()]);
+    expect(lines.every((b) => b.mint === null || boot.currencies.some((c) => c.code === b.currency && c.mint === b.mint))).toBe(true);
   });
 
   it('refund returns everything to the buyer', async () => {
@@ -230,11 +234,12 @@ describe('error translation', () => {
       amount: USDC(1),
       deliveryDeadline: now + DAY,
       reviewWindow: 0,
-      expiresAt: now + 60,
+      expiresAt: now + 30,
     });
     const tx = Transaction.from(Buffer.from(built.transaction, 'base64'));
     tx.partialSign(alice);
-    await localnet.advanceClock(61); // the blockhash stays valid across the warp
+    // 31 s = 77 blocks: the blockhash (150 blocks) is still valid, the terms are not
+    await localnet.advanceClock(31);
     await expect(chain.escrow.submitSignedTransaction(tx.serialize().toString('base64'))).rejects.toMatchObject({
       slug: 'chain-transaction-failed',
       extensions: expect.objectContaining({ program_error: 'FundTermsExpired' }),
@@ -287,12 +292,39 @@ describe('error translation', () => {
     expect(built.validUntil.getTime()).toBeGreaterThan(asked);
     const lifetime = { blockhash: built.blockhash, lastValidBlockHeight: built.lastValidBlockHeight };
     expect(await chain.escrow.blockhashExpired(lifetime)).toBe(false);
-    // the localnet's block height moves by one per clock warp
+    // the localnet's block height moves with time (a block per 400 ms), and by 2 per 1 s warp
     for (let i = 0; i <= blocksLeft && (await chain.connection.getBlockHeight('confirmed')) <= built.lastValidBlockHeight; i++) {
       await localnet.advanceClock(1);
     }
     expect(await chain.connection.getBlockHeight('confirmed')).toBeGreaterThan(built.lastValidBlockHeight);
     expect(await chain.escrow.blockhashExpired(lifetime)).toBe(true);
+  });
+
+  it('a fund transaction still lands at its validUntil after 1,000 RPC requests: the blockhash lives 150 blocks, not 150 requests (issue 9 item 9)', async () => {
+    const orderId = randomUUID();
+    const now = await chain.escrow.chainNow();
+    const built = await chain.escrow.buildFundTransaction({
+      orderId,
+      buyer: alice.publicKey.toBase58(),
+      seller: bob.publicKey.toBase58(),
+      mint: boot.usdcMint,
+      amount: USDC(1),
+      deliveryDeadline: now + DAY,
+      reviewWindow: 0,
+      expiresAt: now + 900,
+    });
+    const tx = Transaction.from(Buffer.from(built.transaction, 'base64'));
+    tx.partialSign(alice);
+    // steady traffic while the buyer's wallet waits (other clients, status polling)
+    for (let i = 0; i < 500; i++) {
+      await chain.connection.getLatestBlockhash('confirmed');
+      await chain.connection.getBlockHeight('confirmed');
+    }
+    // the chain moves on to the promised moment
+    await localnet.advanceClock(Math.max(0, Math.floor((built.validUntil.getTime() - Date.now()) / 1000)));
+    expect(await chain.escrow.blockhashExpired({ blockhash: built.blockhash, lastValidBlockHeight: built.lastValidBlockHeight })).toBe(false);
+    await chain.escrow.submitSignedTransaction(tx.serialize().toString('base64'));
+    expect(await chain.escrow.fetchOrder(orderId)).toMatchObject({ orderId, amount: USDC(1) });
   });
 
   it('answers chain-unavailable when the RPC port is closed', async () => {

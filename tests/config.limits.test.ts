@@ -22,7 +22,7 @@ describe('limits configuration', () => {
       maxConnections: 500,
       timeoutCheckIntervalMs: 1_000,
     });
-    expect(c.db).toEqual({ poolMax: 10, poolTimeoutMs: 5_000, statementTimeoutMs: 10_000, lockTimeoutMs: 3_000, idleInTransactionTimeoutMs: 60_000 });
+    expect(c.db).toEqual({ poolMax: 10, poolTimeoutMs: 5_000, poolQueueMax: 100, statementTimeoutMs: 10_000, lockTimeoutMs: 3_000, idleInTransactionTimeoutMs: 60_000 });
     expect(c.readyTimeoutMs).toBe(1_000);
     expect(c.shutdownTimeoutMs).toBe(25_000);
     expect(c.http).toEqual(DEFAULT_LIMITS.http);
@@ -38,6 +38,7 @@ describe('limits configuration', () => {
         HTTP_TIMEOUT_CHECK_INTERVAL_MS: '250',
         DB_POOL_MAX: '4',
         DB_POOL_TIMEOUT_MS: '750',
+        DB_POOL_QUEUE_MAX: '7',
         DB_STATEMENT_TIMEOUT_MS: '1500',
         DB_LOCK_TIMEOUT_MS: '500',
         DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: '9000',
@@ -46,7 +47,7 @@ describe('limits configuration', () => {
       }),
     );
     expect(c.http).toEqual({ headersTimeoutMs: 2000, requestTimeoutMs: 4000, keepAliveTimeoutMs: 65000, maxConnections: 100, timeoutCheckIntervalMs: 250 });
-    expect(c.db).toEqual({ poolMax: 4, poolTimeoutMs: 750, statementTimeoutMs: 1500, lockTimeoutMs: 500, idleInTransactionTimeoutMs: 9000 });
+    expect(c.db).toEqual({ poolMax: 4, poolTimeoutMs: 750, poolQueueMax: 7, statementTimeoutMs: 1500, lockTimeoutMs: 500, idleInTransactionTimeoutMs: 9000 });
     expect([c.readyTimeoutMs, c.shutdownTimeoutMs]).toEqual([300, 8000]);
   });
 

@@ -395,7 +395,7 @@ describe('withdrawals', () => {
     expect((await custody.worker.runOnce()).reconciled[id]).toBe('submitted');
     // move the block height past the blockhash's last valid height
     const lastValid = (await custody.repo.getTransfer(id))!.lastValidBlockHeight!;
-    // (on the localnet each clock warp adds a block or two; a blockhash lives 150 blocks)
+    // (on the localnet a 1 s clock warp adds 2 blocks, and time a block per 400 ms; a blockhash lives 150 blocks)
     for (let i = 0; i < 400 && (await chain.connection.getBlockHeight('confirmed')) <= lastValid; i++) await localnet.advanceClock(1);
     expect(await chain.connection.getBlockHeight('confirmed')).toBeGreaterThan(lastValid);
     expect((await custody.worker.runOnce()).reconciled[id]).toBe('failed');

@@ -22,6 +22,9 @@ function service() {
       seen.push(c);
       return [];
     },
+    async wordCandidates() {
+      return [];
+    },
     async countByCategory() {
       return new Map();
     },
@@ -52,7 +55,8 @@ describe('search criteria', () => {
     await svc.search({ limit: 20 });
     expect(seen[0]).toMatchObject({ sort: 'newest', statuses: ['available'], limit: 21 });
     await svc.search({ query: 'logo', limit: 20 });
-    expect(seen[1]).toMatchObject({ sort: 'relevance', text: 'logo', fuzzyText: 'logo' });
+    expect(seen[1]).toMatchObject({ sort: 'relevance', text: 'logo' });
+    expect(seen[1]!.correctedText).toBeUndefined(); // no title vocabulary: nothing to correct to
   });
 
   it('refuses min > max and unknown category/currency with field paths', async () => {

@@ -1,5 +1,7 @@
 import nacl from 'tweetnacl';
-import { createBazaarClient, keypairSigner, loginWithWallet, newIdempotencyKey } from '@bazaar/client-sdk';
+import { createBazaarClient, newIdempotencyKey } from '@bazaar/client-sdk';
+import { keypairSigner } from '@bazaar/client-sdk/keypair';
+import { loginWithWallet } from '@bazaar/client-sdk/login';
 
 const client = createBazaarClient({ baseUrl: 'http://localhost:3000' });
 

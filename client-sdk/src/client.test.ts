@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createBazaarClient, isProblem } from './index';
+import { createBazaarClient, isProblem } from './index.js';
 
 /** A recording fetch stub (no server): returns a canned JSON response. */
 function stubFetch(status: number, body: unknown, contentType = 'application/json') {

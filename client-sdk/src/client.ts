@@ -2,8 +2,8 @@
  * Typed Bazaar API client: a ts-rest client over the contract, with the credential kept in the client
  * (`setToken`) and an optional custom `fetch`.
  */
-import { initClient, type ApiFetcher, type ClientArgs } from '@ts-rest/core';
-import { contract, type Problem } from '@bazaar/contract';
+import { initClient, type ApiFetcher, type InitClientReturn } from '@bazaar/contract/ts-rest';
+import { contract, type Contract, type Problem } from '@bazaar/contract';
 
 export interface BazaarClientOptions {
   /** Origin of the service, e.g. "http://localhost:3000" (the contract adds /api/v1). */
@@ -42,8 +42,24 @@ function fetcherFor(fetchImpl: typeof globalThis.fetch): ApiFetcher {
   };
 }
 
-function buildClient(options: BazaarClientOptions, state: { token: string | null; apiKey: string | null }) {
-  const args = {
+/** The ts-rest client arguments the SDK passes (the client's types depend on their shape). */
+interface SdkClientArgs {
+  baseUrl: string;
+  baseHeaders: { authorization: () => string; 'x-api-key': () => string };
+  api: ApiFetcher;
+  validateResponse: boolean;
+  credentials?: 'omit' | 'same-origin' | 'include';
+}
+
+/**
+ * The typed API: one method per contract route, grouped like the contract (`auth`, `users`, `listings`,
+ * `marketplace`, `orders`, `reviews`, `wallet`); each resolves to `{ status, body, headers }` with `body`
+ * typed by `status` (2xx: the resource; 4xx/5xx: a `Problem`).
+ */
+export type BazaarApi = InitClientReturn<Contract, SdkClientArgs>;
+
+function buildClient(options: BazaarClientOptions, state: { token: string | null; apiKey: string | null }): BazaarApi {
+  const args: SdkClientArgs = {
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     baseHeaders: {
       // ts-rest drops headers whose value is undefined
@@ -53,11 +69,9 @@ function buildClient(options: BazaarClientOptions, state: { token: string | null
     api: fetcherFor(options.fetch ?? ((...a) => globalThis.fetch(...a))),
     validateResponse: options.validateResponse ?? false,
     ...(options.credentials ? { credentials: options.credentials } : {}),
-  } satisfies ClientArgs;
+  };
   return initClient(contract, args);
 }
-
-export type BazaarApi = ReturnType<typeof buildClient>;
 
 export type BazaarClient = BazaarApi & {
   /** Set (or clear with null) the bearer token used by every later call. */

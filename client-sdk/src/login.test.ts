@@ -3,7 +3,9 @@ import type { SolanaSignInOutput } from '@solana/wallet-standard-features';
 import nacl from 'tweetnacl';
 import { describe, expect, it } from 'vitest';
 import { SignInInput, type SignInInput as SignInInputT } from '@bazaar/contract';
-import { base64ToBytes, buildSignInMessage, bytesToBase64, keypairSigner, signerAddress } from './index';
+import { base64ToBytes, bytesToBase64 } from './index.js';
+import { keypairSigner } from './keypair.js';
+import { buildSignInMessage, signerAddress } from './login.js';
 
 function serverInput(address: string, overrides: Partial<SignInInputT> = {}): SignInInputT {
   // what POST /auth/request_login returns in `sign_in_input`

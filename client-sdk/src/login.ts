@@ -1,14 +1,15 @@
 /**
- * Sign In With Solana for Bazaar: request_login -> createSignInMessage(sign_in_input) -> wallet
- * signMessage -> verify_login. Works with any signer that can sign raw bytes (wallet adapters expose
- * `signMessage`; `keypairSigner` wraps a local ed25519 secret key).
+ * `@bazaar/client-sdk/login`: Sign In With Solana for Bazaar: request_login ->
+ * createSignInMessage(sign_in_input) -> wallet signMessage -> verify_login. Works with any signer that
+ * can sign raw bytes (wallet adapters expose `signMessage`; `keypairSigner` from
+ * `@bazaar/client-sdk/keypair` wraps a local ed25519 secret key). Holds no signing code itself, so a
+ * browser app that logs in through a wallet bundles no ed25519 implementation.
  */
 import { createSignInMessage } from '@solana/wallet-standard-util';
-import bs58 from 'bs58';
-import nacl from 'tweetnacl';
 import type { SignInInput, User } from '@bazaar/contract';
-import { BazaarApiError, createBazaarClient, type BazaarClient } from './client';
-import { bytesToBase64 } from './encoding';
+import { BazaarApiError, createBazaarClient, type BazaarClient } from './client.js';
+import { bytesToBase64 } from './encoding.js';
+import { withRetryAfter, type RetryAfterOptions } from './retry.js';
 
 /** Anything that has a public key and signs messages with it (ed25519). */
 export interface MessageSigner {
@@ -27,6 +28,11 @@ export interface LoginResult {
 export interface LoginOptions {
   /** Ask the server to also set the bazaar_session cookie. */
   setCookie?: boolean;
+  /**
+   * A 429 rate-limited answer of request_login or verify_login is retried once after its Retry-After
+   * seconds (at most `maxWaitSeconds`, default 60); `false` turns that off.
+   */
+  retryAfter?: RetryAfterOptions | false;
 }
 
 export const signerAddress = (signer: MessageSigner): string =>
@@ -38,7 +44,8 @@ export function buildSignInMessage(input: SignInInput): Uint8Array {
 }
 
 /**
- * Log in with a wallet: returns the token and the user, and sets the token on the client.
+ * Log in with a wallet: returns the token and the user, and sets the token on the client. A 429
+ * rate-limited answer is retried once after its Retry-After (see LoginOptions.retryAfter).
  * Throws BazaarApiError (with the problem document) when the server refuses.
  */
 export async function loginWithWallet(
@@ -49,7 +56,10 @@ export async function loginWithWallet(
   const client = typeof clientOrBaseUrl === 'string' ? createBazaarClient({ baseUrl: clientOrBaseUrl }) : clientOrBaseUrl;
   const address = signerAddress(signer);
 
-  const requested = await client.auth.requestLogin({ body: { address } });
+  const retry = <R extends { status: number; headers?: Pick<Headers, 'get'> }>(call: () => Promise<R>) =>
+    options.retryAfter === false ? call() : withRetryAfter(call, options.retryAfter);
+
+  const requested = await retry(() => client.auth.requestLogin({ body: { address } }));
   if (requested.status !== 200) throw new BazaarApiError(requested.status, requested.body, 'request_login failed');
   const input = requested.body.sign_in_input;
   if (input.address !== address) {
@@ -59,14 +69,16 @@ export async function loginWithWallet(
   const message = buildSignInMessage(input);
   const signature = await signer.signMessage(message);
 
-  const verified = await client.auth.verifyLogin({
-    body: {
-      address,
-      signed_message: bytesToBase64(message),
-      signature: bytesToBase64(signature),
-      ...(options.setCookie ? { set_cookie: true } : {}),
-    },
-  });
+  const verified = await retry(() =>
+    client.auth.verifyLogin({
+      body: {
+        address,
+        signed_message: bytesToBase64(message),
+        signature: bytesToBase64(signature),
+        ...(options.setCookie ? { set_cookie: true } : {}),
+      },
+    }),
+  );
   if (verified.status !== 200) throw new BazaarApiError(verified.status, verified.body, 'verify_login failed');
 
   client.setToken(verified.body.access_token);
@@ -75,19 +87,5 @@ export async function loginWithWallet(
     expiresAt: new Date(verified.body.expires_at),
     user: verified.body.user,
     client,
-  };
-}
-
-/**
- * A MessageSigner over a local ed25519 key (tweetnacl): a 64-byte secret key (Solana keypair file
- * format) or a 32-byte seed.
- */
-export function keypairSigner(secretKey: Uint8Array): MessageSigner & { publicKeyBytes: Uint8Array } {
-  const pair =
-    secretKey.length === 32 ? nacl.sign.keyPair.fromSeed(secretKey) : nacl.sign.keyPair.fromSecretKey(secretKey);
-  return {
-    publicKey: bs58.encode(pair.publicKey),
-    publicKeyBytes: pair.publicKey,
-    signMessage: async (message: Uint8Array) => nacl.sign.detached(message, pair.secretKey),
   };
 }

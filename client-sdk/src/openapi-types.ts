@@ -13,7 +13,7 @@ export interface paths {
         put?: never;
         /**
          * Request a wallet login nonce
-         * @description Public. Issues a single-use nonce bound to `address` (valid 5 minutes by default) and returns the SIWS `sign_in_input` the wallet must sign: domain and uri of this service, statement, version "1", chainId of the configured cluster, nonce, issuedAt, expirationTime. Sign the text produced by `createSignInMessage(sign_in_input)`. Rate-limited per IP and per address (429).
+         * @description Public. Issues a single-use nonce bound to `address` (valid 300 s (5 min) by default, LOGIN_NONCE_TTL_SECONDS) and returns the SIWS `sign_in_input`: domain (the requested `domain`, else this service's host), uri, statement, version "1", chainId of the configured cluster, nonce, issuedAt, expirationTime (= the nonce expiry) and the optional requestId and resources the body asked for. Pass it to `wallet.signIn(sign_in_input)`, or sign `createSignInMessage(sign_in_input)` with `signMessage`. A `domain` that is not an allowed SIWS domain (SIWS_DOMAINS) or a `chain_id` of another cluster is 400 validation-error. Rate-limited per login route (request_login and verify_login are counted apart): 120 requests per minute per client IP (AUTH_RATE_LIMIT_PER_MINUTE) and 10 per minute per wallet `address` (AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE), defaults shown; over either budget the answer is 429 rate-limited with Retry-After (seconds). The SDK's loginWithWallet waits Retry-After and retries once.
          */
         post: operations["requestLogin"];
         delete?: never;
@@ -33,7 +33,7 @@ export interface paths {
         put?: never;
         /**
          * Verify a signed login message and get a token
-         * @description Public. Verifies the SIWS message and ed25519 signature against the nonce issued for `address`. On success the nonce is consumed, the user is created on first login, and a JWT is returned (`token_type` Bearer, lifetime `expires_in` seconds, 24 h by default). With `set_cookie: true` the same token is also set as the `bazaar_session` cookie (HttpOnly, Secure, SameSite=Lax, Path=/). Failures are 401 login-failed; `detail` names the failed check (nonce unknown, nonce used, nonce expired, signature invalid, domain mismatch, address mismatch, message malformed).
+         * @description Public. Verifies the SIWS message the wallet signed (`signed_message`, parsed as SIWS; optional fields such as statement, uri, requestId, resources, notBefore, and times with or without milliseconds or as `+00:00` are accepted) and the ed25519 signature over those exact bytes by `address`. Checked: the message's address is `address`; its domain is an allowed SIWS domain (SIWS_DOMAINS: by default the host of this service's public URL, plus localhost and 127.0.0.1 on any port under `npm start`); Version, when present, is 1; Chain ID, when present, is the configured cluster (bare or "solana:" prefixed); the nonce was issued by this service to `address`, is unexpired and unused (consumed atomically: of concurrent verifications one succeeds); Issued At is not in the future nor before the nonce was issued, Expiration Time has not passed, Not Before has passed, each allowing 60 s of clock skew (SIWS_CLOCK_SKEW_SECONDS). On success the nonce is consumed, the user is created on first login, and a JWT is returned (`token_type` Bearer, lifetime `expires_in` seconds: 3600 s (1 h) by default, JWT_TTL_SECONDS). With `set_cookie: true` the same token is also set as the `bazaar_session` cookie (HttpOnly, Secure, SameSite=Lax, Path=/). Each refusal is 401 login-failed with a `reason` member naming the field and `detail` saying why: `message` (the signed bytes are not a SIWS message); `address` (the message's address is not the body `address`); `signature` (the signature is not 64 bytes or does not verify over the signed bytes with `address`); `domain` (the message's domain is not an allowed SIWS domain); `version` (Version is not 1); `chain_id` (Chain ID is not the cluster this service runs on); `nonce` (no Nonce, or one this service did not issue to `address`, already used or expired); `issued_at` (Issued At is not an RFC 3339 time, lies in the future, or before the nonce was issued); `expiration_time` (Expiration Time is not an RFC 3339 time or has passed); `not_before` (Not Before is not an RFC 3339 time or has not come yet). Rate-limited per login route (request_login and verify_login are counted apart): 120 requests per minute per client IP (AUTH_RATE_LIMIT_PER_MINUTE) and 10 per minute per wallet `address` (AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE), defaults shown; over either budget the answer is 429 rate-limited with Retry-After (seconds). The SDK's loginWithWallet waits Retry-After and retries once.
          */
         post: operations["verifyLogin"];
         delete?: never;
@@ -163,7 +163,7 @@ export interface paths {
         };
         /**
          * Search listings
-         * @description Searches available listings only. `query` matches title and description (1..200 characters); min_price/max_price compare the price in each listing's own currency (combine with `currency` for meaningful bounds; min_price > max_price is 400). sort: relevance (default; newest when no query), price_asc, price_desc, rating (seller reputation, unrated last), newest. Cursors are bound to the filters and sort they were issued for (400 validation-error otherwise).
+         * @description Searches available listings only. `query` matches title and description (1..200 characters, web search syntax: quoted phrases, `or`, `-word`); a word of 4+ letters that no listing title contains is also tried corrected to the nearest title word (1 edit for up to 5 letters, 2 beyond: "desgin" finds "design"). min_price/max_price compare the price in each listing's own currency (combine with `currency` for meaningful bounds; min_price > max_price is 400). sort: relevance (default; newest when no query: the 1,000 newest matching listings ranked by text rank, so at most 50 pages of 20), price_asc, price_desc (UI price across currencies), rating (seller reputation average, then review count, unrated last), newest. Every page costs the same whatever its depth (keyset cursors). Cursors are bound to the filters and sort they were issued for (400 validation-error otherwise).
          */
         get: operations["searchListings"];
         put?: never;
@@ -203,7 +203,7 @@ export interface paths {
         };
         /**
          * List categories with counts
-         * @description All configured categories with the number of available listings in each, in configured order.
+         * @description All configured categories with the number of available listings in each, in configured order (exact counts kept by the database as listings change, not counted per call).
          */
         get: operations["listCategories"];
         put?: never;
@@ -327,13 +327,13 @@ export interface paths {
         };
         /**
          * Solana Pay transaction request: label
-         * @description Public (called by wallets, Solana Pay spec): {label, icon} for the order payment.
+         * @description Public (called by wallets, Solana Pay spec; CORS: any origin): {label, icon} for the order payment. `icon` is an SVG, PNG or WebP URL (SOLANA_PAY_ICON; by default this service's /icon.svg, served as image/svg+xml to any origin).
          */
         get: operations["getSolanaPayLabel"];
         put?: never;
         /**
          * Solana Pay transaction request: transaction
-         * @description Public (called by wallets, Solana Pay spec). Body {account}: must be the order's buyer_wallet (403 forbidden otherwise). Returns a fresh fund transaction (partially signed by the platform authority, fee payer = account) and a message. 409 invalid-state-transition unless the order is awaiting_payment and not expired.
+         * @description Public (called by wallets, Solana Pay spec; CORS: any origin). Body {account}: must be the order's buyer_wallet (403 forbidden otherwise). Returns a fresh fund transaction (partially signed by the platform authority, fee payer = account) and a message. 409 invalid-state-transition unless the order is awaiting_payment and not expired.
          */
         post: operations["createSolanaPayTransaction"];
         delete?: never;
@@ -609,16 +609,19 @@ export interface components {
         /** Balance */
         Balance: {
             /**
-             * @description Currency code (2..10 upper-case letters); validated by the server against GET /currencies
+             * @description Currency code as GET /currencies names it. Wrapped SOL is "SOL" like native SOL: the native line has mint null, the wrapped one (a wSOL token account, listed only when the wallet has one) the native mint
              * @example USDC
              */
             currency: string;
             /**
-             * @description SPL mint; null for native SOL
+             * @description SPL mint; null for native SOL (lamports)
              * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
              */
             mint: string | null;
-            /** @description chain: the wallet's balance; custodial: the available (spendable) balance */
+            /**
+             * @description chain: the wallet's balance; custodial: the available (spendable) balance
+             * @example 1500000
+             */
             amount_base_units: string;
             decimals: number;
             /** @description amount_base_units / 10^decimals (display only) */
@@ -674,123 +677,86 @@ export interface components {
             /** @description Signature of the confirmed transaction */
             signature: string;
         };
-        /** CreateOrderResponse */
-        CreateOrderResponse: {
+        /** CreateDepositBody */
+        CreateDepositBody: {
             /**
-             * Format: uuid
-             * @description UUID; its 16 bytes are the on-chain order id
+             * @description Currency to deposit; all custody currencies when absent
+             * @example USDC
              */
-            order_id: string;
+            currency?: string;
+        };
+        /** CreateListingBody */
+        CreateListingBody: {
+            /** @description 3..120 characters (trimmed) */
+            title: string;
+            /** @description 1..5000 characters (trimmed) */
+            description: string;
             /**
-             * Format: uuid
-             * @description UUID (RFC 9562), lower-case hex
+             * @description > 0, in UI units, at most the currency's decimals (6 for USDC, 9 for SOL)
+             * @example 12.5
              */
-            listing_id: string;
-            /** @description The on-chain buyer: the paying wallet, or the buyer's deposit address for custodial orders */
-            buyer_wallet: string;
-            /**
-             * @description Solana public key, base58 (32 bytes)
-             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
-             */
-            seller_wallet: string;
-            /**
-             * @description wallet: the buyer's wallet signs the fund transaction; custodial: the service funds the escrow from the buyer's custodial balance (buyer_wallet is then the buyer's deposit address)
-             * @enum {string}
-             */
-            payment_source: "wallet" | "custodial";
-            /** @enum {string} */
-            status: "awaiting_payment" | "in_progress" | "delivered" | "completed" | "disputed" | "resolved" | "refunded" | "expired";
-            /** @enum {string} */
-            escrow_state: "none" | "funded" | "delivered" | "disputed" | "released" | "refunded" | "resolved";
-            /** @description Order PDA of the escrow program (exists on chain while funded) */
-            escrow_account_address: string;
-            /** @description Associated token account of the order PDA holding the payment */
-            vault_address: string;
-            /** @description Mint of the listing token */
-            token_mint_address: string;
-            /** @description SPL mint of the payment currency */
-            payment_mint: string;
+            price: number;
             /**
              * @description Currency code (2..10 upper-case letters); validated by the server against GET /currencies
              * @example USDC
              */
             currency: string;
-            /** @description UI amount paid into escrow */
-            amount: number;
             /**
-             * @description Amount in base units (u64) as a decimal string, e.g. "1500000" = 1.5 USDC
+             * @description Category slug; validated by the server against GET /categories
+             * @example development
+             */
+            category: string;
+            /** @description Estimated delivery time, whole days 1..365 */
+            duration: number;
+        };
+        /** CreateOrderBody */
+        CreateOrderBody: {
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            listing_id: string;
+            /**
+             * @description Buyer when it is not the authenticated user (API-key integrations). A user token may only name its own wallet. Not allowed with payment_source custodial.
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
+            buyer_wallet?: string;
+            /**
+             * @description wallet (default) or custodial: pay from the custodial balance (custody must be enabled: 404 custody-disabled; 409 insufficient-funds when the available balance does not cover the price)
+             * @enum {string}
+             */
+            payment_source?: "wallet" | "custodial";
+        };
+        /** CreateReviewBody */
+        CreateReviewBody: {
+            /** @description Integer 1..5 */
+            rating: number;
+            /** @description 0..2000 characters (trimmed); defaults to empty */
+            text?: string;
+        };
+        /** CreateWithdrawalBody */
+        CreateWithdrawalBody: {
+            /**
+             * @description Currency code (2..10 upper-case letters); validated by the server against GET /currencies
+             * @example USDC
+             */
+            currency: string;
+            /**
+             * @description Amount to send in UI units (> 0, at most the currency decimals). Give exactly one of amount / amount_base_units.
+             * @example 12.5
+             */
+            amount?: number;
+            /**
+             * @description Amount to send in base units (alternative to `amount`)
              * @example 1500000
              */
-            amount_base_units: string;
-            /** @description Platform fee in basis points (snapshot at creation) */
-            fee_bps: number;
+            amount_base_units?: string;
             /**
-             * @description Amount in base units (u64) as a decimal string, e.g. "1500000" = 1.5 USDC
-             * @example 1500000
+             * @description Wallet (owner) that receives the tokens in its associated token account (created when missing, the service pays). Not a token account or mint, not a program, not an address of this service.
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
              */
-            fee_base_units: string;
-            /**
-             * @description Amount in base units (u64) as a decimal string, e.g. "1500000" = 1.5 USDC
-             * @example 1500000
-             */
-            seller_receives_base_units: string;
-            /**
-             * Format: date-time
-             * @description created_at + listing duration days; fixed at creation, written into the escrow
-             */
-            delivery_deadline: string;
-            /** @description Seconds after delivery before auto-release */
-            review_window_seconds: number;
-            /**
-             * Format: date-time
-             * @description delivered_at + review window; null until delivered
-             * @example 2026-01-31T12:00:00.000Z
-             */
-            auto_release_at: string | null;
-            /**
-             * Format: date-time
-             * @description ISO-8601 timestamp (UTC)
-             * @example 2026-01-31T12:00:00.000Z
-             */
-            payment_expires_at: string;
-            /**
-             * Format: date-time
-             * @description ISO-8601 timestamp (UTC)
-             * @example 2026-01-31T12:00:00.000Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @description ISO-8601 timestamp (UTC)
-             * @example 2026-01-31T12:00:00.000Z
-             */
-            funded_at: string | null;
-            /**
-             * Format: date-time
-             * @description ISO-8601 timestamp (UTC)
-             * @example 2026-01-31T12:00:00.000Z
-             */
-            delivered_at: string | null;
-            /**
-             * Format: date-time
-             * @description When the order reached a terminal state
-             * @example 2026-01-31T12:00:00.000Z
-             */
-            completed_at: string | null;
-            /**
-             * Format: date-time
-             * @description ISO-8601 timestamp (UTC)
-             * @example 2026-01-31T12:00:00.000Z
-             */
-            disputed_at: string | null;
-            dispute_reason: string | null;
-            resolution: components["schemas"]["OrderResolution"] | null;
-            payout: components["schemas"]["OrderPayout"] | null;
-            attention: components["schemas"]["OrderAttention"] | null;
-            transactions: components["schemas"]["OrderTransaction"][];
-            /** @description Actions the caller may take now: the lifecycle table evaluated for the caller on its clocks, plus review */
-            allowed_actions: ("pay" | "deliver" | "confirm" | "dispute" | "refund" | "resolve" | "review")[];
-            payment: components["schemas"]["OrderPayment"] | null;
+            destination: string;
         };
         /** Currency */
         Currency: {
@@ -799,7 +765,10 @@ export interface components {
              * @example USDC
              */
             code: string;
-            /** @description SPL mint (wrapped SOL So11111111111111111111111111111111111111112 for SOL) */
+            /**
+             * @description SPL mint (wrapped SOL So11111111111111111111111111111111111111112 for SOL)
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             mint: string;
             decimals: number;
         };
@@ -815,6 +784,7 @@ export interface components {
             /**
              * Format: uuid
              * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
              */
             deposit_id: string;
             /**
@@ -834,9 +804,15 @@ export interface components {
              * @example 1500000
              */
             amount_base_units: string;
-            /** @description The deposit address's token account that received it */
+            /**
+             * @description The deposit address's token account that received it
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             token_account: string;
-            /** @description Solana transaction signature, base58 (64 bytes) */
+            /**
+             * @description Solana transaction signature, base58 (64 bytes)
+             * @example 4CKtRKnWZDvqWuJup8awgTGodXRzdMGqFhPeWJtYmRje4GtEUZaotnYsYm3L6pzLZHE5FGsWdvFvN2z8B4shx4RR
+             */
             signature: string;
             slot: number;
             /**
@@ -847,6 +823,7 @@ export interface components {
             /**
              * Format: date-time
              * @description When the service detected it
+             * @example 2026-01-31T12:00:00.000Z
              */
             created_at: string;
         };
@@ -858,7 +835,10 @@ export interface components {
         };
         /** Deposit */
         Deposit: {
-            /** @description The caller's own deposit address (one per user, derived from the service seed with SLIP-0010 at m/44'/501'/{index}'/0', never reused): send SPL tokens to it (its associated token account) */
+            /**
+             * @description The caller's own deposit address (one per user, derived from the service seed with SLIP-0010 at m/44'/501'/{index}'/0', never reused): send SPL tokens to it (its associated token account)
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             address: string;
             /**
              * @description The requested currency; null when none was given
@@ -905,35 +885,39 @@ export interface components {
              */
             mint: string;
             decimals: number;
-            /** @description Associated token account of the deposit address for this mint (where the tokens land) */
+            /**
+             * @description Associated token account of the deposit address for this mint (where the tokens land)
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             token_account: string;
             /** @description Smallest credited transfer, UI units */
             minimum: number;
-            /** @description Smallest credited transfer; smaller transfers are recorded but not credited */
+            /**
+             * @description Smallest credited transfer; smaller transfers are recorded but not credited
+             * @example 1500000
+             */
             minimum_base_units: string;
+        };
+        /** DisputeOrderBody */
+        DisputeOrderBody: {
+            /** @description Why the order is disputed, 10..2000 characters */
+            reason: string;
         };
         /**
          * FreshOrderPayment
          * @description A fresh fund transaction for an order awaiting payment
          */
-        FreshOrderPayment: {
-            /** @description Serialized fund transaction, partially signed by the platform authority; fee payer = buyer. The buyer's wallet signs and sends it (or POSTs it to submitOrderTransaction). */
-            transaction: string;
-            /** @description Solana Pay transaction request link: "solana:" + URL-encoded https URL of the solana-pay endpoint */
-            solana_pay_url: string;
-            /**
-             * Format: date-time
-             * @description Last moment the transaction can land: its blockhash's lastValidBlockHeight turned into a time conservatively (350 ms per remaining block, minus 2 s), never after payment_expires_at. For a fresh transaction: POST /orders/{order_id}/payment (the buyer) or the Solana Pay POST (wallets).
-             */
-            expires_at: string;
+        FreshOrderPayment: components["schemas"]["OrderPayment"] & {
             /**
              * Format: uuid
              * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
              */
             order_id: string;
             /**
              * Format: date-time
              * @description End of the payment window: no fund transaction is issued after it
+             * @example 2026-01-31T12:00:00.000Z
              */
             payment_expires_at: string;
         };
@@ -942,6 +926,7 @@ export interface components {
             /**
              * Format: uuid
              * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
              */
             listing_id: string;
             /**
@@ -963,7 +948,10 @@ export interface components {
              * @example USDC
              */
             currency: string;
-            /** @description SPL mint of the currency (wrapped SOL for SOL) */
+            /**
+             * @description SPL mint of the currency (wrapped SOL for SOL)
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             currency_mint: string;
             /**
              * @description Category slug; validated by the server against GET /categories
@@ -974,7 +962,10 @@ export interface components {
             duration: number;
             /** @enum {string} */
             status: "available" | "reserved" | "sold" | "unlisted";
-            /** @description Mint of the listing's Token-2022 NFT */
+            /**
+             * @description Mint of the listing's Token-2022 NFT
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             token_mint_address: string;
             mint_transaction: components["schemas"]["MintTransaction"];
             metadata: components["schemas"]["ListingMetadata"];
@@ -1018,13 +1009,24 @@ export interface components {
             /** @description Cursor of the next page; null on the last page */
             next_cursor: string | null;
         };
+        /** LoginChallenge */
+        LoginChallenge: {
+            nonce: string;
+            sign_in_input: components["schemas"]["SignInInput"];
+            /**
+             * Format: date-time
+             * @description When the nonce expires (same as sign_in_input.expirationTime)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            expires_at: string;
+        };
         /** LoginResponse */
         LoginResponse: {
-            /** @description JWT (HS256/EdDSA as configured), send as Authorization: Bearer */
+            /** @description JWT (HS256), send as Authorization: Bearer */
             access_token: string;
             /** @enum {string} */
             token_type: "Bearer";
-            /** @description Token lifetime in seconds (default 86400) */
+            /** @description Token lifetime in seconds (JWT_TTL_SECONDS; default 3600) */
             expires_in: number;
             /**
              * Format: date-time
@@ -1039,7 +1041,10 @@ export interface components {
          * @description The transaction that minted the listing token
          */
         MintTransaction: {
-            /** @description Solana transaction signature, base58 (64 bytes) */
+            /**
+             * @description Solana transaction signature, base58 (64 bytes)
+             * @example 4CKtRKnWZDvqWuJup8awgTGodXRzdMGqFhPeWJtYmRje4GtEUZaotnYsYm3L6pzLZHE5FGsWdvFvN2z8B4shx4RR
+             */
             signature: string;
             slot: number;
             /**
@@ -1071,14 +1076,19 @@ export interface components {
             /**
              * Format: uuid
              * @description UUID; its 16 bytes are the on-chain order id
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
              */
             order_id: string;
             /**
              * Format: uuid
              * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
              */
             listing_id: string;
-            /** @description The on-chain buyer: the paying wallet, or the buyer's deposit address for custodial orders */
+            /**
+             * @description The on-chain buyer: the paying wallet, or the buyer's deposit address for custodial orders
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             buyer_wallet: string;
             /**
              * @description Solana public key, base58 (32 bytes)
@@ -1094,13 +1104,25 @@ export interface components {
             status: "awaiting_payment" | "in_progress" | "delivered" | "completed" | "disputed" | "resolved" | "refunded" | "expired";
             /** @enum {string} */
             escrow_state: "none" | "funded" | "delivered" | "disputed" | "released" | "refunded" | "resolved";
-            /** @description Order PDA of the escrow program (exists on chain while funded) */
+            /**
+             * @description Order PDA of the escrow program (exists on chain while funded)
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             escrow_account_address: string;
-            /** @description Associated token account of the order PDA holding the payment */
+            /**
+             * @description Associated token account of the order PDA holding the payment
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             vault_address: string;
-            /** @description Mint of the listing token */
+            /**
+             * @description Mint of the listing token
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             token_mint_address: string;
-            /** @description SPL mint of the payment currency */
+            /**
+             * @description SPL mint of the payment currency
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             payment_mint: string;
             /**
              * @description Currency code (2..10 upper-case letters); validated by the server against GET /currencies
@@ -1129,6 +1151,7 @@ export interface components {
             /**
              * Format: date-time
              * @description created_at + listing duration days; fixed at creation, written into the escrow
+             * @example 2026-01-31T12:00:00.000Z
              */
             delivery_deadline: string;
             /** @description Seconds after delivery before auto-release */
@@ -1212,11 +1235,12 @@ export interface components {
         OrderPayment: {
             /** @description Serialized fund transaction, partially signed by the platform authority; fee payer = buyer. The buyer's wallet signs and sends it (or POSTs it to submitOrderTransaction). */
             transaction: string;
-            /** @description Solana Pay transaction request link: "solana:" + URL-encoded https URL of the solana-pay endpoint */
+            /** @description Solana Pay transaction request link: "solana:" + the URL of the solana-pay endpoint, not URL-encoded (it has no query parameters; Solana Pay spec). Wallets accept https links only: set PUBLIC_BASE_URL to the https origin of the service */
             solana_pay_url: string;
             /**
              * Format: date-time
              * @description Last moment the transaction can land: its blockhash's lastValidBlockHeight turned into a time conservatively (350 ms per remaining block, minus 2 s), never after payment_expires_at. For a fresh transaction: POST /orders/{order_id}/payment (the buyer) or the Solana Pay POST (wallets).
+             * @example 2026-01-31T12:00:00.000Z
              */
             expires_at: string;
         };
@@ -1225,11 +1249,20 @@ export interface components {
          * @description Set when the escrow closed; null while open or never funded
          */
         OrderPayout: {
-            /** @description Returned to the buyer (refund, the buyer's share of a dispute split) */
+            /**
+             * @description Returned to the buyer (refund, the buyer's share of a dispute split)
+             * @example 1500000
+             */
             buyer_base_units: string;
-            /** @description Paid to the seller */
+            /**
+             * @description Paid to the seller
+             * @example 1500000
+             */
             seller_base_units: string;
-            /** @description Platform fee (and any surplus swept out of the vault) */
+            /**
+             * @description Platform fee (and any surplus swept out of the vault)
+             * @example 1500000
+             */
             treasury_base_units: string;
             /** @description The program event, the token transfers out of the vault and its balance before closing all agree */
             verified: boolean;
@@ -1249,7 +1282,10 @@ export interface components {
              * @enum {string}
              */
             action: "fund" | "mark_delivered" | "release" | "claim" | "open_dispute" | "resolve_dispute" | "refund";
-            /** @description Solana transaction signature, base58 (64 bytes) */
+            /**
+             * @description Solana transaction signature, base58 (64 bytes)
+             * @example 4CKtRKnWZDvqWuJup8awgTGodXRzdMGqFhPeWJtYmRje4GtEUZaotnYsYm3L6pzLZHE5FGsWdvFvN2z8B4shx4RR
+             */
             signature: string;
             /** @enum {string} */
             status: "pending" | "confirmed" | "finalized" | "failed";
@@ -1262,16 +1298,54 @@ export interface components {
             created_at: string;
         };
         /**
+         * OrderWithPayment
+         * @description An order with the fund transaction its buyer signs
+         */
+        OrderWithPayment: components["schemas"]["Order"] & {
+            payment: components["schemas"]["OrderPayment"] | null;
+        };
+        /**
          * Problem
          * @description RFC 9457 problem details (application/problem+json)
          */
         Problem: {
             /**
-             * Format: uri
-             * @description https://bazaar.dev/problems/<slug>
-             * @example https://bazaar.dev/problems/not-found
+             * @description `https://bazaar.dev/problems/<slug>`. New types may be added within v1 (treat an unknown one by its `status`).
+             *
+             *     - `validation-error` (400): The path, query, headers or body do not match the schema or a server-side rule; see `errors`.
+             *     - `malformed-json` (400): The request body is not valid JSON.
+             *     - `malformed-request` (400): The request cannot be read: malformed percent-encoding in a path parameter (`errors` names it), a body that does not decode under its Content-Encoding, or a body shorter than its Content-Length.
+             *     - `idempotency-key-missing` (400): The route requires an Idempotency-Key header.
+             *     - `unauthorized` (401): No credential was sent (Bearer token, X-API-Key header or bazaar_session cookie).
+             *     - `invalid-token` (401): The credential is malformed, has a bad signature, or the API key is unknown or revoked.
+             *     - `token-expired` (401): The access token has expired; log in again.
+             *     - `login-failed` (401): Wallet login (verify_login) refused; the `reason` member names the SIWS field that failed (one of `loginFailureReasons`: message, address, signature, domain, version, chain_id, nonce, issued_at, expiration_time, not_before) and `detail` says why.
+             *     - `forbidden` (403): The caller is authenticated but may not do this (e.g. not the seller of the order, not an admin).
+             *     - `not-found` (404): The resource does not exist or is not visible to the caller.
+             *     - `route-not-found` (404): No route matches method and path.
+             *     - `custody-disabled` (404): Deposits, withdrawals and custodial order payment exist only when the operator runs custodial accounts (CUSTODY_ENABLED); this service does not.
+             *     - `method-not-allowed` (405): The path exists but not with this method; the `Allow` header lists the methods it has.
+             *     - `request-timeout` (408): The request (headers and body) did not arrive within the server's request timeout; the connection is closed.
+             *     - `conflict` (409): The request conflicts with the current state of a resource.
+             *     - `invalid-state-transition` (409): The action is not allowed in the current state of the resource; see the state tables.
+             *     - `idempotency-key-in-use` (409): A request with the same Idempotency-Key is still being processed; retry later.
+             *     - `listing-unavailable` (409): The listing is not available for purchase (reserved, sold or unlisted).
+             *     - `own-listing` (409): A seller cannot order their own listing.
+             *     - `review-not-allowed` (409): The order is not completed or resolved, or it has already been reviewed.
+             *     - `too-many-unpaid-orders` (409): The buyer already holds the maximum number of unpaid orders (each holds its listing for the payment window); pay one or let it expire first. `unpaid_orders` and `limit` say how many.
+             *     - `insufficient-funds` (409): The available custodial balance does not cover the request (a withdrawal's amount + fee, or a custodial order payment); `required_base_units` and `available_base_units` say by how much.
+             *     - `payload-too-large` (413): The request body exceeds 100 kB.
+             *     - `unsupported-media-type` (415): Request bodies must be application/json.
+             *     - `idempotency-key-reused` (422): The Idempotency-Key was already used with a different request body.
+             *     - `rate-limited` (429): Too many requests; wait for the number of seconds in the Retry-After header.
+             *     - `header-fields-too-large` (431): The request line and headers exceed 16 kB (URL included); the connection is closed.
+             *     - `internal-error` (500): An unexpected error; quote request_id.
+             *     - `chain-transaction-failed` (502): A Solana transaction was rejected or failed; `detail` names the program error.
+             *     - `chain-unavailable` (503): The Solana RPC cannot be reached; retry later (Retry-After).
+             *     - `service-unavailable` (503): A dependency of the service is down or overloaded (the database unreachable, its connection pool or a statement/lock timeout exhausted) or the server is shutting down; retry after the Retry-After seconds. When a chain action had already landed, `chain_transaction` {action, signature} says so: the order converges to it (the reconciler records it) and a retry of the action returns the updated order.
+             * @enum {string}
              */
-            type: string;
+            type: "https://bazaar.dev/problems/validation-error" | "https://bazaar.dev/problems/malformed-json" | "https://bazaar.dev/problems/malformed-request" | "https://bazaar.dev/problems/idempotency-key-missing" | "https://bazaar.dev/problems/unauthorized" | "https://bazaar.dev/problems/invalid-token" | "https://bazaar.dev/problems/token-expired" | "https://bazaar.dev/problems/login-failed" | "https://bazaar.dev/problems/forbidden" | "https://bazaar.dev/problems/not-found" | "https://bazaar.dev/problems/route-not-found" | "https://bazaar.dev/problems/custody-disabled" | "https://bazaar.dev/problems/method-not-allowed" | "https://bazaar.dev/problems/request-timeout" | "https://bazaar.dev/problems/conflict" | "https://bazaar.dev/problems/invalid-state-transition" | "https://bazaar.dev/problems/idempotency-key-in-use" | "https://bazaar.dev/problems/listing-unavailable" | "https://bazaar.dev/problems/own-listing" | "https://bazaar.dev/problems/review-not-allowed" | "https://bazaar.dev/problems/too-many-unpaid-orders" | "https://bazaar.dev/problems/insufficient-funds" | "https://bazaar.dev/problems/payload-too-large" | "https://bazaar.dev/problems/unsupported-media-type" | "https://bazaar.dev/problems/idempotency-key-reused" | "https://bazaar.dev/problems/rate-limited" | "https://bazaar.dev/problems/header-fields-too-large" | "https://bazaar.dev/problems/internal-error" | "https://bazaar.dev/problems/chain-transaction-failed" | "https://bazaar.dev/problems/chain-unavailable" | "https://bazaar.dev/problems/service-unavailable";
             title: string;
             status: number;
             detail: string;
@@ -1283,6 +1357,11 @@ export interface components {
             errors?: components["schemas"]["ProblemFieldError"][];
             /** @description Escrow/token program error name (chain-transaction-failed), e.g. "InvalidState" */
             program_error?: string;
+            /**
+             * @description login-failed only: the SIWS field that refused the login
+             * @enum {string}
+             */
+            reason?: "message" | "address" | "signature" | "domain" | "version" | "chain_id" | "nonce" | "issued_at" | "expiration_time" | "not_before";
             chain_transaction?: components["schemas"]["ChainTransactionLanded"];
         } & {
             [key: string]: unknown;
@@ -1303,6 +1382,7 @@ export interface components {
             /**
              * Format: uuid
              * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
              */
             user_id: string;
             /**
@@ -1340,34 +1420,58 @@ export interface components {
             count: number;
             distribution: components["schemas"]["RatingDistribution"];
         };
-        /** RequestLoginResponse */
-        RequestLoginResponse: {
-            nonce: string;
-            sign_in_input: components["schemas"]["SignInInput"];
+        /** RequestLoginBody */
+        RequestLoginBody: {
             /**
-             * Format: date-time
-             * @description When the nonce expires (same as sign_in_input.expirationTime)
+             * @description Wallet that will sign in
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
              */
-            expires_at: string;
+            address: string;
+            /** @description Authority of the page asking for the sign-in (wallets compare it with the page's origin), e.g. "localhost:5173"; must be an allowed SIWS domain (SIWS_DOMAINS). Default: the host of this service's public URL */
+            domain?: string;
+            /**
+             * Format: uri
+             * @description URI of the dApp (default: this service's public URL)
+             */
+            uri?: string;
+            /** @description Statement the wallet shows (default "Sign in to Bazaar") */
+            statement?: string;
+            /** @description Cluster the dApp expects; must be the one this service runs on */
+            chain_id?: string;
+            /** @description The dApp's own request id, signed as "Request ID" */
+            request_id?: string;
+            /** @description URIs to list under "Resources" */
+            resources?: string[];
+        };
+        /** ResolveDisputeBody */
+        ResolveDisputeBody: {
+            /** @description Share returned to the buyer in basis points: 0 = all to seller, 10000 = full refund */
+            buyer_bps: number;
         };
         /** Review */
         Review: {
             /**
              * Format: uuid
              * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
              */
             review_id: string;
             /**
              * Format: uuid
              * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
              */
             order_id: string;
             /**
              * Format: uuid
              * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
              */
             listing_id: string;
-            /** @description The buyer */
+            /**
+             * @description The buyer
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             reviewer_wallet: string;
             /**
              * @description Solana public key, base58 (32 bytes)
@@ -1411,10 +1515,21 @@ export interface components {
         };
         /**
          * SignInInput
-         * @description SIWS input (wallet-standard SolanaSignInInput); sign exactly createSignInMessage(sign_in_input)
+         * @description SIWS input (wallet-standard SolanaSignInInput): pass it to wallet.signIn(input), or sign createSignInMessage(input) with signMessage
+         * @example {
+         *       "domain": "localhost:3000",
+         *       "address": "3XCQzri1EQ14JjeGZsMg4PrhiTPXzxLSnj5ccHVEUcKU",
+         *       "statement": "Sign in to Bazaar",
+         *       "uri": "http://localhost:3000",
+         *       "version": "1",
+         *       "chainId": "localnet",
+         *       "nonce": "k3Jd9aQx7LmP2vRt",
+         *       "issuedAt": "2026-01-31T12:00:00.000Z",
+         *       "expirationTime": "2026-01-31T12:05:00.000Z"
+         *     }
          */
         SignInInput: {
-            /** @description RFC 4501 authority of the service, e.g. "bazaar.dev" or "localhost:3000" */
+            /** @description RFC 4501 authority that asks for the sign-in, e.g. "bazaar.dev" or "localhost:5173" */
             domain: string;
             /**
              * @description Solana public key, base58 (32 bytes)
@@ -1422,15 +1537,15 @@ export interface components {
              */
             address: string;
             /** @description Human-readable statement shown by the wallet */
-            statement: string;
+            statement?: string;
             /**
              * Format: uri
-             * @description Origin of the service
+             * @description RFC 3986 URI of the dApp or service
              */
             uri: string;
             /** @enum {string} */
             version: "1";
-            /** @description Solana cluster: mainnet, devnet, testnet or localnet (optionally solana: prefixed) */
+            /** @description Solana cluster: mainnet, devnet, testnet or localnet, bare or "solana:" prefixed (both accepted) */
             chainId: string;
             nonce: string;
             /**
@@ -1441,10 +1556,19 @@ export interface components {
             issuedAt: string;
             /**
              * Format: date-time
-             * @description ISO-8601 timestamp (UTC)
+             * @description When the nonce expires (the login must be verified before)
              * @example 2026-01-31T12:00:00.000Z
              */
             expirationTime: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            notBefore?: string;
+            requestId?: string;
+            /** @description URIs the sign-in is about (RFC 3986), one per line in the message */
+            resources?: string[];
         };
         /** SolanaPayLabel */
         SolanaPayLabel: {
@@ -1457,6 +1581,19 @@ export interface components {
             /** @description Serialized fund transaction, partially signed; fee payer = account */
             transaction: string;
             message?: string;
+        };
+        /** SolanaPayTransactionBody */
+        SolanaPayTransactionBody: {
+            /**
+             * @description The paying wallet
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
+            account: string;
+        };
+        /** SubmitOrderTransactionBody */
+        SubmitOrderTransactionBody: {
+            /** @description The payment transaction, signed by the buyer */
+            signed_transaction: string;
         };
         /**
          * TokenMetadataJson
@@ -1475,6 +1612,34 @@ export interface components {
                 value: string | number;
             }[];
         };
+        /** UpdateListingBody */
+        UpdateListingBody: {
+            title?: string;
+            description?: string;
+            /**
+             * @description Amount in UI units (base_units / 10^decimals); at most the currency decimals (server rule)
+             * @example 12.5
+             */
+            price?: number;
+            /**
+             * @description Category slug; validated by the server against GET /categories
+             * @example development
+             */
+            category?: string;
+            duration?: number;
+            /**
+             * @description Relist (available) or unlist
+             * @enum {string}
+             */
+            status?: "available" | "unlisted";
+        };
+        /** UpdateMeBody */
+        UpdateMeBody: {
+            display_name?: string | null;
+            bio?: string | null;
+            /** Format: uri */
+            avatar_url?: string | null;
+        };
         /**
          * User
          * @description The authenticated user: public profile plus private fields
@@ -1483,6 +1648,7 @@ export interface components {
             /**
              * Format: uuid
              * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
              */
             user_id: string;
             /**
@@ -1534,11 +1700,33 @@ export interface components {
             /** @description Sum of completed sales per currency (gross, before fees) */
             sales_volume: components["schemas"]["SalesVolume"][];
         };
+        /**
+         * VerifyLoginBody
+         * @example {
+         *       "address": "3XCQzri1EQ14JjeGZsMg4PrhiTPXzxLSnj5ccHVEUcKU",
+         *       "signed_message": "bG9jYWxob3N0OjMwMDAgd2FudHMgeW91IHRvIHNpZ24gaW4gd2l0aCB5b3VyIFNvbGFuYSBhY2NvdW50OgozWENRenJpMUVRMTRKamVHWnNNZzRQcmhpVFBYenhMU25qNWNjSFZFVWNLVQoKU2lnbiBpbiB0byBCYXphYXIKClVSSTogaHR0cDovL2xvY2FsaG9zdDozMDAwClZlcnNpb246IDEKQ2hhaW4gSUQ6IGxvY2FsbmV0Ck5vbmNlOiBrM0pkOWFReDdMbVAydlJ0Cklzc3VlZCBBdDogMjAyNi0wMS0zMVQxMjowMDowMC4wMDBaCkV4cGlyYXRpb24gVGltZTogMjAyNi0wMS0zMVQxMjowNTowMC4wMDBa",
+         *       "signature": "tRJZc41J45xrOZlVb0dEpELz0hm8E6dOdXEMBcC6gx4qkWbUeK4HCumCjzDrth2+Hbmh70Z5i7JG+coooLOlDw=="
+         *     }
+         */
+        VerifyLoginBody: {
+            /**
+             * @description Solana public key, base58 (32 bytes)
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
+            address: string;
+            /** @description Base64 of the exact UTF-8 bytes the wallet signed (the SIWS message; signIn's signedMessage) */
+            signed_message: string;
+            /** @description Base64 of the 64-byte ed25519 signature */
+            signature: string;
+            /** @description When true the response also sets the bazaar_session cookie (HttpOnly, Secure, SameSite=Lax) */
+            set_cookie?: boolean;
+        };
         /** Withdrawal */
         Withdrawal: {
             /**
              * Format: uuid
              * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
              */
             withdrawal_id: string;
             /**
@@ -1553,25 +1741,40 @@ export interface components {
             mint: string;
             /** @description UI amount sent to the destination */
             amount: number;
-            /** @description Base units sent to the destination */
+            /**
+             * @description Base units sent to the destination
+             * @example 1500000
+             */
             amount_base_units: string;
-            /** @description Flat withdrawal fee of the currency, debited on top of the amount */
+            /**
+             * @description Flat withdrawal fee of the currency, debited on top of the amount
+             * @example 1500000
+             */
             fee_base_units: string;
-            /** @description amount + fee: what leaves the custodial balance */
+            /**
+             * @description amount + fee: what leaves the custodial balance
+             * @example 1500000
+             */
             total_debited_base_units: string;
             /**
              * @description Solana public key, base58 (32 bytes)
              * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
              */
             destination: string;
-            /** @description Associated token account of the destination for the mint */
+            /**
+             * @description Associated token account of the destination for the mint
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
             destination_token_account: string;
             /**
              * @description pending: held, not sent yet; submitted: signed and sent (signature known); confirmed: landed (terminal); failed: rejected or expired, the hold is back in the available balance (terminal)
              * @enum {string}
              */
             status: "pending" | "submitted" | "confirmed" | "failed";
-            /** @description The transfer transaction; set from status submitted on */
+            /**
+             * @description The transfer transaction; set from status submitted on
+             * @example 4CKtRKnWZDvqWuJup8awgTGodXRzdMGqFhPeWJtYmRje4GtEUZaotnYsYm3L6pzLZHE5FGsWdvFvN2z8B4shx4RR
+             */
             signature: string | null;
             slot: number | null;
             /** @description Why it failed (status failed only) */
@@ -1619,10 +1822,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Wallet that will sign in */
-                    address: string;
-                };
+                "application/json": components["schemas"]["RequestLoginBody"];
             };
         };
         responses: {
@@ -1632,7 +1832,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestLoginResponse"];
+                    "application/json": components["schemas"]["LoginChallenge"];
                 };
             };
             /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
@@ -1704,19 +1904,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Solana public key, base58 (32 bytes)
-                     * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
-                     */
-                    address: string;
-                    /** @description Base64 of the exact UTF-8 bytes the wallet signed (the SIWS message) */
-                    signed_message: string;
-                    /** @description Base64 of the 64-byte ed25519 signature */
-                    signature: string;
-                    /** @description When true the response also sets the bazaar_session cookie (HttpOnly, Secure, SameSite=Lax) */
-                    set_cookie?: boolean;
-                };
+                "application/json": components["schemas"]["VerifyLoginBody"];
             };
         };
         responses: {
@@ -1878,12 +2066,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    display_name?: string | null;
-                    bio?: string | null;
-                    /** Format: uri */
-                    avatar_url?: string | null;
-                };
+                "application/json": components["schemas"]["UpdateMeBody"];
             };
         };
         responses: {
@@ -2135,26 +2318,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description 3..120 characters (trimmed) */
-                    title: string;
-                    /** @description 1..5000 characters (trimmed) */
-                    description: string;
-                    /** @description > 0, in UI units, at most the currency's decimals (6 for USDC, 9 for SOL) */
-                    price: number;
-                    /**
-                     * @description Currency code (2..10 upper-case letters); validated by the server against GET /currencies
-                     * @example USDC
-                     */
-                    currency: string;
-                    /**
-                     * @description Category slug; validated by the server against GET /categories
-                     * @example development
-                     */
-                    category: string;
-                    /** @description Estimated delivery time, whole days 1..365 */
-                    duration: number;
-                };
+                "application/json": components["schemas"]["CreateListingBody"];
             };
         };
         responses: {
@@ -2338,26 +2502,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    title?: string;
-                    description?: string;
-                    /**
-                     * @description Amount in UI units (base_units / 10^decimals); at most the currency decimals (server rule)
-                     * @example 12.5
-                     */
-                    price?: number;
-                    /**
-                     * @description Category slug; validated by the server against GET /categories
-                     * @example development
-                     */
-                    category?: string;
-                    duration?: number;
-                    /**
-                     * @description Relist (available) or unlist
-                     * @enum {string}
-                     */
-                    status?: "available" | "unlisted";
-                };
+                "application/json": components["schemas"]["UpdateListingBody"];
             };
         };
         responses: {
@@ -2940,23 +3085,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * Format: uuid
-                     * @description UUID (RFC 9562), lower-case hex
-                     */
-                    listing_id: string;
-                    /**
-                     * @description Buyer when it is not the authenticated user (API-key integrations). A user token may only name its own wallet. Not allowed with payment_source custodial.
-                     * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
-                     */
-                    buyer_wallet?: string;
-                    /**
-                     * @description wallet (default) or custodial: pay from the custodial balance (custody must be enabled: 404 custody-disabled; 409 insufficient-funds when the available balance does not cover the price)
-                     * @enum {string}
-                     */
-                    payment_source?: "wallet" | "custodial";
-                };
+                "application/json": components["schemas"]["CreateOrderBody"];
             };
         };
         responses: {
@@ -2966,7 +3095,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CreateOrderResponse"];
+                    "application/json": components["schemas"]["OrderWithPayment"];
                 };
             };
             /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`); Idempotency-Key missing (`idempotency-key-missing`) */
@@ -3176,10 +3305,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description The payment transaction, signed by the buyer */
-                    signed_transaction: string;
-                };
+                "application/json": components["schemas"]["SubmitOrderTransactionBody"];
             };
         };
         responses: {
@@ -3480,10 +3606,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description The paying wallet */
-                    account: string;
-                };
+                "application/json": components["schemas"]["SolanaPayTransactionBody"];
             };
         };
         responses: {
@@ -3811,10 +3934,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Why the order is disputed, 10..2000 characters */
-                    reason: string;
-                };
+                "application/json": components["schemas"]["DisputeOrderBody"];
             };
         };
         responses: {
@@ -4052,10 +4172,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Share returned to the buyer in basis points: 0 = all to seller, 10000 = full refund */
-                    buyer_bps: number;
-                };
+                "application/json": components["schemas"]["ResolveDisputeBody"];
             };
         };
         responses: {
@@ -4185,12 +4302,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Integer 1..5 */
-                    rating: number;
-                    /** @description 0..2000 characters (trimmed); defaults to empty */
-                    text?: string;
-                };
+                "application/json": components["schemas"]["CreateReviewBody"];
             };
         };
         responses: {
@@ -4454,13 +4566,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Currency to deposit; all custody currencies when absent
-                     * @example USDC
-                     */
-                    currency?: string;
-                };
+                "application/json": components["schemas"]["CreateDepositBody"];
             };
         };
         responses: {
@@ -4646,25 +4752,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Currency code (2..10 upper-case letters); validated by the server against GET /currencies
-                     * @example USDC
-                     */
-                    currency: string;
-                    /**
-                     * @description Amount to send in UI units (> 0, at most the currency decimals). Give exactly one of amount / amount_base_units.
-                     * @example 12.5
-                     */
-                    amount?: number;
-                    /**
-                     * @description Amount to send in base units (alternative to `amount`)
-                     * @example 1500000
-                     */
-                    amount_base_units?: string;
-                    /** @description Wallet (owner) that receives the tokens in its associated token account (created when missing, the service pays). Not a token account or mint, not a program, not an address of this service. */
-                    destination: string;
-                };
+                "application/json": components["schemas"]["CreateWithdrawalBody"];
             };
         };
         responses: {

@@ -7,7 +7,7 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { buildOpenApiDocument, buildSdkTypes, serializeOpenApi } from './openapi';
+import { buildOpenApiDocument, buildSdkTypes, serializeOpenApi } from './openapi.js';
 
 const root = (p: string) => fileURLToPath(new URL(`../../${p}`, import.meta.url));
 const OPENAPI_PATH = root('openapi.json');

@@ -3,27 +3,36 @@
  * TypeScript types of client-sdk/src/openapi-types.ts from that document.
  * Used by generate-openapi.ts (CLI) and by the contract tests.
  */
-import { isAppRouteOtherResponse, type AppRoute, type AppRouter } from '@ts-rest/core';
+import { createHash } from 'node:crypto';
+import { createSignInMessage } from '@solana/wallet-standard-util';
+import { isAppRouteOtherResponse, isZodType, type AppRoute, type AppRouter } from '@ts-rest/core';
 import { generateOpenApi } from '@ts-rest/open-api';
+import bs58 from 'bs58';
 import openapiTS, { astToString } from 'openapi-typescript';
+import nacl from 'tweetnacl';
 import {
   API_PREFIX,
   commonProblems,
   contract,
+  inheritedOpenApiMeta,
   Problem,
   problemTypes,
   problemTypeUri,
   PROBLEM_CONTENT_TYPE,
   type ProblemSlug,
   type RouteMetadata,
-} from '../src/index';
+  type SignInInput,
+} from '../src/index.js';
 
 type Json = Record<string, any>;
 
 export const OPENAPI_VERSION_NOTE = 'Generated from contract/src by contract/scripts/generate-openapi.ts; do not edit.';
 
 const TAGS: Record<string, string> = {
-  auth: 'Wallet login with Sign In With Solana (SIWS): nonce, signed message, JWT or session cookie.',
+  auth:
+    'Wallet login with Sign In With Solana (SIWS): request_login gives the input to sign, verify_login the JWT. ' +
+    'Authenticated routes take `Authorization: Bearer <JWT>`, an API key in `X-API-Key` (server-to-server), or ' +
+    'the `bazaar_session` cookie (verify_login with set_cookie).',
   users: 'The authenticated user and public profiles by wallet.',
   listings: 'Service listings, each backed by a Token-2022 NFT minted on creation.',
   marketplace: 'Search and browse listings; configured categories and currencies.',
@@ -32,40 +41,120 @@ const TAGS: Record<string, string> = {
   wallet: 'Balances; deposits and withdrawals where custody is enabled.',
 };
 
+/**
+ * `servers` of the committed openapi.json: the local default (npm start). A running service serves
+ * GET /openapi.json with its own origin instead (server/src/app.ts: PUBLIC_BASE_URL when configured,
+ * else the origin of the request), so /docs "Try it out" calls the service that served the page.
+ */
+export const PLACEHOLDER_SERVER_URL = 'http://localhost:3000';
+const PLACEHOLDER_SERVER_DESCRIPTION =
+  `Placeholder: the local default of npm start. A running service serves /openapi.json with its own origin ` +
+  `here (PUBLIC_BASE_URL, else the origin of the request). Paths start with ${API_PREFIX}.`;
+
 const SUCCESS_DESCRIPTIONS: Record<string, string> = { '200': 'OK', '201': 'Created', '202': 'Accepted' };
 
+/**
+ * info.description: three lines on purpose. Generators such as orval copy it into the header of every
+ * file they write (the former 40-line text landed in 79 files). Each detail lives once where it belongs:
+ * authentication in the security schemes and the auth tag, problem types with their statuses in
+ * `Problem.type`, units and formats on each field, rules in each operation's description.
+ */
 const DESCRIPTION = [
-  'Marketplace backend for services paid in crypto: listings backed by Token-2022 NFTs, orders paid into',
-  'a Solana escrow program, Sign In With Solana login.',
-  '',
-  '**Authentication**: `Authorization: Bearer <JWT>` from `POST /api/v1/auth/verify_login`, an API key in',
-  '`X-API-Key` (or as Bearer), or the `bazaar_session` cookie. Public routes: request_login, verify_login,',
-  'the listing token metadata JSON and the Solana Pay endpoints.',
-  '',
-  '**Errors**: RFC 9457 problem details (`application/problem+json`); `type` is',
-  '`https://bazaar.dev/problems/<slug>`:',
+  'Marketplace backend for services paid in crypto: Token-2022 listings, orders paid into a Solana escrow program,',
+  'Sign In With Solana. Errors are RFC 9457 problem details (types and statuses: `Problem.type`). Versioning:',
+  '`/api/v1` changes are additive only (new routes, optional fields, response fields, enum values); ignore unknown fields.',
+].join('\n');
+
+/** `Problem.type`'s description: every problem type with its status and meaning. */
+const PROBLEM_TYPE_DESCRIPTION = [
+  '`https://bazaar.dev/problems/<slug>`. New types may be added within v1 (treat an unknown one by its `status`).',
   '',
   ...Object.entries(problemTypes).map(([slug, p]) => `- \`${slug}\` (${p.status}): ${p.description}`),
-  '',
-  '**Conventions**: snake_case JSON; token amounts as `*_base_units` u64 decimal strings next to UI numbers;',
-  'ISO-8601 UTC timestamps; cursor pagination (`limit` 1..100, default 20, `cursor` -> `next_cursor`).',
-  'Mutations that create money movements (`createOrder`, `createWithdrawal`) require `Idempotency-Key`.',
-  '',
-  '**Limits**: JSON bodies up to 100 kB (413 payload-too-large), `application/json` only (415); rate limits are',
-  'server configuration and answer 429 rate-limited with `Retry-After` (seconds). Every response carries',
-  '`X-Request-Id`, repeated as `request_id` in problem documents. Request line and headers up to 16 kB',
-  '(431); headers within 10 s and the whole request within 30 s of the connection (408); idle keep-alive',
-  'connections close after 5 s (server defaults). A dependency that is down or timed out (database, pool,',
-  'statement or lock timeout) answers 503 service-unavailable with `Retry-After`; an undeclared method on a',
-  'known path answers 405 with `Allow`.',
-  '',
-  '**Versioning**: the major version is the path prefix `/api/v1`. Within v1 changes are additive only (new',
-  'routes, new optional request fields, new response fields, new problem slugs, new enum values in responses);',
-  'clients must ignore unknown fields. Breaking changes ship as `/api/v2`, with v1 kept for at least 6 months',
-  'after a `Deprecation` header announces its end.',
-  '',
-  '**Not in v1**: webhooks/notifications (poll `GET /api/v1/orders/{order_id}`), chat between users.',
 ].join('\n');
+
+/**
+ * The wallet of the sign-in examples: an ed25519 key derived from a fixed, public seed, so the examples of
+ * SignInInput and VerifyLoginBody are a real SIWS message and a valid signature of it.
+ */
+const exampleWallet = nacl.sign.keyPair.fromSeed(createHash('sha256').update('Bazaar OpenAPI example wallet').digest());
+
+/** The sign_in_input request_login returns to the example wallet on the local default service. */
+export const EXAMPLE_SIGN_IN_INPUT: SignInInput = {
+  domain: 'localhost:3000',
+  address: bs58.encode(exampleWallet.publicKey),
+  statement: 'Sign in to Bazaar',
+  uri: 'http://localhost:3000',
+  version: '1',
+  chainId: 'localnet',
+  nonce: 'k3Jd9aQx7LmP2vRt',
+  issuedAt: '2026-01-31T12:00:00.000Z',
+  expirationTime: '2026-01-31T12:05:00.000Z',
+};
+
+/** verify_login's body for EXAMPLE_SIGN_IN_INPUT, signed by the example wallet. */
+export function exampleVerifyLoginBody() {
+  const message = createSignInMessage(EXAMPLE_SIGN_IN_INPUT);
+  return {
+    address: EXAMPLE_SIGN_IN_INPUT.address,
+    signed_message: Buffer.from(message).toString('base64'),
+    signature: Buffer.from(nacl.sign.detached(message, exampleWallet.secretKey)).toString('base64'),
+  };
+}
+
+/** Example values of path parameters, for the `instance` of problem examples. */
+const EXAMPLE_PATH_PARAMS: Record<string, string> = {
+  order_id: '0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6',
+  listing_id: '0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6',
+  withdrawal_id: '0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6',
+  wallet: 'AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r',
+  seller_wallet: 'AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r',
+};
+const EXAMPLE_REQUEST_ID = '5f0c6f0e-2d7a-4f4e-8a53-0c1b9b7e4d21';
+
+/** Extension members of a few problem examples, as the server sends them. */
+const EXAMPLE_EXTENSIONS: Partial<Record<ProblemSlug, Json>> = {
+  'validation-error': {
+    detail: 'body.price: Number must be greater than 0',
+    errors: [{ path: 'body.price', message: 'Number must be greater than 0', code: 'too_small' }],
+  },
+  'login-failed': { detail: 'Login failed: nonce already used.' },
+  'rate-limited': { detail: 'Too many requests; retry after the Retry-After seconds.' },
+  'chain-transaction-failed': { detail: 'The escrow program refused the transaction: InvalidState.', program_error: 'InvalidState' },
+};
+
+/** A problem document as the server answers `slug` on `path` (a contract path, e.g. /api/v1/orders/:order_id). */
+function problemExample(slug: ProblemSlug, path: string): Json {
+  const p = problemTypes[slug];
+  return {
+    type: problemTypeUri(slug),
+    title: p.title,
+    status: p.status,
+    detail: p.description,
+    instance: path.replace(/:(\w+)/g, (_, name: string) => EXAMPLE_PATH_PARAMS[name] ?? name),
+    request_id: EXAMPLE_REQUEST_ID,
+    ...EXAMPLE_EXTENSIONS[slug],
+  };
+}
+
+/**
+ * The problem slugs routes declare, each with the first route path declaring it (filled while the paths
+ * are generated). Every error response refers to `#/components/examples/<slug>` of its slugs: one example
+ * document per problem type, its `instance` a path of a route that answers it.
+ */
+const problemExamplePaths = new Map<ProblemSlug, string>();
+
+function problemExampleComponents(): Json {
+  const slugs = [...problemExamplePaths.keys()].sort();
+  return Object.fromEntries(
+    slugs.map((slug) => [
+      slug,
+      {
+        summary: `${problemTypes[slug].title} (${problemTypes[slug].status})`,
+        value: problemExample(slug, problemExamplePaths.get(slug)!),
+      },
+    ]),
+  );
+}
 
 function flattenRoutes(router: AppRouter, tags: string[] = []): { key: string; tags: string[]; route: AppRoute }[] {
   const out: { key: string; tags: string[]; route: AppRoute }[] = [];
@@ -106,9 +195,12 @@ const SECURITY_SCHEMES = {
 };
 const AUTHENTICATED = [{ bearerAuth: [] }, { apiKeyHeader: [] }, { sessionCookie: [] }];
 
+const slugsWithStatus = (status: number, slugs: readonly ProblemSlug[]) => slugs.filter((s) => problemTypes[s].status === status);
+
 function problemDescription(status: number, slugs: readonly ProblemSlug[]): string {
-  const matching = slugs.filter((s) => problemTypes[s].status === status);
-  return matching.map((s) => `${problemTypes[s].title} (\`${s}\`)`).join('; ');
+  return slugsWithStatus(status, slugs)
+    .map((s) => `${problemTypes[s].title} (\`${s}\`)`)
+    .join('; ');
 }
 
 function operationMapper(operation: Json, route: AppRoute): Json {
@@ -117,9 +209,15 @@ function operationMapper(operation: Json, route: AppRoute): Json {
   const responses: Json = {};
   for (const [status, response] of Object.entries(route.responses)) {
     if (isAppRouteOtherResponse(response)) {
+      const examples = Object.fromEntries(
+        slugsWithStatus(Number(status), slugs).map((slug) => {
+          if (!problemExamplePaths.has(slug)) problemExamplePaths.set(slug, route.path);
+          return [slug, { $ref: `#/components/examples/${slug}` }];
+        }),
+      );
       responses[status] = {
         description: problemDescription(Number(status), slugs),
-        content: { [response.contentType]: { schema: { $ref: '#/components/schemas/Problem' } } },
+        content: { [response.contentType]: { schema: { $ref: '#/components/schemas/Problem' }, examples } },
       };
     } else {
       responses[status] = { ...operation.responses[status], description: SUCCESS_DESCRIPTIONS[status] ?? status };
@@ -141,7 +239,11 @@ function operationMapper(operation: Json, route: AppRoute): Json {
     ...(parameters.length ? { parameters } : {}),
   };
   if (operation.requestBody) {
-    out.requestBody = { required: true, content: operation.requestBody.content };
+    const content = operation.requestBody.content as Json;
+    for (const media of Object.values(content)) {
+      if (!media.schema?.$ref) throw new Error(`${operation.operationId}: inline request body; name its schema with named()`);
+    }
+    out.requestBody = { required: true, content };
   }
   for (const [status, response] of Object.entries(responses)) {
     if (status === '429' || status === '503') {
@@ -196,10 +298,65 @@ function normalizeTo30(node: unknown, schemas: Json): void {
   for (const value of Object.values(o)) normalizeTo30(value, schemas);
 }
 
+/**
+ * Give every zod schema reachable from `root` that has no OpenAPI metadata of its own the metadata it
+ * inherited from the schema it was copied from (see extendApi in contract/src/common.ts): without it
+ * `Pubkey.describe('...')` would lose Pubkey's example.
+ */
+function applyInheritedMeta(root: unknown): void {
+  const seen = new Set<unknown>();
+  const visit = (node: unknown): void => {
+    if (!node || typeof node !== 'object' || seen.has(node)) return;
+    seen.add(node);
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (!isZodType(node)) return Object.values(node).forEach(visit);
+    const schema = node as unknown as { _def: Json; metaOpenApi?: Json };
+    if (!schema.metaOpenApi) {
+      const inherited = inheritedOpenApiMeta(node as never);
+      if (inherited && Object.keys(inherited).length) schema.metaOpenApi = inherited;
+    }
+    for (const [key, value] of Object.entries(schema._def)) {
+      if (key === 'shape' && typeof value === 'function') visit(Object.values(value()));
+      else if (typeof value === 'object') visit(value);
+    }
+  };
+  visit(root);
+}
+
+/**
+ * A component marked `x-bazaar-extends: Base` (namedExtension) as `allOf: [{$ref: Base}, {its own
+ * properties}]`. Its inherited properties must be exactly Base's (else the contract changed them: error).
+ */
+function asExtension(name: string, schema: Json, schemas: Json): Json {
+  const baseName = schema['x-bazaar-extends'];
+  if (!baseName) return schema;
+  const base = schemas[baseName];
+  if (!base) throw new Error(`${name} extends ${baseName}, which is not a component`);
+  const own: Json = {};
+  for (const [key, value] of Object.entries(schema.properties as Json)) {
+    if (!(key in base.properties)) own[key] = value;
+    else if (JSON.stringify(value) !== JSON.stringify(base.properties[key])) {
+      throw new Error(`${name}.${key} differs from ${baseName}.${key}; an extension may only add properties`);
+    }
+  }
+  const required = (schema.required ?? []).filter((key: string) => key in own);
+  const { title, description } = schema;
+  return {
+    title,
+    ...(description ? { description } : {}),
+    allOf: [
+      { $ref: `#/components/schemas/${baseName}` },
+      { type: 'object', properties: own, ...(required.length ? { required } : {}) },
+    ],
+  };
+}
+
 const sortKeys = (o: Json): Json => Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
 
 /** The OpenAPI 3.0 document of the whole contract. */
 export function buildOpenApiDocument(): Json {
+  applyInheritedMeta(contract);
+  problemExamplePaths.clear();
   const generated = generateOpenApi(
     contract,
     { info: { title: 'Bazaar API', version: '1.0.0' } },
@@ -207,8 +364,10 @@ export function buildOpenApiDocument(): Json {
   ) as Json;
 
   const schemas = sortKeys({ ...(generated.components?.schemas ?? {}), ...problemComponents() });
-  const problemType = schemas.Problem?.properties?.type;
-  if (problemType) problemType.example = problemTypeUri('not-found');
+  schemas.Problem.properties.type.description = PROBLEM_TYPE_DESCRIPTION;
+  schemas.SignInInput.example = EXAMPLE_SIGN_IN_INPUT;
+  schemas.VerifyLoginBody.example = exampleVerifyLoginBody();
+  for (const name of Object.keys(schemas)) schemas[name] = asExtension(name, schemas[name], schemas);
 
   normalizeTo30(generated.paths, schemas);
   normalizeTo30(schemas, schemas);
@@ -221,11 +380,11 @@ export function buildOpenApiDocument(): Json {
       description: DESCRIPTION,
       license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
     },
-    servers: [{ url: 'http://localhost:3000', description: `Local development (paths start with ${API_PREFIX})` }],
+    servers: [{ url: PLACEHOLDER_SERVER_URL, description: PLACEHOLDER_SERVER_DESCRIPTION }],
     security: AUTHENTICATED,
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     paths: generated.paths,
-    components: { schemas, securitySchemes: SECURITY_SCHEMES },
+    components: { schemas, examples: problemExampleComponents(), securitySchemes: SECURITY_SCHEMES },
   };
 }
 

@@ -1,47 +1,114 @@
 /**
  * Wallet login with Sign In With Solana (SIWS, the `solana:signIn` wallet-standard feature).
  *
- * 1. POST /auth/request_login {address} -> a single-use nonce and the exact `sign_in_input` to sign.
- * 2. The client builds the SIWS message text with `createSignInMessage(sign_in_input)` from
- *    @solana/wallet-standard-util (or the wallet's `signIn`), and the wallet signs it (ed25519).
- * 3. POST /auth/verify_login {address, signed_message, signature} -> a JWT (and optionally a cookie).
+ * 1. POST /auth/request_login {address, ...optional SIWS fields} -> a single-use nonce and the
+ *    `sign_in_input` to pass to `wallet.signIn(input)` (or to sign as `createSignInMessage(input)` from
+ *    @solana/wallet-standard-util with `signMessage`).
+ * 2. POST /auth/verify_login {address, signed_message, signature} -> a JWT (and optionally a cookie).
  *
- * The server checks: the nonce was issued by it for that address, is unused and unexpired (single use,
- * 5 minutes by default); the signed message parses as SIWS and matches the issued input (domain, address,
- * uri, chainId, nonce, issuedAt, expirationTime); the ed25519 signature verifies against `address`.
- * Any failure is 401 login-failed with `detail` naming the check.
+ * The server verifies the message the wallet signed (parsed with `parseSignInMessage`), not a copy of
+ * the input it issued: wallets and dApps may add optional fields or re-serialise times. Every check and
+ * its `reason` is in `loginFailureReasons`; the defaults of the lifetimes and limits are `authDefaults`.
  */
 import { z } from 'zod';
-import { Base64, c, named, Pubkey, Timestamp } from './common';
-import { bodyProblems, routeErrors } from './problems';
-import { User } from './users.contract';
+import { Base64, c, named, Pubkey, safeText, Timestamp } from './common.js';
+import { bodyProblems, loginFailureReasons, routeErrors } from './problems.js';
+import { User } from './users.contract.js';
 
 export const SESSION_COOKIE_NAME = 'bazaar_session';
 export const API_KEY_HEADER = 'X-API-Key';
 
-/** SIWS nonce: at least 8 alphanumerics (the server issues 16..32). */
+/**
+ * Defaults of the login settings, documented here and applied by the server (server/src/config.ts
+ * reads the variables named in each comment and falls back to these): one value each.
+ */
+export const authDefaults = {
+  /** access token lifetime, seconds (JWT_TTL_SECONDS) */
+  jwtTtlSeconds: 3600,
+  /** lifetime of a login nonce, seconds (LOGIN_NONCE_TTL_SECONDS) */
+  nonceTtlSeconds: 300,
+  /** clock skew allowed on the SIWS time fields, seconds (SIWS_CLOCK_SKEW_SECONDS) */
+  clockSkewSeconds: 60,
+  /** requests per minute per client IP, counted per login route (AUTH_RATE_LIMIT_PER_MINUTE) */
+  rateLimitPerIpPerMinute: 120,
+  /** requests per minute per wallet address, counted per login route (AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE) */
+  rateLimitPerAddressPerMinute: 10,
+  /** statement of the sign-in input when request_login names none */
+  statement: 'Sign in to Bazaar',
+} as const;
+
+/** "3600 s (1 h)" style text of a duration in seconds, for descriptions. */
+const seconds = (n: number) =>
+  n % 3600 === 0 ? `${n} s (${n / 3600} h)` : n % 60 === 0 ? `${n} s (${n / 60} min)` : `${n} s`;
+
+const rateLimitText =
+  `Rate-limited per login route (request_login and verify_login are counted apart): ` +
+  `${authDefaults.rateLimitPerIpPerMinute} requests per minute per client IP (AUTH_RATE_LIMIT_PER_MINUTE) and ` +
+  `${authDefaults.rateLimitPerAddressPerMinute} per minute per wallet \`address\` (AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE), ` +
+  'defaults shown; over either budget the answer is 429 rate-limited with Retry-After (seconds). The SDK\'s ' +
+  'loginWithWallet waits Retry-After and retries once.';
+
+/** SIWS nonce: at least 8 alphanumerics (the server issues 24). */
 export const Nonce = z.string().regex(/^[A-Za-z0-9]{8,64}$/, 'must be 8..64 alphanumerics');
+
+/** One line of a SIWS message: no line break (it would end the field), no control characters. */
+const SiwsLine = (max: number) =>
+  safeText(z.string().min(1).max(max)).regex(/^[^\r\n]*$/, 'must be a single line (SIWS message field)');
+
+/** Cluster names of the SIWS `chainId` field, bare or with the CAIP-2 style `solana:` prefix. */
+export const SiwsChainId = z
+  .string()
+  .regex(/^(solana:)?(mainnet|devnet|testnet|localnet)$/, 'must be mainnet, devnet, testnet or localnet, optionally solana: prefixed')
+  .describe('Solana cluster: mainnet, devnet, testnet or localnet, bare or "solana:" prefixed (both accepted)');
 
 export const SignInInput = named(
   'SignInInput',
   z.object({
-    domain: z.string().min(1).describe('RFC 4501 authority of the service, e.g. "bazaar.dev" or "localhost:3000"'),
+    domain: z.string().min(1).describe('RFC 4501 authority that asks for the sign-in, e.g. "bazaar.dev" or "localhost:5173"'),
     address: Pubkey,
-    statement: z.string().describe('Human-readable statement shown by the wallet'),
-    uri: z.string().url().describe('Origin of the service'),
+    statement: z.string().optional().describe('Human-readable statement shown by the wallet'),
+    uri: z.string().url().describe('RFC 3986 URI of the dApp or service'),
     version: z.literal('1'),
-    chainId: z.string().describe('Solana cluster: mainnet, devnet, testnet or localnet (optionally solana: prefixed)'),
+    chainId: SiwsChainId,
     nonce: Nonce,
     issuedAt: Timestamp,
-    expirationTime: Timestamp,
+    expirationTime: Timestamp.describe('When the nonce expires (the login must be verified before)'),
+    notBefore: Timestamp.optional(),
+    requestId: z.string().optional(),
+    resources: z.array(z.string()).optional().describe('URIs the sign-in is about (RFC 3986), one per line in the message'),
   }),
-  'SIWS input (wallet-standard SolanaSignInInput); sign exactly createSignInMessage(sign_in_input)',
+  'SIWS input (wallet-standard SolanaSignInInput): pass it to wallet.signIn(input), or sign ' +
+    'createSignInMessage(input) with signMessage',
 );
 
-export const RequestLoginBody = z.object({ address: Pubkey.describe('Wallet that will sign in') }).strict();
+export const RequestLoginBody = named(
+  'RequestLoginBody',
+  z
+  .object({
+    address: Pubkey.describe('Wallet that will sign in'),
+    domain: SiwsLine(253)
+      .regex(/^[A-Za-z0-9.-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$/, 'must be host or host:port')
+      .optional()
+      .describe(
+        'Authority of the page asking for the sign-in (wallets compare it with the page\'s origin), e.g. ' +
+          '"localhost:5173"; must be an allowed SIWS domain (SIWS_DOMAINS). Default: the host of this service\'s public URL',
+      ),
+    uri: SiwsLine(2048).url().optional().describe('URI of the dApp (default: this service\'s public URL)'),
+    statement: SiwsLine(500).optional().describe(`Statement the wallet shows (default "${authDefaults.statement}")`),
+    chain_id: SiwsChainId.optional().describe('Cluster the dApp expects; must be the one this service runs on'),
+    request_id: SiwsLine(200).optional().describe('The dApp\'s own request id, signed as "Request ID"'),
+    resources: z.array(SiwsLine(2048).url()).max(20).optional().describe('URIs to list under "Resources"'),
+  })
+  .strict(),
+);
 
+/**
+ * The answer of request_login. Its component name in openapi.json is LoginChallenge: generators name an
+ * operation's own response type `<OperationId>Response` (RequestLoginResponse), which a component of that
+ * name would collide with (@hey-api/openapi-ts then emits `RequestLoginResponse2`).
+ */
 export const RequestLoginResponse = named(
-  'RequestLoginResponse',
+  'LoginChallenge',
   z.object({
     nonce: Nonce,
     sign_in_input: SignInInput,
@@ -49,28 +116,39 @@ export const RequestLoginResponse = named(
   }),
 );
 
-export const VerifyLoginBody = z
+export const VerifyLoginBody = named(
+  'VerifyLoginBody',
+  z
   .object({
     address: Pubkey,
-    signed_message: Base64.describe('Base64 of the exact UTF-8 bytes the wallet signed (the SIWS message)'),
+    signed_message: Base64.describe('Base64 of the exact UTF-8 bytes the wallet signed (the SIWS message; signIn\'s signedMessage)'),
     signature: Base64.describe('Base64 of the 64-byte ed25519 signature'),
     set_cookie: z
       .boolean()
       .optional()
       .describe('When true the response also sets the bazaar_session cookie (HttpOnly, Secure, SameSite=Lax)'),
   })
-  .strict();
+  .strict(),
+);
 
 export const LoginResponse = named(
   'LoginResponse',
   z.object({
-    access_token: z.string().min(1).describe('JWT (HS256/EdDSA as configured), send as Authorization: Bearer'),
+    access_token: z.string().min(1).describe('JWT (HS256), send as Authorization: Bearer'),
     token_type: z.literal('Bearer'),
-    expires_in: z.number().int().positive().describe('Token lifetime in seconds (default 86400)'),
+    expires_in: z
+      .number()
+      .int()
+      .positive()
+      .describe(`Token lifetime in seconds (JWT_TTL_SECONDS; default ${authDefaults.jwtTtlSeconds})`),
     expires_at: Timestamp,
     user: User,
   }),
 );
+
+const reasonList = Object.entries(loginFailureReasons)
+  .map(([reason, text]) => `\`${reason}\` (${text})`)
+  .join('; ');
 
 const requestLogin = routeErrors('public', [...bodyProblems]);
 const verifyLogin = routeErrors('public', ['login-failed', ...bodyProblems]);
@@ -81,10 +159,13 @@ export const auth = c.router({
     path: '/auth/request_login',
     summary: 'Request a wallet login nonce',
     description:
-      'Public. Issues a single-use nonce bound to `address` (valid 5 minutes by default) and returns the SIWS ' +
-      '`sign_in_input` the wallet must sign: domain and uri of this service, statement, version "1", chainId of ' +
-      'the configured cluster, nonce, issuedAt, expirationTime. Sign the text produced by ' +
-      '`createSignInMessage(sign_in_input)`. Rate-limited per IP and per address (429).',
+      `Public. Issues a single-use nonce bound to \`address\` (valid ${seconds(authDefaults.nonceTtlSeconds)} by default, ` +
+      'LOGIN_NONCE_TTL_SECONDS) and returns the SIWS `sign_in_input`: domain (the requested `domain`, else this ' +
+      'service\'s host), uri, statement, version "1", chainId of the configured cluster, nonce, issuedAt, ' +
+      'expirationTime (= the nonce expiry) and the optional requestId and resources the body asked for. Pass it to ' +
+      '`wallet.signIn(sign_in_input)`, or sign `createSignInMessage(sign_in_input)` with `signMessage`. A `domain` ' +
+      'that is not an allowed SIWS domain (SIWS_DOMAINS) or a `chain_id` of another cluster is 400 validation-error. ' +
+      rateLimitText,
     body: RequestLoginBody,
     responses: { 200: RequestLoginResponse, ...requestLogin.responses },
     metadata: requestLogin.metadata,
@@ -94,12 +175,22 @@ export const auth = c.router({
     path: '/auth/verify_login',
     summary: 'Verify a signed login message and get a token',
     description:
-      'Public. Verifies the SIWS message and ed25519 signature against the nonce issued for `address`. On ' +
-      'success the nonce is consumed, the user is created on first login, and a JWT is returned ' +
-      '(`token_type` Bearer, lifetime `expires_in` seconds, 24 h by default). With `set_cookie: true` the ' +
-      'same token is also set as the `bazaar_session` cookie (HttpOnly, Secure, SameSite=Lax, Path=/). ' +
-      'Failures are 401 login-failed; `detail` names the failed check (nonce unknown, nonce used, nonce ' +
-      'expired, signature invalid, domain mismatch, address mismatch, message malformed).',
+      'Public. Verifies the SIWS message the wallet signed (`signed_message`, parsed as SIWS; optional fields ' +
+      'such as statement, uri, requestId, resources, notBefore, and times with or without milliseconds or as ' +
+      '`+00:00` are accepted) and the ed25519 signature over those exact bytes by `address`. Checked: the ' +
+      'message\'s address is `address`; its domain is an allowed SIWS domain (SIWS_DOMAINS: by default the host ' +
+      'of this service\'s public URL, plus localhost and 127.0.0.1 on any port under `npm start`); ' +
+      'Version, when present, is 1; Chain ID, when present, is the configured cluster (bare or "solana:" ' +
+      'prefixed); the nonce was issued by this service to `address`, is unexpired and unused (consumed ' +
+      'atomically: of concurrent verifications one succeeds); Issued At is not in the future nor before the ' +
+      'nonce was issued, Expiration Time has not passed, Not Before has passed, each allowing ' +
+      `${authDefaults.clockSkewSeconds} s of clock skew (SIWS_CLOCK_SKEW_SECONDS). On success the nonce is ` +
+      'consumed, the user is created on first login, and a JWT is returned (`token_type` Bearer, lifetime ' +
+      `\`expires_in\` seconds: ${seconds(authDefaults.jwtTtlSeconds)} by default, JWT_TTL_SECONDS). With ` +
+      '`set_cookie: true` the same token is also set as the `bazaar_session` cookie (HttpOnly, Secure, ' +
+      'SameSite=Lax, Path=/). Each refusal is 401 login-failed with a `reason` member naming the field and ' +
+      `\`detail\` saying why: ${reasonList}. ` +
+      rateLimitText,
     body: VerifyLoginBody,
     responses: { 200: LoginResponse, ...verifyLogin.responses },
     metadata: verifyLogin.metadata,

@@ -11,15 +11,82 @@
  * - Lists: `{ data: [...], next_cursor: string | null }`; pass `next_cursor` back as `cursor`.
  */
 import { initContract } from '@ts-rest/core';
-import { extendApi } from '@anatine/zod-openapi';
 import bs58 from 'bs58';
 import { z } from 'zod';
 
-export const c = initContract();
+/** The ts-rest contract builder (annotated: its inferred type names a symbol ts-rest does not export). */
+export const c: ReturnType<typeof initContract> = initContract();
+
+/**
+ * OpenAPI 3.0 schema keywords attached to a zod schema (`title`, `description`, `example`, `minProperties`,
+ * ...), plus `x-bazaar-*` hints read by contract/scripts/openapi.ts.
+ */
+export type OpenApiMeta = Record<string, unknown>;
+
+/** Key in a zod schema's `_def` under which extendApi leaves the metadata its copies inherit. */
+export const OPENAPI_INHERITED = 'bazaarOpenApi';
+/** Metadata a copy inherits; `description` is the zod description when it was attached (a later .describe() wins). */
+export interface InheritedOpenApiMeta {
+  meta: OpenApiMeta;
+  description: string | undefined;
+}
+
+/**
+ * The metadata a schema inherited from the schema it was copied from (zod's `.describe()`, `.refine()`,
+ * `.extend()` ... return copies made from `_def`): everything but `title` and `x-bazaar-extends`, and
+ * the description only when no later `.describe()` replaced it.
+ */
+export function inheritedOpenApiMeta(schema: z.ZodTypeAny): OpenApiMeta | undefined {
+  const def = schema._def as { description?: string; [OPENAPI_INHERITED]?: InheritedOpenApiMeta };
+  const prior = def[OPENAPI_INHERITED];
+  if (!prior) return undefined;
+  if (prior.description === def.description) return { ...prior.meta };
+  const { description: _replaced, ...rest } = prior.meta;
+  return rest;
+}
+
+/**
+ * Attach OpenAPI metadata to `schema` (in place; returns it). Same behaviour and property
+ * (`schema.metaOpenApi`) as `extendApi` of @anatine/zod-openapi, which @ts-rest/open-api reads when
+ * openapi.json is generated. Defined here so that the contract's runtime, which client bundles load,
+ * does not import the generator (a CommonJS module with its own zod import). The part copies inherit
+ * is also kept in `_def` (see inheritedOpenApiMeta; applied by contract/scripts/openapi.ts), so that
+ * e.g. `Pubkey.describe('...')` keeps Pubkey's example.
+ */
+export function extendApi<T extends z.ZodTypeAny>(schema: T, meta: OpenApiMeta): T {
+  const target = schema as T & { metaOpenApi?: OpenApiMeta };
+  target.metaOpenApi = Object.assign(target.metaOpenApi ?? inheritedOpenApiMeta(schema) ?? {}, meta);
+  const { title: _title, 'x-bazaar-extends': _extends, ...inheritable } = target.metaOpenApi;
+  (schema._def as { [OPENAPI_INHERITED]?: InheritedOpenApiMeta })[OPENAPI_INHERITED] = {
+    meta: inheritable,
+    description: schema._def.description as string | undefined,
+  };
+  return schema;
+}
 
 /** Give a schema a component name in the generated OpenAPI document (`#/components/schemas/<title>`). */
 export const named = <T extends z.ZodTypeAny>(title: string, schema: T, description?: string): T =>
   extendApi(schema, { title, ...(description ? { description } : {}) });
+
+/** The component name given to `schema` by `named`, if any. */
+export const schemaTitle = (schema: z.ZodTypeAny): string | undefined =>
+  (schema as { metaOpenApi?: OpenApiMeta }).metaOpenApi?.title as string | undefined;
+
+/**
+ * `base.extend(shape)` as a named schema that openapi.json describes as
+ * `allOf: [{$ref: base}, {the added properties}]` instead of a copy of base's properties (generators
+ * then reuse base's type and enums). `base` must be `named`.
+ */
+export function namedExtension<
+  T extends z.ZodRawShape,
+  U extends z.UnknownKeysParam,
+  C extends z.ZodTypeAny,
+  S extends z.ZodRawShape,
+>(title: string, base: z.ZodObject<T, U, C>, shape: S, description?: string) {
+  const baseTitle = schemaTitle(base);
+  if (!baseTitle) throw new Error(`namedExtension(${title}): the base schema has no component name`);
+  return extendApi(named(title, base.extend(shape), description), { 'x-bazaar-extends': baseTitle });
+}
 
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]+$/;
 const decodesTo = (value: string, bytes: number): boolean => {
@@ -46,7 +113,10 @@ export const TxSignature = extendApi(
     .max(88)
     .regex(BASE58, 'must be base58')
     .refine((v) => decodesTo(v, 64), { message: 'must be a base58 encoded 64-byte signature' }),
-  { description: 'Solana transaction signature, base58 (64 bytes)' },
+  {
+    description: 'Solana transaction signature, base58 (64 bytes)',
+    example: '4CKtRKnWZDvqWuJup8awgTGodXRzdMGqFhPeWJtYmRje4GtEUZaotnYsYm3L6pzLZHE5FGsWdvFvN2z8B4shx4RR',
+  },
 );
 
 /**
@@ -80,7 +150,10 @@ export const queryNumber = <T extends z.ZodNumber>(schema: T, opts: { integer?: 
   >;
 };
 
-export const Uuid = extendApi(z.string().uuid(), { description: 'UUID (RFC 9562), lower-case hex' });
+export const Uuid = extendApi(z.string().uuid(), {
+  description: 'UUID (RFC 9562), lower-case hex',
+  example: '0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6',
+});
 
 /** ISO-8601 timestamp, UTC. */
 export const Timestamp = extendApi(z.string().datetime({ offset: true }), {

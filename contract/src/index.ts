@@ -2,15 +2,15 @@
  * @bazaar/contract: the single source of truth of the Bazaar HTTP API (ts-rest + zod).
  * The Express server implements it, the client SDK calls it and openapi.json is generated from it.
  */
-import { c } from './common';
-import { auth } from './auth.contract';
-import { listings } from './listings.contract';
-import { marketplace } from './marketplace.contract';
-import { orders } from './orders.contract';
-import { commonResponses } from './problems';
-import { reviews } from './reviews.contract';
-import { users } from './users.contract';
-import { wallet } from './wallet.contract';
+import { c } from './common.js';
+import { auth } from './auth.contract.js';
+import { listings } from './listings.contract.js';
+import { marketplace } from './marketplace.contract.js';
+import { orders } from './orders.contract.js';
+import { commonResponses } from './problems.js';
+import { reviews } from './reviews.contract.js';
+import { users } from './users.contract.js';
+import { wallet } from './wallet.contract.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -20,12 +20,12 @@ export const contract = c.router(
 );
 export type Contract = typeof contract;
 
-export * from './common';
-export * from './problems';
-export * from './auth.contract';
-export * from './users.contract';
-export * from './listings.contract';
-export * from './marketplace.contract';
-export * from './orders.contract';
-export * from './reviews.contract';
-export * from './wallet.contract';
+export * from './common.js';
+export * from './problems.js';
+export * from './auth.contract.js';
+export * from './users.contract.js';
+export * from './listings.contract.js';
+export * from './marketplace.contract.js';
+export * from './orders.contract.js';
+export * from './reviews.contract.js';
+export * from './wallet.contract.js';

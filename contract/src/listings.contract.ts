@@ -26,13 +26,13 @@
  * the listing is reserved when that order is funded. The `order_*` events are the `listing` column of the
  * order lifecycle table (`orderTransitions`).
  */
-import { extendApi } from '@anatine/zod-openapi';
 import { z } from 'zod';
 import {
   BaseUnits,
   c,
   CategorySlug,
   CurrencyCode,
+  extendApi,
   named,
   page,
   PaginationQuery,
@@ -42,8 +42,8 @@ import {
   TxSignature,
   UiAmount,
   Uuid,
-} from './common';
-import { bodyProblems, routeErrors } from './problems';
+} from './common.js';
+import { bodyProblems, routeErrors } from './problems.js';
 
 export const LISTING_STATUSES = ['available', 'reserved', 'sold', 'unlisted'] as const;
 export const ListingStatus = z.enum(LISTING_STATUSES);
@@ -139,16 +139,19 @@ extendApi(Listing, { 'x-listing-transitions': listingTransitions });
 
 export const ListingPage = named('ListingPage', page(Listing));
 
-export const CreateListingBody = z
-  .object({
-    title: ListingTitle.describe('3..120 characters (trimmed)'),
-    description: ListingDescription.describe('1..5000 characters (trimmed)'),
-    price: UiAmount.describe('> 0, in UI units, at most the currency\'s decimals (6 for USDC, 9 for SOL)'),
-    currency: CurrencyCode,
-    category: CategorySlug,
-    duration: DurationDays.describe('Estimated delivery time, whole days 1..365'),
-  })
-  .strict();
+export const CreateListingBody = named(
+  'CreateListingBody',
+  z
+    .object({
+      title: ListingTitle.describe('3..120 characters (trimmed)'),
+      description: ListingDescription.describe('1..5000 characters (trimmed)'),
+      price: UiAmount.describe('> 0, in UI units, at most the currency\'s decimals (6 for USDC, 9 for SOL)'),
+      currency: CurrencyCode,
+      category: CategorySlug,
+      duration: DurationDays.describe('Estimated delivery time, whole days 1..365'),
+    })
+    .strict(),
+);
 export type CreateListingBody = z.infer<typeof CreateListingBody>;
 
 export const UpdateListingBody = extendApi(
@@ -163,7 +166,7 @@ export const UpdateListingBody = extendApi(
     })
     .strict()
     .refine((b) => Object.keys(b).length > 0, { message: 'at least one field is required' }),
-  { minProperties: 1 },
+  { title: 'UpdateListingBody', minProperties: 1 },
 );
 export type UpdateListingBody = z.infer<typeof UpdateListingBody>;
 

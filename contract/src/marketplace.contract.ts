@@ -4,9 +4,9 @@
  * clients can validate input before creating listings.
  */
 import { z } from 'zod';
-import { c, CategorySlug, CurrencyCode, named, PaginationQuery, Pubkey, queryNumber, safeText } from './common';
-import { LISTING_STATUSES, ListingPage } from './listings.contract';
-import { routeErrors } from './problems';
+import { c, CategorySlug, CurrencyCode, named, PaginationQuery, Pubkey, queryNumber, safeText } from './common.js';
+import { LISTING_STATUSES, ListingPage } from './listings.contract.js';
+import { routeErrors } from './problems.js';
 
 export const SEARCH_SORTS = ['relevance', 'price_asc', 'price_desc', 'rating', 'newest'] as const;
 export const SearchSort = z.enum(SEARCH_SORTS);
@@ -68,11 +68,15 @@ export const marketplace = c.router({
     query: SearchListingsQuery,
     summary: 'Search listings',
     description:
-      'Searches available listings only. `query` matches title and description (1..200 characters); ' +
-      'min_price/max_price compare the price in each listing\'s own currency (combine with `currency` for ' +
-      'meaningful bounds; min_price > max_price is 400). sort: relevance (default; newest when no query), ' +
-      'price_asc, price_desc, rating (seller reputation, unrated last), newest. Cursors are bound to the ' +
-      'filters and sort they were issued for (400 validation-error otherwise).',
+      'Searches available listings only. `query` matches title and description (1..200 characters, web ' +
+      'search syntax: quoted phrases, `or`, `-word`); a word of 4+ letters that no listing title contains is ' +
+      'also tried corrected to the nearest title word (1 edit for up to 5 letters, 2 beyond: "desgin" finds ' +
+      '"design"). min_price/max_price compare the price in each listing\'s own currency (combine with ' +
+      '`currency` for meaningful bounds; min_price > max_price is 400). sort: relevance (default; newest when ' +
+      'no query: the 1,000 newest matching listings ranked by text rank, so at most 50 pages of 20), ' +
+      'price_asc, price_desc (UI price across currencies), rating (seller reputation average, then review ' +
+      'count, unrated last), newest. Every page costs the same whatever its depth (keyset cursors). Cursors ' +
+      'are bound to the filters and sort they were issued for (400 validation-error otherwise).',
     responses: { 200: ListingPage, ...searchListings.responses },
     metadata: searchListings.metadata,
   },
@@ -91,7 +95,9 @@ export const marketplace = c.router({
     method: 'GET',
     path: '/categories',
     summary: 'List categories with counts',
-    description: 'All configured categories with the number of available listings in each, in configured order.',
+    description:
+      'All configured categories with the number of available listings in each, in configured order ' +
+      '(exact counts kept by the database as listings change, not counted per call).',
     responses: { 200: CategoryList, ...listCategories.responses },
     metadata: listCategories.metadata,
   },

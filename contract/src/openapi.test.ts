@@ -2,8 +2,8 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { buildOpenApiDocument, buildSdkTypes, contractRoutes, serializeOpenApi } from '../scripts/openapi';
-import { listingTransitions, orderTransitions, type RouteMetadata } from './index';
+import { buildOpenApiDocument, buildSdkTypes, contractRoutes, serializeOpenApi } from '../scripts/openapi.js';
+import { commonProblems, listingTransitions, orderTransitions, Problem, problemTypes, problemTypeUri, type ProblemSlug, type RouteMetadata } from './index.js';
 
 const doc = buildOpenApiDocument();
 const root = (p: string) => fileURLToPath(new URL(`../../${p}`, import.meta.url));
@@ -16,7 +16,10 @@ describe('generated OpenAPI document', () => {
 
   it('has info, license, servers and the three security schemes', () => {
     expect(doc.info).toMatchObject({ title: 'Bazaar API', license: { name: 'Apache-2.0' } });
-    expect(doc.servers).toEqual([expect.objectContaining({ url: 'http://localhost:3000' })]);
+    // a documented placeholder: the running service serves its own origin (server/src/app.ts)
+    expect(doc.servers).toEqual([
+      { url: 'http://localhost:3000', description: expect.stringContaining('A running service serves /openapi.json with its own origin') },
+    ]);
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['apiKeyHeader', 'bearerAuth', 'sessionCookie']);
   });
 
@@ -54,3 +57,79 @@ describe('generated OpenAPI document', () => {
     expect(await readFile(root('client-sdk/src/openapi-types.ts'), 'utf8')).toBe(await buildSdkTypes(JSON.parse(json)));
   });
 });
+
+type Json = Record<string, any>;
+const operations = () =>
+  contractRoutes().map((r) => ({ ...r, op: doc.paths[r.openapiPath][r.method.toLowerCase()] as Json }));
+const schemas = doc.components.schemas as Record<string, Json>;
+
+describe('OpenAPI document for client generators', () => {
+  it('names every request body and every success response in components (no inline schemas)', () => {
+    for (const { operationId, op } of operations()) {
+      for (const media of Object.values((op.requestBody?.content ?? {}) as Json)) {
+        expect(media.schema, `${operationId} request body`).toEqual({ $ref: expect.stringMatching(/^#\/components\/schemas\/\w+Body$/) });
+      }
+      for (const [status, response] of Object.entries(op.responses as Json)) {
+        for (const media of Object.values((response.content ?? {}) as Json)) {
+          expect(media.schema, `${operationId} ${status}`).toEqual({ $ref: expect.stringMatching(/^#\/components\/schemas\/\w+$/) });
+        }
+      }
+    }
+  });
+
+  it('has no component named like the types generators derive from an operationId (no RequestLoginResponse2)', () => {
+    const derived = operations().flatMap(({ operationId }) =>
+      ['Data', 'Error', 'Errors', 'Response', 'Responses', 'Body', 'Params'].map(
+        (suffix) => operationId[0]!.toUpperCase() + operationId.slice(1) + suffix,
+      ),
+    );
+    // request bodies may be named <OperationId>Body: orval names inline bodies so, hey-api uses <OperationId>Data
+    const clashes = derived.filter((name) => name in schemas && !name.endsWith('Body'));
+    expect(clashes).toEqual([]);
+  });
+
+  it('describes OrderWithPayment (createOrder 201) as Order plus payment, not a copy of Order', () => {
+    expect(doc.paths['/api/v1/orders'].post.responses['201'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/OrderWithPayment',
+    });
+    const { allOf, properties } = schemas.OrderWithPayment!;
+    expect(properties).toBeUndefined();
+    expect(allOf[0]).toEqual({ $ref: '#/components/schemas/Order' });
+    expect(Object.keys(allOf[1].properties)).toEqual(['payment']);
+    expect(allOf[1].required).toEqual(['payment']);
+    const fresh = schemas.FreshOrderPayment!;
+    expect(fresh.allOf[0]).toEqual({ $ref: '#/components/schemas/OrderPayment' });
+    expect(Object.keys(fresh.allOf[1].properties).sort()).toEqual(['order_id', 'payment_expires_at']);
+  });
+
+  it('gives Problem.type the enum of the documented problem types, with their statuses in its description', () => {
+    const type = schemas.Problem!.properties.type;
+    expect(type.enum).toEqual(Object.keys(problemTypes).map((slug) => problemTypeUri(slug as ProblemSlug)));
+    for (const [slug, p] of Object.entries(problemTypes)) expect(type.description).toContain(`\`${slug}\` (${p.status}): ${p.description}`);
+  });
+
+  it('keeps the API description short and in info only (generators copy info.description into every file)', () => {
+    expect(doc.info.description.split('\n').length).toBeLessThanOrEqual(3);
+    const json = JSON.stringify(doc);
+    expect(json.split(JSON.stringify(doc.info.description).slice(1, -1)).length - 1).toBe(1);
+  });
+
+  it('gives every error response an example of each of its problem types, with its status', () => {
+    const examples = doc.components.examples as Record<string, { value: Json }>;
+    for (const { operationId, op, route } of operations()) {
+      const slugs = [...commonProblems, ...(route.metadata as RouteMetadata).problems];
+      for (const [status, response] of Object.entries(op.responses as Json)) {
+        if (Number(status) < 400) continue;
+        const media = response.content['application/problem+json'];
+        const expected = slugs.filter((slug) => problemTypes[slug].status === Number(status));
+        expect(Object.keys(media.examples).sort(), `${operationId} ${status}`).toEqual([...new Set(expected)].sort());
+        for (const [slug, ref] of Object.entries(media.examples as Record<string, { $ref: string }>)) {
+          const value = examples[ref.$ref.replace('#/components/examples/', '')]!.value;
+          expect(value, `${operationId} ${status} ${slug}`).toMatchObject({ type: problemTypeUri(slug as ProblemSlug), status: Number(status) });
+          expect(Problem.safeParse(value).success, `${slug} example is a Problem`).toBe(true);
+        }
+      }
+    }
+  });
+});
+

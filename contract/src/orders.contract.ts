@@ -75,6 +75,7 @@ import {
   CurrencyCode,
   IdempotencyHeaders,
   named,
+  namedExtension,
   page,
   PaginationQuery,
   safeText,
@@ -82,9 +83,9 @@ import {
   Timestamp,
   TxSignature,
   Uuid,
-} from './common';
-import type { ListingOrderEvent } from './listings.contract';
-import { bodyProblems, routeErrors } from './problems';
+} from './common.js';
+import type { ListingOrderEvent } from './listings.contract.js';
+import { bodyProblems, routeErrors } from './problems.js';
 
 export const ORDER_STATUSES = [
   'awaiting_payment',
@@ -408,7 +409,11 @@ export const OrderPayment = named(
     solana_pay_url: z
       .string()
       .startsWith('solana:')
-      .describe('Solana Pay transaction request link: "solana:" + URL-encoded https URL of the solana-pay endpoint'),
+      .describe(
+        'Solana Pay transaction request link: "solana:" + the URL of the solana-pay endpoint, not URL-encoded ' +
+          '(it has no query parameters; Solana Pay spec). Wallets accept https links only: set PUBLIC_BASE_URL ' +
+          'to the https origin of the service',
+      ),
     expires_at: Timestamp.describe(
       'Last moment the transaction can land: its blockhash\'s lastValidBlockHeight turned into a time ' +
         'conservatively (350 ms per remaining block, minus 2 s), never after payment_expires_at. For a fresh ' +
@@ -417,38 +422,49 @@ export const OrderPayment = named(
   }),
 );
 
-export const FreshOrderPayment = named(
+export const FreshOrderPayment = namedExtension(
   'FreshOrderPayment',
-  OrderPayment.extend({
+  OrderPayment,
+  {
     order_id: Uuid,
     payment_expires_at: Timestamp.describe('End of the payment window: no fund transaction is issued after it'),
-  }),
+  },
   'A fresh fund transaction for an order awaiting payment',
 );
 
-export const CreateOrderResponse = named(
-  'CreateOrderResponse',
-  Order.extend({
+/**
+ * The 201 of createOrder: the order plus its payment. Component name OrderWithPayment (not
+ * CreateOrderResponse, the name generators give the operation's own response type); described in
+ * openapi.json as `allOf: [Order, {payment}]`.
+ */
+export const CreateOrderResponse = namedExtension(
+  'OrderWithPayment',
+  Order,
+  {
     payment: OrderPayment.nullable().describe('The fund transaction to sign (payment_source wallet); null for custodial orders'),
-  }),
+  },
+  'An order with the fund transaction its buyer signs',
 );
 export type CreateOrderResponse = z.infer<typeof CreateOrderResponse>;
 
 export const OrderPage = named('OrderPage', page(Order));
 
-export const CreateOrderBody = z
-  .object({
-    listing_id: Uuid,
-    buyer_wallet: Pubkey.optional().describe(
-      'Buyer when it is not the authenticated user (API-key integrations). A user token may only name its own wallet. ' +
-        'Not allowed with payment_source custodial.',
-    ),
-    payment_source: PaymentSource.optional().describe(
-      'wallet (default) or custodial: pay from the custodial balance (custody must be enabled: 404 custody-disabled; ' +
-        '409 insufficient-funds when the available balance does not cover the price)',
-    ),
-  })
-  .strict();
+export const CreateOrderBody = named(
+  'CreateOrderBody',
+  z
+    .object({
+      listing_id: Uuid,
+      buyer_wallet: Pubkey.optional().describe(
+        'Buyer when it is not the authenticated user (API-key integrations). A user token may only name its own wallet. ' +
+          'Not allowed with payment_source custodial.',
+      ),
+      payment_source: PaymentSource.optional().describe(
+        'wallet (default) or custodial: pay from the custodial balance (custody must be enabled: 404 custody-disabled; ' +
+          '409 insufficient-funds when the available balance does not cover the price)',
+      ),
+    })
+    .strict(),
+);
 export type CreateOrderBody = z.infer<typeof CreateOrderBody>;
 
 export const ListOrdersQuery = PaginationQuery.extend({
@@ -457,12 +473,18 @@ export const ListOrdersQuery = PaginationQuery.extend({
 });
 export type ListOrdersQuery = z.infer<typeof ListOrdersQuery>;
 
-export const SubmitOrderTransactionBody = z
-  .object({ signed_transaction: Base64.describe('The payment transaction, signed by the buyer') })
-  .strict();
+export const SubmitOrderTransactionBody = named(
+  'SubmitOrderTransactionBody',
+  z
+    .object({ signed_transaction: Base64.describe('The payment transaction, signed by the buyer') })
+    .strict(),
+);
 
 export const SolanaPayLabel = named('SolanaPayLabel', z.object({ label: z.string(), icon: z.string().url() }));
-export const SolanaPayTransactionBody = z.object({ account: Pubkey.describe('The paying wallet') });
+export const SolanaPayTransactionBody = named(
+  'SolanaPayTransactionBody',
+  z.object({ account: Pubkey.describe('The paying wallet') }),
+);
 export const SolanaPayTransaction = named(
   'SolanaPayTransaction',
   z.object({
@@ -471,14 +493,20 @@ export const SolanaPayTransaction = named(
   }),
 );
 
-export const DisputeOrderBody = z
-  .object({ reason: safeText(z.string().trim().min(10).max(2000)).describe('Why the order is disputed, 10..2000 characters') })
-  .strict();
+export const DisputeOrderBody = named(
+  'DisputeOrderBody',
+  z
+    .object({ reason: safeText(z.string().trim().min(10).max(2000)).describe('Why the order is disputed, 10..2000 characters') })
+    .strict(),
+);
 export type DisputeOrderBody = z.infer<typeof DisputeOrderBody>;
 
-export const ResolveDisputeBody = z
-  .object({ buyer_bps: Bps.describe('Share returned to the buyer in basis points: 0 = all to seller, 10000 = full refund') })
-  .strict();
+export const ResolveDisputeBody = named(
+  'ResolveDisputeBody',
+  z
+    .object({ buyer_bps: Bps.describe('Share returned to the buyer in basis points: 0 = all to seller, 10000 = full refund') })
+    .strict(),
+);
 export type ResolveDisputeBody = z.infer<typeof ResolveDisputeBody>;
 
 const OrderIdParams = z.object({ order_id: Uuid });
@@ -616,7 +644,10 @@ export const orders = c.router({
     path: '/orders/:order_id/solana-pay',
     pathParams: OrderIdParams,
     summary: 'Solana Pay transaction request: label',
-    description: 'Public (called by wallets, Solana Pay spec): {label, icon} for the order payment.',
+    description:
+      'Public (called by wallets, Solana Pay spec; CORS: any origin): {label, icon} for the order payment. ' +
+      '`icon` is an SVG, PNG or WebP URL (SOLANA_PAY_ICON; by default this service\'s /icon.svg, served as ' +
+      'image/svg+xml to any origin).',
     responses: { 200: SolanaPayLabel, ...getSolanaPayLabel.responses },
     metadata: getSolanaPayLabel.metadata,
   },
@@ -626,7 +657,7 @@ export const orders = c.router({
     pathParams: OrderIdParams,
     summary: 'Solana Pay transaction request: transaction',
     description:
-      'Public (called by wallets, Solana Pay spec). Body {account}: must be the order\'s buyer_wallet (403 ' +
+      'Public (called by wallets, Solana Pay spec; CORS: any origin). Body {account}: must be the order\'s buyer_wallet (403 ' +
       'forbidden otherwise). Returns a fresh fund transaction (partially signed by the platform authority, ' +
       'fee payer = account) and a message. 409 invalid-state-transition unless the order is ' +
       'awaiting_payment and not expired.',

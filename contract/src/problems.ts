@@ -12,7 +12,7 @@
  * are common to all routes (`commonProblems`).
  */
 import { z } from 'zod';
-import { c, named, type RouteAuth } from './common';
+import { c, named, type RouteAuth } from './common.js';
 
 export const PROBLEM_BASE_URI = 'https://bazaar.dev/problems/';
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -51,8 +51,9 @@ export const problemTypes = {
     status: 401,
     title: 'Login failed',
     description:
-      'Wallet login failed; `detail` says which check: nonce unknown, nonce already used, nonce expired, ' +
-      'signature invalid, domain mismatch or address mismatch.',
+      'Wallet login (verify_login) refused; the `reason` member names the SIWS field that failed (one of ' +
+      '`loginFailureReasons`: message, address, signature, domain, version, chain_id, nonce, issued_at, ' +
+      'expiration_time, not_before) and `detail` says why.',
   },
   forbidden: {
     status: 403,
@@ -162,12 +163,35 @@ export const problemTypes = {
   },
 } as const satisfies Record<string, { status: number; title: string; description: string }>;
 
+/**
+ * `reason` of a 401 login-failed problem: the SIWS field (or check) that refused the login, and why.
+ * Stable values: clients may branch on them.
+ */
+export const loginFailureReasons = {
+  message: 'the signed bytes are not a SIWS message',
+  address: 'the message\'s address is not the body `address`',
+  signature: 'the signature is not 64 bytes or does not verify over the signed bytes with `address`',
+  domain: 'the message\'s domain is not an allowed SIWS domain',
+  version: 'Version is not 1',
+  chain_id: 'Chain ID is not the cluster this service runs on',
+  nonce: 'no Nonce, or one this service did not issue to `address`, already used or expired',
+  issued_at: 'Issued At is not an RFC 3339 time, lies in the future, or before the nonce was issued',
+  expiration_time: 'Expiration Time is not an RFC 3339 time or has passed',
+  not_before: 'Not Before is not an RFC 3339 time or has not come yet',
+} as const;
+export type LoginFailureReason = keyof typeof loginFailureReasons;
+export const LoginFailureReason = z.enum(Object.keys(loginFailureReasons) as [LoginFailureReason, ...LoginFailureReason[]]);
+
 export type ProblemSlug = keyof typeof problemTypes;
 export type ProblemStatus = (typeof problemTypes)[ProblemSlug]['status'];
 type StatusOf<S extends ProblemSlug> = (typeof problemTypes)[S]['status'];
 
 export const problemSlugs = Object.keys(problemTypes) as ProblemSlug[];
-export const problemTypeUri = (slug: ProblemSlug): string => PROBLEM_BASE_URI + slug;
+/** A problem `type`: `https://bazaar.dev/problems/<slug>`. */
+export type ProblemTypeUri = `${typeof PROBLEM_BASE_URI}${ProblemSlug}`;
+export const problemTypeUri = (slug: ProblemSlug): ProblemTypeUri => `${PROBLEM_BASE_URI}${slug}`;
+/** Every documented problem `type`, in `problemTypes` order (the enum of `Problem.type`). */
+export const problemTypeUris = problemSlugs.map(problemTypeUri) as [ProblemTypeUri, ...ProblemTypeUri[]];
 
 export const ProblemFieldError = named(
   'ProblemFieldError',
@@ -178,36 +202,47 @@ export const ProblemFieldError = named(
   }),
 );
 
-export const Problem = named(
+const problemShape = {
+  type: z
+    .enum(problemTypeUris)
+    .describe(
+      'https://bazaar.dev/problems/<slug>, one of the documented problem types (new ones may be added within v1)',
+    ),
+  title: z.string(),
+  status: z.number().int().min(400).max(599),
+  detail: z.string(),
+  instance: z.string().describe('The request path'),
+  request_id: z.string().describe('Same value as the X-Request-Id response header'),
+  errors: z.array(ProblemFieldError).optional().describe('Field errors (validation-error)'),
+  program_error: z
+    .string()
+    .optional()
+    .describe('Escrow/token program error name (chain-transaction-failed), e.g. "InvalidState"'),
+  reason: LoginFailureReason.optional().describe('login-failed only: the SIWS field that refused the login'),
+  chain_transaction: named(
+    'ChainTransactionLanded',
+    z.object({
+      action: z.string().describe('The order action, e.g. "confirm"'),
+      order_id: z.string(),
+      signature: z.string().describe('Signature of the confirmed transaction'),
+    }),
+  )
+    .optional()
+    .describe(
+      'service-unavailable / internal-error only: the chain action landed before the failure; the order ' +
+        'converges to it without another transaction',
+    ),
+};
+
+/**
+ * The zod type of `Problem`, as a named interface: declaration files then name it instead of spelling out
+ * its shape at each of the ~400 error responses of the contract (which made them megabytes large).
+ */
+export interface ProblemSchema extends z.ZodObject<typeof problemShape, 'passthrough'> {}
+
+export const Problem: ProblemSchema = named(
   'Problem',
-  z
-    .object({
-      type: z.string().url().describe('https://bazaar.dev/problems/<slug>'),
-      title: z.string(),
-      status: z.number().int().min(400).max(599),
-      detail: z.string(),
-      instance: z.string().describe('The request path'),
-      request_id: z.string().describe('Same value as the X-Request-Id response header'),
-      errors: z.array(ProblemFieldError).optional().describe('Field errors (validation-error)'),
-      program_error: z
-        .string()
-        .optional()
-        .describe('Escrow/token program error name (chain-transaction-failed), e.g. "InvalidState"'),
-      chain_transaction: named(
-        'ChainTransactionLanded',
-        z.object({
-          action: z.string().describe('The order action, e.g. "confirm"'),
-          order_id: z.string(),
-          signature: z.string().describe('Signature of the confirmed transaction'),
-        }),
-      )
-        .optional()
-        .describe(
-          'service-unavailable / internal-error only: the chain action landed before the failure; the order ' +
-            'converges to it without another transaction',
-        ),
-    })
-    .passthrough(),
+  z.object(problemShape).passthrough(),
   'RFC 9457 problem details (application/problem+json)',
 );
 export type Problem = z.infer<typeof Problem>;

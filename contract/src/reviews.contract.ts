@@ -3,9 +3,9 @@
  * Reviews are public within the API and feed the seller's reputation (average, count, distribution).
  */
 import { z } from 'zod';
-import { c, named, page, PaginationQuery, Pubkey, safeText, Timestamp, Uuid } from './common';
-import { bodyProblems, routeErrors } from './problems';
-import { Reputation } from './users.contract';
+import { c, named, page, PaginationQuery, Pubkey, safeText, Timestamp, Uuid } from './common.js';
+import { bodyProblems, routeErrors } from './problems.js';
+import { Reputation } from './users.contract.js';
 
 /** Integer stars 1..5. */
 export const Rating = z.number().int().min(1).max(5);
@@ -26,12 +26,15 @@ export const Review = named(
 );
 export type Review = z.infer<typeof Review>;
 
-export const CreateReviewBody = z
-  .object({
-    rating: Rating.describe('Integer 1..5'),
-    text: ReviewText.optional().describe('0..2000 characters (trimmed); defaults to empty'),
-  })
-  .strict();
+export const CreateReviewBody = named(
+  'CreateReviewBody',
+  z
+    .object({
+      rating: Rating.describe('Integer 1..5'),
+      text: ReviewText.optional().describe('0..2000 characters (trimmed); defaults to empty'),
+    })
+    .strict(),
+);
 export type CreateReviewBody = z.infer<typeof CreateReviewBody>;
 
 export const SellerReviewPage = named(

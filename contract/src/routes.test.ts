@@ -8,7 +8,7 @@ import {
   Problem,
   problemTypes,
   type RouteMetadata,
-} from './index';
+} from './index.js';
 
 /** The route table of docs/design.md (+ marketplace.listCurrencies). */
 const ROUTE_TABLE: Record<string, [string, string, RouteMetadata['auth']]> = {

@@ -16,7 +16,7 @@ import {
   VerifyLoginBody,
   problemTypes,
   problemTypeUri,
-} from './index';
+} from './index.js';
 
 const WALLET = 'AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r';
 const listing = { title: 'Logo design', description: 'Three concepts', price: 25, currency: 'USDC', category: 'design', duration: 5 };

@@ -16,7 +16,7 @@ import {
   orderStatusAliases,
   OrderStatus,
   TERMINAL_ORDER_STATUSES,
-} from './index';
+} from './index.js';
 
 function reachable<S extends string>(edges: readonly { from: S | null; to: S }[]): Set<S> {
   const seen = new Set<S>(edges.filter((e) => e.from === null).map((e) => e.to));

@@ -4,8 +4,8 @@
  * is the identity and cannot be changed.
  */
 import { z } from 'zod';
-import { BaseUnits, c, CurrencyCode, named, Pubkey, safeText, Timestamp, Uuid } from './common';
-import { bodyProblems, routeErrors } from './problems';
+import { BaseUnits, c, CurrencyCode, named, Pubkey, safeText, Timestamp, Uuid } from './common.js';
+import { bodyProblems, routeErrors } from './problems.js';
 
 export const DisplayName = safeText(z.string().trim().min(1).max(50));
 export const Bio = safeText(z.string().max(500));
@@ -88,13 +88,16 @@ export const User = named(
   'The authenticated user: public profile plus private fields',
 );
 
-export const UpdateMeBody = z
-  .object({
-    display_name: DisplayName.nullable().optional(),
-    bio: Bio.nullable().optional(),
-    avatar_url: AvatarUrl.nullable().optional(),
-  })
-  .strict();
+export const UpdateMeBody = named(
+  'UpdateMeBody',
+  z
+    .object({
+      display_name: DisplayName.nullable().optional(),
+      bio: Bio.nullable().optional(),
+      avatar_url: AvatarUrl.nullable().optional(),
+    })
+    .strict(),
+);
 
 const getMe = routeErrors('user', []);
 const updateMe = routeErrors('user', [...bodyProblems]);

@@ -17,14 +17,17 @@ import {
   TxSignature,
   UiAmount,
   Uuid,
-} from './common';
-import { bodyProblems, routeErrors } from './problems';
+} from './common.js';
+import { bodyProblems, routeErrors } from './problems.js';
 
 export const Balance = named(
   'Balance',
   z.object({
-    currency: CurrencyCode,
-    mint: Pubkey.nullable().describe('SPL mint; null for native SOL'),
+    currency: CurrencyCode.describe(
+      'Currency code as GET /currencies names it. Wrapped SOL is "SOL" like native SOL: the native line has ' +
+        'mint null, the wrapped one (a wSOL token account, listed only when the wallet has one) the native mint',
+    ),
+    mint: Pubkey.nullable().describe('SPL mint; null for native SOL (lamports)'),
     amount_base_units: BaseUnits.describe('chain: the wallet\'s balance; custodial: the available (spendable) balance'),
     decimals: z.number().int().min(0).max(18),
     ui_amount: z.number().describe('amount_base_units / 10^decimals (display only)'),
@@ -51,9 +54,12 @@ export const Balances = named(
 );
 export type Balances = z.infer<typeof Balances>;
 
-export const CreateDepositBody = z
-  .object({ currency: CurrencyCode.optional().describe('Currency to deposit; all custody currencies when absent') })
-  .strict();
+export const CreateDepositBody = named(
+  'CreateDepositBody',
+  z
+    .object({ currency: CurrencyCode.optional().describe('Currency to deposit; all custody currencies when absent') })
+    .strict(),
+);
 
 export const DepositMint = named(
   'DepositMint',
@@ -96,19 +102,22 @@ export const Deposit = named(
 );
 export type Deposit = z.infer<typeof Deposit>;
 
-export const CreateWithdrawalBody = z
-  .object({
-    currency: CurrencyCode,
-    amount: UiAmount.optional().describe(
-      'Amount to send in UI units (> 0, at most the currency decimals). Give exactly one of amount / amount_base_units.',
-    ),
-    amount_base_units: BaseUnits.optional().describe('Amount to send in base units (alternative to `amount`)'),
-    destination: Pubkey.describe(
-      'Wallet (owner) that receives the tokens in its associated token account (created when missing, the service ' +
-        'pays). Not a token account or mint, not a program, not an address of this service.',
-    ),
-  })
-  .strict();
+export const CreateWithdrawalBody = named(
+  'CreateWithdrawalBody',
+  z
+    .object({
+      currency: CurrencyCode,
+      amount: UiAmount.optional().describe(
+        'Amount to send in UI units (> 0, at most the currency decimals). Give exactly one of amount / amount_base_units.',
+      ),
+      amount_base_units: BaseUnits.optional().describe('Amount to send in base units (alternative to `amount`)'),
+      destination: Pubkey.describe(
+        'Wallet (owner) that receives the tokens in its associated token account (created when missing, the service ' +
+          'pays). Not a token account or mint, not a program, not an address of this service.',
+      ),
+    })
+    .strict(),
+);
 export type CreateWithdrawalBody = z.infer<typeof CreateWithdrawalBody>;
 
 export const WITHDRAWAL_STATUSES = ['pending', 'submitted', 'confirmed', 'failed'] as const;

@@ -9,6 +9,7 @@
  * A key with --user acts as that user (the user must have logged in once); --admin allows admin
  * routes. Only sha256(key) is stored.
  */
+import { loadToolConfig } from '../src/config.js';
 import { createDb } from '../src/db/client.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 import { createApiKey, listApiKeys, revokeApiKey } from '../src/modules/auth/api-keys.js';
@@ -25,7 +26,8 @@ const usage = () => {
 };
 
 if (!cmd || !['create', 'list', 'revoke'].includes(cmd)) usage();
-const db = await createDb({ databaseUrl: process.env.DATABASE_URL || undefined, dataDir: process.env.DATA_DIR || './data' });
+const { databaseUrl, dataDir } = loadToolConfig(process.env);
+const db = await createDb({ databaseUrl, dataDir });
 try {
   await migrateDatabase(db.adapter);
   const prisma = db.prisma;

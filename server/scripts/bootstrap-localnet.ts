@@ -15,8 +15,8 @@
  *  6. DATA_DIR/chain.json: { rpcUrl, programId, currencies, servicePublicKey, adminPublicKey, arbiter,
  *     treasury, usdcMint, usdcMintAuthority, feeBps, defaultReviewWindow, keysDir, bootstrappedAt }
  *
- * CLI: `npm run chain:bootstrap` (env RPC_URL default http://127.0.0.1:8899, DATA_DIR default ./data,
- * ESCROW_PROGRAM_ID default the IDL address). Faucet: `npm run chain:bootstrap -- faucet <wallet> <usdc>`.
+ * CLI: `npm run chain:bootstrap` (env SOLANA_RPC_URL default http://127.0.0.1:SOLANA_RPC_PORT, DATA_DIR
+ * default ./data, ESCROW_PROGRAM_ID default the IDL address; server/src/config.ts loadToolConfig). Faucet: `npm run chain:bootstrap -- faucet <wallet> <usdc>`.
  */
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -37,6 +37,7 @@ import { parseUnits } from '../src/chain/balances.js';
 import { sendAndConfirm } from '../src/chain/tx.js';
 import { type ChainFile, loadOrCreateKeypair, readChainFile } from '../src/chain/keys.js';
 import type { CurrencyInfo } from '../src/chain/types.js';
+import { loadToolConfig } from '../src/config.js';
 import type { Connection } from '@solana/web3.js';
 
 export { type ChainFile, loadOrCreateKeypair, readChainFile };
@@ -223,8 +224,9 @@ export async function mintTestUsdc(dataDir: string, rpcUrl: string, toWallet: st
 }
 
 async function main() {
-  const rpcUrl = process.env.RPC_URL ?? process.env.SOLANA_RPC_URL ?? 'http://127.0.0.1:8899';
-  const dataDir = process.env.DATA_DIR ?? './data';
+  const tool = loadToolConfig(process.env);
+  const rpcUrl = tool.solanaRpcUrl ?? tool.localnetRpcUrl;
+  const dataDir = tool.dataDir;
   const [cmd, wallet, amount] = process.argv.slice(2);
   if (cmd === 'faucet') {
     if (!wallet || !amount) throw new Error('usage: bootstrap-localnet.ts faucet <wallet> <usdc amount, e.g. 100.5>');
@@ -232,7 +234,7 @@ async function main() {
     console.log(JSON.stringify(res, null, 2));
     return;
   }
-  const res = await bootstrapLocalnet({ rpcUrl, dataDir, programId: process.env.ESCROW_PROGRAM_ID });
+  const res = await bootstrapLocalnet({ rpcUrl, dataDir, programId: tool.escrowProgramId });
   console.log(JSON.stringify(res, null, 2));
 }
 

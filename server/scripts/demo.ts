@@ -14,11 +14,11 @@
  *  8. the buyer reviews; the seller's reputation shows it.
  * Each step prints its transaction signature and time; any failure exits non-zero.
  *
- * Env: BAZAAR_URL (default http://127.0.0.1:3000), DATA_DIR (default ./data: chain.json and the dev
- * faucet key written by `npm start`), SOLANA_RPC_URL (default: the rpcUrl in chain.json).
+ * Env (server/src/config.ts loadToolConfig): BAZAAR_URL (default http://127.0.0.1:3000), DATA_DIR
+ * (default ./data: chain.json and the dev faucet key written by `npm start`), SOLANA_RPC_URL (default:
+ * the rpcUrl in chain.json). `npm start` prints the exact command when they differ from the defaults.
  */
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
 import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction } from '@solana/web3.js';
 import {
   TOKEN_2022_PROGRAM_ID,
@@ -28,18 +28,14 @@ import {
   getMint,
   getTokenMetadata,
 } from '@solana/spl-token';
-import {
-  BazaarApiError,
-  createBazaarClient,
-  keypairSigner,
-  loginWithWallet,
-  newIdempotencyKey,
-  type BazaarClient,
-} from '@bazaar/client-sdk';
+import { BazaarApiError, createBazaarClient, newIdempotencyKey, type BazaarClient } from '@bazaar/client-sdk';
+import { keypairSigner } from '@bazaar/client-sdk/keypair';
+import { loginWithWallet } from '@bazaar/client-sdk/login';
+import { loadToolConfig } from '../src/config.js';
 import { ensureSol, mintTestUsdc, readChainFile } from './bootstrap-localnet.js';
 
-const baseUrl = (process.env.BAZAAR_URL || 'http://127.0.0.1:3000').replace(/\/+$/, '');
-const dataDir = resolve(process.env.DATA_DIR || './data');
+const tool = loadToolConfig(process.env);
+const { baseUrl, dataDir } = tool;
 const PRICE_USDC = 25;
 
 const t0 = Date.now();
@@ -79,7 +75,7 @@ const lastSignature = (order: { transactions: Array<{ action: string; signature:
 
 async function run() {
   const chainFile = readChainFile(dataDir) ?? fail(`${dataDir}/chain.json is missing: start the service first (npm start)`);
-  const rpcUrl = process.env.SOLANA_RPC_URL || chainFile.rpcUrl;
+  const rpcUrl = tool.solanaRpcUrl ?? chainFile.rpcUrl;
   const connection = new Connection(rpcUrl, 'confirmed');
   const usdcMint = new PublicKey(chainFile.usdcMint);
   console.log(`Bazaar demo against ${baseUrl} (RPC ${rpcUrl})`);

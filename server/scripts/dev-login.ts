@@ -6,9 +6,11 @@
  *   BAZAAR_URL=http://127.0.0.1:3000 npx tsx server/scripts/dev-login.ts
  */
 import { Keypair } from '@solana/web3.js';
-import { keypairSigner, loginWithWallet } from '@bazaar/client-sdk';
+import { keypairSigner } from '@bazaar/client-sdk/keypair';
+import { loginWithWallet } from '@bazaar/client-sdk/login';
+import { loadToolConfig } from '../src/config.js';
 
-const baseUrl = (process.env.BAZAAR_URL || 'http://127.0.0.1:3000').replace(/\/+$/, '');
+const { baseUrl } = loadToolConfig(process.env);
 const { token, user } = await loginWithWallet(baseUrl, keypairSigner(Keypair.generate().secretKey));
 process.stderr.write(`logged in as ${user.wallet}\n`);
 process.stdout.write(`${token}\n`);

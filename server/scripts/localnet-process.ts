@@ -10,17 +10,22 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadStartConfig } from '../src/config.js';
+import { StartupError } from '../src/startup.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** Where cargo puts the build (shared across clones, see docs/design.md). */
-export const cargoTargetDir = process.env.CARGO_TARGET_DIR ?? join(homedir(), '.cache', 'bazaar', 'cargo-target');
-
-/** Path of the debug binary (override with BAZAAR_LOCALNET_BIN; then it is never rebuilt). */
-export const localnetBinary = process.env.BAZAAR_LOCALNET_BIN ?? join(cargoTargetDir, 'debug', 'bazaar-localnet');
+/**
+ * Where cargo puts the build (CARGO_TARGET_DIR; shared across clones, see docs/design.md) and the
+ * binary to run (BAZAAR_LOCALNET_BIN, then never rebuilt), read when first needed: a bad value is
+ * reported by the caller (npm start's one-line errors), not thrown while this module loads.
+ */
+function binary() {
+  const c = loadStartConfig(process.env);
+  return { cargoTargetDir: c.cargoTargetDir, localnetBinary: c.localnetBinary, given: c.localnetBinaryGiven };
+}
 
 /** Sources the binary is built from (the localnet and the escrow program it embeds). */
 const sourceDirs = ['programs/localnet/src', 'programs/localnet/Cargo.toml', 'programs/escrow/src', 'programs/escrow/Cargo.toml'];
@@ -45,8 +50,9 @@ function newestSourceMtimeMs(): number {
 
 /** True when the binary is missing or older than one of its sources. */
 export function localnetNeedsBuild(): boolean {
+  const { localnetBinary, given } = binary();
   if (!existsSync(localnetBinary)) return true;
-  if (process.env.BAZAAR_LOCALNET_BIN) return false;
+  if (given) return false;
   return statSync(localnetBinary).mtimeMs < newestSourceMtimeMs();
 }
 
@@ -90,14 +96,29 @@ export interface StartLocalnetOptions {
   escrowUpgradeAuthority?: string;
 }
 
-/** Build the binary with cargo (blocking); a no-op when it is up to date. */
+/**
+ * Build the binary with cargo (blocking); a no-op when it is up to date. Throws StartupError when
+ * cargo is not installed and no binary exists (naming BAZAAR_LOCALNET_BIN and SOLANA_RPC_URL).
+ */
 export function ensureLocalnetBuilt(): void {
   if (!localnetNeedsBuild()) return;
+  const { cargoTargetDir, localnetBinary } = binary();
   const r = spawnSync(
     'cargo',
     ['build', '-p', 'bazaar-localnet', '--manifest-path', join(repoRoot, 'programs', 'Cargo.toml')],
     { stdio: 'inherit', env: { ...process.env, CARGO_TARGET_DIR: cargoTargetDir } },
   );
+  if ((r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') {
+    if (existsSync(localnetBinary)) {
+      console.warn('cargo is not on PATH; using the existing, possibly older localnet binary');
+      return;
+    }
+    throw new StartupError(
+      'cargo (Rust) is not on PATH, and the localnet must be built once: install Rust with rustup, or set ' +
+        'BAZAAR_LOCALNET_BIN to a built bazaar-localnet, or SOLANA_RPC_URL to use another Solana RPC',
+      'BAZAAR_LOCALNET_BIN',
+    );
+  }
   if (r.status !== 0 || !existsSync(localnetBinary)) {
     if (existsSync(localnetBinary)) {
       console.warn(`cargo build -p bazaar-localnet failed (exit ${r.status}); using the existing, older binary`);
@@ -150,7 +171,7 @@ export async function startLocalnet(opts: StartLocalnetOptions = {}): Promise<Lo
     ...(opts.ledgerDir ? ['--ledger', opts.ledgerDir] : []),
     ...(opts.escrowUpgradeAuthority ? ['--escrow-upgrade-authority', opts.escrowUpgradeAuthority] : []),
   ];
-  const child: ChildProcess = spawn(localnetBinary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(binary().localnetBinary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stopping = false;
   // Never leave an orphan node behind when the test process exits without calling stop().
   const killOnExit = () => child.kill('SIGKILL');

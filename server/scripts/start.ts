@@ -18,29 +18,52 @@
  * which runs the same bootstrap against that RPC: the service key must hold SOL there).
  * Every other variable is the server's (server/src/config.ts).
  *
+ * Dev defaults: with the embedded localnet (no SOLANA_RPC_URL) the server allows browser origins and SIWS
+ * domains on localhost / 127.0.0.1 at any port unless CORS_ORIGINS / SIWS_DOMAINS say otherwise
+ * (config.ts `dev`); against another RPC everything is explicit, as in production.
+ *
+ * Start-up failures with a known cause print one line naming the variable to change (server/src/startup.ts):
+ * PORT taken (checked before the localnet starts), SOLANA_RPC_PORT taken, cargo missing, DATA_DIR a file
+ * or not writable, DATABASE_URL unreachable, a bad value. The banner's `npm run demo` line carries the
+ * BAZAAR_URL / DATA_DIR the demo needs when they differ from its defaults.
+ *
  * SIGINT/SIGTERM (handlers installed before anything starts, server/src/lifecycle.ts): the server
  * drains and closes the database, then the localnet snapshots its ledger and exits; exit 0 within
  * SHUTDOWN_TIMEOUT_MS, else 1. A signal during start-up waits for the step in progress and stops what
  * was started. If the localnet dies on its own the server is stopped too (exit code 1).
  */
-import { mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { loadConfig } from '../src/config.js';
+import { join } from 'node:path';
+import { loadConfig, loadStartConfig, loadToolConfig, scriptEnvFor, type Config, type StartConfig } from '../src/config.js';
 import { Lifecycle, StartAborted } from '../src/lifecycle.js';
+import { announcedOrigin } from '../src/http/docs.js';
 import { createLogger } from '../src/logger.js';
 import { main as startServer } from '../src/main.js';
+import { ensureDataDir, ensureHttpPortFree, ensureLocalnetPortsFree, probeDatabase, reportStartupFailure } from '../src/startup.js';
 import { adminPublicKeyFor, bootstrapLocalnet } from './bootstrap-localnet.js';
 import { localnetNeedsBuild, startLocalnet, type Localnet } from './localnet-process.js';
 
-const env = { ...process.env };
-const dataDir = resolve(env.DATA_DIR || './data');
-mkdirSync(dataDir, { recursive: true });
-env.DATA_DIR = dataDir;
-
 const say = (line: string) => process.stderr.write(`[bazaar] ${line}\n`);
 
-// the deadline and log level only: the server reads its full configuration after the chain bootstrap
-const early = loadConfig(env);
+let start: StartConfig;
+let early: Config;
+const env = { ...process.env };
+try {
+  start = loadStartConfig(env);
+  ensureDataDir(start.dataDir);
+  env.DATA_DIR = start.dataDir;
+  // the deadline, log level and listener only: the server reads its full configuration after the chain bootstrap
+  early = loadConfig(env);
+} catch (err) {
+  reportStartupFailure(err);
+  process.exit(1);
+}
+const dataDir = start.dataDir;
+/** embedded defaults: the localnet runs here, so local browser origins and SIWS domains are allowed */
+const dev = !start.solanaRpcUrl;
+
+/** `VAR=value` safe for a POSIX shell. */
+const shellWord = (s: string) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
 const lifecycle = new Lifecycle(createLogger(early.logLevel), early.shutdownTimeoutMs);
 lifecycle.installSignalHandlers((code) => {
   say(`stopped (exit code ${code})`);
@@ -50,9 +73,13 @@ lifecycle.installSignalHandlers((code) => {
 async function run() {
   const started = Date.now();
   let localnet: Localnet | null = null;
+  // fail before the localnet and the bootstrap (minutes on a cold cache) rather than after them
+  await ensureHttpPortFree(early.port, early.host);
+  if (early.databaseUrl) await probeDatabase(early.databaseUrl);
 
-  if (!env.SOLANA_RPC_URL) {
-    const port = Number(env.SOLANA_RPC_PORT || 8899);
+  if (!start.solanaRpcUrl) {
+    const port = start.solanaRpcPort;
+    await ensureLocalnetPortsFree(port);
     const build = localnetNeedsBuild() ? ' (building it with cargo first: several minutes on a cold cache)' : '';
     say(`starting the localnet on 127.0.0.1:${port}${build}`);
     const starting = startLocalnet({
@@ -77,33 +104,34 @@ async function run() {
     env.SOLANA_RPC_URL = localnet.rpcUrl;
   }
 
-  if (localnet || env.CHAIN_BOOTSTRAP === '1') {
-    const boot = await bootstrapLocalnet({ rpcUrl: env.SOLANA_RPC_URL!, dataDir, programId: env.ESCROW_PROGRAM_ID });
+  if (localnet || start.chainBootstrap) {
+    const boot = await bootstrapLocalnet({ rpcUrl: localnet?.rpcUrl ?? start.solanaRpcUrl!, dataDir, programId: loadToolConfig(env).escrowProgramId });
     say(`chain bootstrap: ${boot.created.length ? `created ${boot.created.join(', ')}` : 'already in place'} (${boot.ms} ms)`);
     for (const w of boot.warnings) say(`warning: ${w}`);
     lifecycle.checkpoint();
   }
 
-  const { server } = await startServer(env, { lifecycle });
+  const { server, config } = await startServer(env, { lifecycle, config: loadConfig(env, { dev }) });
   const addr = server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : Number(env.PORT || 3000);
-  const base = `http://${env.HOST || '127.0.0.1'}:${port}`;
+  // the origin SIWS expects and /openapi.json names: /docs opened there calls the API from its own origin
+  const base = announcedOrigin(config, typeof addr === 'object' && addr ? addr.port : config.port);
+  const demoEnv = Object.entries(scriptEnvFor({ baseUrl: base, dataDir })).map(([k, v]) => `${k}=${shellWord(v)} `);
   const lines = [
     `Bazaar is up in ${((Date.now() - started) / 1000).toFixed(1)} s`,
     `  API        ${base}/api/v1`,
     `  API docs   ${base}/docs   (OpenAPI: ${base}/openapi.json)`,
     `  health     ${base}/healthz  ${base}/readyz`,
-    `  Solana RPC ${env.SOLANA_RPC_URL}${localnet ? `  (websocket ${localnet.wsUrl}; dev methods localnet_getClock, localnet_advanceClock)` : ''}`,
-    `  database   ${env.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded PostgreSQL (PGlite) in ${join(dataDir, 'pglite')}`}`,
+    `  Solana RPC ${localnet?.rpcUrl ?? start.solanaRpcUrl}${localnet ? `  (websocket ${localnet.wsUrl}; dev methods localnet_getClock, localnet_advanceClock)` : ''}`,
+    `  database   ${early.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PostgreSQL (PGlite) in ${join(dataDir, 'pglite')}`}`,
     `  dev keys   ${join(dataDir, 'keys')}  (service = platform authority + arbiter, admin, treasury, test USDC mint authority; never commit them)`,
     `  chain      ${join(dataDir, 'chain.json')}`,
-    `Try it: npm run demo   (stop with Ctrl-C)`,
+    `Try it: ${demoEnv.join('')}npm run demo   (stop with Ctrl-C)`,
   ];
   process.stdout.write(`\n${lines.join('\n')}\n\n`);
 }
 
 run().catch((err) => {
   if (err instanceof StartAborted) return; // the signal handler exits once the stop is done
-  console.error(err);
+  reportStartupFailure(err, { port: early.port, host: early.host });
   void lifecycle.stop('start-up failed').finally(() => process.exit(1));
 });

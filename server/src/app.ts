@@ -1,11 +1,12 @@
 /**
  * createApp(ctx): the Express application (no listen; main.ts listens, tests use supertest).
  *
- * Order: request id -> JSON access log -> helmet -> CORS ->
- * cookies -> login rate limit -> 413 for a declared Content-Length over the limit -> 415 for non-JSON
- * bodies -> JSON body parser (limit) -> ops routes
- * (/healthz, /readyz, /docs, /openapi.json) -> ts-rest endpoints (auth middleware per route metadata,
- * then 400 when a declared body is missing) -> 404 / 405 -> problem+json.
+ * Order: request id -> JSON access log -> helmet -> CORS (http/cors.ts: any origin on the Solana Pay
+ * endpoints and /icon.svg, CORS_ORIGINS elsewhere) -> cookies -> login rate limits per route and IP ->
+ * 413 for a declared Content-Length over the limit -> 415 for non-JSON bodies -> JSON body parser
+ * (limit) -> login rate limits per route and wallet address -> ops routes (/healthz, /readyz, /docs,
+ * /openapi.json, /icon.svg) -> ts-rest endpoints (auth middleware per route metadata, then 400 when a
+ * declared body is missing) -> 404 / 405 -> problem+json.
  *
  * /healthz is liveness and touches nothing. /readyz probes the database off the shared pool
  * (ctx.dbPing: its own connection on PostgreSQL) and the chain RPC, each within READY_TIMEOUT_MS, and
@@ -16,11 +17,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import bytes from 'bytes';
 import cookieParser from 'cookie-parser';
-import cors from 'cors';
 import express, { type Express, type Request } from 'express';
 import helmet from 'helmet';
-import { pinoHttp } from 'pino-http';
-import swaggerUi from 'swagger-ui-express';
 import { createExpressEndpoints } from '@ts-rest/express';
 import { API_PREFIX, contract } from '@bazaar/contract';
 import type { AppContext } from './context.js';
@@ -34,17 +32,17 @@ import {
   requireJsonBody,
   routeNotFound,
 } from './http/problem.js';
+import { docsConnectSrc, docsRoutes } from './http/docs.js';
+import { accessLog } from './http/access-log.js';
 import { buildServices, type Services } from './http/router.js';
 import { custodyErrors } from './modules/custody/custody.errors.js';
 import { authenticate, authRateLimit } from './http/security.js';
+import { corsPolicy, ICON_PATH } from './http/cors.js';
+
+/** The service's Solana Pay icon (served at ICON_PATH). */
+const ICON_FILE = path.join(REPO_ROOT, 'server', 'assets', 'icon.svg');
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-let openapiCache: unknown;
-function openapiDocument(): unknown {
-  openapiCache ??= JSON.parse(readFileSync(path.join(REPO_ROOT, 'openapi.json'), 'utf8'));
-  return openapiCache;
-}
 
 export type BazaarApp = Express & { services: Services };
 
@@ -71,40 +69,27 @@ export function createApp(ctx: AppContext): BazaarApp {
     res.setHeader('X-Request-Id', id);
     next();
   });
-  app.use(
-    pinoHttp({
-      logger: log,
-      genReqId: (req) => (req as unknown as { id: string }).id,
-      autoLogging: { ignore: (req) => req.url === '/healthz' },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
-    }),
-  );
+  app.use(accessLog(log));
   const https = config.publicBaseUrl.startsWith('https://');
-  // over plain http (local development) no HSTS and no upgrade-insecure-requests, or /docs breaks
+  // over plain http (local development) no HSTS and no upgrade-insecure-requests, or /docs breaks;
+  // connect-src: /docs "Try it out" calls the origin its /openapi.json names (http/docs.ts)
   app.use(
     helmet({
       hsts: https,
-      contentSecurityPolicy: { directives: { upgradeInsecureRequests: https ? [] : null } },
+      contentSecurityPolicy: {
+        directives: { upgradeInsecureRequests: https ? [] : null, connectSrc: docsConnectSrc(config) },
+      },
     }),
   );
-  if (config.corsOrigins.length) {
-    const any = config.corsOrigins.includes('*');
-    app.use(
-      cors({
-        origin: any ? '*' : config.corsOrigins,
-        credentials: !any,
-        exposedHeaders: ['X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy'],
-        maxAge: 600,
-      }),
-    );
-  }
+  app.use(corsPolicy(config.corsOrigins));
   app.use(cookieParser());
-  const limiter = authRateLimit(config.authRateLimitPerMinute);
-  app.use([`${API_PREFIX}/auth/request_login`, `${API_PREFIX}/auth/verify_login`], limiter);
+  const loginRoutes = [`${API_PREFIX}/auth/request_login`, `${API_PREFIX}/auth/verify_login`];
+  // one budget per route and client IP, then (once the body is parsed) per route and wallet address
+  for (const route of loginRoutes) app.use(route, authRateLimit(config.authRateLimitPerMinute));
   app.use(refuseOversizedBody(bytes.parse(config.bodyLimit) ?? 100 * 1024));
   app.use(requireJsonBody);
   app.use(express.json({ limit: config.bodyLimit, type: ['application/json', 'application/*+json'] }));
-  app.post(`${API_PREFIX}/auth/request_login`, authRateLimit(config.authRateLimitPerMinute, { byAddress: true }));
+  for (const route of loginRoutes) app.post(route, authRateLimit(config.authAddressRateLimitPerMinute, { byAddress: true }));
 
   // ops
   app.get('/healthz', (_req, res) => {
@@ -136,10 +121,13 @@ export function createApp(ctx: AppContext): BazaarApp {
       .type('application/problem+json')
       .send(JSON.stringify({ ...problemBody(req, 'service-unavailable', `Not ready: ${down.join(', ')} unavailable.`), checks }));
   });
-  app.get('/openapi.json', (_req, res) => {
-    res.json(openapiDocument());
+  // the Solana Pay icon (SOLANA_PAY_ICON defaults to it): wallets show it, from any origin
+  const icon = readFileSync(ICON_FILE);
+  app.get(ICON_PATH, (_req, res) => {
+    res.setHeader('Cache-Control', 'public, max-age=86400');
+    res.type('image/svg+xml').send(icon);
   });
-  app.use('/docs', swaggerUi.serve, swaggerUi.setup(undefined, { swaggerOptions: { url: '/openapi.json' } }));
+  app.use(docsRoutes(config));
 
   const services = buildServices(ctx);
   app.services = services;

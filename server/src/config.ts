@@ -1,53 +1,276 @@
 /**
- * Typed configuration. `loadConfig(env)` reads the environment (documented defaults below);
- * tests build a Config directly (`testConfig()` in tests/helpers/app.ts). Config is a plain object
- * passed into createApp/main, never read from process.env elsewhere.
+ * Configuration: every environment variable Bazaar reads is defined ONCE here, in `ENV_VARS` (name,
+ * default, meaning), and read only here:
  *
- * | env | default | meaning |
- * |---|---|---|
- * | PORT | 3000 | HTTP port |
- * | HOST | 127.0.0.1 | bind address |
- * | PUBLIC_BASE_URL | http://localhost:PORT | external origin; SIWS `uri`, token metadata URLs |
- * | DATA_DIR | ./data | PGlite database, keys, chain.json |
- * | DATABASE_URL | (unset: PGlite in DATA_DIR/pglite) | postgres:// URL |
- * | JWT_SECRET | generated once into DATA_DIR/keys/jwt-secret | HS256 key (>= 32 bytes) |
- * | JWT_TTL_SECONDS | 3600 | access token lifetime |
- * | SIWS_DOMAIN | host of PUBLIC_BASE_URL | SIWS domain the message must carry |
- * | SIWS_CHAIN_ID | localnet | SIWS chainId |
- * | LOGIN_NONCE_TTL_SECONDS | 300 | nonce lifetime |
- * | SOLANA_RPC_URL | http://127.0.0.1:8899 | JSON-RPC endpoint |
- * | ESCROW_PROGRAM_ID | (chain.json / IDL address) | escrow program |
- * | SERVICE_KEYPAIR_PATH | DATA_DIR/keys/service.json | service keypair file |
- * | CURRENCIES | from DATA_DIR/chain.json | `CODE:mint:decimals,...` |
- * | CATEGORIES | design,development,writing,marketing,video,music,data,business,other | category slugs |
- * | PUBLIC_MARKETPLACE | false | anonymous GETs of listing/marketplace routes |
- * | CORS_ORIGINS | (none) | comma-separated allowed origins, `*` for any |
- * | BODY_LIMIT | 100kb | JSON body limit |
- * | AUTH_RATE_LIMIT_PER_MINUTE | 20 | per IP, on request_login and verify_login |
- * | CUSTODY_ENABLED | false | custodial accounts: deposit, withdraw, custodial order payment (modules/custody/README.md) |
- * | CUSTODY_SEED | generated once into DATA_DIR/keys/custody-seed | hex master seed (16..64 bytes) of the deposit addresses; read only when custody is on |
- * | CUSTODY_MIN_DEPOSIT | 0.01 of each currency | `CODE:ui_amount,...` smaller deposits are recorded, not credited |
- * | CUSTODY_MIN_WITHDRAWAL | 1 of each currency | `CODE:ui_amount,...` |
- * | CUSTODY_WITHDRAWAL_FEE | 0 | `CODE:ui_amount,...` flat fee per withdrawal, kept by the service |
- * | CUSTODY_POLL_INTERVAL_MS | 5000 | deposit watcher + transfer reconciler interval; 0 = start-up pass only |
- * | HTTP_HEADERS_TIMEOUT_MS | 10000 | time to receive the request line and headers; also closes connections that never send a byte (slowloris) |
- * | HTTP_REQUEST_TIMEOUT_MS | 30000 | time to receive a whole request (headers + body): a Content-Length larger than what is sent ends as 408 |
- * | HTTP_KEEP_ALIVE_TIMEOUT_MS | 5000 | idle time of a keep-alive connection between requests; behind a load balancer set it above the balancer's idle timeout |
- * | HTTP_MAX_CONNECTIONS | 500 | open connections; more are closed at once (below the usual 1024 open-files limit, leaving room for the database pool and RPC sockets) |
- * | HTTP_TIMEOUT_CHECK_INTERVAL_MS | 1000 | how often Node checks the headers/request timeouts (their granularity) |
- * | SHUTDOWN_TIMEOUT_MS | 25000 | SIGTERM/SIGINT drain deadline: in-flight requests, workers and the database close within it (exit 0), else exit 1 |
- * | DB_POOL_MAX | 10 | PostgreSQL connections in the pool |
- * | DB_POOL_TIMEOUT_MS | 5000 | wait for a free pool connection, then 503 service-unavailable |
- * | DB_STATEMENT_TIMEOUT_MS | 10000 | PostgreSQL statement_timeout per connection, then 503 |
- * | DB_LOCK_TIMEOUT_MS | 3000 | PostgreSQL lock_timeout per connection, then 503 |
- * | DB_IDLE_IN_TRANSACTION_TIMEOUT_MS | 60000 | PostgreSQL idle_in_transaction_session_timeout per connection |
- * | READY_TIMEOUT_MS | 1000 | /readyz database probe (own connection, off the shared pool) |
- * | LOG_LEVEL | info | pino level (`silent` in tests) |
- * | TRUST_PROXY | 0 | reverse proxies in front (client IP from X-Forwarded-For); `true` = 1 |
+ * - `loadConfig(env, { dev })`: the server's typed Config (server/src/main.ts, `npm start`);
+ * - `loadStartConfig(env)`: what `npm start` itself needs (localnet port, cargo, chain bootstrap);
+ * - `loadToolConfig(env)`: what the scripts need (`npm run demo`, dev-login, chain:bootstrap,
+ *   db:migrate, api-key).
+ *
+ * A variable left unset reads as its documented default (`literal` defaults are parsed like a set
+ * value, so the docs cannot drift from the behaviour). The README's configuration table is generated
+ * from ENV_VARS (`npm run docs:config`; the test suite fails when it is stale), and a test sets each
+ * variable to its `example` and checks that a loader's result changes (a documented variable that
+ * nothing reads fails it). Tests build a Config directly (`testConfig()` in tests/helpers/app.ts).
+ *
+ * Errors: a bad value throws ConfigError naming the variable (npm start prints it as one line).
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import path from 'node:path';
+import { authDefaults } from '@bazaar/contract';
+
+/** Who reads a variable: the server (loadConfig), `npm start` (loadStartConfig), the scripts (loadToolConfig). */
+export type EnvReader = 'server' | 'npm start' | 'scripts';
+
+/** One documented environment variable. */
+export interface EnvVar {
+  name: string;
+  /** the default: `{ literal }` is what an unset variable reads as; `{ computed }` describes a derived default */
+  default: { literal: string } | { computed: string };
+  /** what it does (Markdown) */
+  meaning: string;
+  /** a valid non-default value (tests set it and expect the readers' results to change) */
+  example: string;
+  /** variables the example needs to take effect (e.g. CUSTODY_ENABLED for the custody settings) */
+  with?: Record<string, string>;
+  readers: readonly EnvReader[];
+  /** README table section */
+  group: 'service' | 'login' | 'chain' | 'orders' | 'custody' | 'limits' | 'npm start and scripts';
+}
+
+/** Defaults of the HTTP, database, readiness and shutdown limits (ENV_VARS reads them). */
+export const DEFAULT_LIMITS = {
+  http: {
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
+    keepAliveTimeoutMs: 5_000,
+    maxConnections: 500,
+    timeoutCheckIntervalMs: 1_000,
+  } satisfies HttpLimits,
+  db: {
+    poolMax: 10,
+    poolTimeoutMs: 5_000,
+    poolQueueMax: 100,
+    statementTimeoutMs: 10_000,
+    lockTimeoutMs: 3_000,
+    idleInTransactionTimeoutMs: 60_000,
+  } satisfies DbLimits,
+  readyTimeoutMs: 1_000,
+  shutdownTimeoutMs: 25_000,
+} as const;
+
+export const DEFAULT_CATEGORIES = ['design', 'development', 'writing', 'marketing', 'video', 'music', 'data', 'business', 'other'];
+
+/** Origins (CORS) and SIWS domains a local frontend has under `npm start` (any port). */
+export const DEV_LOCAL_ORIGINS = ['http://localhost:*', 'http://127.0.0.1:*'] as const;
+export const DEV_LOCAL_SIWS_DOMAINS = ['localhost:*', '127.0.0.1:*'] as const;
+
+const lit = (v: string | number) => ({ literal: String(v) });
+const computed = (text: string) => ({ computed: text });
+const S = ['server'] as const;
+
+/** Every environment variable, in README order. */
+export const ENV_VARS: readonly EnvVar[] = [
+  // service
+  { name: 'PORT', group: 'service', default: lit(3000), meaning: 'HTTP port of the server', example: '4123', readers: ['server', 'npm start'] },
+  { name: 'HOST', group: 'service', default: lit('127.0.0.1'), meaning: 'bind address of the server', example: '0.0.0.0', readers: ['server', 'npm start'] },
+  {
+    name: 'PUBLIC_BASE_URL',
+    group: 'service',
+    default: computed('`http://localhost:PORT`'),
+    meaning:
+      'external origin of the service: default SIWS domain and uri, token metadata URLs, Solana Pay links and icon ' +
+      '(wallets accept Solana Pay links to https URLs only), the server named by the served `/openapi.json` (unset: the request\'s origin)',
+    example: 'https://api.example.com',
+    readers: S,
+  },
+  {
+    name: 'DATA_DIR',
+    group: 'service',
+    default: lit('./data'),
+    meaning: 'PGlite database, dev keys, `chain.json`, localnet ledger (a writable directory; created when missing)',
+    example: '/tmp/bazaar-example-data',
+    readers: ['server', 'npm start', 'scripts'],
+  },
+  {
+    name: 'DATABASE_URL',
+    group: 'service',
+    default: computed('unset: PGlite in `DATA_DIR/pglite`'),
+    meaning: '`postgres://…` of a real PostgreSQL server (via `@prisma/adapter-pg`)',
+    example: 'postgres://bazaar@127.0.0.1:5432/bazaar',
+    readers: ['server', 'scripts'],
+  },
+  {
+    name: 'CORS_ORIGINS',
+    group: 'service',
+    default: computed('none; under `npm start` with the embedded localnet: `http://localhost:*,http://127.0.0.1:*`'),
+    meaning:
+      'comma-separated origins browsers may call the API from (`*` any origin, `scheme://host:*` any port); the ' +
+      'Solana Pay endpoints and `/icon.svg` allow any origin whatever this says',
+    example: 'https://app.example.com',
+    readers: S,
+  },
+  { name: 'PUBLIC_MARKETPLACE', group: 'service', default: lit('false'), meaning: 'anonymous reads of the listing and marketplace routes', example: 'true', readers: S },
+  { name: 'CATEGORIES', group: 'service', default: lit(DEFAULT_CATEGORIES.join(',')), meaning: 'category slugs (`GET /categories`)', example: 'design,other', readers: S },
+  { name: 'LOG_LEVEL', group: 'service', default: lit('info'), meaning: 'pino log level (`silent` in tests)', example: 'debug', readers: S },
+  { name: 'TRUST_PROXY', group: 'service', default: lit(0), meaning: 'reverse proxies in front (client IP from `X-Forwarded-For`); `true` = 1', example: '1', readers: S },
+  // login
+  { name: 'JWT_SECRET', group: 'login', default: computed('generated once into `DATA_DIR/keys/jwt-secret`'), meaning: 'HS256 key of the access tokens (at least 32 bytes)', example: 'example-secret-example-secret-example-secret', readers: S },
+  { name: 'JWT_TTL_SECONDS', group: 'login', default: lit(authDefaults.jwtTtlSeconds), meaning: 'access token lifetime, seconds (`expires_in` of a login)', example: '7200', readers: S },
+  { name: 'LOGIN_NONCE_TTL_SECONDS', group: 'login', default: lit(authDefaults.nonceTtlSeconds), meaning: 'lifetime of a login nonce, seconds', example: '120', readers: S },
+  {
+    name: 'SIWS_DOMAINS',
+    group: 'login',
+    default: computed('host of `PUBLIC_BASE_URL`; under `npm start` with the embedded localnet also `localhost:*,127.0.0.1:*`'),
+    meaning:
+      'comma-separated domains a SIWS message may carry (`host`, `host:port`, `host:*` = any port); the first ' +
+      'plain one is the default `domain` of `request_login`. A frontend on its own origin (e.g. `localhost:5173`) needs its host here',
+    example: 'app.example.com,localhost:5173',
+    readers: S,
+  },
+  { name: 'SIWS_CHAIN_ID', group: 'login', default: lit('localnet'), meaning: 'cluster of SIWS `chainId` (`mainnet`, `devnet`, `testnet`, `localnet`; `solana:` prefix accepted)', example: 'devnet', readers: S },
+  { name: 'SIWS_CLOCK_SKEW_SECONDS', group: 'login', default: lit(authDefaults.clockSkewSeconds), meaning: 'clock skew allowed on the SIWS Issued At / Expiration Time / Not Before fields, seconds', example: '30', readers: S },
+  { name: 'AUTH_RATE_LIMIT_PER_MINUTE', group: 'login', default: lit(authDefaults.rateLimitPerIpPerMinute), meaning: 'requests per minute per client IP, counted per login route (`request_login`, `verify_login`)', example: '30', readers: S },
+  { name: 'AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE', group: 'login', default: lit(authDefaults.rateLimitPerAddressPerMinute), meaning: 'requests per minute per wallet address, counted per login route', example: '5', readers: S },
+  // chain
+  {
+    name: 'SOLANA_RPC_URL',
+    group: 'chain',
+    default: computed('unset: `npm start` runs the localnet; the server uses `http://127.0.0.1:SOLANA_RPC_PORT`'),
+    meaning: 'any Solana JSON-RPC endpoint (then no localnet is started)',
+    example: 'https://api.devnet.solana.com',
+    readers: ['server', 'npm start', 'scripts'],
+  },
+  { name: 'SOLANA_RPC_PORT', group: 'chain', default: lit(8899), meaning: 'port of the embedded localnet (its websocket uses the next one)', example: '18115', readers: ['server', 'npm start', 'scripts'] },
+  { name: 'CHAIN_BOOTSTRAP', group: 'chain', default: lit('false'), meaning: '`1`: run the dev bootstrap (keys, test USDC mint, escrow config, `chain.json`) against `SOLANA_RPC_URL` too', example: '1', readers: ['npm start'] },
+  { name: 'ESCROW_PROGRAM_ID', group: 'chain', default: computed('from `DATA_DIR/chain.json`, else the IDL address'), meaning: 'escrow program id', example: 'Fg6PaFpoGXkYsidMpWTK6W2BeZ7FEfcYkg476zPFsLnS', readers: ['server', 'scripts'] },
+  { name: 'SERVICE_KEYPAIR_PATH', group: 'chain', default: computed('`DATA_DIR/keys/service.json`'), meaning: 'service keypair file (platform authority and arbiter)', example: '/etc/bazaar/service.json', readers: S },
+  { name: 'CURRENCIES', group: 'chain', default: computed('from `DATA_DIR/chain.json`'), meaning: 'payment currencies `CODE:mint:decimals,…` (`GET /currencies`)', example: 'USDC:EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v:6', readers: S },
+  // orders
+  { name: 'ORDER_PAYMENT_TTL_SECONDS', group: 'orders', default: lit(900), meaning: 'payment window of a new order, seconds (`payment_expires_at`)', example: '600', readers: S },
+  { name: 'ORDER_REVIEW_WINDOW_SECONDS', group: 'orders', default: lit(259_200), meaning: 'review window after delivery before auto-release, seconds (snapshotted per order)', example: '86400', readers: S },
+  { name: 'ORDER_MAX_UNPAID_PER_BUYER', group: 'orders', default: lit(3), meaning: 'unpaid orders a buyer may hold at once', example: '5', readers: S },
+  { name: 'ORDER_WATCHER_INTERVAL_MS', group: 'orders', default: lit(2_000), meaning: 'payment watcher and crank interval, ms (`0` = off)', example: '1000', readers: S },
+  { name: 'ORDER_RECONCILE_INTERVAL_MS', group: 'orders', default: lit(30_000), meaning: 'reconciler interval, ms (`0` = start-up pass only)', example: '10000', readers: S },
+  { name: 'ORDER_INFLIGHT_WAIT_MS', group: 'orders', default: lit(5_000), meaning: 'how long an order action waits for another in flight on the same order before 409, ms', example: '2000', readers: S },
+  { name: 'ORDER_IDEMPOTENCY_LEASE_MS', group: 'orders', default: lit(10_000), meaning: 'lease of a running `POST /orders` Idempotency-Key, ms (a key whose request died is retryable after it)', example: '20000', readers: S },
+  { name: 'SOLANA_PAY_LABEL', group: 'orders', default: lit('Bazaar'), meaning: 'label of the Solana Pay transaction request (wallets show it)', example: 'My Market', readers: S },
+  {
+    name: 'SOLANA_PAY_ICON',
+    group: 'orders',
+    default: computed('`PUBLIC_BASE_URL/icon.svg` (served by the service)'),
+    meaning: 'icon of the Solana Pay transaction request: an absolute http(s) URL of an SVG, PNG or WebP image',
+    example: 'https://cdn.example.com/market.png',
+    readers: S,
+  },
+  // custody
+  { name: 'CUSTODY_ENABLED', group: 'custody', default: lit('false'), meaning: 'custodial accounts (off: the custodial routes answer 404 `custody-disabled`); see `server/src/modules/custody/README.md`', example: 'true', readers: S },
+  {
+    name: 'CUSTODY_SEED',
+    group: 'custody',
+    default: computed('generated once into `DATA_DIR/keys/custody-seed` (0600)'),
+    meaning: 'hex master seed (16..64 bytes) of the deposit addresses; back it up, changing it orphans the addresses handed out',
+    example: 'ab'.repeat(32),
+    with: { CUSTODY_ENABLED: 'true' },
+    readers: S,
+  },
+  { name: 'CUSTODY_MIN_DEPOSIT', group: 'custody', default: computed('0.01 of each currency'), meaning: '`CODE:ui_amount,…`; smaller deposits are recorded, not credited', example: 'USDC:1', with: { CUSTODY_ENABLED: 'true' }, readers: S },
+  { name: 'CUSTODY_MIN_WITHDRAWAL', group: 'custody', default: computed('0.01 of each currency'), meaning: '`CODE:ui_amount,…`', example: 'USDC:5', with: { CUSTODY_ENABLED: 'true' }, readers: S },
+  { name: 'CUSTODY_WITHDRAWAL_FEE', group: 'custody', default: computed('0 of each currency'), meaning: '`CODE:ui_amount,…` flat fee per withdrawal, kept by the service', example: 'USDC:0.1', with: { CUSTODY_ENABLED: 'true' }, readers: S },
+  { name: 'CUSTODY_POLL_INTERVAL_MS', group: 'custody', default: lit(5_000), meaning: 'deposit watcher and transfer reconciler interval, ms (`0` = start-up pass only)', example: '1000', with: { CUSTODY_ENABLED: 'true' }, readers: S },
+  // limits
+  { name: 'BODY_LIMIT', group: 'limits', default: lit('100kb'), meaning: 'JSON body limit (larger: 413)', example: '1mb', readers: S },
+  { name: 'HTTP_HEADERS_TIMEOUT_MS', group: 'limits', default: lit(DEFAULT_LIMITS.http.headersTimeoutMs), meaning: 'time to receive the request line and headers; also closes connections that never send a byte', example: '2000', readers: S },
+  { name: 'HTTP_REQUEST_TIMEOUT_MS', group: 'limits', default: lit(DEFAULT_LIMITS.http.requestTimeoutMs), meaning: 'time to receive a whole request (headers + body)', example: '40000', readers: S },
+  { name: 'HTTP_KEEP_ALIVE_TIMEOUT_MS', group: 'limits', default: lit(DEFAULT_LIMITS.http.keepAliveTimeoutMs), meaning: 'idle time of a keep-alive connection; behind a load balancer set it above the balancer\'s', example: '65000', readers: S },
+  { name: 'HTTP_MAX_CONNECTIONS', group: 'limits', default: lit(DEFAULT_LIMITS.http.maxConnections), meaning: 'open connections; more are closed at once', example: '100', readers: S },
+  { name: 'HTTP_TIMEOUT_CHECK_INTERVAL_MS', group: 'limits', default: lit(DEFAULT_LIMITS.http.timeoutCheckIntervalMs), meaning: 'how often Node checks the two timeouts above (their granularity)', example: '250', readers: S },
+  { name: 'DB_POOL_MAX', group: 'limits', default: lit(DEFAULT_LIMITS.db.poolMax), meaning: 'PostgreSQL connections in the pool', example: '4', readers: S },
+  { name: 'DB_POOL_TIMEOUT_MS', group: 'limits', default: lit(DEFAULT_LIMITS.db.poolTimeoutMs), meaning: 'wait for a pool connection, then 503', example: '750', readers: S },
+  { name: 'DB_POOL_QUEUE_MAX', group: 'limits', default: lit(DEFAULT_LIMITS.db.poolQueueMax), meaning: 'queries waiting for a pool connection at most; one more is 503 `service-unavailable` at once (`0` = none wait)', example: '20', readers: S },
+  { name: 'DB_STATEMENT_TIMEOUT_MS', group: 'limits', default: lit(DEFAULT_LIMITS.db.statementTimeoutMs), meaning: 'PostgreSQL `statement_timeout` per connection, then 503', example: '1500', readers: S },
+  { name: 'DB_LOCK_TIMEOUT_MS', group: 'limits', default: lit(DEFAULT_LIMITS.db.lockTimeoutMs), meaning: 'PostgreSQL `lock_timeout` per connection, then 503', example: '500', readers: S },
+  { name: 'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', group: 'limits', default: lit(DEFAULT_LIMITS.db.idleInTransactionTimeoutMs), meaning: 'PostgreSQL `idle_in_transaction_session_timeout` per connection', example: '9000', readers: S },
+  { name: 'READY_TIMEOUT_MS', group: 'limits', default: lit(DEFAULT_LIMITS.readyTimeoutMs), meaning: '`/readyz` timeout of each check', example: '300', readers: S },
+  { name: 'SHUTDOWN_TIMEOUT_MS', group: 'limits', default: lit(DEFAULT_LIMITS.shutdownTimeoutMs), meaning: 'drain deadline after SIGTERM/SIGINT (exit 0 within it, else 1)', example: '8000', readers: S },
+  // npm start and scripts
+  { name: 'CARGO_TARGET_DIR', group: 'npm start and scripts', default: computed('`$HOME/.cache/bazaar/cargo-target`'), meaning: 'where cargo builds the localnet (shared across clones)', example: '/tmp/bazaar-example-target', readers: ['npm start'] },
+  { name: 'BAZAAR_LOCALNET_BIN', group: 'npm start and scripts', default: computed('`CARGO_TARGET_DIR/debug/bazaar-localnet`, built with cargo when missing or stale'), meaning: 'a prebuilt localnet binary (then cargo is never run)', example: '/usr/local/bin/bazaar-localnet', readers: ['npm start'] },
+  { name: 'BAZAAR_URL', group: 'npm start and scripts', default: lit('http://127.0.0.1:3000'), meaning: 'the service `npm run demo` and `server/scripts/dev-login.ts` talk to', example: 'http://127.0.0.1:4123', readers: ['scripts'] },
+];
+
+/** Variables of earlier versions: setting one is refused with the new name (a silent no-op would mislead). */
+export const RENAMED_VARS: Readonly<Record<string, string>> = {
+  SIWS_DOMAIN: 'SIWS_DOMAINS',
+  CLOCK_SKEW_SECONDS: 'SIWS_CLOCK_SKEW_SECONDS',
+};
+
+const VAR = new Map(ENV_VARS.map((v) => [v.name, v]));
+
+/** A value refused at start-up: names the variable, one line (npm start prints just the message). */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** The raw text of a documented variable: set and non-empty, else its literal default, else undefined. */
+function raw(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const def = VAR.get(name);
+  if (!def) throw new Error(`${name} is not in ENV_VARS (document it there before reading it)`);
+  const v = env[name];
+  if (v !== undefined && v !== '') return v;
+  return 'literal' in def.default ? def.default.literal : undefined;
+}
+
+const bool = (env: NodeJS.ProcessEnv, name: string): boolean => {
+  const v = raw(env, name)!.toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+  if (['0', 'false', 'no', 'off'].includes(v)) return false;
+  throw new ConfigError(name, `${name} must be true or false (1/0, yes/no, on/off), got "${v}"`);
+};
+
+const int = (env: NodeJS.ProcessEnv, name: string): number => {
+  const v = raw(env, name)!;
+  const n = Number(v);
+  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n)) throw new ConfigError(name, `${name} must be a non-negative integer, got "${v}"`);
+  return n;
+};
+
+/** A limit that must be > 0 (0 would mean "no limit" to Node and PostgreSQL: not allowed here). */
+const positive = (env: NodeJS.ProcessEnv, name: string): number => {
+  const n = int(env, name);
+  if (n === 0) throw new ConfigError(name, `${name} must be greater than 0`);
+  return n;
+};
+
+const port = (env: NodeJS.ProcessEnv, name: string): number => {
+  const n = int(env, name);
+  if (n > 65_535) throw new ConfigError(name, `${name} must be a TCP port (0..65535), got ${n}`);
+  return n;
+};
+
+const list = (env: NodeJS.ProcessEnv, name: string): string[] | undefined => {
+  const v = raw(env, name);
+  return v === undefined ? undefined : v.split(',').map((s) => s.trim()).filter(Boolean);
+};
+
+function httpUrl(name: string, value: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(name, `${name} must be an absolute http(s) URL, got "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, `${name} must be an http(s) URL, got "${value}"`);
+  return url;
+}
 
 export interface CurrencyConfig {
   code: string;
@@ -61,18 +284,47 @@ export interface CategoryConfig {
   name: string;
 }
 
+/** Orders module settings (ORDER_*, SOLANA_PAY_*), passed to createOrdersModule as they are. */
+export interface OrdersSettings {
+  /** payment window, seconds */
+  paymentTtlSeconds: number;
+  /** review window after delivery, seconds */
+  reviewWindowSeconds: number;
+  maxUnpaidOrdersPerBuyer: number;
+  /** payment watcher + crank interval, ms; 0 = off */
+  watcherIntervalMs: number;
+  /** reconciler interval, ms; 0 = start-up pass only */
+  reconcileIntervalMs: number;
+  /** wait for an in-flight action on the same order, ms */
+  inflightWaitMs: number;
+  /** lease of a running POST /orders Idempotency-Key, ms */
+  idempotencyLeaseMs: number;
+  solanaPayLabel: string;
+  /** absolute URL of an SVG/PNG/WebP icon */
+  solanaPayIcon: string;
+}
+
 export interface Config {
   port: number;
   host: string;
+  /** external origin, no trailing slash */
   publicBaseUrl: string;
+  /** PUBLIC_BASE_URL was set; else publicBaseUrl is its default and /openapi.json names the request's origin */
+  publicBaseUrlSet?: boolean;
   dataDir: string;
   databaseUrl?: string;
+  /** started by `npm start` with the embedded localnet: local origins and SIWS domains allowed by default */
+  devDefaults: boolean;
   jwtSecret: string;
+  /** access token lifetime, seconds */
   jwtTtlSeconds: number;
-  siwsDomain: string;
+  /** allowed SIWS domains (`host`, `host:port`, `host:*`); the first plain one is the default */
+  siwsDomains: string[];
+  /** cluster of the SIWS chainId, bare or `solana:` prefixed */
   siwsChainId: string;
+  /** nonce lifetime, seconds */
   loginNonceTtlSeconds: number;
-  /** accepted clock skew for SIWS issuedAt / notBefore (seconds) */
+  /** accepted clock skew for the SIWS time fields, seconds */
   clockSkewSeconds: number;
   solanaRpcUrl: string;
   escrowProgramId?: string;
@@ -80,9 +332,14 @@ export interface Config {
   currencies: CurrencyConfig[];
   categories: CategoryConfig[];
   publicMarketplace: boolean;
+  /** allowed browser origins: exact, `*`, or `scheme://host:*` (any port) */
   corsOrigins: string[];
   bodyLimit: string;
+  /** login requests per minute per client IP, per login route */
   authRateLimitPerMinute: number;
+  /** login requests per minute per wallet address, per login route */
+  authAddressRateLimitPerMinute: number;
+  orders: OrdersSettings;
   custodyEnabled: boolean;
   /** hex master seed of the deposit addresses (set when custody is enabled; see loadOrCreateCustodySeed) */
   custodySeed?: string;
@@ -123,32 +380,12 @@ export interface HttpLimits {
 export interface DbLimits {
   poolMax: number;
   poolTimeoutMs: number;
+  /** queries that may wait for a connection (db/postgres.ts BoundedPool); optional for callers that build limits by hand */
+  poolQueueMax?: number;
   statementTimeoutMs: number;
   lockTimeoutMs: number;
   idleInTransactionTimeoutMs: number;
 }
-
-/** Defaults of the HTTP, database, readiness and shutdown limits (see the table above). */
-export const DEFAULT_LIMITS = {
-  http: {
-    headersTimeoutMs: 10_000,
-    requestTimeoutMs: 30_000,
-    keepAliveTimeoutMs: 5_000,
-    maxConnections: 500,
-    timeoutCheckIntervalMs: 1_000,
-  } satisfies HttpLimits,
-  db: {
-    poolMax: 10,
-    poolTimeoutMs: 5_000,
-    statementTimeoutMs: 10_000,
-    lockTimeoutMs: 3_000,
-    idleInTransactionTimeoutMs: 60_000,
-  } satisfies DbLimits,
-  readyTimeoutMs: 1_000,
-  shutdownTimeoutMs: 25_000,
-} as const;
-
-export const DEFAULT_CATEGORIES = ['design', 'development', 'writing', 'marketing', 'video', 'music', 'data', 'business', 'other'];
 
 const titleCase = (slug: string) =>
   slug
@@ -168,21 +405,11 @@ export function parseCurrencies(spec: string): CurrencyConfig[] {
     .map((entry) => {
       const [code, mint, decimals, tokenProgram] = entry.split(':');
       if (!code || !mint || decimals === undefined || !/^\d+$/.test(decimals)) {
-        throw new Error(`CURRENCIES: bad entry "${entry}" (want CODE:mint:decimals)`);
+        throw new ConfigError('CURRENCIES', `CURRENCIES: bad entry "${entry}" (want CODE:mint:decimals)`);
       }
       return { code: code.toUpperCase(), mint, decimals: Number(decimals), ...(tokenProgram ? { tokenProgram } : {}) };
     });
 }
-
-const bool = (v: string | undefined, dflt: boolean) =>
-  v === undefined || v === '' ? dflt : ['1', 'true', 'yes', 'on'].includes(v.toLowerCase());
-
-const int = (name: string, v: string | undefined, dflt: number) => {
-  if (v === undefined || v === '') return dflt;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${v}"`);
-  return n;
-};
 
 /** JWT_SECRET or DATA_DIR/keys/jwt-secret (created on first start, 0600). */
 export function loadOrCreateJwtSecret(dataDir: string): string {
@@ -218,7 +445,7 @@ export function parseCurrencyAmounts(name: string, spec: string | undefined): Re
   const out: Record<string, string> = {};
   for (const entry of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
     const [code, amount] = entry.split(':');
-    if (!code || !amount || !/^\d+(\.\d+)?$/.test(amount)) throw new Error(`${name}: bad entry "${entry}" (want CODE:amount, e.g. USDC:0.5)`);
+    if (!code || !amount || !/^\d+(\.\d+)?$/.test(amount)) throw new ConfigError(name, `${name}: bad entry "${entry}" (want CODE:amount, e.g. USDC:0.5)`);
     out[code.toUpperCase()] = amount;
   }
   return out;
@@ -232,85 +459,231 @@ export function currenciesFromChainFile(dataDir: string): { currencies: Currency
   return { currencies: parsed.currencies ?? [], programId: parsed.programId };
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const port = int('PORT', env.PORT, 3000);
-  const dataDir = path.resolve(env.DATA_DIR || './data');
-  const publicBaseUrl = (env.PUBLIC_BASE_URL || `http://localhost:${port}`).replace(/\/+$/, '');
+/** DATA_DIR as an absolute path (not created here). */
+export const dataDirOf = (env: NodeJS.ProcessEnv): string => path.resolve(raw(env, 'DATA_DIR')!);
+
+/** The embedded localnet's RPC URL for SOLANA_RPC_PORT. */
+const localnetRpcUrl = (env: NodeJS.ProcessEnv) => `http://127.0.0.1:${port(env, 'SOLANA_RPC_PORT')}`;
+
+export interface LoadConfigOptions {
+  /**
+   * `npm start` with the embedded localnet (no SOLANA_RPC_URL): unset CORS_ORIGINS allows local
+   * origins (DEV_LOCAL_ORIGINS) and unset SIWS_DOMAINS adds local hosts (DEV_LOCAL_SIWS_DOMAINS).
+   */
+  dev?: boolean;
+}
+
+/**
+ * The server's configuration from `env` (see ENV_VARS). Creates DATA_DIR/keys/jwt-secret (and the
+ * custody seed when custody is on) on first use unless given. Throws ConfigError on a bad value.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfigOptions = {}): Config {
+  const dev = opts.dev ?? false;
+  const httpPort = port(env, 'PORT');
+  const dataDir = dataDirOf(env);
+  const publicBaseUrl = (raw(env, 'PUBLIC_BASE_URL') ?? `http://localhost:${httpPort}`).replace(/\/+$/, '');
+  const publicHost = httpUrl('PUBLIC_BASE_URL', publicBaseUrl).host;
   const chainFile = currenciesFromChainFile(dataDir);
-  const jwtSecret = env.JWT_SECRET || loadOrCreateJwtSecret(dataDir);
-  if (Buffer.byteLength(jwtSecret) < 32) throw new Error('JWT_SECRET must be at least 32 bytes');
-  const custodyEnabled = bool(env.CUSTODY_ENABLED, false);
+  const jwtSecret = raw(env, 'JWT_SECRET') ?? loadOrCreateJwtSecret(dataDir);
+  if (Buffer.byteLength(jwtSecret) < 32) throw new ConfigError('JWT_SECRET', 'JWT_SECRET must be at least 32 bytes');
+  for (const [old, now] of Object.entries(RENAMED_VARS)) {
+    if (env[old]) throw new ConfigError(now, `${old} was renamed ${now}: rename it in your environment`);
+  }
+  const siwsDomains = list(env, 'SIWS_DOMAINS') ?? [publicHost, ...(dev ? DEV_LOCAL_SIWS_DOMAINS : [])];
+  if (!siwsDomains.some((d) => !d.endsWith(':*'))) {
+    throw new ConfigError('SIWS_DOMAINS', 'SIWS_DOMAINS must name at least one plain domain (host or host:port): the first is the default domain of request_login');
+  }
+  const siwsChainId = raw(env, 'SIWS_CHAIN_ID')!;
+  if (!/^(solana:)?(mainnet|devnet|testnet|localnet)$/.test(siwsChainId)) {
+    throw new ConfigError('SIWS_CHAIN_ID', `SIWS_CHAIN_ID must be mainnet, devnet, testnet or localnet, got "${siwsChainId}"`);
+  }
+  const custodyEnabled = bool(env, 'CUSTODY_ENABLED');
+  const trustProxyText = raw(env, 'TRUST_PROXY')!;
   return {
-    port,
-    host: env.HOST || '127.0.0.1',
+    port: httpPort,
+    host: raw(env, 'HOST')!,
     publicBaseUrl,
+    publicBaseUrlSet: raw(env, 'PUBLIC_BASE_URL') !== undefined,
     dataDir,
-    databaseUrl: env.DATABASE_URL || undefined,
+    databaseUrl: raw(env, 'DATABASE_URL'),
+    devDefaults: dev,
     jwtSecret,
-    jwtTtlSeconds: int('JWT_TTL_SECONDS', env.JWT_TTL_SECONDS, 3600),
-    siwsDomain: env.SIWS_DOMAIN || new URL(publicBaseUrl).host,
-    siwsChainId: env.SIWS_CHAIN_ID || 'localnet',
-    loginNonceTtlSeconds: int('LOGIN_NONCE_TTL_SECONDS', env.LOGIN_NONCE_TTL_SECONDS, 300),
-    clockSkewSeconds: int('CLOCK_SKEW_SECONDS', env.CLOCK_SKEW_SECONDS, 60),
-    solanaRpcUrl: env.SOLANA_RPC_URL || 'http://127.0.0.1:8899',
-    escrowProgramId: env.ESCROW_PROGRAM_ID || chainFile.programId,
-    serviceKeypairPath: env.SERVICE_KEYPAIR_PATH || path.join(dataDir, 'keys', 'service.json'),
-    currencies: env.CURRENCIES ? parseCurrencies(env.CURRENCIES) : chainFile.currencies,
-    categories: categoriesFromSlugs(
-      env.CATEGORIES ? env.CATEGORIES.split(',').map((s) => s.trim()).filter(Boolean) : DEFAULT_CATEGORIES,
-    ),
-    publicMarketplace: bool(env.PUBLIC_MARKETPLACE, false),
-    corsOrigins: (env.CORS_ORIGINS || '').split(',').map((s) => s.trim()).filter(Boolean),
-    bodyLimit: env.BODY_LIMIT || '100kb',
-    authRateLimitPerMinute: int('AUTH_RATE_LIMIT_PER_MINUTE', env.AUTH_RATE_LIMIT_PER_MINUTE, 20),
+    jwtTtlSeconds: positive(env, 'JWT_TTL_SECONDS'),
+    siwsDomains,
+    siwsChainId,
+    loginNonceTtlSeconds: positive(env, 'LOGIN_NONCE_TTL_SECONDS'),
+    clockSkewSeconds: int(env, 'SIWS_CLOCK_SKEW_SECONDS'),
+    solanaRpcUrl: raw(env, 'SOLANA_RPC_URL') ?? localnetRpcUrl(env),
+    escrowProgramId: raw(env, 'ESCROW_PROGRAM_ID') ?? chainFile.programId,
+    serviceKeypairPath: raw(env, 'SERVICE_KEYPAIR_PATH') ?? path.join(dataDir, 'keys', 'service.json'),
+    currencies: raw(env, 'CURRENCIES') ? parseCurrencies(raw(env, 'CURRENCIES')!) : chainFile.currencies,
+    categories: categoriesFromSlugs(list(env, 'CATEGORIES')!),
+    publicMarketplace: bool(env, 'PUBLIC_MARKETPLACE'),
+    corsOrigins: list(env, 'CORS_ORIGINS') ?? (dev ? [...DEV_LOCAL_ORIGINS] : []),
+    bodyLimit: raw(env, 'BODY_LIMIT')!,
+    authRateLimitPerMinute: positive(env, 'AUTH_RATE_LIMIT_PER_MINUTE'),
+    authAddressRateLimitPerMinute: positive(env, 'AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE'),
+    orders: ordersSettings(env, publicBaseUrl),
     custodyEnabled,
     ...(custodyEnabled
       ? {
-          custodySeed: env.CUSTODY_SEED || loadOrCreateCustodySeed(dataDir),
-          custodyMinDeposit: parseCurrencyAmounts('CUSTODY_MIN_DEPOSIT', env.CUSTODY_MIN_DEPOSIT),
-          custodyMinWithdrawal: parseCurrencyAmounts('CUSTODY_MIN_WITHDRAWAL', env.CUSTODY_MIN_WITHDRAWAL),
-          custodyWithdrawalFee: parseCurrencyAmounts('CUSTODY_WITHDRAWAL_FEE', env.CUSTODY_WITHDRAWAL_FEE),
-          custodyPollIntervalMs: int('CUSTODY_POLL_INTERVAL_MS', env.CUSTODY_POLL_INTERVAL_MS, 5_000),
+          custodySeed: raw(env, 'CUSTODY_SEED') ?? loadOrCreateCustodySeed(dataDir),
+          custodyMinDeposit: parseCurrencyAmounts('CUSTODY_MIN_DEPOSIT', raw(env, 'CUSTODY_MIN_DEPOSIT')),
+          custodyMinWithdrawal: parseCurrencyAmounts('CUSTODY_MIN_WITHDRAWAL', raw(env, 'CUSTODY_MIN_WITHDRAWAL')),
+          custodyWithdrawalFee: parseCurrencyAmounts('CUSTODY_WITHDRAWAL_FEE', raw(env, 'CUSTODY_WITHDRAWAL_FEE')),
+          custodyPollIntervalMs: int(env, 'CUSTODY_POLL_INTERVAL_MS'),
         }
       : {}),
-    logLevel: env.LOG_LEVEL || 'info',
-    trustProxy: env.TRUST_PROXY === 'true' ? 1 : int('TRUST_PROXY', env.TRUST_PROXY === 'false' ? '0' : env.TRUST_PROXY, 0),
+    logLevel: raw(env, 'LOG_LEVEL')!,
+    trustProxy: trustProxyText === 'true' ? 1 : trustProxyText === 'false' ? 0 : int(env, 'TRUST_PROXY'),
     http: httpLimits(env),
     db: {
-      poolMax: positive('DB_POOL_MAX', env.DB_POOL_MAX, DEFAULT_LIMITS.db.poolMax),
-      poolTimeoutMs: positive('DB_POOL_TIMEOUT_MS', env.DB_POOL_TIMEOUT_MS, DEFAULT_LIMITS.db.poolTimeoutMs),
-      statementTimeoutMs: positive('DB_STATEMENT_TIMEOUT_MS', env.DB_STATEMENT_TIMEOUT_MS, DEFAULT_LIMITS.db.statementTimeoutMs),
-      lockTimeoutMs: positive('DB_LOCK_TIMEOUT_MS', env.DB_LOCK_TIMEOUT_MS, DEFAULT_LIMITS.db.lockTimeoutMs),
-      idleInTransactionTimeoutMs: positive(
-        'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS',
-        env.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
-        DEFAULT_LIMITS.db.idleInTransactionTimeoutMs,
-      ),
+      poolMax: positive(env, 'DB_POOL_MAX'),
+      poolTimeoutMs: positive(env, 'DB_POOL_TIMEOUT_MS'),
+      poolQueueMax: int(env, 'DB_POOL_QUEUE_MAX'),
+      statementTimeoutMs: positive(env, 'DB_STATEMENT_TIMEOUT_MS'),
+      lockTimeoutMs: positive(env, 'DB_LOCK_TIMEOUT_MS'),
+      idleInTransactionTimeoutMs: positive(env, 'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS'),
     },
-    readyTimeoutMs: positive('READY_TIMEOUT_MS', env.READY_TIMEOUT_MS, DEFAULT_LIMITS.readyTimeoutMs),
-    shutdownTimeoutMs: positive('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS, DEFAULT_LIMITS.shutdownTimeoutMs),
+    readyTimeoutMs: positive(env, 'READY_TIMEOUT_MS'),
+    shutdownTimeoutMs: positive(env, 'SHUTDOWN_TIMEOUT_MS'),
   };
 }
 
-/** A limit that must be > 0 (0 would mean "no limit" to Node and PostgreSQL: not allowed here). */
-function positive(name: string, v: string | undefined, dflt: number): number {
-  const n = int(name, v, dflt);
-  if (n === 0) throw new Error(`${name} must be greater than 0`);
-  return n;
+/**
+ * ORDER_* and SOLANA_PAY_* (defaults as documented in ENV_VARS); the icon defaults to the one the
+ * service serves, `publicBaseUrl/icon.svg`, and must be an http(s) URL of an SVG, PNG or WebP file
+ * (the Solana Pay spec: wallets reject other icons). Throws ConfigError.
+ */
+export function ordersSettings(env: NodeJS.ProcessEnv, publicBaseUrl: string): OrdersSettings {
+  const solanaPayIcon = raw(env, 'SOLANA_PAY_ICON') ?? `${publicBaseUrl.replace(/\/+$/, '')}/icon.svg`;
+  if (!/\.(svg|png|webp)$/i.test(httpUrl('SOLANA_PAY_ICON', solanaPayIcon).pathname)) {
+    throw new ConfigError('SOLANA_PAY_ICON', `SOLANA_PAY_ICON must end in .svg, .png or .webp (wallets refuse other icons), got "${solanaPayIcon}"`);
+  }
+  return {
+    paymentTtlSeconds: positive(env, 'ORDER_PAYMENT_TTL_SECONDS'),
+    reviewWindowSeconds: int(env, 'ORDER_REVIEW_WINDOW_SECONDS'),
+    maxUnpaidOrdersPerBuyer: positive(env, 'ORDER_MAX_UNPAID_PER_BUYER'),
+    watcherIntervalMs: int(env, 'ORDER_WATCHER_INTERVAL_MS'),
+    reconcileIntervalMs: int(env, 'ORDER_RECONCILE_INTERVAL_MS'),
+    inflightWaitMs: int(env, 'ORDER_INFLIGHT_WAIT_MS'),
+    idempotencyLeaseMs: positive(env, 'ORDER_IDEMPOTENCY_LEASE_MS'),
+    solanaPayLabel: raw(env, 'SOLANA_PAY_LABEL')!,
+    solanaPayIcon,
+  };
 }
 
 /** HTTP_* limits; headers timeout must not exceed the request timeout (Node refuses that). */
 export function httpLimits(env: NodeJS.ProcessEnv): HttpLimits {
-  const d = DEFAULT_LIMITS.http;
   const limits = {
-    headersTimeoutMs: positive('HTTP_HEADERS_TIMEOUT_MS', env.HTTP_HEADERS_TIMEOUT_MS, d.headersTimeoutMs),
-    requestTimeoutMs: positive('HTTP_REQUEST_TIMEOUT_MS', env.HTTP_REQUEST_TIMEOUT_MS, d.requestTimeoutMs),
-    keepAliveTimeoutMs: positive('HTTP_KEEP_ALIVE_TIMEOUT_MS', env.HTTP_KEEP_ALIVE_TIMEOUT_MS, d.keepAliveTimeoutMs),
-    maxConnections: positive('HTTP_MAX_CONNECTIONS', env.HTTP_MAX_CONNECTIONS, d.maxConnections),
-    timeoutCheckIntervalMs: positive('HTTP_TIMEOUT_CHECK_INTERVAL_MS', env.HTTP_TIMEOUT_CHECK_INTERVAL_MS, d.timeoutCheckIntervalMs),
+    headersTimeoutMs: positive(env, 'HTTP_HEADERS_TIMEOUT_MS'),
+    requestTimeoutMs: positive(env, 'HTTP_REQUEST_TIMEOUT_MS'),
+    keepAliveTimeoutMs: positive(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS'),
+    maxConnections: positive(env, 'HTTP_MAX_CONNECTIONS'),
+    timeoutCheckIntervalMs: positive(env, 'HTTP_TIMEOUT_CHECK_INTERVAL_MS'),
   };
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
-    throw new Error('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
+    throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS', 'HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
   }
   return limits;
+}
+
+/** What `npm start` (server/scripts/start.ts) and the localnet launcher read. */
+export interface StartConfig {
+  port: number;
+  host: string;
+  /** absolute */
+  dataDir: string;
+  /** set: use this RPC, start no localnet */
+  solanaRpcUrl?: string;
+  /** port of the embedded localnet (websocket: +1) */
+  solanaRpcPort: number;
+  /** run the dev bootstrap against SOLANA_RPC_URL too */
+  chainBootstrap: boolean;
+  cargoTargetDir: string;
+  /** the localnet binary to run */
+  localnetBinary: string;
+  /** true when BAZAAR_LOCALNET_BIN names it (never rebuilt) */
+  localnetBinaryGiven: boolean;
+}
+
+/** `npm start` settings from `env` (pure: creates nothing). Throws ConfigError on a bad value. */
+export function loadStartConfig(env: NodeJS.ProcessEnv = process.env): StartConfig {
+  const cargoTargetDir = raw(env, 'CARGO_TARGET_DIR') ?? path.join(homedir(), '.cache', 'bazaar', 'cargo-target');
+  const bin = raw(env, 'BAZAAR_LOCALNET_BIN');
+  return {
+    port: port(env, 'PORT'),
+    host: raw(env, 'HOST')!,
+    dataDir: dataDirOf(env),
+    solanaRpcUrl: raw(env, 'SOLANA_RPC_URL'),
+    solanaRpcPort: port(env, 'SOLANA_RPC_PORT'),
+    chainBootstrap: bool(env, 'CHAIN_BOOTSTRAP'),
+    cargoTargetDir,
+    localnetBinary: bin ?? path.join(cargoTargetDir, 'debug', 'bazaar-localnet'),
+    localnetBinaryGiven: bin !== undefined,
+  };
+}
+
+/** What the scripts read (demo, dev-login, chain:bootstrap, db:migrate, api-key). */
+export interface ToolConfig {
+  /** the running service, no trailing slash (BAZAAR_URL) */
+  baseUrl: string;
+  /** absolute */
+  dataDir: string;
+  /** set: this RPC; unset: the one in DATA_DIR/chain.json (demo) or the embedded localnet's (bootstrap) */
+  solanaRpcUrl?: string;
+  /** the embedded localnet's RPC URL (SOLANA_RPC_PORT) */
+  localnetRpcUrl: string;
+  databaseUrl?: string;
+  escrowProgramId?: string;
+}
+
+/** Script settings from `env` (pure). */
+export function loadToolConfig(env: NodeJS.ProcessEnv = process.env): ToolConfig {
+  return {
+    baseUrl: httpUrl('BAZAAR_URL', raw(env, 'BAZAAR_URL')!).href.replace(/\/+$/, ''),
+    dataDir: dataDirOf(env),
+    solanaRpcUrl: raw(env, 'SOLANA_RPC_URL'),
+    localnetRpcUrl: localnetRpcUrl(env),
+    databaseUrl: raw(env, 'DATABASE_URL'),
+    escrowProgramId: raw(env, 'ESCROW_PROGRAM_ID'),
+  };
+}
+
+/**
+ * The variables a script (`npm run demo`, dev-login) needs to reach the service at `target.baseUrl`
+ * with its data in `target.dataDir`: only those that differ from their defaults (resolved against the
+ * current directory), e.g. `{ BAZAAR_URL: 'http://127.0.0.1:4123' }`.
+ */
+export function scriptEnvFor(target: { baseUrl: string; dataDir: string }): Record<string, string> {
+  const defaults = loadToolConfig({});
+  const out: Record<string, string> = {};
+  const baseUrl = target.baseUrl.replace(/\/+$/, '');
+  if (baseUrl !== defaults.baseUrl) out.BAZAAR_URL = baseUrl;
+  if (path.resolve(target.dataDir) !== defaults.dataDir) out.DATA_DIR = path.resolve(target.dataDir);
+  return out;
+}
+
+const GROUP_TITLES: Record<EnvVar['group'], string> = {
+  service: 'Service',
+  login: 'Login (SIWS, tokens, rate limits)',
+  chain: 'Chain',
+  orders: 'Orders and Solana Pay',
+  custody: 'Custodial accounts',
+  limits: 'Limits',
+  'npm start and scripts': '`npm start` and the scripts',
+};
+
+/** The README's configuration table (Markdown), generated from ENV_VARS. */
+export function renderConfigTable(): string {
+  const cell = (s: string) => s.replace(/\|/g, '\\|');
+  const lines = ['| variable | default | meaning | read by |', '|---|---|---|---|'];
+  for (const group of Object.keys(GROUP_TITLES) as EnvVar['group'][]) {
+    lines.push(`| **${GROUP_TITLES[group]}** | | | |`);
+    for (const v of ENV_VARS.filter((x) => x.group === group)) {
+      const dflt = 'literal' in v.default ? `\`${v.default.literal}\`` : v.default.computed;
+      lines.push(`| \`${v.name}\` | ${cell(dflt)} | ${cell(v.meaning)} | ${v.readers.join(', ')} |`);
+    }
+  }
+  return lines.join('\n');
 }

@@ -9,13 +9,16 @@
  * database; exit 0 when all of it finished within SHUTDOWN_TIMEOUT_MS (25 s), else the remaining
  * connections are destroyed and the exit code is 1. A signal during start-up waits for the step in
  * progress (e.g. a migration), closes what was opened, and exits 0 the same way.
+ *
+ * Start-up failures with a known cause (startup.ts: a bad variable, DATA_DIR unusable, PORT taken, the
+ * database unreachable) print one line naming the variable to change, and exit 1.
  */
 import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { createApp } from './app.js';
 import { createChain } from './chain/index.js';
 import { readKeypairFile } from './chain/keys.js';
-import { loadConfig, type Config } from './config.js';
+import { dataDirOf, loadConfig, type Config } from './config.js';
 import type { AppContext } from './context.js';
 import { createDb, type Db } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
@@ -23,6 +26,7 @@ import { createHttpServer, type HttpServer } from './http/server.js';
 import type { Services } from './http/router.js';
 import { Lifecycle, StartAborted } from './lifecycle.js';
 import { createLogger, type Logger } from './logger.js';
+import { ensureDataDir, probeDatabase, reportStartupFailure, startupFailureLine } from './startup.js';
 
 function chainFor(config: Config, log: Logger): AppContext['chain'] {
   if (!existsSync(config.serviceKeypairPath)) {
@@ -47,6 +51,8 @@ export interface MainOptions {
 export interface Running {
   server: Server;
   lifecycle: Lifecycle;
+  /** the configuration the service runs with (e.g. publicBaseUrl for the start banner) */
+  config: Config;
   /** stop everything (what SIGTERM does); rejects when the deadline was exceeded */
   shutdown: () => Promise<void>;
 }
@@ -56,6 +62,7 @@ export interface Running {
  * then finishes the job), or the start-up error.
  */
 export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptions = {}): Promise<Running> {
+  if (!opts.config) ensureDataDir(dataDirOf(env));
   const config = opts.config ?? loadConfig(env);
   const log = opts.log ?? createLogger(config.logLevel);
   const lifecycle = opts.lifecycle ?? new Lifecycle(log, config.shutdownTimeoutMs);
@@ -76,6 +83,8 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
   });
   lifecycle.setDeadlineAction(() => http?.destroyAll());
 
+  lifecycle.checkpoint();
+  if (config.databaseUrl) await run(probeDatabase(config.databaseUrl));
   lifecycle.checkpoint();
   db = await run(createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, limits: config.db }));
   lifecycle.checkpoint();
@@ -113,6 +122,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
   return {
     server: listening,
     lifecycle,
+    config,
     async shutdown() {
       const code = await lifecycle.stop('shutdown');
       if (code !== 0) throw new Error(`shutdown did not finish within ${lifecycle.deadlineMs} ms`);
@@ -124,9 +134,10 @@ const isEntry = process.argv[1] && import.meta.url === new URL(`file://${process
 if (isEntry || process.env.BAZAAR_MAIN === '1') {
   let config: Config;
   try {
+    ensureDataDir(dataDirOf(process.env));
     config = loadConfig(process.env);
   } catch (err) {
-    console.error(err);
+    reportStartupFailure(err);
     process.exit(1);
   }
   const log = createLogger(config.logLevel);
@@ -135,7 +146,8 @@ if (isEntry || process.env.BAZAAR_MAIN === '1') {
   log.info({ pid: process.pid, shutdown_timeout_ms: config.shutdownTimeoutMs }, 'starting');
   main(process.env, { lifecycle, config, log }).catch((err) => {
     if (err instanceof StartAborted) return; // the signal handler exits when the stop is done
-    log.error({ err }, 'start-up failed');
+    if (startupFailureLine(err, config)) reportStartupFailure(err, config);
+    else log.error({ err }, 'start-up failed');
     void lifecycle.stop('start-up failed').then(() => process.exit(1));
   });
 }

@@ -11,7 +11,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import type { LoginResponse, RequestLoginResponse } from '@bazaar/contract';
 import { createApp } from '../../server/src/app.js';
 import type { Config } from '../../server/src/config.js';
-import { categoriesFromSlugs, DEFAULT_CATEGORIES, DEFAULT_LIMITS } from '../../server/src/config.js';
+import { categoriesFromSlugs, DEFAULT_CATEGORIES, DEFAULT_LIMITS, ordersSettings } from '../../server/src/config.js';
 import type { AppContext } from '../../server/src/context.js';
 import { createDb } from '../../server/src/db/client.js';
 import { createApiKey as issueApiKey } from '../../server/src/modules/auth/api-keys.js';
@@ -30,7 +30,8 @@ export function testConfig(over: Partial<Config> = {}): Config {
     dataDir: '/nonexistent-test-data-dir',
     jwtSecret: 'test-secret-test-secret-test-secret-0123456789',
     jwtTtlSeconds: 3600,
-    siwsDomain: 'bazaar.test',
+    devDefaults: false,
+    siwsDomains: ['bazaar.test'],
     siwsChainId: 'localnet',
     loginNonceTtlSeconds: 300,
     clockSkewSeconds: 60,
@@ -46,6 +47,8 @@ export function testConfig(over: Partial<Config> = {}): Config {
     bodyLimit: '100kb',
     // high by default so suites that log many users in are not throttled; the rate-limit test lowers it
     authRateLimitPerMinute: 10_000,
+    authAddressRateLimitPerMinute: 10_000,
+    orders: ordersSettings({}, over.publicBaseUrl ?? 'http://bazaar.test'),
     custodyEnabled: false,
     logLevel: 'silent',
     trustProxy: 0,

@@ -6,12 +6,21 @@
 //! reported (see `ledger.rs`), and the history is restored at start.
 //!
 //! All access is serialized: the chain lives on its own thread with its own current-thread
-//! tokio runtime (see `spawn_actor`). program-test registers a fresh blockhash every 6.4 ms of
-//! *driven* runtime time, which would expire a blockhash after ~1 s; because this runtime is only
-//! driven while a request runs (plus one short tick every 400 ms), blockhashes stay valid for
-//! about a minute, like on a real cluster.
+//! tokio runtime (see `spawn_actor`).
+//!
+//! Slots, block height and blockhashes follow wall-clock time as on a validator: one block per
+//! 400 ms slot (plus the slots `localnet_advanceClock` warps), each block registers exactly one new
+//! blockhash in the bank, and a blockhash is valid for `MAX_PROCESSING_AGE` (150) blocks after the
+//! one it was registered in, whatever the request rate. The node keeps the slot and block height
+//! itself (the bank stays at its first slot; the on-chain `Clock` is written by the node) and
+//! registers blockhashes through program-test's own blockhash ticker, which it drives on a
+//! paused tokio clock: the ticker (a task sleeping 6.4 ms between registrations) never runs on
+//! its own, only when `register_blockhash` advances the paused clock past its sleep. So the
+//! bank's age of a blockhash (registrations since) equals the blocks since, and
+//! `lastValidBlockHeight`, `isBlockhashValid`, `getBlockHeight` and what `sendTransaction`
+//! accepts agree at every moment (see `advance_blocks`).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -21,12 +30,14 @@ use solana_sdk::{
     account::{Account, AccountSharedData},
     clock::Clock,
     hash::Hash,
-    message::{Message, VersionedMessage},
+    message::VersionedMessage,
     native_token::LAMPORTS_PER_SOL,
     pubkey::Pubkey,
     signature::{Keypair, Signature, Signer},
     transaction::{Transaction, TransactionError, VersionedTransaction},
 };
+
+use solana_banks_interface::BanksTransactionResultWithSimulation;
 
 use crate::ledger::{ChainPos, Ledger, Recovered, StoredAccount};
 use crate::rpc::*;
@@ -36,8 +47,12 @@ const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STA
 pub const SOLANA_CORE_VERSION: &str = "2.3.13";
 /// Lamports the faucet (requestAirdrop) starts with: 500 million SOL.
 const FAUCET_LAMPORTS: u64 = 500_000_000 * LAMPORTS_PER_SOL;
-/// Nominal slot length used to turn advanced seconds into slots.
+/// Slot length (milliseconds): a block per slot of wall-clock time, and advanced seconds into slots.
 const MS_PER_SLOT: u64 = 400;
+/// Blocks a blockhash stays valid after the block it was registered in (`MAX_PROCESSING_AGE`).
+const BLOCKHASH_LIFETIME: u64 = solana_sdk::clock::MAX_PROCESSING_AGE as u64;
+/// Polls of the bank's latest blockhash while waiting for program-test's ticker to register one.
+const TICKER_POLLS: usize = 1000;
 /// Upper bound of slots one advanceClock moves (keeps warps cheap; time moves exactly anyway).
 const MAX_WARP_SLOTS: u64 = 500_000;
 /// Largest single clock advance accepted (100 years, in seconds).
@@ -47,6 +62,8 @@ const MAX_ADVANCE_SECONDS: i64 = 100 * 366 * 24 * 3600;
 /// restart is already passed, matching the fact that those blockhashes are gone (the blockhash
 /// queue is not persisted).
 const RESTART_GAP: u64 = 151;
+/// SPL Memo (v2+), loaded by program-test; tells apart otherwise identical airdrops.
+const MEMO_PROGRAM_ID: Pubkey = solana_sdk::pubkey!("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
 /// Size of an address lookup table's metadata; the addresses (32 bytes each) follow it.
 const LOOKUP_TABLE_META_SIZE: usize = 56;
 
@@ -119,11 +136,22 @@ pub struct Chain {
     notify: tokio::sync::broadcast::Sender<SigNote>,
     /// The `--ledger` directory's log and snapshot; None = memory only.
     ledger: Option<Ledger>,
-    /// Added to the bank's block height in everything reported (getBlockHeight,
-    /// lastValidBlockHeight...), so heights continue across restarts (see `resume`).
-    height_offset: u64,
-    /// (Clock, block height) of the working bank; None = refetch.
-    cache: std::cell::RefCell<Option<(Clock, u64)>>,
+    /// The on-chain `Clock` as last written to the bank (the slot, epoch and unix time reported).
+    clock: Clock,
+    /// Block height as reported (getBlockHeight, lastValidBlockHeight...): one per block, so it
+    /// moves with the slot; continues across restarts (see `resume`). Not the bank's own height.
+    height: u64,
+    /// Wall-clock slot timer: started at `slot_timer`, it has produced `timer_slots` slots so far
+    /// (see `catch_up`). A monotonic clock: a change of the system time does not move slots.
+    slot_timer: std::time::Instant,
+    timer_slots: u64,
+    /// Blockhashes registered in the bank, oldest first, with the block height each was registered
+    /// at; only those still valid (height <= registered + BLOCKHASH_LIFETIME) are kept. The last
+    /// one is the bank's latest blockhash.
+    recent: VecDeque<(Hash, u64)>,
+    /// How far to advance the paused tokio clock for program-test's ticker to register one
+    /// blockhash: its sleep (one program-test slot, 6.4 ms) plus the timer wheel's 1 ms resolution.
+    ticker_period: Duration,
     accounts_cache: std::cell::RefCell<HashMap<Pubkey, Option<Account>>>,
 }
 
@@ -149,6 +177,21 @@ fn fix_logs(logs: Vec<String>) -> Vec<String> {
 
 fn wall_now() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}
+
+/// Wall-clock time, unix milliseconds.
+fn wall_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+/// Whether a message uses a durable nonce (its first instruction is the system program's
+/// AdvanceNonceAccount): then its "recent blockhash" is the nonce value, which the bank checks
+/// against the nonce account instead of the blockhash queue.
+fn uses_durable_nonce(msg: &VersionedMessage) -> bool {
+    let Some(ix) = msg.instructions().first() else { return false };
+    let is_system = msg.static_account_keys().get(ix.program_id_index as usize) == Some(&solana_sdk::system_program::ID);
+    // SystemInstruction is bincode: a u32 LE variant index; AdvanceNonceAccount is 4.
+    is_system && ix.data.get(..4) == Some(&4u32.to_le_bytes()[..])
 }
 
 fn bc(e: impl std::fmt::Display) -> RpcError {
@@ -206,6 +249,11 @@ impl Chain {
         let ctx = pt.start_with_context().await;
         crate::native::install_log_stubs();
         let genesis_hash = ctx.genesis_config().hash();
+        let poh = &ctx.genesis_config().poh_config;
+        let ticker_period = poh.target_tick_duration * ctx.genesis_config().ticks_per_slot as u32 + Duration::from_millis(1);
+        let clock = ctx.banks_client.get_sysvar::<Clock>().await?;
+        let height = ctx.banks_client.get_root_block_height().await?;
+        let latest = ctx.banks_client.get_latest_blockhash().await?;
         let mut chain = Chain {
             ctx,
             faucet,
@@ -219,51 +267,51 @@ impl Chain {
             tx_count: recovered.pos.tx_count,
             notify,
             ledger,
-            height_offset: 0,
-            cache: std::cell::RefCell::new(None),
+            clock,
+            height,
+            slot_timer: std::time::Instant::now(),
+            timer_slots: 0,
+            recent: VecDeque::from([(latest, height)]),
+            ticker_period,
             accounts_cache: std::cell::RefCell::new(HashMap::new()),
         };
         if recovered.existed {
-            chain.resume(recovered.pos).await?;
+            chain.resume(recovered.pos);
         }
         for r in std::mem::take(&mut recovered.transactions) {
             chain.index(r);
         }
-        chain.sync_clock().await?;
+        chain.catch_up().await.map_err(|e| anyhow::anyhow!(e.message))?;
         // Record where this run starts (its slot and heights are above everything the last run
         // reported, and a next restart must start above this run's) and empty the log.
         chain.persist().await?;
         Ok(chain)
     }
 
-    /// Continue from the last recorded position: the slot and the reported block height move
-    /// `RESTART_GAP` past it, the clock is never behind it (nor behind wall time + offset).
-    async fn resume(&mut self, pos: ChainPos) -> anyhow::Result<()> {
-        let rpc = |e: RpcError| anyhow::anyhow!(e.message);
-        let slot = pos.slot.saturating_add(RESTART_GAP);
-        if slot > self.slot().await.map_err(rpc)? {
-            self.ctx.warp_to_slot(slot).map_err(|e| anyhow::anyhow!("warp to slot {slot} failed: {e:?}"))?;
-            *self.cache.borrow_mut() = None;
-            self.state_changed();
-        }
-        let (mut clock, height) = self.clock_and_height().await.map_err(rpc)?;
-        self.height_offset = pos.block_height.saturating_add(RESTART_GAP).saturating_sub(height);
-        // The warped bank computes its own timestamp; the on-chain clock is ours to set.
-        clock.unix_timestamp = pos.unix_timestamp.max(wall_now().saturating_add(self.clock_offset));
-        self.set_clock(&clock);
-        Ok(())
+    /// Continue from the last recorded position: the slot and the reported block height move past
+    /// it by the slots of wall-clock time since that record (the blocks the chain went on
+    /// producing after it, unrecorded, until the node stopped) plus `RESTART_GAP`; the clock is
+    /// never behind it (nor behind wall time + offset). The bank's only blockhash is new, at the
+    /// new height: every `lastValidBlockHeight` handed out before the restart reads as passed.
+    fn resume(&mut self, pos: ChainPos) {
+        let since = if pos.wall_ms == 0 { 0 } else { wall_ms().saturating_sub(pos.wall_ms) / MS_PER_SLOT };
+        let gap = since.saturating_add(RESTART_GAP);
+        self.height = pos.block_height.saturating_add(gap);
+        self.recent = self.recent.back().map(|(hash, _)| (*hash, self.height)).into_iter().collect();
+        let unix_timestamp = pos.unix_timestamp.max(wall_now().saturating_add(self.clock_offset));
+        self.set_clock(pos.slot.saturating_add(gap).max(self.clock.slot), unix_timestamp);
     }
 
     /// Where the chain stands (what a log record carries).
-    async fn pos(&self) -> Result<ChainPos, RpcError> {
-        let (clock, height) = self.clock_and_height().await?;
-        Ok(ChainPos {
-            slot: clock.slot,
-            block_height: height.saturating_add(self.height_offset),
-            unix_timestamp: clock.unix_timestamp,
+    fn pos(&self) -> ChainPos {
+        ChainPos {
+            slot: self.clock.slot,
+            block_height: self.height,
+            unix_timestamp: self.clock.unix_timestamp,
             clock_offset: self.clock_offset,
             tx_count: self.tx_count,
-        })
+            wall_ms: wall_ms(),
+        }
     }
 
     /// Add a committed transaction to the indexes (by signature, by address, execution order).
@@ -280,53 +328,96 @@ impl Chain {
         self.txs.insert(sig, r);
     }
 
-    /// Clock and block height, cached: only warps (and our own set_sysvar) change them. Serving
-    /// them without a banks round trip keeps status polling from driving the runtime, which is
-    /// what ages blockhashes (see the module docs).
-    async fn clock_and_height(&self) -> Result<(Clock, u64), RpcError> {
-        if let Some(c) = self.cache.borrow().as_ref() {
-            return Ok(c.clone());
+    /// Write the on-chain `Clock` (slot, with its epoch, and unix time) when it changes.
+    fn set_clock(&mut self, slot: u64, unix_timestamp: i64) {
+        let schedule = &self.ctx.genesis_config().epoch_schedule;
+        let mut clock = self.clock.clone();
+        clock.slot = slot;
+        clock.epoch = schedule.get_epoch(slot);
+        clock.leader_schedule_epoch = schedule.get_leader_schedule_epoch(slot);
+        clock.unix_timestamp = unix_timestamp;
+        if clock.epoch != self.clock.epoch {
+            clock.epoch_start_timestamp = unix_timestamp;
         }
-        let clock = self.ctx.banks_client.get_sysvar::<Clock>().await.map_err(bc)?;
-        let height = self.ctx.banks_client.get_root_block_height().await.map_err(bc)?;
-        *self.cache.borrow_mut() = Some((clock.clone(), height));
-        Ok((clock, height))
-    }
-
-    async fn clock(&self) -> Result<Clock, RpcError> {
-        Ok(self.clock_and_height().await?.0)
-    }
-
-    async fn slot(&self) -> Result<u64, RpcError> {
-        Ok(self.clock().await?.slot)
-    }
-
-    /// Reported block height: the bank's plus `height_offset`.
-    async fn block_height(&self) -> Result<u64, RpcError> {
-        Ok(self.clock_and_height().await?.1.saturating_add(self.height_offset))
-    }
-
-    fn set_clock(&mut self, clock: &Clock) {
-        self.ctx.set_sysvar(clock);
+        if clock != self.clock {
+            self.ctx.set_sysvar(&clock);
+            self.clock = clock;
+        }
+        // Also after registrations alone: they rewrite the RecentBlockhashes sysvar account.
         self.state_changed();
-        if let Some(c) = self.cache.borrow_mut().as_mut() {
-            c.0 = clock.clone();
-        }
     }
 
-    /// Keep the on-chain clock at wall-clock time (+ advanced seconds), never backwards.
-    pub async fn sync_clock(&mut self) -> anyhow::Result<()> {
-        let mut clock = self.clock().await.map_err(|e| anyhow::anyhow!(e.message))?;
-        let want = wall_now().saturating_add(self.clock_offset);
-        if want > clock.unix_timestamp {
-            clock.unix_timestamp = want;
-            self.set_clock(&clock);
+    /// Bring the chain to the present: produce the blocks of the 400 ms slots wall-clock time has
+    /// completed since the last call (see `advance_blocks`) and keep the on-chain unix time at
+    /// wall time + advanced seconds, never backwards. Runs before every request and on the idle
+    /// tick, so everything a request reports is current.
+    ///
+    /// Errors: internal, when program-test's ticker does not register a blockhash.
+    pub async fn catch_up(&mut self) -> Result<(), RpcError> {
+        let due = (self.slot_timer.elapsed().as_millis() / MS_PER_SLOT as u128) as u64;
+        let slots = due.saturating_sub(self.timer_slots);
+        self.timer_slots = self.timer_slots.max(due);
+        let unix_timestamp = self.clock.unix_timestamp.max(wall_now().saturating_add(self.clock_offset));
+        if slots > 0 {
+            self.advance_blocks(slots).await?;
+        }
+        if slots > 0 || unix_timestamp != self.clock.unix_timestamp {
+            self.set_clock(self.clock.slot + slots, unix_timestamp);
         }
         Ok(())
     }
 
+    /// Produce `slots` blocks, one per slot: the block height moves by `slots` and each block
+    /// registers one new blockhash in the bank. The bank expires a blockhash once more than
+    /// `BLOCKHASH_LIFETIME` registrations followed it, so that many blocks + 1 expire every older
+    /// blockhash: a larger jump (an idle node catching up, a warp) registers only that many, the
+    /// last ones at the last heights, which keeps "registrations since" equal to "blocks since"
+    /// for every blockhash still valid. The caller writes the slot (`set_clock`).
+    async fn advance_blocks(&mut self, slots: u64) -> Result<(), RpcError> {
+        let registrations = slots.min(BLOCKHASH_LIFETIME + 1);
+        self.height += slots - registrations;
+        for _ in 0..registrations {
+            self.height += 1;
+            self.register_blockhash().await?;
+        }
+        while self.recent.front().is_some_and(|(_, at)| at + BLOCKHASH_LIFETIME < self.height) {
+            self.recent.pop_front();
+        }
+        Ok(())
+    }
+
+    /// Register one new blockhash in the bank, at the current height: advance the paused tokio
+    /// clock past the sleep of program-test's blockhash ticker, which then runs once (it re-arms
+    /// its sleep from the advanced time, so one advance is one registration), and wait until the
+    /// bank shows the new blockhash.
+    ///
+    /// Errors: internal, when the ticker does not run (program-test changed its ticker).
+    async fn register_blockhash(&mut self) -> Result<(), RpcError> {
+        let before = self.ctx.banks_client.get_latest_blockhash().await.map_err(bc)?;
+        if self.recent.back().is_some_and(|(latest, _)| *latest != before) {
+            // Nothing else registers blockhashes while the clock is paused; say so if it happens.
+            eprintln!("bazaar-localnet: the bank registered a blockhash on its own; blockhash ages may be off by one");
+        }
+        tokio::time::advance(self.ticker_period).await;
+        for _ in 0..TICKER_POLLS {
+            let hash = self.ctx.banks_client.get_latest_blockhash().await.map_err(bc)?;
+            if hash != before {
+                self.recent.push_back((hash, self.height));
+                return Ok(());
+            }
+            tokio::task::yield_now().await;
+        }
+        Err(RpcError::internal("program-test's blockhash ticker did not register a blockhash"))
+    }
+
+    /// The block height a blockhash is valid through (`lastValidBlockHeight`); None when it is
+    /// not a blockhash of the last `BLOCKHASH_LIFETIME` blocks.
+    fn last_valid_height(&self, hash: &Hash) -> Option<u64> {
+        self.recent.iter().find(|(h, _)| h == hash).map(|(_, at)| at + BLOCKHASH_LIFETIME)
+    }
+
     async fn ctx_json(&self, value: Value) -> RpcResult {
-        Ok(json!({"context": {"apiVersion": SOLANA_CORE_VERSION, "slot": self.slot().await?}, "value": value}))
+        Ok(json!({"context": {"apiVersion": SOLANA_CORE_VERSION, "slot": self.clock.slot}, "value": value}))
     }
 
     /// Account reads are cached until the next state change (all of which go through this
@@ -424,36 +515,60 @@ impl Chain {
         out
     }
 
-    async fn is_blockhash_valid(&self, hash: &Hash) -> Result<bool, RpcError> {
-        let payer = self.faucet.pubkey();
-        let mut msg = Message::new(&[], Some(&payer));
-        msg.recent_blockhash = *hash;
-        Ok(self.ctx.banks_client.get_fee_for_message(msg).await.map_err(bc)?.is_some())
+    /// isBlockhashValid: the blockhash is one of the last `BLOCKHASH_LIFETIME` blocks' and the
+    /// block height has not passed its `lastValidBlockHeight`. The bank agrees (see
+    /// `advance_blocks`); its fee lookup does not (it knows the last 300 blockhashes).
+    fn is_blockhash_valid(&self, hash: &Hash) -> bool {
+        self.last_valid_height(hash).is_some_and(|last| self.height <= last)
     }
 
-    async fn fee_for(&self, msg: &VersionedMessage) -> Result<Option<u64>, RpcError> {
+    /// Whether a transaction on this message may be executed as far as its blockhash goes: a valid
+    /// blockhash, or a durable nonce, which the bank checks against the nonce account (its
+    /// fee lookup answers None for a nonce that does not match; version 0 messages go to the bank
+    /// as they are).
+    async fn blockhash_usable(&self, msg: &VersionedMessage) -> Result<bool, RpcError> {
+        if self.is_blockhash_valid(msg.recent_blockhash()) {
+            return Ok(true);
+        }
+        if !uses_durable_nonce(msg) {
+            return Ok(false);
+        }
         match msg {
-            VersionedMessage::Legacy(m) => self.ctx.banks_client.get_fee_for_message(m.clone()).await.map_err(bc),
-            VersionedMessage::V0(m) => {
-                if self.is_blockhash_valid(&m.recent_blockhash).await? {
-                    Ok(Some(5000 * m.header.num_required_signatures as u64))
-                } else {
-                    Ok(None)
-                }
-            }
+            VersionedMessage::Legacy(m) => Ok(self.ctx.banks_client.get_fee_for_message(m.clone()).await.map_err(bc)?.is_some()),
+            VersionedMessage::V0(_) => Ok(true),
         }
     }
 
-    /// The latest blockhash and its last valid (reported) block height.
-    async fn latest_blockhash(&self) -> Result<(Hash, u64), RpcError> {
-        let (hash, last_valid) = self
-            .ctx
-            .banks_client
-            .get_latest_blockhash_with_commitment(solana_sdk::commitment_config::CommitmentLevel::Finalized)
-            .await
-            .map_err(bc)?
-            .ok_or_else(|| RpcError::internal("no valid blockhash"))?;
-        Ok((hash, last_valid.saturating_add(self.height_offset)))
+    /// Simulate a transaction on the bank, without committing it. The bank's simulation refuses
+    /// blockhashes more than MAX_PROCESSING_AGE - MAX_TRANSACTION_FORWARDING_DELAY (144) blocks
+    /// old, a validator's margin for forwarding the transaction to the leader; this node executes
+    /// what it is sent itself, up to the full 150 blocks, so a transaction on a valid blockhash is
+    /// simulated on the latest one instead, which gives the same result and keeps preflight in
+    /// line with isBlockhashValid. (The simulation does not verify signatures; callers do.)
+    async fn simulate(&self, tx: &VersionedTransaction) -> Result<BanksTransactionResultWithSimulation, RpcError> {
+        let mut tx = tx.clone();
+        if self.is_blockhash_valid(tx.message.recent_blockhash()) {
+            tx.message.set_recent_blockhash(self.latest_blockhash()?.0);
+        }
+        self.ctx.banks_client.simulate_transaction(tx).await.map_err(bc)
+    }
+
+    /// getFeeForMessage: lamports (5000 per signature), None when the blockhash is not usable.
+    async fn fee_for(&self, msg: &VersionedMessage) -> Result<Option<u64>, RpcError> {
+        if !self.blockhash_usable(msg).await? {
+            return Ok(None);
+        }
+        match msg {
+            VersionedMessage::Legacy(m) => self.ctx.banks_client.get_fee_for_message(m.clone()).await.map_err(bc),
+            VersionedMessage::V0(m) => Ok(Some(5000 * m.header.num_required_signatures as u64)),
+        }
+    }
+
+    /// The latest blockhash (the current block's) and its `lastValidBlockHeight`: the current
+    /// height + `BLOCKHASH_LIFETIME`.
+    fn latest_blockhash(&self) -> Result<(Hash, u64), RpcError> {
+        let (hash, at) = self.recent.back().copied().ok_or_else(|| RpcError::internal("no valid blockhash"))?;
+        Ok((hash, at + BLOCKHASH_LIFETIME))
     }
 
     /// Post-state of every account a committed transaction may have written (its writable static
@@ -500,9 +615,10 @@ impl Chain {
         if self.ledger.is_none() {
             return;
         }
-        let res = match (self.pos().await, accounts) {
-            (Ok(pos), Ok(accounts)) => self.ledger.as_mut().map_or(Ok(()), |l| l.append(pos, &accounts, tx)),
-            (Err(e), _) | (_, Err(e)) => Err(anyhow::anyhow!(e.message)),
+        let pos = self.pos();
+        let res = match accounts {
+            Ok(accounts) => self.ledger.as_mut().map_or(Ok(()), |l| l.append(pos, &accounts, tx)),
+            Err(e) => Err(anyhow::anyhow!(e.message)),
         };
         if let Err(e) = res {
             let dir = self.ledger.as_ref().map(|l| l.dir().display().to_string()).unwrap_or_default();
@@ -529,11 +645,16 @@ impl Chain {
         tx: VersionedTransaction,
         inner: Option<Value>,
     ) -> Result<Signature, (TransactionError, Vec<String>)> {
-        let _ = self.sync_clock().await;
+        // What isBlockhashValid says is what the node executes (the bank agrees, see the module docs).
+        match self.blockhash_usable(&tx.message).await {
+            Ok(true) => {}
+            Ok(false) => return Err((TransactionError::BlockhashNotFound, vec![])),
+            Err(e) => return Err((TransactionError::AccountNotFound, vec![e.message])),
+        }
         // banks' process result has no CPI trace; a simulation on the same state has it.
         let inner_instructions = match inner {
             Some(v) => v,
-            None => match self.ctx.banks_client.simulate_transaction(tx.clone()).await {
+            None => match self.simulate(&tx).await {
                 Ok(sim) => inner_json(sim.simulation_details.and_then(|d| d.inner_instructions)),
                 Err(_) => json!([]),
             },
@@ -555,7 +676,7 @@ impl Chain {
         };
         let post_balances = self.balances(&keys).await;
         let post_token_balances = self.token_balances(&keys).await;
-        let clock = self.clock().await.map_err(|e| (TransactionError::AccountNotFound, vec![e.message]))?;
+        let clock = self.clock.clone();
         let err = res.result.err();
         self.tx_count += 1;
         let written = self.written_accounts(&tx.message).await;
@@ -590,9 +711,11 @@ impl Chain {
         self.txs.get(sig).map(|r| SigNote { signature: *sig, slot: r.slot, err: tx_err_json(&r.err), logs: vec![], keys: vec![] })
     }
 
-    /// One periodic tick: keep the clock near wall time, compact the ledger log when due.
+    /// One periodic tick (idle node): produce the blocks due, compact the ledger log when due.
     pub async fn tick(&mut self) {
-        let _ = self.sync_clock().await;
+        if let Err(e) = self.catch_up().await {
+            eprintln!("bazaar-localnet: {}", e.message);
+        }
         self.maybe_compact().await;
     }
 
@@ -603,7 +726,7 @@ impl Chain {
         if self.ledger.is_none() {
             return Ok(());
         }
-        let pos = self.pos().await.map_err(|e| anyhow::anyhow!(e.message))?;
+        let pos = self.pos();
         let transactions: Vec<&TxRecord> = self.history.iter().map(|sig| &self.txs[sig]).collect();
         match self.ledger.as_mut() {
             Some(ledger) => ledger.write_snapshot(pos, &transactions),
@@ -611,27 +734,29 @@ impl Chain {
         }
     }
 
+    /// Answer one JSON-RPC call, after bringing the chain to the present (`catch_up`).
     pub async fn handle(&mut self, method: &str, params: &[Value]) -> RpcResult {
+        self.catch_up().await?;
         let p = Params(params);
         match method {
             "getHealth" => Ok(json!("ok")),
             "getVersion" => Ok(json!({"solana-core": SOLANA_CORE_VERSION, "feature-set": 0})),
             "getGenesisHash" => Ok(json!(self.genesis_hash.to_string())),
             "getIdentity" => Ok(json!({"identity": self.faucet.pubkey().to_string()})),
-            "getSlot" => Ok(json!(self.slot().await?)),
-            "getBlockHeight" => Ok(json!(self.block_height().await?)),
+            "getSlot" => Ok(json!(self.clock.slot)),
+            "getBlockHeight" => Ok(json!(self.height)),
             "getTransactionCount" => Ok(json!(self.tx_count)),
             "getFirstAvailableBlock" | "minimumLedgerSlot" => Ok(json!(0)),
             "getRecentPrioritizationFees" => Ok(json!([])),
-            "getBlockTime" => Ok(json!(self.clock().await?.unix_timestamp)),
+            "getBlockTime" => Ok(json!(self.clock.unix_timestamp)),
             "getEpochInfo" => {
-                let slot = self.slot().await?;
+                let slot = self.clock.slot;
                 let schedule = &self.ctx.genesis_config().epoch_schedule;
                 let (epoch, slot_index) = schedule.get_epoch_and_slot_index(slot);
                 let slots_in_epoch = schedule.get_slots_in_epoch(epoch);
                 Ok(json!({
                     "absoluteSlot": slot,
-                    "blockHeight": self.block_height().await?,
+                    "blockHeight": self.height,
                     "epoch": epoch,
                     "slotIndex": slot_index,
                     "slotsInEpoch": slots_in_epoch,
@@ -649,16 +774,17 @@ impl Chain {
                 }))
             }
             "getLatestBlockhash" => {
-                let (hash, last_valid) = self.latest_blockhash().await?;
+                let (hash, last_valid) = self.latest_blockhash()?;
                 self.ctx_json(json!({"blockhash": hash.to_string(), "lastValidBlockHeight": last_valid})).await
             }
             // Deprecated (web3.js < 1.40 and some older tools still call them).
             "getRecentBlockhash" | "getFees" => {
-                let (hash, last_valid) = self.latest_blockhash().await?;
+                let (hash, last_valid) = self.latest_blockhash()?;
                 self.ctx_json(json!({
                     "blockhash": hash.to_string(),
                     "feeCalculator": {"lamportsPerSignature": 5000},
-                    "lastValidSlot": last_valid,
+                    // Every slot has a block here, so slots and heights move together.
+                    "lastValidSlot": self.clock.slot + (last_valid - self.height),
                     "lastValidBlockHeight": last_valid,
                 }))
                 .await
@@ -668,7 +794,7 @@ impl Chain {
                     .str(0, "a base58 blockhash")?
                     .parse()
                     .map_err(|_| RpcError::invalid_params("Invalid params: invalid blockhash"))?;
-                let valid = self.is_blockhash_valid(&hash).await?;
+                let valid = self.is_blockhash_valid(&hash);
                 self.ctx_json(json!(valid)).await
             }
             "getFeeForMessage" => {
@@ -863,10 +989,22 @@ impl Chain {
             "requestAirdrop" => {
                 let to = p.pubkey(0)?;
                 let lamports = p.u64(1, "lamports")?;
-                let (hash, _) = self.latest_blockhash().await?;
+                let (hash, _) = self.latest_blockhash()?;
                 #[allow(deprecated)]
                 let ix = solana_sdk::system_instruction::transfer(&self.faucet.pubkey(), &to, lamports);
-                let tx = Transaction::new_signed_with_payer(&[ix], Some(&self.faucet.pubkey()), &[&self.faucet], hash);
+                let mut tx = Transaction::new_signed_with_payer(&[ix.clone()], Some(&self.faucet.pubkey()), &[&self.faucet], hash);
+                // The same airdrop again within one block (one blockhash) would be the very same
+                // transaction, a duplicate; a memo with a counter makes it another one.
+                let mut n = 0u64;
+                while self.txs.contains_key(&tx.signatures[0]) {
+                    n += 1;
+                    let memo = solana_sdk::instruction::Instruction::new_with_bytes(
+                        MEMO_PROGRAM_ID,
+                        format!("airdrop {n}").as_bytes(),
+                        vec![],
+                    );
+                    tx = Transaction::new_signed_with_payer(&[ix.clone(), memo], Some(&self.faucet.pubkey()), &[&self.faucet], hash);
+                }
                 match self.execute(tx.into(), Some(json!([]))).await {
                     Ok(sig) => match self.txs.get(&sig).and_then(|r| r.err.clone()) {
                         None => Ok(json!(sig.to_string())),
@@ -886,17 +1024,28 @@ impl Chain {
                 }
                 let sig = tx.signatures[0];
                 if self.txs.contains_key(&sig) {
-                    // A resend of a committed transaction: answer its signature (senders that
-                    // rebroadcast until confirmed rely on this being harmless).
-                    return Ok(json!(sig.to_string()));
+                    // A committed transaction again (a rebroadcast, or the same instructions
+                    // signed again on the same blockhash, i.e. in the same block), as on a
+                    // validator: without preflight the answer is its signature (the leader drops
+                    // the duplicate; senders that rebroadcast until confirmed rely on this); with
+                    // preflight the simulation refuses it, AlreadyProcessed while its blockhash is
+                    // valid (the bank's status cache), BlockhashNotFound after.
+                    if cfg_bool(&cfg, "skipPreflight") {
+                        return Ok(json!(sig.to_string()));
+                    }
+                    let err = if self.blockhash_usable(&tx.message).await? {
+                        TransactionError::AlreadyProcessed
+                    } else {
+                        TransactionError::BlockhashNotFound
+                    };
+                    return Err(preflight_error(&err, vec![], 0));
                 }
                 let mut preflight_inner = None;
                 if !cfg_bool(&cfg, "skipPreflight") {
-                    let _ = self.sync_clock().await;
-                    if !self.is_blockhash_valid(tx.message.recent_blockhash()).await? {
+                    if !self.blockhash_usable(&tx.message).await? {
                         return Err(preflight_error(&TransactionError::BlockhashNotFound, vec![], 0));
                     }
-                    let sim = self.ctx.banks_client.simulate_transaction(tx.clone()).await.map_err(bc)?;
+                    let sim = self.simulate(&tx).await?;
                     let (logs, units, inner) = sim
                         .simulation_details
                         .map(|d| (fix_logs(d.logs), d.units_consumed, inner_json(d.inner_instructions)))
@@ -927,18 +1076,17 @@ impl Chain {
                         "Transaction signature verification failure",
                     ));
                 }
-                let _ = self.sync_clock().await;
                 let mut replacement = Value::Null;
                 if replace {
-                    let (hash, last_valid) = self.latest_blockhash().await?;
+                    let (hash, last_valid) = self.latest_blockhash()?;
                     tx.message.set_recent_blockhash(hash);
                     replacement = json!({"blockhash": hash.to_string(), "lastValidBlockHeight": last_valid});
                 }
-                let blockhash_ok = self.is_blockhash_valid(tx.message.recent_blockhash()).await?;
+                let blockhash_ok = self.blockhash_usable(&tx.message).await?;
                 let (err, logs, units, return_data, inner) = if !blockhash_ok {
                     (Some(TransactionError::BlockhashNotFound), vec![], 0, Value::Null, Value::Null)
                 } else {
-                    let sim = self.ctx.banks_client.simulate_transaction(tx.clone()).await.map_err(bc)?;
+                    let sim = self.simulate(&tx).await?;
                     let err = sim.result.and_then(|r| r.err());
                     match sim.simulation_details {
                         Some(d) => {
@@ -964,7 +1112,7 @@ impl Chain {
                 self.ctx_json(value).await
             }
             "localnet_getClock" => {
-                let c = self.clock().await?;
+                let c = self.clock.clone();
                 Ok(json!({"slot": c.slot, "unix_timestamp": c.unix_timestamp}))
             }
             "localnet_advanceClock" => {
@@ -973,24 +1121,16 @@ impl Chain {
                         "Invalid params: expected [seconds] (integer, 0..={MAX_ADVANCE_SECONDS})"
                     ))
                 })?;
-                let before = self.clock().await?;
+                // The blocks of the warped slots are produced as wall time would have (a warp past a
+                // blockhash's lifetime expires it), then unix time moves by exactly `seconds`.
+                let before = self.clock.clone();
                 let slots = ((seconds as u64).saturating_mul(1000) / MS_PER_SLOT).clamp(1, MAX_WARP_SLOTS);
-                self.ctx
-                    .warp_to_slot(before.slot + slots)
-                    .map_err(|e| RpcError::internal(format!("warp failed: {e:?}")))?;
-                *self.cache.borrow_mut() = None;
-                self.state_changed();
                 self.clock_offset += seconds;
-                let mut clock = self.clock().await?;
-                clock.unix_timestamp = before
-                    .unix_timestamp
-                    .saturating_add(seconds)
-                    .max(wall_now().saturating_add(self.clock_offset));
-                self.set_clock(&clock);
-                // Blockhashes from before the warp are still in the queue; hand out a fresh one too.
-                let _ = self.ctx.get_new_latest_blockhash().await;
+                self.advance_blocks(slots).await?;
+                let unix_timestamp = before.unix_timestamp.saturating_add(seconds).max(wall_now().saturating_add(self.clock_offset));
+                self.set_clock(before.slot + slots, unix_timestamp);
                 self.log(Ok(vec![]), None).await;
-                Ok(json!({"slot": clock.slot, "unix_timestamp": clock.unix_timestamp}))
+                Ok(json!({"slot": self.clock.slot, "unix_timestamp": self.clock.unix_timestamp}))
             }
             "localnet_setAccount" => {
                 // Dev helper: [pubkey, {lamports, data(base64), owner, executable}]
@@ -1256,7 +1396,10 @@ pub fn spawn_actor(
     let (tx, rx) = std::sync::mpsc::channel::<Cmd>();
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<anyhow::Result<()>>();
     std::thread::Builder::new().name("chain".into()).spawn(move || {
-        let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        // A paused clock: program-test's blockhash ticker only runs when `register_blockhash`
+        // advances it (see the module docs). Nothing on this runtime may sleep: a paused runtime
+        // with nothing to do jumps its clock to the next timer, which would run the ticker.
+        let rt = match tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build() {
             Ok(rt) => rt,
             Err(e) => {
                 let _ = ready_tx.send(Err(e.into()));
@@ -1292,13 +1435,8 @@ pub fn spawn_actor(
                     let _ = reply.send(());
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                    // Let program-test's blockhash ticker run once and keep the clock current.
-                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        rt.block_on(async {
-                            chain.tick().await;
-                            tokio::time::sleep(Duration::from_millis(7)).await;
-                        })
-                    }));
+                    // Idle: produce the blocks due and compact the ledger when due.
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.block_on(chain.tick())));
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
             }

@@ -56,7 +56,7 @@ const DEFAULT_COMPACT_BYTES: u64 = 8 << 20;
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ChainPos {
     pub slot: u64,
-    /// Block height as reported over RPC (bank height + the node's offset), not the bank's.
+    /// Block height as reported over RPC (the node counts it, see chain.rs), not the bank's.
     pub block_height: u64,
     /// On-chain `Clock.unix_timestamp`, unix seconds.
     pub unix_timestamp: i64,
@@ -64,6 +64,10 @@ pub struct ChainPos {
     pub clock_offset: i64,
     /// Transactions committed so far (getTransactionCount).
     pub tx_count: u64,
+    /// Wall-clock time of the record, unix milliseconds (0 in records of older nodes). Slots and
+    /// block height move with wall time between records, so a restart adds the slots since then.
+    #[serde(default)]
+    pub wall_ms: u64,
 }
 
 /// An account's state as stored: `lamports == 0` means the account no longer exists.
@@ -188,8 +192,8 @@ pub struct Ledger {
     snapshot_bytes: u64,
     /// Every persisted account as of the last record: the snapshot's accounts with every logged
     /// account state applied, i.e. exactly what a replay rebuilds. Compaction writes it as is,
-    /// so it never reads the bank (each banks call lets program-test's ticker register a
-    /// blockhash; reading thousands of accounts would expire every blockhash clients hold).
+    /// so it never reads the bank (a banks call per account; before blocks followed wall time,
+    /// each call could also register a blockhash and expire the ones clients held).
     image: BTreeMap<Pubkey, StoredAccount>,
     /// `BAZAAR_LOCALNET_COMPACT_BYTES`: fixed compaction threshold (bytes), else the default rule.
     compact_at: Option<u64>,

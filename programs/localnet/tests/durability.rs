@@ -342,3 +342,33 @@ fn compaction_does_not_expire_the_blockhashes_clients_hold() {
     drop(n);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn blockhashes_handed_out_after_the_last_record_read_as_expired_after_kill_9() {
+    let dir = temp_dir("restart-height");
+    let (hash, last_valid);
+    {
+        let mut n = start_with(&ledger_args(&dir));
+        airdrop(n.port, &Keypair::new().pubkey(), LAMPORTS_PER_SOL);
+        // The last record is that airdrop. From here on nothing changes state, but the block
+        // height keeps moving with time (a block per 400 ms): wait for a few blocks (5 s at most)
+        // and hand out a blockhash valid beyond the recorded height + 150.
+        let recorded = block_height(n.port);
+        for _ in 0..100 {
+            if block_height(n.port) >= recorded + 3 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        (hash, last_valid) = latest_blockhash(n.port);
+        n.kill9();
+    }
+    // Blockhashes are not persisted: whatever was handed out before the crash can never land,
+    // and a client waiting for "block height > lastValidBlockHeight" must be told so.
+    let n = start_with(&ledger_args(&dir));
+    let height = block_height(n.port);
+    assert!(height > last_valid, "height {height} after restart, a blockhash from before valid until {last_valid}");
+    assert!(!blockhash_valid(n.port, &hash));
+    drop(n);
+    let _ = std::fs::remove_dir_all(&dir);
+}

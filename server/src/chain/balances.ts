@@ -2,10 +2,12 @@
  * Wallet balances straight from the chain: native SOL (lamports) plus, for each configured currency,
  * the wallet's associated token account (a missing ATA counts as 0). One `getMultipleAccounts` call.
  *
- * Lines: `{ currency: 'SOL', mint: null }` = native lamports (9 decimals), always first. A configured
+ * Lines: `{ currency: 'SOL', mint: null }` = native lamports (9 decimals), always first. Every other
+ * line is a configured currency under its code, as `GET /currencies` names it, with its mint: a
  * currency whose mint is the wrapped-SOL native mint (the SOL currency: the fund transaction wraps
- * native SOL itself) adds a `WSOL` line only when the wallet has a wSOL token account (e.g. after a
- * refund paid out in wSOL); every other configured currency keeps its code, 0 without an account.
+ * native SOL itself) adds a `{ currency: 'SOL', mint: So111…2 }` line only when the wallet has a wSOL
+ * token account (e.g. after a refund paid out in wSOL): the mint, not the code, tells it from the
+ * native line. Other currencies are listed with 0 when the wallet has no token account.
  */
 import { type Commitment, type Connection, PublicKey } from '@solana/web3.js';
 import { NATIVE_MINT, TOKEN_PROGRAM_ID, getAssociatedTokenAddressSync, unpackAccount } from '@solana/spl-token';
@@ -61,10 +63,9 @@ export async function getWalletBalances(
         amount = 0n; // not a token account (should not happen for an ATA address)
       }
     }
-    const wrappedSol = c.mint === NATIVE_MINT.toBase58() && c.code.toUpperCase() === 'SOL';
+    const wrappedSol = c.mint === NATIVE_MINT.toBase58();
     if (wrappedSol && !info) return; // the native line already stands for SOL
-    const code = wrappedSol ? 'WSOL' : c.code;
-    out.push({ currency: code, mint: c.mint, amountBaseUnits: amount, decimals: c.decimals, uiAmount: formatUnits(amount, c.decimals) });
+    out.push({ currency: c.code, mint: c.mint, amountBaseUnits: amount, decimals: c.decimals, uiAmount: formatUnits(amount, c.decimals) });
   });
   return out;
 }

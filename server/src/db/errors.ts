@@ -16,6 +16,8 @@
  *   timeout;
  * - errors node-postgres throws outside the adapter's mapping ("timeout exceeded when trying to
  *   connect" = pool acquire timeout, "Connection terminated ...", ECONNREFUSED/ECONNRESET/ETIMEDOUT);
+ * - db/postgres.ts PoolQueueFullError ("database work queue is full", SQLSTATE 53300): the bounded
+ *   connection queue refused a query;
  * - PGlite: "PGlite is closed" (the embedded database stopped or failed).
  */
 
@@ -54,6 +56,7 @@ function sqlState(code: string): DbFailureReason | null {
 
 const MESSAGES: Array<[RegExp, DbFailureReason]> = [
   [/timeout exceeded when trying to connect/i, 'overloaded'],
+  [/database work queue is full/i, 'overloaded'],
   [/Connection terminated/i, 'unreachable'],
   [/Client has encountered a connection error/i, 'unreachable'],
   [/Cannot use a pool after calling end/i, 'unreachable'],

@@ -9,9 +9,13 @@
  * `idle_in_transaction_session_timeout` every connection starts with (PostgreSQL startup parameters).
  * A query past them fails (57014 / 55P03 / 25P03, or the pool's "timeout exceeded when trying to
  * connect") instead of queueing for as long as a lock is held; db/errors.ts classifies those as 503.
+ *
+ * The queue for a connection is bounded too (`poolQueueMax`, BoundedPool): past capacity a query fails
+ * at once with SQLSTATE 53300 (insufficient resources), a 503 with Retry-After, instead of joining an
+ * unbounded queue where every request waits up to `poolTimeoutMs` and the latency of all of them grows.
  */
 import { PrismaPg } from '@prisma/adapter-pg';
-import type { PoolConfig } from 'pg';
+import pg, { type PoolConfig } from 'pg';
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 
 type Queryable = { query(sql: string): Promise<unknown> };
@@ -41,6 +45,54 @@ export interface PgLimits {
   lockTimeoutMs: number;
   /** server-side `idle_in_transaction_session_timeout`: a transaction idle longer is ended (25P03) */
   idleInTransactionTimeoutMs: number;
+  /**
+   * queries (or transactions) that may wait for a connection when all `poolMax` are busy; one more
+   * fails at once (BoundedPool). Default DEFAULT_POOL_QUEUE_MAX.
+   */
+  poolQueueMax?: number;
+}
+
+/** default bound of the connection queue: 100 waiting queries (10 connections x ~10 queries each) */
+export const DEFAULT_POOL_QUEUE_MAX = 100;
+
+/**
+ * The error of a query refused because `waiting` queries already wait for a connection: shaped as a
+ * PostgreSQL error, SQLSTATE 53300 (too_many_connections, class 53 insufficient resources), so the
+ * adapter and db/errors.ts treat it like the server refusing a connection (503 service-unavailable).
+ */
+export class PoolQueueFullError extends Error {
+  readonly code = '53300';
+  readonly severity = 'ERROR';
+  constructor(readonly waiting: number) {
+    super(`database work queue is full: ${waiting} queries already wait for a connection`);
+    this.name = 'PoolQueueFullError';
+  }
+}
+
+/**
+ * pg.Pool whose wait queue is bounded: connect() (also behind pool.query) fails at once with
+ * PoolQueueFullError when `maxWaiting` callers already wait for a connection.
+ */
+export class BoundedPool extends pg.Pool {
+  constructor(
+    config: PoolConfig,
+    readonly maxWaiting: number,
+  ) {
+    super(config);
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override connect(callback?: any): any {
+    if (this.waitingCount >= this.maxWaiting && this.idleCount === 0) {
+      const err = new PoolQueueFullError(this.waitingCount);
+      if (typeof callback === 'function') {
+        process.nextTick(() => callback(err, undefined, () => undefined));
+        return undefined;
+      }
+      return Promise.reject(err);
+    }
+    return super.connect(callback);
+  }
 }
 
 /** node-postgres pool options for `limits` (client-side query_timeout = statement timeout + 5 s, TCP keep-alive). */
@@ -64,9 +116,13 @@ export class BazaarPgAdapterFactory implements SqlMigrationAwareDriverAdapterFac
   readonly adapterName: string;
   private readonly inner: PrismaPg;
 
-  /** `limits` unset: pg defaults (no timeouts), as migrations want. */
+  /** `limits` unset: pg defaults (no timeouts, no queue bound), as migrations want. */
   constructor(connectionString: string, limits?: PgLimits) {
-    this.inner = new PrismaPg(pgPoolConfig(connectionString, limits));
+    const config = pgPoolConfig(connectionString, limits);
+    this.inner = new PrismaPg(limits ? new BoundedPool(config, limits.poolQueueMax ?? DEFAULT_POOL_QUEUE_MAX) : config, {
+      // the pool is ours: end it when Prisma disconnects
+      disposeExternalPool: true,
+    });
     this.adapterName = this.inner.adapterName;
   }
 

@@ -12,7 +12,7 @@ export interface AuthHttpDeps {
 export function authHandlers(deps: AuthHttpDeps) {
   const s = initServer();
   return s.router(contract.auth, {
-    requestLogin: async ({ body }) => ({ status: 200 as const, body: await deps.service.requestLogin(body.address) }),
+    requestLogin: async ({ body }) => ({ status: 200 as const, body: await deps.service.requestLogin(body) }),
     verifyLogin: async ({ body, res }) => {
       const out = await deps.service.verifyLogin(body);
       if (body.set_cookie) {

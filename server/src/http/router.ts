@@ -87,7 +87,7 @@ export function buildServices(ctx: AppContext) {
       db,
       chain: { escrow: chain.escrow, currencies: chain.currencies ?? (currencies as never) },
       listings: listings.port,
-      config: { publicBaseUrl: config.publicBaseUrl, ...(ctx.orders ?? {}) },
+      config: { publicBaseUrl: config.publicBaseUrl, ...config.orders, ...(ctx.orders ?? {}) },
       log,
       hasReview: reviews.hasReview,
       now: ctx.now,

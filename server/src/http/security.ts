@@ -63,20 +63,25 @@ export function authenticate(auth: AuthService, opts: { publicMarketplace: boole
 }
 
 /**
- * Limit on the login routes; 429 rate-limited problem with Retry-After. Keyed per client IP by
- * default; `byAddress` keys request_login on the wallet in the body (runs after the JSON parser),
- * so one IP cannot flood one wallet's nonces and many IPs cannot either.
+ * A login rate limit (mount one per login route: each gets its own counters): `perMinute` requests per
+ * minute per client IP, or with `byAddress` per wallet `address` of the JSON body (mount it after the
+ * JSON parser; a body without an address is left to the IP limit). Over the budget: 429 rate-limited
+ * problem with `Retry-After` (seconds until the window resets) and the draft-7 RateLimit headers.
+ * Defaults and variables: contract `authDefaults`, AUTH_RATE_LIMIT_PER_MINUTE and
+ * AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE (config.ts).
  */
 export function authRateLimit(perMinute: number, opts: { byAddress?: boolean } = {}): RequestHandler {
+  const addressOf = (req: Request) => {
+    const a = (req.body as { address?: unknown } | undefined)?.address;
+    return typeof a === 'string' ? a : null;
+  };
   return rateLimit({
     windowMs: 60_000,
     limit: perMinute,
     ...(opts.byAddress
       ? {
-          keyGenerator: (req: Request) => {
-            const a = (req.body as { address?: unknown } | undefined)?.address;
-            return typeof a === 'string' ? `address:${a}` : `ip:${req.ip}`;
-          },
+          keyGenerator: (req: Request) => `address:${addressOf(req)}`,
+          skip: (req: Request) => addressOf(req) === null,
           validate: { keyGeneratorIpFallback: false },
         }
       : {}),
@@ -86,7 +91,9 @@ export function authRateLimit(perMinute: number, opts: { byAddress?: boolean } =
       const reset = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
       const retryAfter = reset ? Math.max(1, Math.ceil((reset.getTime() - Date.now()) / 1000)) : Math.ceil(options.windowMs / 1000);
       res.setHeader('Retry-After', String(retryAfter));
-      sendProblem(req, res, 'rate-limited', `Too many login requests; retry in ${retryAfter} s.`);
+      const per = opts.byAddress ? 'for this wallet address' : 'from this client IP';
+      const route = req.originalUrl.split('?')[0];
+      sendProblem(req, res, 'rate-limited', `Too many requests to ${route} ${per} (${perMinute} per minute); retry in ${retryAfter} s.`);
     },
   });
 }

@@ -211,3 +211,25 @@ pub fn signature_notification(port: u16, sig: &str) -> Value {
         }
     })
 }
+
+/// getLatestBlockhash: (blockhash, lastValidBlockHeight).
+pub fn latest_blockhash(port: u16) -> (Hash, u64) {
+    let v = result(port, "getLatestBlockhash", json!([]))["value"].clone();
+    (v["blockhash"].as_str().unwrap().parse().unwrap(), v["lastValidBlockHeight"].as_u64().unwrap())
+}
+
+pub fn block_height(port: u16) -> u64 {
+    result(port, "getBlockHeight", json!([])).as_u64().unwrap()
+}
+
+/// isBlockhashValid.
+pub fn blockhash_valid(port: u16, hash: &Hash) -> bool {
+    result(port, "isBlockhashValid", json!([hash.to_string()]))["value"].as_bool().unwrap()
+}
+
+/// A transfer signed on the given blockhash (not the latest one).
+#[allow(deprecated)]
+pub fn transfer_on(hash: Hash, from: &Keypair, to: &Pubkey, lamports: u64) -> Transaction {
+    let ix = solana_sdk::system_instruction::transfer(&from.pubkey(), to, lamports);
+    Transaction::new_signed_with_payer(&[ix], Some(&from.pubkey()), &[from], hash)
+}

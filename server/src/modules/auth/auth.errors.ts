@@ -1,8 +1,13 @@
+import type { LoginFailureReason } from '@bazaar/contract';
 import { DomainError } from '../../errors.js';
 
-/** Auth errors in the contract's problem vocabulary. `detail` names the failed check. */
+/** Auth errors in the contract's problem vocabulary. */
 export const authErrors = {
-  loginFailed: (check: string) => new DomainError('login-failed', `Login failed: ${check}.`, { check: check.replace(/ /g, '_') }),
+  /** 401 login-failed; `reason` names the SIWS field (contract loginFailureReasons), `detail` says why */
+  loginFailed: (reason: LoginFailureReason, why: string) => new DomainError('login-failed', `Login failed: ${why}.`, { reason }),
+  /** 400 validation-error on one request_login field (`path` like "body.domain") */
+  field: (path: string, code: string, message: string) =>
+    new DomainError('validation-error', `${path.replace(/^body\./, '')}: ${message}.`, { errors: [{ path, message, code }] }),
   unauthorized: () =>
     new DomainError('unauthorized', 'No credential was sent (Authorization: Bearer, X-API-Key or the bazaar_session cookie).'),
   invalidToken: (why: string) => new DomainError('invalid-token', `The credential is not valid: ${why}.`),

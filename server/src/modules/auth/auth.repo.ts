@@ -6,10 +6,10 @@ export function createAuthRepo(db: PrismaClient) {
   return {
     insertNonce: (n: IssuedNonce) => db.loginNonce.create({ data: n }),
     getNonce: (nonce: string) => db.loginNonce.findUnique({ where: { nonce } }),
-    /** single use: true only for the one caller that flips used_at while unexpired */
-    async consumeNonce(nonce: string, now: Date): Promise<boolean> {
+    /** single use: true only for the one caller that flips used_at while unexpired (and issued to `address`) */
+    async consumeNonce(nonce: string, address: string, now: Date): Promise<boolean> {
       const { count } = await db.loginNonce.updateMany({
-        where: { nonce, usedAt: null, expiresAt: { gt: now } },
+        where: { nonce, address, usedAt: null, expiresAt: { gt: now } },
         data: { usedAt: now },
       });
       return count === 1;

@@ -1,6 +1,6 @@
-export { createAuthService, type AuthService, type Principal, type AuthSettings } from './auth.service.js';
+export { createAuthService, defaultSiwsDomain, type AuthService, type Principal, type AuthSettings } from './auth.service.js';
 export { createAuthRepo } from './auth.repo.js';
 export { authErrors } from './auth.errors.js';
 export { createApiKey, listApiKeys, revokeApiKey, hashApiKey, API_KEY_PREFIX } from './api-keys.js';
 export { signAccessToken, verifyAccessToken } from './tokens.js';
-export { SIWS_STATEMENT, newNonce, signInInputFor, verifySignedMessage } from './siws.js';
+export { SIWS_STATEMENT, checkSignedMessage, domainAllowed, newNonce, normalizeChainId, parseRfc3339, signInInputFor } from './siws.js';

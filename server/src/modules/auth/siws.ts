@@ -1,22 +1,25 @@
 /**
- * Sign In With Solana, server side. Pure functions (no I/O): build the input the wallet signs, and
- * check a signed message against the input we issued.
+ * Sign In With Solana, server side. Pure functions (no I/O): build the input a wallet signs, and check
+ * the message a wallet actually signed.
  *
- * `verifySignIn` from @solana/wallet-standard-util re-derives the message from the parsed fields and
- * compares it with the issued input, but skips domain/address when absent and never checks times,
- * so we always pass the stored input (domain and address included) and check the clock ourselves.
+ * The message is verified as signed, not compared with a copy of the input we issued: wallets and dApps
+ * add optional fields (statement, notBefore, requestId, resources, a `solana:` chain id), drop the
+ * milliseconds of `issuedAt` or re-serialise it (`…141Z` -> `…141000+00:00`). The signature covers the
+ * exact bytes, so whatever the message says is what the wallet's owner agreed to; the server checks
+ * that what it says is acceptable: address, signature, domain (allowed list), version, chain id, times
+ * (with a stated skew). The nonce (issued to that address, unused, unexpired) is checked by the auth
+ * service against the database (auth.service.ts), which consumes it atomically.
+ *
+ * Message format and field names: the wallet-standard `solana:signIn` feature (SolanaSignInInput) as
+ * parsed and produced by @solana/wallet-standard-util (`parseSignInMessage`, `createSignInMessage`).
  */
 import { randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
-import {
-  deriveSignInMessageText,
-  parseSignInMessage,
-  verifyMessageSignature,
-} from '@solana/wallet-standard-util';
-import type { SolanaSignInInput } from '@solana/wallet-standard-features';
-import type { SignInInput } from '@bazaar/contract';
+import { parseSignInMessage, verifyMessageSignature } from '@solana/wallet-standard-util';
+import { authDefaults, type LoginFailureReason, type SignInInput } from '@bazaar/contract';
 
-export const SIWS_STATEMENT = 'Sign in to Bazaar';
+/** Statement of the sign-in input when request_login names none. */
+export const SIWS_STATEMENT = authDefaults.statement;
 const ALPHANUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 /** 24 alphanumerics from the CSPRNG (rejection sampling: no modulo bias), ~143 bits. */
@@ -30,6 +33,7 @@ export function newNonce(length = 24): string {
   return out;
 }
 
+/** A nonce as stored: issued to `address` for `domain` at `issuedAt`, usable until `expiresAt`. */
 export interface IssuedNonce {
   nonce: string;
   address: string;
@@ -38,69 +42,158 @@ export interface IssuedNonce {
   expiresAt: Date;
 }
 
-export interface SiwsSettings {
-  domain: string;
-  uri: string;
-  chainId: string;
+/** What a dApp may ask request_login to put in the sign-in input (validated by the auth service). */
+export interface SignInRequest {
+  uri?: string;
+  statement?: string;
+  chainId?: string;
+  requestId?: string;
+  resources?: string[];
 }
 
-export function signInInputFor(n: IssuedNonce, s: SiwsSettings): SignInInput {
+/**
+ * The wallet-standard SolanaSignInInput for an issued nonce: `issuedAt`/`expirationTime` are the
+ * nonce's (ISO-8601 with milliseconds, UTC), `uri` defaults to `defaultUri`, `chainId` is the
+ * configured cluster (the request's own spelling of it when it named one), `statement` defaults to
+ * SIWS_STATEMENT; `requestId`/`resources` only when requested.
+ */
+export function signInInputFor(n: IssuedNonce, defaults: { uri: string; chainId: string }, req: SignInRequest = {}): SignInInput {
   return {
     domain: n.domain,
     address: n.address,
-    statement: SIWS_STATEMENT,
-    uri: s.uri,
+    statement: req.statement ?? SIWS_STATEMENT,
+    uri: req.uri ?? defaults.uri,
     version: '1',
-    chainId: s.chainId,
+    chainId: req.chainId ?? defaults.chainId,
     nonce: n.nonce,
     issuedAt: n.issuedAt.toISOString(),
     expirationTime: n.expiresAt.toISOString(),
+    ...(req.requestId ? { requestId: req.requestId } : {}),
+    ...(req.resources?.length ? { resources: req.resources } : {}),
   };
 }
 
-export type SiwsCheck =
-  | { ok: true }
-  | { ok: false; check: string };
+/** `solana:devnet` and `devnet` name the same cluster. */
+export const normalizeChainId = (id: string): string => id.trim().replace(/^solana:/, '');
 
 /**
- * Check `signedMessage` + `signature` against the issued input (exact field match), the wallet
- * signature (ed25519 over the exact bytes) and the message times.
+ * Is `domain` (an RFC 4501 authority: host or host:port) in `allowed`? Entries are `host`, `host:port`
+ * or `host:*` (any port, or none), compared case-insensitively.
  */
-export function verifySignedMessage(
-  input: SignInInput,
+export function domainAllowed(domain: string, allowed: readonly string[]): boolean {
+  const d = domain.toLowerCase();
+  return allowed.some((entry) => {
+    const e = entry.toLowerCase();
+    if (e.endsWith(':*')) {
+      const host = e.slice(0, -2);
+      return d === host || (d.startsWith(`${host}:`) && /^\d{1,5}$/.test(d.slice(host.length + 1)));
+    }
+    return d === e;
+  });
+}
+
+const RFC3339 =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/;
+
+/**
+ * Milliseconds since the epoch of an RFC 3339 date-time (`2026-01-31T12:00:00Z`,
+ * `…00.141Z`, `…00.141000+00:00`, `…00-05:00`), or null for anything else (Date.parse alone accepts
+ * "Jan 1 2026" and 31 February). Fractions beyond milliseconds are truncated.
+ */
+export function parseRfc3339(text: string): number | null {
+  const m = RFC3339.exec(text);
+  if (!m) return null;
+  const [, y, mo, d, h, mi, s, frac, zone, zh, zm] = m;
+  const month = Number(mo);
+  const day = Number(d);
+  if (month < 1 || month > 12 || day < 1 || Number(h) > 23 || Number(mi) > 59 || Number(s) > 60) return null;
+  if (zh !== undefined && (Number(zh) > 23 || Number(zm) > 59)) return null;
+  const daysInMonth = new Date(Date.UTC(Number(y), month, 0)).getUTCDate();
+  if (day > daysInMonth) return null;
+  const ms = frac ? Number(frac.slice(1, 4).padEnd(3, '0')) : 0;
+  const utc = Date.UTC(Number(y), month - 1, day, Number(h), Number(mi), Math.min(Number(s), 59), ms);
+  const offsetMin = /^[Zz]$/.test(zone!) ? 0 : (zone!.startsWith('-') ? -1 : 1) * (Number(zh) * 60 + Number(zm));
+  return utc - offsetMin * 60_000;
+}
+
+/** The SIWS rules of this service (config: SIWS_DOMAINS, SIWS_CHAIN_ID, SIWS_CLOCK_SKEW_SECONDS). */
+export interface SiwsPolicy {
+  /** allowed domains: `host`, `host:port` or `host:*` */
+  domains: readonly string[];
+  /** configured cluster, bare or `solana:` prefixed */
+  chainId: string;
+  /** clock skew allowed on every time field, seconds */
+  skewSeconds: number;
+}
+
+/** A signed SIWS message that passed the stateless checks. */
+export interface CheckedSignIn {
+  address: string;
+  domain: string;
+  /** undefined when the message carries no nonce (the service refuses it: reason `nonce`) */
+  nonce?: string;
+  /** ms since the epoch, when the message has Issued At */
+  issuedAtMs?: number;
+}
+
+export type SiwsCheck = { ok: true; message: CheckedSignIn } | { ok: false; reason: LoginFailureReason; detail: string };
+
+const refuse = (reason: LoginFailureReason, detail: string): SiwsCheck => ({ ok: false, reason, detail });
+
+/**
+ * The checks that need no database, in this order: the bytes parse as SIWS (`message`), the message's
+ * address is `address` (`address`), the 64-byte ed25519 signature verifies over the exact bytes with
+ * `address` (`signature`), domain allowed (`domain`), Version 1 when present (`version`), Chain ID the
+ * configured cluster when present (`chain_id`), Issued At / Expiration Time / Not Before well-formed and
+ * within `now` ± skew when present (`issued_at`, `expiration_time`, `not_before`). Never throws.
+ *
+ * `address` is base58; `signedMessage` the exact bytes the wallet signed; `signature` 64 bytes.
+ */
+export function checkSignedMessage(
+  address: string,
   signedMessage: Uint8Array,
   signature: Uint8Array,
   now: Date,
-  skewSeconds: number,
+  policy: SiwsPolicy,
 ): SiwsCheck {
   const parsed = parseSignInMessage(signedMessage);
-  if (!parsed) return { ok: false, check: 'message malformed' };
-  if (parsed.domain !== input.domain) return { ok: false, check: 'domain mismatch' };
-  if (parsed.address !== input.address) return { ok: false, check: 'address mismatch' };
-  if (parsed.nonce !== input.nonce) return { ok: false, check: 'nonce mismatch' };
+  if (!parsed) return refuse('message', 'message malformed (not a Sign In With Solana message)');
+  if (parsed.address !== address) return refuse('address', `address mismatch (the message is for ${parsed.address.slice(0, 64)})`);
   let publicKey: Uint8Array;
   try {
-    publicKey = bs58.decode(input.address);
+    publicKey = bs58.decode(address);
   } catch {
-    return { ok: false, check: 'address mismatch' };
+    return refuse('address', 'address mismatch (not a base58 public key)');
   }
-  if (signature.length !== 64) return { ok: false, check: 'signature invalid' };
-  const output = {
-    account: { address: input.address, publicKey, chains: [], features: [] },
-    signedMessage,
-    signature,
-  } as Parameters<typeof deriveSignInMessageText>[1];
-  const expected = deriveSignInMessageText(input as SolanaSignInInput, output);
-  if (expected === null || new TextDecoder().decode(signedMessage) !== expected) {
-    return { ok: false, check: 'message does not match the issued sign-in input' };
+  if (signature.length !== 64 || publicKey.length !== 32) return refuse('signature', 'signature invalid (want 64 bytes)');
+  if (!verifyMessageSignature({ message: signedMessage, signedMessage, signature, publicKey })) {
+    return refuse('signature', 'signature invalid (does not verify over the signed message with this address)');
+  }
+  if (!domainAllowed(parsed.domain, policy.domains)) {
+    return refuse('domain', `domain mismatch (${parsed.domain.slice(0, 253)} is not an allowed SIWS domain)`);
+  }
+  if (parsed.version !== undefined && parsed.version !== '1') return refuse('version', `version ${parsed.version.slice(0, 20)} is not supported (want 1)`);
+  if (parsed.chainId !== undefined && normalizeChainId(parsed.chainId) !== normalizeChainId(policy.chainId)) {
+    return refuse('chain_id', `chain id mismatch (${parsed.chainId.slice(0, 64)}; this service runs on ${normalizeChainId(policy.chainId)})`);
   }
   const t = now.getTime();
-  const skew = skewSeconds * 1000;
-  if (parsed.expirationTime && Date.parse(parsed.expirationTime) <= t) return { ok: false, check: 'message expired' };
-  if (parsed.notBefore && Date.parse(parsed.notBefore) > t + skew) return { ok: false, check: 'message not yet valid' };
-  if (parsed.issuedAt && Date.parse(parsed.issuedAt) > t + skew) return { ok: false, check: 'message issued in the future' };
-  if (!verifyMessageSignature({ message: new TextEncoder().encode(expected), signedMessage, signature, publicKey })) {
-    return { ok: false, check: 'signature invalid' };
+  const skew = policy.skewSeconds * 1000;
+  let issuedAtMs: number | undefined;
+  if (parsed.issuedAt !== undefined) {
+    const v = parseRfc3339(parsed.issuedAt);
+    if (v === null) return refuse('issued_at', 'issued at is not an RFC 3339 date-time');
+    if (v > t + skew) return refuse('issued_at', 'message issued in the future');
+    issuedAtMs = v;
   }
-  return { ok: true };
+  if (parsed.expirationTime !== undefined) {
+    const v = parseRfc3339(parsed.expirationTime);
+    if (v === null) return refuse('expiration_time', 'expiration time is not an RFC 3339 date-time');
+    if (v <= t - skew) return refuse('expiration_time', 'message expired');
+  }
+  if (parsed.notBefore !== undefined) {
+    const v = parseRfc3339(parsed.notBefore);
+    if (v === null) return refuse('not_before', 'not before is not an RFC 3339 date-time');
+    if (v > t + skew) return refuse('not_before', 'message not yet valid');
+  }
+  return { ok: true, message: { address: parsed.address, domain: parsed.domain, nonce: parsed.nonce, issuedAtMs } };
 }

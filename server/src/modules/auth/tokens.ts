@@ -9,6 +9,11 @@ export interface AccessClaims {
   wallet: string;
 }
 
+/** Claims of a verified token: AccessClaims plus its expiry (`exp`, Unix seconds). */
+export interface VerifiedClaims extends AccessClaims {
+  exp: number;
+}
+
 const keyOf = (secret: string) => new TextEncoder().encode(secret);
 
 export async function signAccessToken(
@@ -30,7 +35,7 @@ export async function signAccessToken(
   return { token, expiresAt: new Date(exp * 1000) };
 }
 
-export type VerifyResult = { ok: true; claims: AccessClaims } | { ok: false; reason: 'expired' | 'invalid' };
+export type VerifyResult = { ok: true; claims: VerifiedClaims } | { ok: false; reason: 'expired' | 'invalid' };
 
 export async function verifyAccessToken(token: string, secret: string, now: Date): Promise<VerifyResult> {
   try {
@@ -42,7 +47,7 @@ export async function verifyAccessToken(token: string, secret: string, now: Date
       requiredClaims: ['sub', 'exp'],
     });
     if (typeof payload.sub !== 'string' || typeof payload.wallet !== 'string') return { ok: false, reason: 'invalid' };
-    return { ok: true, claims: { sub: payload.sub, wallet: payload.wallet } };
+    return { ok: true, claims: { sub: payload.sub, wallet: payload.wallet, exp: Number(payload.exp) } };
   } catch (e) {
     if (e instanceof errors.JWTExpired) return { ok: false, reason: 'expired' };
     return { ok: false, reason: 'invalid' };

@@ -1,7 +1,9 @@
 /**
  * The one SQL read of listings shared by the listings and marketplace repositories: a page of ids
  * with their sort keys (built by the caller, already ordered and limited) is joined with the seller's
- * wallet and reputation here, so per-row joins run for the page only, never for every match.
+ * wallet here, so per-row joins run for the page only, never for every match. The seller's reputation
+ * is read from the listing row itself (seller_rating / seller_review_count, kept current by triggers on
+ * reviews: migration 20261123130707_search_scale), not aggregated over reviews per read.
  */
 import { Prisma } from '../../generated/prisma/client.js';
 import type { ListingRecord, ListingStatus } from './listings.types.js';
@@ -41,14 +43,12 @@ export function selectListings(page: Prisma.Sql, orderBy: Prisma.Sql, keyCount: 
            l.price_base_units::text AS price_base_units, l.currency, l.category, l.duration_days, l.status,
            l.token_mint_address, l.mint_signature, l.mint_slot::text AS mint_slot, l.metadata_uri,
            l.created_at, l.updated_at,
-           rs.avg::float8 AS seller_rating, COALESCE(rs.cnt, 0)::int AS seller_review_count
+           CASE WHEN l.seller_review_count > 0 THEN l.seller_rating::float8 END AS seller_rating,
+           l.seller_review_count AS seller_review_count
            ${keys}
       FROM (${page}) AS page
       JOIN listings l ON l.id = page.id
       JOIN users u ON u.id = l.seller_id
-      LEFT JOIN LATERAL (
-        SELECT avg(r.rating) AS avg, count(*) AS cnt FROM reviews r WHERE r.seller_id = l.seller_id
-      ) rs ON true
      ORDER BY ${orderBy}`;
 }
 

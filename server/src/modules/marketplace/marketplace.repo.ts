@@ -1,97 +1,62 @@
 /**
  * Marketplace storage: search and browse as parameterised raw SQL (Prisma.sql; user input is only
  * ever a bound parameter). Every sort is a keyset over (sort keys..., id) in one direction, so the
- * "after" condition is a single row comparison.
+ * "after" condition is a single row comparison, and every query reads a bounded number of rows
+ * whatever the page: docs/search-design.md has the measurements behind each choice.
  *
- * Text match: `search_vector @@ websearch_to_tsquery(cfg, q)` (GIN listings_search_vector_idx) OR
- * `q <% title` (trigram word similarity >= WORD_SIMILARITY, GIN listings_title_trgm_idx) for typos.
- * The threshold is a GUC, set with set_config(..., is_local) in the search's own transaction, together
- * with enable_seqscan=off so text searches always go through the GIN indexes (see search()).
- * Relevance = round(ts_rank(search_vector, q) + TITLE_SIMILARITY_WEIGHT * word_similarity(q, title), 6).
+ * - Text match: `search_vector @@ (websearch_to_tsquery(cfg, text) || websearch_to_tsquery(cfg,
+ *   correctedText))` (GIN listings_search_vector_idx). Typos are corrected before the query runs
+ *   (the service looks unknown words up in `search_words`), so a typo costs no fuzzy scan of titles.
+ * - relevance: the RELEVANCE_CANDIDATES newest matches are the candidate set, ranked by
+ *   round(ts_rank(search_vector, q), 6); a common word no longer ranks every match on every page.
+ * - newest: (status[, category], created_at, id) btree range.
+ * - price: one (status, currency, price_base_units, id) range per currency; across currencies the
+ *   ranges are merged by UI price (base units / 10^decimals), each branch reading at most one page.
+ * - rating: (status, seller_rating, seller_review_count, id), the reputation copied onto listings.
+ * No query needs a transaction or a session setting.
  */
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { selectListings, toListingRecord, type ListingRow } from '../listings/listings.sql.js';
 import type { ListingStatus } from '../listings/listings.types.js';
-import type { MarketplaceRepo, SearchCriteria, SearchRow } from './marketplace.types.js';
+import type { MarketplaceRepo, SearchCriteria, SearchRow, WordCandidate } from './marketplace.types.js';
 
 /** text search configuration of the generated search_vector column (init migration) */
 export const TS_CONFIG = 'english';
-/** minimum trigram word similarity of the query to the title for a typo match ("desgin" ~ "design" = 0.43) */
-export const WORD_SIMILARITY = 0.4;
-export const TITLE_SIMILARITY_WEIGHT = 0.5;
+/**
+ * Size of the relevance candidate set: the newest matches that are ranked. 1 000 keeps page 50 of 20
+ * reachable; a query matching more listings ranks its 1 000 newest matches (docs/search-design.md).
+ */
+export const RELEVANCE_CANDIDATES = 1000;
 
-interface Plan {
-  /** sort key expressions over `l` (and `rs`, `q`), as text-castable values */
-  keys: Prisma.Sql[];
-  /** SQL casts of the cursor key parameters, one per key */
-  casts: Array<(v: string | number | null) => Prisma.Sql>;
-  desc: boolean;
-  needsRating: boolean;
-}
+type Cast = (v: string | number | null) => Prisma.Sql;
+const asNumeric: Cast = (v) => Prisma.sql`${String(v)}::numeric`;
+const asBigint: Cast = (v) => Prisma.sql`${String(v)}::bigint`;
+const asTimestamp: Cast = (v) => Prisma.sql`${String(v)}::timestamptz`;
 
-const asNumeric = (v: string | number | null) => Prisma.sql`${String(v)}::numeric`;
-const asTimestamp = (v: string | number | null) => Prisma.sql`${String(v)}::timestamptz`;
+const cfg = Prisma.raw(`'${TS_CONFIG}'::regconfig`);
 
-function plan(c: SearchCriteria): Plan {
-  const tsq = Prisma.sql`websearch_to_tsquery(${Prisma.raw(`'${TS_CONFIG}'`)}, ${c.text ?? ''})`;
-  switch (c.sort) {
-    case 'relevance':
-      return {
-        keys: [
-          Prisma.sql`round((ts_rank(l.search_vector, ${tsq}) + ${TITLE_SIMILARITY_WEIGHT}::real * word_similarity(${c.fuzzyText ?? ''}, l.title))::numeric, 6)`,
-        ],
-        casts: [asNumeric],
-        desc: true,
-        needsRating: false,
-      };
-    case 'price_asc':
-    case 'price_desc': {
-      // One currency: base units order = UI price order, and the btree on price_base_units applies.
-      // Several: UI price = base units / 10^decimals of the listing's currency (exact numeric).
-      const key =
-        c.currency !== undefined || c.decimals.length <= 1
-          ? Prisma.sql`l.price_base_units`
-          : Prisma.sql`trim_scale(l.price_base_units / (CASE l.currency ${Prisma.join(
-              c.decimals.map((d) => Prisma.sql`WHEN ${d.currency} THEN ${(10n ** BigInt(d.decimals)).toString()}::numeric`),
-              ' ',
-            )} ELSE 1::numeric END))`;
-      return { keys: [key], casts: [asNumeric], desc: c.sort === 'price_desc', needsRating: false };
-    }
-    case 'rating':
-      return {
-        keys: [Prisma.sql`COALESCE(rs.avg, 0)`, Prisma.sql`COALESCE(rs.cnt, 0)`],
-        casts: [asNumeric, (v) => Prisma.sql`${String(v)}::bigint`],
-        desc: true,
-        needsRating: true,
-      };
-    case 'newest':
-      return { keys: [Prisma.sql`l.created_at`], casts: [asTimestamp], desc: true, needsRating: false };
-  }
+/** the tsquery of the search text, OR its typo-corrected form */
+function tsquery(c: SearchCriteria): Prisma.Sql {
+  const q = Prisma.sql`websearch_to_tsquery(${cfg}, ${c.text ?? ''})`;
+  return c.correctedText ? Prisma.sql`(${q} || websearch_to_tsquery(${cfg}, ${c.correctedText}))` : q;
 }
 
 function statusIn(statuses: readonly ListingStatus[]): Prisma.Sql {
+  if (statuses.length === 1) return Prisma.sql`l.status = ${statuses[0]!}`;
   return statuses.length > 0 ? Prisma.sql`l.status IN (${Prisma.join(statuses)})` : Prisma.sql`false`;
 }
 
-export function buildSearch(c: SearchCriteria): Prisma.Sql {
-  const p = plan(c);
+/** Filters shared by every sort; `currency` restricts to one currency (a price-sort branch). */
+function filters(c: SearchCriteria, currency?: string): Prisma.Sql[] {
   const where: Prisma.Sql[] = [statusIn(c.statuses)];
-  if (c.text !== undefined) {
-    const cfg = Prisma.raw(`'${TS_CONFIG}'`);
-    const fuzzy = c.fuzzyText
-      ? Prisma.sql` OR (${c.fuzzyText} <% l.title${
-          c.excludedText
-            ? Prisma.sql` AND NOT l.search_vector @@ websearch_to_tsquery(${cfg}, ${c.excludedText})`
-            : Prisma.empty
-        })`
-      : Prisma.empty;
-    where.push(Prisma.sql`(l.search_vector @@ websearch_to_tsquery(${cfg}, ${c.text})${fuzzy})`);
-  }
+  if (c.text !== undefined) where.push(Prisma.sql`l.search_vector @@ ${tsquery(c)}`);
   if (c.category !== undefined) where.push(Prisma.sql`l.category = ${c.category}`);
   if (c.currency !== undefined) where.push(Prisma.sql`l.currency = ${c.currency}`);
+  if (currency !== undefined && currency !== c.currency) where.push(Prisma.sql`l.currency = ${currency}`);
   if (c.sellerWallet !== undefined) where.push(Prisma.sql`l.seller_id IN (SELECT id FROM users WHERE wallet = ${c.sellerWallet})`);
   if (c.price) {
-    const perCurrency = c.price.map((b) => {
+    const bounds = currency === undefined ? c.price : c.price.filter((b) => b.currency === currency);
+    const perCurrency = bounds.map((b) => {
       const parts = [Prisma.sql`l.currency = ${b.currency}`];
       if (b.min !== undefined) parts.push(Prisma.sql`l.price_base_units >= ${b.min.toString()}::numeric`);
       if (b.max !== undefined) parts.push(Prisma.sql`l.price_base_units <= ${b.max.toString()}::numeric`);
@@ -99,67 +64,164 @@ export function buildSearch(c: SearchCriteria): Prisma.Sql {
     });
     where.push(perCurrency.length > 0 ? Prisma.sql`(${Prisma.join(perCurrency, ' OR ')})` : Prisma.sql`false`);
   }
-  const ratingJoin = p.needsRating
-    ? Prisma.sql`LEFT JOIN (SELECT seller_id, avg(rating) AS avg, count(*) AS cnt FROM reviews GROUP BY seller_id) rs ON rs.seller_id = l.seller_id`
-    : Prisma.empty;
+  return where;
+}
 
-  const keyCols = p.keys.map((k, i) => Prisma.sql`${k} AS ${Prisma.raw(`k${i + 1}`)}`);
-  const rowOf = (prefix: string) => Prisma.raw([...p.keys.map((_, i) => `${prefix}k${i + 1}`), `${prefix}id`].join(', '));
-  const dir = Prisma.raw(p.desc ? 'DESC' : 'ASC');
-  const order = (prefix: string, key: 'k' | 's') =>
-    Prisma.join([...p.keys.map((_, i) => Prisma.sql`${Prisma.raw(`${prefix}${key}${i + 1}`)} ${dir}`), Prisma.sql`${Prisma.raw(`${prefix}id`)} ${dir}`], ', ');
-  const after = c.after
-    ? Prisma.sql`WHERE (${rowOf('m.')}) ${Prisma.raw(p.desc ? '<' : '>')} (${Prisma.join([
-        ...p.casts.map((cast, i) => cast(c.after!.keys[i] ?? null)),
-        Prisma.sql`${c.after.id}::uuid`,
-      ])})`
-    : Prisma.empty;
+const and = (where: Prisma.Sql[]) => Prisma.join(where, ' AND ');
 
-  // typed keys (s1, s2) keep the order in the outer query; text keys (k1, k2) go into the cursor
-  const textKey = (i: number) =>
-    c.sort === 'newest'
-      ? Prisma.raw(`to_char(m.k${i} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS k${i}`)
-      : Prisma.raw(`m.k${i}::text AS k${i}`);
-  const page = Prisma.sql`
-    SELECT m.id, ${Prisma.join(p.keys.map((_, i) => Prisma.sql`${Prisma.raw(`m.k${i + 1} AS s${i + 1}`)}, ${textKey(i + 1)}`))}
-      FROM (
-        SELECT l.id, ${Prisma.join(keyCols)}
-          FROM listings l ${ratingJoin}
-         WHERE ${Prisma.join(where, ' AND ')}
-      ) m
-     ${after}
-     ORDER BY ${order('m.', 'k')}
-     LIMIT ${c.limit}`;
-  return selectListings(page, order('page.', 's'), p.keys.length as 1 | 2);
+/**
+ * One keyset range: `keys` are column expressions over `l` (an index's order), `after` the row they
+ * must come after. Yields id, s1.. (typed keys for ordering) and k1.. (text keys for the cursor).
+ */
+function range(o: {
+  where: Prisma.Sql[];
+  keys: Prisma.Sql[];
+  /** the cursor position in the keys' own units (already cast), or none */
+  after?: Prisma.Sql[];
+  afterId?: string;
+  desc: boolean;
+  limit: number;
+  /** typed sort key columns to output (default: the keys) */
+  outKeys?: Prisma.Sql[];
+  textKey?: (s: Prisma.Sql, i: number) => Prisma.Sql;
+}): Prisma.Sql {
+  const dir = Prisma.raw(o.desc ? 'DESC' : 'ASC');
+  const where = [...o.where];
+  if (o.after && o.afterId !== undefined) {
+    where.push(Prisma.sql`(${Prisma.join([...o.keys, Prisma.sql`l.id`])}) ${Prisma.raw(o.desc ? '<' : '>')} (${Prisma.join([...o.after, Prisma.sql`${o.afterId}::uuid`])})`);
+  }
+  const out = o.outKeys ?? o.keys;
+  const text = o.textKey ?? ((s: Prisma.Sql) => Prisma.sql`(${s})::text`);
+  const cols = out.map((k, i) => Prisma.sql`${k} AS ${Prisma.raw(`s${i + 1}`)}, ${text(k, i)} AS ${Prisma.raw(`k${i + 1}`)}`);
+  return Prisma.sql`
+    SELECT l.id, ${Prisma.join(cols)}
+      FROM listings l
+     WHERE ${and(where)}
+     ORDER BY ${Prisma.join([...o.keys.map((k) => Prisma.sql`${k} ${dir}`), Prisma.sql`l.id ${dir}`])}
+     LIMIT ${o.limit}`;
+}
+
+const isoMs = (s: Prisma.Sql) => Prisma.sql`to_char(${s} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** ORDER BY over the page's typed keys and id */
+function pageOrder(keyCount: number, desc: boolean): Prisma.Sql {
+  const dir = desc ? 'DESC' : 'ASC';
+  return Prisma.raw([...Array.from({ length: keyCount }, (_, i) => `page.s${i + 1} ${dir}`), `page.id ${dir}`].join(', '));
+}
+
+export function buildSearch(c: SearchCriteria): Prisma.Sql {
+  const after = c.after;
+  const cast = (casts: Cast[]) => (after ? casts.map((f, i) => f(after.keys[i] ?? null)) : undefined);
+  switch (c.sort) {
+    case 'newest': {
+      const page = range({
+        where: filters(c),
+        keys: [Prisma.sql`l.created_at`],
+        after: cast([asTimestamp]),
+        afterId: after?.id,
+        desc: true,
+        limit: c.limit,
+        textKey: isoMs,
+      });
+      return selectListings(page, pageOrder(1, true), 1);
+    }
+    case 'rating': {
+      const page = range({
+        where: filters(c),
+        keys: [Prisma.sql`l.seller_rating`, Prisma.sql`l.seller_review_count`],
+        after: cast([asNumeric, asBigint]),
+        afterId: after?.id,
+        desc: true,
+        limit: c.limit,
+      });
+      return selectListings(page, pageOrder(2, true), 2);
+    }
+    case 'price_asc':
+    case 'price_desc': {
+      const desc = c.sort === 'price_desc';
+      const single = c.currency ?? (c.decimals.length === 1 ? c.decimals[0]!.currency : undefined);
+      if (single !== undefined) {
+        // one currency: base units order = UI price order; the cursor holds base units
+        const page = range({
+          where: filters(c, single),
+          keys: [Prisma.sql`l.price_base_units`],
+          after: cast([asNumeric]),
+          afterId: after?.id,
+          desc,
+          limit: c.limit,
+        });
+        return selectListings(page, pageOrder(1, desc), 1);
+      }
+      // several currencies: one range per currency in base units, merged by the exact UI price
+      // (base units / 10^decimals); the cursor holds the UI price, scaled back per branch
+      const currencies = c.price ? c.decimals.filter((d) => c.price!.some((b) => b.currency === d.currency)) : c.decimals;
+      if (currencies.length === 0) return selectListings(Prisma.sql`SELECT NULL::uuid AS id, NULL::numeric AS s1, NULL::text AS k1 WHERE false`, pageOrder(1, desc), 1);
+      const branches = currencies.map((d) => {
+        const scale = Prisma.raw(`${(10n ** BigInt(d.decimals)).toString()}::numeric`);
+        return Prisma.sql`(${range({
+          where: filters(c, d.currency),
+          keys: [Prisma.sql`l.price_base_units`],
+          outKeys: [Prisma.sql`trim_scale(l.price_base_units / ${scale})`],
+          after: after ? [Prisma.sql`(${String(after.keys[0] ?? null)}::numeric * ${scale})`] : undefined,
+          afterId: after?.id,
+          desc,
+          limit: c.limit,
+        })})`;
+      });
+      const merged = Prisma.sql`
+        SELECT u.id, u.s1, u.k1 FROM (${Prisma.join(branches, ' UNION ALL ')}) u
+         ORDER BY u.s1 ${Prisma.raw(desc ? 'DESC' : 'ASC')}, u.id ${Prisma.raw(desc ? 'DESC' : 'ASC')}
+         LIMIT ${c.limit}`;
+      return selectListings(merged, pageOrder(1, desc), 1);
+    }
+    case 'relevance': {
+      // the candidate set: the newest RELEVANCE_CANDIDATES matches (a (status[, category], created_at)
+      // range filtered by the GIN match, or the GIN bitmap when matches are few: the planner picks)
+      const rank = Prisma.sql`round(ts_rank(cand.search_vector, ${tsquery(c)})::numeric, 6)`;
+      const keyset = after
+        ? Prisma.sql`WHERE (r.s1, r.id) < (${asNumeric(after.keys[0] ?? null)}, ${after.id}::uuid)`
+        : Prisma.empty;
+      const page = Prisma.sql`
+        SELECT r.id, r.s1, r.s1::text AS k1 FROM (
+          SELECT cand.id, ${rank} AS s1
+            FROM (SELECT l.id, l.search_vector FROM listings l
+                   WHERE ${and(filters(c))}
+                   ORDER BY l.created_at DESC, l.id DESC
+                   LIMIT ${RELEVANCE_CANDIDATES}) cand
+        ) r
+        ${keyset}
+         ORDER BY r.s1 DESC, r.id DESC
+         LIMIT ${c.limit}`;
+      return selectListings(page, pageOrder(1, true), 1);
+    }
+  }
 }
 
 export function createMarketplaceRepo(db: PrismaClient): MarketplaceRepo {
   return {
     async search(c: SearchCriteria): Promise<SearchRow[]> {
-      const query = buildSearch(c);
-      let rows: ListingRow[];
-      if (c.text !== undefined) {
-        // Both GUCs are transaction-local. enable_seqscan=off: the planner misjudges the selectivity
-        // of `<%` and may scan the whole table, evaluating trigram similarity on every row (500+ ms
-        // on 30k rows for a 50-row match); the BitmapOr over the two GIN indexes costs ~30 ms there.
-        const [, , result] = await db.$transaction([
-          db.$queryRaw`SELECT set_config('pg_trgm.word_similarity_threshold', ${String(WORD_SIMILARITY)}, true)`,
-          db.$queryRaw`SELECT set_config('enable_seqscan', 'off', true)`,
-          db.$queryRaw<ListingRow[]>(query),
-        ]);
-        rows = result;
-      } else {
-        rows = await db.$queryRaw<ListingRow[]>(query);
-      }
+      const rows = await db.$queryRaw<ListingRow[]>(buildSearch(c));
       return rows.map((r) => ({
         listing: toListingRecord(r),
         keys: r.k2 !== undefined ? [r.k1 ?? null, r.k2 ?? null] : [r.k1 ?? null],
       }));
     },
 
+    async wordCandidates(words: readonly string[], perWord: number): Promise<WordCandidate[]> {
+      if (words.length === 0) return [];
+      // KNN over the GiST trigram index (search_words_word_trgm_idx): no similarity threshold setting
+      const rows = await db.$queryRaw<Array<{ input: string; word: string; similarity: number }>>`
+        SELECT w.input, c.word, similarity(c.word, w.input)::float8 AS similarity
+          FROM unnest(${[...words]}::text[]) AS w(input)
+         CROSS JOIN LATERAL (SELECT s.word FROM search_words s ORDER BY s.word <-> w.input LIMIT ${perWord}) c
+         WHERE NOT EXISTS (SELECT 1 FROM search_words k WHERE k.word = w.input)`;
+      return rows.map((r) => ({ input: r.input, word: r.word, similarity: Number(r.similarity) }));
+    },
+
     async countByCategory(status: ListingStatus) {
+      // maintained by a trigger on listings (migration 20261123130707_search_scale): no count over listings
       const rows = await db.$queryRaw<Array<{ category: string; n: number }>>`
-        SELECT category, count(*)::int AS n FROM listings WHERE status = ${status} GROUP BY category`;
+        SELECT category, count AS n FROM listing_category_counts WHERE status = ${status}`;
       return new Map(rows.map((r) => [r.category, Number(r.n)]));
     },
   };

@@ -4,8 +4,11 @@
  * Rules:
  * - Search shows available listings only; browse shows one status (default active = available);
  *   unlisted listings are never shown here.
- * - Text: full-text (`websearch_to_tsquery` over the listing's tsvector, ranked by ts_rank) OR a
- *   trigram word-similarity match on the title (typo tolerance); relevance = rank + title similarity.
+ * - Text: full-text (`websearch_to_tsquery` over the listing's tsvector). Typo tolerance: a query word
+ *   of TYPO_MIN_LENGTH+ characters that is no listing title's word is replaced by the nearest title word
+ *   within TYPO_MAX_EDITS edits (correctTypos); a listing then matches the text OR its corrected form.
+ * - Relevance: ts_rank over the newest RELEVANCE_CANDIDATES (1 000) matches (the repo; a bounded
+ *   candidate set: docs/search-design.md).
  * - Price bounds are UI amounts compared with each listing's price in its own currency: per
  *   currency the bound becomes base units exactly (min rounds up, max rounds down), so a bound with
  *   more decimals than a currency has is never refused, just applied exactly. min > max is 400.
@@ -18,6 +21,40 @@ import { toBaseUnitsBound } from '../../lib/money.js';
 import { listingErrors, type FieldError } from '../listings/listings.errors.js';
 import type { ListingRecord, ListingsConfig, ListingStatus } from '../listings/listings.types.js';
 import type { MarketplaceRepo, PriceBounds, SearchCriteria, SearchSort } from './marketplace.types.js';
+
+/** query words shorter than this are never corrected (too many near neighbours) */
+export const TYPO_MIN_LENGTH = 4;
+/** at most this many query words are looked up for corrections */
+export const TYPO_MAX_WORDS = 8;
+/** nearest title words (by trigram distance) considered per unknown word */
+export const TYPO_CANDIDATES = 8;
+
+/** edits (insert, delete, substitute, swap two adjacent letters) allowed for a word of `length` letters */
+export const typoMaxEdits = (length: number) => (length <= 5 ? 1 : 2);
+
+/** Optimal string alignment distance (Levenshtein plus adjacent transpositions), in code points. */
+export function editDistance(a: string, b: string): number {
+  const x = [...a];
+  const y = [...b];
+  const d: number[][] = Array.from({ length: x.length + 1 }, (_, i) => [i, ...Array<number>(y.length).fill(0)]);
+  for (let j = 1; j <= y.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= x.length; i++) {
+    for (let j = 1; j <= y.length; j++) {
+      const cost = x[i - 1] === y[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
+    }
+  }
+  return d[x.length]![y.length]!;
+}
+
+/** The lower-case words of the positive part of websearch text that typo correction may look up. */
+export function typoWords(text: string): string[] {
+  const fuzzy = splitQuery(text).fuzzy ?? '';
+  const words = fuzzy.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  return [...new Set(words)].filter((w) => [...w].length >= TYPO_MIN_LENGTH && w.length <= 64).slice(0, TYPO_MAX_WORDS);
+}
 
 /**
  * Split websearch text into the words a typo match may use and the excluded words:
@@ -108,7 +145,38 @@ export function createMarketplaceService(deps: MarketplaceDeps) {
     };
   }
 
+  /**
+   * `text` with each unknown word (not a word of any listing title) replaced by the nearest title word
+   * within typoMaxEdits(length) edits (fewest edits, then highest trigram similarity, then alphabetical);
+   * undefined when nothing was replaced. "desgin" -> "design", "logo desgin" -> "logo design".
+   */
+  async function correctTypos(text: string): Promise<string | undefined> {
+    const words = typoWords(text);
+    if (words.length === 0) return undefined;
+    const candidates = await repo.wordCandidates(words, TYPO_CANDIDATES);
+    const best = new Map<string, { word: string; edits: number; similarity: number }>();
+    for (const c of candidates) {
+      const edits = editDistance(c.input, c.word);
+      if (edits === 0 || edits > typoMaxEdits([...c.input].length)) continue;
+      const cur = best.get(c.input);
+      const better =
+        !cur ||
+        edits < cur.edits ||
+        (edits === cur.edits && (c.similarity > cur.similarity || (c.similarity === cur.similarity && c.word < cur.word)));
+      if (better) best.set(c.input, { word: c.word, edits, similarity: c.similarity });
+    }
+    if (best.size === 0) return undefined;
+    let corrected = text;
+    for (const [input, { word }] of best) {
+      const escaped = input.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      corrected = corrected.replace(new RegExp(`(?<![\\p{L}\\p{N}])${escaped}(?![\\p{L}\\p{N}])`, 'giu'), word);
+    }
+    return corrected === text ? undefined : corrected;
+  }
+
   return {
+    correctTypos,
+
     async search(input: SearchInput): Promise<Page<ListingRecord>> {
       const errors: FieldError[] = [];
       checkFilters(input, errors);
@@ -139,8 +207,9 @@ export function createMarketplaceService(deps: MarketplaceDeps) {
         currency: input.currency,
         seller: input.sellerWallet,
       };
+      const correctedText = text ? await correctTypos(text) : undefined;
       return run(
-        { text, ...(text ? { fuzzyText: splitQuery(text).fuzzy, excludedText: splitQuery(text).excluded } : {}), statuses: ['available'], category: input.category, currency: input.currency, sellerWallet: input.sellerWallet, price, sort },
+        { text, ...(correctedText ? { correctedText } : {}), statuses: ['available'], category: input.category, currency: input.currency, sellerWallet: input.sellerWallet, price, sort },
         filters,
         input.limit,
         input.cursor,

@@ -18,10 +18,11 @@ export interface PriceBounds {
 export interface SearchCriteria {
   /** websearch text (already trimmed, 1..200 chars) */
   text?: string;
-  /** the positive words of `text` without operators, for the trigram (typo) match on the title */
-  fuzzyText?: string;
-  /** words excluded with `-word`: a typo match must not contain them either */
-  excludedText?: string;
+  /**
+   * `text` with its unknown words replaced by their typo corrections (service: correctTypos), when any
+   * was found: a listing matches `text` OR `correctedText` (both websearch syntax, same exclusions)
+   */
+  correctedText?: string;
   statuses: readonly ListingStatus[];
   category?: string;
   currency?: string;
@@ -43,8 +44,23 @@ export interface SearchRow {
   keys: CursorValue[];
 }
 
+/** A title word near an unknown query word (trigram distance), for typo correction. */
+export interface WordCandidate {
+  /** the query word (lower case) that is not a title word */
+  input: string;
+  /** a title word near it */
+  word: string;
+  /** pg_trgm similarity(word, input), 0..1 */
+  similarity: number;
+}
+
 export interface MarketplaceRepo {
   search(c: SearchCriteria): Promise<SearchRow[]>;
+  /**
+   * For each of `words` (lower case) that is not a word of any listing title (table search_words), up
+   * to `perWord` title words nearest to it by trigram distance; known words yield nothing.
+   */
+  wordCandidates(words: readonly string[], perWord: number): Promise<WordCandidate[]>;
   /** number of listings in `status` per category slug (categories without listings absent) */
   countByCategory(status: ListingStatus): Promise<Map<string, number>>;
 }

@@ -122,35 +122,3 @@ export function unavailableEscrow(): EscrowPort {
     chainNow: fail,
   };
 }
-
-/**
- * Orders settings from the environment (all optional):
- * ORDER_PAYMENT_TTL_SECONDS (900), ORDER_REVIEW_WINDOW_SECONDS (259200 = 3 days),
- * ORDER_WATCHER_INTERVAL_MS (2000; 0 = off), ORDER_RECONCILE_INTERVAL_MS (30000; 0 = start-up only),
- * ORDER_INFLIGHT_WAIT_MS (5000), ORDER_MAX_UNPAID_PER_BUYER (3), ORDER_IDEMPOTENCY_LEASE_MS (10000),
- * PUBLIC_BASE_URL (Solana Pay links), SOLANA_PAY_LABEL, SOLANA_PAY_ICON.
- */
-export function ordersConfigFromEnv(env: NodeJS.ProcessEnv = process.env): NonNullable<OrdersModuleOptions['config']> {
-  const n = (name: string) => {
-    const v = env[name];
-    if (v === undefined || v === '') return undefined;
-    const x = Number(v);
-    if (!Number.isInteger(x) || x < 0) throw new Error(`${name} must be a non-negative integer, got "${v}"`);
-    return x;
-  };
-  const base = env.PUBLIC_BASE_URL?.replace(/\/+$/, '');
-  const out: NonNullable<OrdersModuleOptions['config']> = {
-    paymentTtlSeconds: n('ORDER_PAYMENT_TTL_SECONDS'),
-    reviewWindowSeconds: n('ORDER_REVIEW_WINDOW_SECONDS'),
-    watcherIntervalMs: n('ORDER_WATCHER_INTERVAL_MS'),
-    reconcileIntervalMs: n('ORDER_RECONCILE_INTERVAL_MS'),
-    inflightWaitMs: n('ORDER_INFLIGHT_WAIT_MS'),
-    maxUnpaidOrdersPerBuyer: n('ORDER_MAX_UNPAID_PER_BUYER'),
-    idempotencyLeaseMs: n('ORDER_IDEMPOTENCY_LEASE_MS'),
-    publicBaseUrl: base,
-    solanaPayLabel: env.SOLANA_PAY_LABEL,
-    solanaPayIcon: env.SOLANA_PAY_ICON ?? (base ? `${base}/icon.svg` : undefined),
-  };
-  for (const k of Object.keys(out) as (keyof typeof out)[]) if (out[k] === undefined) delete out[k];
-  return out;
-}

@@ -465,8 +465,14 @@ export class OrdersService {
     }
   }
 
+  /**
+   * The Solana Pay transaction-request link of an order: `solana:<link>` where link is the https URL
+   * of the order's solana-pay endpoint. Per the Solana Pay spec the link is URL-encoded only when it
+   * has query parameters (ours has none), which keeps the URL and its QR code short.
+   */
   solanaPayUrl(orderId: string): string {
-    return `solana:${encodeURIComponent(`${this.config.publicBaseUrl.replace(/\/$/, '')}/api/v1/orders/${orderId}/solana-pay`)}`;
+    const link = `${this.config.publicBaseUrl.replace(/\/+$/, '')}/api/v1/orders/${orderId}/solana-pay`;
+    return `solana:${new URL(link).search ? encodeURIComponent(link) : link}`;
   }
 
   fundTerms(order: OrderRecord): FundTerms {

@@ -1,0 +1,65 @@
+/**
+ * Cross-origin policy (CORS, Fetch standard) of the HTTP API.
+ *
+ * - The Solana Pay transaction-request endpoints (`GET`/`POST /api/v1/orders/{id}/solana-pay`) and the
+ *   icon they name (`/icon.svg`) answer any origin, without credentials: wallets fetch them from their
+ *   own origin (Solana Pay spec, transaction requests). Their responses also carry
+ *   `Cross-Origin-Resource-Policy: cross-origin` so a web wallet may show the icon in an <img>.
+ * - Every other route follows CORS_ORIGINS (config.ts): exact origins, `*` (any origin, no
+ *   credentials), or `scheme://host:*` for any port of a host. `npm start` with the embedded localnet
+ *   defaults to `http://localhost:*` and `http://127.0.0.1:*` (a Vite dev server works at once);
+ *   elsewhere the default is none (no CORS headers: browsers refuse cross-origin calls).
+ *   Credentials (the bazaar_session cookie) are allowed for listed origins, not for `*`.
+ */
+import cors from 'cors';
+import type { RequestHandler } from 'express';
+import { API_PREFIX } from '@bazaar/contract';
+
+export const ICON_PATH = '/icon.svg';
+
+const SOLANA_PAY_PATH = new RegExp(`^${API_PREFIX}/orders/[^/]+/solana-pay/?$`);
+
+/** True for the routes any origin may call (Solana Pay transaction requests and their icon). */
+export const isAnyOriginPath = (path: string): boolean => path === ICON_PATH || SOLANA_PAY_PATH.test(path);
+
+const EXPOSED = ['X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy'];
+
+/**
+ * Does `origin` (e.g. "http://localhost:5173") match one of `allowed`: an exact origin, `*`, or
+ * `scheme://host:*` (that scheme and host on any port, or on none)?
+ */
+export function originAllowed(origin: string, allowed: readonly string[]): boolean {
+  const o = origin.toLowerCase();
+  return allowed.some((entry) => {
+    const e = entry.toLowerCase().replace(/\/+$/, '');
+    if (e === '*') return true;
+    if (e.endsWith(':*')) {
+      const base = e.slice(0, -2);
+      return o === base || (o.startsWith(`${base}:`) && /^\d{1,5}$/.test(o.slice(base.length + 1)));
+    }
+    return o === e;
+  });
+}
+
+/** The CORS middleware for the whole app (see the module comment); `allowed` is Config.corsOrigins. */
+export function corsPolicy(allowed: readonly string[]): RequestHandler {
+  const anyOrigin = cors({ origin: '*', methods: ['GET', 'POST'], exposedHeaders: EXPOSED, maxAge: 600 });
+  const any = allowed.includes('*');
+  const listed: RequestHandler | null = !allowed.length
+    ? null
+    : cors({
+        origin: any ? '*' : (origin, done) => done(null, origin !== undefined && originAllowed(origin, allowed)),
+        credentials: !any,
+        exposedHeaders: EXPOSED,
+        maxAge: 600,
+      });
+  return (req, res, next) => {
+    if (isAnyOriginPath(req.path)) {
+      res.setHeader('Cross-Origin-Resource-Policy', 'cross-origin');
+      anyOrigin(req, res, next);
+      return;
+    }
+    if (listed) listed(req, res, next);
+    else next();
+  };
+}

@@ -1,0 +1,182 @@
+/**
+ * Start-up errors a person can act on, and the banner's demo command (issue 10 point 6), with the
+ * real entry points as child processes: `npm start` (server/scripts/start.ts) and the server alone
+ * (server/src/main.ts). Each failure prints ONE `[bazaar] error:` line naming the cause and the
+ * variable to change, no stack trace, and exits 1; the known causes fail before the localnet starts.
+ * Then a real `npm start` with a non-default PORT, DATA_DIR and SOLANA_RPC_PORT prints the exact
+ * `npm run demo` command, which is run as printed and passes; the running service allows a local
+ * frontend origin (CORS and SIWS domain) without configuration.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePortPair } from './helpers/localnet.js';
+
+const REPO = path.resolve(__dirname, '..');
+const dirs: string[] = [];
+const children: ChildProcess[] = [];
+const servers: net.Server[] = [];
+afterAll(async () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const s of servers) await new Promise((r) => s.close(r));
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const tmp = (name: string) => {
+  const d = mkdtempSync(path.join(tmpdir(), `bazaar-startup-${name}-`));
+  dirs.push(d);
+  return d;
+};
+
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+/** Something else listening on 127.0.0.1:port for the rest of the file. */
+async function occupy(port: number): Promise<void> {
+  const s = net.createServer();
+  servers.push(s);
+  await new Promise<void>((r) => s.listen(port, '127.0.0.1', r));
+}
+
+interface Run {
+  code: number | null;
+  output: string;
+}
+
+/** Environment of a child: none of this process's configuration leaks in (only PATH/HOME and tools). */
+function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const keep = ['PATH', 'HOME', 'CARGO_TARGET_DIR', 'RUSTUP_HOME', 'CARGO_HOME', 'NODE_EXTRA_CA_CERTS', 'LANG'];
+  return { ...Object.fromEntries(keep.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]!])), LOG_LEVEL: 'warn', ...env };
+}
+
+function spawnEntry(entry: 'npm start' | 'server', env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<Run> } {
+  const script = entry === 'npm start' ? 'server/scripts/start.ts' : 'server/src/main.ts';
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: REPO, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<Run>((resolve) => child.once('exit', (code) => resolve({ code, output: out })));
+  return { child, output: () => out, exited };
+}
+
+async function baseEnv(): Promise<Record<string, string>> {
+  return { PORT: String(await freePort()), SOLANA_RPC_PORT: String(await freePortPair()), DATA_DIR: tmp('data') };
+}
+
+/** Exit 1 with exactly one `[bazaar] error:` line that matches `line`, and no stack trace. */
+function expectOneLine(run: Run, line: RegExp) {
+  expect(run.code, run.output).toBe(1);
+  const errors = run.output.split('\n').filter((l) => l.startsWith('[bazaar] error: '));
+  expect(errors, run.output).toHaveLength(1);
+  expect(errors[0]).toMatch(line);
+  expect(run.output, 'no stack trace').not.toMatch(/^\s+at .+\(?.*:\d+:\d+\)?$/m);
+  expect(run.output).not.toMatch(/bazaar-localnet listening|chain bootstrap/);
+}
+
+describe('start-up failures: one line naming the variable', () => {
+  it('the HTTP port in use: PORT (npm start fails before the localnet; the server alone on listen)', async () => {
+    const env = await baseEnv();
+    await occupy(Number(env.PORT));
+    expectOneLine(await spawnEntry('npm start', env).exited, new RegExp(`HTTP port 127\\.0\\.0\\.1:${env.PORT} is already in use.*set PORT`));
+    const alone = await spawnEntry('server', { ...env, SERVICE_KEYPAIR_PATH: path.join(env.DATA_DIR!, 'none.json'), CURRENCIES: 'USDC:Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB:6' }).exited;
+    expect(alone.code, alone.output).toBe(1);
+    expect(alone.output).toMatch(new RegExp(`\\[bazaar\\] error: the HTTP port 127\\.0\\.0\\.1:${env.PORT} is already in use.*set PORT`));
+    expect(alone.output).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m);
+  }, 300_000);
+
+  it('the localnet port (or its websocket port) in use: SOLANA_RPC_PORT', async () => {
+    const env = await baseEnv();
+    await occupy(Number(env.SOLANA_RPC_PORT) + 1);
+    expectOneLine(await spawnEntry('npm start', env).exited, /localnet port 127\.0\.0\.1:\d+ is already in use.*set SOLANA_RPC_PORT/);
+  }, 300_000);
+
+  it('cargo missing when the localnet must be built: names BAZAAR_LOCALNET_BIN and SOLANA_RPC_URL', async () => {
+    const env = await baseEnv();
+    const noCargo = (process.env.PATH ?? '').split(':').filter((d) => !/cargo|rustup/.test(d)).join(':');
+    const run = await spawnEntry('npm start', { ...env, PATH: noCargo, CARGO_TARGET_DIR: tmp('empty-target') }).exited;
+    expectOneLine(run, /cargo \(Rust\) is not on PATH.*BAZAAR_LOCALNET_BIN.*SOLANA_RPC_URL/);
+  }, 300_000);
+
+  it('DATA_DIR a file, under a file, or not writable: DATA_DIR', async () => {
+    const file = path.join(tmp('file'), 'data');
+    writeFileSync(file, 'not a directory');
+    const env = await baseEnv();
+    expectOneLine(await spawnEntry('npm start', { ...env, DATA_DIR: file }).exited, /DATA_DIR=.* is a file, not a directory: set DATA_DIR/);
+    expectOneLine(await spawnEntry('npm start', { ...env, DATA_DIR: path.join(file, 'sub') }).exited, /DATA_DIR=.* cannot be used \(a parent of it is a file, ENOTDIR\): set DATA_DIR/);
+    expectOneLine(await spawnEntry('npm start', { ...env, DATA_DIR: '/sys/bazaar-data' }).exited, /DATA_DIR=\/sys\/bazaar-data cannot be used \(not writable, E\w+\): set DATA_DIR/);
+    expectOneLine(await spawnEntry('server', { ...env, DATA_DIR: file }).exited, /DATA_DIR=.* is a file/);
+  }, 300_000);
+
+  it('the database unreachable: DATABASE_URL (password hidden)', async () => {
+    const env = await baseEnv();
+    const url = `postgres://bazaar:s3cret@127.0.0.1:${await freePort()}/bazaar`;
+    for (const entry of ['npm start', 'server'] as const) {
+      const run = await spawnEntry(entry, { ...env, DATABASE_URL: url }).exited;
+      expectOneLine(run, /cannot use the database at DATABASE_URL=postgres:\/\/bazaar:\*\*\*@127\.0\.0\.1:\d+\/bazaar: connection refused.*fix DATABASE_URL/);
+      expect(run.output).not.toContain('s3cret');
+    }
+  }, 300_000);
+
+  it('a bad value names its variable', async () => {
+    const env = await baseEnv();
+    expectOneLine(await spawnEntry('npm start', { ...env, PORT: 'eighty' }).exited, /PORT must be a non-negative integer, got "eighty"/);
+    expectOneLine(await spawnEntry('server', { ...env, SIWS_DOMAIN: 'x.example' }).exited, /SIWS_DOMAIN was renamed SIWS_DOMAINS/);
+  }, 300_000);
+});
+
+describe('npm start on non-default PORT, DATA_DIR and SOLANA_RPC_PORT', () => {
+  it('prints the exact npm run demo command, which passes as printed; a local frontend origin is allowed', async () => {
+    const env = await baseEnv();
+    const started = spawnEntry('npm start', env);
+    const line = await new Promise<string>((resolve, reject) => {
+      const timer = setInterval(() => {
+        const m = /^Try it: (.*) {3}\(stop with Ctrl-C\)$/m.exec(started.output());
+        if (m) {
+          clearInterval(timer);
+          resolve(m[1]!);
+        }
+      }, 200);
+      void started.exited.then((r) => {
+        clearInterval(timer);
+        reject(new Error(`npm start exited (${r.code}):\n${r.output}`));
+      });
+    });
+    const base = `http://127.0.0.1:${env.PORT}`;
+    expect(line).toBe(`BAZAAR_URL=${base} DATA_DIR=${env.DATA_DIR} npm run demo`);
+
+    // a Vite app on another local port: CORS and SIWS need no configuration under npm start
+    const pre = await fetch(`${base}/api/v1/auth/request_login`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'http://localhost:5173', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type' },
+    });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
+    const login = await fetch(`${base}/api/v1/auth/request_login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', Origin: 'http://localhost:5173' },
+      body: JSON.stringify({ address: '11111111111111111111111111111111', domain: 'localhost:5173' }),
+    });
+    expect(login.status).toBe(200);
+
+    const demo = spawn('sh', ['-c', line], { cwd: REPO, env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(demo);
+    let out = '';
+    demo.stdout!.on('data', (d) => (out += d));
+    demo.stderr!.on('data', (d) => (out += d));
+    const code = await new Promise<number | null>((r) => demo.once('exit', r));
+    expect(code, out).toBe(0);
+    expect(out).toContain(`Bazaar demo against ${base}`);
+
+    started.child.kill('SIGTERM');
+    expect((await started.exited).code).toBe(0);
+  }, 300_000);
+});
