@@ -8,8 +8,8 @@ import bs58 from 'bs58';
 import { type ListingOrderEvent, listingTransitions } from '@bazaar/contract';
 import { DomainError } from '../server/src/errors.js';
 import type { ServiceInstruction } from '../server/src/modules/orders/order-state.js';
+import type { RecordedAttempt, TxOutcome } from '../server/src/chain/recorded-send.js';
 import type {
-  BlockhashLifetime,
   EscrowOrderView,
   EscrowPort,
   FundTerms,
@@ -56,9 +56,13 @@ export class FakeEscrow implements EscrowPort {
   advanceBlocks(n: number) {
     this.height += n;
   }
-  async blockhashExpired(l: BlockhashLifetime) {
+  /** the cluster's view of a recorded attempt: landed when sent here, dead once the block height passed its lifetime */
+  async transactionOutcome(a: RecordedAttempt): Promise<TxOutcome> {
     if (this.unavailable) throw new DomainError('chain-unavailable', 'rpc down');
-    return this.height > l.lastValidBlockHeight;
+    const expired = this.height > a.lastValidBlockHeight;
+    const sent = this.sent.find((s) => s.signature === a.signature);
+    if (sent) return { state: 'landed', slot: 1 };
+    return expired ? { state: 'dead', reason: 'expired' } : { state: 'in_flight' };
   }
   async tokenBalance() {
     return 0n;

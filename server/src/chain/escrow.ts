@@ -36,6 +36,7 @@ import {
 import bs58 from 'bs58';
 import { DomainError } from '../errors.js';
 import { bytesToUuid, configPda, orderIdBytes, orderPda, programDataAddress, vaultAddress } from './pda.js';
+import { blockhashExpired, transactionOutcome, type RecordedAttempt, type TxOutcome } from './recorded-send.js';
 import { rpc, sendAndConfirm, sendRawAndConfirm, type ConfirmOptions } from './tx.js';
 import type { CurrencyInfo, TxResult } from './types.js';
 import type { TranslateContext } from './errors.js';
@@ -580,12 +581,13 @@ export class EscrowClient {
    * past `lastValidBlockHeight`, or the cluster no longer knows the blockhash as valid. Throws
    * chain-unavailable when the RPC is unreachable (never guesses).
    */
-  async blockhashExpired(lifetime: { blockhash: string; lastValidBlockHeight: number }): Promise<boolean> {
-    const ctx = this.errorContext('checking a blockhash');
-    const height = await rpc(() => this.connection.getBlockHeight(this.commitment), ctx);
-    if (height > lifetime.lastValidBlockHeight) return true;
-    const valid = await rpc(() => this.connection.isBlockhashValid(lifetime.blockhash, { commitment: this.commitment }), ctx);
-    return !valid.value;
+  blockhashExpired(lifetime: { blockhash: string; lastValidBlockHeight: number }): Promise<boolean> {
+    return blockhashExpired(this.connection, lifetime, this.commitment);
+  }
+
+  /** What became of a recorded attempt of ours (./recorded-send.ts). Throws chain-unavailable. */
+  transactionOutcome(attempt: RecordedAttempt): Promise<TxOutcome> {
+    return transactionOutcome(this.connection, attempt, this.commitment);
   }
 
   /** Token balance (base units) of a token account; 0n when the account does not exist. */

@@ -9,6 +9,8 @@
  * (503 problem) and `DomainError('chain-transaction-failed', ...)` when a transaction is rejected
  * (on-chain program errors translated to their Anchor error name in `extensions.program_error`).
  */
+import type { RecordedAttempt, TxOutcome } from './recorded-send.js';
+
 export interface TxResult {
   /** base58 transaction signature */
   signature: string;
@@ -56,14 +58,9 @@ export interface ListingTokenInput {
 
 /**
  * A signed transaction about to be sent: what a caller records before the first send (record the
- * intent first), so that after a crash the outcome can be looked up by signature.
+ * intent first), so that after a crash the outcome can be looked up by signature (./recorded-send.ts).
  */
-export interface TxAttempt {
-  /** base58 signature (the transaction id) */
-  signature: string;
-  /** the transaction cannot land once the block height passes this (its blockhash expired) */
-  lastValidBlockHeight: number;
-}
+export type TxAttempt = RecordedAttempt;
 
 /** A listing-token mint attempt: the mint address is known before the send. */
 export interface ListingMintAttempt extends TxAttempt {
@@ -91,11 +88,8 @@ export type ListingMintState =
   | { state: 'in_flight' }
   | { state: 'absent' };
 
-/**
- * What became of one sent transaction (`Chain.transactionOutcome`): `landed` (succeeded, at `slot`),
- * `dead` (rejected, or never landed and its blockhash expired: it never will), `in_flight` (neither yet).
- */
-export type TxOutcome = { state: 'landed'; slot: number } | { state: 'dead' } | { state: 'in_flight' };
+/** What became of one sent transaction (`Chain.transactionOutcome`; see ./recorded-send.ts). */
+export type { TxOutcome };
 
 export interface Chain {
   /** RPC liveness: `{ ok: true, slot }` or `{ ok: false }` (never throws). */

@@ -12,7 +12,7 @@ import { createListingsModule } from '../modules/listings/index.js';
 import { createMarketplaceModule } from '../modules/marketplace/index.js';
 import { createCustodyModule, type CustodyModule } from '../modules/custody/index.js';
 import { PrismaIdempotencyStore } from '../modules/idempotency/index.js';
-import { createOrdersModule, type OrdersModule } from '../modules/orders/index.js';
+import { createOrdersModule, ordersReadPort, type OrdersModule } from '../modules/orders/index.js';
 import { createReviewsModule } from '../modules/reviews/index.js';
 import { createUsersRepo, createUsersService } from '../modules/users/index.js';
 import { WalletService } from '../modules/wallet/wallet.service.js';
@@ -76,6 +76,8 @@ export function buildServices(ctx: AppContext) {
         pollIntervalMs: config.custodyPollIntervalMs,
         leaseMs: ctx.custody?.leaseMs,
       },
+      // the orders it funds, read through the orders module's port (the orders module gets custody below)
+      orders: ordersReadPort(db),
       hooks: ctx.custody?.hooks,
       log,
       now: ctx.now,
@@ -93,10 +95,6 @@ export function buildServices(ctx: AppContext) {
       now: ctx.now,
       custody: custody?.service,
     });
-  }
-  if (custody && orders) {
-    const repo = orders.repo;
-    custody.service.orders = { get: (id) => repo.get(id) };
   }
 
   const s = initServer();

@@ -14,7 +14,7 @@ import { escrowPort } from './orders.escrow.js';
 import { checkEscrowIntegrity } from './orders.integrity.js';
 import { PrismaOrdersRepo } from './orders.repo.js';
 import { OrdersService, type OrdersConfig, type OrdersHooks } from './orders.service.js';
-import type { CustodialPaymentsPort, EscrowPort, ListingsPort, OrdersRepo } from './orders.types.js';
+import type { CustodialPaymentsPort, EscrowPort, ListingsPort, OrderRecord, OrdersRepo } from './orders.types.js';
 import { DomainError } from '../../errors.js';
 
 export { OrdersService } from './orders.service.js';
@@ -23,6 +23,15 @@ export { PrismaOrdersRepo } from './orders.repo.js';
 export { MemoryOrdersRepo } from './orders.repo.memory.js';
 export { escrowPort } from './orders.escrow.js';
 export { checkEscrowIntegrity, compareOrderWithEscrow, type IntegrityReport } from './orders.integrity.js';
+
+/**
+ * The orders module's read port for other modules (custody reads the order it funds): built from the
+ * database alone, so a module the orders module itself depends on (custody) gets it at construction.
+ */
+export function ordersReadPort(db: PrismaClient): { get(orderId: string): Promise<OrderRecord | null> } {
+  const repo = new PrismaOrdersRepo(db);
+  return { get: (orderId) => repo.get(orderId) };
+}
 
 type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
 
@@ -118,6 +127,7 @@ export function unavailableEscrow(): EscrowPort {
     send: fail,
     fetchOrder: fail,
     signatureStatus: fail,
+    transactionOutcome: fail,
     feeBps: fail,
     chainNow: fail,
   };

@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { ChainActionLandedError, DomainError } from '../../errors.js';
 import { Reconciler } from '../../chain/reconciler.js';
+import { AttemptSuperseded, type RecordedAttempt, recordAttempt } from '../../chain/recorded-send.js';
 import { cursorKey, decodeCursor, newestPage } from '../../lib/cursor.js';
 import { formatUiAmount } from '../../lib/money.js';
 import { compareFundTransaction, normalizeTransaction } from './fund-tx.js';
@@ -129,6 +130,9 @@ export interface OrdersServiceDeps {
   /** whether the buyer already reviewed the order (the reviews module; hides `review` from allowed_actions) */
   hasReview?: (orderId: string) => Promise<boolean>;
 }
+
+/** The blockhash lifetime of a recorded attempt (recordAttempt always has its blockhash). */
+const lifetimeOf = (a: RecordedAttempt) => ({ blockhash: a.blockhash!, lastValidBlockHeight: a.lastValidBlockHeight });
 
 export interface CreateOrderInput {
   listingId: string;
@@ -684,17 +688,14 @@ export class OrdersService {
       await new Promise((r) => setTimeout(r, 50));
     }
     let signed = false;
-    const o = {
-      onSigned: async (sig: string, lifetime?: { blockhash: string; lastValidBlockHeight: number }) => {
-        // a reconciler (here or in another process) may have settled the unsent intent meanwhile: then never send
-        if (!(await repo.markIntentSent(intent.id, sig, lifetime))) throw orderErrors.actionInProgress(orderId, action);
-        signed = true;
-      },
-    };
+    // record before send (chain/recorded-send.ts): a reconciler (here or in another process) may have
+    // settled the unsent intent meanwhile: then the compare-and-set is lost and nothing is sent
+    const o = { onSigned: recordAttempt(`order ${orderId} ${ix}`, async (a) => (signed = await repo.markIntentSent(intent.id, a.signature, lifetimeOf(a)))) };
     let tx: TxResult;
     try {
       tx = await escrow.send(ix, orderId, { ...o, ...(typeof params?.buyer_bps === 'number' ? { buyerBps: params.buyer_bps } : {}) });
     } catch (err) {
+      if (err instanceof AttemptSuperseded) throw orderErrors.actionInProgress(orderId, action);
       const rejected = err instanceof DomainError && err.slug === 'chain-transaction-failed';
       if (!signed && !rejected && !(err instanceof DomainError && err.slug === 'conflict')) {
         // failed before anything was signed (e.g. the RPC is down): nothing can land, the action may be retried at once
@@ -815,15 +816,12 @@ export class OrdersService {
     if (!isTerminal(order.status)) return false;
     const intent = await repo.beginIntent(orderId, order.status, 'refund', { reason: 'stray-escrow' });
     if (!intent) return false;
-    const o = {
-      onSigned: async (sig: string, lifetime?: { blockhash: string; lastValidBlockHeight: number }) => {
-        if (!(await repo.markIntentSent(intent.id, sig, lifetime))) throw orderErrors.actionInProgress(orderId, 'refund');
-      },
-    };
+    const o = { onSigned: recordAttempt(`order ${orderId} stray refund`, (a) => repo.markIntentSent(intent.id, a.signature, lifetimeOf(a))) };
     let tx: TxResult;
     try {
       tx = await this.deps.escrow.send('refund', orderId, o);
     } catch (err) {
+      if (err instanceof AttemptSuperseded) throw orderErrors.actionInProgress(orderId, 'refund');
       if (err instanceof DomainError && err.slug === 'chain-transaction-failed') await repo.failIntent(intent.id, err.message);
       throw err;
     }

@@ -3,6 +3,7 @@
  * Amounts are u64 base units (bigint); chain times are unix seconds.
  */
 import type { ListingOrderEvent, ListingStatus } from '@bazaar/contract';
+import type { RecordedAttempt, TxOutcome } from '../../chain/recorded-send.js';
 import type { Instruction, OrderStatus, ServiceInstruction, TerminalInstruction } from './order-state.js';
 
 export interface OrderRecord {
@@ -282,10 +283,10 @@ export interface EscrowPort {
   /** 'unknown' = the cluster has no record of the signature (yet) */
   signatureStatus(signature: string): Promise<'confirmed' | 'failed' | 'unknown'>;
   /**
-   * Whether a transaction with this blockhash can no longer land: the chain's block height passed
-   * `lastValidBlockHeight`, or the cluster no longer accepts the blockhash. Absent: never assumed.
+   * What became of a recorded attempt of ours (chain/recorded-send.ts): landed, dead (rejected, or
+   * its blockhash expired without it landing) or in flight. Throws chain-unavailable.
    */
-  blockhashExpired?(lifetime: BlockhashLifetime): Promise<boolean>;
+  transactionOutcome(attempt: RecordedAttempt): Promise<TxOutcome>;
   /** token balance (base units) of a token account; 0 when it does not exist (attention reports) */
   tokenBalance?(tokenAccount: string): Promise<bigint>;
   /** platform fee of the escrow config (bps), snapshotted on each order */
