@@ -57,7 +57,7 @@ export function buildServices(ctx: AppContext) {
   const reviews = createReviewsModule({ db });
   const wallet = new WalletService({
     chain: chain ?? { getWalletBalances: chainMissing },
-    currencies: currencies as never,
+    currencies,
   });
   // custody (operator setting, off by default): needs the chain client's connection and service keypair
   let custody: CustodyModule | null = null;
@@ -67,7 +67,7 @@ export function buildServices(ctx: AppContext) {
     custody = createCustodyModule({
       db,
       chain: { connection: chainClient.connection, service: chainClient.service, escrow: chainClient.escrow },
-      currencies: currencies as never,
+      currencies,
       settings: {
         seed: config.custodySeed,
         minDeposit: config.custodyMinDeposit,
@@ -87,7 +87,7 @@ export function buildServices(ctx: AppContext) {
   if (chain?.escrow) {
     orders = createOrdersModule({
       db,
-      chain: { escrow: chain.escrow, currencies: chain.currencies ?? (currencies as never) },
+      chain: { escrow: chain.escrow, currencies: chain.currencies ?? currencies },
       listings: listings.port,
       config: { publicBaseUrl: config.publicBaseUrl, ...config.orders, ...(ctx.orders ?? {}) },
       log,

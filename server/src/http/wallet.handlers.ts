@@ -16,6 +16,7 @@ import { idempotency, type IdempotencyStore } from '../modules/idempotency/index
 import { custodyErrors } from '../modules/custody/custody.errors.js';
 import type { CustodyService } from '../modules/custody/custody.service.js';
 import type { WalletService } from '../modules/wallet/wallet.service.js';
+import type { Principal } from '../modules/auth/index.js';
 
 export interface WalletHttpDeps {
   service: WalletService;
@@ -26,7 +27,6 @@ export interface WalletHttpDeps {
   idempotencyStore: IdempotencyStore;
 }
 
-type Principal = { userId?: string | null; wallet?: string | null };
 const principal = (req: unknown): Principal => {
   const p = (req as { principal?: Principal }).principal;
   if (!p) throw new DomainError('unauthorized', 'No credential was sent.');

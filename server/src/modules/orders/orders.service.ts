@@ -15,6 +15,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ChainActionLandedError, DomainError } from '../../errors.js';
+import type { Principal } from '../auth/index.js';
 import { Reconciler } from '../../chain/reconciler.js';
 import { AttemptSuperseded, type RecordedAttempt, recordAttempt } from '../../chain/recorded-send.js';
 import { cursorKey, decodeCursor, newestPage } from '../../lib/cursor.js';
@@ -57,12 +58,8 @@ import type {
   TxResult,
 } from './orders.types.js';
 
-export interface PrincipalLike {
-  kind: string; // 'user' (JWT / session) | 'api_key' | ...
-  userId: string | null;
-  wallet: string | null;
-  isAdmin: boolean;
-}
+/** The caller, as the auth module's `Principal` (req.principal) carries it: the fields the orders rules read. */
+export type PrincipalLike = Pick<Principal, 'kind' | 'userId' | 'wallet' | 'isAdmin'>;
 
 type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
 

@@ -2,8 +2,11 @@
  * Orders module types and the ports it needs from other modules (listings, chain).
  * Amounts are u64 base units (bigint); chain times are unix seconds.
  */
-import type { ListingOrderEvent, ListingStatus } from '@bazaar/contract';
+import type { ListingOrderEvent, ListingStatus, PaymentSource } from '@bazaar/contract';
+
+export type { PaymentSource };
 import type { RecordedAttempt, TxOutcome } from '../../chain/recorded-send.js';
+import type { CurrencyInfo, TxResult } from '../../chain/types.js';
 import type { Instruction, OrderStatus, ServiceInstruction, TerminalInstruction } from './order-state.js';
 
 export interface OrderRecord {
@@ -58,7 +61,6 @@ export interface OrderRecord {
   updatedAt: Date;
 }
 
-export type PaymentSource = 'wallet' | 'custodial';
 
 /** Base units that left an order's vault when it closed, per payee, as the chain recorded them. */
 export interface OrderPayout {
@@ -204,17 +206,10 @@ export interface ListingsPort {
   applyOrderEvent(listingId: string, event: ListingOrderEvent): Promise<void>;
 }
 
-export interface CurrencyView {
-  code: string;
-  mint: string;
-  decimals: number;
-  tokenProgram?: string;
-}
+/** A payment currency (the one currency shape: chain/types.ts CurrencyInfo). */
+export type CurrencyView = CurrencyInfo;
 
-export interface TxResult {
-  signature: string;
-  slot: number;
-}
+export type { TxResult };
 
 export interface FundTerms {
   orderId: string;
