@@ -19,7 +19,7 @@ import { errorHandler } from '../server/src/http/problem.js';
 import { createLogger } from '../server/src/logger.js';
 import { MemoryOrdersRepo } from '../server/src/modules/orders/orders.repo.memory.js';
 import { OrdersService } from '../server/src/modules/orders/orders.service.js';
-import { PaymentWatcher } from '../server/src/chain/payment-watcher.js';
+import { PaymentWatcher } from '../server/src/modules/orders/payment-watcher.js';
 import { API, createTestApp, loginAs, type TestApp } from './helpers/app.js';
 import { TEST_DATABASE_URL } from './helpers/db.js';
 import { FakeChain } from './helpers/fake-chain.js';

@@ -3,12 +3,12 @@
  *
  *   const orders = createOrdersModule({ db, chain, listings: listingsPort(listingsService), config, log });
  *   createExpressEndpoints(..., ordersHandlers(orders.http), ...);
- *   await orders.start();   // reconciler pass at start-up, then watcher + reconciler timers
+ *   await orders.start();   // reconciler pass at start-up, then payment watcher, auto-release crank and reconciler timers
  *   await orders.stop();
  */
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { ChainClient } from '../../chain/index.js';
-import { PaymentWatcher } from '../../chain/payment-watcher.js';
+import { AutoReleaseCrank, PaymentWatcher } from './payment-watcher.js';
 import { IdempotencyLeases, PrismaIdempotencyStore, type IdempotencyStore } from '../idempotency/index.js';
 import { escrowPort } from './orders.escrow.js';
 import { checkEscrowIntegrity } from './orders.integrity.js';
@@ -43,7 +43,7 @@ export interface OrdersModuleOptions {
   currencies?: Array<{ code: string; mint: string; decimals: number; tokenProgram?: string }>;
   listings: ListingsPort;
   config?: Partial<OrdersConfig> & {
-    /** watcher + crank poll interval (default 2000 ms); 0 disables the timers (tests drive them) */
+    /** payment watcher + auto-release crank interval (default 2000 ms); 0 disables the timers (tests drive them) */
     watcherIntervalMs?: number;
     /** reconciler interval (default 30 000 ms); 0 = only the start-up pass */
     reconcileIntervalMs?: number;
@@ -80,6 +80,7 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     hasReview: o.hasReview,
   });
   const watcher = new PaymentWatcher({ service, repo, log: o.log });
+  const autoRelease = new AutoReleaseCrank({ service, log: o.log });
   const leases = new IdempotencyLeases();
   const watcherMs = o.config?.watcherIntervalMs ?? 2_000;
   const reconcileMs = o.config?.reconcileIntervalMs ?? 30_000;
@@ -89,6 +90,8 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     service,
     repo,
     watcher,
+    /** the auto-release crank (claims delivered orders past auto_release_at, chain clock) */
+    autoRelease,
     reconciler: service.reconciler,
     idempotencyStore,
     /** every order's database state against its escrow account on chain (orders.integrity.ts) */
@@ -98,7 +101,10 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     async start() {
       await service.reconciler.runOnce().catch((err) => o.log?.error({ err }, 'start-up reconciliation failed'));
       if (reconcileMs > 0) service.reconciler.start(reconcileMs);
-      if (watcherMs > 0) watcher.start(watcherMs);
+      if (watcherMs > 0) {
+        watcher.start(watcherMs);
+        autoRelease.start(watcherMs);
+      }
       purge = setInterval(() => void idempotencyStore.purgeExpired(new Date()).catch(() => undefined), 3_600_000);
       purge.unref?.();
     },
@@ -106,7 +112,7 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     async stop() {
       if (purge) clearInterval(purge);
       leases.stopAll();
-      await Promise.all([watcher.stop(), service.reconciler.stop()]);
+      await Promise.all([watcher.stop(), autoRelease.stop(), service.reconciler.stop()]);
     },
   };
 }

@@ -16,7 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { ChainActionLandedError, DomainError } from '../../errors.js';
 import type { Principal } from '../auth/index.js';
-import { Reconciler } from '../../chain/reconciler.js';
+import { EscrowReconciler } from './escrow-reconciler.js';
 import { AttemptSuperseded, type RecordedAttempt, recordAttempt } from '../../chain/recorded-send.js';
 import { cursorKey, decodeCursor, newestPage } from '../../lib/cursor.js';
 import { formatUiAmount } from '../../lib/money.js';
@@ -173,7 +173,7 @@ const silent: Log = { info() {}, warn() {}, error() {} };
 export class OrdersService {
   readonly config: OrdersConfig;
   readonly mutex = new KeyedMutex();
-  readonly reconciler: Reconciler;
+  readonly reconciler: EscrowReconciler;
   hooks: OrdersHooks;
   private readonly log: Log;
   private readonly now: () => Date;
@@ -185,7 +185,7 @@ export class OrdersService {
     this.log = deps.log ?? silent;
     this.now = deps.now ?? (() => new Date());
     this.hooks = deps.hooks ?? {};
-    this.reconciler = new Reconciler({
+    this.reconciler = new EscrowReconciler({
       repo: deps.repo,
       escrow: deps.escrow,
       log: this.log,

@@ -1,5 +1,5 @@
 /**
- * Crash safety: converge the database to the chain for every ChainIntent left `pending` or `sent`
+ * EscrowReconciler (orders module): crash safety for the orders' escrow instructions. Converge the database to the chain for every ChainIntent left `pending` or `sent`
  * (the service records an intent BEFORE sending; a crash between send and the DB write leaves it open).
  *
  * For one open intent:
@@ -28,10 +28,10 @@
  *
  * Runs once at start-up and then every `intervalMs`. It never sends a transaction.
  */
-import { type Instruction, type ServiceInstruction, closesEscrow, instructionAction, instructionEscrowState, targetStatus } from '../modules/orders/order-state.js';
-import { formulaPayout, patchForInstruction } from '../modules/orders/order-patch.js';
-import type { ChainIntentRecord, EscrowPort, OrderRecord, OrderSettlement, OrdersRepo } from '../modules/orders/orders.types.js';
-import { Poller } from '../lib/poller.js';
+import { type Instruction, type ServiceInstruction, closesEscrow, instructionAction, instructionEscrowState, targetStatus } from './order-state.js';
+import { formulaPayout, patchForInstruction } from './order-patch.js';
+import type { ChainIntentRecord, EscrowPort, OrderRecord, OrderSettlement, OrdersRepo } from './orders.types.js';
+import { Poller } from '../../lib/poller.js';
 
 type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
 
@@ -58,7 +58,7 @@ const silent: Log = { info() {}, warn() {}, error() {} };
 export const isStrayRefund = (intent: Pick<ChainIntentRecord, 'action' | 'params'>) =>
   intent.action === 'refund' && intent.params?.reason === 'stray-escrow';
 
-export class Reconciler {
+export class EscrowReconciler {
   private readonly poller = new Poller(
     () => this.runOnce(),
     (err) => this.log.error({ err }, 'reconciler pass failed'),
