@@ -17,7 +17,7 @@ import { classifyDbError } from '../server/src/db/errors.js';
 import { ChainActionLandedError } from '../server/src/errors.js';
 import { errorHandler } from '../server/src/http/problem.js';
 import { createLogger } from '../server/src/logger.js';
-import { MemoryOrdersRepo } from '../server/src/modules/orders/orders.repo.memory.js';
+import { MemoryOrdersRepo } from './helpers/memory-orders-repo.js';
 import { OrdersService } from '../server/src/modules/orders/orders.service.js';
 import { PaymentWatcher } from '../server/src/modules/orders/payment-watcher.js';
 import { API, createTestApp, loginAs, type TestApp } from './helpers/app.js';

@@ -13,7 +13,7 @@ import type { Idl } from '@coral-xyz/anchor';
 import escrowIdl from '@bazaar/escrow-idl';
 import { ensureSol, mintTestUsdc, type BootstrapResult } from '../server/scripts/bootstrap-localnet';
 import { AutoReleaseCrank, PaymentWatcher } from '../server/src/modules/orders/payment-watcher';
-import { MemoryOrdersRepo } from '../server/src/modules/orders/orders.repo.memory';
+import { MemoryOrdersRepo } from './helpers/memory-orders-repo.js';
 import { OrdersService } from '../server/src/modules/orders/orders.service';
 import { escrowPort } from '../server/src/modules/orders/orders.escrow';
 import { checkEscrowIntegrity } from '../server/src/modules/orders/orders.integrity';

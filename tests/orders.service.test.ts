@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Keypair, Transaction } from '@solana/web3.js';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { AutoReleaseCrank, PaymentWatcher } from '../server/src/modules/orders/payment-watcher.js';
-import { MemoryOrdersRepo } from '../server/src/modules/orders/orders.repo.memory.js';
+import { MemoryOrdersRepo } from './helpers/memory-orders-repo.js';
 import { OrdersService, type OrdersConfig } from '../server/src/modules/orders/orders.service.js';
 import { checkEscrowIntegrity } from '../server/src/modules/orders/orders.integrity.js';
 import { FakeEscrow, FakeListings, user } from './orders.fakes.js';

@@ -13,7 +13,7 @@
  * when the program rejects (an error of its IDL, e.g. OrderNotFunded, ReviewWindowNotElapsed, MintNotAllowed).
  */
 import { createRequire } from 'node:module';
-import { AnchorProvider, type BN as AnchorBN, type BorshCoder, type BorshInstructionCoder, Program, type Idl } from '@coral-xyz/anchor';
+import { AnchorProvider, type BN as AnchorBN, type BorshCoder, Program, type Idl } from '@coral-xyz/anchor';
 import {
   type Commitment,
   type Connection,
@@ -33,7 +33,6 @@ import {
   createSyncNativeInstruction,
   getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
-import bs58 from 'bs58';
 import { DomainError } from '../errors.js';
 import { bytesToUuid, configPda, orderIdBytes, orderPda, programDataAddress, vaultAddress } from './pda.js';
 import { blockhashExpired, transactionOutcome, type RecordedAttempt, type TxOutcome } from './recorded-send.js';
@@ -654,28 +653,6 @@ export class EscrowClient {
       programIds: tx.instructions.map((i) => i.programId.toBase58()),
       errors: this.errorContext('submitting the transaction'),
     });
-  }
-
-  /** Decode the fund instruction of a (signed or unsigned) fund transaction: the terms it carries. */
-  decodeFundTransaction(
-    base64: string,
-  ): { orderId: string; amount: bigint; deliveryDeadline: number; reviewWindow: number; expiresAt: number; signature: string | null } | null {
-    const tx = Transaction.from(Buffer.from(base64, 'base64'));
-    for (const ix of tx.instructions) {
-      if (!ix.programId.equals(this.programId)) continue;
-      const decoded = (this.program.coder.instruction as BorshInstructionCoder).decode(Buffer.from(ix.data));
-      if (!decoded || decoded.name !== 'fund') continue;
-      const d = decoded.data as { orderId: number[]; amount: BN; deliveryDeadline: BN; reviewWindow: BN; expiresAt: BN };
-      return {
-        orderId: bytesToUuid(d.orderId),
-        amount: BigInt(d.amount.toString()),
-        deliveryDeadline: toNumber(d.deliveryDeadline),
-        reviewWindow: toNumber(d.reviewWindow),
-        expiresAt: toNumber(d.expiresAt),
-        signature: tx.signature ? bs58.encode(tx.signature) : null,
-      };
-    }
-    return null;
   }
 
   private async orderOrThrow(orderId: OrderId): Promise<EscrowOrder> {

@@ -441,7 +441,7 @@ export class CustodyService {
   }
 
   private async processOnce(id: string): Promise<ProcessOutcome> {
-    const { repo, chain } = this.deps;
+    const { repo } = this.deps;
     let t = (await repo.getTransfer(id))!;
     if (t.status !== 'pending') return { status: t.status, transfer: t };
     const attempt = await repo.claim(id, this.now(), this.deps.leaseMs ?? 60_000);

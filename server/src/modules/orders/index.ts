@@ -20,7 +20,6 @@ import { DomainError } from '../../errors.js';
 export { OrdersService } from './orders.service.js';
 export type { OrdersConfig, PrincipalLike } from './orders.service.js';
 export { PrismaOrdersRepo } from './orders.repo.js';
-export { MemoryOrdersRepo } from './orders.repo.memory.js';
 export { escrowPort } from './orders.escrow.js';
 export { checkEscrowIntegrity, compareOrderWithEscrow, type IntegrityReport } from './orders.integrity.js';
 
