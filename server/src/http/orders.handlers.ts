@@ -16,7 +16,7 @@
 import { initServer } from '@ts-rest/express';
 import { contract } from '@bazaar/contract';
 import { IDEMPOTENCY_HEADER, type IdempotencyLeases, idempotency, parseIdempotencyKey, type IdempotencyStore } from '../modules/idempotency/index.js';
-import type { OrdersService, PrincipalLike } from '../modules/orders/orders.service.js';
+import type { OrdersService, PrincipalLike } from '../modules/orders/index.js';
 import { DomainError } from '../errors.js';
 
 export interface OrdersHttpDeps {

@@ -15,7 +15,7 @@ import { PrismaIdempotencyStore } from '../modules/idempotency/index.js';
 import { createOrdersModule, ordersReadPort, type OrdersModule } from '../modules/orders/index.js';
 import { createReviewsModule } from '../modules/reviews/index.js';
 import { createUsersRepo, createUsersService } from '../modules/users/index.js';
-import { WalletService } from '../modules/wallet/wallet.service.js';
+import { WalletService } from '../modules/wallet/index.js';
 import { authHandlers } from './auth.handlers.js';
 import { listingsHandlers } from './listings.handlers.js';
 import { marketplaceHandlers } from './marketplace.handlers.js';

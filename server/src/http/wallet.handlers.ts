@@ -13,9 +13,9 @@ import { initServer } from '@ts-rest/express';
 import { contract } from '@bazaar/contract';
 import { DomainError } from '../errors.js';
 import { idempotency, type IdempotencyStore } from '../modules/idempotency/index.js';
-import { custodyErrors } from '../modules/custody/custody.errors.js';
-import type { CustodyService } from '../modules/custody/custody.service.js';
-import type { WalletService } from '../modules/wallet/wallet.service.js';
+import { custodyErrors } from '../modules/custody/index.js';
+import type { CustodyService } from '../modules/custody/index.js';
+import type { WalletService } from '../modules/wallet/index.js';
 import type { Principal } from '../modules/auth/index.js';
 
 export interface WalletHttpDeps {
