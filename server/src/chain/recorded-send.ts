@@ -20,23 +20,9 @@
  */
 import type { Commitment, Connection } from '@solana/web3.js';
 import { rpc } from './tx.js';
+import type { RecordedAttempt, TxOutcome } from './types.js';
 
-/** A signed transaction about to be sent, as its record stores it (see step 2). */
-export interface RecordedAttempt {
-  /** base58 signature (the transaction id) */
-  signature: string;
-  /** the transaction cannot land once the block height passes this (its blockhash expired) */
-  lastValidBlockHeight: number;
-  /** its recent blockhash, when recorded: a blockhash the cluster no longer knows as valid cannot land either */
-  blockhash?: string | null;
-}
-
-/**
- * What became of one recorded attempt: `landed` (succeeded, at `slot`), `dead` (`rejected` by the
- * cluster, or `expired`: never landed and its blockhash expired, so it never will) or `in_flight`
- * (neither yet: wait).
- */
-export type TxOutcome = { state: 'landed'; slot: number } | { state: 'dead'; reason: 'rejected' | 'expired' } | { state: 'in_flight' };
+export type { RecordedAttempt, TxOutcome };
 
 /** Thrown from `onSigned` when the record's compare-and-set was lost: nothing is sent. */
 export class AttemptSuperseded extends Error {

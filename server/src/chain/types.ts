@@ -9,8 +9,6 @@
  * (503 problem) and `DomainError('chain-transaction-failed', ...)` when a transaction is rejected
  * (on-chain program errors translated to their Anchor error name in `extensions.program_error`).
  */
-import type { RecordedAttempt, TxOutcome } from './recorded-send.js';
-
 export interface TxResult {
   /** base58 transaction signature */
   signature: string;
@@ -88,8 +86,23 @@ export type ListingMintState =
   | { state: 'in_flight' }
   | { state: 'absent' };
 
-/** What became of one sent transaction (`Chain.transactionOutcome`; see ./recorded-send.ts). */
-export type { TxOutcome };
+/** A signed transaction about to be sent, as its record stores it (./recorded-send.ts step 2). */
+export interface RecordedAttempt {
+  /** base58 signature (the transaction id) */
+  signature: string;
+  /** the transaction cannot land once the block height passes this (its blockhash expired) */
+  lastValidBlockHeight: number;
+  /** its recent blockhash, when recorded: a blockhash the cluster no longer knows as valid cannot land either */
+  blockhash?: string | null;
+}
+
+/**
+ * What became of one recorded attempt: `landed` (succeeded, at `slot`), `dead` (`rejected` by the
+ * cluster, or `expired`: never landed and its blockhash expired, so it never will) or `in_flight`
+ * (neither yet: wait).
+ */
+export type TxOutcome = { state: 'landed'; slot: number } | { state: 'dead'; reason: 'rejected' | 'expired' } | { state: 'in_flight' };
+
 
 export interface Chain {
   /** RPC liveness: `{ ok: true, slot }` or `{ ok: false }` (never throws). */
