@@ -4,8 +4,8 @@
  */
 import { initServer } from '@ts-rest/express';
 import { contract } from '@bazaar/contract';
-import type { ReviewsService } from '../modules/reviews/reviews.service.js';
-import type { ReviewRecord } from '../modules/reviews/reviews.types.js';
+import type { ReviewsService } from '../modules/reviews/index.js';
+import type { ReviewRecord } from '../modules/reviews/index.js';
 import { userOf } from './listings.handlers.js';
 
 export interface ReviewsHttpDeps {

@@ -2,7 +2,12 @@
  * Orders module types and the ports it needs from other modules (listings, chain).
  * Amounts are u64 base units (bigint); chain times are unix seconds.
  */
-import type { Instruction, OrderStatus } from './order-state.js';
+import type { ListingOrderEvent, ListingStatus, PaymentSource } from '@bazaar/contract';
+
+export type { PaymentSource };
+import type { RecordedAttempt, TxOutcome } from '../../chain/recorded-send.js';
+import type { CurrencyInfo, TxResult } from '../../chain/types.js';
+import type { Instruction, OrderStatus, ServiceInstruction, TerminalInstruction } from './order-state.js';
 
 export interface OrderRecord {
   id: string;
@@ -56,7 +61,6 @@ export interface OrderRecord {
   updatedAt: Date;
 }
 
-export type PaymentSource = 'wallet' | 'custodial';
 
 /** Base units that left an order's vault when it closed, per payee, as the chain recorded them. */
 export interface OrderPayout {
@@ -160,8 +164,8 @@ export interface OrdersRepo {
   scan(afterId: string | null, limit: number): Promise<OrderRecord[]>;
   /** a fund transaction valid until `until` was issued for the order (keeps the latest) */
   noteFundIssued(orderId: string, until: Date): Promise<void>;
-  /** terminal orders with a fund transaction issued valid until `since` or later (re-funded escrow check) */
-  listClosedFundableSince(since: Date, limit: number): Promise<OrderRecord[]>;
+  /** terminal orders with a fund transaction issued valid until `since` or later (re-funded escrow check), by id after `afterId` (keyset pages) */
+  listClosedFundableSince(since: Date, limit: number, afterId?: string | null): Promise<OrderRecord[]>;
   /** flag an order for an operator; false when it is flagged already (log once) */
   flagAttention(orderId: string, attention: OrderAttention): Promise<boolean>;
   clearAttention(orderId: string): Promise<void>;
@@ -185,32 +189,27 @@ export interface ListingView {
   sellerId: string;
   sellerWallet: string;
   title: string;
-  status: string; // available | reserved | sold | unlisted
+  status: ListingStatus;
   currency: string;
   priceBaseUnits: bigint;
   durationDays: number;
   /** the listing's token mint (copied onto the order as token_mint_address) */
-  tokenMint?: string | null;
+  tokenMint: string | null;
 }
 
 export interface ListingsPort {
   get(listingId: string): Promise<ListingView | null>;
-  reserve(listingId: string): Promise<void>;
-  release(listingId: string): Promise<void>;
-  markSold(listingId: string): Promise<void>;
+  /**
+   * Move the listing along the contract's listing state table (the `listing` column of the order
+   * lifecycle table). order_funded answers 409 listing-unavailable when the listing is not available.
+   */
+  applyOrderEvent(listingId: string, event: ListingOrderEvent): Promise<void>;
 }
 
-export interface CurrencyView {
-  code: string;
-  mint: string;
-  decimals: number;
-  tokenProgram?: string;
-}
+/** A payment currency (the one currency shape: chain/types.ts CurrencyInfo). */
+export type CurrencyView = CurrencyInfo;
 
-export interface TxResult {
-  signature: string;
-  slot: number;
-}
+export type { TxResult };
 
 export interface FundTerms {
   orderId: string;
@@ -260,12 +259,11 @@ export interface EscrowPort {
   buildFundTransaction(terms: FundTerms): Promise<IssuedFundTransaction>;
   /** send a fully signed transaction (base64) and wait for confirmation */
   submitSignedTransaction(signedBase64: string): Promise<TxResult>;
-  markDelivered(orderId: string, o?: SendOptions): Promise<TxResult>;
-  release(orderId: string, o?: SendOptions): Promise<TxResult>;
-  claim(orderId: string, o?: SendOptions): Promise<TxResult>;
-  openDispute(orderId: string, o?: SendOptions): Promise<TxResult>;
-  resolveDispute(orderId: string, buyerBps: number, o?: SendOptions): Promise<TxResult>;
-  refund(orderId: string, o?: SendOptions): Promise<TxResult>;
+  /**
+   * Sign one instruction on the order's existing escrow as the platform authority (the arbiter for
+   * resolve_dispute, whose split `buyerBps` is), send it and wait for confirmation.
+   */
+  send(ix: ServiceInstruction, orderId: string, o?: SendOptions & { buyerBps?: number }): Promise<TxResult>;
   /** null when the order account does not exist (never funded, or closed by a terminal instruction) */
   fetchOrder(orderId: string): Promise<EscrowOrderView | null>;
   /** signature (+slot) of the transaction that funded the order (oldest one touching its PDA), if findable */
@@ -280,10 +278,10 @@ export interface EscrowPort {
   /** 'unknown' = the cluster has no record of the signature (yet) */
   signatureStatus(signature: string): Promise<'confirmed' | 'failed' | 'unknown'>;
   /**
-   * Whether a transaction with this blockhash can no longer land: the chain's block height passed
-   * `lastValidBlockHeight`, or the cluster no longer accepts the blockhash. Absent: never assumed.
+   * What became of a recorded attempt of ours (chain/recorded-send.ts): landed, dead (rejected, or
+   * its blockhash expired without it landing) or in flight. Throws chain-unavailable.
    */
-  blockhashExpired?(lifetime: BlockhashLifetime): Promise<boolean>;
+  transactionOutcome(attempt: RecordedAttempt): Promise<TxOutcome>;
   /** token balance (base units) of a token account; 0 when it does not exist (attention reports) */
   tokenBalance?(tokenAccount: string): Promise<bigint>;
   /** platform fee of the escrow config (bps), snapshotted on each order */
@@ -313,7 +311,7 @@ export interface CustodialPaymentsPort {
 
 /** How an order's escrow was closed, as the chain recorded it for that order (chain/settlement.ts). */
 export interface OrderSettlement {
-  instruction: 'release' | 'claim' | 'refund' | 'resolve_dispute';
+  instruction: TerminalInstruction;
   signature: string;
   slot: number;
   /** resolve_dispute only */

@@ -2,7 +2,7 @@
  * In-memory OrdersRepo with the same guard semantics as the Prisma one (used by unit tests).
  */
 import { randomUUID } from 'node:crypto';
-import type { Instruction, OrderStatus } from './order-state.js';
+import { type Instruction, type OrderStatus, isTerminal, OPEN_ORDER_STATUSES } from '../../server/src/modules/orders/order-state.js';
 import type {
   BlockhashLifetime,
   ChainIntentRecord,
@@ -13,10 +13,9 @@ import type {
   OrderPatch,
   OrderRecord,
   OrdersRepo,
-} from './orders.types.js';
+} from '../../server/src/modules/orders/orders.types.js';
 
-const HOLDING = new Set<OrderStatus>(['awaiting_payment', 'in_progress', 'delivered', 'disputed']);
-const TERMINAL = new Set<OrderStatus>(['completed', 'resolved', 'refunded', 'expired']);
+const HOLDING = new Set<OrderStatus>(OPEN_ORDER_STATUSES);
 
 export class MemoryOrdersRepo implements OrdersRepo {
   orders = new Map<string, OrderRecord>();
@@ -78,9 +77,10 @@ export class MemoryOrdersRepo implements OrdersRepo {
     const prev = this.fundIssued.get(orderId);
     if (!prev || prev < until) this.fundIssued.set(orderId, until);
   }
-  async listClosedFundableSince(since: Date, limit: number) {
+  async listClosedFundableSince(since: Date, limit: number, afterId: string | null = null) {
     return [...this.orders.values()]
-      .filter((o) => TERMINAL.has(o.status) && (this.fundIssued.get(o.id) ?? new Date(0)) >= since)
+      .filter((o) => isTerminal(o.status) && (this.fundIssued.get(o.id) ?? new Date(0)) >= since && (!afterId || o.id > afterId))
+      .sort((a, b) => (a.id < b.id ? -1 : 1))
       .slice(0, limit)
       .map((o) => ({ ...o }));
   }
