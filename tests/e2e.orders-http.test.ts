@@ -507,7 +507,13 @@ describe('orders over HTTP on the real chain', () => {
     expect(await usdcBalance(buyer.wallet)).toBe(USDC(15));
     // no more fund transactions for it
     expect((await request(t.app).post(`${API}/orders/${created.order_id}/solana-pay`).send({ account: buyer.wallet })).status).toBe(409);
-    expect((await t.services.orders!.watcher.runOnce()).strayRefunds).toEqual([created.order_id]);
+    // the watcher refunds it; a pass whose refund fails (e.g. an RPC timeout on a loaded machine) leaves
+    // it for the next pass, as the background loop would: at most three passes here
+    const refunded: string[] = [];
+    for (let pass = 0; pass < 3 && !refunded.includes(created.order_id); pass++) {
+      refunded.push(...(await t.services.orders!.watcher.runOnce()).strayRefunds);
+    }
+    expect(refunded).toEqual([created.order_id]);
     expect(await chain.escrow.fetchOrder(created.order_id)).toBeNull();
     expect(await usdcBalance(buyer.wallet)).toBe(USDC(20));
     const read = (await request(t.app).get(`${API}/orders/${created.order_id}`).set(buyer.headers)).body;
