@@ -280,23 +280,23 @@ describe('order lifecycle hooks (listings service over the real database)', () =
   it('two orders funded at once: exactly one reserve wins, the other is listing-unavailable', async () => {
     const l = await createListing(app, alice);
     const svc = t.services.listings.service;
-    const results = await Promise.allSettled([svc.reserve(l.listing_id), svc.reserve(l.listing_id)]);
+    const results = await Promise.allSettled([svc.applyOrderEvent(l.listing_id, 'order_funded'), svc.applyOrderEvent(l.listing_id, 'order_funded')]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     const rejected = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
     expect(rejected.reason.slug).toBe('listing-unavailable');
     expect((await request(app).get(`${API}/listings/${l.listing_id}`).set(bob.headers)).body.status).toBe('reserved');
   });
 
-  it('release returns a reserved listing to the marketplace; markSold is terminal', async () => {
+  it('a refund returns a reserved listing to the marketplace; a completed order makes it sold, which is terminal', async () => {
     const l = await createListing(app, alice);
     const port = t.services.listings.port;
-    await port.reserve(l.listing_id);
-    await port.release(l.listing_id);
+    await port.applyOrderEvent(l.listing_id, 'order_funded');
+    await port.applyOrderEvent(l.listing_id, 'order_refunded');
     expect((await port.get(l.listing_id))!.status).toBe('available');
-    await port.reserve(l.listing_id);
-    await port.markSold(l.listing_id);
+    await port.applyOrderEvent(l.listing_id, 'order_funded');
+    await port.applyOrderEvent(l.listing_id, 'order_completed');
     expect((await port.get(l.listing_id))!.status).toBe('sold');
-    await expect(port.release(l.listing_id)).rejects.toMatchObject({ slug: 'invalid-state-transition' });
+    await expect(port.applyOrderEvent(l.listing_id, 'order_refunded')).rejects.toMatchObject({ slug: 'invalid-state-transition' });
     expect(await port.get('6f1c2a7e-3333-4333-8333-333333333333')).toBeNull();
   });
 });

@@ -5,6 +5,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { Keypair } from '@solana/web3.js';
+import { listingTransitions } from '@bazaar/contract';
 import { DomainError } from '../server/src/errors.js';
 import { createListingsService, tokenName, type ListingsService } from '../server/src/modules/listings/listings.service.js';
 import { FakeChain } from './helpers/fake-chain.js';
@@ -105,28 +106,44 @@ describe('editing a listing', () => {
 
   it('reserved and sold listings cannot be edited (409)', async () => {
     const l = await svc.create(alice, body);
-    await svc.reserve(l.id);
+    await svc.applyOrderEvent(l.id, 'order_funded');
     expect(await slugOf(svc.update(l.id, alice, { status: 'unlisted' }))).toBe('invalid-state-transition');
-    await svc.markSold(l.id);
+    await svc.applyOrderEvent(l.id, 'order_completed');
     expect(await slugOf(svc.update(l.id, alice, { price: 1 }))).toBe('invalid-state-transition');
   });
 });
 
 describe('order lifecycle transitions', () => {
-  it('reserve -> release -> reserve -> markSold; reserve twice is listing-unavailable', async () => {
+  it('funded -> refunded -> funded -> completed; funding twice is listing-unavailable', async () => {
     const l = await svc.create(alice, body);
-    await svc.reserve(l.id);
-    expect(await slugOf(svc.reserve(l.id))).toBe('listing-unavailable');
-    await svc.release(l.id);
-    await svc.release(l.id); // idempotent
+    await svc.applyOrderEvent(l.id, 'order_funded');
+    expect(await slugOf(svc.applyOrderEvent(l.id, 'order_funded'))).toBe('listing-unavailable');
+    await svc.applyOrderEvent(l.id, 'order_refunded');
+    await svc.applyOrderEvent(l.id, 'order_refunded'); // idempotent
     expect((await svc.get(l.id, null)).status).toBe('available');
-    expect(await slugOf(svc.markSold(l.id))).toBe('invalid-state-transition');
-    await svc.reserve(l.id);
-    await svc.markSold(l.id);
-    await svc.markSold(l.id); // idempotent
+    expect(await slugOf(svc.applyOrderEvent(l.id, 'order_completed'))).toBe('invalid-state-transition');
+    await svc.applyOrderEvent(l.id, 'order_funded');
+    await svc.applyOrderEvent(l.id, 'order_completed');
+    await svc.applyOrderEvent(l.id, 'order_completed'); // idempotent
     expect((await svc.get(l.id, null)).status).toBe('sold');
-    expect(await slugOf(svc.release(l.id))).toBe('invalid-state-transition');
-    expect(await slugOf(svc.reserve('00000000-0000-4000-8000-000000000000'))).toBe('not-found');
+    expect(await slugOf(svc.applyOrderEvent(l.id, 'order_refunded'))).toBe('invalid-state-transition');
+    expect(await slugOf(svc.applyOrderEvent('00000000-0000-4000-8000-000000000000', 'order_funded'))).toBe('not-found');
+  });
+
+  it.each(listingTransitions.filter((t) => t.by === 'system'))('$event: $from -> $to; applied again it is refused only when it reserves', async (row) => {
+    const l = await svc.create(alice, body);
+    if (row.from === 'reserved') await svc.applyOrderEvent(l.id, 'order_funded');
+    await svc.applyOrderEvent(l.id, row.event);
+    expect((await svc.get(l.id, alice)).status).toBe(row.to);
+    const again = await svc.applyOrderEvent(l.id, row.event).then(() => 'ok', (e: DomainError) => e.slug);
+    expect(again).toBe(row.to === 'reserved' ? 'listing-unavailable' : 'ok');
+    expect((await svc.get(l.id, alice)).status).toBe(row.to);
+  });
+
+  it.each(listingTransitions.filter((t) => t.by === 'seller' && t.from))('the seller $event: $from -> $to (PATCH status)', async (row) => {
+    const l = await svc.create(alice, body);
+    if (row.from !== 'available') await svc.update(l.id, alice, { status: row.from as 'unlisted' });
+    expect((await svc.update(l.id, alice, { status: row.to as 'available' | 'unlisted' })).status).toBe(row.to);
   });
 
   it('token metadata JSON carries category, price, currency and duration', async () => {

@@ -5,7 +5,9 @@
  */
 import { Keypair, PublicKey, Transaction, TransactionInstruction } from '@solana/web3.js';
 import bs58 from 'bs58';
+import { type ListingOrderEvent, listingTransitions } from '@bazaar/contract';
 import { DomainError } from '../server/src/errors.js';
+import type { ServiceInstruction } from '../server/src/modules/orders/order-state.js';
 import type {
   BlockhashLifetime,
   EscrowOrderView,
@@ -140,6 +142,22 @@ export class FakeEscrow implements EscrowPort {
     throw new DomainError('chain-transaction-failed', `rejected (${name})`, { program_error: name });
   }
 
+  send(ix: ServiceInstruction, id: string, o?: SendOptions & { buyerBps?: number }) {
+    switch (ix) {
+      case 'mark_delivered':
+        return this.markDelivered(id, o);
+      case 'release':
+        return this.release(id, o);
+      case 'claim':
+        return this.claim(id, o);
+      case 'open_dispute':
+        return this.openDispute(id, o);
+      case 'resolve_dispute':
+        return this.resolveDispute(id, o?.buyerBps ?? 0, o);
+      case 'refund':
+        return this.refund(id, o);
+    }
+  }
   markDelivered(id: string, o?: SendOptions) {
     return this.exec('mark_delivered', id, o, (a) => {
       if (a.state !== 'funded') this.reject('InvalidState');
@@ -219,21 +237,15 @@ export class FakeListings implements ListingsPort {
     const l = this.rows.get(id);
     return l ? { ...l } : null;
   }
-  private set(id: string, from: string[], to: string, call: string) {
-    this.calls.push(`${call}:${id}`);
+  /** the listings module's rule, on the contract's listing table: reserving is exclusive, the rest idempotent */
+  async applyOrderEvent(id: string, event: ListingOrderEvent) {
+    this.calls.push(`${event}:${id}`);
     const l = this.rows.get(id);
     if (!l) throw new DomainError('not-found', 'listing');
-    if (!from.includes(l.status)) throw new DomainError('listing-unavailable', `listing is ${l.status}`);
-    l.status = to;
-  }
-  async reserve(id: string) {
-    this.set(id, ['available'], 'reserved', 'reserve');
-  }
-  async release(id: string) {
-    this.set(id, ['reserved'], 'available', 'release');
-  }
-  async markSold(id: string) {
-    this.set(id, ['reserved'], 'sold', 'markSold');
+    const row = listingTransitions.find((t) => t.event === event)!;
+    if (l.status === row.from) l.status = row.to;
+    else if (row.to === 'reserved') throw new DomainError('listing-unavailable', `listing is ${l.status}`);
+    else if (l.status !== row.to) throw new DomainError('invalid-state-transition', `listing is ${l.status}`);
   }
 }
 

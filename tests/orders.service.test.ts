@@ -11,6 +11,8 @@ import { MemoryOrdersRepo } from '../server/src/modules/orders/orders.repo.memor
 import { OrdersService, type OrdersConfig } from '../server/src/modules/orders/orders.service.js';
 import { checkEscrowIntegrity } from '../server/src/modules/orders/orders.integrity.js';
 import { FakeEscrow, FakeListings, user } from './orders.fakes.js';
+import { listingTransitions, orderTransitions, type OrderTransition } from '@bazaar/contract';
+import type { OrderRecord } from '../server/src/modules/orders/orders.types.js';
 
 const USDC = { code: 'USDC', mint: Keypair.generate().publicKey.toBase58(), decimals: 6 };
 
@@ -487,5 +489,94 @@ describe('orders service', () => {
     expect((await ctx.service.list(ctx.seller, { role: 'buyer' })).data).toHaveLength(0);
     expect((await ctx.service.list(ctx.stranger, {})).data).toHaveLength(0);
     expect(await slug(ctx.service.list(ctx.buyer, { limit: 2, cursor: p1.nextCursor, status: 'expired' }))).toBe('validation-error');
+  });
+});
+
+describe('the lifecycle table, row by row (contract orderTransitions): service and allowed_actions agree with it', () => {
+  const rows = orderTransitions as readonly OrderTransition[];
+  const actors = ['buyer', 'seller', 'admin'] as const;
+  type Actor = (typeof actors)[number];
+  // the rows a party takes through an order route on an existing escrow (pay is signed by the buyer's wallet: tested above)
+  const routed = rows.filter((t) => t.from && t.route && t.action !== 'pay');
+
+  /** an order of a fresh context in `status`, reached along the table's own rows */
+  async function inStatus(ctx: Ctx, status: OrderTransition['from']): Promise<OrderRecord> {
+    const o = await funded(ctx);
+    if (status === 'delivered') return ctx.service.deliver(ctx.seller, o.id);
+    if (status === 'disputed') return ctx.service.dispute(ctx.buyer, o.id, 'not what we agreed on');
+    expect(o.status).toBe(status);
+    return o;
+  }
+  function take(ctx: Ctx, role: Actor, action: OrderTransition['action'], id: string): Promise<OrderRecord> {
+    const p = ctx[role];
+    switch (action) {
+      case 'deliver':
+        return ctx.service.deliver(p, id);
+      case 'confirm':
+        return ctx.service.confirm(p, id);
+      case 'dispute':
+        return ctx.service.dispute(p, id, 'the work is not done');
+      case 'refund':
+        return ctx.service.refund(p, id);
+      case 'resolve':
+        return ctx.service.resolve(p, id, 5000);
+      default:
+        throw new Error(`no route for ${action}`);
+    }
+  }
+  const allowed = async (ctx: Ctx, role: Actor, id: string) => (await ctx.service.presentOne(ctx[role], (await ctx.repo.get(id))!)).allowed_actions;
+  /** move the chain clock to the side of the row's timing rule that allows it */
+  const meetTiming = (ctx: Ctx, o: OrderRecord, t: OrderTransition['timing'], role: Actor) => {
+    if (!t || (t.only && t.only !== role) || t.allowed === 'before') return;
+    const at = t.at === 'delivery_deadline' ? o.deliveryDeadline : Math.ceil(o.autoReleaseAt!.getTime() / 1000);
+    ctx.escrow.now = at + 1;
+  };
+
+  for (const row of routed) {
+    for (const role of actors) {
+      const may = row.by.includes(role);
+      it(`${row.from} -${row.action}-> ${row.to}: the ${role} ${may ? 'may' : 'may not (403)'}`, async () => {
+        const ctx = setup();
+        const o = await inStatus(ctx, row.from);
+        meetTiming(ctx, o, row.timing, role);
+        const listingBefore = ctx.listings.rows.get(ctx.listing.id)!.status;
+        const sent = ctx.escrow.sent.length;
+        expect(await allowed(ctx, role, o.id)).toSatisfy((a: string[]) => a.includes(row.action) === may);
+        if (!may) {
+          expect(await slug(take(ctx, role, row.action, o.id))).toBe('forbidden');
+          expect(ctx.escrow.sent.length).toBe(sent);
+          return;
+        }
+        const after = await take(ctx, role, row.action, o.id);
+        expect(after.status).toBe(row.to);
+        expect(ctx.escrow.sent.slice(sent).map((s) => s.ix)).toEqual([row.instruction]);
+        const listingAfter = row.listing ? listingTransitions.find((l) => l.event === row.listing)!.to : listingBefore;
+        expect(ctx.listings.rows.get(ctx.listing.id)!.status).toBe(listingAfter);
+      });
+    }
+  }
+
+  for (const row of routed.filter((t) => t.timing)) {
+    const t = row.timing!;
+    const role = (t.only ?? row.by.find((b) => b !== 'system')) as Actor;
+    it(`${row.from} -${row.action}-> ${row.to}: the ${role} is refused (${t.refusal}) on the wrong side of ${t.at} on the ${t.clock} clock, and allowed_actions agrees`, async () => {
+      const ctx = setup();
+      const o = await inStatus(ctx, row.from);
+      expect(t.clock).toBe('chain'); // the fakes' chain clock runs apart from the service clock
+      const at = t.at === 'delivery_deadline' ? o.deliveryDeadline : Math.ceil(o.autoReleaseAt!.getTime() / 1000);
+      ctx.escrow.now = t.allowed === 'before' ? at + 1 : at; // 'after' refuses at the instant itself
+      expect(await allowed(ctx, role, o.id)).not.toContain(row.action);
+      expect(await slug(take(ctx, role, row.action, o.id))).toBe(t.refusal);
+      expect((await ctx.repo.get(o.id))!.status).toBe(row.from);
+    });
+  }
+
+  it('allowed_actions reads the chain clock, not the server clock: past auto_release_at on chain the buyer no longer sees dispute', async () => {
+    const ctx = setup({ now: () => new Date(1_700_000_000_000) }); // the server clock far behind the chain
+    const o = await inStatus(ctx, 'delivered');
+    expect(await allowed(ctx, 'buyer', o.id)).toEqual(['confirm', 'dispute']);
+    ctx.escrow.advance(3600);
+    expect(await allowed(ctx, 'buyer', o.id)).toEqual(['confirm']);
+    expect(await slug(ctx.service.dispute(ctx.buyer, o.id, 'the work is not done'))).toBe('invalid-state-transition');
   });
 });

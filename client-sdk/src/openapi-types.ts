@@ -289,7 +289,7 @@ export interface paths {
         put?: never;
         /**
          * Submit the signed payment transaction
-         * @description Buyer only. Accepts the payment transaction returned by createOrder (or the Solana Pay endpoint) after the buyer signed it; the server checks it is the transaction it issued for this order (400 validation-error otherwise), sends it and waits for confirmation, then returns the order in in_progress. 409 invalid-state-transition unless awaiting_payment; 502 chain-transaction-failed when it fails on chain (e.g. blockhash expired, insufficient funds). Clients that send the transaction themselves need not call this: the service detects the funding. See the order state table (`orderTransitions`).
+         * @description Buyer only. Accepts the payment transaction returned by createOrder (or the Solana Pay endpoint) after the buyer signed it; the server checks it is the transaction it issued for this order (400 validation-error otherwise), sends it and waits for confirmation, then returns the order in in_progress. 409 invalid-state-transition unless awaiting_payment; 502 chain-transaction-failed when it fails on chain (e.g. blockhash expired, insufficient funds). Clients that send the transaction themselves need not call this: the service detects the funding. See the order lifecycle table (the Order schema, `x-order-transitions`).
          */
         post: operations["submitOrderTransaction"];
         delete?: never;
@@ -353,7 +353,7 @@ export interface paths {
         put?: never;
         /**
          * Mark an order delivered
-         * @description Seller only (403 forbidden for the buyer). in_progress -> delivered; the service calls mark_delivered on chain, which starts the review window (auto_release_at). No body. See the order state table (`orderTransitions`).
+         * @description Seller only (403 forbidden for the buyer). in_progress -> delivered; the service calls mark_delivered on chain, which starts the review window (auto_release_at). No body. See the order lifecycle table (the Order schema, `x-order-transitions`).
          */
         post: operations["deliverOrder"];
         delete?: never;
@@ -373,7 +373,7 @@ export interface paths {
         put?: never;
         /**
          * Confirm delivery and release the escrow
-         * @description Buyer only (403 forbidden for the seller). delivered -> completed; the service calls release on chain: the seller receives amount minus fee, the treasury the fee. No body. See the order state table (`orderTransitions`).
+         * @description Buyer only (403 forbidden for the seller). delivered -> completed; the service calls release on chain: the seller receives amount minus fee, the treasury the fee. No body. See the order lifecycle table (the Order schema, `x-order-transitions`).
          */
         post: operations["confirmOrder"];
         delete?: never;
@@ -393,7 +393,7 @@ export interface paths {
         put?: never;
         /**
          * Open a dispute
-         * @description Buyer or seller. in_progress or delivered (before auto_release_at) -> disputed; reason 10..2000 characters. The service calls open_dispute on chain, which freezes the escrow until an admin resolves it or the seller refunds. Other states: 409 invalid-state-transition. See the order state table (`orderTransitions`).
+         * @description Buyer or seller. in_progress or delivered (before auto_release_at) -> disputed; reason 10..2000 characters. The service calls open_dispute on chain, which freezes the escrow until an admin resolves it or the seller refunds. Other states: 409 invalid-state-transition. See the order lifecycle table (the Order schema, `x-order-transitions`).
          */
         post: operations["disputeOrder"];
         delete?: never;
@@ -413,7 +413,7 @@ export interface paths {
         put?: never;
         /**
          * Refund the buyer in full
-         * @description The seller from in_progress, delivered or disputed; the buyer from in_progress once delivery_deadline has passed (403 forbidden before). -> refunded; the full amount returns to the buyer, no fee. No body. See the order state table (`orderTransitions`).
+         * @description The seller from in_progress, delivered or disputed; the buyer from in_progress once delivery_deadline has passed (403 forbidden before). -> refunded; the full amount returns to the buyer, no fee. No body. See the order lifecycle table (the Order schema, `x-order-transitions`).
          */
         post: operations["refundOrder"];
         delete?: never;
@@ -433,7 +433,7 @@ export interface paths {
         put?: never;
         /**
          * Resolve a dispute (admin)
-         * @description Admin only (403 forbidden otherwise). disputed -> resolved with buyer_bps (0..10000): the buyer receives floor(amount * buyer_bps / 10000), the seller the rest minus the fee on it. The service calls resolve_dispute as arbiter. See the order state table (`orderTransitions`).
+         * @description Admin only (403 forbidden otherwise). disputed -> resolved with buyer_bps (0..10000): the buyer receives floor(amount * buyer_bps / 10000), the seller the rest minus the fee on it. The service calls resolve_dispute as arbiter. See the order lifecycle table (the Order schema, `x-order-transitions`).
          */
         post: operations["resolveDispute"];
         delete?: never;
@@ -1053,7 +1053,25 @@ export interface components {
              */
             explorer_url?: string;
         };
-        /** Order */
+        /**
+         * Order
+         * @description An order and its place in the lifecycle:
+         *
+         *     | from | action | to | who | timing | escrow instruction | listing | emits |
+         *     |---|---|---|---|---|---|---|---|
+         *     | (create) | create | awaiting_payment | buyer |  |  |  | order.created |
+         *     | awaiting_payment | pay | in_progress | buyer (wallet) | before payment_expires_at (service clock; else invalid-state-transition) | fund | order_funded | order.funded |
+         *     | awaiting_payment | expire | expired | system | from payment_expires_at + grace (service clock; else invalid-state-transition) |  |  | order.expired |
+         *     | in_progress | deliver | delivered | seller |  | mark_delivered |  | order.delivered |
+         *     | in_progress | dispute | disputed | buyer, seller |  | open_dispute |  | order.disputed |
+         *     | in_progress | refund | refunded | seller, buyer, system | buyer: after delivery_deadline (chain clock; else forbidden) | refund | order_refunded | order.refunded |
+         *     | delivered | confirm | completed | buyer |  | release | order_completed | order.completed |
+         *     | delivered | auto_release | completed | system | from auto_release_at (chain clock; else invalid-state-transition) | claim | order_completed | order.auto_released |
+         *     | delivered | dispute | disputed | buyer, seller | before auto_release_at (chain clock; else invalid-state-transition) | open_dispute |  | order.disputed |
+         *     | delivered | refund | refunded | seller |  | refund | order_refunded | order.refunded |
+         *     | disputed | resolve | resolved | admin |  | resolve_dispute | order_resolved_partial; order_resolved_full at buyer_bps 10000 | order.resolved |
+         *     | disputed | refund | refunded | seller |  | refund | order_refunded | order.refunded |
+         */
         Order: {
             /**
              * Format: uuid
@@ -1185,7 +1203,7 @@ export interface components {
             payout: components["schemas"]["OrderPayout"] | null;
             attention: components["schemas"]["OrderAttention"] | null;
             transactions: components["schemas"]["OrderTransaction"][];
-            /** @description Actions the caller may take now (see the order state table) */
+            /** @description Actions the caller may take now: the lifecycle table evaluated for the caller on its clocks, plus review */
             allowed_actions: ("pay" | "deliver" | "confirm" | "dispute" | "refund" | "resolve" | "review")[];
         };
         /**

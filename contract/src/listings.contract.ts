@@ -6,21 +6,25 @@
  *
  * A listing is a one-off service: it is sold at most once.
  *
- * Listing state table (`listingTransitions`):
+ * Listing state table (`listingTransitions`, published in openapi.json as `x-listing-transitions` of the
+ * Listing schema; the server moves listings only along it):
  *
- * | from      | event                                              | to        | who            |
- * |-----------|----------------------------------------------------|-----------|----------------|
- * | (create)  | POST /listings                                     | available | user (seller)  |
- * | available | PATCH status=unlisted                              | unlisted  | seller         |
- * | unlisted  | PATCH status=available                             | available | seller         |
- * | available | an order for it is funded (escrow paid)            | reserved  | system         |
- * | reserved  | that order completes (confirm / auto-release)      | sold      | system         |
- * | reserved  | that order is resolved with buyer_bps < 10000      | sold      | system         |
- * | reserved  | that order is refunded, or resolved with 10000 bps | available | system         |
+ * | from      | event                  | to        | who    | emits            | when                                           |
+ * |-----------|------------------------|-----------|--------|------------------|------------------------------------------------|
+ * | (create)  | create                 | available | seller | listing.created  | POST /listings (once its token exists)         |
+ * | available | unlist                 | unlisted  | seller | listing.updated  | PATCH status=unlisted                          |
+ * | unlisted  | relist                 | available | seller | listing.updated  | PATCH status=available                         |
+ * | available | order_funded           | reserved  | system | listing.reserved | an order for it is funded (escrow paid)        |
+ * | reserved  | order_completed        | sold      | system | listing.sold     | that order completes (confirm / auto-release)  |
+ * | reserved  | order_resolved_partial | sold      | system | listing.sold     | that order is resolved with buyer_bps < 10000  |
+ * | reserved  | order_resolved_full    | available | system | listing.updated  | that order is resolved with buyer_bps = 10000  |
+ * | reserved  | order_refunded         | available | system | listing.updated  | that order is refunded                         |
  *
- * `sold` is terminal. `active` (spec wording) is accepted as a filter value meaning `available`; it is
- * never emitted. Orders still `awaiting_payment` do not reserve the listing: the first funded order
- * wins, later payments for the same listing are refunded by the service.
+ * `sold` is terminal. Edits (PATCH) are allowed only in `LISTING_EDITABLE_STATUSES` (available, unlisted) and
+ * emit listing.updated. `active` (spec wording) is accepted as a filter value meaning `available`; it is
+ * never emitted. An unpaid order holds its listing without changing its status (see the orders contract):
+ * the listing is reserved when that order is funded. The `order_*` events are the `listing` column of the
+ * order lifecycle table (`orderTransitions`).
  */
 import { z } from 'zod';
 import {
@@ -45,23 +49,40 @@ export const LISTING_STATUSES = ['available', 'reserved', 'sold', 'unlisted'] as
 export const ListingStatus = z.enum(LISTING_STATUSES);
 export type ListingStatus = z.infer<typeof ListingStatus>;
 
+/** Who moves a listing: its seller (HTTP) or the service following one of the listing's orders. */
+export type ListingActor = 'seller' | 'system';
+
+/** Names of the listing events the service will publish (events/webhooks); nothing emits them yet. */
+export const LISTING_EVENTS = ['listing.created', 'listing.updated', 'listing.reserved', 'listing.sold'] as const;
+export type ListingEvent = (typeof LISTING_EVENTS)[number];
+
 export interface ListingTransition {
   from: ListingStatus | null;
+  /** what happens (unique per row): seller moves, or the `listing` effect of an order transition */
   event: string;
   to: ListingStatus;
-  by: 'seller' | 'system';
+  by: ListingActor;
+  /** event published when the listing takes this transition */
+  emits: ListingEvent;
 }
 
-/** The listing state table (null `from` = creation). */
-export const listingTransitions: readonly ListingTransition[] = [
-  { from: null, event: 'create', to: 'available', by: 'seller' },
-  { from: 'available', event: 'unlist', to: 'unlisted', by: 'seller' },
-  { from: 'unlisted', event: 'relist', to: 'available', by: 'seller' },
-  { from: 'available', event: 'order_funded', to: 'reserved', by: 'system' },
-  { from: 'reserved', event: 'order_completed', to: 'sold', by: 'system' },
-  { from: 'reserved', event: 'order_resolved_partial', to: 'sold', by: 'system' },
-  { from: 'reserved', event: 'order_refunded', to: 'available', by: 'system' },
-];
+/** The listing state table (null `from` = creation); see the module comment. */
+export const listingTransitions = [
+  { from: null, event: 'create', to: 'available', by: 'seller', emits: 'listing.created' },
+  { from: 'available', event: 'unlist', to: 'unlisted', by: 'seller', emits: 'listing.updated' },
+  { from: 'unlisted', event: 'relist', to: 'available', by: 'seller', emits: 'listing.updated' },
+  { from: 'available', event: 'order_funded', to: 'reserved', by: 'system', emits: 'listing.reserved' },
+  { from: 'reserved', event: 'order_completed', to: 'sold', by: 'system', emits: 'listing.sold' },
+  { from: 'reserved', event: 'order_resolved_partial', to: 'sold', by: 'system', emits: 'listing.sold' },
+  { from: 'reserved', event: 'order_resolved_full', to: 'available', by: 'system', emits: 'listing.updated' },
+  { from: 'reserved', event: 'order_refunded', to: 'available', by: 'system', emits: 'listing.updated' },
+] as const satisfies readonly ListingTransition[];
+
+/** A listing event the order lifecycle causes (the `listing` column of `orderTransitions`). */
+export type ListingOrderEvent = Extract<(typeof listingTransitions)[number], { by: 'system' }>['event'];
+
+/** Statuses in which the seller may edit a listing (PATCH); reserved and sold listings answer 409. */
+export const LISTING_EDITABLE_STATUSES = ['available', 'unlisted'] as const satisfies readonly ListingStatus[];
 
 export const ListingTitle = safeText(z.string().trim().min(3).max(120));
 export const ListingDescription = safeText(z.string().trim().min(1).max(5000));
@@ -114,6 +135,7 @@ export const Listing = named(
   }),
 );
 export type Listing = z.infer<typeof Listing>;
+extendApi(Listing, { 'x-listing-transitions': listingTransitions });
 
 export const ListingPage = named('ListingPage', page(Listing));
 

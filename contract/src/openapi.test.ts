@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument, buildSdkTypes, contractRoutes, serializeOpenApi } from '../scripts/openapi.js';
-import { commonProblems, Problem, problemTypes, problemTypeUri, type ProblemSlug, type RouteMetadata } from './index.js';
+import { commonProblems, listingTransitions, orderTransitions, Problem, problemTypes, problemTypeUri, type ProblemSlug, type RouteMetadata } from './index.js';
 
 const doc = buildOpenApiDocument();
 const root = (p: string) => fileURLToPath(new URL(`../../${p}`, import.meta.url));
@@ -42,6 +42,13 @@ describe('generated OpenAPI document', () => {
     const createOrder = doc.paths['/api/v1/orders'].post;
     expect(createOrder.parameters).toEqual([expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: true })]);
     expect(doc.paths['/api/v1/wallet/withdraw'].post.parameters[0].name).toBe('Idempotency-Key');
+  });
+
+  it('publishes the order lifecycle and listing state tables on the Order and Listing schemas', () => {
+    const schemas = doc.components.schemas as Record<string, Record<string, unknown>>;
+    expect(schemas.Order['x-order-transitions']).toEqual(JSON.parse(JSON.stringify(orderTransitions)));
+    expect(schemas.Order.description).toContain('| in_progress | refund | refunded | seller, buyer, system | buyer: after delivery_deadline (chain clock');
+    expect(schemas.Listing['x-listing-transitions']).toEqual(JSON.parse(JSON.stringify(listingTransitions)));
   });
 
   it('is what openapi.json and client-sdk/src/openapi-types.ts contain (run npm run openapi:generate)', async () => {

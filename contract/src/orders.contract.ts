@@ -2,22 +2,29 @@
  * Orders: a buyer's purchase of a listing, paid into an on-chain escrow (Anchor program, one order PDA
  * per order: seeds ["order", order_id as 16 bytes]; the vault is the PDA's associated token account).
  *
- * Order state table (`orderTransitions`; `allowed_actions` on each order lists what the caller may do now):
+ * Order lifecycle table (`orderTransitions`; published in openapi.json as `x-order-transitions` of the Order
+ * schema, with a rendered table in its description). The service enforces it, `allowed_actions` on each
+ * order is the table evaluated for the caller on the same clocks, and the tests iterate over it:
  *
- * | from             | action        | to          | who                                   | on chain           |
- * |------------------|---------------|-------------|---------------------------------------|--------------------|
- * | (create)         | create        | awaiting_payment | buyer (or API key naming buyer_wallet) | -             |
- * | awaiting_payment | pay           | in_progress | buyer signs the payment transaction   | fund               |
- * | awaiting_payment | expire        | expired     | system, at payment_expires_at         | -                  |
- * | in_progress      | deliver       | delivered   | seller                                | mark_delivered     |
- * | in_progress      | dispute       | disputed    | buyer or seller                       | open_dispute       |
- * | in_progress      | refund        | refunded    | seller; buyer once delivery_deadline passed | refund       |
- * | delivered        | confirm       | completed   | buyer                                 | release            |
- * | delivered        | auto_release  | completed   | system, at auto_release_at            | claim              |
- * | delivered        | dispute       | disputed    | buyer or seller, before auto_release_at | open_dispute     |
- * | delivered        | refund        | refunded    | seller                                | refund             |
- * | disputed         | resolve       | resolved    | admin (arbiter), any buyer_bps split  | resolve_dispute    |
- * | disputed         | refund        | refunded    | seller (gives up the dispute)         | refund             |
+ * | from             | action       | to               | who              | timing (clock)                                  | on chain        | listing                | emits               |
+ * |------------------|--------------|------------------|------------------|-------------------------------------------------|-----------------|------------------------|---------------------|
+ * | (create)         | create       | awaiting_payment | buyer            | -                                               | -               | (held, status kept)    | order.created       |
+ * | awaiting_payment | pay          | in_progress      | buyer (wallet)   | before payment_expires_at (service)             | fund            | order_funded           | order.funded        |
+ * | awaiting_payment | expire       | expired          | system           | from payment_expires_at + grace (service)       | -               | (hold ends)            | order.expired       |
+ * | in_progress      | deliver      | delivered        | seller           | -                                               | mark_delivered  | -                      | order.delivered     |
+ * | in_progress      | dispute      | disputed         | buyer, seller    | -                                               | open_dispute    | -                      | order.disputed      |
+ * | in_progress      | refund       | refunded         | seller, buyer, system | buyer: after delivery_deadline (chain) else 403 | refund          | order_refunded         | order.refunded      |
+ * | delivered        | confirm      | completed        | buyer            | -                                               | release         | order_completed        | order.completed     |
+ * | delivered        | auto_release | completed        | system           | from auto_release_at (chain) else 409           | claim           | order_completed        | order.auto_released |
+ * | delivered        | dispute      | disputed         | buyer, seller    | before auto_release_at (chain) else 409         | open_dispute    | -                      | order.disputed      |
+ * | delivered        | refund       | refunded         | seller           | -                                               | refund          | order_refunded         | order.refunded      |
+ * | disputed         | resolve      | resolved         | admin (arbiter)  | -                                               | resolve_dispute | order_resolved_partial | order.resolved      |
+ * | disputed         | refund       | refunded         | seller           | -                                               | refund          | order_refunded         | order.refunded      |
+ *
+ * Timing compares a clock with an order field: `chain` is the cluster's unix time (the escrow program's
+ * Clock: what the program itself enforces), `service` the server's clock (payment window). A resolve with
+ * buyer_bps = 10000 (a full refund) puts the listing back on sale (`order_resolved_full`). The buyer may
+ * review a completed or resolved order once (`review` in allowed_actions, REVIEWABLE_ORDER_STATUSES).
  *
  * completed, resolved, refunded and expired are terminal. Any other action answers 409
  * invalid-state-transition (e.g. dispute on a completed order, confirm before delivery). A party acting
@@ -58,6 +65,7 @@
  * while the order awaits payment inside its payment window, never afterwards. A fund transaction that
  * lands after its order was closed is refunded to the buyer by the service.
  */
+import { extendApi } from '@anatine/zod-openapi';
 import { z } from 'zod';
 import {
   Base64,
@@ -76,6 +84,7 @@ import {
   TxSignature,
   Uuid,
 } from './common.js';
+import type { ListingOrderEvent } from './listings.contract.js';
 import { bodyProblems, routeErrors } from './problems.js';
 
 export const ORDER_STATUSES = [
@@ -112,92 +121,6 @@ export const escrowStateOf: Record<OrderStatus, EscrowState> = {
   expired: 'none',
 };
 
-/** Actions a caller can take, as listed in `allowed_actions`. */
-export const ORDER_ACTIONS = ['pay', 'deliver', 'confirm', 'dispute', 'refund', 'resolve', 'review'] as const;
-export const OrderAction = z.enum(ORDER_ACTIONS);
-export type OrderAction = z.infer<typeof OrderAction>;
-
-export type OrderActor = 'buyer' | 'seller' | 'admin' | 'system';
-
-export interface OrderTransition {
-  from: OrderStatus | null;
-  action: OrderAction | 'create' | 'expire' | 'auto_release';
-  to: OrderStatus;
-  by: readonly OrderActor[];
-  /** extra condition besides the source state */
-  condition?: string;
-  /** escrow program instruction, when the transition happens on chain */
-  instruction?: 'fund' | 'mark_delivered' | 'release' | 'claim' | 'open_dispute' | 'resolve_dispute' | 'refund';
-  /** contract route key that triggers it (system transitions have none) */
-  route?: string;
-}
-
-/** The order state table (null `from` = creation). */
-export const orderTransitions: readonly OrderTransition[] = [
-  { from: null, action: 'create', to: 'awaiting_payment', by: ['buyer'], route: 'createOrder' },
-  {
-    from: 'awaiting_payment',
-    action: 'pay',
-    to: 'in_progress',
-    by: ['buyer'],
-    instruction: 'fund',
-    route: 'submitOrderTransaction',
-    condition: 'before payment_expires_at; also detected when paid through Solana Pay',
-  },
-  { from: 'awaiting_payment', action: 'expire', to: 'expired', by: ['system'], condition: 'payment_expires_at passed' },
-  { from: 'in_progress', action: 'deliver', to: 'delivered', by: ['seller'], instruction: 'mark_delivered', route: 'deliverOrder' },
-  { from: 'in_progress', action: 'dispute', to: 'disputed', by: ['buyer', 'seller'], instruction: 'open_dispute', route: 'disputeOrder' },
-  {
-    from: 'in_progress',
-    action: 'refund',
-    to: 'refunded',
-    by: ['seller', 'buyer'],
-    condition: 'the buyer only after delivery_deadline passed',
-    instruction: 'refund',
-    route: 'refundOrder',
-  },
-  { from: 'delivered', action: 'confirm', to: 'completed', by: ['buyer'], instruction: 'release', route: 'confirmOrder' },
-  {
-    from: 'delivered',
-    action: 'auto_release',
-    to: 'completed',
-    by: ['system'],
-    condition: 'auto_release_at passed without dispute',
-    instruction: 'claim',
-  },
-  {
-    from: 'delivered',
-    action: 'dispute',
-    to: 'disputed',
-    by: ['buyer', 'seller'],
-    condition: 'before auto_release_at',
-    instruction: 'open_dispute',
-    route: 'disputeOrder',
-  },
-  { from: 'delivered', action: 'refund', to: 'refunded', by: ['seller'], instruction: 'refund', route: 'refundOrder' },
-  { from: 'disputed', action: 'resolve', to: 'resolved', by: ['admin'], instruction: 'resolve_dispute', route: 'resolveDispute' },
-  { from: 'disputed', action: 'refund', to: 'refunded', by: ['seller'], instruction: 'refund', route: 'refundOrder' },
-];
-
-/** Statuses in which the buyer may review (once). */
-export const REVIEWABLE_ORDER_STATUSES = ['completed', 'resolved'] as const satisfies readonly OrderStatus[];
-
-export const ChainTransactionStatus = z.enum(['pending', 'confirmed', 'finalized', 'failed']);
-
-export const OrderTransaction = named(
-  'OrderTransaction',
-  z.object({
-    action: z
-      .enum(['fund', 'mark_delivered', 'release', 'claim', 'open_dispute', 'resolve_dispute', 'refund'])
-      .describe('Escrow program instruction'),
-    signature: TxSignature,
-    status: ChainTransactionStatus,
-    slot: z.number().int().min(0).nullable(),
-    created_at: Timestamp,
-  }),
-  'An on-chain transaction of the order',
-);
-
 export const PaymentSource = z
   .enum(['wallet', 'custodial'])
   .describe(
@@ -205,6 +128,201 @@ export const PaymentSource = z
       'custodial balance (buyer_wallet is then the buyer\'s deposit address)',
   );
 export type PaymentSource = z.infer<typeof PaymentSource>;
+
+/** Actions a caller can take, as listed in `allowed_actions`. */
+export const ORDER_ACTIONS = ['pay', 'deliver', 'confirm', 'dispute', 'refund', 'resolve', 'review'] as const;
+export const OrderAction = z.enum(ORDER_ACTIONS);
+export type OrderAction = z.infer<typeof OrderAction>;
+
+export type OrderActor = 'buyer' | 'seller' | 'admin' | 'system';
+
+/**
+ * The escrow program's instructions the service uses (programs/escrow; shown as `transactions[].action`).
+ * The server checks at compile time that the program's IDL has each of them.
+ */
+export const ESCROW_INSTRUCTIONS = ['fund', 'mark_delivered', 'release', 'claim', 'open_dispute', 'resolve_dispute', 'refund'] as const;
+export type EscrowInstruction = (typeof ESCROW_INSTRUCTIONS)[number];
+
+/** Names of the order events the service will publish (events/webhooks); nothing emits them yet. */
+export const ORDER_EVENTS = [
+  'order.created',
+  'order.funded',
+  'order.delivered',
+  'order.completed',
+  'order.disputed',
+  'order.resolved',
+  'order.refunded',
+  'order.expired',
+  'order.auto_released',
+] as const;
+export type OrderEvent = (typeof ORDER_EVENTS)[number];
+
+/**
+ * When a transition may happen: `now` on `clock` compared with the order field `at` (plus the payment
+ * grace when `grace` is set: a service setting, 120 s by default, covering a fund transaction issued just
+ * before payment_expires_at that lands until its blockhash expires).
+ *  - before: now < at (a field that is not set yet, e.g. auto_release_at before delivery, never blocks);
+ *  - from:   now >= at;
+ *  - after:  now > at (a field that is not set never allows).
+ * `clock` chain = the cluster's unix time (the escrow program's Clock sysvar, what the program enforces);
+ * service = the server's wall clock. `only`: the rule binds that actor only. `refusal`: the problem a
+ * caller gets when the rule refuses (403 forbidden or 409 invalid-state-transition).
+ */
+export interface OrderTiming {
+  clock: 'chain' | 'service';
+  at: 'payment_expires_at' | 'delivery_deadline' | 'auto_release_at';
+  allowed: 'before' | 'from' | 'after';
+  grace?: 'payment';
+  only?: OrderActor;
+  refusal: 'forbidden' | 'invalid-state-transition';
+}
+
+export interface OrderTransition {
+  from: OrderStatus | null;
+  action: OrderAction | 'create' | 'expire' | 'auto_release';
+  to: OrderStatus;
+  /** who may take it (system = the service's own timers) */
+  by: readonly OrderActor[];
+  timing?: OrderTiming;
+  /** only orders paid this way (custodial orders are funded by the service, never by the buyer) */
+  paymentSource?: PaymentSource;
+  /** escrow program instruction, when the transition happens on chain */
+  instruction?: EscrowInstruction;
+  /** listing transition it causes (an `event` of `listingTransitions`) */
+  listing?: ListingOrderEvent;
+  /** the listing transition instead, when a resolve returns everything to the buyer (buyer_bps = 10000) */
+  listingOnFullRefund?: ListingOrderEvent;
+  /** event published when the order takes this transition */
+  emits: OrderEvent;
+  /** contract route key that triggers it (system transitions have none) */
+  route?: keyof typeof orders;
+  /** remark for readers */
+  note?: string;
+}
+
+const beforePaymentExpiry: OrderTiming = { clock: 'service', at: 'payment_expires_at', allowed: 'before', refusal: 'invalid-state-transition' };
+
+/** The order lifecycle table (null `from` = creation); see the module comment. */
+export const orderTransitions = [
+  { from: null, action: 'create', to: 'awaiting_payment', by: ['buyer'], emits: 'order.created', route: 'createOrder', note: 'the listing is held for the order (one open order per listing)' },
+  {
+    from: 'awaiting_payment',
+    action: 'pay',
+    to: 'in_progress',
+    by: ['buyer'],
+    timing: beforePaymentExpiry,
+    paymentSource: 'wallet',
+    instruction: 'fund',
+    listing: 'order_funded',
+    emits: 'order.funded',
+    route: 'submitOrderTransaction',
+    note: 'also detected when the buyer\'s wallet sends the fund transaction itself (Solana Pay)',
+  },
+  {
+    from: 'awaiting_payment',
+    action: 'expire',
+    to: 'expired',
+    by: ['system'],
+    timing: { clock: 'service', at: 'payment_expires_at', allowed: 'from', grace: 'payment', refusal: 'invalid-state-transition' },
+    emits: 'order.expired',
+    note: 'the hold on the listing ends',
+  },
+  { from: 'in_progress', action: 'deliver', to: 'delivered', by: ['seller'], instruction: 'mark_delivered', emits: 'order.delivered', route: 'deliverOrder' },
+  { from: 'in_progress', action: 'dispute', to: 'disputed', by: ['buyer', 'seller'], instruction: 'open_dispute', emits: 'order.disputed', route: 'disputeOrder' },
+  {
+    from: 'in_progress',
+    action: 'refund',
+    to: 'refunded',
+    by: ['seller', 'buyer', 'system'],
+    timing: { clock: 'chain', at: 'delivery_deadline', allowed: 'after', only: 'buyer', refusal: 'forbidden' },
+    instruction: 'refund',
+    listing: 'order_refunded',
+    emits: 'order.refunded',
+    route: 'refundOrder',
+    note: 'system: the service refunds a funded order whose listing another order took meanwhile',
+  },
+  { from: 'delivered', action: 'confirm', to: 'completed', by: ['buyer'], instruction: 'release', listing: 'order_completed', emits: 'order.completed', route: 'confirmOrder' },
+  {
+    from: 'delivered',
+    action: 'auto_release',
+    to: 'completed',
+    by: ['system'],
+    timing: { clock: 'chain', at: 'auto_release_at', allowed: 'from', refusal: 'invalid-state-transition' },
+    instruction: 'claim',
+    listing: 'order_completed',
+    emits: 'order.auto_released',
+    note: 'the service cranks claim; anyone may',
+  },
+  {
+    from: 'delivered',
+    action: 'dispute',
+    to: 'disputed',
+    by: ['buyer', 'seller'],
+    timing: { clock: 'chain', at: 'auto_release_at', allowed: 'before', refusal: 'invalid-state-transition' },
+    instruction: 'open_dispute',
+    emits: 'order.disputed',
+    route: 'disputeOrder',
+  },
+  { from: 'delivered', action: 'refund', to: 'refunded', by: ['seller'], instruction: 'refund', listing: 'order_refunded', emits: 'order.refunded', route: 'refundOrder' },
+  {
+    from: 'disputed',
+    action: 'resolve',
+    to: 'resolved',
+    by: ['admin'],
+    instruction: 'resolve_dispute',
+    listing: 'order_resolved_partial',
+    listingOnFullRefund: 'order_resolved_full',
+    emits: 'order.resolved',
+    route: 'resolveDispute',
+    note: 'any buyer_bps split, signed by the arbiter',
+  },
+  { from: 'disputed', action: 'refund', to: 'refunded', by: ['seller'], instruction: 'refund', listing: 'order_refunded', emits: 'order.refunded', route: 'refundOrder', note: 'the seller gives up the dispute' },
+] as const satisfies readonly OrderTransition[];
+
+/** One row of the order lifecycle table, with its literal types. */
+export type OrderTransitionRow = (typeof orderTransitions)[number];
+
+/** Statuses in which the buyer may review (once). */
+export const REVIEWABLE_ORDER_STATUSES = ['completed', 'resolved'] as const satisfies readonly OrderStatus[];
+
+/** The lifecycle table as markdown (the Order schema's description in openapi.json and /docs). */
+export function orderTransitionsMarkdown(): string {
+  const timing = (t?: OrderTiming) =>
+    t
+      ? `${t.only ? `${t.only}: ` : ''}${t.allowed} ${t.at}${t.grace ? ' + grace' : ''} (${t.clock} clock; else ${t.refusal})`
+      : '';
+  const rows = (orderTransitions as readonly OrderTransition[]).map((t) =>
+    [
+      t.from ?? '(create)',
+      t.action,
+      t.to,
+      t.by.join(', ') + (t.paymentSource ? ` (${t.paymentSource})` : ''),
+      timing(t.timing),
+      t.instruction ?? '',
+      [t.listing, t.listingOnFullRefund && `${t.listingOnFullRefund} at buyer_bps 10000`].filter(Boolean).join('; '),
+      t.emits,
+    ].join(' | '),
+  );
+  return [
+    '| from | action | to | who | timing | escrow instruction | listing | emits |',
+    '|---|---|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r} |`),
+  ].join('\n');
+}
+
+export const ChainTransactionStatus = z.enum(['pending', 'confirmed', 'finalized', 'failed']);
+
+export const OrderTransaction = named(
+  'OrderTransaction',
+  z.object({
+    action: z.enum(ESCROW_INSTRUCTIONS).describe('Escrow program instruction'),
+    signature: TxSignature,
+    status: ChainTransactionStatus,
+    slot: z.number().int().min(0).nullable(),
+    created_at: Timestamp,
+  }),
+  'An on-chain transaction of the order',
+);
 
 export const OrderPayout = named(
   'OrderPayout',
@@ -270,10 +388,16 @@ export const Order = named(
     payout: OrderPayout.nullable().describe('Set when the escrow closed; null while open or never funded'),
     attention: OrderAttention.nullable().describe('null unless an operator must look at this order'),
     transactions: z.array(OrderTransaction),
-    allowed_actions: z.array(OrderAction).describe('Actions the caller may take now (see the order state table)'),
+    allowed_actions: z
+      .array(OrderAction)
+      .describe('Actions the caller may take now: the lifecycle table evaluated for the caller on its clocks, plus review'),
   }),
 );
 export type Order = z.infer<typeof Order>;
+extendApi(Order, {
+  description: `An order and its place in the lifecycle:\n\n${orderTransitionsMarkdown()}`,
+  'x-order-transitions': orderTransitions,
+});
 
 export const OrderPayment = named(
   'OrderPayment',
@@ -428,7 +552,7 @@ const disputeOrder = routeErrors('user', [...bodyProblems, ...action], { actors:
 const refundOrder = routeErrors('user', action, { actors: ['seller', 'buyer'] });
 const resolveDispute = routeErrors('admin', [...bodyProblems, ...action], { actors: ['admin'] });
 
-const seeTable = ' See the order state table (`orderTransitions`).';
+const seeTable = ' See the order lifecycle table (the Order schema, `x-order-transitions`).';
 
 export const orders = c.router({
   createOrder: {

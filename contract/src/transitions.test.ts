@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
   contract,
+  ESCROW_INSTRUCTIONS,
   ESCROW_STATES,
+  LISTING_EDITABLE_STATUSES,
+  LISTING_EVENTS,
+  ORDER_EVENTS,
+  type OrderTransition,
+  REVIEWABLE_ORDER_STATUSES,
   escrowStateOf,
   LISTING_STATUSES,
   listingTransitions,
@@ -56,7 +62,7 @@ describe('order state table', () => {
   });
 
   it('names only routes that exist in the orders router', () => {
-    for (const t of orderTransitions) {
+    for (const t of orderTransitions as readonly OrderTransition[]) {
       if (t.route) expect(Object.keys(contract.orders), t.route).toContain(t.route);
     }
   });
@@ -68,7 +74,84 @@ describe('order state table', () => {
   });
 });
 
+describe('order lifecycle columns', () => {
+  const rows = orderTransitions as readonly OrderTransition[];
+
+  it('emits one of the nine order events on every row, and every event has a row', () => {
+    expect([...ORDER_EVENTS].sort()).toEqual(
+      [
+        'order.auto_released',
+        'order.completed',
+        'order.created',
+        'order.delivered',
+        'order.disputed',
+        'order.expired',
+        'order.funded',
+        'order.refunded',
+        'order.resolved',
+      ].sort(),
+    );
+    for (const t of rows) expect(ORDER_EVENTS, `${t.from}:${t.action}`).toContain(t.emits);
+    expect([...new Set(rows.map((t) => t.emits))].sort()).toEqual([...ORDER_EVENTS].sort());
+  });
+
+  it('names each escrow instruction it uses once per action, and uses every one', () => {
+    const byAction = new Map<string, Set<string>>();
+    for (const t of rows) if (t.instruction) byAction.set(t.action, (byAction.get(t.action) ?? new Set()).add(t.instruction));
+    for (const [action, ixs] of byAction) expect([...ixs], action).toHaveLength(1);
+    expect([...new Set(rows.map((t) => t.instruction).filter(Boolean))].sort()).toEqual([...ESCROW_INSTRUCTIONS].sort());
+  });
+
+  it('moves the listing along listingTransitions: each listing effect is a system row leaving the state the order found it in', () => {
+    const system = listingTransitions.filter((l) => l.by === 'system');
+    const effects = rows.flatMap((t) => [t.listing, t.listingOnFullRefund].filter((e): e is NonNullable<typeof e> => !!e));
+    expect([...new Set(effects)].sort()).toEqual(system.map((l) => l.event).sort());
+    // funding reserves an available listing; every later effect starts from reserved
+    for (const t of rows) {
+      for (const e of [t.listing, t.listingOnFullRefund].filter(Boolean)) {
+        const row = system.find((l) => l.event === e)!;
+        expect(row.from, `${t.action} -> ${e}`).toBe(t.action === 'pay' ? 'available' : 'reserved');
+      }
+    }
+  });
+
+  it('gives every transition into one status the same listing effect (the effect follows the status)', () => {
+    for (const status of ORDER_STATUSES) {
+      const into = rows.filter((t) => t.to === status);
+      expect(new Set(into.map((t) => `${t.listing}/${t.listingOnFullRefund}`)).size, status).toBeLessThanOrEqual(1);
+    }
+  });
+
+  it('states the spec\'s timing rules and their clocks', () => {
+    const find = (from: string, action: string) => rows.find((t) => t.from === from && t.action === action)!;
+    expect(find('awaiting_payment', 'pay')).toMatchObject({ paymentSource: 'wallet', timing: { clock: 'service', at: 'payment_expires_at', allowed: 'before' } });
+    expect(find('awaiting_payment', 'expire').timing).toMatchObject({ clock: 'service', at: 'payment_expires_at', allowed: 'from', grace: 'payment' });
+    expect(find('in_progress', 'refund').timing).toEqual({ clock: 'chain', at: 'delivery_deadline', allowed: 'after', only: 'buyer', refusal: 'forbidden' });
+    expect(find('delivered', 'dispute').timing).toMatchObject({ clock: 'chain', at: 'auto_release_at', allowed: 'before', refusal: 'invalid-state-transition' });
+    expect(find('delivered', 'auto_release').timing).toMatchObject({ clock: 'chain', at: 'auto_release_at', allowed: 'from' });
+    // auto_release_at exists only once delivered: no rule reads it from an earlier state
+    for (const t of rows) if (t.timing?.at === 'auto_release_at') expect(t.from).toBe('delivered');
+  });
+
+  it('lets the buyer review completed and resolved orders, which are terminal', () => {
+    expect([...REVIEWABLE_ORDER_STATUSES].sort()).toEqual(['completed', 'resolved']);
+    for (const s of REVIEWABLE_ORDER_STATUSES) expect(TERMINAL_ORDER_STATUSES).toContain(s);
+  });
+});
+
 describe('listing state table', () => {
+  it('emits one of the listing events on every row, and every event has a row', () => {
+    for (const t of listingTransitions) expect(LISTING_EVENTS).toContain(t.emits);
+    expect([...new Set(listingTransitions.map((t) => t.emits))].sort()).toEqual([...LISTING_EVENTS].sort());
+  });
+  it('is deterministic per (from, event) and lets the seller move only between editable statuses', () => {
+    const pairs = listingTransitions.map((t) => `${t.from}:${t.event}`);
+    expect(new Set(pairs).size).toBe(pairs.length);
+    for (const t of listingTransitions.filter((l) => l.by === 'seller' && l.from !== null)) {
+      expect(LISTING_EDITABLE_STATUSES).toContain(t.from);
+      expect(LISTING_EDITABLE_STATUSES).toContain(t.to);
+    }
+  });
   it('reaches every listing status from creation', () => {
     expect([...reachable(listingTransitions)].sort()).toEqual([...LISTING_STATUSES].sort());
   });

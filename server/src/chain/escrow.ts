@@ -741,33 +741,58 @@ export class EscrowClient {
     return this.send([...pre, ix], action, o, signer ? [signer] : []);
   }
 
-  /** mark_delivered: Funded -> Delivered (platform authority signs on the seller's behalf). */
-  markDelivered(orderId: OrderId, o: ConfirmOptions = {}): Promise<TxResult> {
-    return this.simpleIx('mark_delivered', orderId, 'marking the order delivered', o);
+  /**
+   * One instruction on an existing order escrow, signed by the platform authority (resolve_dispute:
+   * the arbiter, with `buyerBps` 0..10000 to the buyer): mark_delivered (Funded -> Delivered), release
+   * (seller gets amount - fee, treasury the fee; closes vault + order, rent to the rent payer), claim
+   * (like release, once the review window after delivery has passed: the program checks the clock),
+   * open_dispute (Funded|Delivered -> Disputed), resolve_dispute (the split), refund (the full amount
+   * back to the buyer; closes). Throws chain-transaction-failed when the program refuses it.
+   */
+  orderInstruction(ix: OrderInstructionName, orderId: OrderId, o: ConfirmOptions & { buyerBps?: number } = {}): Promise<TxResult> {
+    const { buyerBps, ...confirm } = o;
+    if (ix === 'resolve_dispute') return this.simpleIx(ix, orderId, ORDER_IX_LABEL[ix], confirm, [buyerBps ?? 0], this.arbiter);
+    return this.simpleIx(ix, orderId, ORDER_IX_LABEL[ix], confirm);
   }
 
-  /** release: pays seller (amount - fee) and treasury (fee), closes vault + order (rent to the buyer). */
+  /** mark_delivered: Funded -> Delivered (platform authority signs on the seller's behalf). */
+  markDelivered(orderId: OrderId, o: ConfirmOptions = {}): Promise<TxResult> {
+    return this.orderInstruction('mark_delivered', orderId, o);
+  }
+
+  /** release: pays seller (amount - fee) and treasury (fee), closes vault + order. */
   release(orderId: OrderId, o: ConfirmOptions = {}): Promise<TxResult> {
-    return this.simpleIx('release', orderId, 'releasing the escrow', o);
+    return this.orderInstruction('release', orderId, o);
   }
 
   /** claim: like release, allowed once the review window after delivery has passed (program checks the clock). */
   claim(orderId: OrderId, o: ConfirmOptions = {}): Promise<TxResult> {
-    return this.simpleIx('claim', orderId, 'claiming the escrow', o);
+    return this.orderInstruction('claim', orderId, o);
   }
 
   /** open_dispute: Funded|Delivered -> Disputed. */
   openDispute(orderId: OrderId, o: ConfirmOptions = {}): Promise<TxResult> {
-    return this.simpleIx('open_dispute', orderId, 'opening a dispute', o);
+    return this.orderInstruction('open_dispute', orderId, o);
   }
 
   /** resolve_dispute(buyer_bps 0..10000): buyer gets buyer_bps of amount, the rest goes to seller/treasury per program rules. */
   resolveDispute(orderId: OrderId, buyerBps: number, o: ConfirmOptions = {}): Promise<TxResult> {
-    return this.simpleIx('resolve_dispute', orderId, 'resolving the dispute', o, [buyerBps], this.arbiter);
+    return this.orderInstruction('resolve_dispute', orderId, { ...o, buyerBps });
   }
 
   /** refund: full amount back to the buyer, closes vault + order. */
   refund(orderId: OrderId, o: ConfirmOptions = {}): Promise<TxResult> {
-    return this.simpleIx('refund', orderId, 'refunding the escrow', o);
+    return this.orderInstruction('refund', orderId, o);
   }
 }
+
+/** The escrow instructions on an existing order account, with what the service is doing (error details). */
+const ORDER_IX_LABEL = {
+  mark_delivered: 'marking the order delivered',
+  release: 'releasing the escrow',
+  claim: 'claiming the escrow',
+  open_dispute: 'opening a dispute',
+  resolve_dispute: 'resolving the dispute',
+  refund: 'refunding the escrow',
+} as const;
+export type OrderInstructionName = keyof typeof ORDER_IX_LABEL;

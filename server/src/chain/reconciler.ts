@@ -26,7 +26,7 @@
  *
  * Runs once at start-up and then every `intervalMs`. It never sends a transaction.
  */
-import { type Instruction, instructionAction, instructionEscrowState, targetStatus } from '../modules/orders/order-state.js';
+import { type Instruction, type ServiceInstruction, closesEscrow, instructionAction, instructionEscrowState, targetStatus } from '../modules/orders/order-state.js';
 import { formulaPayout, patchForInstruction } from '../modules/orders/order-patch.js';
 import type { ChainIntentRecord, EscrowPort, OrderRecord, OrderSettlement, OrdersRepo } from '../modules/orders/orders.types.js';
 import { Poller } from '../lib/poller.js';
@@ -51,7 +51,6 @@ export interface ReconcilerDeps {
 export type ReconcileOutcome = 'confirmed' | 'failed' | 'open';
 
 const silent: Log = { info() {}, warn() {}, error() {} };
-const TERMINAL_IX = new Set<Instruction>(['release', 'claim', 'refund', 'resolve_dispute']);
 
 /** An intent the service opened to refund an escrow re-funded after its order was closed (see OrdersService). */
 export const isStrayRefund = (intent: Pick<ChainIntentRecord, 'action' | 'params'>) =>
@@ -78,8 +77,8 @@ export class Reconciler {
       return 'failed';
     }
     const ix = intent.action;
-    const action = instructionAction[ix];
-    if (ix === 'fund' || !action) {
+    const action = ix === 'fund' ? undefined : instructionAction[ix];
+    if (!action) {
       await repo.failIntent(intent.id, `not a service-sent instruction: ${ix}`);
       return 'failed';
     }
@@ -188,14 +187,14 @@ export class Reconciler {
     settlement?: OrderSettlement | null,
   ): Promise<ReconcileOutcome> {
     const nowSeconds = await this.deps.escrow.chainNow().catch(() => Math.floor(Date.now() / 1000));
-    const ix = intent.action as Exclude<Instruction, 'fund'>;
+    const ix = intent.action as ServiceInstruction;
     const v = view === undefined && instructionEscrowState[ix] !== null ? await this.deps.escrow.fetchOrder(order.id) : view;
     let s = settlement ?? null;
-    if (TERMINAL_IX.has(ix) && !s && intent.signature) s = await this.findSettlement(order, intent.signature);
-    if (TERMINAL_IX.has(ix) && !s && intent.signature) {
+    if (closesEscrow(ix) && !s && intent.signature) s = await this.findSettlement(order, intent.signature);
+    if (closesEscrow(ix) && !s && intent.signature) {
       // our own confirmed transaction (one instruction, this order) that cannot be read back: the program's split
       const bps = typeof intent.params?.buyer_bps === 'number' ? intent.params.buyer_bps : null;
-      s = { instruction: ix as OrderSettlement['instruction'], signature: intent.signature, slot: intent.slot ?? 0, payout: formulaPayout(ix as OrderSettlement['instruction'], order, bps) };
+      s = { instruction: ix, signature: intent.signature, slot: intent.slot ?? 0, payout: formulaPayout(ix, order, bps) };
     }
     const patch = patchForInstruction(ix, order, intent.params, intent.signature, { view: v ?? null, nowSeconds, settlement: s });
     const changed = await this.deps.repo.confirmIntent(intent.id, intent.signature, intent.slot, order.id, order.status, patch);

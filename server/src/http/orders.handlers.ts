@@ -16,20 +16,15 @@
 import { initServer } from '@ts-rest/express';
 import { contract } from '@bazaar/contract';
 import { IDEMPOTENCY_HEADER, type IdempotencyLeases, idempotency, parseIdempotencyKey, type IdempotencyStore } from '../modules/idempotency/index.js';
-import { toOrderDto } from '../modules/orders/orders.dto.js';
 import type { OrdersService, PrincipalLike } from '../modules/orders/orders.service.js';
-import type { OrderRecord, OrdersRepo } from '../modules/orders/orders.types.js';
 import { DomainError } from '../errors.js';
 
 export interface OrdersHttpDeps {
   service: OrdersService;
-  repo: OrdersRepo;
   idempotencyStore: IdempotencyStore;
   /** the process's Idempotency-Key lease renewals (stopped with the orders module) */
   idempotencyLeases?: IdempotencyLeases;
   idempotencyLeaseMs?: number;
-  /** optional: whether the buyer already reviewed the order (hides `review` from allowed_actions) */
-  hasReview?: (orderId: string) => Promise<boolean>;
 }
 
 function principalOf(req: unknown): PrincipalLike {
@@ -40,15 +35,8 @@ function principalOf(req: unknown): PrincipalLike {
 
 export function ordersHandlers(deps: OrdersHttpDeps) {
   const s = initServer();
-  const { service, repo } = deps;
-
-  const dto = async (o: OrderRecord, p: PrincipalLike) => {
-    const [intents, reviewed] = await Promise.all([
-      repo.listIntents(o.id),
-      deps.hasReview && (o.status === 'completed' || o.status === 'resolved') ? deps.hasReview(o.id) : Promise.resolve(false),
-    ]);
-    return toOrderDto(o, intents, service.roleOf(o, p), Math.floor(Date.now() / 1000), reviewed);
-  };
+  const { service } = deps;
+  const dto = (o: Parameters<OrdersService['presentOne']>[1], p: PrincipalLike) => service.presentOne(p, o);
 
   return s.router(contract.orders, {
     createOrder: {
@@ -74,7 +62,7 @@ export function ordersHandlers(deps: OrdersHttpDeps) {
     listOrders: async ({ query, req }) => {
       const p = principalOf(req);
       const page = await service.list(p, { role: query.role, status: query.status, limit: query.limit, cursor: query.cursor });
-      return { status: 200 as const, body: { data: await Promise.all(page.data.map((o) => dto(o, p))), next_cursor: page.nextCursor } };
+      return { status: 200 as const, body: { data: await service.present(p, page.data), next_cursor: page.nextCursor } };
     },
     getOrder: async ({ params, req }) => {
       const p = principalOf(req);

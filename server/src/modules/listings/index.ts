@@ -3,7 +3,7 @@
  *
  *   const listings = createListingsModule({ db, chain, config: { currencies, categories, publicBaseUrl }, log });
  *   createExpressEndpoints(contract.listings, listingsHandlers(listings.http), router);
- *   createOrdersModule({ ..., listings: listings.port });   // reserve / release / markSold / get
+ *   createOrdersModule({ ..., listings: listings.port });   // get / applyOrderEvent (listingTransitions)
  *   await listings.start();   // recovery pass at start-up, then every recoveryIntervalMs
  *   await listings.stop();
  */

@@ -5,14 +5,14 @@
  * and the recovery pass (listings.recovery.ts) finishes or compensates after a failure or a crash.
  * Pending mints live in chain_intents only, so no read of `listings` can ever show them.
  *
- * Status table (contract/src/listings.contract.ts `listingTransitions`):
- *   available <-> unlisted   by the seller (PATCH status)
- *   available  -> reserved   reserve()   (an order for it was funded)
- *   reserved   -> sold       markSold()  (that order completed / was resolved partly)
- *   reserved   -> available  release()   (that order was refunded / resolved with a full refund)
- * Only available and unlisted listings can be edited; reserved and sold ones answer 409.
+ * Status moves follow the contract's listing state table (`listingTransitions`): the seller's
+ * (available <-> unlisted, PATCH status) and the order lifecycle's (`applyOrderEvent`, the `listing`
+ * column of the order lifecycle table: order_funded reserves, order_completed / order_resolved_partial
+ * sell, order_refunded / order_resolved_full make it available again). Only LISTING_EDITABLE_STATUSES
+ * (available, unlisted) can be edited; reserved and sold ones answer 409.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { LISTING_EDITABLE_STATUSES, type ListingOrderEvent, listingTransitions } from '@bazaar/contract';
 import { DomainError } from '../../errors.js';
 import { cursorKey, decodeCursor, newestPage, type CursorSpec, type Page } from '../../lib/cursor.js';
 import { formatUiAmount, toBaseUnits } from '../../lib/money.js';
@@ -65,7 +65,7 @@ export function metadataUri(publicBaseUrl: string, listingId: string): string {
 }
 
 
-const EDITABLE: readonly ListingStatus[] = ['available', 'unlisted'];
+const EDITABLE: readonly ListingStatus[] = LISTING_EDITABLE_STATUSES;
 
 export function createListingsService(deps: ListingsDeps) {
   const { repo, chain, config } = deps;
@@ -116,14 +116,19 @@ export function createListingsService(deps: ListingsDeps) {
     return l;
   }
 
-  /** System transition (order lifecycle): applies only from `from`; no-op when already in `to`. */
-  async function move(listingId: string, from: ListingStatus, to: ListingStatus, idempotent: boolean) {
-    const updated = await repo.updateIf(listingId, [from], { status: to });
-    if (updated) return updated;
+  /**
+   * An order lifecycle event moves the listing along its `listingTransitions` row (only from that row's
+   * `from`). Reserving is exclusive: a listing already reserved (by another order) answers 409
+   * listing-unavailable. Any other event already applied (its `to` reached) is a no-op, so the request
+   * and the reconciler may both apply it.
+   */
+  async function applyOrderEvent(listingId: string, event: ListingOrderEvent): Promise<void> {
+    const row = listingTransitions.find((t) => t.event === event)!;
+    if (await repo.updateIf(listingId, [row.from as ListingStatus], { status: row.to })) return;
     const current = await load(listingId);
-    if (idempotent && current.status === to) return current;
-    if (to === 'reserved') throw listingErrors.unavailable(listingId, current.status);
-    throw listingErrors.invalidTransition(listingId, current.status, to);
+    if (row.to === 'reserved') throw listingErrors.unavailable(listingId, current.status);
+    if (current.status === row.to) return;
+    throw listingErrors.invalidTransition(listingId, current.status, row.to);
   }
 
   /**
@@ -272,7 +277,12 @@ export function createListingsService(deps: ListingsDeps) {
       if (input.title !== undefined) patch.title = input.title;
       if (input.description !== undefined) patch.description = input.description;
       if (input.duration !== undefined) patch.durationDays = input.duration;
-      if (input.status !== undefined) patch.status = input.status;
+      if (input.status !== undefined) {
+        // the seller's own moves (unlist / relist) are rows of the listing state table
+        const move = listingTransitions.some((t) => t.by === 'seller' && t.from === current.status && t.to === input.status);
+        if (input.status !== current.status && !move) throw listingErrors.invalidTransition(listingId, current.status, input.status);
+        patch.status = input.status;
+      }
 
       // The on-chain name follows the title: only when the (truncated) name actually changes.
       const newName = input.title !== undefined ? tokenName(input.title) : tokenName(current.title);
@@ -306,12 +316,8 @@ export function createListingsService(deps: ListingsDeps) {
       };
     },
 
-    /** available -> reserved when an order is funded; 409 listing-unavailable otherwise. */
-    reserve: (listingId: string) => move(listingId, 'available', 'reserved', false).then(() => undefined),
-    /** reserved -> available (order refunded); no-op when already available. */
-    release: (listingId: string) => move(listingId, 'reserved', 'available', true).then(() => undefined),
-    /** reserved -> sold (order completed); no-op when already sold. */
-    markSold: (listingId: string) => move(listingId, 'reserved', 'sold', true).then(() => undefined),
+    /** The order lifecycle's listing moves (see `applyOrderEvent`). */
+    applyOrderEvent,
 
     /** The read the orders module needs (ListingsPort.get); null when unknown. */
     async view(listingId: string) {
@@ -326,6 +332,7 @@ export function createListingsService(deps: ListingsDeps) {
         currency: l.currency,
         priceBaseUnits: l.priceBaseUnits,
         durationDays: l.durationDays,
+        tokenMint: l.tokenMint,
       };
     },
   };
@@ -335,10 +342,5 @@ export type ListingsService = ReturnType<typeof createListingsService>;
 
 /** Adapter for the orders module's ListingsPort. */
 export function listingsPort(service: ListingsService) {
-  return {
-    get: service.view,
-    reserve: service.reserve,
-    release: service.release,
-    markSold: service.markSold,
-  };
+  return { get: service.view, applyOrderEvent: service.applyOrderEvent };
 }

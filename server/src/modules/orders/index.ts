@@ -68,6 +68,7 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     hooks: o.hooks,
     now: o.now,
     custody: o.custody,
+    hasReview: o.hasReview,
   });
   const watcher = new PaymentWatcher({ service, repo, log: o.log });
   const leases = new IdempotencyLeases();
@@ -83,7 +84,7 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     idempotencyStore,
     /** every order's database state against its escrow account on chain (orders.integrity.ts) */
     checkIntegrity: () => checkEscrowIntegrity({ repo, escrow }),
-    http: { service, repo, idempotencyStore, idempotencyLeases: leases, idempotencyLeaseMs: o.config?.idempotencyLeaseMs, hasReview: o.hasReview },
+    http: { service, idempotencyStore, idempotencyLeases: leases, idempotencyLeaseMs: o.config?.idempotencyLeaseMs },
     /** start-up reconciliation, then the timers */
     async start() {
       await service.reconciler.runOnce().catch((err) => o.log?.error({ err }, 'start-up reconciliation failed'));
@@ -114,12 +115,7 @@ export function unavailableEscrow(): EscrowPort {
     },
     buildFundTransaction: fail,
     submitSignedTransaction: fail,
-    markDelivered: fail,
-    release: fail,
-    claim: fail,
-    openDispute: fail,
-    resolveDispute: fail,
-    refund: fail,
+    send: fail,
     fetchOrder: fail,
     signatureStatus: fail,
     feeBps: fail,

@@ -2,7 +2,7 @@
  * What a confirmed escrow instruction does to the order row, shared by the service (normal path) and
  * the reconciler (after a crash): one place decides the resulting status and timestamps.
  */
-import { type Instruction, instructionAction, targetStatus } from './order-state.js';
+import { type ServiceInstruction, type TerminalInstruction, instructionAction, targetStatus } from './order-state.js';
 import type { EscrowOrderView, OrderPatch, OrderPayout, OrderRecord, OrderSettlement } from './orders.types.js';
 
 /**
@@ -13,7 +13,7 @@ import type { EscrowOrderView, OrderPatch, OrderPayout, OrderRecord, OrderSettle
  * is not counted (never credit what is not known to have arrived). `verified` false.
  */
 export function formulaPayout(
-  ix: 'release' | 'claim' | 'refund' | 'resolve_dispute',
+  ix: TerminalInstruction,
   order: Pick<OrderRecord, 'amount' | 'feeBps' | 'buyerWallet'>,
   buyerBps: number | null,
 ): OrderPayout {
@@ -25,13 +25,13 @@ export function formulaPayout(
 }
 
 export function patchForInstruction(
-  ix: Exclude<Instruction, 'fund'>,
+  ix: ServiceInstruction,
   order: OrderRecord,
   params: Record<string, unknown> | null,
   signature: string | null,
   chain: { view?: EscrowOrderView | null; nowSeconds: number; settlement?: OrderSettlement | null },
 ): OrderPatch {
-  const status = targetStatus(instructionAction[ix]!);
+  const status = targetStatus(instructionAction[ix]);
   const base: OrderPatch = { status, ...(signature ? { lastSignature: signature } : {}) };
   if (chain.settlement) base.payout = chain.settlement.payout;
   const now = new Date(chain.nowSeconds * 1000);
@@ -62,26 +62,5 @@ export function patchForInstruction(
     case 'claim':
     case 'refund':
       return { ...base, completedAt: now };
-  }
-}
-
-/** Listing status that follows an order outcome (null = leave the listing alone). */
-export function listingEffect(
-  status: OrderRecord['status'],
-  buyerBps: number | null,
-): 'reserve' | 'markSold' | 'release' | null {
-  switch (status) {
-    case 'in_progress':
-      return 'reserve';
-    case 'completed':
-      return 'markSold';
-    case 'refunded':
-    case 'expired':
-      return 'release';
-    case 'resolved':
-      // a full refund to the buyer puts the listing back on sale; any split counts as a sale
-      return buyerBps === 10_000 ? 'release' : 'markSold';
-    default:
-      return null;
   }
 }

@@ -1,82 +1,98 @@
 /**
- * Order state machine: the contract's `orderTransitions` table (contract/src/orders.contract.ts)
- * turned into guards. Nothing here restates the table; only the service-side vocabulary is added:
+ * The contract's order lifecycle table (`orderTransitions`, contract/src/orders.contract.ts) as the
+ * service's guards. Nothing here restates a row: the escrow instruction of an action, the account state
+ * an instruction leaves, the listing effect of a status, the timing rules and `allowed_actions` are all
+ * read from the table.
  *
- *  - `ChainAction`: transitions performed by an escrow instruction the service signs
- *    (deliver, confirm, auto_release, dispute, resolve, refund); `pay` is signed by the buyer.
- *  - `Instruction`: the escrow instruction behind each (stored on ChainIntent rows and shown as
- *    `transactions[].action`).
+ * Vocabulary added on the service side:
+ *  - `ChainAction`: an action the service performs by signing its escrow instruction (every row with an
+ *    instruction except `pay`, whose `fund` the buyer signs);
+ *  - `Clocks`: the two clocks timing rules use, read once per decision: `chainSeconds` (unix seconds of
+ *    the cluster's Clock sysvar, what the escrow program enforces) and `serviceMs` (the server's clock).
  *
- * Guard order in the service: caller role (403 forbidden; strangers 404), then source state
- * (409 invalid-state-transition), then the transition's timing condition.
+ * Guard order in the service: caller role (403 forbidden; strangers 404), then source state (409
+ * invalid-state-transition), then the row's payment source and timing rule (its `refusal` problem).
  */
 import {
+  type EscrowInstruction,
+  type ListingOrderEvent,
   type OrderAction as ApiOrderAction,
   type OrderActor,
   type OrderStatus,
+  type OrderTiming,
   type OrderTransition,
+  type OrderTransitionRow,
   ORDER_STATUSES,
+  REVIEWABLE_ORDER_STATUSES,
   TERMINAL_ORDER_STATUSES,
   escrowStateOf,
   orderTransitions,
 } from '@bazaar/contract';
+import { DomainError } from '../../errors.js';
 
-export { ORDER_STATUSES, escrowStateOf, orderTransitions };
-export type { OrderStatus, OrderActor, OrderTransition, ApiOrderAction };
-
-export type TransitionAction = OrderTransition['action'];
-export type ChainAction = 'deliver' | 'confirm' | 'auto_release' | 'dispute' | 'resolve' | 'refund';
-export type Instruction = NonNullable<OrderTransition['instruction']>;
+export type { OrderStatus, OrderTransition };
 export type OrderRole = OrderActor;
+export type TransitionAction = OrderTransition['action'];
+/** An escrow instruction (the table's `instruction` column; the IDL has each, see chain/escrow.ts). */
+export type Instruction = EscrowInstruction;
+/** Actions the service signs on chain (deliver, confirm, auto_release, dispute, resolve, refund). */
+export type ChainAction = Exclude<Extract<OrderTransitionRow, { instruction: string }>['action'], 'pay'>;
+/** Instructions the service signs: all but `fund`. */
+export type ServiceInstruction = Exclude<Instruction, 'fund'>;
+type TerminalStatus = (typeof TERMINAL_ORDER_STATUSES)[number];
+/** Instructions that close the escrow (their rows end in a terminal status): release, claim, refund, resolve_dispute. */
+export type TerminalInstruction = Extract<OrderTransitionRow, { to: TerminalStatus; instruction: string }>['instruction'];
 
-export const CHAIN_ACTIONS: readonly ChainAction[] = ['deliver', 'confirm', 'auto_release', 'dispute', 'resolve', 'refund'];
-
-/** Escrow instruction of each chain action (from the table). */
-export const actionInstruction: Readonly<Record<ChainAction, Instruction>> = {
-  deliver: 'mark_delivered',
-  confirm: 'release',
-  auto_release: 'claim',
-  dispute: 'open_dispute',
-  resolve: 'resolve_dispute',
-  refund: 'refund',
-};
-
-export const instructionAction: Readonly<Partial<Record<Instruction, ChainAction>>> = Object.fromEntries(
-  Object.entries(actionInstruction).map(([a, i]) => [i, a]),
-) as Partial<Record<Instruction, ChainAction>>;
-
-/** Escrow account state after each instruction; null = the account is closed (terminal). */
-export const instructionEscrowState: Readonly<Record<Instruction, 'funded' | 'delivered' | 'disputed' | null>> = {
-  fund: 'funded',
-  mark_delivered: 'delivered',
-  open_dispute: 'disputed',
-  release: null,
-  claim: null,
-  resolve_dispute: null,
-  refund: null,
-};
-
+const rows: readonly OrderTransition[] = orderTransitions;
 const TERMINAL: ReadonlySet<OrderStatus> = new Set(TERMINAL_ORDER_STATUSES);
+
+/** Statuses that are not terminal: an order in one of them holds its listing (one open order per listing). */
+export const OPEN_ORDER_STATUSES: readonly OrderStatus[] = ORDER_STATUSES.filter((s) => !TERMINAL.has(s));
 
 export function isTerminal(status: OrderStatus): boolean {
   return TERMINAL.has(status);
 }
 
+/** Escrow instruction of each chain action (one per action: the contract tests check it). */
+export const actionInstruction = Object.fromEntries(
+  rows.filter((t) => t.instruction && t.action !== 'pay').map((t) => [t.action, t.instruction]),
+) as Readonly<Record<ChainAction, ServiceInstruction>>;
+
+/** The chain action behind each instruction the service signs. */
+export const instructionAction = Object.fromEntries(Object.entries(actionInstruction).map(([a, i]) => [i, a])) as Readonly<
+  Record<ServiceInstruction, ChainAction>
+>;
+
+/** Escrow account state after each instruction (the status it leads to, as the program holds it); null = closed. */
+export const instructionEscrowState = Object.fromEntries(
+  rows
+    .filter((t) => t.instruction)
+    .map((t) => {
+      const state = escrowStateOf[t.to];
+      return [t.instruction, state === 'funded' || state === 'delivered' || state === 'disputed' ? state : null];
+    }),
+) as Readonly<Record<Instruction, 'funded' | 'delivered' | 'disputed' | null>>;
+
+/** Whether an instruction closes the order's escrow account (a terminal instruction). */
+export function closesEscrow(ix: Instruction): ix is TerminalInstruction {
+  return instructionEscrowState[ix] === null;
+}
+
 /** The table row for `action` from `status`, if any. */
 export function findTransition(status: OrderStatus, action: TransitionAction): OrderTransition | undefined {
-  return orderTransitions.find((t) => t.from === status && t.action === action);
+  return rows.find((t) => t.from === status && t.action === action);
 }
 
 /** Status an action leads to (the same from every source state in the table). */
 export function targetStatus(action: TransitionAction): OrderStatus {
-  const t = orderTransitions.find((r) => r.action === action);
+  const t = rows.find((r) => r.action === action);
   if (!t) throw new Error(`no transition for ${action}`);
   return t.to;
 }
 
 /** Any row lets `role` do `action` (from some state)? Used for the 403 check before the state check. */
 export function roleMayEver(role: OrderRole, action: TransitionAction): boolean {
-  return orderTransitions.some((t) => t.action === action && t.by.includes(role));
+  return rows.some((t) => t.action === action && t.by.includes(role));
 }
 
 export function canTransition(status: OrderStatus, action: TransitionAction, role?: OrderRole): boolean {
@@ -85,26 +101,110 @@ export function canTransition(status: OrderStatus, action: TransitionAction, rol
 }
 
 /**
- * `allowed_actions` for a caller: table rows from the current status whose actors include the role,
- * with the time conditions evaluated (`now` in unix seconds) and `review` for the buyer of a
- * completed/resolved order that has no review yet (`reviewed` unknown = offered).
+ * The listing transition that follows an order reaching `status` (the `listing` column of the rows into
+ * it; `listingOnFullRefund` when a resolve returned everything to the buyer). null: the listing stays.
  */
-export function allowedActions(
-  o: { status: OrderStatus; deliveryDeadline: number; autoReleaseAt: Date | null; paymentExpiresAt: Date },
-  role: OrderRole | null,
-  nowSeconds: number,
-  reviewed = false,
-): ApiOrderAction[] {
+export function listingEventAfter(o: { status: OrderStatus; buyerBps: number | null }): ListingOrderEvent | null {
+  const row = rows.find((t) => t.to === o.status && t.listing);
+  if (!row) return null;
+  return o.buyerBps === 10_000 && row.listingOnFullRefund ? row.listingOnFullRefund : row.listing!;
+}
+
+/** The two clocks of the timing rules, read at one moment: cluster unix seconds and the service's ms. */
+export interface Clocks {
+  chainSeconds: number;
+  serviceMs: number;
+}
+
+/** The order fields a timing rule reads. */
+export interface TimedOrder {
+  id: string;
+  status: OrderStatus;
+  paymentSource: 'wallet' | 'custodial';
+  paymentExpiresAt: Date;
+  /** unix seconds */
+  deliveryDeadline: number;
+  autoReleaseAt: Date | null;
+}
+
+function deadlineMs(o: TimedOrder, at: OrderTiming['at']): number | null {
+  switch (at) {
+    case 'payment_expires_at':
+      return o.paymentExpiresAt.getTime();
+    case 'delivery_deadline':
+      return o.deliveryDeadline * 1000;
+    case 'auto_release_at':
+      return o.autoReleaseAt?.getTime() ?? null;
+  }
+}
+
+/** Does the timing rule bind this actor? */
+export function timingBinds(t: OrderTiming | undefined, role: OrderRole): t is OrderTiming {
+  return !!t && (!t.only || t.only === role);
+}
+
+/** Timing rule `t` for `role` on `clocks` (`graceSeconds`: the payment grace, for rules with grace). */
+export function timingAllows(t: OrderTiming | undefined, role: OrderRole, o: TimedOrder, clocks: Clocks, graceSeconds = 0): boolean {
+  if (!timingBinds(t, role)) return true;
+  const base = deadlineMs(o, t.at);
+  const now = t.clock === 'chain' ? clocks.chainSeconds * 1000 : clocks.serviceMs;
+  if (base === null) return t.allowed === 'before';
+  const at = base + (t.grace ? graceSeconds * 1000 : 0);
+  return t.allowed === 'before' ? now < at : t.allowed === 'from' ? now >= at : now > at;
+}
+
+/** 409 invalid-state-transition for `action` on an order in `status`. */
+export function invalidTransition(orderId: string, status: OrderStatus, action: TransitionAction, detail?: string): DomainError {
+  return new DomainError('invalid-state-transition', detail ?? `Cannot ${action} order ${orderId} in status ${status}.`, {
+    order_status: status,
+    action,
+  });
+}
+
+/**
+ * Why the table refuses `action` by `role` on `o` now, as the problem to answer; null when it allows
+ * it. Checks the source state, the actor, the payment source and the timing rule, in that order.
+ */
+export function refusal(o: TimedOrder, role: OrderRole, action: TransitionAction, clocks: Clocks, graceSeconds = 0): DomainError | null {
+  const row = findTransition(o.status, action);
+  if (!row) return invalidTransition(o.id, o.status, action);
+  if (!row.by.includes(role)) return new DomainError('forbidden', `The ${role} of an order may not ${action} it while it is ${o.status}.`);
+  if (row.paymentSource && o.paymentSource !== row.paymentSource) {
+    return invalidTransition(o.id, o.status, action, `Order ${o.id} is paid from the custodial balance by the service.`);
+  }
+  const t = row.timing;
+  if (timingBinds(t, role) && !timingAllows(t, role, o, clocks, graceSeconds)) {
+    const at = deadlineMs(o, t.at);
+    const when = at === null ? `once its ${t.at} is set` : `${t.allowed} its ${t.at} (${new Date(at).toISOString()})`;
+    const detail = `The ${role === 'system' ? 'service' : role} may ${action} order ${o.id} only ${when}.`;
+    return t.refusal === 'forbidden' ? new DomainError('forbidden', detail) : invalidTransition(o.id, o.status, action, detail);
+  }
+  return null;
+}
+
+/** Whether any timing rule `role` could meet from this status reads the chain clock (so it must be read). */
+export function needsChainClock(status: OrderStatus, role: OrderRole | null, action?: TransitionAction): boolean {
+  return rows.some(
+    (t) => t.from === status && (!action || t.action === action) && t.timing?.clock === 'chain' && (!role || timingBinds(t.timing, role)),
+  );
+}
+
+const API_ACTIONS: ReadonlySet<string> = new Set<ApiOrderAction>(['pay', 'deliver', 'confirm', 'dispute', 'refund', 'resolve', 'review']);
+
+/**
+ * `allowed_actions` for a caller: the table rows from the current status that `refusal` lets the role
+ * take now (same rules, same clocks), plus `review` for the buyer of a reviewable order that has no
+ * review yet (REVIEWABLE_ORDER_STATUSES).
+ */
+export function allowedActions(o: TimedOrder, role: OrderRole | null, clocks: Clocks, reviewed = false): ApiOrderAction[] {
   if (!role) return [];
   const out: ApiOrderAction[] = [];
-  for (const t of orderTransitions) {
-    if (t.from !== o.status || !t.by.includes(role)) continue;
-    if (t.action === 'create' || t.action === 'expire' || t.action === 'auto_release') continue;
-    if (t.action === 'pay' && o.paymentExpiresAt.getTime() <= nowSeconds * 1000) continue;
-    if (t.action === 'refund' && role === 'buyer' && nowSeconds <= o.deliveryDeadline) continue;
-    if (t.action === 'dispute' && o.status === 'delivered' && o.autoReleaseAt && nowSeconds * 1000 >= o.autoReleaseAt.getTime()) continue;
-    if (!out.includes(t.action as ApiOrderAction)) out.push(t.action as ApiOrderAction);
+  for (const t of rows) {
+    if (t.from !== o.status || !API_ACTIONS.has(t.action) || out.includes(t.action as ApiOrderAction)) continue;
+    if (!refusal(o, role, t.action, clocks)) out.push(t.action as ApiOrderAction);
   }
-  if (role === 'buyer' && (o.status === 'completed' || o.status === 'resolved') && !reviewed) out.push('review');
+  if (role === 'buyer' && (REVIEWABLE_ORDER_STATUSES as readonly OrderStatus[]).includes(o.status) && !reviewed) out.push('review');
   return out;
 }
+
+export { escrowStateOf, REVIEWABLE_ORDER_STATUSES };

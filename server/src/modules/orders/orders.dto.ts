@@ -1,20 +1,15 @@
 /**
- * OrderRecord (+ its chain intents) -> the contract's `Order` JSON.
+ * OrderRecord (+ its chain intents and the caller's allowed actions) -> the contract's `Order` JSON.
  */
-import type { Order } from '@bazaar/contract';
-import { allowedActions, escrowStateOf, type OrderRole } from './order-state.js';
+import type { Order, OrderAction } from '@bazaar/contract';
+import { toUiNumber } from '../../lib/money.js';
+import { escrowStateOf } from './order-state.js';
 import type { ChainIntentRecord, OrderRecord } from './orders.types.js';
-import { formatUnits } from './orders.service.js';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export function toOrderDto(
-  o: OrderRecord,
-  intents: ChainIntentRecord[],
-  role: OrderRole | null,
-  nowSeconds = Math.floor(Date.now() / 1000),
-  reviewed = false,
-): Order {
+/** `allowed`: the caller's allowed_actions (OrdersService.present evaluates the lifecycle table). */
+export function toOrderDto(o: OrderRecord, intents: ChainIntentRecord[], allowed: OrderAction[]): Order {
   const fee = (o.amount * BigInt(o.feeBps)) / 10_000n;
   return {
     order_id: o.id,
@@ -29,7 +24,7 @@ export function toOrderDto(
     token_mint_address: o.tokenMint ?? o.mint,
     payment_mint: o.mint,
     currency: o.currency,
-    amount: Number(formatUnits(o.amount, o.decimals)),
+    amount: toUiNumber(o.amount, o.decimals),
     amount_base_units: o.amount.toString(),
     fee_bps: o.feeBps,
     fee_base_units: fee.toString(),
@@ -63,7 +58,6 @@ export function toOrderDto(
         slot: i.slot,
         created_at: i.createdAt.toISOString(),
       })),
-    // a custodial order is paid by the service, never by the buyer's wallet
-    allowed_actions: allowedActions(o, role, nowSeconds, reviewed).filter((a) => a !== 'pay' || o.paymentSource !== 'custodial'),
+    allowed_actions: allowed,
   };
 }

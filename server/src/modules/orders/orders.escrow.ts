@@ -27,12 +27,7 @@ export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number } 
       return { transaction: built.transaction, validUntil: built.validUntil };
     },
     submitSignedTransaction: (b64) => client.submitSignedTransaction(b64),
-    markDelivered: (id, s) => client.markDelivered(id, o(s)),
-    release: (id, s) => client.release(id, o(s)),
-    claim: (id, s) => client.claim(id, o(s)),
-    openDispute: (id, s) => client.openDispute(id, o(s)),
-    resolveDispute: (id, bps, s) => client.resolveDispute(id, bps, o(s)),
-    refund: (id, s) => client.refund(id, o(s)),
+    send: (ix, id, s) => client.orderInstruction(ix, id, { ...o(s), ...(s?.buyerBps !== undefined ? { buyerBps: s.buyerBps } : {}) }),
     fetchOrder: async (id) => {
       const a = await client.fetchOrder(id);
       if (!a) return null;

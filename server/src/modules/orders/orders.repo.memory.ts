@@ -2,7 +2,7 @@
  * In-memory OrdersRepo with the same guard semantics as the Prisma one (used by unit tests).
  */
 import { randomUUID } from 'node:crypto';
-import type { Instruction, OrderStatus } from './order-state.js';
+import { type Instruction, type OrderStatus, isTerminal, OPEN_ORDER_STATUSES } from './order-state.js';
 import type {
   BlockhashLifetime,
   ChainIntentRecord,
@@ -15,8 +15,7 @@ import type {
   OrdersRepo,
 } from './orders.types.js';
 
-const HOLDING = new Set<OrderStatus>(['awaiting_payment', 'in_progress', 'delivered', 'disputed']);
-const TERMINAL = new Set<OrderStatus>(['completed', 'resolved', 'refunded', 'expired']);
+const HOLDING = new Set<OrderStatus>(OPEN_ORDER_STATUSES);
 
 export class MemoryOrdersRepo implements OrdersRepo {
   orders = new Map<string, OrderRecord>();
@@ -80,7 +79,7 @@ export class MemoryOrdersRepo implements OrdersRepo {
   }
   async listClosedFundableSince(since: Date, limit: number) {
     return [...this.orders.values()]
-      .filter((o) => TERMINAL.has(o.status) && (this.fundIssued.get(o.id) ?? new Date(0)) >= since)
+      .filter((o) => isTerminal(o.status) && (this.fundIssued.get(o.id) ?? new Date(0)) >= since)
       .slice(0, limit)
       .map((o) => ({ ...o }));
   }

@@ -7,7 +7,8 @@
  *    processes can never both start a chain action on one order.
  */
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
-import type { Instruction, OrderStatus } from './order-state.js';
+import { TERMINAL_ORDER_STATUSES } from '@bazaar/contract';
+import { type Instruction, type OrderStatus, OPEN_ORDER_STATUSES } from './order-state.js';
 import type {
   BlockhashLifetime,
   ChainIntentRecord,
@@ -28,9 +29,9 @@ type OrderRow = Prisma.OrderGetPayload<{ include: typeof withWallets }>;
 type IntentRow = Prisma.ChainIntentGetPayload<object>;
 
 const OPEN: IntentStatus[] = ['pending', 'sent'];
-/** statuses in which an order holds its listing (createHeld) */
-const HOLDING: OrderStatus[] = ['awaiting_payment', 'in_progress', 'delivered', 'disputed'];
-const TERMINAL: OrderStatus[] = ['completed', 'resolved', 'refunded', 'expired'];
+/** statuses in which an order holds its listing (createHeld): every open status */
+const HOLDING = [...OPEN_ORDER_STATUSES];
+const TERMINAL: OrderStatus[] = [...TERMINAL_ORDER_STATUSES];
 
 /** escrow_state column (storage detail; the API derives escrow_state from status). */
 function escrowStateFor(status: OrderStatus): string {
@@ -159,10 +160,7 @@ export class PrismaOrdersRepo implements OrdersRepo {
     return this.insert(this.db, o);
   }
 
-  private async insert(db: Pick<Db, 'listing' | 'order'>, o: NewOrder): Promise<OrderRecord> {
-    // token_mint_address: the listing's NFT, copied at order time
-    const tokenMint =
-      o.tokenMint ?? (await db.listing.findUnique({ where: { id: o.listingId }, select: { tokenMintAddress: true } }))?.tokenMintAddress ?? null;
+  private async insert(db: Pick<Db, 'order'>, o: NewOrder): Promise<OrderRecord> {
     const row = await db.order.create({
       data: {
         id: o.id,
@@ -178,7 +176,8 @@ export class PrismaOrdersRepo implements OrdersRepo {
         currency: o.currency,
         paymentMint: o.mint,
         decimals: o.decimals,
-        tokenMintAddress: tokenMint,
+        // token_mint_address: the listing's NFT, copied at order time (ListingsPort.get)
+        tokenMintAddress: o.tokenMint,
         feeBps: o.feeBps,
         escrowAddress: o.escrowAddress,
         vaultAddress: o.vaultAddress,

@@ -17,20 +17,30 @@ import { randomUUID } from 'node:crypto';
 import { ChainActionLandedError, DomainError } from '../../errors.js';
 import { Reconciler } from '../../chain/reconciler.js';
 import { cursorKey, decodeCursor, newestPage } from '../../lib/cursor.js';
+import { formatUiAmount } from '../../lib/money.js';
 import { compareFundTransaction, normalizeTransaction } from './fund-tx.js';
-import { formulaPayout, listingEffect, patchForInstruction } from './order-patch.js';
+import { formulaPayout, patchForInstruction } from './order-patch.js';
+import { listingTransitions, type Order } from '@bazaar/contract';
 import {
   type ChainAction,
+  type Clocks,
   type OrderRole,
   type OrderStatus,
   actionInstruction,
-  isTerminal,
-  canTransition,
+  allowedActions,
+  closesEscrow,
   findTransition,
+  isTerminal,
+  listingEventAfter,
+  needsChainClock,
+  REVIEWABLE_ORDER_STATUSES,
+  refusal,
   roleMayEver,
   targetStatus,
 } from './order-state.js';
+import { toOrderDto } from './orders.dto.js';
 import { orderErrors } from './orders.errors.js';
+import type { Instruction } from './order-state.js';
 import type {
   CustodialPaymentsPort,
   CurrencyView,
@@ -116,6 +126,8 @@ export interface OrdersServiceDeps {
   hooks?: OrdersHooks;
   /** custodial payments (custody enabled); absent: payment_source custodial answers 404 custody-disabled */
   custody?: CustodialPaymentsPort;
+  /** whether the buyer already reviewed the order (the reviews module; hides `review` from allowed_actions) */
+  hasReview?: (orderId: string) => Promise<boolean>;
 }
 
 export interface CreateOrderInput {
@@ -218,6 +230,42 @@ export class OrdersService {
     const rows = await this.deps.repo.list({ userId: p.userId, role: q.role, status: q.status, limit: limit + 1, after });
     const { items: data, nextCursor } = newestPage(rows, limit, spec);
     return { data, nextCursor };
+  }
+
+  /**
+   * The clocks of the timing rules, now: the chain clock (read from the cluster only when `needChain`)
+   * and the service clock. Throws chain-unavailable when the chain clock is needed and unreadable.
+   */
+  private async clocks(needChain: boolean): Promise<Clocks> {
+    const serviceMs = this.now().getTime();
+    return { serviceMs, chainSeconds: needChain ? await this.deps.escrow.chainNow() : Math.floor(serviceMs / 1000) };
+  }
+
+  /**
+   * Orders as the contract's `Order` for caller `p`: with their chain transactions and the caller's
+   * `allowed_actions`, the lifecycle table evaluated on the same clocks the rules use (the chain clock
+   * is read once for the whole page; when the RPC cannot answer, the service clock stands in for it
+   * and an action it lists may still be refused when taken).
+   */
+  async present(p: PrincipalLike, orders: OrderRecord[]): Promise<Order[]> {
+    const roles = orders.map((o) => this.roleOf(o, p));
+    const needChain = orders.some((o, i) => needsChainClock(o.status, roles[i]!));
+    const clocks = needChain ? await this.clocks(true).catch(() => this.clocks(false)) : await this.clocks(false);
+    return Promise.all(
+      orders.map(async (o, i) => {
+        const reviewable = roles[i] === 'buyer' && (REVIEWABLE_ORDER_STATUSES as readonly string[]).includes(o.status);
+        const [intents, reviewed] = await Promise.all([
+          this.deps.repo.listIntents(o.id),
+          reviewable && this.deps.hasReview ? this.deps.hasReview(o.id) : Promise.resolve(false),
+        ]);
+        return toOrderDto(o, intents, allowedActions(o, roles[i]!, clocks, reviewed));
+      }),
+    );
+  }
+
+  /** One order as `present` shows it. */
+  async presentOne(p: PrincipalLike, order: OrderRecord): Promise<Order> {
+    return (await this.present(p, [order]))[0]!;
   }
 
   // ---------------------------------------------------------------- creation and payment
@@ -440,17 +488,12 @@ export class OrdersService {
     };
   }
 
+  /** The order, while the table lets its buyer `pay` it now (awaiting payment, from a wallet, in the window); 409 otherwise. */
   private async requireAwaitingPayment(orderId: string): Promise<OrderRecord> {
     const order = await this.deps.repo.get(orderId);
     if (!order) throw orderErrors.notFound(orderId);
-    if (order.status !== 'awaiting_payment') throw orderErrors.invalidTransition(order.id, order.status, 'pay');
-    if (order.paymentSource === 'custodial') {
-      throw new DomainError('invalid-state-transition', `Order ${order.id} is paid from the custodial balance by the service.`, {
-        order_status: order.status,
-        action: 'pay',
-      });
-    }
-    if (order.paymentExpiresAt <= this.now()) throw orderErrors.paymentExpired(order.id);
+    const refused = refusal(order, 'buyer', 'pay', await this.clocks(needsChainClock(order.status, 'buyer', 'pay')));
+    if (refused) throw refused;
     return order;
   }
 
@@ -466,7 +509,7 @@ export class OrdersService {
     const order = await this.requireAwaitingPayment(orderId);
     if (account !== order.buyerWallet) throw orderErrors.forbidden('Only the buyer wallet quoted for this order may pay it.');
     const { transaction } = await this.issueFundTransaction(order);
-    const ui = formatUnits(order.amount, order.decimals);
+    const ui = formatUiAmount(order.amount, order.decimals);
     return { transaction, message: `Pay ${ui} ${order.currency} into escrow for order ${order.id.slice(0, 8)}` };
   }
 
@@ -525,7 +568,7 @@ export class OrdersService {
         if (signature) await this.deps.repo.recordConfirmed(orderId, 'fund', signature, slot);
         this.log.info({ order_id: orderId, signature }, 'order funded');
         try {
-          await this.deps.listings.reserve(order.listingId);
+          await this.deps.listings.applyOrderEvent(order.listingId, listingEventAfter(order)!);
         } catch (err) {
           if (!(err instanceof DomainError && err.slug === 'listing-unavailable')) {
             this.log.error({ err, order_id: orderId }, 'listing could not be reserved');
@@ -553,14 +596,14 @@ export class OrdersService {
       this.log.error({ order_id: order.id }, 'escrow account does not match the quoted terms');
       return order.status;
     }
-    const expireAt = order.paymentExpiresAt.getTime() + this.config.paymentGraceSeconds * 1000;
-    if (this.now().getTime() >= expireAt) {
-      const expired = await this.mutex.run(order.id, () => this.deps.repo.updateIf(order.id, 'awaiting_payment', { status: 'expired' }));
+    const clocks = await this.clocks(needsChainClock(order.status, 'system', 'expire'));
+    if (!refusal(order, 'system', 'expire', clocks, this.config.paymentGraceSeconds)) {
+      const expired = await this.mutex.run(order.id, () => this.deps.repo.updateIf(order.id, 'awaiting_payment', { status: targetStatus('expire') }));
       if (expired) {
         this.log.info({ order_id: order.id }, 'order expired unpaid');
         const after = await this.deps.repo.get(order.id);
-        if (after) await this.applyListingEffect(after, true);
-        return 'expired';
+        if (after) await this.applyListingEffect(after);
+        return after?.status ?? 'expired';
       }
     }
     return order.status;
@@ -632,8 +675,9 @@ export class OrdersService {
       }
       order = (await repo.get(orderId))!;
       if (order.status === targetStatus(action)) return order; // a repeat: nothing to send
-      if (!canTransition(order.status, action)) throw orderErrors.invalidTransition(orderId, order.status, action);
-      await this.checkTiming(order, role, action);
+      // the table: source state, actor, timing rule (on the chain clock where the rule says so)
+      const refused = refusal(order, role, action, await this.clocks(needsChainClock(order.status, role, action)), this.config.paymentGraceSeconds);
+      if (refused) throw refused;
       intent = await repo.beginIntent(orderId, order.status, ix, params);
       if (intent) break;
       if (Date.now() >= deadline) throw orderErrors.actionInProgress(orderId, action);
@@ -649,7 +693,7 @@ export class OrdersService {
     };
     let tx: TxResult;
     try {
-      tx = await this.send(action, orderId, params, o);
+      tx = await escrow.send(ix, orderId, { ...o, ...(typeof params?.buyer_bps === 'number' ? { buyerBps: params.buyer_bps } : {}) });
     } catch (err) {
       const rejected = err instanceof DomainError && err.slug === 'chain-transaction-failed';
       if (!signed && !rejected && !(err instanceof DomainError && err.slug === 'conflict')) {
@@ -674,7 +718,7 @@ export class OrdersService {
     const nowSeconds = await escrow.chainNow().catch(() => Math.floor(this.now().getTime() / 1000));
     const view = action === 'deliver' || action === 'dispute' ? await escrow.fetchOrder(orderId).catch(() => null) : null;
     const settlement = await this.settlementOf(order, ix, tx, params);
-    const patch = patchForInstruction(ix as Exclude<typeof ix, 'fund'>, order, params, tx.signature, { view, nowSeconds, settlement });
+    const patch = patchForInstruction(ix, order, params, tx.signature, { view, nowSeconds, settlement });
     let after: OrderRecord;
     try {
       await repo.confirmIntent(intent.id, tx.signature, tx.slot, orderId, order.status, patch);
@@ -697,11 +741,11 @@ export class OrdersService {
    */
   private async settlementOf(
     order: OrderRecord,
-    ix: string,
+    ix: Instruction,
     tx: TxResult,
     params: Record<string, unknown> | null,
   ): Promise<OrderSettlement | null> {
-    if (ix !== 'release' && ix !== 'claim' && ix !== 'refund' && ix !== 'resolve_dispute') return null;
+    if (!closesEscrow(ix)) return null;
     const read = this.deps.escrow.findSettlement
       ? await this.deps.escrow.findSettlement({ id: order.id, mint: order.mint }, tx.signature).catch((err) => {
           this.log.warn({ err, order_id: order.id }, 'settlement not readable; using the program split');
@@ -713,60 +757,19 @@ export class OrdersService {
     return { instruction: ix, signature: tx.signature, slot: tx.slot, payout: formulaPayout(ix, order, bps) };
   }
 
-  private async checkTiming(order: OrderRecord, role: OrderRole, action: ChainAction): Promise<void> {
-    if (action === 'refund' && role === 'buyer') {
-      const now = await this.deps.escrow.chainNow();
-      if (order.status !== 'in_progress' || now <= order.deliveryDeadline) {
-        throw orderErrors.forbidden(
-          `The buyer may refund only an undelivered order after its delivery deadline (${new Date(order.deliveryDeadline * 1000).toISOString()}).`,
-        );
-      }
-    }
-    if (action === 'auto_release') {
-      const now = await this.deps.escrow.chainNow();
-      if (!order.autoReleaseAt || now * 1000 < order.autoReleaseAt.getTime()) {
-        throw orderErrors.invalidTransition(order.id, order.status, action);
-      }
-    }
-    if (action === 'dispute' && order.status === 'delivered' && order.autoReleaseAt) {
-      const now = await this.deps.escrow.chainNow();
-      if (now * 1000 >= order.autoReleaseAt.getTime()) {
-        throw new DomainError('invalid-state-transition', 'The review window is over; the order is being released to the seller.', {
-          order_status: order.status,
-          action,
-        });
-      }
-    }
-  }
-
-  private send(action: ChainAction, orderId: string, params: Record<string, unknown> | null, o: { onSigned: (s: string) => Promise<void> }) {
-    const e = this.deps.escrow;
-    switch (action) {
-      case 'deliver':
-        return e.markDelivered(orderId, o);
-      case 'confirm':
-        return e.release(orderId, o);
-      case 'auto_release':
-        return e.claim(orderId, o);
-      case 'dispute':
-        return e.openDispute(orderId, o);
-      case 'resolve':
-        return e.resolveDispute(orderId, Number(params?.buyer_bps), o);
-      case 'refund':
-        return e.refund(orderId, o);
-    }
-  }
-
-  /** Listing status follows the order (best effort: money already moved, so never fail the call). */
-  async applyListingEffect(order: OrderRecord, fromAwaiting = false): Promise<void> {
-    const effect = listingEffect(order.status, order.buyerBps);
-    if (!effect) return;
+  /**
+   * The listing follows the order: the listing transition of the status the order reached (the table's
+   * `listing` column). Best effort: the money already moved, so this never fails the call.
+   */
+  async applyListingEffect(order: OrderRecord): Promise<void> {
+    const event = listingEventAfter(order);
+    if (!event) return;
     // an order that never reserved its listing must not free a listing another order holds
-    if (effect === 'release' && (fromAwaiting || !order.fundedAt)) return;
+    if (!order.fundedAt && listingTransitions.find((l) => l.event === event)?.to === 'available') return;
     try {
-      await this.deps.listings[effect](order.listingId);
+      await this.deps.listings.applyOrderEvent(order.listingId, event);
     } catch (err) {
-      this.log.warn({ err, order_id: order.id, listing_id: order.listingId, effect }, 'listing update failed');
+      this.log.warn({ err, order_id: order.id, listing_id: order.listingId, event }, 'listing update failed');
     }
   }
 
@@ -819,7 +822,7 @@ export class OrdersService {
     };
     let tx: TxResult;
     try {
-      tx = await this.deps.escrow.refund(orderId, o);
+      tx = await this.deps.escrow.send('refund', orderId, o);
     } catch (err) {
       if (err instanceof DomainError && err.slug === 'chain-transaction-failed') await repo.failIntent(intent.id, err.message);
       throw err;
@@ -829,13 +832,13 @@ export class OrdersService {
     return true;
   }
 
-  /** Due claims: delivered orders whose auto-release time has passed (chain clock). */
+  /** Due claims: orders the table lets the service auto-release now (delivered, auto_release_at passed on the chain clock). */
   async claimDue(limit = 50): Promise<string[]> {
-    const now = await this.deps.escrow.chainNow();
-    const delivered = await this.deps.repo.listByStatus('delivered', limit);
+    const from = findTransition('delivered', 'auto_release')!.from as OrderStatus;
+    const clocks = await this.clocks(needsChainClock(from, 'system', 'auto_release'));
     const claimed: string[] = [];
-    for (const o of delivered) {
-      if (!o.autoReleaseAt || o.autoReleaseAt.getTime() > now * 1000) continue;
+    for (const o of await this.deps.repo.listByStatus(from, limit)) {
+      if (refusal(o, 'system', 'auto_release', clocks)) continue;
       try {
         const after = await this.claim(o.id);
         if (after.status === 'completed') claimed.push(o.id);
@@ -845,11 +848,4 @@ export class OrdersService {
     }
     return claimed;
   }
-}
-
-export function formatUnits(amount: bigint, decimals: number): string {
-  const s = amount.toString().padStart(decimals + 1, '0');
-  const int = s.slice(0, s.length - decimals);
-  const frac = s.slice(s.length - decimals).replace(/0+$/, '');
-  return frac ? `${int}.${frac}` : int;
 }

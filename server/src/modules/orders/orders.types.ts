@@ -2,7 +2,8 @@
  * Orders module types and the ports it needs from other modules (listings, chain).
  * Amounts are u64 base units (bigint); chain times are unix seconds.
  */
-import type { Instruction, OrderStatus } from './order-state.js';
+import type { ListingOrderEvent, ListingStatus } from '@bazaar/contract';
+import type { Instruction, OrderStatus, ServiceInstruction, TerminalInstruction } from './order-state.js';
 
 export interface OrderRecord {
   id: string;
@@ -185,19 +186,21 @@ export interface ListingView {
   sellerId: string;
   sellerWallet: string;
   title: string;
-  status: string; // available | reserved | sold | unlisted
+  status: ListingStatus;
   currency: string;
   priceBaseUnits: bigint;
   durationDays: number;
   /** the listing's token mint (copied onto the order as token_mint_address) */
-  tokenMint?: string | null;
+  tokenMint: string | null;
 }
 
 export interface ListingsPort {
   get(listingId: string): Promise<ListingView | null>;
-  reserve(listingId: string): Promise<void>;
-  release(listingId: string): Promise<void>;
-  markSold(listingId: string): Promise<void>;
+  /**
+   * Move the listing along the contract's listing state table (the `listing` column of the order
+   * lifecycle table). order_funded answers 409 listing-unavailable when the listing is not available.
+   */
+  applyOrderEvent(listingId: string, event: ListingOrderEvent): Promise<void>;
 }
 
 export interface CurrencyView {
@@ -260,12 +263,11 @@ export interface EscrowPort {
   buildFundTransaction(terms: FundTerms): Promise<IssuedFundTransaction>;
   /** send a fully signed transaction (base64) and wait for confirmation */
   submitSignedTransaction(signedBase64: string): Promise<TxResult>;
-  markDelivered(orderId: string, o?: SendOptions): Promise<TxResult>;
-  release(orderId: string, o?: SendOptions): Promise<TxResult>;
-  claim(orderId: string, o?: SendOptions): Promise<TxResult>;
-  openDispute(orderId: string, o?: SendOptions): Promise<TxResult>;
-  resolveDispute(orderId: string, buyerBps: number, o?: SendOptions): Promise<TxResult>;
-  refund(orderId: string, o?: SendOptions): Promise<TxResult>;
+  /**
+   * Sign one instruction on the order's existing escrow as the platform authority (the arbiter for
+   * resolve_dispute, whose split `buyerBps` is), send it and wait for confirmation.
+   */
+  send(ix: ServiceInstruction, orderId: string, o?: SendOptions & { buyerBps?: number }): Promise<TxResult>;
   /** null when the order account does not exist (never funded, or closed by a terminal instruction) */
   fetchOrder(orderId: string): Promise<EscrowOrderView | null>;
   /** signature (+slot) of the transaction that funded the order (oldest one touching its PDA), if findable */
@@ -313,7 +315,7 @@ export interface CustodialPaymentsPort {
 
 /** How an order's escrow was closed, as the chain recorded it for that order (chain/settlement.ts). */
 export interface OrderSettlement {
-  instruction: 'release' | 'claim' | 'refund' | 'resolve_dispute';
+  instruction: TerminalInstruction;
   signature: string;
   slot: number;
   /** resolve_dispute only */

@@ -9,7 +9,7 @@ import type { PrismaClient } from '../../generated/prisma/client.js';
 import { createReviewsRepo } from './reviews.repo.js';
 import { createReviewsService } from './reviews.service.js';
 
-export { createReviewsService, REVIEWABLE_STATUSES } from './reviews.service.js';
+export { createReviewsService } from './reviews.service.js';
 export type { ReviewsService } from './reviews.service.js';
 export { createReviewsRepo } from './reviews.repo.js';
 export type * from './reviews.types.js';

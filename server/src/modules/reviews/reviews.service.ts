@@ -5,11 +5,11 @@
  * has an empty page and a zero summary.
  */
 import { randomUUID } from 'node:crypto';
+import { REVIEWABLE_ORDER_STATUSES } from '@bazaar/contract';
 import { cursorKey, decodeCursor, encodeCursor, type CursorSpec } from '../../lib/cursor.js';
 import { reviewErrors } from './reviews.errors.js';
 import type { RatingSummary, ReviewRecord, ReviewsRepo } from './reviews.types.js';
 
-export const REVIEWABLE_STATUSES: readonly string[] = ['completed', 'resolved'];
 export const REVIEW_TEXT_MAX = 2000;
 
 export interface ReviewsDeps {
@@ -36,7 +36,7 @@ export function createReviewsService(deps: ReviewsDeps) {
         if (order.sellerId === actor.userId) throw reviewErrors.notBuyer(orderId);
         throw reviewErrors.orderNotFound(orderId);
       }
-      if (!REVIEWABLE_STATUSES.includes(order.status)) throw reviewErrors.notReviewable(orderId, order.status);
+      if (!(REVIEWABLE_ORDER_STATUSES as readonly string[]).includes(order.status)) throw reviewErrors.notReviewable(orderId, order.status);
       const review = await repo.insert({
         id: newId(),
         orderId: order.id,
