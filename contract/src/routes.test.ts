@@ -46,6 +46,16 @@ const ROUTE_TABLE: Record<string, [string, string, RouteMetadata['auth']]> = {
   'wallet.listWithdrawals': ['GET', '/wallet/withdrawals', 'user'],
   'wallet.getWithdrawal': ['GET', '/wallet/withdrawals/:withdrawal_id', 'user'],
   'wallet.listDeposits': ['GET', '/wallet/deposits', 'user'],
+  'events.listEvents': ['GET', '/events', 'user'],
+  'events.streamEvents': ['GET', '/events/stream', 'user'],
+  'webhooks.createWebhook': ['POST', '/webhooks', 'user'],
+  'webhooks.listWebhooks': ['GET', '/webhooks', 'user'],
+  'webhooks.getWebhook': ['GET', '/webhooks/:webhook_id', 'user'],
+  'webhooks.updateWebhook': ['PATCH', '/webhooks/:webhook_id', 'user'],
+  'webhooks.deleteWebhook': ['DELETE', '/webhooks/:webhook_id', 'user'],
+  'webhooks.rotateWebhookSecret': ['POST', '/webhooks/:webhook_id/rotate_secret', 'user'],
+  'webhooks.listWebhookDeliveries': ['GET', '/webhooks/:webhook_id/deliveries', 'user'],
+  'webhooks.redeliverWebhook': ['POST', '/webhooks/:webhook_id/deliveries/:delivery_id/redeliver', 'user'],
 };
 
 function flatten(router: AppRouter, prefix = ''): [string, AppRoute][] {
