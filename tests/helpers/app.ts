@@ -67,6 +67,8 @@ export interface TestAppOptions {
   orders?: Record<string, unknown>;
   /** listings module options (the recovery timer is off unless set) */
   listings?: AppContext['listings'];
+  /** webhooks module seams (worker retry delays, thresholds, DNS) */
+  webhooks?: AppContext['webhooks'];
   /** run against a fresh database on TEST_DATABASE_URL instead of PGlite */
   postgres?: boolean;
   /** with `postgres`: the URL the app connects to, from the fresh database's URL (e.g. through a TCP proxy) */
@@ -90,6 +92,7 @@ export async function createTestApp(opts: TestAppOptions = {}) {
     now: opts.now ?? (() => new Date()),
     orders: { watcherIntervalMs: 0, reconcileIntervalMs: 0, ...(opts.orders ?? {}) },
     listings: { recoveryIntervalMs: 0, ...(opts.listings ?? {}) },
+    webhooks: opts.webhooks,
     dbPing: db.ping,
   };
   const app = createApp(ctx);

@@ -10,6 +10,8 @@ import { DomainError } from '../errors.js';
 import { createAuthRepo, createAuthService } from '../modules/auth/index.js';
 import { createListingsModule } from '../modules/listings/index.js';
 import { createMarketplaceModule } from '../modules/marketplace/index.js';
+import { createEventsModule } from '../modules/events/index.js';
+import { createWebhooksModule } from '../modules/webhooks/index.js';
 import { createCustodyModule, type CustodyModule } from '../modules/custody/index.js';
 import { PrismaIdempotencyStore } from '../modules/idempotency/index.js';
 import { createOrdersModule, type OrdersModule } from '../modules/orders/index.js';
@@ -17,6 +19,8 @@ import { createReviewsModule } from '../modules/reviews/index.js';
 import { createUsersRepo, createUsersService } from '../modules/users/index.js';
 import { WalletService } from '../modules/wallet/wallet.service.js';
 import { authHandlers } from './auth.handlers.js';
+import { eventsHandlers } from './events.handlers.js';
+import { webhooksHandlers } from './webhooks.handlers.js';
 import { listingsHandlers } from './listings.handlers.js';
 import { marketplaceHandlers } from './marketplace.handlers.js';
 import { ordersHandlers } from './orders.handlers.js';
@@ -55,6 +59,8 @@ export function buildServices(ctx: AppContext) {
   const listings = createListingsModule({ db, chain, config: listingsConfig, log, ...ctx.listings });
   const marketplace = createMarketplaceModule({ db, config: listingsConfig });
   const reviews = createReviewsModule({ db });
+  const events = createEventsModule({ db, log });
+  const webhooks = createWebhooksModule({ db, settings: config.webhooks, log, now: ctx.now, ...ctx.webhooks });
   const wallet = new WalletService({
     chain: chain ?? { getWalletBalances: chainMissing },
     currencies: currencies as never,
@@ -113,6 +119,8 @@ export function buildServices(ctx: AppContext) {
       custodyWithoutChain: config.custodyEnabled && !custody,
       idempotencyStore: orders?.idempotencyStore ?? new PrismaIdempotencyStore(db),
     }),
+    events: eventsHandlers(events.http),
+    webhooks: webhooksHandlers(webhooks.http),
   });
 
   return {
@@ -124,6 +132,8 @@ export function buildServices(ctx: AppContext) {
     reviews,
     orders,
     wallet,
+    events,
+    webhooks,
     /** the custody module (CUSTODY_ENABLED), else null */
     custody,
     /** background work (payment watcher, reconciler); main.ts calls these, tests usually do not */
@@ -133,6 +143,8 @@ export function buildServices(ctx: AppContext) {
       purge();
       nonceTimer = setInterval(purge, 3_600_000);
       nonceTimer.unref?.();
+      await events.start();
+      await webhooks.start();
       await listings.start();
       await orders?.start();
       await custody?.start();
@@ -142,6 +154,8 @@ export function buildServices(ctx: AppContext) {
       await custody?.stop();
       await orders?.stop();
       await listings.stop();
+      await webhooks.stop();
+      await events.stop();
     },
   };
 }
