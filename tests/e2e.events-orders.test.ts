@@ -150,7 +150,31 @@ describe('order events on the real chain', () => {
   it('dispute and resolution emit order.disputed and order.resolved, the listing event of a partial resolution', async () => {
     const [buyer, seller] = await Promise.all([party(50), party()]);
     const { listingId, orderId } = await orderAndPay(buyer, seller);
+    // chat on the order: the parties talk; the arbiter is not in it before the dispute, strangers never
+    const ask = await post(buyer.headers, `/orders/${orderId}/messages`, { body: 'When will it be ready?' });
+    expect(ask.status, JSON.stringify(ask.body)).toBe(201);
+    const rude = await post(seller.headers, `/orders/${orderId}/messages`, { body: 'Never, pay me more' });
+    expect(rude.body).toMatchObject({ order_id: orderId, sender_role: 'seller' });
+    const arbiter = await party();
+    await t.ctx.db.user.update({ where: { wallet: arbiter.wallet }, data: { role: 'admin' } });
+    const arb = (await loginAs(t, arbiter.kp)).headers;
+    expect((await request(t.app).get(`${API}/orders/${orderId}/messages`).set(arb)).status).toBe(403);
+    expect((await post(arb, `/orders/${orderId}/messages`, { body: 'hello' })).status).toBe(403);
+    const stranger = await party();
+    expect((await request(t.app).get(`${API}/orders/${orderId}/messages`).set(stranger.headers)).status).toBe(404);
+    expect((await post(buyer.headers, `/messages/${rude.body.message_id}/report`, { reason: 'extortion' })).status).toBe(200);
+
     expect((await post(buyer.headers, `/orders/${orderId}/dispute`, { reason: 'Nothing delivered' })).status).toBe(200);
+    // once disputed the arbiter reads (with the report) and posts
+    const seen = await request(t.app).get(`${API}/orders/${orderId}/messages`).set(arb);
+    expect(seen.status).toBe(200);
+    expect(seen.body.data.map((m: { body: string }) => m.body)).toEqual(['Never, pay me more', 'When will it be ready?']);
+    expect(seen.body.data[0].report).toMatchObject({ reason: 'extortion', reported_by_wallet: buyer.wallet });
+    const said = await post(arb, `/orders/${orderId}/messages`, { body: 'I will look into it.' });
+    expect(said.status).toBe(201);
+    expect(said.body.sender_role).toBe('arbiter');
+    const mine = (await request(t.app).get(`${API}/orders/${orderId}/messages`).set(buyer.headers)).body;
+    expect(mine.conversation).toMatchObject({ order_id: orderId, unread_count: 2 });
     const r = await post(admin, `/orders/${orderId}/resolve`, { buyer_bps: 5000 });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const evs = (await request(t.app).get(`${API}/events?resource_id=${orderId}`).set(seller.headers)).body.data.reverse();

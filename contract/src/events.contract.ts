@@ -34,6 +34,7 @@ import {
   WEBHOOK_EVENTS,
   WITHDRAWAL_EVENTS,
 } from './event-types.js';
+import { Message } from './chat.contract.js';
 import { Listing, LISTING_EVENTS } from './listings.contract.js';
 import { Order, ORDER_EVENTS } from './orders.contract.js';
 import { routeErrors } from './problems.js';
@@ -56,21 +57,6 @@ const envelope = {
   created_at: Timestamp.describe('When the change committed'),
 };
 
-/** Message of an order conversation or listing inquiry (chat.contract.ts serves them). */
-export const MessageSnapshot = named(
-  'MessageSnapshot',
-  z.object({
-    message_id: Uuid,
-    conversation_id: Uuid,
-    order_id: Uuid.nullable(),
-    listing_id: Uuid,
-    sender_wallet: z.string(),
-    body: z.string(),
-    created_at: Timestamp,
-  }),
-  'A chat message as the message.created event carries it',
-);
-
 const event = <T extends readonly [string, ...string[]], R extends ResourceType, D extends z.ZodTypeAny>(
   title: string,
   types: T,
@@ -87,7 +73,7 @@ export const ListingEventSchema = event('ListingEvent', LISTING_EVENTS, 'listing
 export const ReviewEventSchema = event('ReviewEvent', REVIEW_EVENTS, 'review', Review);
 export const DepositEventSchema = event('DepositEvent', DEPOSIT_EVENTS, 'deposit', CustodyDeposit);
 export const WithdrawalEventSchema = event('WithdrawalEvent', WITHDRAWAL_EVENTS, 'withdrawal', Withdrawal);
-export const MessageEventSchema = event('MessageEvent', MESSAGE_EVENTS, 'message', MessageSnapshot);
+export const MessageEventSchema = event('MessageEvent', MESSAGE_EVENTS, 'message', Message);
 export const WebhookEventSchema = event('WebhookEvent', WEBHOOK_EVENTS, 'webhook', WebhookEndpoint);
 
 /** An event: a discriminated union over `type`. */

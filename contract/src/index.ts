@@ -13,11 +13,12 @@ import { users } from './users.contract.js';
 import { wallet } from './wallet.contract.js';
 import { events } from './events.contract.js';
 import { webhooks } from './webhooks.contract.js';
+import { chat } from './chat.contract.js';
 
 export const API_PREFIX = '/api/v1';
 
 export const contract = c.router(
-  { auth, users, listings, marketplace, orders, reviews, wallet, events, webhooks },
+  { auth, users, listings, marketplace, orders, reviews, wallet, events, webhooks, chat },
   { pathPrefix: API_PREFIX, strictStatusCodes: true, commonResponses },
 );
 export type Contract = typeof contract;
@@ -34,3 +35,4 @@ export * from './wallet.contract.js';
 export * from './event-types.js';
 export * from './events.contract.js';
 export * from './webhooks.contract.js';
+export * from './chat.contract.js';

@@ -56,6 +56,14 @@ const ROUTE_TABLE: Record<string, [string, string, RouteMetadata['auth']]> = {
   'webhooks.rotateWebhookSecret': ['POST', '/webhooks/:webhook_id/rotate_secret', 'user'],
   'webhooks.listWebhookDeliveries': ['GET', '/webhooks/:webhook_id/deliveries', 'user'],
   'webhooks.redeliverWebhook': ['POST', '/webhooks/:webhook_id/deliveries/:delivery_id/redeliver', 'user'],
+  'chat.listOrderMessages': ['GET', '/orders/:order_id/messages', 'user'],
+  'chat.sendOrderMessage': ['POST', '/orders/:order_id/messages', 'user'],
+  'chat.createInquiry': ['POST', '/listings/:listing_id/conversations', 'user'],
+  'chat.listConversations': ['GET', '/conversations', 'user'],
+  'chat.listConversationMessages': ['GET', '/conversations/:conversation_id/messages', 'user'],
+  'chat.sendConversationMessage': ['POST', '/conversations/:conversation_id/messages', 'user'],
+  'chat.markConversationRead': ['POST', '/conversations/:conversation_id/read', 'user'],
+  'chat.reportMessage': ['POST', '/messages/:message_id/report', 'user'],
 };
 
 function flatten(router: AppRouter, prefix = ''): [string, AppRoute][] {

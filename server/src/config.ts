@@ -204,6 +204,7 @@ export const ENV_VARS: readonly EnvVar[] = [
   },
   { name: 'WEBHOOK_TIMEOUT_MS', group: 'events', default: lit(WEBHOOK_DEFAULTS.timeoutMs), meaning: 'time a webhook receiver has to answer (connect + response), ms', example: '5000', readers: S },
   { name: 'WEBHOOK_WORKER_INTERVAL_MS', group: 'events', default: lit(WEBHOOK_DEFAULTS.intervalMs), meaning: 'webhook fan-out and delivery pass interval, ms (`0` = off); a local commit wakes it at once', example: '500', readers: S },
+  { name: 'CHAT_RATE_LIMIT_PER_MINUTE', group: 'events', default: lit(30), meaning: 'chat messages per sender per minute (more: 429)', example: '10', readers: S },
   { name: 'WEBHOOK_CONCURRENCY', group: 'events', default: lit(WEBHOOK_DEFAULTS.concurrency), meaning: 'webhook deliveries in flight at once per process', example: '64', readers: S },
   // limits
   { name: 'BODY_LIMIT', group: 'limits', default: lit('100kb'), meaning: 'JSON body limit (larger: 413)', example: '1mb', readers: S },
@@ -376,6 +377,8 @@ export interface Config {
   custodyPollIntervalMs?: number;
   /** webhooks (WEBHOOK_*); absent: WEBHOOK_DEFAULTS, private URLs refused */
   webhooks?: WebhookSettings;
+  /** chat messages per sender per minute (absent: 30) */
+  chatRateLimitPerMinute?: number;
   logLevel: string;
   /** number of reverse proxies in front (Express 'trust proxy' hops); 0 = none */
   trustProxy: number;
@@ -561,6 +564,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
           custodyPollIntervalMs: int(env, 'CUSTODY_POLL_INTERVAL_MS'),
         }
       : {}),
+    chatRateLimitPerMinute: positive(env, 'CHAT_RATE_LIMIT_PER_MINUTE'),
     webhooks: {
       allowPrivateUrls: raw(env, 'WEBHOOK_ALLOW_PRIVATE_URLS') !== undefined ? bool(env, 'WEBHOOK_ALLOW_PRIVATE_URLS') : dev,
       timeoutMs: positive(env, 'WEBHOOK_TIMEOUT_MS'),
@@ -703,7 +707,7 @@ const GROUP_TITLES: Record<EnvVar['group'], string> = {
   chain: 'Chain',
   orders: 'Orders and Solana Pay',
   custody: 'Custodial accounts',
-  events: 'Events and webhooks',
+  events: 'Events, webhooks and chat',
   limits: 'Limits',
   'npm start and scripts': '`npm start` and the scripts',
 };

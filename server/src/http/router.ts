@@ -12,6 +12,7 @@ import { createListingsModule } from '../modules/listings/index.js';
 import { createMarketplaceModule } from '../modules/marketplace/index.js';
 import { createEventsModule } from '../modules/events/index.js';
 import { createWebhooksModule } from '../modules/webhooks/index.js';
+import { createChatModule } from '../modules/chat/index.js';
 import { createCustodyModule, type CustodyModule } from '../modules/custody/index.js';
 import { PrismaIdempotencyStore } from '../modules/idempotency/index.js';
 import { createOrdersModule, type OrdersModule } from '../modules/orders/index.js';
@@ -21,6 +22,7 @@ import { WalletService } from '../modules/wallet/wallet.service.js';
 import { authHandlers } from './auth.handlers.js';
 import { eventsHandlers } from './events.handlers.js';
 import { webhooksHandlers } from './webhooks.handlers.js';
+import { chatHandlers } from './chat.handlers.js';
 import { listingsHandlers } from './listings.handlers.js';
 import { marketplaceHandlers } from './marketplace.handlers.js';
 import { ordersHandlers } from './orders.handlers.js';
@@ -60,6 +62,7 @@ export function buildServices(ctx: AppContext) {
   const marketplace = createMarketplaceModule({ db, config: listingsConfig });
   const reviews = createReviewsModule({ db });
   const events = createEventsModule({ db, log });
+  const chat = createChatModule({ db, now: ctx.now, rateLimitPerMinute: config.chatRateLimitPerMinute });
   const webhooks = createWebhooksModule({ db, settings: config.webhooks, log, now: ctx.now, ...ctx.webhooks });
   const wallet = new WalletService({
     chain: chain ?? { getWalletBalances: chainMissing },
@@ -121,6 +124,7 @@ export function buildServices(ctx: AppContext) {
     }),
     events: eventsHandlers(events.http),
     webhooks: webhooksHandlers(webhooks.http),
+    chat: chatHandlers(chat.http),
   });
 
   return {
@@ -134,6 +138,7 @@ export function buildServices(ctx: AppContext) {
     wallet,
     events,
     webhooks,
+    chat,
     /** the custody module (CUSTODY_ENABLED), else null */
     custody,
     /** background work (payment watcher, reconciler); main.ts calls these, tests usually do not */
