@@ -882,6 +882,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/user/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's personal access tokens
+         * @description Every token the caller created (revoked ones included), newest first; never the token itself.
+         */
+        get: operations["listTokens"];
+        put?: never;
+        /**
+         * Create a personal access token
+         * @description For a third-party app acting as the caller within `scopes`. 201 with the token, shown once. Not with a token (403).
+         */
+        post: operations["createToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user/tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a personal access token
+         * @description The token stops working at once (401 invalid-token). 200 with the revoked token; 404 for another user's token.
+         */
+        delete: operations["revokeToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1072,6 +1116,13 @@ export interface components {
             /** @description 0..2000 characters (trimmed); defaults to empty */
             text?: string;
         };
+        /** CreateTokenBody */
+        CreateTokenBody: {
+            name: string;
+            scopes: ("profile:read" | "profile:write" | "listings:read" | "listings:write" | "orders:read" | "orders:write" | "reviews:write" | "wallet:read" | "wallet:write" | "events:read" | "webhooks:manage" | "chat:read" | "chat:write")[];
+            /** @description Lifetime in days; omitted: until revoked */
+            expires_in_days?: number;
+        };
         /** CreateWebhookBody */
         CreateWebhookBody: {
             /**
@@ -1107,6 +1158,45 @@ export interface components {
              * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
              */
             destination: string;
+        };
+        /** CreatedToken */
+        CreatedToken: {
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            token_id: string;
+            name: string;
+            /** @description First characters of the token (`bzp_<prefix>_…`), to recognise it */
+            prefix: string;
+            scopes: ("profile:read" | "profile:write" | "listings:read" | "listings:write" | "orders:read" | "orders:write" | "reviews:write" | "wallet:read" | "wallet:write" | "events:read" | "webhooks:manage" | "chat:read" | "chat:write")[];
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            expires_at: string | null;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            revoked_at: string | null;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            last_used_at: string | null;
+            /** @description The token (`bzp_<prefix>_<secret>`), shown once: store it */
+            token: string;
         };
         /** Currency */
         Currency: {
@@ -2206,6 +2296,43 @@ export interface components {
         OrderWithPayment: components["schemas"]["Order"] & {
             payment: components["schemas"]["OrderPayment"] | null;
         };
+        /** PersonalAccessToken */
+        PersonalAccessToken: {
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            token_id: string;
+            name: string;
+            /** @description First characters of the token (`bzp_<prefix>_…`), to recognise it */
+            prefix: string;
+            scopes: ("profile:read" | "profile:write" | "listings:read" | "listings:write" | "orders:read" | "orders:write" | "reviews:write" | "wallet:read" | "wallet:write" | "events:read" | "webhooks:manage" | "chat:read" | "chat:write")[];
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            expires_at: string | null;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            revoked_at: string | null;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            last_used_at: string | null;
+        };
         /**
          * Problem
          * @description RFC 9457 problem details (application/problem+json)
@@ -2224,6 +2351,7 @@ export interface components {
              *     - `token-expired` (401): The access token has expired; log in again.
              *     - `login-failed` (401): Wallet login (verify_login) refused; the `reason` member names the SIWS field that failed (one of `loginFailureReasons`: message, address, signature, domain, version, chain_id, nonce, issued_at, expiration_time, not_before) and `detail` says why.
              *     - `forbidden` (403): The caller is authenticated but may not do this (e.g. not the seller of the order, not an admin).
+             *     - `insufficient-scope` (403): The personal access token lacks the scope this route requires (`required_scope` names it), or the route takes no token at all (token management, admin routes).
              *     - `not-found` (404): The resource does not exist or is not visible to the caller.
              *     - `route-not-found` (404): No route matches method and path.
              *     - `custody-disabled` (404): Deposits, withdrawals and custodial order payment exist only when the operator runs custodial accounts (CUSTODY_ENABLED); this service does not.
@@ -2248,7 +2376,7 @@ export interface components {
              *     - `service-unavailable` (503): A dependency of the service is down or overloaded (the database unreachable, its connection pool or a statement/lock timeout exhausted) or the server is shutting down; retry after the Retry-After seconds. When a chain action had already landed, `chain_transaction` {action, signature} says so: the order converges to it (the reconciler records it) and a retry of the action returns the updated order.
              * @enum {string}
              */
-            type: "https://bazaar.dev/problems/validation-error" | "https://bazaar.dev/problems/malformed-json" | "https://bazaar.dev/problems/malformed-request" | "https://bazaar.dev/problems/webhook-url-refused" | "https://bazaar.dev/problems/idempotency-key-missing" | "https://bazaar.dev/problems/unauthorized" | "https://bazaar.dev/problems/invalid-token" | "https://bazaar.dev/problems/token-expired" | "https://bazaar.dev/problems/login-failed" | "https://bazaar.dev/problems/forbidden" | "https://bazaar.dev/problems/not-found" | "https://bazaar.dev/problems/route-not-found" | "https://bazaar.dev/problems/custody-disabled" | "https://bazaar.dev/problems/method-not-allowed" | "https://bazaar.dev/problems/request-timeout" | "https://bazaar.dev/problems/conflict" | "https://bazaar.dev/problems/invalid-state-transition" | "https://bazaar.dev/problems/idempotency-key-in-use" | "https://bazaar.dev/problems/listing-unavailable" | "https://bazaar.dev/problems/own-listing" | "https://bazaar.dev/problems/review-not-allowed" | "https://bazaar.dev/problems/too-many-unpaid-orders" | "https://bazaar.dev/problems/insufficient-funds" | "https://bazaar.dev/problems/payload-too-large" | "https://bazaar.dev/problems/unsupported-media-type" | "https://bazaar.dev/problems/idempotency-key-reused" | "https://bazaar.dev/problems/rate-limited" | "https://bazaar.dev/problems/header-fields-too-large" | "https://bazaar.dev/problems/internal-error" | "https://bazaar.dev/problems/chain-transaction-failed" | "https://bazaar.dev/problems/chain-unavailable" | "https://bazaar.dev/problems/service-unavailable";
+            type: "https://bazaar.dev/problems/validation-error" | "https://bazaar.dev/problems/malformed-json" | "https://bazaar.dev/problems/malformed-request" | "https://bazaar.dev/problems/webhook-url-refused" | "https://bazaar.dev/problems/idempotency-key-missing" | "https://bazaar.dev/problems/unauthorized" | "https://bazaar.dev/problems/invalid-token" | "https://bazaar.dev/problems/token-expired" | "https://bazaar.dev/problems/login-failed" | "https://bazaar.dev/problems/forbidden" | "https://bazaar.dev/problems/insufficient-scope" | "https://bazaar.dev/problems/not-found" | "https://bazaar.dev/problems/route-not-found" | "https://bazaar.dev/problems/custody-disabled" | "https://bazaar.dev/problems/method-not-allowed" | "https://bazaar.dev/problems/request-timeout" | "https://bazaar.dev/problems/conflict" | "https://bazaar.dev/problems/invalid-state-transition" | "https://bazaar.dev/problems/idempotency-key-in-use" | "https://bazaar.dev/problems/listing-unavailable" | "https://bazaar.dev/problems/own-listing" | "https://bazaar.dev/problems/review-not-allowed" | "https://bazaar.dev/problems/too-many-unpaid-orders" | "https://bazaar.dev/problems/insufficient-funds" | "https://bazaar.dev/problems/payload-too-large" | "https://bazaar.dev/problems/unsupported-media-type" | "https://bazaar.dev/problems/idempotency-key-reused" | "https://bazaar.dev/problems/rate-limited" | "https://bazaar.dev/problems/header-fields-too-large" | "https://bazaar.dev/problems/internal-error" | "https://bazaar.dev/problems/chain-transaction-failed" | "https://bazaar.dev/problems/chain-unavailable" | "https://bazaar.dev/problems/service-unavailable";
             title: string;
             status: number;
             detail: string;
@@ -2584,6 +2712,10 @@ export interface components {
         SubmitOrderTransactionBody: {
             /** @description The payment transaction, signed by the buyer */
             signed_transaction: string;
+        };
+        /** TokenList */
+        TokenList: {
+            data: components["schemas"]["PersonalAccessToken"][];
         };
         /**
          * TokenMetadataJson
@@ -7955,6 +8087,274 @@ export interface operations {
             };
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenList"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateTokenBody"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedToken"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large (`payload-too-large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type (`unsupported-media-type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID (RFC 9562), lower-case hex */
+                token_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonalAccessToken"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (`not-found`) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -67,6 +67,13 @@ export const problemTypes = {
     title: 'Forbidden',
     description: 'The caller is authenticated but may not do this (e.g. not the seller of the order, not an admin).',
   },
+  'insufficient-scope': {
+    status: 403,
+    title: 'Insufficient scope',
+    description:
+      'The personal access token lacks the scope this route requires (`required_scope` names it), or the route takes no ' +
+      'token at all (token management, admin routes).',
+  },
   'not-found': {
     status: 404,
     title: 'Not found',

@@ -7,6 +7,8 @@ import {
   PROBLEM_CONTENT_TYPE,
   Problem,
   problemTypes,
+  routeScopes,
+  TOKEN_SCOPES,
   type RouteMetadata,
 } from './index.js';
 
@@ -64,6 +66,9 @@ const ROUTE_TABLE: Record<string, [string, string, RouteMetadata['auth']]> = {
   'chat.sendConversationMessage': ['POST', '/conversations/:conversation_id/messages', 'user'],
   'chat.markConversationRead': ['POST', '/conversations/:conversation_id/read', 'user'],
   'chat.reportMessage': ['POST', '/messages/:message_id/report', 'user'],
+  'tokens.createToken': ['POST', '/user/tokens', 'user'],
+  'tokens.listTokens': ['GET', '/user/tokens', 'user'],
+  'tokens.revokeToken': ['DELETE', '/user/tokens/:token_id', 'user'],
 };
 
 function flatten(router: AppRouter, prefix = ''): [string, AppRoute][] {
@@ -74,6 +79,12 @@ function flatten(router: AppRouter, prefix = ''): [string, AppRoute][] {
 const routes = flatten(contract);
 
 describe('contract routes', () => {
+  it('names the personal access token scope of every authenticated route (routeScopes), and only of those', () => {
+    const authenticated = routes.filter(([, r]) => (r.metadata as RouteMetadata).auth !== 'public').map(([k]) => k);
+    expect(Object.keys(routeScopes).sort()).toEqual(authenticated.sort());
+    for (const [, scope] of Object.entries(routeScopes)) if (scope !== null) expect(Object.keys(TOKEN_SCOPES)).toContain(scope);
+  });
+
   it('matches the route table of docs/design.md exactly', () => {
     expect(routes.map(([k]) => k).sort()).toEqual(Object.keys(ROUTE_TABLE).sort());
     for (const [key, route] of routes) {

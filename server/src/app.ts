@@ -144,7 +144,8 @@ export function createApp(ctx: AppContext): BazaarApp {
     }
   }
   // the SSE stream writes its own response (ts-rest answers JSON): mounted first, after the auth middleware
-  app.get(contract.events.streamEvents.path, authn, streamEventsHandler(services.events.http));
+  const streamAuthn = authenticate(services.auth, { publicMarketplace: config.publicMarketplace }, contract.events.streamEvents);
+  app.get(contract.events.streamEvents.path, streamAuthn, streamEventsHandler(services.events.http));
   createExpressEndpoints(contract, services.router, app, {
     globalMiddleware: [authn, requireDeclaredBody],
     requestValidationErrorHandler: requestValidationErrorHandler as never,

@@ -7,7 +7,7 @@ import { contract } from '@bazaar/contract';
 import type { ChainClient } from '../chain/index.js';
 import type { AppContext } from '../context.js';
 import { DomainError } from '../errors.js';
-import { createAuthRepo, createAuthService } from '../modules/auth/index.js';
+import { createAuthRepo, createAuthService, createTokensService } from '../modules/auth/index.js';
 import { createListingsModule } from '../modules/listings/index.js';
 import { createMarketplaceModule } from '../modules/marketplace/index.js';
 import { createEventsModule } from '../modules/events/index.js';
@@ -23,6 +23,7 @@ import { authHandlers } from './auth.handlers.js';
 import { eventsHandlers } from './events.handlers.js';
 import { webhooksHandlers } from './webhooks.handlers.js';
 import { chatHandlers } from './chat.handlers.js';
+import { tokensHandlers } from './tokens.handlers.js';
 import { listingsHandlers } from './listings.handlers.js';
 import { marketplaceHandlers } from './marketplace.handlers.js';
 import { ordersHandlers } from './orders.handlers.js';
@@ -125,6 +126,7 @@ export function buildServices(ctx: AppContext) {
     events: eventsHandlers(events.http),
     webhooks: webhooksHandlers(webhooks.http),
     chat: chatHandlers(chat.http),
+    tokens: tokensHandlers({ service: createTokensService(db, ctx.now) }),
   });
 
   return {
