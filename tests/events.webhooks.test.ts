@@ -17,6 +17,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../server/src/app.js';
 import { createApiKey } from './helpers/app.js';
 import { connectSse } from './helpers/sse.js';
+import { followEvents } from '../client-sdk/src/events.js';
+import { verifyWebhook } from '../client-sdk/src/webhooks.js';
 import { API, createListing, expectProblem, setup, user, type TestApp, type TestUser } from './helpers/marketplace-fixtures.js';
 
 const WEBHOOKS = { allowPrivateUrls: true, timeoutMs: 2_000, intervalMs: 0, concurrency: 8 };
@@ -45,7 +47,8 @@ async function receiver(secret: () => string, plan: (n: number, id: string) => n
       let verified = false;
       try {
         new Webhook(secret()).verify(body, req.headers as Record<string, string>);
-        verified = true;
+        // the SDK helper agrees and returns the typed event
+        verified = verifyWebhook(body, req.headers, secret()).event_id === req.headers['webhook-id'];
       } catch {
         verified = false;
       }
@@ -164,6 +167,26 @@ describe('GET /events/stream (SSE)', () => {
     const bad = await request(t.app).get(`${API}/events/stream`).set(seller.headers).set('last-event-id', 'abc');
     expectProblem(bad, 400, 'validation-error');
     expect((await request(t.app).get(`${API}/events/stream`)).status).toBe(401);
+  });
+
+  it('the SDK\'s followEvents resumes across a stream the server ended (shutdown) with nothing lost or twice', async () => {
+    const token = seller.headers.authorization!.replace(/^Bearer /, '');
+    const l = await createListing(t.app, seller);
+    const got: Array<{ type: string; sequence: number; resource_id: string }> = [];
+    const stop = new AbortController();
+    const following = followEvents({ baseUrl: base, token, resourceType: 'listing', retryMs: 50, signal: stop.signal, onEvent: (e) => void got.push(e) });
+    await new Promise((r) => setTimeout(r, 200));
+    await request(t.app).patch(`${API}/listings/${l.listing_id}`).set(seller.headers).send({ description: 'one' }).expect(200);
+    for (let i = 0; i < 50 && got.length < 1; i++) await new Promise((r) => setTimeout(r, 20));
+    // the server ends every stream (a replica draining); changes happen while the client reconnects
+    await t.services.events.stop();
+    await request(t.app).patch(`${API}/listings/${l.listing_id}`).set(seller.headers).send({ description: 'two' }).expect(200);
+    await t.services.events.start();
+    await request(t.app).patch(`${API}/listings/${l.listing_id}`).set(seller.headers).send({ description: 'three' }).expect(200);
+    for (let i = 0; i < 100 && got.length < 3; i++) await new Promise((r) => setTimeout(r, 20));
+    stop.abort();
+    await following;
+    expect(got.filter((e) => e.resource_id === l.listing_id).map((e) => e.sequence)).toEqual([2, 3, 4]);
   });
 
   it('ends open streams cleanly when the events module stops (shutdown drain)', async () => {
