@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import type { EventType } from '@bazaar/contract';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { appendEvents, notifyAppended } from '../events/outbox.js';
+import type { EventRecord } from '../events/events.repo.js';
 
 export interface EndpointRecord {
   id: string;
@@ -64,6 +65,8 @@ export interface ClaimedDelivery {
   eventSeq: bigint;
   attempts: number;
   createdAt: Date;
+  /** the event (audience left empty) */
+  event: EventRecord;
 }
 
 type EndpointRow = Prisma.WebhookEndpointGetPayload<object>;
@@ -127,7 +130,23 @@ export function createWebhooksRepo(db: PrismaClient) {
     /** Claim up to `n` due deliveries (see the module comment); `leaseUntil`: their next_attempt_at meanwhile. */
     async claimDue(n: number, now: Date, leaseUntil: Date): Promise<ClaimedDelivery[]> {
       const rows = await db.$queryRaw<
-        { id: string; endpoint_id: string; url: string; secret: string; event_id: string; event_seq: bigint; attempts: number; created_at: Date }[]
+        {
+          id: string;
+          endpoint_id: string;
+          url: string;
+          secret: string;
+          event_id: string;
+          event_seq: bigint;
+          attempts: number;
+          created_at: Date;
+          e_type: string;
+          e_resource_type: string;
+          e_resource_id: string;
+          e_resource_seq: number;
+          e_data: unknown;
+          e_signature: string | null;
+          e_created_at: Date;
+        }[]
       >`
         WITH due AS (
           SELECT d.id
@@ -144,11 +163,25 @@ export function createWebhooksRepo(db: PrismaClient) {
         )
         UPDATE webhook_deliveries d
            SET next_attempt_at = ${leaseUntil}, attempts = d.attempts + 1
-          FROM due, webhook_endpoints w
-         WHERE d.id = due.id AND w.id = d.endpoint_id
+          FROM due, webhook_endpoints w, events e
+         WHERE d.id = due.id AND w.id = d.endpoint_id AND e.seq = d.event_seq
         RETURNING d.id::text AS id, d.endpoint_id::text AS endpoint_id, w.url, w.secret, d.event_id::text AS event_id,
-                  d.event_seq, d.attempts, d.created_at`;
+                  d.event_seq, d.attempts, d.created_at,
+                  e.type AS e_type, e.resource_type AS e_resource_type, e.resource_id::text AS e_resource_id,
+                  e.resource_seq AS e_resource_seq, e.data AS e_data, e.signature AS e_signature, e.created_at AS e_created_at`;
       return rows.map((r) => ({
+        event: {
+          seq: BigInt(r.event_seq),
+          id: r.event_id,
+          type: r.e_type as EventType,
+          resourceType: r.e_resource_type as EventRecord['resourceType'],
+          resourceId: r.e_resource_id,
+          resourceSeq: Number(r.e_resource_seq),
+          audience: [],
+          data: r.e_data,
+          signature: r.e_signature,
+          createdAt: new Date(r.e_created_at),
+        },
         id: r.id,
         endpointId: r.endpoint_id,
         url: r.url,
@@ -170,6 +203,20 @@ export function createWebhooksRepo(db: PrismaClient) {
       next: { status: 'pending' | 'delivered' | 'failed'; nextAttemptAt: Date },
       disable: null | { reason: string; present: (e: EndpointRecord) => unknown },
     ): Promise<void> {
+      if (a.ok) {
+        // the common case in one statement (atomic without an interactive transaction)
+        await db.$executeRaw`
+          WITH d AS (
+            UPDATE webhook_deliveries
+               SET status = ${next.status}, next_attempt_at = ${next.nextAttemptAt}, last_status_code = ${a.statusCode},
+                   last_error = NULL, last_duration_ms = ${a.durationMs}, delivered_at = ${a.at}
+             WHERE id = ${d.id}::uuid RETURNING endpoint_id),
+          a AS (
+            INSERT INTO webhook_attempts (delivery_id, status_code, error, duration_ms, created_at)
+            VALUES (${d.id}::uuid, ${a.statusCode}, NULL, ${a.durationMs}, ${a.at}))
+          UPDATE webhook_endpoints SET failing_since = NULL WHERE id = (SELECT endpoint_id FROM d) AND failing_since IS NOT NULL`;
+        return;
+      }
       let disabled = false;
       await db.$transaction(async (tx) => {
         await tx.webhookAttempt.create({ data: { deliveryId: d.id, statusCode: a.statusCode, error: a.error, durationMs: a.durationMs, createdAt: a.at } });
@@ -201,6 +248,28 @@ export function createWebhooksRepo(db: PrismaClient) {
         }
       });
       if (disabled) notifyAppended();
+    },
+
+    /** Record accepted attempts of several deliveries in one statement (delivered + attempt log + streak reset). */
+    async recordSuccesses(list: Array<{ id: string; statusCode: number | null; durationMs: number; at: Date }>): Promise<void> {
+      if (list.length === 0) return;
+      const ids = list.map((x) => x.id);
+      const codes = list.map((x) => x.statusCode ?? 0);
+      const ms = list.map((x) => x.durationMs);
+      const ats = list.map((x) => x.at.toISOString());
+      await db.$executeRaw`
+        WITH v AS (
+          SELECT * FROM unnest(${ids}::uuid[], ${codes}::int[], ${ms}::int[], ${ats}::timestamptz[]) AS v(id, code, ms, at)),
+        d AS (
+          UPDATE webhook_deliveries w
+             SET status = 'delivered', next_attempt_at = v.at, last_status_code = v.code, last_error = NULL,
+                 last_duration_ms = v.ms, delivered_at = v.at
+            FROM v WHERE w.id = v.id RETURNING w.endpoint_id),
+        a AS (
+          INSERT INTO webhook_attempts (delivery_id, status_code, error, duration_ms, created_at)
+          SELECT id, code, NULL, ms, at FROM v)
+        UPDATE webhook_endpoints SET failing_since = NULL
+         WHERE id IN (SELECT endpoint_id FROM d) AND failing_since IS NOT NULL`;
     },
 
     /** The event JSON source of a delivery. */

@@ -11,6 +11,13 @@ import https from 'node:https';
 import { Webhook } from 'standardwebhooks';
 import { guardedLookup, urlProblem } from './ssrf.js';
 
+/**
+ * Keep-alive agents shared by every attempt (a receiver gets its deliveries over a few reused
+ * connections). The SSRF check runs in `lookup` when a socket connects; a reused socket was checked
+ * when it connected.
+ */
+const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 64 }), https: new https.Agent({ keepAlive: true, maxSockets: 64 }) };
+
 /** Response bytes read at most (the rest is discarded, the socket destroyed). */
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 /** Response bytes kept in the delivery log. */
@@ -68,7 +75,7 @@ export function sendWebhook(i: SendInput): Promise<AttemptOutcome> {
     };
     const req = lib.request(
       u,
-      { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(i.payload) }, lookup: guardedLookup(i.allowPrivate) as never, agent: false },
+      { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(i.payload) }, lookup: guardedLookup(i.allowPrivate) as never, agent: u.protocol === 'https:' ? agents.https : agents.http },
       (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
@@ -77,7 +84,7 @@ export function sendWebhook(i: SendInput): Promise<AttemptOutcome> {
           const body = Buffer.concat(chunks).toString('utf8').slice(0, LOGGED_RESPONSE_BYTES);
           const ok = status >= 200 && status < 300;
           finish({ ok, statusCode: status, error: ok ? null : `receiver answered ${status}`, body });
-          req.destroy();
+          if (size >= MAX_RESPONSE_BYTES) req.destroy(); // cut a receiver that sends too much; else the socket is reused
         };
         res.on('data', (c: Buffer) => {
           if (size < MAX_RESPONSE_BYTES) chunks.push(c.subarray(0, MAX_RESPONSE_BYTES - size));

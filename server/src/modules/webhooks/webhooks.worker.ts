@@ -10,7 +10,7 @@
  */
 import { Poller } from '../../lib/poller.js';
 import { outboxSignal } from '../events/outbox.js';
-import { toEventDto, type EventRecord } from '../events/events.repo.js';
+import { toEventDto } from '../events/events.repo.js';
 import { presentWebhook } from './webhooks.presenter.js';
 import type { ClaimedDelivery, WebhooksRepo } from './webhooks.repo.js';
 import { sendWebhook, type AttemptOutcome, type SendInput } from './webhooks.sender.js';
@@ -85,19 +85,21 @@ export class WebhookWorker {
       const now = this.now();
       const claimed = await this.repo.claimDue(this.o.concurrency, now, new Date(now.getTime() + this.o.timeoutMs + 30_000));
       if (claimed.length === 0) return attempts;
-      await Promise.all(claimed.map((d) => this.attempt(d)));
+      const accepted: Array<{ id: string; statusCode: number | null; durationMs: number; at: Date }> = [];
+      await Promise.all(claimed.map((d) => this.attempt(d, accepted)));
+      // the accepted ones of the batch in one statement (a crash before it: they are sent again, at least once)
+      await this.repo.recordSuccesses(accepted);
       attempts += claimed.length;
     }
   }
 
-  private async attempt(d: ClaimedDelivery): Promise<void> {
-    const row = await this.repo.eventOf(d.eventSeq);
-    const payload = row ? JSON.stringify(toEventDto(row as unknown as EventRecord)) : '{}';
+  private async attempt(d: ClaimedDelivery, accepted: Array<{ id: string; statusCode: number | null; durationMs: number; at: Date }>): Promise<void> {
+    const payload = JSON.stringify(toEventDto(d.event));
     const send = this.o.send ?? sendWebhook;
     const outcome = await send({ url: d.url, secret: d.secret, eventId: d.eventId, payload, timeoutMs: this.o.timeoutMs, allowPrivate: this.o.allowPrivate, now: this.now });
     const at = this.now();
     if (outcome.ok) {
-      await this.repo.recordAttempt(d, { ...outcome, at }, { status: 'delivered', nextAttemptAt: at }, null);
+      accepted.push({ id: d.id, statusCode: outcome.statusCode, durationMs: outcome.durationMs, at });
       return;
     }
     const giveUp = at.getTime() - d.createdAt.getTime() >= (this.o.giveUpAfterMs ?? GIVE_UP_AFTER_MS);
