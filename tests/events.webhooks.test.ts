@@ -94,6 +94,8 @@ describe('outbox and GET /events', () => {
       ['listing.updated', 2],
     ]);
     expect(mine[0]).toMatchObject({ resource_type: 'listing', resource_id: l.listing_id, data: { ...l, metadata: expect.any(Object) } });
+    expect(mine[0].signature).toBe((l.mint_transaction as { signature: string }).signature);
+    expect(mine[1].signature).toBeNull();
     expect(mine[1].data).toEqual(patched.body);
     expect(BigInt(mine[1].position)).toBeGreaterThan(BigInt(mine[0].position));
   });

@@ -108,7 +108,15 @@ export function createListingsRepo(db: PrismaClient, present: (l: ListingRecord)
   async function appendListingEvent(tx: SqlClient, id: string, from: ListingStatus | null): Promise<void> {
     const l = (await getWith(tx, id))!;
     await appendEvents(tx, [
-      { type: listingEventFor(from, l.status), resourceType: 'listing', resourceId: id, audience: [l.sellerId], data: present(l) },
+      {
+        type: listingEventFor(from, l.status),
+        resourceType: 'listing',
+        resourceId: id,
+        audience: [l.sellerId],
+        data: present(l),
+        // created: the transaction that minted the listing's NFT
+        signature: from === null ? l.mintSignature : null,
+      },
     ]);
   }
 
