@@ -7,6 +7,7 @@
  *     service's payment watcher (every --watcher-ms, default 2000 = ORDER_WATCHER_INTERVAL_MS) finds
  *     it, commits in_progress + order.funded in one transaction, and the event reaches the seller's
  *     webhook (a receiver in this process) and the seller's SSE stream. p50/p90/p99/max per path.
+ *     Also from the commit of order.funded (its created_at) to arrival: the outbox -> delivery part alone.
  *  2. Webhook throughput with --endpoints registered endpoints (default 1000, marketplace-wide, all on
  *     one local receiver) and --events events (default 20): wall time from the commit of the events to
  *     the last accepted delivery, deliveries/s, at WEBHOOK_CONCURRENCY (--concurrency, default 32).
@@ -62,13 +63,19 @@ async function latency() {
   const seller = await loginAs(t, sellerKp);
   const hookAt = new Map<string, number>();
   const sseAt = new Map<string, number>();
+  /** commit -> arrival (wall clock ms; the event's created_at is its transaction's start, just before the commit) */
+  const commitToHook: number[] = [];
+  const commitToSse: number[] = [];
   let secret = '';
   const rx = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const e = verifyWebhook(Buffer.concat(chunks), req.headers, secret);
-      if (e.type === 'order.funded' && !hookAt.has(e.resource_id)) hookAt.set(e.resource_id, performance.now());
+      if (e.type === 'order.funded' && !hookAt.has(e.resource_id)) {
+        hookAt.set(e.resource_id, performance.now());
+        commitToHook.push(Date.now() - Date.parse(e.created_at));
+      }
       res.writeHead(204).end();
     });
   });
@@ -81,7 +88,11 @@ async function latency() {
     token: seller.token,
     types: ['order.funded'],
     signal: stop.signal,
-    onEvent: (e) => void (sseAt.has(e.resource_id) || sseAt.set(e.resource_id, performance.now())),
+    onEvent: (e) => {
+      if (sseAt.has(e.resource_id)) return;
+      sseAt.set(e.resource_id, performance.now());
+      commitToSse.push(Date.now() - Date.parse(e.created_at));
+    },
   });
 
   const confirmedAt = new Map<string, number>();
@@ -120,6 +131,8 @@ async function latency() {
     setup_seconds: Math.round((Date.now() - t0) / 1000),
     confirmation_to_webhook_ms: summary(toHook.map(Math.round)),
     confirmation_to_sse_ms: summary(toSse.map(Math.round)),
+    commit_to_webhook_ms: summary(commitToHook),
+    commit_to_sse_ms: summary(commitToSse),
   };
   rx.close();
   await new Promise((r) => server.close(r));
@@ -199,7 +212,8 @@ if (!only || only === 'latency') {
   console.log('latency', results.latency);
 }
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-const file = new URL(`./results/events-${new Date().toISOString().slice(0, 10)}${only ? `-${only}` : ''}.json`, import.meta.url);
+const tag = process.argv.find((a) => a.startsWith('--tag='))?.split('=')[1];
+const file = new URL(`./results/events-${new Date().toISOString().slice(0, 10)}${only ? `-${only}` : ''}${tag ? `-${tag}` : ''}.json`, import.meta.url);
 writeFileSync(file, JSON.stringify(results, null, 2) + '\n');
 console.log(`written to ${file.pathname}`);
 process.exit(0);

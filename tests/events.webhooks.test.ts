@@ -191,6 +191,26 @@ describe('GET /events/stream (SSE)', () => {
     expect(got.filter((e) => e.resource_id === l.listing_id).map((e) => e.sequence)).toEqual([2, 3, 4]);
   });
 
+  it('sends heartbeat comments on an idle stream and lets go of a client that disconnected', async () => {
+    const { EventHub, createEventsRepo } = await import('../server/src/modules/events/index.js');
+    const hub = new EventHub(createEventsRepo(t.ctx.db), { heartbeatMs: 50 });
+    await hub.start();
+    const { default: express } = await import('express');
+    const srv = http.createServer(express().get('/', (req, res) => void hub.serve(req, res, { userId: seller.userId, isAdmin: false }, {}, null)));
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    const sse = await connectSse(`http://127.0.0.1:${(srv.address() as AddressInfo).port}/`);
+    for (let i = 0; i < 100 && sse.comments.filter((c) => c === 'heartbeat').length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(sse.comments.filter((c) => c === 'heartbeat').length).toBeGreaterThanOrEqual(2);
+    expect(sse.messages).toEqual([]);
+    expect((hub as unknown as { subscribers: Set<unknown> }).subscribers.size).toBe(1);
+    sse.close();
+    const subs = () => (hub as unknown as { subscribers: Set<unknown> }).subscribers.size;
+    for (let i = 0; i < 100 && subs() > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(subs()).toBe(0);
+    await hub.stop();
+    await new Promise((r) => srv.close(r));
+  });
+
   it('ends open streams cleanly when the events module stops (shutdown drain)', async () => {
     const sse = await connectSse(`${base}${API}/events/stream`, seller.headers);
     await t.services.events.stop();

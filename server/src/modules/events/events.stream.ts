@@ -32,6 +32,8 @@ interface Subscriber {
 export interface EventHubOptions {
   /** poll period for other replicas' commits, ms (default 1000) */
   pollMs?: number;
+  /** heartbeat comment period, ms (default STREAM_HEARTBEAT_SECONDS) */
+  heartbeatMs?: number;
   log?: Log;
 }
 
@@ -163,10 +165,11 @@ export class EventHub {
         write(e);
       },
     });
-    const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), STREAM_HEARTBEAT_SECONDS * 1000);
+    const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), this.opts.heartbeatMs ?? STREAM_HEARTBEAT_SECONDS * 1000);
     heartbeat.unref?.();
     this.streams.add(end);
-    req.on('close', end);
+    // the client went away (res 'close' fires when the connection closes before or after the end)
+    res.on('close', end);
     res.on('error', end);
 
     if (lastEventId !== null) {
