@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../server/src/errors';
 import { isNetworkError, parseLogs, parseTransactionError, translateChainError } from '../server/src/chain/errors';
-import { formatUnits, parseUnits } from '../server/src/chain/balances';
+import { parseUnits } from '../server/src/chain/balances';
 
 const ESCROW = 'AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r';
 const TOKEN = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
@@ -67,14 +67,6 @@ describe('program errors -> chain-transaction-failed with the Anchor error name'
 });
 
 describe('exact decimal amounts', () => {
-  it('formats base units without floating point', () => {
-    expect(formatUnits(0n, 6)).toBe('0');
-    expect(formatUnits(1n, 6)).toBe('0.000001');
-    expect(formatUnits(24_375_000n, 6)).toBe('24.375');
-    expect(formatUnits(18_446_744_073_709_551_615n, 9)).toBe('18446744073.709551615');
-    expect(formatUnits(5n, 0)).toBe('5');
-  });
-
   it('parses decimal strings and refuses excess precision', () => {
     expect(parseUnits('100.5', 6)).toBe(100_500_000n);
     expect(parseUnits('0.000001', 6)).toBe(1n);

@@ -10,6 +10,7 @@ import { Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction } from '@solana/web3.
 import { NATIVE_MINT, TOKEN_PROGRAM_ID, getAccount, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalnet } from './helpers/localnet';
+import { decodeFundTransaction } from './helpers/decode-fund-tx.js';
 import { createChain, type ChainClient } from '../server/src/chain/index';
 import {
   adminPublicKeyFor,
@@ -118,7 +119,7 @@ describe('escrow lifecycle', () => {
     const { built, res } = await fund(orderId, boot.usdcMint, USDC(25));
     expect(res.slot).toBeGreaterThan(0);
     expect(built.escrowAddress).toBe(chain.escrow.addresses(orderId, boot.usdcMint).escrow);
-    const terms = chain.escrow.decodeFundTransaction(built.transaction)!;
+    const terms = decodeFundTransaction(chain.escrow, built.transaction)!;
     expect(terms).toMatchObject({ orderId, amount: USDC(25), reviewWindow: 0 });
     expect(terms.expiresAt - (await chain.escrow.chainNow())).toBeGreaterThan(800);
 

@@ -164,6 +164,6 @@ describe('listing token crash safety: a mint address per listing, the attempt be
     const height = await chain.connection.getBlockHeight('confirmed');
     const unknown = bs58.encode(randomBytes(64));
     expect(await chain.transactionOutcome({ signature: unknown, lastValidBlockHeight: height + 100 })).toEqual({ state: 'in_flight' });
-    expect(await chain.transactionOutcome({ signature: unknown, lastValidBlockHeight: height - 1 })).toEqual({ state: 'dead' });
+    expect(await chain.transactionOutcome({ signature: unknown, lastValidBlockHeight: height - 1 })).toEqual({ state: 'dead', reason: 'expired' });
   });
 });

@@ -569,6 +569,7 @@ describe('custodial order payment, outcome attribution', () => {
     const orders = t.services.orders!;
     await orders.reconciler.runOnce();
     await orders.watcher.runOnce();
+    await orders.autoRelease.runOnce();
     await custody.worker.runOnce();
     const readA = (await get(buyer, `/orders/${A}`)).body;
     expect(readA).toMatchObject({
@@ -709,6 +710,7 @@ describe('integrity at the end of the suite', () => {
   it('every order matches its escrow account on chain (zero mismatches)', async () => {
     const orders = t.services.orders!;
     await orders.watcher.runOnce();
+    await orders.autoRelease.runOnce();
     await orders.reconciler.runOnce();
     const report = await orders.checkIntegrity();
     console.info(`[integrity] ${report.checked} orders checked, ${report.mismatches.length} mismatches`);

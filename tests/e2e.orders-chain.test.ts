@@ -12,8 +12,8 @@ import { EscrowClient, type ChainClient } from '../server/src/chain/index';
 import type { Idl } from '@coral-xyz/anchor';
 import escrowIdl from '@bazaar/escrow-idl';
 import { ensureSol, mintTestUsdc, type BootstrapResult } from '../server/scripts/bootstrap-localnet';
-import { PaymentWatcher } from '../server/src/chain/payment-watcher';
-import { MemoryOrdersRepo } from '../server/src/modules/orders/orders.repo.memory';
+import { AutoReleaseCrank, PaymentWatcher } from '../server/src/modules/orders/payment-watcher';
+import { MemoryOrdersRepo } from './helpers/memory-orders-repo.js';
 import { OrdersService } from '../server/src/modules/orders/orders.service';
 import { escrowPort } from '../server/src/modules/orders/orders.escrow';
 import { checkEscrowIntegrity } from '../server/src/modules/orders/orders.integrity';
@@ -146,9 +146,9 @@ describe('orders on the real escrow program', () => {
     const p = await parties(5);
     const o = await fundedOrder(p);
     await service.deliver(p.seller, o.id);
-    expect((await watcher.runOnce()).claimed).not.toContain(o.id);
+    expect((await new AutoReleaseCrank({ service }).runOnce()).claimed).not.toContain(o.id);
     await localnet.advanceClock(REVIEW_WINDOW + 5);
-    expect((await watcher.runOnce()).claimed).toContain(o.id);
+    expect((await new AutoReleaseCrank({ service }).runOnce()).claimed).toContain(o.id);
     expect((await repo.get(o.id))!.status).toBe('completed');
     expect(await usdcBalance(p.seller.wallet!)).toBe(USDC(5) - USDC(0.125));
     expect((await repo.listIntents(o.id)).map((i) => i.action)).toContain('claim');
@@ -374,6 +374,7 @@ describe('faults: RPC outages, lost transactions, vanished escrows', () => {
 describe('integrity at the end of the suite', () => {
   it('every order matches its escrow account on chain (zero mismatches)', async () => {
     await watcher.runOnce();
+    await new AutoReleaseCrank({ service }).runOnce();
     await service.reconciler.runOnce();
     const report = await checkEscrowIntegrity({ repo, escrow: escrowPort(chain.escrow) });
     console.info(`[integrity] ${report.checked} orders checked, ${report.mismatches.length} mismatches`);

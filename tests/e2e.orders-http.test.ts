@@ -282,9 +282,9 @@ describe('orders over HTTP on the real chain', () => {
     const o = await fundedOrder(4);
     expect((await post(o.seller, `/orders/${o.id}/deliver`)).status).toBe(200);
     const orders = t.services.orders!;
-    expect((await orders.watcher.runOnce()).claimed).not.toContain(o.id);
+    expect((await orders.autoRelease.runOnce()).claimed).not.toContain(o.id);
     await localnet.advanceClock(65);
-    expect((await orders.watcher.runOnce()).claimed).toContain(o.id);
+    expect((await orders.autoRelease.runOnce()).claimed).toContain(o.id);
     const read = await request(t.app).get(`${API}/orders/${o.id}`).set(o.seller.headers);
     expect(read.body).toMatchObject({ status: 'completed', escrow_state: 'released' });
     expect(read.body.transactions.map((x: { action: string }) => x.action)).toEqual(['fund', 'mark_delivered', 'claim']);
@@ -532,6 +532,7 @@ describe('integrity at the end of the suite', () => {
   it('every order matches its escrow account on chain (zero mismatches)', async () => {
     const orders = t.services.orders!;
     await orders.watcher.runOnce();
+    await orders.autoRelease.runOnce();
     await orders.reconciler.runOnce();
     const report = await orders.checkIntegrity();
     console.info(`[integrity] ${report.checked} orders checked, ${report.mismatches.length} mismatches`);

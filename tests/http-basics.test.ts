@@ -94,6 +94,17 @@ describe('ops', () => {
     const res = await request(t.app).get('/healthz');
     expect(res.status).toBe(200);
     expect(res.body.status).toBe('ok');
+    // with the database gone (readyz says so), liveness still answers ok: it never touches it
+    const t2 = await createTestApp();
+    try {
+      await t2.db.pglite!.close();
+      expect((await request(t2.app).get('/readyz')).status).toBe(503);
+      const live = await request(t2.app).get('/healthz');
+      expect(live.status).toBe(200);
+      expect(live.body.status).toBe('ok');
+    } finally {
+      await t2.close();
+    }
   });
 
   it('/readyz checks the database', async () => {

@@ -8,8 +8,9 @@ import bs58 from 'bs58';
 import { type ListingOrderEvent, listingTransitions } from '@bazaar/contract';
 import { DomainError } from '../server/src/errors.js';
 import type { ServiceInstruction } from '../server/src/modules/orders/order-state.js';
+import type { RecordedAttempt, TxOutcome } from '../server/src/chain/recorded-send.js';
+import type { Escrow } from '@bazaar/escrow-idl/types';
 import type {
-  BlockhashLifetime,
   EscrowOrderView,
   EscrowPort,
   FundTerms,
@@ -56,9 +57,13 @@ export class FakeEscrow implements EscrowPort {
   advanceBlocks(n: number) {
     this.height += n;
   }
-  async blockhashExpired(l: BlockhashLifetime) {
+  /** the cluster's view of a recorded attempt: landed when sent here, dead once the block height passed its lifetime */
+  async transactionOutcome(a: RecordedAttempt): Promise<TxOutcome> {
     if (this.unavailable) throw new DomainError('chain-unavailable', 'rpc down');
-    return this.height > l.lastValidBlockHeight;
+    const expired = this.height > a.lastValidBlockHeight;
+    const sent = this.sent.find((s) => s.signature === a.signature);
+    if (sent) return { state: 'landed', slot: 1 };
+    return expired ? { state: 'dead', reason: 'expired' } : { state: 'in_flight' };
   }
   async tokenBalance() {
     return 0n;
@@ -138,7 +143,8 @@ export class FakeEscrow implements EscrowPort {
     this.accounts.delete(orderId);
     this.lastPayout = { buyer: toBuyer, seller: rest - fee, treasury: fee, buyerTokenAccount: `ata-${a.buyer}`, verified: true };
   }
-  private reject(name: string): never {
+  /** the program's refusal, by an error name its IDL has (a name it lacks does not compile) */
+  private reject(name: Capitalize<Escrow['errors'][number]['name']>): never {
     throw new DomainError('chain-transaction-failed', `rejected (${name})`, { program_error: name });
   }
 
@@ -160,33 +166,34 @@ export class FakeEscrow implements EscrowPort {
   }
   markDelivered(id: string, o?: SendOptions) {
     return this.exec('mark_delivered', id, o, (a) => {
-      if (a.state !== 'funded') this.reject('InvalidState');
+      if (a.state !== 'funded') this.reject('OrderNotFunded');
       a.state = 'delivered';
       a.deliveredAt = this.now;
     });
   }
   release(id: string, o?: SendOptions) {
     return this.exec('release', id, o, (a) => {
-      if (a.state === 'disputed') this.reject('InvalidState');
+      if (a.state === 'disputed') this.reject('OrderNotFundedOrDelivered');
       this.close(id, a, 0);
     });
   }
   claim(id: string, o?: SendOptions) {
     return this.exec('claim', id, o, (a) => {
-      if (a.state !== 'delivered' || this.now < (a.deliveredAt ?? 0) + a.reviewWindow) this.reject('ReviewWindowNotOver');
+      if (a.state !== 'delivered') this.reject('OrderNotDelivered');
+      if (this.now < (a.deliveredAt ?? 0) + a.reviewWindow) this.reject('ReviewWindowNotElapsed');
       this.close(id, a, 0);
     });
   }
   openDispute(id: string, o?: SendOptions) {
     return this.exec('open_dispute', id, o, (a) => {
-      if (a.state === 'disputed') this.reject('InvalidState');
+      if (a.state === 'disputed') this.reject('OrderNotFundedOrDelivered');
       a.state = 'disputed';
       a.disputedAt = this.now;
     });
   }
   async resolveDispute(id: string, bps: number, o?: SendOptions) {
     const r = await this.exec('resolve_dispute', id, o, (a) => {
-      if (a.state !== 'disputed') this.reject('InvalidState');
+      if (a.state !== 'disputed') this.reject('OrderNotDisputed');
       this.close(id, a, bps);
     });
     this.sent[this.sent.length - 1].bps = bps;

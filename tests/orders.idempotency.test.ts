@@ -13,6 +13,7 @@ function app(opts: { required?: boolean; now?: () => Date; leaseMs?: number; lea
   const store = new MemoryIdempotencyStore();
   let calls = 0;
   let gate: Promise<void> | null = null;
+  const waiters: Array<{ n: number; resolve: () => void }> = [];
   const a = express();
   a.use(express.json());
   a.use((req, _res, next) => {
@@ -22,6 +23,7 @@ function app(opts: { required?: boolean; now?: () => Date; leaseMs?: number; lea
   });
   a.post('/orders', idempotency({ store, required: opts.required ?? true, now: opts.now, leaseMs: opts.leaseMs, leases: opts.leases }), async (req, res, next) => {
     calls++;
+    for (const w of waiters.filter((x) => calls >= x.n)) w.resolve();
     if (gate) await gate;
     if (req.body.fail === 500) return next(new Error('boom'));
     if (req.body.fail === 409) return next(new DomainError('listing-unavailable', 'taken'));
@@ -35,6 +37,8 @@ function app(opts: { required?: boolean; now?: () => Date; leaseMs?: number; lea
     a,
     store,
     calls: () => calls,
+    /** resolves once the handler has been entered `n` times (a request holds its key from then on) */
+    called: (n: number) => (calls >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ n, resolve }))),
     hold: () => {
       let release!: () => void;
       gate = new Promise((r) => (release = r));
@@ -87,7 +91,7 @@ describe('Idempotency-Key', () => {
     const t = app();
     const release = t.hold();
     const first = post(t.a, 'k-3', { listing_id: 'a' }).then((r) => r);
-    await new Promise((r) => setTimeout(r, 50));
+    await t.called(1);
     const second = await post(t.a, 'k-3', { listing_id: 'a' });
     expect(second.status).toBe(409);
     expect(second.body.type).toBe('idempotency-key-in-use');
@@ -138,7 +142,7 @@ describe('Idempotency-Key', () => {
     await new Promise((r) => setTimeout(r, 250));
     const releaseTaker = t.hold();
     const racing = [post(t.a, 'k-lease', { listing_id: 'a' }).then((r) => r), post(t.a, 'k-lease', { listing_id: 'a' }).then((r) => r)];
-    await new Promise((r) => setTimeout(r, 100));
+    await t.called(2); // the taker holds the key and runs
     // the dead request's late answer is not stored over the taker's
     release();
     expect((await first).status).toBe(201);

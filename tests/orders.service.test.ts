@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { Keypair, Transaction } from '@solana/web3.js';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { PaymentWatcher } from '../server/src/chain/payment-watcher.js';
-import { MemoryOrdersRepo } from '../server/src/modules/orders/orders.repo.memory.js';
+import { AutoReleaseCrank, PaymentWatcher } from '../server/src/modules/orders/payment-watcher.js';
+import { MemoryOrdersRepo } from './helpers/memory-orders-repo.js';
 import { OrdersService, type OrdersConfig } from '../server/src/modules/orders/orders.service.js';
 import { checkEscrowIntegrity } from '../server/src/modules/orders/orders.integrity.js';
 import { FakeEscrow, FakeListings, user } from './orders.fakes.js';
@@ -36,9 +36,10 @@ function setup(opts: { now?: () => Date; config?: Partial<OrdersConfig> } = {}) 
   const stranger = user(randomUUID(), Keypair.generate().publicKey.toBase58());
   const listing = listings.add({ id: randomUUID(), sellerId: seller.userId!, sellerWallet: seller.wallet! });
   const watcher = new PaymentWatcher({ service, repo });
+  const crank = new AutoReleaseCrank({ service });
   /** another listing of the same seller (a listing holds one open order at a time) */
   const another = () => listings.add({ id: randomUUID(), sellerId: seller.userId!, sellerWallet: seller.wallet! });
-  return { repo, escrow, listings, service, buyer, seller, admin, stranger, listing, buyerKp, watcher, another };
+  return { repo, escrow, listings, service, buyer, seller, admin, stranger, listing, buyerKp, watcher, crank, another };
 }
 
 type Ctx = ReturnType<typeof setup>;
@@ -310,9 +311,9 @@ describe('orders service', () => {
 
   it('auto-release: the crank claims once the review window passed (chain clock)', async () => {
     const o = await delivered(ctx);
-    expect((await ctx.watcher.runOnce()).claimed).toEqual([]);
+    expect((await ctx.crank.runOnce()).claimed).toEqual([]);
     ctx.escrow.advance(3601);
-    expect((await ctx.watcher.runOnce()).claimed).toEqual([o.id]);
+    expect((await ctx.crank.runOnce()).claimed).toEqual([o.id]);
     expect((await ctx.repo.get(o.id))!.status).toBe('completed');
     expect(ctx.escrow.count('claim')).toBe(1);
     // disputing after the window is refused

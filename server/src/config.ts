@@ -20,6 +20,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { authDefaults } from '@bazaar/contract';
+import type { CurrencyInfo } from './chain/types.js';
 
 /** Who reads a variable: the server (loadConfig), `npm start` (loadStartConfig), the scripts (loadToolConfig). */
 export type EnvReader = 'server' | 'npm start' | 'scripts';
@@ -298,12 +299,8 @@ function httpUrl(name: string, value: string): URL {
   return url;
 }
 
-export interface CurrencyConfig {
-  code: string;
-  mint: string;
-  decimals: number;
-  tokenProgram?: string;
-}
+/** A payment currency (the one currency shape: chain/types.ts CurrencyInfo). */
+export type CurrencyConfig = CurrencyInfo;
 
 export interface CategoryConfig {
   slug: string;

@@ -9,18 +9,11 @@
  */
 import { problemTypes, type ProblemSlug } from '@bazaar/contract';
 
-/** Problem types that exist only in the server (the contract does not list them). */
-export const serverProblemTypes = {
-  'not-implemented': { status: 501, title: 'Not implemented', description: 'This route is not implemented yet.' },
-} as const;
-
-export type ServerProblemSlug = keyof typeof serverProblemTypes;
-export type AnyProblemSlug = ProblemSlug | ServerProblemSlug;
+/** Every problem the server answers is in the contract's table (contract/src/problems.ts). */
+export type AnyProblemSlug = ProblemSlug;
 
 export function problemInfo(slug: AnyProblemSlug): { status: number; title: string } {
-  return (problemTypes as Record<string, { status: number; title: string }>)[slug] ??
-    (serverProblemTypes as Record<string, { status: number; title: string }>)[slug] ??
-    problemTypes['internal-error'];
+  return (problemTypes as Record<string, { status: number; title: string }>)[slug] ?? problemTypes['internal-error'];
 }
 
 export class DomainError extends Error {
@@ -39,8 +32,6 @@ export class DomainError extends Error {
     this.status = problemInfo(slug).status;
   }
 }
-
-export const isDomainError = (e: unknown): e is DomainError => e instanceof DomainError;
 
 /** What landed on chain before a later step (the database write) failed. */
 export interface LandedChainAction {

@@ -143,8 +143,8 @@ export class FakeChain implements Chain {
 
   private async outcome(a: TxAttempt): Promise<TxOutcome> {
     const tx = this.txs.get(a.signature);
-    if (tx) return tx.ok ? { state: 'landed', slot: tx.slot } : { state: 'dead' };
-    return this.blockHeight > a.lastValidBlockHeight ? { state: 'dead' } : { state: 'in_flight' };
+    if (tx) return tx.ok ? { state: 'landed', slot: tx.slot } : { state: 'dead', reason: 'rejected' };
+    return this.blockHeight > a.lastValidBlockHeight ? { state: 'dead', reason: 'expired' } : { state: 'in_flight' };
   }
 
   async getWalletBalances(_wallet: string, currencies: CurrencyInfo[]): Promise<WalletBalance[]> {

@@ -12,18 +12,8 @@
 import { type Commitment, type Connection, PublicKey } from '@solana/web3.js';
 import { NATIVE_MINT, TOKEN_PROGRAM_ID, getAssociatedTokenAddressSync, unpackAccount } from '@solana/spl-token';
 import type { CurrencyInfo, WalletBalance } from './types.js';
+import { formatUiAmount } from '../lib/money.js';
 import { rpc } from './tx.js';
-
-/** Exact decimal string of `amount / 10^decimals`, trailing zeros trimmed ("1.5", "0", "0.000001"). */
-export function formatUnits(amount: bigint, decimals: number): string {
-  const neg = amount < 0n;
-  const abs = neg ? -amount : amount;
-  if (decimals === 0) return `${neg ? '-' : ''}${abs}`;
-  const s = abs.toString().padStart(decimals + 1, '0');
-  const whole = s.slice(0, -decimals);
-  const frac = s.slice(-decimals).replace(/0+$/, '');
-  return `${neg ? '-' : ''}${whole}${frac ? `.${frac}` : ''}`;
-}
 
 /** Parse an exact decimal string ("12.5") into base units; throws on more fractional digits than `decimals`. */
 export function parseUnits(value: string, decimals: number): bigint {
@@ -51,7 +41,7 @@ export async function getWalletBalances(
   });
   const lamports = BigInt(infos[0]?.lamports ?? 0);
   const out: WalletBalance[] = [
-    { currency: 'SOL', mint: null, amountBaseUnits: lamports, decimals: SOL_DECIMALS, uiAmount: formatUnits(lamports, SOL_DECIMALS) },
+    { currency: 'SOL', mint: null, amountBaseUnits: lamports, decimals: SOL_DECIMALS, uiAmount: formatUiAmount(lamports, SOL_DECIMALS) },
   ];
   currencies.forEach((c, i) => {
     const info = infos[i + 1];
@@ -65,7 +55,7 @@ export async function getWalletBalances(
     }
     const wrappedSol = c.mint === NATIVE_MINT.toBase58();
     if (wrappedSol && !info) return; // the native line already stands for SOL
-    out.push({ currency: c.code, mint: c.mint, amountBaseUnits: amount, decimals: c.decimals, uiAmount: formatUnits(amount, c.decimals) });
+    out.push({ currency: c.code, mint: c.mint, amountBaseUnits: amount, decimals: c.decimals, uiAmount: formatUiAmount(amount, c.decimals) });
   });
   return out;
 }

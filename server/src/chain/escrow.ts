@@ -10,10 +10,10 @@
  * Units: `amount` u64 base units (bigint); deadlines unix seconds; windows seconds; bps 0..10000.
  * Errors: DomainError('chain-unavailable') when the RPC is unreachable or a confirmation times out;
  * DomainError('chain-transaction-failed', detail, { program_error: '<AnchorErrorName>', ... })
- * when the program rejects (e.g. InvalidState, DeadlineNotReached, MintNotAllowed).
+ * when the program rejects (an error of its IDL, e.g. OrderNotFunded, ReviewWindowNotElapsed, MintNotAllowed).
  */
 import { createRequire } from 'node:module';
-import { AnchorProvider, type BN as AnchorBN, type BorshCoder, type BorshInstructionCoder, Program, type Idl } from '@coral-xyz/anchor';
+import { AnchorProvider, type BN as AnchorBN, type BorshCoder, Program, type Idl } from '@coral-xyz/anchor';
 import {
   type Commitment,
   type Connection,
@@ -33,13 +33,14 @@ import {
   createSyncNativeInstruction,
   getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
-import bs58 from 'bs58';
 import { DomainError } from '../errors.js';
 import { bytesToUuid, configPda, orderIdBytes, orderPda, programDataAddress, vaultAddress } from './pda.js';
+import { blockhashExpired, transactionOutcome, type RecordedAttempt, type TxOutcome } from './recorded-send.js';
 import { rpc, sendAndConfirm, sendRawAndConfirm, type ConfirmOptions } from './tx.js';
 import type { CurrencyInfo, TxResult } from './types.js';
 import type { TranslateContext } from './errors.js';
 import { type EscrowSettlement, settlementFromTransaction } from './settlement.js';
+import type { Escrow } from '@bazaar/escrow-idl/types';
 
 // Anchor's CJS entry (what Node's ESM loader sees under tsx) does not expose BN as a named export.
 const BN: typeof AnchorBN = createRequire(import.meta.url)('@coral-xyz/anchor').BN;
@@ -159,9 +160,8 @@ export interface EscrowClientOptions {
   confirm?: ConfirmOptions;
 }
 
-type AnyProgram = Program<Idl>;
-
-const camel = (s: string) => s.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+/** The escrow instructions on an existing order account (the IDL's names), see `orderInstruction`. */
+export type OrderInstructionName = 'mark_delivered' | 'release' | 'claim' | 'open_dispute' | 'resolve_dispute' | 'refund';
 
 function toNumber(v: unknown): number {
   if (v === null || v === undefined) return 0;
@@ -182,7 +182,8 @@ function stateName(v: unknown): EscrowState {
 
 export class EscrowClient {
   readonly connection: Connection;
-  readonly program: AnyProgram;
+  /** typed from the IDL (programs/escrow/idl/escrow.ts): a renamed account or argument is a compile error */
+  readonly program: Program<Escrow>;
   readonly programId: PublicKey;
   readonly service: Keypair;
   readonly arbiter: Keypair;
@@ -217,7 +218,7 @@ export class EscrowClient {
       },
     };
     const provider = new AnchorProvider(opts.connection, wallet, { commitment: this.commitment, preflightCommitment: this.commitment });
-    this.program = new Program(idl, provider);
+    this.program = new Program<Escrow>(idl as unknown as Escrow, provider);
     this.errorNames = new Map((idl.errors ?? []).map((e) => [e.code, e.name]));
     for (const c of opts.currencies ?? []) {
       this.tokenPrograms.set(c.mint, new PublicKey(c.tokenProgram ?? TOKEN_PROGRAM_ID));
@@ -262,13 +263,11 @@ export class EscrowClient {
   async fetchOrder(orderId: OrderId): Promise<EscrowOrder | null> {
     const address = this.orderAddress(orderId);
     const acc = await rpc(
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      () => (this.program.account as any).order.fetchNullable(address, this.commitment),
+      () => this.program.account.order.fetchNullable(address, this.commitment),
       this.errorContext('reading the escrow order'),
     );
     if (!acc) return null;
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    const a = acc as any;
+    const a = acc;
     return {
       address: address.toBase58(),
       orderId: bytesToUuid(a.orderId),
@@ -284,7 +283,7 @@ export class EscrowClient {
       deliveredAt: optTime(a.deliveredAt),
       disputedAt: optTime(a.disputedAt),
       reviewWindow: toNumber(a.reviewWindow),
-      rentPayer: (a.rentPayer ?? a.buyer).toBase58(),
+      rentPayer: a.rentPayer.toBase58(),
       bump: toNumber(a.bump),
     };
   }
@@ -293,13 +292,11 @@ export class EscrowClient {
   async fetchConfig(): Promise<EscrowConfig | null> {
     const address = this.configAddress();
     const acc = await rpc(
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      () => (this.program.account as any).config.fetchNullable(address, this.commitment),
+      () => this.program.account.config.fetchNullable(address, this.commitment),
       this.errorContext('reading the escrow config'),
     );
     if (!acc) return null;
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    const a = acc as any;
+    const a = acc;
     return {
       address: address.toBase58(),
       admin: a.admin.toBase58(),
@@ -310,7 +307,7 @@ export class EscrowClient {
       defaultReviewWindow: toNumber(a.defaultReviewWindow),
       maxReviewWindow: toNumber(a.maxReviewWindow),
       maxDeliveryWindow: toNumber(a.maxDeliveryWindow),
-      allowedMints: (a.allowedMints as PublicKey[]).map((m) => m.toBase58()),
+      allowedMints: a.allowedMints.map((m) => m.toBase58()),
       bump: toNumber(a.bump),
     };
   }
@@ -376,75 +373,68 @@ export class EscrowClient {
   // ---------------------------------------------------------------- instruction building
 
   /**
-   * The accounts of `ix`, filled by role name from `known` (camelCase keys). Names the IDL declares
-   * that are not known are left to Anchor's resolver (PDAs, fixed addresses, relations).
+   * The accounts of an existing order's instructions, from its account on chain: the order PDA and
+   * vault, the config PDA, the mint and its token program, the parties' associated token accounts and
+   * the rent payer recorded by `fund`. Throws chain-transaction-failed when the order account does not exist.
    */
-  /** The IDL definition of an instruction (Anchor camel-cases the IDL it holds; match either case). */
-  private ixDef(name: string) {
-    const def = this.program.idl.instructions.find((i) => i.name === name || camel(i.name) === camel(name));
-    if (!def) throw new Error(`escrow IDL has no instruction ${name}`);
-    return def;
-  }
-
-  private accountsFor(ix: string, known: Record<string, PublicKey | undefined>): Record<string, PublicKey> {
-    const def = this.ixDef(ix);
-    const out: Record<string, PublicKey> = {};
-    for (const acc of def.accounts) {
-      if (!('name' in acc)) continue;
-      const name = camel(acc.name);
-      const v = known[name];
-      if (v) out[name] = v;
-    }
-    return out;
-  }
-
-  private roleAccounts(p: {
-    orderId: OrderId;
-    buyer?: PublicKey;
-    seller?: PublicKey;
-    mint?: PublicKey;
-    treasury?: PublicKey;
-    rentPayer?: PublicKey;
-    tokenProgram?: PublicKey;
-  }): Record<string, PublicKey | undefined> {
-    const order = this.orderAddress(p.orderId);
-    const tp = p.tokenProgram ?? TOKEN_PROGRAM_ID;
-    const ata = (owner?: PublicKey) => (owner && p.mint ? getAssociatedTokenAddressSync(p.mint, owner, true, tp) : undefined);
-    const buyerToken = ata(p.buyer);
-    const sellerToken = ata(p.seller);
-    const treasuryToken = ata(p.treasury);
-    const service = this.service.publicKey;
+  private async orderAccounts(orderId: OrderId) {
+    const o = await this.orderOrThrow(orderId);
+    const order = this.orderAddress(orderId);
+    const mint = new PublicKey(o.mint);
+    const tokenProgram = await this.tokenProgramOf(o.mint);
+    const ata = (owner: string) => getAssociatedTokenAddressSync(mint, new PublicKey(owner), true, tokenProgram);
     return {
-      buyer: p.buyer,
-      seller: p.seller,
-      platformAuthority: service,
-      authority: service,
-      signer: service,
-      caller: service,
-      payer: service,
-      arbiter: this.arbiter.publicKey,
+      owners: { buyer: new PublicKey(o.buyer), seller: new PublicKey(o.seller), treasury: new PublicKey(o.treasury) },
       config: this.configAddress(),
       order,
-      escrow: order,
-      orderAccount: order,
-      mint: p.mint,
-      vault: p.mint ? vaultAddress(order, p.mint, tp) : undefined,
-      buyerToken,
-      buyerTokenAccount: buyerToken,
-      buyerAta: buyerToken,
-      sellerToken,
-      sellerTokenAccount: sellerToken,
-      sellerAta: sellerToken,
-      treasury: p.treasury,
-      treasuryToken,
-      treasuryTokenAccount: treasuryToken,
-      treasuryAta: treasuryToken,
-      rentPayer: p.rentPayer ?? p.buyer,
-      rentReceiver: p.rentPayer ?? p.buyer,
-      tokenProgram: tp,
-      associatedTokenProgram: ASSOCIATED_TOKEN_PROGRAM_ID,
-      systemProgram: SystemProgram.programId,
+      mint,
+      vault: vaultAddress(order, mint, tokenProgram),
+      buyerTokenAccount: ata(o.buyer),
+      sellerTokenAccount: ata(o.seller),
+      treasuryTokenAccount: ata(o.treasury),
+      rentPayer: new PublicKey(o.rentPayer),
+      tokenProgram,
     };
+  }
+
+  /**
+   * One instruction on an existing order, its accounts from the order account (typed by the IDL), and
+   * the owners whose associated token accounts it pays out to. `signer` takes the signing role
+   * (authority, payer, arbiter); the service (the arbiter for resolve_dispute) by default.
+   */
+  private async buildOrderInstruction(
+    name: OrderInstructionName,
+    orderId: OrderId,
+    opts: { buyerBps?: number; signer?: PublicKey } = {},
+  ): Promise<{ ix: TransactionInstruction; payees: PublicKey[]; mint: PublicKey; tokenProgram: PublicKey }> {
+    const a = await this.orderAccounts(orderId);
+    const signer = opts.signer ?? (name === 'resolve_dispute' ? this.arbiter.publicKey : this.service.publicKey);
+    const { config, order, mint, vault, buyerTokenAccount, sellerTokenAccount, treasuryTokenAccount, rentPayer, tokenProgram } = a;
+    const { buyer, seller, treasury } = a.owners;
+    const m = this.program.methods;
+    const built = { mint, tokenProgram };
+    switch (name) {
+      case 'mark_delivered':
+        return { ...built, payees: [], ix: await m.markDelivered().accountsPartial({ authority: signer, config, order }).instruction() };
+      case 'open_dispute':
+        return { ...built, payees: [], ix: await m.openDispute().accountsPartial({ authority: signer, config, order }).instruction() };
+      case 'release': {
+        const accounts = { authority: signer, config, order, mint, vault, sellerTokenAccount, treasuryTokenAccount, rentPayer, tokenProgram };
+        return { ...built, payees: [seller, treasury], ix: await m.release().accountsPartial(accounts).instruction() };
+      }
+      case 'claim': {
+        const accounts = { payer: signer, config, order, mint, vault, sellerTokenAccount, treasuryTokenAccount, rentPayer, tokenProgram };
+        return { ...built, payees: [seller, treasury], ix: await m.claim().accountsPartial(accounts).instruction() };
+      }
+      case 'refund': {
+        const accounts = { authority: signer, config, order, mint, vault, buyerTokenAccount, rentPayer, tokenProgram };
+        return { ...built, payees: [buyer], ix: await m.refund().accountsPartial(accounts).instruction() };
+      }
+      case 'resolve_dispute': {
+        const accounts = { arbiter: signer, config, order, mint, vault, buyerTokenAccount, sellerTokenAccount, treasuryTokenAccount, rentPayer, tokenProgram };
+        return { ...built, payees: [buyer, seller, treasury], ix: await m.resolveDispute(opts.buyerBps ?? 0).accountsPartial(accounts).instruction() };
+      }
+    }
   }
 
   /** Instruction creating `owner`'s associated token account for `mint` if missing (payer = service). */
@@ -500,23 +490,16 @@ export class EscrowClient {
       maxDeliveryWindow: new BN(args.maxDeliveryWindow),
       allowedMints: args.allowedMints.map((m) => new PublicKey(m)),
     };
-    const def = this.ixDef('initialize_config');
-    // positional args in IDL order; a single struct arg ("params"/"args") takes the whole object
-    const argValues =
-      def.args.length === 1 && !(camel(def.args[0].name) in params)
-        ? [params]
-        : def.args.map((a) => (params as Record<string, unknown>)[camel(a.name)]);
-    const known = {
-      ...this.roleAccounts({ orderId: new Uint8Array(16) }),
-      admin: args.admin.publicKey,
-      payer: args.admin.publicKey,
-      authority: args.admin.publicKey,
-      signer: args.admin.publicKey,
-      // derived from this client's program id (the IDL's seed is the IDL address)
-      programData: programDataAddress(this.programId),
-    };
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    const ix = await (this.program.methods as any).initializeConfig(...argValues).accountsPartial(this.accountsFor('initialize_config', known)).instruction();
+    const ix = await this.program.methods
+      .initializeConfig(params)
+      .accountsPartial({
+        admin: args.admin.publicKey,
+        config: this.configAddress(),
+        // derived from this client's program id (the IDL's seed is the IDL address)
+        programData: programDataAddress(this.programId),
+        systemProgram: SystemProgram.programId,
+      })
+      .instruction();
     const tx = new Transaction().add(ix);
     tx.feePayer = args.admin.publicKey;
     return sendAndConfirm(this.connection, tx, [args.admin], {
@@ -580,12 +563,13 @@ export class EscrowClient {
    * past `lastValidBlockHeight`, or the cluster no longer knows the blockhash as valid. Throws
    * chain-unavailable when the RPC is unreachable (never guesses).
    */
-  async blockhashExpired(lifetime: { blockhash: string; lastValidBlockHeight: number }): Promise<boolean> {
-    const ctx = this.errorContext('checking a blockhash');
-    const height = await rpc(() => this.connection.getBlockHeight(this.commitment), ctx);
-    if (height > lifetime.lastValidBlockHeight) return true;
-    const valid = await rpc(() => this.connection.isBlockhashValid(lifetime.blockhash, { commitment: this.commitment }), ctx);
-    return !valid.value;
+  blockhashExpired(lifetime: { blockhash: string; lastValidBlockHeight: number }): Promise<boolean> {
+    return blockhashExpired(this.connection, lifetime, this.commitment);
+  }
+
+  /** What became of a recorded attempt of ours (./recorded-send.ts). Throws chain-unavailable. */
+  transactionOutcome(attempt: RecordedAttempt): Promise<TxOutcome> {
+    return transactionOutcome(this.connection, attempt, this.commitment);
   }
 
   /** Token balance (base units) of a token account; 0n when the account does not exist. */
@@ -606,10 +590,8 @@ export class EscrowClient {
     const seller = new PublicKey(terms.seller);
     const mint = new PublicKey(terms.mint);
     const tokenProgram = await this.tokenProgramOf(terms.mint);
-    const known = this.roleAccounts({ orderId: terms.orderId, buyer, seller, mint, tokenProgram });
-    // payer-like roles in fund are the buyer (rent of the order PDA and vault is the buyer's)
-    known.payer = buyer;
-    known.rentPayer = buyer;
+    const order = this.orderAddress(terms.orderId);
+    const vault = vaultAddress(order, mint, tokenProgram);
     const instruction = await this.program.methods
       .fund(
         Array.from(orderIdBytes(terms.orderId)),
@@ -618,15 +600,26 @@ export class EscrowClient {
         new BN(terms.reviewWindow),
         new BN(terms.expiresAt),
       )
-      .accountsPartial(this.accountsFor('fund', known))
+      .accountsPartial({
+        buyer,
+        platformAuthority: this.service.publicKey,
+        seller,
+        config: this.configAddress(),
+        order,
+        mint,
+        buyerTokenAccount: getAssociatedTokenAddressSync(mint, buyer, true, tokenProgram),
+        vault,
+        tokenProgram,
+        associatedTokenProgram: ASSOCIATED_TOKEN_PROGRAM_ID,
+        systemProgram: SystemProgram.programId,
+      })
       .instruction();
-    return { instruction, escrowAddress: known.order!.toBase58(), vaultAddress: known.vault!.toBase58() };
+    return { instruction, escrowAddress: order.toBase58(), vaultAddress: vault.toBase58() };
   }
 
   /** Space of the escrow order account (bytes incl. the discriminator), for rent estimates. */
   orderAccountSize(): number {
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    return (this.program.account as any).order.size as number;
+    return this.program.account.order.size;
   }
 
   /**
@@ -662,29 +655,6 @@ export class EscrowClient {
     });
   }
 
-  /** Decode the fund instruction of a (signed or unsigned) fund transaction: the terms it carries. */
-  decodeFundTransaction(
-    base64: string,
-  ): { orderId: string; amount: bigint; deliveryDeadline: number; reviewWindow: number; expiresAt: number; signature: string | null } | null {
-    const tx = Transaction.from(Buffer.from(base64, 'base64'));
-    for (const ix of tx.instructions) {
-      if (!ix.programId.equals(this.programId)) continue;
-      const decoded = (this.program.coder.instruction as BorshInstructionCoder).decode(Buffer.from(ix.data));
-      if (!decoded || decoded.name !== 'fund') continue;
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      const d = decoded.data as any;
-      return {
-        orderId: bytesToUuid(d.orderId ?? d.order_id),
-        amount: BigInt((d.amount as BN).toString()),
-        deliveryDeadline: toNumber(d.deliveryDeadline ?? d.delivery_deadline),
-        reviewWindow: toNumber(d.reviewWindow ?? d.review_window),
-        expiresAt: toNumber(d.expiresAt ?? d.expires_at),
-        signature: tx.signature ? bs58.encode(tx.signature) : null,
-      };
-    }
-    return null;
-  }
-
   private async orderOrThrow(orderId: OrderId): Promise<EscrowOrder> {
     const o = await this.fetchOrder(orderId);
     if (!o) {
@@ -697,48 +667,12 @@ export class EscrowClient {
 
   /**
    * One escrow instruction on an existing order (mark_delivered, release, claim, open_dispute,
-   * resolve_dispute, refund), its accounts resolved from the order account. The signer roles
-   * (authority, payer, caller) are the service unless `signer` is given: a party acting with its own
-   * wallet (tests, tools). Throws chain-transaction-failed when the order account does not exist.
+   * resolve_dispute with `args` [buyer_bps], refund), its accounts resolved from the order account. The
+   * signing role is the service unless `signer` is given: a party acting with its own wallet (tests,
+   * tools). Throws chain-transaction-failed when the order account does not exist.
    */
-  async instructionFor(name: string, orderId: OrderId, opts: { args?: unknown[]; signer?: PublicKey } = {}): Promise<TransactionInstruction> {
-    const { accounts } = await this.orderAccounts(name, orderId);
-    if (opts.signer) for (const role of ['authority', 'signer', 'caller', 'payer']) if (accounts[role]) accounts[role] = opts.signer;
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    return (this.program.methods as any)[camel(name)](...(opts.args ?? [])).accountsPartial(accounts).instruction();
-  }
-
-  private async orderAccounts(name: string, orderId: OrderId) {
-    const order = await this.orderOrThrow(orderId);
-    const mint = new PublicKey(order.mint);
-    const tokenProgram = await this.tokenProgramOf(order.mint);
-    const buyer = new PublicKey(order.buyer);
-    const seller = new PublicKey(order.seller);
-    const treasury = new PublicKey(order.treasury);
-    const rentPayer = new PublicKey(order.rentPayer);
-    const known = this.roleAccounts({ orderId, buyer, seller, mint, treasury, rentPayer, tokenProgram });
-    return { accounts: this.accountsFor(name, known), mint, tokenProgram, buyer, seller, treasury };
-  }
-
-  private async simpleIx(name: string, orderId: OrderId, action: string, o: ConfirmOptions, args: unknown[] = [], signer?: Keypair): Promise<TxResult> {
-    const { accounts, mint, tokenProgram, buyer, seller, treasury } = await this.orderAccounts(name, orderId);
-    // payouts go to associated token accounts: make sure each recipient's exists (idempotent, service pays)
-    const pre: TransactionInstruction[] = [];
-    const recipients: [string, PublicKey][] = [
-      ['sellerToken', seller], ['sellerTokenAccount', seller], ['sellerAta', seller],
-      ['buyerToken', buyer], ['buyerTokenAccount', buyer], ['buyerAta', buyer],
-      ['treasuryToken', treasury], ['treasuryTokenAccount', treasury], ['treasuryAta', treasury],
-    ];
-    const seen = new Set<string>();
-    for (const [key, owner] of recipients) {
-      if (accounts[key] && !seen.has(owner.toBase58())) {
-        seen.add(owner.toBase58());
-        pre.push(this.ensureAtaInstruction(owner, mint, tokenProgram));
-      }
-    }
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    const ix = await (this.program.methods as any)[camel(name)](...args).accountsPartial(accounts).instruction();
-    return this.send([...pre, ix], action, o, signer ? [signer] : []);
+  async instructionFor(name: OrderInstructionName, orderId: OrderId, opts: { args?: [number]; signer?: PublicKey } = {}): Promise<TransactionInstruction> {
+    return (await this.buildOrderInstruction(name, orderId, { buyerBps: opts.args?.[0], signer: opts.signer })).ix;
   }
 
   /**
@@ -747,12 +681,15 @@ export class EscrowClient {
    * (seller gets amount - fee, treasury the fee; closes vault + order, rent to the rent payer), claim
    * (like release, once the review window after delivery has passed: the program checks the clock),
    * open_dispute (Funded|Delivered -> Disputed), resolve_dispute (the split), refund (the full amount
-   * back to the buyer; closes). Throws chain-transaction-failed when the program refuses it.
+   * back to the buyer; closes). Payees' associated token accounts are created first when missing
+   * (idempotent, the service pays). Throws chain-transaction-failed when the program refuses it.
    */
-  orderInstruction(ix: OrderInstructionName, orderId: OrderId, o: ConfirmOptions & { buyerBps?: number } = {}): Promise<TxResult> {
+  async orderInstruction(name: OrderInstructionName, orderId: OrderId, o: ConfirmOptions & { buyerBps?: number } = {}): Promise<TxResult> {
     const { buyerBps, ...confirm } = o;
-    if (ix === 'resolve_dispute') return this.simpleIx(ix, orderId, ORDER_IX_LABEL[ix], confirm, [buyerBps ?? 0], this.arbiter);
-    return this.simpleIx(ix, orderId, ORDER_IX_LABEL[ix], confirm);
+    const { ix, payees, mint, tokenProgram } = await this.buildOrderInstruction(name, orderId, { buyerBps });
+    const owners = [...new Map(payees.map((p) => [p.toBase58(), p])).values()];
+    const pre = owners.map((owner) => this.ensureAtaInstruction(owner, mint, tokenProgram));
+    return this.send([...pre, ix], ORDER_IX_LABEL[name], confirm, name === 'resolve_dispute' ? [this.arbiter] : []);
   }
 
   /** mark_delivered: Funded -> Delivered (platform authority signs on the seller's behalf). */
@@ -786,13 +723,12 @@ export class EscrowClient {
   }
 }
 
-/** The escrow instructions on an existing order account, with what the service is doing (error details). */
-const ORDER_IX_LABEL = {
+/** What the service is doing with each instruction on an existing order account (error details). */
+const ORDER_IX_LABEL: Record<OrderInstructionName, string> = {
   mark_delivered: 'marking the order delivered',
   release: 'releasing the escrow',
   claim: 'claiming the escrow',
   open_dispute: 'opening a dispute',
   resolve_dispute: 'resolving the dispute',
   refund: 'refunding the escrow',
-} as const;
-export type OrderInstructionName = keyof typeof ORDER_IX_LABEL;
+};

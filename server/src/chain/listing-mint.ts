@@ -49,6 +49,7 @@ import {
 } from '@solana/spl-token-metadata';
 import { hkdfSync } from 'node:crypto';
 import { DomainError } from '../errors.js';
+import { transactionOutcome as recordedOutcome } from './recorded-send.js';
 import type { ListingMintAttempt, ListingMintState, ListingTokenInput, SendHooks, TxAttempt, TxOutcome, TxResult } from './types.js';
 import { rpc, sendRawAndConfirm, type ConfirmOptions } from './tx.js';
 
@@ -242,9 +243,9 @@ async function creatingTransaction(connection: Connection, address: PublicKey): 
 }
 
 /**
- * Is this listing's mint on chain, and if not, can the recorded attempt still land? Reads, in this
- * order, the block height, the mint account and the signature status: a mint absent after a height
- * past `lastValidBlockHeight` can never appear any more. Errors: DomainError chain-unavailable.
+ * Is this listing's mint on chain, and if not, can the recorded attempt still land? Reads the mint
+ * account, then the attempt's outcome (./recorded-send.ts: block height before signature status): a
+ * mint absent while its attempt is dead can never appear any more. Errors: DomainError chain-unavailable.
  */
 export async function readListingMint(
   deps: ListingMintDeps,
@@ -254,7 +255,6 @@ export async function readListingMint(
   const commitment = deps.commitment ?? 'confirmed';
   const mint = new PublicKey(q.mint);
   const action = 'reading the listing token';
-  const height = await rpc(() => connection.getBlockHeight(commitment), { action });
   const info = await rpc(() => connection.getAccountInfo(mint, commitment), { action });
   if (info && info.owner.equals(TOKEN_2022_PROGRAM_ID)) {
     const meta = await rpc(() => getTokenMetadata(connection, mint, commitment, TOKEN_2022_PROGRAM_ID), { action });
@@ -267,34 +267,12 @@ export async function readListingMint(
     return { state: 'minted', name: meta?.name ?? '', uri: meta?.uri ?? '', signature: created?.signature ?? null, slot: created?.slot ?? null };
   }
   if (!q.signature) return { state: 'absent' };
-  const outcome = await transactionOutcomeAt(deps, { signature: q.signature, lastValidBlockHeight: q.lastValidBlockHeight ?? Number.MAX_SAFE_INTEGER }, height);
+  const outcome = await recordedOutcome(connection, { signature: q.signature, lastValidBlockHeight: q.lastValidBlockHeight ?? Number.MAX_SAFE_INTEGER }, commitment);
   // landed but the account is not visible at our commitment yet: wait for it
   return outcome.state === 'dead' ? { state: 'absent' } : { state: 'in_flight' };
 }
 
-async function transactionOutcomeAt(deps: ListingMintDeps, a: TxAttempt, height: number): Promise<TxOutcome> {
-  const st = (
-    await rpc(() => deps.connection.getSignatureStatuses([a.signature], { searchTransactionHistory: true }), {
-      action: 'reading a transaction status',
-    })
-  ).value[0];
-  if (st) {
-    if (st.err) return { state: 'dead' };
-    if (st.confirmationStatus === 'confirmed' || st.confirmationStatus === 'finalized' || st.confirmations === null) {
-      return { state: 'landed', slot: st.slot };
-    }
-    return { state: 'in_flight' };
-  }
-  return height > a.lastValidBlockHeight ? { state: 'dead' } : { state: 'in_flight' };
-}
-
-/**
- * What became of a sent transaction: the block height is read before the status, so `dead` (no
- * status and the height already past `lastValidBlockHeight`) is final. Errors: chain-unavailable.
- */
-export async function transactionOutcome(deps: ListingMintDeps, a: TxAttempt): Promise<TxOutcome> {
-  const height = await rpc(() => deps.connection.getBlockHeight(deps.commitment ?? 'confirmed'), {
-    action: 'reading a transaction status',
-  });
-  return transactionOutcomeAt(deps, a, height);
+/** What became of a sent transaction (./recorded-send.ts `transactionOutcome`). Errors: chain-unavailable. */
+export function transactionOutcome(deps: ListingMintDeps, a: TxAttempt): Promise<TxOutcome> {
+  return recordedOutcome(deps.connection, a, deps.commitment ?? 'confirmed');
 }

@@ -17,7 +17,6 @@ import {
   type PublicKey,
   type Signer,
   Transaction,
-  type TransactionInstruction,
 } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { DomainError } from '../errors.js';
@@ -164,19 +163,6 @@ export async function sendAndConfirm(
     blockhash: latest.blockhash,
     programIds,
   });
-}
-
-/** Convenience: a transaction of `instructions` paid by `payer`. */
-export function sendInstructions(
-  connection: Connection,
-  instructions: TransactionInstruction[],
-  payer: Signer,
-  extraSigners: Signer[] = [],
-  opts: ConfirmOptions = {},
-): Promise<TxResult> {
-  const tx = new Transaction().add(...instructions);
-  tx.feePayer = payer.publicKey;
-  return sendAndConfirm(connection, tx, [payer, ...extraSigners], opts);
 }
 
 /** Run an RPC read, translating failures (network -> chain-unavailable). */

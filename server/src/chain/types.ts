@@ -56,14 +56,9 @@ export interface ListingTokenInput {
 
 /**
  * A signed transaction about to be sent: what a caller records before the first send (record the
- * intent first), so that after a crash the outcome can be looked up by signature.
+ * intent first), so that after a crash the outcome can be looked up by signature (./recorded-send.ts).
  */
-export interface TxAttempt {
-  /** base58 signature (the transaction id) */
-  signature: string;
-  /** the transaction cannot land once the block height passes this (its blockhash expired) */
-  lastValidBlockHeight: number;
-}
+export type TxAttempt = RecordedAttempt;
 
 /** A listing-token mint attempt: the mint address is known before the send. */
 export interface ListingMintAttempt extends TxAttempt {
@@ -91,11 +86,23 @@ export type ListingMintState =
   | { state: 'in_flight' }
   | { state: 'absent' };
 
+/** A signed transaction about to be sent, as its record stores it (./recorded-send.ts step 2). */
+export interface RecordedAttempt {
+  /** base58 signature (the transaction id) */
+  signature: string;
+  /** the transaction cannot land once the block height passes this (its blockhash expired) */
+  lastValidBlockHeight: number;
+  /** its recent blockhash, when recorded: a blockhash the cluster no longer knows as valid cannot land either */
+  blockhash?: string | null;
+}
+
 /**
- * What became of one sent transaction (`Chain.transactionOutcome`): `landed` (succeeded, at `slot`),
- * `dead` (rejected, or never landed and its blockhash expired: it never will), `in_flight` (neither yet).
+ * What became of one recorded attempt: `landed` (succeeded, at `slot`), `dead` (`rejected` by the
+ * cluster, or `expired`: never landed and its blockhash expired, so it never will) or `in_flight`
+ * (neither yet: wait).
  */
-export type TxOutcome = { state: 'landed'; slot: number } | { state: 'dead' } | { state: 'in_flight' };
+export type TxOutcome = { state: 'landed'; slot: number } | { state: 'dead'; reason: 'rejected' | 'expired' } | { state: 'in_flight' };
+
 
 export interface Chain {
   /** RPC liveness: `{ ok: true, slot }` or `{ ok: false }` (never throws). */

@@ -5,20 +5,17 @@
 import { initServer } from '@ts-rest/express';
 import { contract } from '@bazaar/contract';
 import { DomainError } from '../errors.js';
-import { presentListing } from '../modules/listings/listings.presenter.js';
-import type { ListingsService } from '../modules/listings/listings.service.js';
-import type { ListingsConfig, Viewer } from '../modules/listings/listings.types.js';
+import { presentListing } from '../modules/listings/index.js';
+import type { ListingsService } from '../modules/listings/index.js';
+import type { ListingsConfig, Viewer } from '../modules/listings/index.js';
+import type { Principal } from '../modules/auth/index.js';
 
 export interface ListingsHttpDeps {
   service: ListingsService;
   config: Pick<ListingsConfig, 'currencies' | 'categories'>;
 }
 
-interface PrincipalLike {
-  userId?: string | null;
-  wallet?: string | null;
-  isAdmin?: boolean;
-}
+type PrincipalLike = Principal;
 
 /** The caller as a listings Viewer; null for credentials without a user (service API keys). */
 export function viewerOf(req: unknown): Viewer | null {

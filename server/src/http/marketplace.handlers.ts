@@ -4,9 +4,9 @@
  */
 import { initServer } from '@ts-rest/express';
 import { contract } from '@bazaar/contract';
-import { presentListing } from '../modules/listings/listings.presenter.js';
-import type { ListingsConfig } from '../modules/listings/listings.types.js';
-import type { MarketplaceService } from '../modules/marketplace/marketplace.service.js';
+import { presentListing } from '../modules/listings/index.js';
+import type { ListingsConfig } from '../modules/listings/index.js';
+import type { MarketplaceService } from '../modules/marketplace/index.js';
 
 export interface MarketplaceHttpDeps {
   service: MarketplaceService;

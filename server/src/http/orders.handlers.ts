@@ -16,7 +16,7 @@
 import { initServer } from '@ts-rest/express';
 import { contract } from '@bazaar/contract';
 import { IDEMPOTENCY_HEADER, type IdempotencyLeases, idempotency, parseIdempotencyKey, type IdempotencyStore } from '../modules/idempotency/index.js';
-import type { OrdersService, PrincipalLike } from '../modules/orders/orders.service.js';
+import type { OrdersService, PrincipalLike } from '../modules/orders/index.js';
 import { DomainError } from '../errors.js';
 
 export interface OrdersHttpDeps {
@@ -28,9 +28,9 @@ export interface OrdersHttpDeps {
 }
 
 function principalOf(req: unknown): PrincipalLike {
-  const p = (req as { principal?: Partial<PrincipalLike> & { kind?: string } }).principal;
+  const p = (req as { principal?: PrincipalLike }).principal;
   if (!p) throw new DomainError('unauthorized', 'No credential was sent.');
-  return { kind: p.kind ?? 'user', userId: p.userId ?? null, wallet: p.wallet ?? null, isAdmin: !!p.isAdmin };
+  return p;
 }
 
 export function ordersHandlers(deps: OrdersHttpDeps) {

@@ -4,8 +4,8 @@
  */
 import { initServer } from '@ts-rest/express';
 import { contract } from '@bazaar/contract';
-import type { ReviewsService } from '../modules/reviews/reviews.service.js';
-import { presentReview } from '../modules/reviews/reviews.presenter.js';
+import type { ReviewsService } from '../modules/reviews/index.js';
+import { presentReview } from '../modules/reviews/index.js';
 import { userOf } from './listings.handlers.js';
 
 export interface ReviewsHttpDeps {

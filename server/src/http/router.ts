@@ -15,10 +15,10 @@ import { createWebhooksModule } from '../modules/webhooks/index.js';
 import { createChatModule } from '../modules/chat/index.js';
 import { createCustodyModule, type CustodyModule } from '../modules/custody/index.js';
 import { PrismaIdempotencyStore } from '../modules/idempotency/index.js';
-import { createOrdersModule, type OrdersModule } from '../modules/orders/index.js';
+import { createOrdersModule, ordersReadPort, type OrdersModule } from '../modules/orders/index.js';
 import { createReviewsModule } from '../modules/reviews/index.js';
 import { createUsersRepo, createUsersService } from '../modules/users/index.js';
-import { WalletService } from '../modules/wallet/wallet.service.js';
+import { WalletService } from '../modules/wallet/index.js';
 import { authHandlers } from './auth.handlers.js';
 import { eventsHandlers } from './events.handlers.js';
 import { webhooksHandlers } from './webhooks.handlers.js';
@@ -67,7 +67,7 @@ export function buildServices(ctx: AppContext) {
   const webhooks = createWebhooksModule({ db, settings: config.webhooks, log, now: ctx.now, ...ctx.webhooks });
   const wallet = new WalletService({
     chain: chain ?? { getWalletBalances: chainMissing },
-    currencies: currencies as never,
+    currencies,
   });
   // custody (operator setting, off by default): needs the chain client's connection and service keypair
   let custody: CustodyModule | null = null;
@@ -77,7 +77,7 @@ export function buildServices(ctx: AppContext) {
     custody = createCustodyModule({
       db,
       chain: { connection: chainClient.connection, service: chainClient.service, escrow: chainClient.escrow },
-      currencies: currencies as never,
+      currencies,
       settings: {
         seed: config.custodySeed,
         minDeposit: config.custodyMinDeposit,
@@ -86,6 +86,8 @@ export function buildServices(ctx: AppContext) {
         pollIntervalMs: config.custodyPollIntervalMs,
         leaseMs: ctx.custody?.leaseMs,
       },
+      // the orders it funds, read through the orders module's port (the orders module gets custody below)
+      orders: ordersReadPort(db),
       hooks: ctx.custody?.hooks,
       log,
       now: ctx.now,
@@ -95,7 +97,7 @@ export function buildServices(ctx: AppContext) {
   if (chain?.escrow) {
     orders = createOrdersModule({
       db,
-      chain: { escrow: chain.escrow, currencies: chain.currencies ?? (currencies as never) },
+      chain: { escrow: chain.escrow, currencies: chain.currencies ?? currencies },
       listings: listings.port,
       config: { publicBaseUrl: config.publicBaseUrl, ...config.orders, ...(ctx.orders ?? {}) },
       log,
@@ -103,10 +105,6 @@ export function buildServices(ctx: AppContext) {
       now: ctx.now,
       custody: custody?.service,
     });
-  }
-  if (custody && orders) {
-    const repo = orders.repo;
-    custody.service.orders = { get: (id) => repo.get(id) };
   }
 
   const s = initServer();

@@ -13,9 +13,10 @@ import { initServer } from '@ts-rest/express';
 import { contract } from '@bazaar/contract';
 import { DomainError } from '../errors.js';
 import { idempotency, type IdempotencyStore } from '../modules/idempotency/index.js';
-import { custodyErrors } from '../modules/custody/custody.errors.js';
-import type { CustodyService } from '../modules/custody/custody.service.js';
-import type { WalletService } from '../modules/wallet/wallet.service.js';
+import { custodyErrors } from '../modules/custody/index.js';
+import type { CustodyService } from '../modules/custody/index.js';
+import type { WalletService } from '../modules/wallet/index.js';
+import type { Principal } from '../modules/auth/index.js';
 
 export interface WalletHttpDeps {
   service: WalletService;
@@ -26,7 +27,6 @@ export interface WalletHttpDeps {
   idempotencyStore: IdempotencyStore;
 }
 
-type Principal = { userId?: string | null; wallet?: string | null };
 const principal = (req: unknown): Principal => {
   const p = (req as { principal?: Principal }).principal;
   if (!p) throw new DomainError('unauthorized', 'No credential was sent.');

@@ -42,6 +42,10 @@ describe('money: UI amounts <-> base units, exact', () => {
     expect(formatUiAmount(1n, 6)).toBe('0.000001');
     expect(formatUiAmount(3_000_000_000n, 9)).toBe('3');
     expect(formatUiAmount(0n, 6)).toBe('0');
+    // the one base-unit formatter (was also chain/balances.ts formatUnits, with these cases)
+    expect(formatUiAmount(24_375_000n, 6)).toBe('24.375');
+    expect(formatUiAmount(18_446_744_073_709_551_615n, 9)).toBe('18446744073.709551615');
+    expect(formatUiAmount(5n, 0)).toBe('5');
     expect(toUiNumber(1_100_000_000n, 9)).toBe(1.1);
   });
 

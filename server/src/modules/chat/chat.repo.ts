@@ -5,7 +5,7 @@
  */
 import type { Message } from '@bazaar/contract';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
-import { appendEvents, notifyAppended } from '../events/outbox.js';
+import { appendEvents, notifyAppended } from '../events/index.js';
 
 export interface ConversationRecord {
   id: string;

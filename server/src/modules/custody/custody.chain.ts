@@ -37,6 +37,7 @@ import {
   unpackAccount,
 } from '@solana/spl-token';
 import type { EscrowClient } from '../../chain/escrow.js';
+import { type RecordedAttempt, type TxOutcome, transactionOutcome } from '../../chain/recorded-send.js';
 import { rpc, sendRawAndConfirm } from '../../chain/tx.js';
 import type { TxResult } from '../../chain/types.js';
 
@@ -81,10 +82,8 @@ export interface CustodyChainPort {
   newSignatures(address: string, until: string | null): Promise<Array<{ signature: string; slot: number; failed: boolean }>>;
   /** the movement of `tokenAccount` in transaction `signature` (finalized); null when unknown to the node */
   readMovement(signature: string, tokenAccount: string): Promise<TokenMovement | null>;
-  /** outcome of a signature: confirmed (at TRANSFER_COMMITMENT), failed, or unknown (never seen, or not yet confirmed) */
-  signatureStatus(signature: string): Promise<{ status: 'confirmed' | 'failed' | 'unknown'; slot: number | null }>;
-  /** current block height (for blockhash expiry) */
-  blockHeight(): Promise<number>;
+  /** what became of a recorded transfer attempt (../../chain/recorded-send.ts), at TRANSFER_COMMITMENT */
+  transactionOutcome(attempt: RecordedAttempt): Promise<TxOutcome>;
   /** hot wallet -> destination's associated token account (created when missing; the service pays) */
   sendWithdrawal(t: { id: string; mint: string; amount: bigint; destination: string }, onSigned: OnSigned): Promise<TxResult>;
   /** deposit address -> hot wallet (the deposit key signs the transfer, the service pays the fee) */
@@ -202,19 +201,8 @@ export class CustodyChain implements CustodyChainPort {
     return { slot: tx.slot, delta, touchesEscrow, failed: !!tx.meta.err };
   }
 
-  async signatureStatus(signature: string): Promise<{ status: 'confirmed' | 'failed' | 'unknown'; slot: number | null }> {
-    const st = await rpc(() => this.connection.getSignatureStatuses([signature], { searchTransactionHistory: true }), {
-      action: 'reading a transfer status',
-    });
-    const s = st.value[0];
-    if (!s) return { status: 'unknown', slot: null };
-    if (s.err) return { status: 'failed', slot: s.slot };
-    if (s.confirmationStatus === 'processed') return { status: 'unknown', slot: s.slot };
-    return { status: 'confirmed', slot: s.slot };
-  }
-
-  blockHeight(): Promise<number> {
-    return rpc(() => this.connection.getBlockHeight(TRANSFER_COMMITMENT), { action: 'reading the block height' });
+  transactionOutcome(attempt: RecordedAttempt): Promise<TxOutcome> {
+    return transactionOutcome(this.connection, attempt, TRANSFER_COMMITMENT);
   }
 
   private async send(instructions: TransactionInstruction[], signers: Keypair[], onSigned: OnSigned, action: string): Promise<TxResult> {

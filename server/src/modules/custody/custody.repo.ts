@@ -10,7 +10,7 @@
  *  - `settle` / `fail` / `markClosed`: conditional on the current status, each paired with its
  *    ledger entry (idempotent by ref), so a replay never books twice.
  */
-import { appendEvents, notifyAppended } from '../events/outbox.js';
+import { appendEvents, notifyAppended } from '../events/index.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { type EntryInput, type Ledger, type Tx, TX_OPTIONS } from './custody.ledger.js';
 import type { DepositAddressRecord, DepositRecord, DepositStatus, TransferKind, TransferRecord, TransferStatus } from './custody.types.js';

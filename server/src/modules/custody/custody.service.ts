@@ -19,6 +19,7 @@ import type { Balance, CustodyDeposit, Deposit, Withdrawal } from '@bazaar/contr
 import { DomainError } from '../../errors.js';
 import { decodeCursor, cursorKey, newestPage } from '../../lib/cursor.js';
 import { formatUiAmount, toBaseUnits, toUiNumber } from '../../lib/money.js';
+import { AttemptSuperseded } from '../../chain/recorded-send.js';
 import type { TxResult } from '../../chain/types.js';
 import type { CustodyChainPort } from './custody.chain.js';
 import { custodyErrors } from './custody.errors.js';
@@ -47,7 +48,7 @@ export interface CustodyHooks {
   afterSend?: (t: TransferRecord, tx: TxResult) => Promise<void> | void;
 }
 
-/** The orders the custody module funds (a port over the orders module, bound after construction). */
+/** The orders the custody module funds (the orders module's read port, `ordersReadPort`, given at construction). */
 export interface CustodyOrdersPort {
   get(orderId: string): Promise<OrderView | null>;
 }
@@ -102,7 +103,7 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 export class CustodyService {
   readonly currencies: CustodyCurrency[];
   hooks: CustodyHooks;
-  orders: CustodyOrdersPort | undefined;
+  readonly orders: CustodyOrdersPort | undefined;
   private readonly log: Log;
   private readonly now: () => Date;
   private readonly inflight = new Map<string, Promise<ProcessOutcome>>();
@@ -440,7 +441,7 @@ export class CustodyService {
   }
 
   private async processOnce(id: string): Promise<ProcessOutcome> {
-    const { repo, chain } = this.deps;
+    const { repo } = this.deps;
     let t = (await repo.getTransfer(id))!;
     if (t.status !== 'pending') return { status: t.status, transfer: t };
     const attempt = await repo.claim(id, this.now(), this.deps.leaseMs ?? 60_000);
@@ -455,7 +456,7 @@ export class CustodyService {
     }
     const onSigned = async (signature: string, lastValidBlockHeight: number) => {
       if (!(await repo.markSubmitted(id, attempt, signature, lastValidBlockHeight))) {
-        throw new Error(`custody transfer ${id}: claim lost before sending`);
+        throw new AttemptSuperseded(`custody transfer ${id} (claim lost before sending)`);
       }
       t = (await repo.getTransfer(id))!;
       try {
@@ -528,20 +529,15 @@ export class CustodyService {
     }
     if (t.status !== 'submitted' || !t.signature) return t.status;
     const { chain, repo } = this.deps;
-    const st = await chain.signatureStatus(t.signature);
-    if (st.status === 'confirmed') {
-      await repo.settle(t.id, st.slot, settleEntry(t), this.now());
+    // the recorded attempt's outcome (../../chain/recorded-send.ts): the block height is read before the
+    // status, so a transfer unknown to the cluster after its blockhash expired can never land
+    const outcome = await chain.transactionOutcome({ signature: t.signature, lastValidBlockHeight: t.lastValidBlockHeight ?? Number.MAX_SAFE_INTEGER });
+    if (outcome.state === 'landed') {
+      await repo.settle(t.id, outcome.slot, settleEntry(t), this.now());
       this.log.info({ transfer_id: t.id, kind: t.kind, signature: t.signature }, 'custody reconciler: transfer confirmed on chain');
-    } else if (st.status === 'failed') {
-      await repo.fail(t.id, `transaction ${t.signature} failed on chain`, releaseEntry(t));
-    } else {
-      const height = await chain.blockHeight();
-      if (t.lastValidBlockHeight !== null && height > t.lastValidBlockHeight) {
-        // past its blockhash's lifetime and unknown to the cluster: it can never land
-        const again = await chain.signatureStatus(t.signature);
-        if (again.status === 'confirmed') await repo.settle(t.id, again.slot, settleEntry(t), this.now());
-        else await repo.fail(t.id, `transaction ${t.signature} expired (block height ${height} > ${t.lastValidBlockHeight})`, releaseEntry(t));
-      }
+    } else if (outcome.state === 'dead') {
+      const why = outcome.reason === 'rejected' ? 'failed on chain' : `expired (block height past ${t.lastValidBlockHeight})`;
+      await repo.fail(t.id, `transaction ${t.signature} ${why}`, releaseEntry(t));
     }
     return (await repo.getTransfer(t.id))!.status;
   }

@@ -1,8 +1,7 @@
 /**
  * Custody module wiring (only built when CUSTODY_ENABLED is on):
  *
- *   const custody = createCustodyModule({ db, chain, config, log });
- *   custody.service.orders = { get: ... };   // the orders it may fund (bound by http/router.ts)
+ *   const custody = createCustodyModule({ db, chain, config, orders: ordersReadPort(db), log });
  *   await custody.start();                    // worker pass at start-up, then every pollIntervalMs
  *   await custody.stop();                     // stops the timer, waits for transfers in flight
  */

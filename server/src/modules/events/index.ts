@@ -10,7 +10,7 @@ import { createEventsRepo } from './events.repo.js';
 import { createEventsService } from './events.service.js';
 import { EventHub } from './events.stream.js';
 
-export { appendEvents, notifyAppended, outboxSignal, withEvents, type NewEvent } from './outbox.js';
+export { appendEvents, notifyAppended, outboxSignal, withEvents, type NewEvent, type SqlClient } from './outbox.js';
 export { createEventsRepo, toEventDto, matches, type EventRecord, type EventViewer, type EventFilter } from './events.repo.js';
 export { createEventsService, filterOf, parsePosition, viewerOf, type EventsService } from './events.service.js';
 export { EventHub } from './events.stream.js';

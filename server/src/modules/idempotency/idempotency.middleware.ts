@@ -22,6 +22,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { idempotencyErrors } from './idempotency.errors.js';
 import type { IdempotencyStore } from './idempotency.store.js';
+import type { Principal } from '../auth/index.js';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 export const DEFAULT_IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
@@ -65,7 +66,7 @@ export interface IdempotencyOptions {
   now?: () => Date;
 }
 
-type PrincipalLike = { kind?: string; userId?: string | null; wallet?: string | null; apiKeyId?: string } | undefined;
+type PrincipalLike = Principal | undefined;
 
 /** Keys are scoped per user; a service API key (no user) is its own scope. */
 export function principalScope(req: Request): string {

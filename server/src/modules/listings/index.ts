@@ -20,6 +20,9 @@ export type { ListingsService } from './listings.service.js';
 export { createListingsRepo } from './listings.repo.js';
 export { ListingsRecovery, type RecoveryOutcome } from './listings.recovery.js';
 export { presentListing } from './listings.presenter.js';
+export { listingErrors, type FieldError } from './listings.errors.js';
+/** the listing row query and mapping the marketplace module's search reuses */
+export { selectListings, toListingRecord, type ListingRow } from './listings.sql.js';
 export type * from './listings.types.js';
 
 /** Default period of the recovery pass (milliseconds). */

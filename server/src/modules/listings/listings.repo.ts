@@ -15,7 +15,7 @@
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { ListingMintAttempt, TxAttempt } from '../../chain/types.js';
 import { listingTransitions, type ListingEvent } from '@bazaar/contract';
-import { appendEvents, notifyAppended, type SqlClient } from '../events/outbox.js';
+import { appendEvents, notifyAppended, type SqlClient } from '../events/index.js';
 import { selectListings, toListingRecord, type ListingRow } from './listings.sql.js';
 import type {
   ListingDraft,

@@ -12,7 +12,7 @@
  * (available, unlisted) can be edited; reserved and sold ones answer 409.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { LISTING_EDITABLE_STATUSES, type ListingOrderEvent, listingTransitions } from '@bazaar/contract';
+import { type CreateListingBody, LISTING_EDITABLE_STATUSES, type ListingOrderEvent, listingTransitions, type UpdateListingBody } from '@bazaar/contract';
 import { DomainError } from '../../errors.js';
 import { cursorKey, decodeCursor, newestPage, type CursorSpec, type Page } from '../../lib/cursor.js';
 import { formatUiAmount, toBaseUnits } from '../../lib/money.js';
@@ -32,23 +32,9 @@ import type {
 
 export { TOKEN_NAME_MAX_BYTES, TOKEN_SYMBOL, tokenName } from './listings.token-steps.js';
 
-export interface CreateListingInput {
-  title: string;
-  description: string;
-  price: number;
-  currency: string;
-  category: string;
-  duration: number;
-}
-
-export interface UpdateListingInput {
-  title?: string;
-  description?: string;
-  price?: number;
-  category?: string;
-  duration?: number;
-  status?: 'available' | 'unlisted';
-}
+/** The contract's request bodies (POST /listings, PATCH /listings/{id}). */
+export type CreateListingInput = CreateListingBody;
+export type UpdateListingInput = UpdateListingBody;
 
 export interface ListListingsInput {
   sellerWallet?: string;

@@ -12,6 +12,7 @@
  * Nothing here decides HTTP answers beyond the DomainErrors it throws (see `pendingMint`).
  */
 import { DomainError } from '../../errors.js';
+import { AttemptSuperseded } from '../../chain/recorded-send.js';
 import type { ListingMintState, TxResult } from '../../chain/types.js';
 import type { ListingDraft, ListingIntent, ListingRecord, ListingsDeps } from './listings.types.js';
 
@@ -34,12 +35,6 @@ export function tokenName(title: string): string {
   return out.trimEnd();
 }
 
-/** Thrown by an `onSigned` that lost the compare-and-set on its intent: nothing is sent. */
-class AttemptSuperseded extends Error {
-  constructor() {
-    super('another attempt or the recovery pass moved this intent first; nothing was sent');
-  }
-}
 
 /** How many times `syncName` re-applies when the title keeps changing under it. */
 const SYNC_ROUNDS = 3;
@@ -108,7 +103,7 @@ export function createTokenSteps(deps: Pick<ListingsDeps, 'repo' | 'chain' | 'lo
               recorded = await repo.recordMint(draft, fingerprint, a);
               return;
             }
-            if (!(await repo.replaceAttempt(intent.id, intent.signature, a))) throw new AttemptSuperseded();
+            if (!(await repo.replaceAttempt(intent.id, intent.signature, a))) throw new AttemptSuperseded(`listing intent ${intent.id}`);
             recorded = { ...intent, signature: a.signature, lastValidBlockHeight: a.lastValidBlockHeight, mint: a.mint };
           },
         },

@@ -2,10 +2,10 @@
  * Listings module types and the ports it needs (storage, chain, configuration).
  * Amounts are u64 base units (bigint); the UI number is derived for display only.
  */
-import type { Chain, ListingMintAttempt, TxAttempt, TxResult } from '../../chain/types.js';
+import type { ListingStatus } from '@bazaar/contract';
+import type { Chain, CurrencyInfo, ListingMintAttempt, TxAttempt, TxResult } from '../../chain/types.js';
 
-export const LISTING_STATUSES = ['available', 'reserved', 'sold', 'unlisted'] as const;
-export type ListingStatus = (typeof LISTING_STATUSES)[number];
+export type { ListingStatus };
 
 export interface ListingRecord {
   id: string;
@@ -129,11 +129,8 @@ export interface ListingsHooks {
   afterTokenUpdate?: (info: { listingId: string; name: string; tx: TxResult }) => Promise<void> | void;
 }
 
-export interface CurrencyConfig {
-  code: string;
-  mint: string;
-  decimals: number;
-}
+/** A payment currency (the one currency shape: chain/types.ts CurrencyInfo). */
+export type CurrencyConfig = CurrencyInfo;
 
 export interface CategoryConfig {
   slug: string;

@@ -5,7 +5,7 @@
  *   createExpressEndpoints(contract.marketplace, marketplaceHandlers(marketplace.http), router);
  */
 import type { PrismaClient } from '../../generated/prisma/client.js';
-import type { ListingsConfig } from '../listings/listings.types.js';
+import type { ListingsConfig } from '../listings/index.js';
 import { createMarketplaceRepo } from './marketplace.repo.js';
 import { createMarketplaceService } from './marketplace.service.js';
 

@@ -16,8 +16,8 @@
  * No query needs a transaction or a session setting.
  */
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
-import { selectListings, toListingRecord, type ListingRow } from '../listings/listings.sql.js';
-import type { ListingStatus } from '../listings/listings.types.js';
+import { selectListings, toListingRecord, type ListingRow } from '../listings/index.js';
+import type { ListingStatus } from '../listings/index.js';
 import type { MarketplaceRepo, SearchCriteria, SearchRow, WordCandidate } from './marketplace.types.js';
 
 /** text search configuration of the generated search_vector column (init migration) */

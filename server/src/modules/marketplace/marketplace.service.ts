@@ -18,8 +18,8 @@
  */
 import { cursorKey, decodeCursor, encodeCursor, type CursorSpec, type Page } from '../../lib/cursor.js';
 import { toBaseUnitsBound } from '../../lib/money.js';
-import { listingErrors, type FieldError } from '../listings/listings.errors.js';
-import type { ListingRecord, ListingsConfig, ListingStatus } from '../listings/listings.types.js';
+import { listingErrors, type FieldError } from '../listings/index.js';
+import type { ListingRecord, ListingsConfig, ListingStatus } from '../listings/index.js';
 import type { MarketplaceRepo, PriceBounds, SearchCriteria, SearchSort } from './marketplace.types.js';
 
 /** query words shorter than this are never corrected (too many near neighbours) */

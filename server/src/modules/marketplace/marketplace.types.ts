@@ -2,7 +2,7 @@
  * Marketplace (search and browse) types and its storage port.
  */
 import type { CursorValue } from '../../lib/cursor.js';
-import type { ListingRecord, ListingStatus } from '../listings/listings.types.js';
+import type { ListingRecord, ListingStatus } from '../listings/index.js';
 
 export type SearchSort = 'relevance' | 'price_asc' | 'price_desc' | 'rating' | 'newest';
 

@@ -3,26 +3,34 @@
  *
  *   const orders = createOrdersModule({ db, chain, listings: listingsPort(listingsService), config, log });
  *   createExpressEndpoints(..., ordersHandlers(orders.http), ...);
- *   await orders.start();   // reconciler pass at start-up, then watcher + reconciler timers
+ *   await orders.start();   // reconciler pass at start-up, then payment watcher, auto-release crank and reconciler timers
  *   await orders.stop();
  */
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { ChainClient } from '../../chain/index.js';
-import { PaymentWatcher } from '../../chain/payment-watcher.js';
+import { AutoReleaseCrank, PaymentWatcher } from './payment-watcher.js';
 import { IdempotencyLeases, PrismaIdempotencyStore, type IdempotencyStore } from '../idempotency/index.js';
 import { escrowPort } from './orders.escrow.js';
 import { checkEscrowIntegrity } from './orders.integrity.js';
 import { PrismaOrdersRepo } from './orders.repo.js';
 import { OrdersService, type OrdersConfig, type OrdersHooks } from './orders.service.js';
-import type { CustodialPaymentsPort, EscrowPort, ListingsPort, OrdersRepo } from './orders.types.js';
+import type { CustodialPaymentsPort, EscrowPort, ListingsPort, OrderRecord, OrdersRepo } from './orders.types.js';
 import { DomainError } from '../../errors.js';
 
 export { OrdersService } from './orders.service.js';
 export type { OrdersConfig, PrincipalLike } from './orders.service.js';
 export { PrismaOrdersRepo } from './orders.repo.js';
-export { MemoryOrdersRepo } from './orders.repo.memory.js';
 export { escrowPort } from './orders.escrow.js';
 export { checkEscrowIntegrity, compareOrderWithEscrow, type IntegrityReport } from './orders.integrity.js';
+
+/**
+ * The orders module's read port for other modules (custody reads the order it funds): built from the
+ * database alone, so a module the orders module itself depends on (custody) gets it at construction.
+ */
+export function ordersReadPort(db: PrismaClient): { get(orderId: string): Promise<OrderRecord | null> } {
+  const repo = new PrismaOrdersRepo(db);
+  return { get: (orderId) => repo.get(orderId) };
+}
 
 type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
 
@@ -34,7 +42,7 @@ export interface OrdersModuleOptions {
   currencies?: Array<{ code: string; mint: string; decimals: number; tokenProgram?: string }>;
   listings: ListingsPort;
   config?: Partial<OrdersConfig> & {
-    /** watcher + crank poll interval (default 2000 ms); 0 disables the timers (tests drive them) */
+    /** payment watcher + auto-release crank interval (default 2000 ms); 0 disables the timers (tests drive them) */
     watcherIntervalMs?: number;
     /** reconciler interval (default 30 000 ms); 0 = only the start-up pass */
     reconcileIntervalMs?: number;
@@ -71,6 +79,7 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     hasReview: o.hasReview,
   });
   const watcher = new PaymentWatcher({ service, repo, log: o.log });
+  const autoRelease = new AutoReleaseCrank({ service, log: o.log });
   const leases = new IdempotencyLeases();
   const watcherMs = o.config?.watcherIntervalMs ?? 2_000;
   const reconcileMs = o.config?.reconcileIntervalMs ?? 30_000;
@@ -80,6 +89,8 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     service,
     repo,
     watcher,
+    /** the auto-release crank (claims delivered orders past auto_release_at, chain clock) */
+    autoRelease,
     reconciler: service.reconciler,
     idempotencyStore,
     /** every order's database state against its escrow account on chain (orders.integrity.ts) */
@@ -89,7 +100,10 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     async start() {
       await service.reconciler.runOnce().catch((err) => o.log?.error({ err }, 'start-up reconciliation failed'));
       if (reconcileMs > 0) service.reconciler.start(reconcileMs);
-      if (watcherMs > 0) watcher.start(watcherMs);
+      if (watcherMs > 0) {
+        watcher.start(watcherMs);
+        autoRelease.start(watcherMs);
+      }
       purge = setInterval(() => void idempotencyStore.purgeExpired(new Date()).catch(() => undefined), 3_600_000);
       purge.unref?.();
     },
@@ -97,7 +111,7 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     async stop() {
       if (purge) clearInterval(purge);
       leases.stopAll();
-      await Promise.all([watcher.stop(), service.reconciler.stop()]);
+      await Promise.all([watcher.stop(), autoRelease.stop(), service.reconciler.stop()]);
     },
   };
 }
@@ -118,6 +132,7 @@ export function unavailableEscrow(): EscrowPort {
     send: fail,
     fetchOrder: fail,
     signatureStatus: fail,
+    transactionOutcome: fail,
     feeBps: fail,
     chainNow: fail,
   };

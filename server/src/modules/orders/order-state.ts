@@ -111,11 +111,6 @@ export function roleMayEver(role: OrderRole, action: TransitionAction): boolean 
   return rows.some((t) => t.action === action && t.by.includes(role));
 }
 
-export function canTransition(status: OrderStatus, action: TransitionAction, role?: OrderRole): boolean {
-  const t = findTransition(status, action);
-  return !!t && (role === undefined || t.by.includes(role));
-}
-
 /**
  * The listing transition that follows an order reaching `status` (the `listing` column of the rows into
  * it; `listingOnFullRefund` when a resolve returned everything to the buyer). null: the listing stays.

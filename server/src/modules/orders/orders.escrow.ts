@@ -46,7 +46,7 @@ export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number } 
       };
     },
     signatureStatus: (sig) => client.signatureStatus(sig),
-    blockhashExpired: (lifetime) => client.blockhashExpired(lifetime),
+    transactionOutcome: (attempt) => client.transactionOutcome(attempt),
     tokenBalance: (account) => client.tokenBalance(account),
     findSettlement: async (order, signature) => {
       const s = await client.findSettlement(order.id, order.mint, signature ? { signature } : {});

@@ -15,7 +15,7 @@
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { TERMINAL_ORDER_STATUSES } from '@bazaar/contract';
 import { type Instruction, type OrderStatus, OPEN_ORDER_STATUSES, orderEventFor } from './order-state.js';
-import { appendEvents, notifyAppended, type NewEvent } from '../events/outbox.js';
+import { appendEvents, notifyAppended, type NewEvent } from '../events/index.js';
 import { toOrderDto } from './orders.dto.js';
 import type {
   BlockhashLifetime,

@@ -15,7 +15,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ChainActionLandedError, DomainError } from '../../errors.js';
-import { Reconciler } from '../../chain/reconciler.js';
+import type { Principal } from '../auth/index.js';
+import { EscrowReconciler } from './escrow-reconciler.js';
+import { AttemptSuperseded, type RecordedAttempt, recordAttempt } from '../../chain/recorded-send.js';
 import { cursorKey, decodeCursor, newestPage } from '../../lib/cursor.js';
 import { formatUiAmount } from '../../lib/money.js';
 import { compareFundTransaction, normalizeTransaction } from './fund-tx.js';
@@ -56,12 +58,8 @@ import type {
   TxResult,
 } from './orders.types.js';
 
-export interface PrincipalLike {
-  kind: string; // 'user' (JWT / session) | 'api_key' | ...
-  userId: string | null;
-  wallet: string | null;
-  isAdmin: boolean;
-}
+/** The caller, as the auth module's `Principal` (req.principal) carries it: the fields the orders rules read. */
+export type PrincipalLike = Pick<Principal, 'kind' | 'userId' | 'wallet' | 'isAdmin'>;
 
 type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
 
@@ -130,6 +128,9 @@ export interface OrdersServiceDeps {
   hasReview?: (orderId: string) => Promise<boolean>;
 }
 
+/** The blockhash lifetime of a recorded attempt (recordAttempt always has its blockhash). */
+const lifetimeOf = (a: RecordedAttempt) => ({ blockhash: a.blockhash!, lastValidBlockHeight: a.lastValidBlockHeight });
+
 export interface CreateOrderInput {
   listingId: string;
   /** API keys only: the paying wallet */
@@ -172,7 +173,7 @@ const silent: Log = { info() {}, warn() {}, error() {} };
 export class OrdersService {
   readonly config: OrdersConfig;
   readonly mutex = new KeyedMutex();
-  readonly reconciler: Reconciler;
+  readonly reconciler: EscrowReconciler;
   hooks: OrdersHooks;
   private readonly log: Log;
   private readonly now: () => Date;
@@ -184,7 +185,7 @@ export class OrdersService {
     this.log = deps.log ?? silent;
     this.now = deps.now ?? (() => new Date());
     this.hooks = deps.hooks ?? {};
-    this.reconciler = new Reconciler({
+    this.reconciler = new EscrowReconciler({
       repo: deps.repo,
       escrow: deps.escrow,
       log: this.log,
@@ -685,17 +686,14 @@ export class OrdersService {
       await new Promise((r) => setTimeout(r, 50));
     }
     let signed = false;
-    const o = {
-      onSigned: async (sig: string, lifetime?: { blockhash: string; lastValidBlockHeight: number }) => {
-        // a reconciler (here or in another process) may have settled the unsent intent meanwhile: then never send
-        if (!(await repo.markIntentSent(intent.id, sig, lifetime))) throw orderErrors.actionInProgress(orderId, action);
-        signed = true;
-      },
-    };
+    // record before send (chain/recorded-send.ts): a reconciler (here or in another process) may have
+    // settled the unsent intent meanwhile: then the compare-and-set is lost and nothing is sent
+    const o = { onSigned: recordAttempt(`order ${orderId} ${ix}`, async (a) => (signed = await repo.markIntentSent(intent.id, a.signature, lifetimeOf(a)))) };
     let tx: TxResult;
     try {
       tx = await escrow.send(ix, orderId, { ...o, ...(typeof params?.buyer_bps === 'number' ? { buyerBps: params.buyer_bps } : {}) });
     } catch (err) {
+      if (err instanceof AttemptSuperseded) throw orderErrors.actionInProgress(orderId, action);
       const rejected = err instanceof DomainError && err.slug === 'chain-transaction-failed';
       if (!signed && !rejected && !(err instanceof DomainError && err.slug === 'conflict')) {
         // failed before anything was signed (e.g. the RPC is down): nothing can land, the action may be retried at once
@@ -816,15 +814,12 @@ export class OrdersService {
     if (!isTerminal(order.status)) return false;
     const intent = await repo.beginIntent(orderId, order.status, 'refund', { reason: 'stray-escrow' });
     if (!intent) return false;
-    const o = {
-      onSigned: async (sig: string, lifetime?: { blockhash: string; lastValidBlockHeight: number }) => {
-        if (!(await repo.markIntentSent(intent.id, sig, lifetime))) throw orderErrors.actionInProgress(orderId, 'refund');
-      },
-    };
+    const o = { onSigned: recordAttempt(`order ${orderId} stray refund`, (a) => repo.markIntentSent(intent.id, a.signature, lifetimeOf(a))) };
     let tx: TxResult;
     try {
       tx = await this.deps.escrow.send('refund', orderId, o);
     } catch (err) {
+      if (err instanceof AttemptSuperseded) throw orderErrors.actionInProgress(orderId, 'refund');
       if (err instanceof DomainError && err.slug === 'chain-transaction-failed') await repo.failIntent(intent.id, err.message);
       throw err;
     }

@@ -3,7 +3,11 @@
  * Amounts are u64 base units (bigint); chain times are unix seconds.
  */
 import type { TransitionAction } from './order-state.js';
-import type { ListingOrderEvent, ListingStatus } from '@bazaar/contract';
+import type { ListingOrderEvent, ListingStatus, PaymentSource } from '@bazaar/contract';
+
+export type { PaymentSource };
+import type { RecordedAttempt, TxOutcome } from '../../chain/recorded-send.js';
+import type { CurrencyInfo, TxResult } from '../../chain/types.js';
 import type { Instruction, OrderStatus, ServiceInstruction, TerminalInstruction } from './order-state.js';
 
 export interface OrderRecord {
@@ -58,7 +62,6 @@ export interface OrderRecord {
   updatedAt: Date;
 }
 
-export type PaymentSource = 'wallet' | 'custodial';
 
 /** Base units that left an order's vault when it closed, per payee, as the chain recorded them. */
 export interface OrderPayout {
@@ -212,17 +215,10 @@ export interface ListingsPort {
   applyOrderEvent(listingId: string, event: ListingOrderEvent): Promise<void>;
 }
 
-export interface CurrencyView {
-  code: string;
-  mint: string;
-  decimals: number;
-  tokenProgram?: string;
-}
+/** A payment currency (the one currency shape: chain/types.ts CurrencyInfo). */
+export type CurrencyView = CurrencyInfo;
 
-export interface TxResult {
-  signature: string;
-  slot: number;
-}
+export type { TxResult };
 
 export interface FundTerms {
   orderId: string;
@@ -291,10 +287,10 @@ export interface EscrowPort {
   /** 'unknown' = the cluster has no record of the signature (yet) */
   signatureStatus(signature: string): Promise<'confirmed' | 'failed' | 'unknown'>;
   /**
-   * Whether a transaction with this blockhash can no longer land: the chain's block height passed
-   * `lastValidBlockHeight`, or the cluster no longer accepts the blockhash. Absent: never assumed.
+   * What became of a recorded attempt of ours (chain/recorded-send.ts): landed, dead (rejected, or
+   * its blockhash expired without it landing) or in flight. Throws chain-unavailable.
    */
-  blockhashExpired?(lifetime: BlockhashLifetime): Promise<boolean>;
+  transactionOutcome(attempt: RecordedAttempt): Promise<TxOutcome>;
   /** token balance (base units) of a token account; 0 when it does not exist (attention reports) */
   tokenBalance?(tokenAccount: string): Promise<bigint>;
   /** platform fee of the escrow config (bps), snapshotted on each order */

@@ -3,7 +3,7 @@
  * review.created (to the reviewer and the seller) in its transaction (modules/events/outbox.ts).
  */
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
-import { appendEvents, notifyAppended } from '../events/outbox.js';
+import { appendEvents, notifyAppended } from '../events/index.js';
 import { presentReview } from './reviews.presenter.js';
 import type { NewReview, RatingSummary, ReviewableOrder, ReviewRecord, ReviewsRepo } from './reviews.types.js';
 

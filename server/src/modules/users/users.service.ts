@@ -5,6 +5,7 @@
 import type { PublicUser, UpdateMeBody, User as UserDto } from '@bazaar/contract';
 import type { User } from '../../db/client.js';
 import { DomainError } from '../../errors.js';
+import { toUiNumber } from '../../lib/money.js';
 import type { UserAggregates, UsersRepo } from './users.repo.js';
 
 export interface UsersDeps {
@@ -12,15 +13,6 @@ export interface UsersDeps {
   /** decimals per currency code (fallback when an order row lacks them) */
   decimalsOf: (currency: string) => number | undefined;
   custodyEnabled: boolean;
-}
-
-/** base units (decimal string) / 10^decimals as a JS number for display */
-export function uiAmount(baseUnits: string, decimals: number): number {
-  const v = BigInt(baseUnits);
-  const scale = 10n ** BigInt(decimals);
-  const whole = v / scale;
-  const frac = (v % scale).toString().padStart(decimals, '0');
-  return Number(decimals > 0 ? `${whole}.${frac}` : `${whole}`);
 }
 
 export function reputationOf(ratings: UserAggregates['ratings']) {
@@ -52,7 +44,7 @@ export function createUsersService(deps: UsersDeps) {
         completed_purchases: a.completedPurchases,
         sales_volume: a.salesVolume.map((v) => {
           const decimals = v.decimals || deps.decimalsOf(v.currency) || 0;
-          return { currency: v.currency, amount_base_units: v.amountBaseUnits, amount: uiAmount(v.amountBaseUnits, decimals) };
+          return { currency: v.currency, amount_base_units: v.amountBaseUnits, amount: toUiNumber(BigInt(v.amountBaseUnits), decimals) };
         }),
       },
       reputation: reputationOf(a.ratings),

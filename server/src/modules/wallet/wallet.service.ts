@@ -4,26 +4,13 @@
  *
  * Errors: chain-unavailable (503) when the RPC cannot be reached.
  */
+import type { Balance } from '@bazaar/contract';
 import type { Chain, CurrencyInfo, WalletBalance } from '../../chain/types.js';
 
-/** One balance line as the API shows it (contract Balance schema). */
-export interface BalanceView {
-  currency: string;
-  mint: string | null;
-  amount_base_units: string;
-  decimals: number;
-  /** display only: amount_base_units / 10^decimals */
-  ui_amount: number;
-  source: 'chain' | 'custodial';
-  /** custodial lines only: held for withdrawals in flight, base units */
-  held_base_units?: string;
-  /** custodial lines only: in escrows of custodial orders, base units */
-  in_escrow_base_units?: string;
-}
-
+/** The wallet's balances (the contract's `Balance` lines, source chain). */
 export interface BalancesView {
   wallet: string;
-  balances: BalanceView[];
+  balances: Balance[];
 }
 
 export interface WalletServiceDeps {
@@ -31,7 +18,8 @@ export interface WalletServiceDeps {
   currencies: CurrencyInfo[];
 }
 
-export function toBalanceView(b: WalletBalance): BalanceView {
+/** A chain balance line as the contract's `Balance` (ui_amount display only). */
+export function toBalanceView(b: WalletBalance): Balance {
   return {
     currency: b.currency,
     mint: b.mint,

@@ -13,8 +13,8 @@
 import { randomUUID } from 'node:crypto';
 import type { EventType } from '@bazaar/contract';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
-import { appendEvents, notifyAppended } from '../events/outbox.js';
-import type { EventRecord } from '../events/events.repo.js';
+import { appendEvents, notifyAppended } from '../events/index.js';
+import type { EventRecord } from '../events/index.js';
 
 export interface EndpointRecord {
   id: string;

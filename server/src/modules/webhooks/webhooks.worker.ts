@@ -9,8 +9,8 @@
  * event. Every attempt is logged (status code, error, duration).
  */
 import { Poller } from '../../lib/poller.js';
-import { outboxSignal } from '../events/outbox.js';
-import { toEventDto } from '../events/events.repo.js';
+import { outboxSignal } from '../events/index.js';
+import { toEventDto } from '../events/index.js';
 import { presentWebhook } from './webhooks.presenter.js';
 import type { ClaimedDelivery, WebhooksRepo } from './webhooks.repo.js';
 import { sendWebhook, type AttemptOutcome, type SendInput } from './webhooks.sender.js';

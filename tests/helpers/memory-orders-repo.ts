@@ -2,7 +2,7 @@
  * In-memory OrdersRepo with the same guard semantics as the Prisma one (used by unit tests).
  */
 import { randomUUID } from 'node:crypto';
-import { type Instruction, type OrderStatus, isTerminal, OPEN_ORDER_STATUSES } from './order-state.js';
+import { type Instruction, type OrderStatus, isTerminal, OPEN_ORDER_STATUSES } from '../../server/src/modules/orders/order-state.js';
 import type {
   BlockhashLifetime,
   ChainIntentRecord,
@@ -13,7 +13,7 @@ import type {
   OrderPatch,
   OrderRecord,
   OrdersRepo,
-} from './orders.types.js';
+} from '../../server/src/modules/orders/orders.types.js';
 
 const HOLDING = new Set<OrderStatus>(OPEN_ORDER_STATUSES);
 

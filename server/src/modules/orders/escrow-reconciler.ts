@@ -1,20 +1,22 @@
 /**
- * Crash safety: converge the database to the chain for every ChainIntent left `pending` or `sent`
+ * EscrowReconciler (orders module): crash safety for the orders' escrow instructions. Converge the database to the chain for every ChainIntent left `pending` or `sent`
  * (the service records an intent BEFORE sending; a crash between send and the DB write leaves it open).
  *
  * For one open intent:
  *  1. the order already shows the action's target status -> mark the intent confirmed;
  *  2. no signature recorded -> nothing was ever sent (the signature is stored before the first send,
  *     and only while the intent is still pending) -> failed at once, the action may be retried;
- *  3. the signature's status: confirmed -> apply; failed -> failed;
+ *  3. the recorded attempt's outcome (chain/recorded-send.ts, the protocol custody and listings share):
+ *     landed -> apply; rejected -> failed;
  *  4. otherwise the account: mark_delivered / open_dispute show in its state -> apply; terminal
  *     instructions close it, and the settlement is read from the chain's record of THIS order
  *     (chain/settlement.ts: the instruction acting on its PDA, the program event, the transfers out of
  *     its vault): ours -> apply; another party's -> the order takes that outcome, our intent is
  *     marked failed (superseded);
- *  5. the signature was never seen and its blockhash expired (block height past
- *     lastValidBlockHeight, or the cluster no longer accepts the blockhash) -> it can never land ->
- *     failed at once; intents without a recorded lifetime (older rows) wait `graceSeconds`.
+ *  5. the outcome is dead (never seen, and its blockhash expired: block height past
+ *     lastValidBlockHeight, or the cluster no longer accepts the blockhash; read before the status, so
+ *     final) -> it can never land -> failed at once; intents without a recorded lifetime (older rows)
+ *     wait `graceSeconds`.
  * Applying = one DB transaction (intent confirmed + order patched, with the payout the chain recorded),
  * then the listing effect and the custodial booking.
  *
@@ -26,10 +28,10 @@
  *
  * Runs once at start-up and then every `intervalMs`. It never sends a transaction.
  */
-import { type Instruction, type ServiceInstruction, closesEscrow, instructionAction, instructionEscrowState, targetStatus } from '../modules/orders/order-state.js';
-import { formulaPayout, patchForInstruction } from '../modules/orders/order-patch.js';
-import type { ChainIntentRecord, EscrowPort, OrderRecord, OrderSettlement, OrdersRepo } from '../modules/orders/orders.types.js';
-import { Poller } from '../lib/poller.js';
+import { type Instruction, type ServiceInstruction, closesEscrow, instructionAction, instructionEscrowState, targetStatus } from './order-state.js';
+import { formulaPayout, patchForInstruction } from './order-patch.js';
+import type { ChainIntentRecord, EscrowPort, OrderRecord, OrderSettlement, OrdersRepo } from './orders.types.js';
+import { Poller } from '../../lib/poller.js';
 
 type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
 
@@ -56,7 +58,7 @@ const silent: Log = { info() {}, warn() {}, error() {} };
 export const isStrayRefund = (intent: Pick<ChainIntentRecord, 'action' | 'params'>) =>
   intent.action === 'refund' && intent.params?.reason === 'stray-escrow';
 
-export class Reconciler {
+export class EscrowReconciler {
   private readonly poller = new Poller(
     () => this.runOnce(),
     (err) => this.log.error({ err }, 'reconciler pass failed'),
@@ -94,12 +96,18 @@ export class Reconciler {
       return 'failed';
     }
 
-    const st = await escrow.signatureStatus(intent.signature);
-    if (st === 'failed') {
+    // the recorded attempt's outcome (chain/recorded-send.ts); intents without a recorded lifetime
+    // (older rows) never expire by height and wait `graceSeconds` instead
+    const outcome = await escrow.transactionOutcome({
+      signature: intent.signature,
+      lastValidBlockHeight: intent.lastValidBlockHeight ?? Number.MAX_SAFE_INTEGER,
+      blockhash: intent.lastValidBlockHeight !== null ? intent.blockhash : null,
+    });
+    if (outcome.state === 'dead' && outcome.reason === 'rejected') {
       await repo.failIntent(intent.id, `transaction ${intent.signature} failed on chain`);
       return 'failed';
     }
-    if (st === 'confirmed') {
+    if (outcome.state === 'landed') {
       if (stray) {
         await repo.confirmIntent(intent.id, intent.signature, intent.slot, order.id, order.status, {});
         return 'confirmed';
@@ -124,9 +132,7 @@ export class Reconciler {
       }
     }
 
-    if (await this.cannotLand(intent)) {
-      // one last look: it may have landed right before the blockhash expired
-      if ((await escrow.signatureStatus(intent.signature)) === 'confirmed') return this.reconcileIntent(intent);
+    if (outcome.state === 'dead' || (intent.lastValidBlockHeight === null && this.pastGrace(intent))) {
       await repo.failIntent(intent.id, `transaction ${intent.signature} expired without landing`);
       this.log.info({ order_id: order.id, action: ix, intent_id: intent.id }, 'reconciler: expired intent settled as failed');
       return 'failed';
@@ -134,11 +140,8 @@ export class Reconciler {
     return 'open';
   }
 
-  /** The intent's transaction can never land: its blockhash expired (or, without a recorded lifetime, the grace period passed). */
-  private async cannotLand(intent: ChainIntentRecord): Promise<boolean> {
-    if (intent.blockhash && intent.lastValidBlockHeight !== null && this.deps.escrow.blockhashExpired) {
-      return this.deps.escrow.blockhashExpired({ blockhash: intent.blockhash, lastValidBlockHeight: intent.lastValidBlockHeight });
-    }
+  /** An intent without a recorded blockhash lifetime (older rows) is given up after `graceSeconds`. */
+  private pastGrace(intent: ChainIntentRecord): boolean {
     const ageSeconds = ((this.deps.now?.() ?? new Date()).getTime() - intent.createdAt.getTime()) / 1000;
     return ageSeconds > (this.deps.graceSeconds ?? 120);
   }
