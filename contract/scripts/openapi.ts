@@ -41,6 +41,12 @@ const TAGS: Record<string, string> = {
   orders: 'Orders paid into an on-chain escrow; deliver, confirm, dispute, refund, resolve; Solana Pay.',
   reviews: 'Reviews of sellers by buyers of completed orders.',
   wallet: 'Balances; deposits and withdrawals where custody is enabled.',
+  events:
+    'Every state change of your orders, listings, reviews, deposits, withdrawals and conversations, as pages or a ' +
+    'live Server-Sent Events stream that resumes with Last-Event-ID.',
+  webhooks: 'Endpoints that receive your events, signed per Standard Webhooks v1; delivery log and redelivery.',
+  chat: 'Conversations between buyer and seller: order messages (the arbiter joins a dispute) and pre-order inquiries.',
+  tokens: 'Personal access tokens with scopes, for third-party apps acting for you.',
 };
 
 /**
