@@ -253,8 +253,9 @@ describe('undeclared methods -> 405 with Allow from the contract', () => {
 
 describe('the published schema states the rules the server applies', () => {
   const doc = JSON.parse(readFileSync(new URL('../openapi.json', import.meta.url), 'utf8'));
-  // request bodies are named components since the generator-friendly OpenAPI (sdk-package): follow the $ref
-  const deref = (s: { $ref?: string }) => (s.$ref ? doc.components.schemas[s.$ref.replace('#/components/schemas/', '')] : s);
+  /** a schema with its `$ref` to #/components/schemas/... followed (request bodies are named components) */
+  const deref = (schema: { $ref?: string }): any =>
+    schema.$ref ? deref(doc.components.schemas[schema.$ref.replace('#/components/schemas/', '')]) : schema;
   const body = (path: string, method: string) => deref(doc.paths[path][method].requestBody.content['application/json'].schema);
 
   it('text fields carry the no-control-characters pattern', () => {

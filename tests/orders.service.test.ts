@@ -235,6 +235,21 @@ describe('orders service', () => {
     expect((await ctx.watcher.runOnce()).strayRefunds).toEqual([]);
   });
 
+  it('every closed order whose fund transaction may still land is checked, however many there are (pages of the batch size)', async () => {
+    const a = await funded(ctx);
+    await ctx.service.refund(ctx.seller, a.id);
+    const { order: b } = await ctx.service.create(ctx.buyer, { listingId: ctx.another().id });
+    ctx.escrow.fund(ctx.service.fundTerms(b));
+    await ctx.watcher.runOnce();
+    await ctx.service.refund(ctx.seller, b.id);
+    // the closed order that comes second in the repository's order is funded again
+    const second = [a, (await ctx.repo.get(b.id))!].sort((x, y) => (x.id < y.id ? -1 : 1))[1]!;
+    ctx.escrow.fund(ctx.service.fundTerms(second));
+    const oneAtATime = new PaymentWatcher({ service: ctx.service, repo: ctx.repo, batchSize: 1 });
+    expect((await oneAtATime.runOnce()).strayRefunds).toEqual([second.id]);
+    expect(await ctx.escrow.fetchOrder(second.id)).toBeNull();
+  });
+
   it('a funded order whose listing was taken meanwhile is refunded automatically', async () => {
     const a = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
     ctx.listings.rows.get(ctx.listing.id)!.status = 'reserved'; // e.g. reserved by an operator meanwhile

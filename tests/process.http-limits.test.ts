@@ -14,6 +14,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPGlite } from '../server/src/db/pglite.js';
 import { ensurePGliteTemplate } from './helpers/db.js';
+import { freePort } from './helpers/ports.js';
 
 const REPO = path.resolve(__dirname, '..');
 let child: ChildProcess;
@@ -29,14 +30,6 @@ const LIMITS = {
   HTTP_MAX_CONNECTIONS: '8',
   HTTP_TIMEOUT_CHECK_INTERVAL_MS: '100',
 };
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const p = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return p;
-}
 
 /** Open a raw connection, write `data` (nothing when undefined), collect what comes back until the server closes it. */
 function rawExchange(data?: string, waitMs = 10_000): Promise<{ closed: boolean; text: string; ms: number }> {

@@ -15,6 +15,7 @@ import { Keypair } from '@solana/web3.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPGlite } from '../server/src/db/pglite.js';
 import { ensurePGliteTemplate } from './helpers/db.js';
+import { freePort } from './helpers/ports.js';
 
 const REPO = path.resolve(__dirname, '..');
 const dirs: string[] = [];
@@ -23,14 +24,6 @@ afterAll(() => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 interface Server {
   child: ChildProcess;

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePortPair } from './helpers/localnet.js';
+import { freePort } from './helpers/ports.js';
 
 const REPO = path.resolve(__dirname, '..');
 const dirs: string[] = [];
@@ -30,14 +31,6 @@ const tmp = (name: string) => {
   dirs.push(d);
   return d;
 };
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 /** Something else listening on 127.0.0.1:port for the rest of the file. */
 async function occupy(port: number): Promise<void> {
@@ -150,7 +143,8 @@ describe('npm start on non-default PORT, DATA_DIR and SOLANA_RPC_PORT', () => {
         reject(new Error(`npm start exited (${r.code}):\n${r.output}`));
       });
     });
-    const base = `http://127.0.0.1:${env.PORT}`;
+    // the announced origin (http/docs.ts announcedOrigin): PUBLIC_BASE_URL's default, the SIWS domain's host
+    const base = `http://localhost:${env.PORT}`;
     expect(line).toBe(`BAZAAR_URL=${base} DATA_DIR=${env.DATA_DIR} npm run demo`);
 
     // a Vite app on another local port: CORS and SIWS need no configuration under npm start

@@ -2456,7 +2456,12 @@ export interface components {
             count: number;
             distribution: components["schemas"]["RatingDistribution"];
         };
-        /** RequestLoginBody */
+        /**
+         * RequestLoginBody
+         * @example {
+         *       "address": "AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r"
+         *     }
+         */
         RequestLoginBody: {
             /**
              * @description Wallet that will sign in

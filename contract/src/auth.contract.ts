@@ -11,7 +11,7 @@
  * its `reason` is in `loginFailureReasons`; the defaults of the lifetimes and limits are `authDefaults`.
  */
 import { z } from 'zod';
-import { Base64, c, named, Pubkey, safeText, Timestamp } from './common.js';
+import { Base64, c, extendApi, named, Pubkey, safeText, Timestamp } from './common.js';
 import { bodyProblems, loginFailureReasons, routeErrors } from './problems.js';
 import { User } from './users.contract.js';
 
@@ -81,25 +81,32 @@ export const SignInInput = named(
     'createSignInMessage(input) with signMessage',
 );
 
+/**
+ * Body of request_login. Its example is the minimal body (only `address`): every optional field has a
+ * default that fits this service, so "Try it out" in /docs and generated clients succeed with it.
+ */
 export const RequestLoginBody = named(
   'RequestLoginBody',
-  z
-  .object({
-    address: Pubkey.describe('Wallet that will sign in'),
-    domain: SiwsLine(253)
-      .regex(/^[A-Za-z0-9.-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$/, 'must be host or host:port')
-      .optional()
-      .describe(
-        'Authority of the page asking for the sign-in (wallets compare it with the page\'s origin), e.g. ' +
-          '"localhost:5173"; must be an allowed SIWS domain (SIWS_DOMAINS). Default: the host of this service\'s public URL',
-      ),
-    uri: SiwsLine(2048).url().optional().describe('URI of the dApp (default: this service\'s public URL)'),
-    statement: SiwsLine(500).optional().describe(`Statement the wallet shows (default "${authDefaults.statement}")`),
-    chain_id: SiwsChainId.optional().describe('Cluster the dApp expects; must be the one this service runs on'),
-    request_id: SiwsLine(200).optional().describe('The dApp\'s own request id, signed as "Request ID"'),
-    resources: z.array(SiwsLine(2048).url()).max(20).optional().describe('URIs to list under "Resources"'),
-  })
-  .strict(),
+  extendApi(
+    z
+      .object({
+        address: Pubkey.describe('Wallet that will sign in'),
+        domain: SiwsLine(253)
+          .regex(/^[A-Za-z0-9.-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$/, 'must be host or host:port')
+          .optional()
+          .describe(
+            'Authority of the page asking for the sign-in (wallets compare it with the page\'s origin), e.g. ' +
+              '"localhost:5173"; must be an allowed SIWS domain (SIWS_DOMAINS). Default: the host of this service\'s public URL',
+          ),
+        uri: SiwsLine(2048).url().optional().describe('URI of the dApp (default: this service\'s public URL)'),
+        statement: SiwsLine(500).optional().describe(`Statement the wallet shows (default "${authDefaults.statement}")`),
+        chain_id: SiwsChainId.optional().describe('Cluster the dApp expects; must be the one this service runs on'),
+        request_id: SiwsLine(200).optional().describe('The dApp\'s own request id, signed as "Request ID"'),
+        resources: z.array(SiwsLine(2048).url()).max(20).optional().describe('URIs to list under "Resources"'),
+      })
+      .strict(),
+    { example: { address: 'AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r' } },
+  ),
 );
 
 /**

@@ -65,9 +65,9 @@
  * while the order awaits payment inside its payment window, never afterwards. A fund transaction that
  * lands after its order was closed is refunded to the buyer by the service.
  */
-import { extendApi } from '@anatine/zod-openapi';
 import { z } from 'zod';
 import {
+  extendApi,
   Base64,
   BaseUnits,
   Bps,

@@ -77,9 +77,10 @@ export class MemoryOrdersRepo implements OrdersRepo {
     const prev = this.fundIssued.get(orderId);
     if (!prev || prev < until) this.fundIssued.set(orderId, until);
   }
-  async listClosedFundableSince(since: Date, limit: number) {
+  async listClosedFundableSince(since: Date, limit: number, afterId: string | null = null) {
     return [...this.orders.values()]
-      .filter((o) => isTerminal(o.status) && (this.fundIssued.get(o.id) ?? new Date(0)) >= since)
+      .filter((o) => isTerminal(o.status) && (this.fundIssued.get(o.id) ?? new Date(0)) >= since && (!afterId || o.id > afterId))
+      .sort((a, b) => (a.id < b.id ? -1 : 1))
       .slice(0, limit)
       .map((o) => ({ ...o }));
   }

@@ -293,10 +293,10 @@ export class PrismaOrdersRepo implements OrdersRepo {
     await this.db.order.updateMany({ where: { id: orderId, OR: [{ fundIssuedUntil: null }, { fundIssuedUntil: { lt: until } }] }, data: { fundIssuedUntil: until } });
   }
 
-  async listClosedFundableSince(since: Date, limit: number): Promise<OrderRecord[]> {
+  async listClosedFundableSince(since: Date, limit: number, afterId: string | null = null): Promise<OrderRecord[]> {
     const rows = await this.db.order.findMany({
-      where: { fundIssuedUntil: { gte: since }, status: { in: TERMINAL } },
-      orderBy: { fundIssuedUntil: 'asc' },
+      where: { fundIssuedUntil: { gte: since }, status: { in: TERMINAL }, ...(afterId ? { id: { gt: afterId } } : {}) },
+      orderBy: { id: 'asc' },
       take: limit,
       include: withWallets,
     });

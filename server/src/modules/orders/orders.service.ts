@@ -781,12 +781,20 @@ export class OrdersService {
    * issued that may still land (its validUntil less than 10 min ago: validUntil is conservative, and
    * even 4 s slots end a blockhash's 150 blocks well inside that), an existing escrow account is
    * refunded to the buyer (the platform authority may refund any open escrow); the order keeps its
-   * status and shows the refund among its transactions. Returns the order ids refunded.
+   * status and shows the refund among its transactions. Every such order is checked on each pass, read
+   * in pages of `limit` (a single page let orders beyond the first `limit` in the window go unchecked
+   * until they left it). Returns the order ids refunded.
    */
   async refundStrayEscrows(limit = 50): Promise<string[]> {
     const since = new Date(this.now().getTime() - STRAY_ESCROW_MARGIN_SECONDS * 1000);
     const out: string[] = [];
-    for (const order of await this.deps.repo.listClosedFundableSince(since, limit)) {
+    const candidates: OrderRecord[] = [];
+    for (let page = await this.deps.repo.listClosedFundableSince(since, limit); ; ) {
+      candidates.push(...page);
+      if (page.length < limit) break;
+      page = await this.deps.repo.listClosedFundableSince(since, limit, page[page.length - 1]!.id);
+    }
+    for (const order of candidates) {
       try {
         const view = await this.deps.escrow.fetchOrder(order.id);
         if (!view) continue;

@@ -173,8 +173,8 @@ export interface OrdersRepo {
   scan(afterId: string | null, limit: number): Promise<OrderRecord[]>;
   /** a fund transaction valid until `until` was issued for the order (keeps the latest) */
   noteFundIssued(orderId: string, until: Date): Promise<void>;
-  /** terminal orders with a fund transaction issued valid until `since` or later (re-funded escrow check) */
-  listClosedFundableSince(since: Date, limit: number): Promise<OrderRecord[]>;
+  /** terminal orders with a fund transaction issued valid until `since` or later (re-funded escrow check), by id after `afterId` (keyset pages) */
+  listClosedFundableSince(since: Date, limit: number, afterId?: string | null): Promise<OrderRecord[]>;
   /** flag an order for an operator; false when it is flagged already (log once) */
   flagAttention(orderId: string, attention: OrderAttention): Promise<boolean>;
   clearAttention(orderId: string): Promise<void>;
