@@ -248,6 +248,12 @@ describe('withdrawals', () => {
     // another user's withdrawal is not visible
     const stranger = await party();
     expect((await get(stranger, `/wallet/withdrawals/${res.body.withdrawal_id}`)).status).toBe(404);
+    // events (issue 11): the credited deposit and the withdrawal's two steps, to the owner only
+    const evs = (await get(me, `/events?resource_id=${res.body.withdrawal_id}`)).body.data.reverse();
+    expect(evs.map((e: { type: string }) => e.type)).toEqual(['withdrawal.created', 'withdrawal.confirmed']);
+    expect(evs[1]).toMatchObject({ sequence: 2, data: done.body });
+    expect((await get(me, '/events?type=deposit.credited')).body.data).toHaveLength(1);
+    expect((await get(stranger, `/events?resource_id=${res.body.withdrawal_id}`)).body.data).toEqual([]);
     await expectBooksBalanced();
   });
 
@@ -431,6 +437,8 @@ describe('withdrawals', () => {
       expect(w.status).toBe('failed');
       expect(w.failure_reason).toMatch(/InsufficientFunds|rejected/);
       expect(await custodial(me)).toEqual({ available: USDC(6), held: 0n, escrow: 0n });
+      const evs = (await get(me, `/events?resource_id=${res.body.withdrawal_id}`)).body.data.reverse();
+      expect(evs.map((e: { type: string }) => e.type)).toEqual(['withdrawal.created', 'withdrawal.failed']);
     } finally {
       await sendAndConfirm(
         chain.connection,

@@ -602,6 +602,330 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's events
+         * @description Events of resources the caller is a party of (an admin credential: every event), newest first, cursor pagination (limit 1..100, default 20). Filters: `type` (comma-separated event types), `resource_type`, `resource_id`. An order's `allowed_actions` is empty in events (it depends on the caller; GET the order).
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live stream of the caller's events (Server-Sent Events)
+         * @description `text/event-stream` (WHATWG HTML "Server-sent events"). Each event is `id: <position>`, `event: <type>`, `data: <the Event as JSON>`. With `Last-Event-ID` (or `last_event_id`) the stream first replays every visible event after that position, then continues live: across a reconnect nothing is lost and nothing is repeated. Without it, the stream starts at the present. A comment line (`: heartbeat`) every 15 s keeps proxies from closing an idle connection; `retry: 2000` tells EventSource to reconnect after 2 s. On shutdown the server ends the stream cleanly (the client reconnects to another replica with Last-Event-ID). Same visibility and filters as GET /events. Browsers authenticate with the session cookie (EventSource sends no Authorization header).
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's webhook endpoints
+         * @description Newest first, cursor pagination (limit 1..100, default 20). Secrets are not shown.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description Returns 201 with the endpoint and its signing `secret` (shown once). 400 webhook-url-refused when the URL resolves to a non-public address (unless the operator allows it) or is not http(s). `marketplace_wide` needs an admin credential (403). Deliveries start with the next event.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description The owner only (404 for anyone else).
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes the endpoint and its delivery log; pending deliveries are dropped. 200 with the deleted endpoint.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description URL, event types, description, enabled. Re-enabling resumes pending deliveries at once.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}/rotate_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret
+         * @description A new secret (shown once) signs every delivery from now on; the old one stops at once.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Delivery log of an endpoint
+         * @description Deliveries newest first with their attempts (status code, error, duration). Owner only.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver an event again
+         * @description Queues the delivery for an attempt now (also a delivered or failed one: the receiver deduplicates on `webhook-id`). 202 with the delivery.
+         */
+        post: operations["redeliverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orders/{order_id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Messages of an order
+         * @description Buyer, seller, and the arbiter (admin) once disputed; anyone else 404. Newest first, cursor pagination.
+         */
+        get: operations["listOrderMessages"];
+        put?: never;
+        /**
+         * Post a message on an order
+         * @description Buyer or seller; the arbiter (admin) once the order is disputed (403 before). 201 with the message, published as message.created. 429 rate-limited past CHAT_RATE_LIMIT_PER_MINUTE messages per sender per minute.
+         */
+        post: operations["sendOrderMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/listings/{listing_id}/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask the seller about a listing
+         * @description Opens the caller's inquiry with the listing's seller (or continues it: one per listing and caller) and posts the message. 201 with the conversation and the message. 404 for a listing the caller cannot see; 409 own-listing.
+         */
+        post: operations["createInquiry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's conversations
+         * @description Inquiries and order conversations the caller takes part in, most recent message first, with unread counts.
+         */
+        get: operations["listConversations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/conversations/{conversation_id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Messages of a conversation
+         * @description Participants (and the arbiter of a disputed order) only; 404 otherwise. Newest first.
+         */
+        get: operations["listConversationMessages"];
+        put?: never;
+        /**
+         * Post a message in a conversation
+         * @description As POST /orders/{order_id}/messages, for any conversation (the seller answers an inquiry here).
+         */
+        post: operations["sendConversationMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/conversations/{conversation_id}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the caller's read marker
+         * @description The marker only moves forward (an older message_id leaves it). 200 with the conversation.
+         */
+        post: operations["markConversationRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/messages/{message_id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report a message
+         * @description A participant other than its sender reports a message (once: 409 conflict after). The arbiter sees the report on the message when the order is disputed. 200 with the message.
+         */
+        post: operations["reportMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's personal access tokens
+         * @description Every token the caller created (revoked ones included), newest first; never the token itself.
+         */
+        get: operations["listTokens"];
+        put?: never;
+        /**
+         * Create a personal access token
+         * @description For a third-party app acting as the caller within `scopes`. 201 with the token, shown once. Not with a token (403).
+         */
+        post: operations["createToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user/tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a personal access token
+         * @description The token stops working at once (401 invalid-token). 200 with the revoked token; 404 for another user's token.
+         */
+        delete: operations["revokeToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -677,6 +1001,63 @@ export interface components {
             /** @description Signature of the confirmed transaction */
             signature: string;
         };
+        /** Conversation */
+        Conversation: {
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            conversation_id: string;
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            listing_id: string;
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            order_id: string | null;
+            /**
+             * @description The buyer, or the prospective buyer of an inquiry
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
+            buyer_wallet: string;
+            /**
+             * @description Solana public key, base58 (32 bytes)
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
+            seller_wallet: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            last_message_at: string | null;
+            /** @description Messages of the other party after the caller's read marker */
+            unread_count: number;
+            /**
+             * Format: uuid
+             * @description The caller's read marker
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            last_read_message_id: string | null;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+        };
+        /** ConversationPage */
+        ConversationPage: {
+            data: components["schemas"]["Conversation"][];
+            /** @description Cursor of the next page; null on the last page */
+            next_cursor: string | null;
+        };
         /** CreateDepositBody */
         CreateDepositBody: {
             /**
@@ -735,6 +1116,26 @@ export interface components {
             /** @description 0..2000 characters (trimmed); defaults to empty */
             text?: string;
         };
+        /** CreateTokenBody */
+        CreateTokenBody: {
+            name: string;
+            scopes: ("profile:read" | "profile:write" | "listings:read" | "listings:write" | "orders:read" | "orders:write" | "reviews:write" | "wallet:read" | "wallet:write" | "events:read" | "webhooks:manage" | "chat:read" | "chat:write")[];
+            /** @description Lifetime in days; omitted: until revoked */
+            expires_in_days?: number;
+        };
+        /** CreateWebhookBody */
+        CreateWebhookBody: {
+            /**
+             * Format: uri
+             * @description http(s) URL the events are POSTed to (no user:password; must resolve to a public address)
+             */
+            url: string;
+            /** @description Types to deliver; omitted or empty: every type */
+            event_types?: components["schemas"]["EventType"][];
+            description?: string;
+            /** @description Admin credential only (else 403): every event of the marketplace */
+            marketplace_wide?: boolean;
+        };
         /** CreateWithdrawalBody */
         CreateWithdrawalBody: {
             /**
@@ -757,6 +1158,45 @@ export interface components {
              * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
              */
             destination: string;
+        };
+        /** CreatedToken */
+        CreatedToken: {
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            token_id: string;
+            name: string;
+            /** @description First characters of the token (`bzp_<prefix>_…`), to recognise it */
+            prefix: string;
+            scopes: ("profile:read" | "profile:write" | "listings:read" | "listings:write" | "orders:read" | "orders:write" | "reviews:write" | "wallet:read" | "wallet:write" | "events:read" | "webhooks:manage" | "chat:read" | "chat:write")[];
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            expires_at: string | null;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            revoked_at: string | null;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            last_used_at: string | null;
+            /** @description The token (`bzp_<prefix>_<secret>`), shown once: store it */
+            token: string;
         };
         /** Currency */
         Currency: {
@@ -869,6 +1309,91 @@ export interface components {
             /** @description Solana Pay transfer-request link (recipient = the deposit address, spl-token = the mint); only with `currency` */
             solana_pay_url?: string;
         };
+        /** DepositEvent */
+        DepositEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "DepositEvent";
+            /** @enum {string} */
+            resource_type: "deposit";
+            /**
+             * Format: uuid
+             * @description Stable id of the event (the `webhook-id` of its webhook deliveries)
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            event_id: string;
+            /** @description Stream position (decimal integer, grows in commit order); the SSE `id` of the event */
+            position: string;
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            resource_id: string;
+            /** @description 1, 2, ... per resource, in the order the resource changed */
+            sequence: number;
+            /**
+             * @description The transaction that moved the chain for this change, when one did
+             * @example 4CKtRKnWZDvqWuJup8awgTGodXRzdMGqFhPeWJtYmRje4GtEUZaotnYsYm3L6pzLZHE5FGsWdvFvN2z8B4shx4RR
+             */
+            signature: string | null;
+            /**
+             * Format: date-time
+             * @description When the change committed
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /** @description The resource as the API returns it */
+            data: {
+                /**
+                 * Format: uuid
+                 * @description UUID (RFC 9562), lower-case hex
+                 * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+                 */
+                deposit_id: string;
+                /**
+                 * @description Currency code (2..10 upper-case letters); validated by the server against GET /currencies
+                 * @example USDC
+                 */
+                currency: string;
+                /**
+                 * @description Solana public key, base58 (32 bytes)
+                 * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+                 */
+                mint: string;
+                /** @description UI amount received */
+                amount: number;
+                /**
+                 * @description Amount in base units (u64) as a decimal string, e.g. "1500000" = 1.5 USDC
+                 * @example 1500000
+                 */
+                amount_base_units: string;
+                /**
+                 * @description The deposit address's token account that received it
+                 * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+                 */
+                token_account: string;
+                /**
+                 * @description Solana transaction signature, base58 (64 bytes)
+                 * @example 4CKtRKnWZDvqWuJup8awgTGodXRzdMGqFhPeWJtYmRje4GtEUZaotnYsYm3L6pzLZHE5FGsWdvFvN2z8B4shx4RR
+                 */
+                signature: string;
+                slot: number;
+                /**
+                 * @description credited to the available balance, or below the currency minimum (not credited, left at the address)
+                 * @enum {string}
+                 */
+                status: "credited" | "below_minimum";
+                /**
+                 * Format: date-time
+                 * @description When the service detected it
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                created_at: string;
+            };
+        };
         /**
          * DepositMint
          * @description A mint accepted for deposits
@@ -904,6 +1429,27 @@ export interface components {
             reason: string;
         };
         /**
+         * Event
+         * @description A state change of a resource (discriminated by `type`)
+         */
+        Event: components["schemas"]["OrderEvent"] | components["schemas"]["ListingEvent"] | components["schemas"]["ReviewEvent"] | components["schemas"]["DepositEvent"] | components["schemas"]["WithdrawalEvent"] | components["schemas"]["MessageEvent"] | components["schemas"]["WebhookEvent"];
+        /**
+         * EventPage
+         * @description A page of events, newest first
+         */
+        EventPage: {
+            data: components["schemas"]["Event"][];
+            /** @description Cursor of the next (older) page; null on the last page */
+            next_cursor: string | null;
+        };
+        EventStream: string;
+        /**
+         * EventType
+         * @description Type of an event: `<resource>.<what happened>`
+         * @enum {string}
+         */
+        EventType: "order.created" | "order.funded" | "order.delivered" | "order.completed" | "order.disputed" | "order.resolved" | "order.refunded" | "order.expired" | "order.auto_released" | "listing.created" | "listing.updated" | "listing.reserved" | "listing.sold" | "review.created" | "deposit.credited" | "withdrawal.created" | "withdrawal.confirmed" | "withdrawal.failed" | "message.created" | "webhook.disabled";
+        /**
          * FreshOrderPayment
          * @description A fresh fund transaction for an order awaiting payment
          */
@@ -920,6 +1466,11 @@ export interface components {
              * @example 2026-01-31T12:00:00.000Z
              */
             payment_expires_at: string;
+        };
+        /** InquiryCreated */
+        InquiryCreated: {
+            conversation: components["schemas"]["Conversation"];
+            message: components["schemas"]["Message"];
         };
         /** Listing */
         Listing: {
@@ -982,6 +1533,104 @@ export interface components {
              */
             updated_at: string;
         };
+        /** ListingEvent */
+        ListingEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "ListingEvent";
+            /** @enum {string} */
+            resource_type: "listing";
+            /**
+             * Format: uuid
+             * @description Stable id of the event (the `webhook-id` of its webhook deliveries)
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            event_id: string;
+            /** @description Stream position (decimal integer, grows in commit order); the SSE `id` of the event */
+            position: string;
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            resource_id: string;
+            /** @description 1, 2, ... per resource, in the order the resource changed */
+            sequence: number;
+            /**
+             * @description The transaction that moved the chain for this change, when one did
+             * @example 4CKtRKnWZDvqWuJup8awgTGodXRzdMGqFhPeWJtYmRje4GtEUZaotnYsYm3L6pzLZHE5FGsWdvFvN2z8B4shx4RR
+             */
+            signature: string | null;
+            /**
+             * Format: date-time
+             * @description When the change committed
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /** @description The resource as the API returns it */
+            data: {
+                /**
+                 * Format: uuid
+                 * @description UUID (RFC 9562), lower-case hex
+                 * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+                 */
+                listing_id: string;
+                /**
+                 * @description Solana public key, base58 (32 bytes)
+                 * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+                 */
+                seller_wallet: string;
+                title: string;
+                description: string;
+                /** @description Price in UI units of `currency` */
+                price: number;
+                /**
+                 * @description Amount in base units (u64) as a decimal string, e.g. "1500000" = 1.5 USDC
+                 * @example 1500000
+                 */
+                price_base_units: string;
+                /**
+                 * @description Currency code (2..10 upper-case letters); validated by the server against GET /currencies
+                 * @example USDC
+                 */
+                currency: string;
+                /**
+                 * @description SPL mint of the currency (wrapped SOL for SOL)
+                 * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+                 */
+                currency_mint: string;
+                /**
+                 * @description Category slug; validated by the server against GET /categories
+                 * @example development
+                 */
+                category: string;
+                /** @description Estimated delivery time in days (1..365) */
+                duration: number;
+                /** @enum {string} */
+                status: "available" | "reserved" | "sold" | "unlisted";
+                /**
+                 * @description Mint of the listing's Token-2022 NFT
+                 * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+                 */
+                token_mint_address: string;
+                mint_transaction: components["schemas"]["MintTransaction"];
+                metadata: components["schemas"]["ListingMetadata"];
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 timestamp (UTC)
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                created_at: string;
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 timestamp (UTC)
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                updated_at: string;
+            };
+        };
         /**
          * ListingMetadata
          * @description Token and display metadata of a listing
@@ -1035,6 +1684,177 @@ export interface components {
              */
             expires_at: string;
             user: components["schemas"]["User"];
+        };
+        /** MarkReadBody */
+        MarkReadBody: {
+            /**
+             * Format: uuid
+             * @description The newest message the caller has read
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            message_id: string;
+        };
+        /**
+         * Message
+         * @description A chat message
+         */
+        Message: {
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            message_id: string;
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            conversation_id: string;
+            /**
+             * Format: uuid
+             * @description The order of an order conversation; null for an inquiry
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            order_id: string | null;
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            listing_id: string;
+            /**
+             * @description Solana public key, base58 (32 bytes)
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
+            sender_wallet: string;
+            /** @enum {string} */
+            sender_role: "buyer" | "seller" | "arbiter";
+            body: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /** @description Set when a participant reported the message (the arbiter sees it in a dispute) */
+            report: {
+                reason: string;
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 timestamp (UTC)
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                reported_at: string;
+                /**
+                 * @description Solana public key, base58 (32 bytes)
+                 * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+                 */
+                reported_by_wallet: string;
+            } | null;
+        };
+        /** MessageEvent */
+        MessageEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "MessageEvent";
+            /** @enum {string} */
+            resource_type: "message";
+            /**
+             * Format: uuid
+             * @description Stable id of the event (the `webhook-id` of its webhook deliveries)
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            event_id: string;
+            /** @description Stream position (decimal integer, grows in commit order); the SSE `id` of the event */
+            position: string;
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            resource_id: string;
+            /** @description 1, 2, ... per resource, in the order the resource changed */
+            sequence: number;
+            /**
+             * @description The transaction that moved the chain for this change, when one did
+             * @example 4CKtRKnWZDvqWuJup8awgTGodXRzdMGqFhPeWJtYmRje4GtEUZaotnYsYm3L6pzLZHE5FGsWdvFvN2z8B4shx4RR
+             */
+            signature: string | null;
+            /**
+             * Format: date-time
+             * @description When the change committed
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /** @description The resource as the API returns it */
+            data: {
+                /**
+                 * Format: uuid
+                 * @description UUID (RFC 9562), lower-case hex
+                 * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+                 */
+                message_id: string;
+                /**
+                 * Format: uuid
+                 * @description UUID (RFC 9562), lower-case hex
+                 * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+                 */
+                conversation_id: string;
+                /**
+                 * Format: uuid
+                 * @description The order of an order conversation; null for an inquiry
+                 * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+                 */
+                order_id: string | null;
+                /**
+                 * Format: uuid
+                 * @description UUID (RFC 9562), lower-case hex
+                 * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+                 */
+                listing_id: string;
+                /**
+                 * @description Solana public key, base58 (32 bytes)
+                 * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+                 */
+                sender_wallet: string;
+                /** @enum {string} */
+                sender_role: "buyer" | "seller" | "arbiter";
+                body: string;
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 timestamp (UTC)
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                created_at: string;
+                /** @description Set when a participant reported the message (the arbiter sees it in a dispute) */
+                report: {
+                    reason: string;
+                    /**
+                     * Format: date-time
+                     * @description ISO-8601 timestamp (UTC)
+                     * @example 2026-01-31T12:00:00.000Z
+                     */
+                    reported_at: string;
+                    /**
+                     * @description Solana public key, base58 (32 bytes)
+                     * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+                     */
+                    reported_by_wallet: string;
+                } | null;
+            };
+        };
+        /**
+         * MessagePage
+         * @description Messages newest first, with the conversation
+         */
+        MessagePage: {
+            data: components["schemas"]["Message"][];
+            /** @description Cursor of the next page; null on the last page */
+            next_cursor: string | null;
+            conversation: components["schemas"]["Conversation"];
         };
         /**
          * MintTransaction
@@ -1222,6 +2042,178 @@ export interface components {
              */
             detected_at: string;
         };
+        /** OrderEvent */
+        OrderEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "OrderEvent";
+            /** @enum {string} */
+            resource_type: "order";
+            /**
+             * Format: uuid
+             * @description Stable id of the event (the `webhook-id` of its webhook deliveries)
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            event_id: string;
+            /** @description Stream position (decimal integer, grows in commit order); the SSE `id` of the event */
+            position: string;
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            resource_id: string;
+            /** @description 1, 2, ... per resource, in the order the resource changed */
+            sequence: number;
+            /**
+             * @description The transaction that moved the chain for this change, when one did
+             * @example 4CKtRKnWZDvqWuJup8awgTGodXRzdMGqFhPeWJtYmRje4GtEUZaotnYsYm3L6pzLZHE5FGsWdvFvN2z8B4shx4RR
+             */
+            signature: string | null;
+            /**
+             * Format: date-time
+             * @description When the change committed
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /** @description The resource as the API returns it */
+            data: {
+                /**
+                 * Format: uuid
+                 * @description UUID; its 16 bytes are the on-chain order id
+                 * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+                 */
+                order_id: string;
+                /**
+                 * Format: uuid
+                 * @description UUID (RFC 9562), lower-case hex
+                 * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+                 */
+                listing_id: string;
+                /**
+                 * @description The on-chain buyer: the paying wallet, or the buyer's deposit address for custodial orders
+                 * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+                 */
+                buyer_wallet: string;
+                /**
+                 * @description Solana public key, base58 (32 bytes)
+                 * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+                 */
+                seller_wallet: string;
+                /**
+                 * @description wallet: the buyer's wallet signs the fund transaction; custodial: the service funds the escrow from the buyer's custodial balance (buyer_wallet is then the buyer's deposit address)
+                 * @enum {string}
+                 */
+                payment_source: "wallet" | "custodial";
+                /** @enum {string} */
+                status: "awaiting_payment" | "in_progress" | "delivered" | "completed" | "disputed" | "resolved" | "refunded" | "expired";
+                /** @enum {string} */
+                escrow_state: "none" | "funded" | "delivered" | "disputed" | "released" | "refunded" | "resolved";
+                /**
+                 * @description Order PDA of the escrow program (exists on chain while funded)
+                 * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+                 */
+                escrow_account_address: string;
+                /**
+                 * @description Associated token account of the order PDA holding the payment
+                 * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+                 */
+                vault_address: string;
+                /**
+                 * @description Mint of the listing token
+                 * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+                 */
+                token_mint_address: string;
+                /**
+                 * @description SPL mint of the payment currency
+                 * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+                 */
+                payment_mint: string;
+                /**
+                 * @description Currency code (2..10 upper-case letters); validated by the server against GET /currencies
+                 * @example USDC
+                 */
+                currency: string;
+                /** @description UI amount paid into escrow */
+                amount: number;
+                /**
+                 * @description Amount in base units (u64) as a decimal string, e.g. "1500000" = 1.5 USDC
+                 * @example 1500000
+                 */
+                amount_base_units: string;
+                /** @description Platform fee in basis points (snapshot at creation) */
+                fee_bps: number;
+                /**
+                 * @description Amount in base units (u64) as a decimal string, e.g. "1500000" = 1.5 USDC
+                 * @example 1500000
+                 */
+                fee_base_units: string;
+                /**
+                 * @description Amount in base units (u64) as a decimal string, e.g. "1500000" = 1.5 USDC
+                 * @example 1500000
+                 */
+                seller_receives_base_units: string;
+                /**
+                 * Format: date-time
+                 * @description created_at + listing duration days; fixed at creation, written into the escrow
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                delivery_deadline: string;
+                /** @description Seconds after delivery before auto-release */
+                review_window_seconds: number;
+                /**
+                 * Format: date-time
+                 * @description delivered_at + review window; null until delivered
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                auto_release_at: string | null;
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 timestamp (UTC)
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                payment_expires_at: string;
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 timestamp (UTC)
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                created_at: string;
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 timestamp (UTC)
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                funded_at: string | null;
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 timestamp (UTC)
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                delivered_at: string | null;
+                /**
+                 * Format: date-time
+                 * @description When the order reached a terminal state
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                completed_at: string | null;
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 timestamp (UTC)
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                disputed_at: string | null;
+                dispute_reason: string | null;
+                resolution: components["schemas"]["OrderResolution"] | null;
+                payout: components["schemas"]["OrderPayout"] | null;
+                attention: components["schemas"]["OrderAttention"] | null;
+                transactions: components["schemas"]["OrderTransaction"][];
+                /** @description Actions the caller may take now: the lifecycle table evaluated for the caller on its clocks, plus review */
+                allowed_actions: ("pay" | "deliver" | "confirm" | "dispute" | "refund" | "resolve" | "review")[];
+            };
+        };
         /** OrderPage */
         OrderPage: {
             data: components["schemas"]["Order"][];
@@ -1304,6 +2296,43 @@ export interface components {
         OrderWithPayment: components["schemas"]["Order"] & {
             payment: components["schemas"]["OrderPayment"] | null;
         };
+        /** PersonalAccessToken */
+        PersonalAccessToken: {
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            token_id: string;
+            name: string;
+            /** @description First characters of the token (`bzp_<prefix>_…`), to recognise it */
+            prefix: string;
+            scopes: ("profile:read" | "profile:write" | "listings:read" | "listings:write" | "orders:read" | "orders:write" | "reviews:write" | "wallet:read" | "wallet:write" | "events:read" | "webhooks:manage" | "chat:read" | "chat:write")[];
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            expires_at: string | null;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            revoked_at: string | null;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            last_used_at: string | null;
+        };
         /**
          * Problem
          * @description RFC 9457 problem details (application/problem+json)
@@ -1315,12 +2344,14 @@ export interface components {
              *     - `validation-error` (400): The path, query, headers or body do not match the schema or a server-side rule; see `errors`.
              *     - `malformed-json` (400): The request body is not valid JSON.
              *     - `malformed-request` (400): The request cannot be read: malformed percent-encoding in a path parameter (`errors` names it), a body that does not decode under its Content-Encoding, or a body shorter than its Content-Length.
+             *     - `webhook-url-refused` (400): The webhook URL is not http(s), carries credentials, does not resolve, or resolves to a loopback, private, link-local or otherwise non-public address (SSRF guard; the operator may allow private addresses).
              *     - `idempotency-key-missing` (400): The route requires an Idempotency-Key header.
              *     - `unauthorized` (401): No credential was sent (Bearer token, X-API-Key header or bazaar_session cookie).
              *     - `invalid-token` (401): The credential is malformed, has a bad signature, or the API key is unknown or revoked.
              *     - `token-expired` (401): The access token has expired; log in again.
              *     - `login-failed` (401): Wallet login (verify_login) refused; the `reason` member names the SIWS field that failed (one of `loginFailureReasons`: message, address, signature, domain, version, chain_id, nonce, issued_at, expiration_time, not_before) and `detail` says why.
              *     - `forbidden` (403): The caller is authenticated but may not do this (e.g. not the seller of the order, not an admin).
+             *     - `insufficient-scope` (403): The personal access token lacks the scope this route requires (`required_scope` names it), or the route takes no token at all (token management, admin routes).
              *     - `not-found` (404): The resource does not exist or is not visible to the caller.
              *     - `route-not-found` (404): No route matches method and path.
              *     - `custody-disabled` (404): Deposits, withdrawals and custodial order payment exist only when the operator runs custodial accounts (CUSTODY_ENABLED); this service does not.
@@ -1345,7 +2376,7 @@ export interface components {
              *     - `service-unavailable` (503): A dependency of the service is down or overloaded (the database unreachable, its connection pool or a statement/lock timeout exhausted) or the server is shutting down; retry after the Retry-After seconds. When a chain action had already landed, `chain_transaction` {action, signature} says so: the order converges to it (the reconciler records it) and a retry of the action returns the updated order.
              * @enum {string}
              */
-            type: "https://bazaar.dev/problems/validation-error" | "https://bazaar.dev/problems/malformed-json" | "https://bazaar.dev/problems/malformed-request" | "https://bazaar.dev/problems/idempotency-key-missing" | "https://bazaar.dev/problems/unauthorized" | "https://bazaar.dev/problems/invalid-token" | "https://bazaar.dev/problems/token-expired" | "https://bazaar.dev/problems/login-failed" | "https://bazaar.dev/problems/forbidden" | "https://bazaar.dev/problems/not-found" | "https://bazaar.dev/problems/route-not-found" | "https://bazaar.dev/problems/custody-disabled" | "https://bazaar.dev/problems/method-not-allowed" | "https://bazaar.dev/problems/request-timeout" | "https://bazaar.dev/problems/conflict" | "https://bazaar.dev/problems/invalid-state-transition" | "https://bazaar.dev/problems/idempotency-key-in-use" | "https://bazaar.dev/problems/listing-unavailable" | "https://bazaar.dev/problems/own-listing" | "https://bazaar.dev/problems/review-not-allowed" | "https://bazaar.dev/problems/too-many-unpaid-orders" | "https://bazaar.dev/problems/insufficient-funds" | "https://bazaar.dev/problems/payload-too-large" | "https://bazaar.dev/problems/unsupported-media-type" | "https://bazaar.dev/problems/idempotency-key-reused" | "https://bazaar.dev/problems/rate-limited" | "https://bazaar.dev/problems/header-fields-too-large" | "https://bazaar.dev/problems/internal-error" | "https://bazaar.dev/problems/chain-transaction-failed" | "https://bazaar.dev/problems/chain-unavailable" | "https://bazaar.dev/problems/service-unavailable";
+            type: "https://bazaar.dev/problems/validation-error" | "https://bazaar.dev/problems/malformed-json" | "https://bazaar.dev/problems/malformed-request" | "https://bazaar.dev/problems/webhook-url-refused" | "https://bazaar.dev/problems/idempotency-key-missing" | "https://bazaar.dev/problems/unauthorized" | "https://bazaar.dev/problems/invalid-token" | "https://bazaar.dev/problems/token-expired" | "https://bazaar.dev/problems/login-failed" | "https://bazaar.dev/problems/forbidden" | "https://bazaar.dev/problems/insufficient-scope" | "https://bazaar.dev/problems/not-found" | "https://bazaar.dev/problems/route-not-found" | "https://bazaar.dev/problems/custody-disabled" | "https://bazaar.dev/problems/method-not-allowed" | "https://bazaar.dev/problems/request-timeout" | "https://bazaar.dev/problems/conflict" | "https://bazaar.dev/problems/invalid-state-transition" | "https://bazaar.dev/problems/idempotency-key-in-use" | "https://bazaar.dev/problems/listing-unavailable" | "https://bazaar.dev/problems/own-listing" | "https://bazaar.dev/problems/review-not-allowed" | "https://bazaar.dev/problems/too-many-unpaid-orders" | "https://bazaar.dev/problems/insufficient-funds" | "https://bazaar.dev/problems/payload-too-large" | "https://bazaar.dev/problems/unsupported-media-type" | "https://bazaar.dev/problems/idempotency-key-reused" | "https://bazaar.dev/problems/rate-limited" | "https://bazaar.dev/problems/header-fields-too-large" | "https://bazaar.dev/problems/internal-error" | "https://bazaar.dev/problems/chain-transaction-failed" | "https://bazaar.dev/problems/chain-unavailable" | "https://bazaar.dev/problems/service-unavailable";
             title: string;
             status: number;
             detail: string;
@@ -1412,6 +2443,11 @@ export interface components {
             3: number;
             4: number;
             5: number;
+        };
+        /** ReportMessageBody */
+        ReportMessageBody: {
+            /** @description Why (1..500 characters) */
+            reason: string;
         };
         /** Reputation */
         Reputation: {
@@ -1493,6 +2529,83 @@ export interface components {
              */
             created_at: string;
         };
+        /** ReviewEvent */
+        ReviewEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "ReviewEvent";
+            /** @enum {string} */
+            resource_type: "review";
+            /**
+             * Format: uuid
+             * @description Stable id of the event (the `webhook-id` of its webhook deliveries)
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            event_id: string;
+            /** @description Stream position (decimal integer, grows in commit order); the SSE `id` of the event */
+            position: string;
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            resource_id: string;
+            /** @description 1, 2, ... per resource, in the order the resource changed */
+            sequence: number;
+            /**
+             * @description The transaction that moved the chain for this change, when one did
+             * @example 4CKtRKnWZDvqWuJup8awgTGodXRzdMGqFhPeWJtYmRje4GtEUZaotnYsYm3L6pzLZHE5FGsWdvFvN2z8B4shx4RR
+             */
+            signature: string | null;
+            /**
+             * Format: date-time
+             * @description When the change committed
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /** @description The resource as the API returns it */
+            data: {
+                /**
+                 * Format: uuid
+                 * @description UUID (RFC 9562), lower-case hex
+                 * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+                 */
+                review_id: string;
+                /**
+                 * Format: uuid
+                 * @description UUID (RFC 9562), lower-case hex
+                 * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+                 */
+                order_id: string;
+                /**
+                 * Format: uuid
+                 * @description UUID (RFC 9562), lower-case hex
+                 * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+                 */
+                listing_id: string;
+                /**
+                 * @description The buyer
+                 * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+                 */
+                reviewer_wallet: string;
+                /**
+                 * @description Solana public key, base58 (32 bytes)
+                 * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+                 */
+                seller_wallet: string;
+                rating: number;
+                /** @description 0..2000 characters; empty when none was given */
+                text: string;
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 timestamp (UTC)
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                created_at: string;
+            };
+        };
         /** SalesVolume */
         SalesVolume: {
             /**
@@ -1517,6 +2630,11 @@ export interface components {
             /** @description Cursor of the next page; null on the last page */
             next_cursor: string | null;
             summary: components["schemas"]["Reputation"];
+        };
+        /** SendMessageBody */
+        SendMessageBody: {
+            /** @description 1..4000 characters */
+            body: string;
         };
         /**
          * SignInInput
@@ -1600,6 +2718,10 @@ export interface components {
             /** @description The payment transaction, signed by the buyer */
             signed_transaction: string;
         };
+        /** TokenList */
+        TokenList: {
+            data: components["schemas"]["PersonalAccessToken"][];
+        };
         /**
          * TokenMetadataJson
          * @description Metaplex-style off-chain token metadata JSON
@@ -1644,6 +2766,18 @@ export interface components {
             bio?: string | null;
             /** Format: uri */
             avatar_url?: string | null;
+        };
+        /** UpdateWebhookBody */
+        UpdateWebhookBody: {
+            /**
+             * Format: uri
+             * @description http(s) URL the events are POSTed to (no user:password; must resolve to a public address)
+             */
+            url?: string;
+            event_types?: components["schemas"]["EventType"][];
+            description?: string;
+            /** @description false pauses deliveries; true re-enables (also after an automatic disable) */
+            enabled?: boolean;
         };
         /**
          * User
@@ -1726,6 +2860,215 @@ export interface components {
             /** @description When true the response also sets the bazaar_session cookie (HttpOnly, Secure, SameSite=Lax) */
             set_cookie?: boolean;
         };
+        /** WebhookAttempt */
+        WebhookAttempt: {
+            /** @description HTTP status of the receiver's answer; null when none came */
+            status_code: number | null;
+            /** @description Why the attempt failed (timeout, connection refused, refused address, non-2xx) */
+            error: string | null;
+            duration_ms: number;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            at: string;
+        };
+        /**
+         * WebhookDelivery
+         * @description One event to one endpoint, with its attempts
+         */
+        WebhookDelivery: {
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            delivery_id: string;
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            event_id: string;
+            event_type: components["schemas"]["EventType"];
+            /**
+             * @description pending: not yet accepted (retrying); delivered: a 2xx came; failed: given up
+             * @enum {string}
+             */
+            status: "pending" | "delivered" | "failed";
+            attempts: number;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due (pending only)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            next_attempt_at: string | null;
+            last_status_code: number | null;
+            last_error: string | null;
+            last_duration_ms: number | null;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            delivered_at: string | null;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /** @description Every attempt, oldest first (at most the last 20) */
+            attempt_log: components["schemas"]["WebhookAttempt"][];
+        };
+        /** WebhookDeliveryPage */
+        WebhookDeliveryPage: {
+            data: components["schemas"]["WebhookDelivery"][];
+            /** @description Cursor of the next page; null on the last page */
+            next_cursor: string | null;
+        };
+        /**
+         * WebhookEndpoint
+         * @description A registered webhook endpoint (the secret is shown only on creation and rotation)
+         */
+        WebhookEndpoint: {
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            webhook_id: string;
+            url: string;
+            description: string;
+            /** @description Event types delivered; empty: every type */
+            event_types: components["schemas"]["EventType"][];
+            /** @description Every event of the marketplace (admin endpoints), else the owner's events */
+            marketplace_wide: boolean;
+            enabled: boolean;
+            /** @description Why the service disabled it (null while enabled or disabled by the owner) */
+            disabled_reason: string | null;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updated_at: string;
+        };
+        /** WebhookEvent */
+        WebhookEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "WebhookEvent";
+            /** @enum {string} */
+            resource_type: "webhook";
+            /**
+             * Format: uuid
+             * @description Stable id of the event (the `webhook-id` of its webhook deliveries)
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            event_id: string;
+            /** @description Stream position (decimal integer, grows in commit order); the SSE `id` of the event */
+            position: string;
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            resource_id: string;
+            /** @description 1, 2, ... per resource, in the order the resource changed */
+            sequence: number;
+            /**
+             * @description The transaction that moved the chain for this change, when one did
+             * @example 4CKtRKnWZDvqWuJup8awgTGodXRzdMGqFhPeWJtYmRje4GtEUZaotnYsYm3L6pzLZHE5FGsWdvFvN2z8B4shx4RR
+             */
+            signature: string | null;
+            /**
+             * Format: date-time
+             * @description When the change committed
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /** @description The resource as the API returns it */
+            data: {
+                /**
+                 * Format: uuid
+                 * @description UUID (RFC 9562), lower-case hex
+                 * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+                 */
+                webhook_id: string;
+                url: string;
+                description: string;
+                /** @description Event types delivered; empty: every type */
+                event_types: components["schemas"]["EventType"][];
+                /** @description Every event of the marketplace (admin endpoints), else the owner's events */
+                marketplace_wide: boolean;
+                enabled: boolean;
+                /** @description Why the service disabled it (null while enabled or disabled by the owner) */
+                disabled_reason: string | null;
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 timestamp (UTC)
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                created_at: string;
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 timestamp (UTC)
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                updated_at: string;
+            };
+        };
+        /** WebhookPage */
+        WebhookPage: {
+            data: components["schemas"]["WebhookEndpoint"][];
+            /** @description Cursor of the next page; null on the last page */
+            next_cursor: string | null;
+        };
+        /**
+         * WebhookWithSecret
+         * @description A registered webhook endpoint (the secret is shown only on creation and rotation)
+         */
+        WebhookWithSecret: {
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            webhook_id: string;
+            url: string;
+            description: string;
+            /** @description Event types delivered; empty: every type */
+            event_types: components["schemas"]["EventType"][];
+            /** @description Every event of the marketplace (admin endpoints), else the owner's events */
+            marketplace_wide: boolean;
+            enabled: boolean;
+            /** @description Why the service disabled it (null while enabled or disabled by the owner) */
+            disabled_reason: string | null;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updated_at: string;
+            /** @description Signing secret (`whsec_<base64>`), shown once: store it */
+            secret: string;
+        };
         /** Withdrawal */
         Withdrawal: {
             /**
@@ -1802,6 +3145,120 @@ export interface components {
              * @example 2026-01-31T12:00:00.000Z
              */
             confirmed_at: string | null;
+        };
+        /** WithdrawalEvent */
+        WithdrawalEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "WithdrawalEvent";
+            /** @enum {string} */
+            resource_type: "withdrawal";
+            /**
+             * Format: uuid
+             * @description Stable id of the event (the `webhook-id` of its webhook deliveries)
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            event_id: string;
+            /** @description Stream position (decimal integer, grows in commit order); the SSE `id` of the event */
+            position: string;
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            resource_id: string;
+            /** @description 1, 2, ... per resource, in the order the resource changed */
+            sequence: number;
+            /**
+             * @description The transaction that moved the chain for this change, when one did
+             * @example 4CKtRKnWZDvqWuJup8awgTGodXRzdMGqFhPeWJtYmRje4GtEUZaotnYsYm3L6pzLZHE5FGsWdvFvN2z8B4shx4RR
+             */
+            signature: string | null;
+            /**
+             * Format: date-time
+             * @description When the change committed
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /** @description The resource as the API returns it */
+            data: {
+                /**
+                 * Format: uuid
+                 * @description UUID (RFC 9562), lower-case hex
+                 * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+                 */
+                withdrawal_id: string;
+                /**
+                 * @description Currency code (2..10 upper-case letters); validated by the server against GET /currencies
+                 * @example USDC
+                 */
+                currency: string;
+                /**
+                 * @description Solana public key, base58 (32 bytes)
+                 * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+                 */
+                mint: string;
+                /** @description UI amount sent to the destination */
+                amount: number;
+                /**
+                 * @description Base units sent to the destination
+                 * @example 1500000
+                 */
+                amount_base_units: string;
+                /**
+                 * @description Flat withdrawal fee of the currency, debited on top of the amount
+                 * @example 1500000
+                 */
+                fee_base_units: string;
+                /**
+                 * @description amount + fee: what leaves the custodial balance
+                 * @example 1500000
+                 */
+                total_debited_base_units: string;
+                /**
+                 * @description Solana public key, base58 (32 bytes)
+                 * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+                 */
+                destination: string;
+                /**
+                 * @description Associated token account of the destination for the mint
+                 * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+                 */
+                destination_token_account: string;
+                /**
+                 * @description pending: held, not sent yet; submitted: signed and sent (signature known); confirmed: landed (terminal); failed: rejected or expired, the hold is back in the available balance (terminal)
+                 * @enum {string}
+                 */
+                status: "pending" | "submitted" | "confirmed" | "failed";
+                /**
+                 * @description The transfer transaction; set from status submitted on
+                 * @example 4CKtRKnWZDvqWuJup8awgTGodXRzdMGqFhPeWJtYmRje4GtEUZaotnYsYm3L6pzLZHE5FGsWdvFvN2z8B4shx4RR
+                 */
+                signature: string | null;
+                slot: number | null;
+                /** @description Why it failed (status failed only) */
+                failure_reason: string | null;
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 timestamp (UTC)
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                created_at: string;
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 timestamp (UTC)
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                updated_at: string;
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 timestamp (UTC)
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                confirmed_at: string | null;
+            };
         };
         /** WithdrawalPage */
         WithdrawalPage: {
@@ -4989,6 +6446,1919 @@ export interface operations {
                 };
             };
             /** @description Custody disabled (`custody-disabled`); Not found (`not-found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..100 (default 20) */
+                limit?: number;
+                /** @description Opaque cursor from a previous page's next_cursor; only valid with the same filters and sort */
+                cursor?: string;
+                /** @description Comma-separated event types (e.g. `order.funded,order.completed`); default all */
+                type?: string;
+                resource_type?: "order" | "listing" | "review" | "deposit" | "withdrawal" | "message" | "webhook";
+                /** @description Only events of this resource */
+                resource_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventPage"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated event types (e.g. `order.funded,order.completed`); default all */
+                type?: string;
+                resource_type?: "order" | "listing" | "review" | "deposit" | "withdrawal" | "message" | "webhook";
+                /** @description UUID (RFC 9562), lower-case hex */
+                resource_id?: string;
+                /** @description Resume after this position (for clients that cannot send the Last-Event-ID header on their first connection); the header wins */
+                last_event_id?: string;
+            };
+            header?: {
+                "last-event-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["EventStream"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..100 (default 20) */
+                limit?: number;
+                /** @description Opaque cursor from a previous page's next_cursor; only valid with the same filters and sort */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookPage"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookBody"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`); Webhook URL refused (`webhook-url-refused`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large (`payload-too-large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type (`unsupported-media-type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID (RFC 9562), lower-case hex */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (`not-found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID (RFC 9562), lower-case hex */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (`not-found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID (RFC 9562), lower-case hex */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`); Webhook URL refused (`webhook-url-refused`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (`not-found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large (`payload-too-large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type (`unsupported-media-type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID (RFC 9562), lower-case hex */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (`not-found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..100 (default 20) */
+                limit?: number;
+                /** @description Opaque cursor from a previous page's next_cursor; only valid with the same filters and sort */
+                cursor?: string;
+                status?: "pending" | "delivered" | "failed";
+            };
+            header?: never;
+            path: {
+                /** @description UUID (RFC 9562), lower-case hex */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (`not-found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    redeliverWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID (RFC 9562), lower-case hex */
+                webhook_id: string;
+                /** @description UUID (RFC 9562), lower-case hex */
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (`not-found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listOrderMessages: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..100 (default 20) */
+                limit?: number;
+                /** @description Opaque cursor from a previous page's next_cursor; only valid with the same filters and sort */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description UUID (RFC 9562), lower-case hex */
+                order_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessagePage"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (`not-found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendOrderMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID (RFC 9562), lower-case hex */
+                order_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendMessageBody"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (`not-found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large (`payload-too-large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type (`unsupported-media-type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createInquiry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID (RFC 9562), lower-case hex */
+                listing_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendMessageBody"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InquiryCreated"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (`not-found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Own listing (`own-listing`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large (`payload-too-large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type (`unsupported-media-type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listConversations: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..100 (default 20) */
+                limit?: number;
+                /** @description Opaque cursor from a previous page's next_cursor; only valid with the same filters and sort */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationPage"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listConversationMessages: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..100 (default 20) */
+                limit?: number;
+                /** @description Opaque cursor from a previous page's next_cursor; only valid with the same filters and sort */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description UUID (RFC 9562), lower-case hex */
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessagePage"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (`not-found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendConversationMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID (RFC 9562), lower-case hex */
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendMessageBody"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (`not-found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large (`payload-too-large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type (`unsupported-media-type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    markConversationRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID (RFC 9562), lower-case hex */
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MarkReadBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Conversation"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (`not-found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large (`payload-too-large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type (`unsupported-media-type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    reportMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID (RFC 9562), lower-case hex */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReportMessageBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (`not-found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict (`conflict`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large (`payload-too-large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type (`unsupported-media-type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenList"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateTokenBody"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedToken"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large (`payload-too-large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type (`unsupported-media-type`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID (RFC 9562), lower-case hex */
+                token_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonalAccessToken"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (`not-found`) */
             404: {
                 headers: {
                     [name: string]: unknown;

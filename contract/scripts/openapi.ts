@@ -21,8 +21,10 @@ import {
   PROBLEM_CONTENT_TYPE,
   type ProblemSlug,
   type RouteMetadata,
+  schemaTitle,
   type SignInInput,
 } from '../src/index.js';
+import type { z } from 'zod';
 
 type Json = Record<string, any>;
 
@@ -39,6 +41,12 @@ const TAGS: Record<string, string> = {
   orders: 'Orders paid into an on-chain escrow; deliver, confirm, dispute, refund, resolve; Solana Pay.',
   reviews: 'Reviews of sellers by buyers of completed orders.',
   wallet: 'Balances; deposits and withdrawals where custody is enabled.',
+  events:
+    'Every state change of your orders, listings, reviews, deposits, withdrawals and conversations, as pages or a ' +
+    'live Server-Sent Events stream that resumes with Last-Event-ID.',
+  webhooks: 'Endpoints that receive your events, signed per Standard Webhooks v1; delivery log and redelivery.',
+  chat: 'Conversations between buyer and seller: order messages (the arbiter joins a dispute) and pre-order inquiries.',
+  tokens: 'Personal access tokens with scopes, for third-party apps acting for you.',
 };
 
 /**
@@ -203,12 +211,26 @@ function problemDescription(status: number, slugs: readonly ProblemSlug[]): stri
     .join('; ');
 }
 
+/** Schemas of non-JSON success bodies (text/event-stream), collected while mapping operations. */
+const textComponents = new Map<string, Json>();
+
 function operationMapper(operation: Json, route: AppRoute): Json {
   const meta = route.metadata as RouteMetadata;
   const slugs = [...commonProblems, ...meta.problems];
   const responses: Json = {};
   for (const [status, response] of Object.entries(route.responses)) {
-    if (isAppRouteOtherResponse(response)) {
+    if (isAppRouteOtherResponse(response) && Number(status) < 400) {
+      // a success that is not JSON (the SSE stream): its content type with a string body
+      // (named in components as `<Title>`, like every other success body)
+      const body = response.body as z.ZodTypeAny;
+      const title = schemaTitle(body);
+      if (!title) throw new Error(`${route.path} ${status}: a non-JSON success body needs a named schema`);
+      textComponents.set(title, { type: 'string', ...(body.description ? { description: body.description } : {}) });
+      responses[status] = {
+        description: SUCCESS_DESCRIPTIONS[status] ?? status,
+        content: { [response.contentType]: { schema: { $ref: `#/components/schemas/${title}` } } },
+      };
+    } else if (isAppRouteOtherResponse(response)) {
       const examples = Object.fromEntries(
         slugsWithStatus(Number(status), slugs).map((slug) => {
           if (!problemExamplePaths.has(slug)) problemExamplePaths.set(slug, route.path);
@@ -363,7 +385,7 @@ export function buildOpenApiDocument(): Json {
     { setOperationId: true, operationMapper: operationMapper as never },
   ) as Json;
 
-  const schemas = sortKeys({ ...(generated.components?.schemas ?? {}), ...problemComponents() });
+  const schemas = sortKeys({ ...(generated.components?.schemas ?? {}), ...problemComponents(), ...Object.fromEntries(textComponents) });
   schemas.Problem.properties.type.description = PROBLEM_TYPE_DESCRIPTION;
   schemas.SignInInput.example = EXAMPLE_SIGN_IN_INPUT;
   schemas.VerifyLoginBody.example = exampleVerifyLoginBody();

@@ -11,11 +11,15 @@ import { commonResponses } from './problems.js';
 import { reviews } from './reviews.contract.js';
 import { users } from './users.contract.js';
 import { wallet } from './wallet.contract.js';
+import { events } from './events.contract.js';
+import { webhooks } from './webhooks.contract.js';
+import { chat } from './chat.contract.js';
+import { tokens } from './tokens.contract.js';
 
 export const API_PREFIX = '/api/v1';
 
 export const contract = c.router(
-  { auth, users, listings, marketplace, orders, reviews, wallet },
+  { auth, users, listings, marketplace, orders, reviews, wallet, events, webhooks, chat, tokens },
   { pathPrefix: API_PREFIX, strictStatusCodes: true, commonResponses },
 );
 export type Contract = typeof contract;
@@ -29,3 +33,9 @@ export * from './marketplace.contract.js';
 export * from './orders.contract.js';
 export * from './reviews.contract.js';
 export * from './wallet.contract.js';
+export * from './event-types.js';
+export * from './events.contract.js';
+export * from './webhooks.contract.js';
+export * from './chat.contract.js';
+export * from './tokens.contract.js';
+export * from './scopes.js';

@@ -34,7 +34,9 @@ describe('generated OpenAPI document', () => {
     else expect(op.security).toEqual([{ bearerAuth: [] }, { apiKeyHeader: [] }, { sessionCookie: [] }]);
     for (const [status, response] of Object.entries(op.responses as Record<string, { content?: Record<string, unknown> }>)) {
       const types = Object.keys(response.content ?? {});
-      expect(types, status).toEqual([Number(status) >= 400 ? 'application/problem+json' : 'application/json']);
+      // the SSE stream is the one success that is not JSON
+      const success = operationId === 'streamEvents' ? 'text/event-stream' : 'application/json';
+      expect(types, status).toEqual([Number(status) >= 400 ? 'application/problem+json' : success]);
     }
   });
 

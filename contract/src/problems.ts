@@ -31,6 +31,13 @@ export const problemTypes = {
       'The request cannot be read: malformed percent-encoding in a path parameter (`errors` names it), a body that ' +
       'does not decode under its Content-Encoding, or a body shorter than its Content-Length.',
   },
+  'webhook-url-refused': {
+    status: 400,
+    title: 'Webhook URL refused',
+    description:
+      'The webhook URL is not http(s), carries credentials, does not resolve, or resolves to a loopback, private, ' +
+      'link-local or otherwise non-public address (SSRF guard; the operator may allow private addresses).',
+  },
   'idempotency-key-missing': {
     status: 400,
     title: 'Idempotency-Key missing',
@@ -59,6 +66,13 @@ export const problemTypes = {
     status: 403,
     title: 'Forbidden',
     description: 'The caller is authenticated but may not do this (e.g. not the seller of the order, not an admin).',
+  },
+  'insufficient-scope': {
+    status: 403,
+    title: 'Insufficient scope',
+    description:
+      'The personal access token lacks the scope this route requires (`required_scope` names it), or the route takes no ' +
+      'token at all (token management, admin routes).',
   },
   'not-found': {
     status: 404,

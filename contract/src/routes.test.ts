@@ -8,6 +8,8 @@ import {
   PROBLEM_CONTENT_TYPE,
   Problem,
   problemTypes,
+  routeScopes,
+  TOKEN_SCOPES,
   type RouteMetadata,
 } from './index.js';
 
@@ -47,6 +49,27 @@ const ROUTE_TABLE: Record<string, [string, string, RouteMetadata['auth']]> = {
   'wallet.listWithdrawals': ['GET', '/wallet/withdrawals', 'user'],
   'wallet.getWithdrawal': ['GET', '/wallet/withdrawals/:withdrawal_id', 'user'],
   'wallet.listDeposits': ['GET', '/wallet/deposits', 'user'],
+  'events.listEvents': ['GET', '/events', 'user'],
+  'events.streamEvents': ['GET', '/events/stream', 'user'],
+  'webhooks.createWebhook': ['POST', '/webhooks', 'user'],
+  'webhooks.listWebhooks': ['GET', '/webhooks', 'user'],
+  'webhooks.getWebhook': ['GET', '/webhooks/:webhook_id', 'user'],
+  'webhooks.updateWebhook': ['PATCH', '/webhooks/:webhook_id', 'user'],
+  'webhooks.deleteWebhook': ['DELETE', '/webhooks/:webhook_id', 'user'],
+  'webhooks.rotateWebhookSecret': ['POST', '/webhooks/:webhook_id/rotate_secret', 'user'],
+  'webhooks.listWebhookDeliveries': ['GET', '/webhooks/:webhook_id/deliveries', 'user'],
+  'webhooks.redeliverWebhook': ['POST', '/webhooks/:webhook_id/deliveries/:delivery_id/redeliver', 'user'],
+  'chat.listOrderMessages': ['GET', '/orders/:order_id/messages', 'user'],
+  'chat.sendOrderMessage': ['POST', '/orders/:order_id/messages', 'user'],
+  'chat.createInquiry': ['POST', '/listings/:listing_id/conversations', 'user'],
+  'chat.listConversations': ['GET', '/conversations', 'user'],
+  'chat.listConversationMessages': ['GET', '/conversations/:conversation_id/messages', 'user'],
+  'chat.sendConversationMessage': ['POST', '/conversations/:conversation_id/messages', 'user'],
+  'chat.markConversationRead': ['POST', '/conversations/:conversation_id/read', 'user'],
+  'chat.reportMessage': ['POST', '/messages/:message_id/report', 'user'],
+  'tokens.createToken': ['POST', '/user/tokens', 'user'],
+  'tokens.listTokens': ['GET', '/user/tokens', 'user'],
+  'tokens.revokeToken': ['DELETE', '/user/tokens/:token_id', 'user'],
 };
 
 /** The route rows of docs/design.md ("Contract route keys"): key -> "METHOD /path" with {param} as :param. */
@@ -68,6 +91,12 @@ function flatten(router: AppRouter, prefix = ''): [string, AppRoute][] {
 const routes = flatten(contract);
 
 describe('contract routes', () => {
+  it('names the personal access token scope of every authenticated route (routeScopes), and only of those', () => {
+    const authenticated = routes.filter(([, r]) => (r.metadata as RouteMetadata).auth !== 'public').map(([k]) => k);
+    expect(Object.keys(routeScopes).sort()).toEqual(authenticated.sort());
+    for (const [, scope] of Object.entries(routeScopes)) if (scope !== null) expect(Object.keys(TOKEN_SCOPES)).toContain(scope);
+  });
+
   it('matches the route table of docs/design.md exactly', () => {
     // the document's table (every route but marketplace.listCurrencies, which it lists in prose)
     const design = designRouteTable();

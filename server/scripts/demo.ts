@@ -12,6 +12,11 @@
  *  6. the seller delivers; 7. the buyer confirms: the seller's USDC balance rises by exactly
  *     price - fee on chain, the escrow account is closed;
  *  8. the buyer reviews; the seller's reputation shows it.
+ * Events (issue 11): after logging in, the seller registers a webhook (a receiver inside this
+ * script, on 127.0.0.1: `npm start` allows private webhook URLs) and follows the event stream; the
+ * webhook is told of the payment (order.funded, signature verified with the SDK's verifyWebhook),
+ * and the buyer and the seller exchange a message on the order, which reaches the seller live
+ * (message.created on the stream).
  * Each step prints its transaction signature and time; any failure exits non-zero.
  *
  * Env (server/src/config.ts loadToolConfig): BAZAAR_URL (default http://127.0.0.1:3000), DATA_DIR
@@ -31,6 +36,11 @@ import {
 import { BazaarApiError, createBazaarClient, newIdempotencyKey, type BazaarClient } from '@bazaar/client-sdk';
 import { keypairSigner } from '@bazaar/client-sdk/keypair';
 import { loginWithWallet } from '@bazaar/client-sdk/login';
+import { followEvents } from '@bazaar/client-sdk/events';
+import { verifyWebhook } from '@bazaar/client-sdk/webhooks';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Event } from '@bazaar/contract';
 import { loadToolConfig } from '../src/config.js';
 import { ensureSol, mintTestUsdc, readChainFile } from './bootstrap-localnet.js';
 
@@ -52,6 +62,17 @@ function done(detail: string) {
   const ms = Date.now() - stepStart;
   timings.push([`${stepNo}`, ms]);
   console.log(`   ${detail}  (${ms} ms)`);
+}
+
+/** Resolve when `pick` finds an item in `list` (checked as items arrive), or fail after `ms`. */
+async function waitFor<T>(list: T[], pick: (x: T) => boolean, what: string, ms = 15_000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const hit = list.find(pick);
+    if (hit) return hit;
+    if (Date.now() > until) fail(`${what} did not arrive within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
 }
 
 /** Fail the demo with a message (and the problem document when the API refused). */
@@ -100,6 +121,38 @@ async function run() {
   ]);
   expectThat(sellerLogin.user.wallet === sellerKp.publicKey.toBase58(), 'the seller token belongs to the seller wallet');
   done(`seller user ${sellerLogin.user.user_id}, buyer user ${buyerLogin.user.user_id}; tokens valid until ${buyerLogin.expiresAt.toISOString()}`);
+
+  step('the seller registers a webhook (a receiver in this script) and follows the event stream');
+  const hooked: Array<{ event: Event; at: number }> = [];
+  let secret = '';
+  const receiver = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      try {
+        hooked.push({ event: verifyWebhook(Buffer.concat(chunks), req.headers, secret), at: Date.now() });
+        res.writeHead(204).end();
+      } catch {
+        res.writeHead(400).end();
+      }
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  receiver.unref();
+  const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/bazaar`;
+  const hook = await seller.webhooks.createWebhook({ body: { url: hookUrl, event_types: ['order.funded', 'order.completed'], description: 'demo' } });
+  if (hook.status !== 201) fail('createWebhook', hook);
+  secret = hook.body.secret;
+  const streamed: Array<{ event: Event; at: number }> = [];
+  const stopStream = new AbortController();
+  const following = followEvents({
+    baseUrl,
+    token: sellerLogin.token,
+    types: ['order.funded', 'message.created'],
+    signal: stopStream.signal,
+    onEvent: (event) => void streamed.push({ event, at: Date.now() }),
+  });
+  done(`webhook ${hook.body.webhook_id} -> ${hookUrl} (order.funded, order.completed); event stream open`);
 
   step('the seller creates a listing (its Token-2022 NFT is minted on chain)');
   const word = `demo${randomBytes(4).toString('hex')}`;
@@ -157,6 +210,31 @@ async function run() {
   const vault = await getAccount(connection, new PublicKey(submitted.body.vault_address), 'confirmed', TOKEN_PROGRAM_ID);
   expectThat(vault.amount === BigInt(submitted.body.amount_base_units), 'the vault holds the price');
   done(`order ${orderId} in escrow ${submitted.body.escrow_account_address} (vault ${vault.amount} base units); fund tx ${lastSignature(submitted.body, 'fund')}`);
+
+  step("the seller's webhook is told of the payment, and so is its event stream");
+  const paidAt = Date.now();
+  const viaHook = await waitFor(hooked, (h) => h.event.type === 'order.funded' && h.event.resource_id === orderId, 'webhook order.funded');
+  const viaStream = await waitFor(streamed, (h) => h.event.type === 'order.funded' && h.event.resource_id === orderId, 'stream order.funded');
+  expectThat(viaHook.event.type === 'order.funded' && viaHook.event.data.status === 'in_progress', 'the webhook carries the funded order');
+  expectThat(viaHook.event.signature === lastSignature(submitted.body, 'fund'), 'the webhook names the fund transaction');
+  done(
+    `webhook (signature verified): ${viaHook.event.type} order ${orderId}, ${viaHook.event.data.amount} ${viaHook.event.data.currency}, ` +
+      `tx ${viaHook.event.signature} (+${Math.max(0, viaHook.at - paidAt)} ms); stream: event ${viaStream.event.event_id} at position ${viaStream.event.position}`,
+  );
+
+  step('buyer and seller exchange messages on the order');
+  const asked = await buyer.chat.sendOrderMessage({ params: { order_id: orderId }, body: { body: 'Hi! Could you use dark blue as the main colour?' } });
+  if (asked.status !== 201) fail('sendOrderMessage (buyer)', asked);
+  const heard = await waitFor(streamed, (h) => h.event.type === 'message.created' && h.event.resource_id === asked.body.message_id, 'stream message.created');
+  const answered = await seller.chat.sendOrderMessage({ params: { order_id: orderId }, body: { body: 'Sure, dark blue it is. First drafts tomorrow.' } });
+  if (answered.status !== 201) fail('sendOrderMessage (seller)', answered);
+  const thread = await buyer.chat.listOrderMessages({ params: { order_id: orderId }, query: { limit: 10 } });
+  if (thread.status !== 200) fail('listOrderMessages', thread);
+  expectThat(thread.body.data.length === 2 && thread.body.conversation.unread_count === 1, 'the buyer sees both messages, one unread');
+  for (const m of [...thread.body.data].reverse()) console.log(`   ${m.sender_role}: ${m.body}`);
+  stopStream.abort();
+  await following;
+  done(`the seller's stream got the buyer's message live (event ${heard.event.event_id}); conversation ${thread.body.conversation.conversation_id}`);
 
   step('the seller delivers');
   const sellerUsdcBefore = await usdcBalance(connection, usdcMint, sellerKp.publicKey);

@@ -35,6 +35,7 @@ import {
 import { docsConnectSrc, docsRoutes } from './http/docs.js';
 import { accessLog } from './http/access-log.js';
 import { buildServices, type Services } from './http/router.js';
+import { streamEventsHandler } from './http/events.handlers.js';
 import { custodyErrors } from './modules/custody/custody.errors.js';
 import { authenticate, authRateLimit } from './http/security.js';
 import { corsPolicy, ICON_PATH } from './http/cors.js';
@@ -146,6 +147,9 @@ export function createApp(ctx: AppContext): BazaarApp {
       app[method](r.path, authn, (_req, _res, next) => next(custodyErrors.disabled()));
     }
   }
+  // the SSE stream writes its own response (ts-rest answers JSON): mounted first, after the auth middleware
+  const streamAuthn = authenticate(services.auth, { publicMarketplace: config.publicMarketplace }, contract.events.streamEvents);
+  app.get(contract.events.streamEvents.path, streamAuthn, streamEventsHandler(services.events.http));
   createExpressEndpoints(contract, services.router, app, {
     globalMiddleware: [authn, requireDeclaredBody],
     requestValidationErrorHandler: requestValidationErrorHandler as never,

@@ -38,7 +38,7 @@ export interface EnvVar {
   with?: Record<string, string>;
   readers: readonly EnvReader[];
   /** README table section */
-  group: 'service' | 'login' | 'chain' | 'orders' | 'custody' | 'limits' | 'npm start and scripts';
+  group: 'service' | 'login' | 'chain' | 'orders' | 'custody' | 'events' | 'limits' | 'npm start and scripts';
 }
 
 /** Defaults of the HTTP, database, readiness and shutdown limits (ENV_VARS reads them). */
@@ -61,6 +61,19 @@ export const DEFAULT_LIMITS = {
   readyTimeoutMs: 1_000,
   shutdownTimeoutMs: 25_000,
 } as const;
+
+/** Webhook delivery defaults (modules/webhooks). */
+export const WEBHOOK_DEFAULTS = { timeoutMs: 10_000, intervalMs: 1_000, concurrency: 32 } as const;
+
+/** Webhook settings (WEBHOOK_* variables). */
+export interface WebhookSettings {
+  allowPrivateUrls: boolean;
+  /** ms */
+  timeoutMs: number;
+  /** ms; 0 = the worker does not run */
+  intervalMs: number;
+  concurrency: number;
+}
 
 export const DEFAULT_CATEGORIES = ['design', 'development', 'writing', 'marketing', 'video', 'music', 'data', 'business', 'other'];
 
@@ -181,6 +194,19 @@ export const ENV_VARS: readonly EnvVar[] = [
   { name: 'CUSTODY_MIN_WITHDRAWAL', group: 'custody', default: computed('0.01 of each currency'), meaning: '`CODE:ui_amount,…`', example: 'USDC:5', with: { CUSTODY_ENABLED: 'true' }, readers: S },
   { name: 'CUSTODY_WITHDRAWAL_FEE', group: 'custody', default: computed('0 of each currency'), meaning: '`CODE:ui_amount,…` flat fee per withdrawal, kept by the service', example: 'USDC:0.1', with: { CUSTODY_ENABLED: 'true' }, readers: S },
   { name: 'CUSTODY_POLL_INTERVAL_MS', group: 'custody', default: lit(5_000), meaning: 'deposit watcher and transfer reconciler interval, ms (`0` = start-up pass only)', example: '1000', with: { CUSTODY_ENABLED: 'true' }, readers: S },
+  // events
+  {
+    name: 'WEBHOOK_ALLOW_PRIVATE_URLS',
+    group: 'events',
+    default: computed('`false`; under `npm start` with the embedded localnet: `true`'),
+    meaning: 'webhook URLs may resolve to loopback, private and link-local addresses (SSRF guard off: development only)',
+    example: 'true',
+    readers: S,
+  },
+  { name: 'WEBHOOK_TIMEOUT_MS', group: 'events', default: lit(WEBHOOK_DEFAULTS.timeoutMs), meaning: 'time a webhook receiver has to answer (connect + response), ms', example: '5000', readers: S },
+  { name: 'WEBHOOK_WORKER_INTERVAL_MS', group: 'events', default: lit(WEBHOOK_DEFAULTS.intervalMs), meaning: 'webhook fan-out and delivery pass interval, ms (`0` = off); a local commit wakes it at once', example: '500', readers: S },
+  { name: 'CHAT_RATE_LIMIT_PER_MINUTE', group: 'events', default: lit(30), meaning: 'chat messages per sender per minute (more: 429)', example: '10', readers: S },
+  { name: 'WEBHOOK_CONCURRENCY', group: 'events', default: lit(WEBHOOK_DEFAULTS.concurrency), meaning: 'webhook deliveries in flight at once per process', example: '64', readers: S },
   // limits
   { name: 'BODY_LIMIT', group: 'limits', default: lit('100kb'), meaning: 'JSON body limit (larger: 413)', example: '1mb', readers: S },
   { name: 'HTTP_HEADERS_TIMEOUT_MS', group: 'limits', default: lit(DEFAULT_LIMITS.http.headersTimeoutMs), meaning: 'time to receive the request line and headers; also closes connections that never send a byte', example: '2000', readers: S },
@@ -347,6 +373,10 @@ export interface Config {
   custodyWithdrawalFee?: Record<string, string>;
   /** deposit watcher + transfer reconciler interval, ms (0 = only the start-up pass) */
   custodyPollIntervalMs?: number;
+  /** webhooks (WEBHOOK_*); absent: WEBHOOK_DEFAULTS, private URLs refused */
+  webhooks?: WebhookSettings;
+  /** chat messages per sender per minute (absent: 30) */
+  chatRateLimitPerMinute?: number;
   logLevel: string;
   /** number of reverse proxies in front (Express 'trust proxy' hops); 0 = none */
   trustProxy: number;
@@ -532,6 +562,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
           custodyPollIntervalMs: int(env, 'CUSTODY_POLL_INTERVAL_MS'),
         }
       : {}),
+    chatRateLimitPerMinute: positive(env, 'CHAT_RATE_LIMIT_PER_MINUTE'),
+    webhooks: {
+      allowPrivateUrls: raw(env, 'WEBHOOK_ALLOW_PRIVATE_URLS') !== undefined ? bool(env, 'WEBHOOK_ALLOW_PRIVATE_URLS') : dev,
+      timeoutMs: positive(env, 'WEBHOOK_TIMEOUT_MS'),
+      intervalMs: int(env, 'WEBHOOK_WORKER_INTERVAL_MS'),
+      concurrency: positive(env, 'WEBHOOK_CONCURRENCY'),
+    },
     logLevel: raw(env, 'LOG_LEVEL')!,
     trustProxy: trustProxyText === 'true' ? 1 : trustProxyText === 'false' ? 0 : int(env, 'TRUST_PROXY'),
     http: httpLimits(env),
@@ -671,6 +708,7 @@ const GROUP_TITLES: Record<EnvVar['group'], string> = {
   chain: 'Chain',
   orders: 'Orders and Solana Pay',
   custody: 'Custodial accounts',
+  events: 'Events, webhooks and chat',
   limits: 'Limits',
   'npm start and scripts': '`npm start` and the scripts',
 };

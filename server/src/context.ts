@@ -8,6 +8,7 @@ import type { PrismaClient } from './db/client.js';
 import type { Logger } from './logger.js';
 import type { CustodyHooks } from './modules/custody/custody.service.js';
 import type { ListingsHooks } from './modules/listings/listings.types.js';
+import type { WebhooksModuleOptions } from './modules/webhooks/index.js';
 
 export interface AppContext {
   config: Config;
@@ -22,6 +23,8 @@ export interface AppContext {
   listings?: { recoveryIntervalMs?: number; hooks?: ListingsHooks };
   /** options for the custody module (tests: hooks, lease); settings come from config */
   custody?: { hooks?: CustodyHooks; leaseMs?: number };
+  /** options for the webhooks module (tests: worker retry delays and thresholds, DNS); settings come from config */
+  webhooks?: Pick<WebhooksModuleOptions, 'worker' | 'resolve'>;
   /** injectable clock (tests) */
   now: () => Date;
   /**

@@ -67,6 +67,8 @@ export interface TestAppOptions {
   orders?: Record<string, unknown>;
   /** listings module options (the recovery timer is off unless set) */
   listings?: AppContext['listings'];
+  /** webhooks module seams (worker retry delays, thresholds, DNS) */
+  webhooks?: AppContext['webhooks'];
   /** run against a fresh database on TEST_DATABASE_URL instead of PGlite */
   postgres?: boolean;
   /** directory of the web app served at /app/ (undefined: web/dist when built; null: none) */
@@ -92,6 +94,7 @@ export async function createTestApp(opts: TestAppOptions = {}) {
     now: opts.now ?? (() => new Date()),
     orders: { watcherIntervalMs: 0, reconcileIntervalMs: 0, ...(opts.orders ?? {}) },
     listings: { recoveryIntervalMs: 0, ...(opts.listings ?? {}) },
+    webhooks: opts.webhooks,
     dbPing: db.ping,
     ...(opts.webAppDir !== undefined ? { webAppDir: opts.webAppDir } : {}),
   };

@@ -21,9 +21,15 @@ export interface TestUser {
   headers: Record<string, string>;
 }
 
-export async function setup(opts: { chain?: unknown; config?: Parameters<typeof createTestApp>[0] extends infer O ? (O extends { config?: infer C } ? C : never) : never } = {}) {
+export async function setup(
+  opts: {
+    chain?: unknown;
+    config?: Parameters<typeof createTestApp>[0] extends infer O ? (O extends { config?: infer C } ? C : never) : never;
+    webhooks?: Parameters<typeof createTestApp>[0] extends infer O ? (O extends { webhooks?: infer W } ? W : never) : never;
+  } = {},
+) {
   const chain = (opts.chain as FakeChain | undefined) ?? new FakeChain();
-  const t = await createTestApp({ chain: chain as never, config: opts.config });
+  const t = await createTestApp({ chain: chain as never, config: opts.config, webhooks: opts.webhooks });
   return { t, app: t.app, db: t.ctx.db, chain };
 }
 

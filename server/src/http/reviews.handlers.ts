@@ -5,25 +5,14 @@
 import { initServer } from '@ts-rest/express';
 import { contract } from '@bazaar/contract';
 import type { ReviewsService } from '../modules/reviews/index.js';
-import type { ReviewRecord } from '../modules/reviews/index.js';
+import { presentReview } from '../modules/reviews/index.js';
 import { userOf } from './listings.handlers.js';
 
 export interface ReviewsHttpDeps {
   service: ReviewsService;
 }
 
-export function presentReview(r: ReviewRecord) {
-  return {
-    review_id: r.id,
-    order_id: r.orderId,
-    listing_id: r.listingId,
-    reviewer_wallet: r.reviewerWallet,
-    seller_wallet: r.sellerWallet,
-    rating: r.rating,
-    text: r.text,
-    created_at: r.createdAt.toISOString(),
-  };
-}
+export { presentReview };
 
 export function reviewsHandlers(deps: ReviewsHttpDeps) {
   const s = initServer();

@@ -7,9 +7,12 @@ import { contract } from '@bazaar/contract';
 import type { ChainClient } from '../chain/index.js';
 import type { AppContext } from '../context.js';
 import { DomainError } from '../errors.js';
-import { createAuthRepo, createAuthService } from '../modules/auth/index.js';
+import { createAuthRepo, createAuthService, createTokensService } from '../modules/auth/index.js';
 import { createListingsModule } from '../modules/listings/index.js';
 import { createMarketplaceModule } from '../modules/marketplace/index.js';
+import { createEventsModule } from '../modules/events/index.js';
+import { createWebhooksModule } from '../modules/webhooks/index.js';
+import { createChatModule } from '../modules/chat/index.js';
 import { createCustodyModule, type CustodyModule } from '../modules/custody/index.js';
 import { PrismaIdempotencyStore } from '../modules/idempotency/index.js';
 import { createOrdersModule, ordersReadPort, type OrdersModule } from '../modules/orders/index.js';
@@ -17,6 +20,10 @@ import { createReviewsModule } from '../modules/reviews/index.js';
 import { createUsersRepo, createUsersService } from '../modules/users/index.js';
 import { WalletService } from '../modules/wallet/index.js';
 import { authHandlers } from './auth.handlers.js';
+import { eventsHandlers } from './events.handlers.js';
+import { webhooksHandlers } from './webhooks.handlers.js';
+import { chatHandlers } from './chat.handlers.js';
+import { tokensHandlers } from './tokens.handlers.js';
 import { listingsHandlers } from './listings.handlers.js';
 import { marketplaceHandlers } from './marketplace.handlers.js';
 import { ordersHandlers } from './orders.handlers.js';
@@ -55,6 +62,9 @@ export function buildServices(ctx: AppContext) {
   const listings = createListingsModule({ db, chain, config: listingsConfig, log, ...ctx.listings });
   const marketplace = createMarketplaceModule({ db, config: listingsConfig });
   const reviews = createReviewsModule({ db });
+  const events = createEventsModule({ db, log });
+  const chat = createChatModule({ db, now: ctx.now, rateLimitPerMinute: config.chatRateLimitPerMinute });
+  const webhooks = createWebhooksModule({ db, settings: config.webhooks, log, now: ctx.now, ...ctx.webhooks });
   const wallet = new WalletService({
     chain: chain ?? { getWalletBalances: chainMissing },
     currencies,
@@ -111,6 +121,10 @@ export function buildServices(ctx: AppContext) {
       custodyWithoutChain: config.custodyEnabled && !custody,
       idempotencyStore: orders?.idempotencyStore ?? new PrismaIdempotencyStore(db),
     }),
+    events: eventsHandlers(events.http),
+    webhooks: webhooksHandlers(webhooks.http),
+    chat: chatHandlers(chat.http),
+    tokens: tokensHandlers({ service: createTokensService(db, ctx.now) }),
   });
 
   return {
@@ -122,6 +136,9 @@ export function buildServices(ctx: AppContext) {
     reviews,
     orders,
     wallet,
+    events,
+    webhooks,
+    chat,
     /** the custody module (CUSTODY_ENABLED), else null */
     custody,
     /** background work (payment watcher, reconciler); main.ts calls these, tests usually do not */
@@ -131,6 +148,8 @@ export function buildServices(ctx: AppContext) {
       purge();
       nonceTimer = setInterval(purge, 3_600_000);
       nonceTimer.unref?.();
+      await events.start();
+      await webhooks.start();
       await listings.start();
       await orders?.start();
       await custody?.start();
@@ -140,6 +159,8 @@ export function buildServices(ctx: AppContext) {
       await custody?.stop();
       await orders?.stop();
       await listings.stop();
+      await webhooks.stop();
+      await events.stop();
     },
   };
 }

@@ -9,7 +9,7 @@
  */
 import type { Request, RequestHandler } from 'express';
 import { rateLimit } from 'express-rate-limit';
-import { contract, SESSION_COOKIE_NAME, type RouteMetadata } from '@bazaar/contract';
+import { contract, routeScopes, SESSION_COOKIE_NAME, type RouteMetadata } from '@bazaar/contract';
 import type { AppRoute } from '@ts-rest/core';
 import { authErrors, type AuthService, type Principal } from '../modules/auth/index.js';
 import { sendProblem } from './problem.js';
@@ -26,11 +26,17 @@ const publicReadRoutes = new Set<AppRoute>(
   ),
 );
 
-function credentialOf(req: Request): { kind: 'jwt' | 'api_key'; value: string } | 'malformed' | null {
+/** The contract key (`group.route`) of every route, for the scope table. */
+const routeKeys = new Map<AppRoute, string>(
+  Object.entries(contract).flatMap(([group, routes]) => Object.entries(routes as Record<string, AppRoute>).map(([k, r]) => [r, `${group}.${k}`] as const)),
+);
+
+function credentialOf(req: Request): { kind: 'jwt' | 'api_key' | 'pat'; value: string } | 'malformed' | null {
   const authz = req.headers.authorization;
   if (authz !== undefined) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
     if (!m) return 'malformed';
+    if (m[1]!.startsWith('bzp_')) return { kind: 'pat', value: m[1]! };
     return m[1]!.startsWith('bzk_') ? { kind: 'api_key', value: m[1]! } : { kind: 'jwt', value: m[1]! };
   }
   const apiKey = req.headers['x-api-key'];
@@ -40,9 +46,14 @@ function credentialOf(req: Request): { kind: 'jwt' | 'api_key'; value: string } 
   return null;
 }
 
-export function authenticate(auth: AuthService, opts: { publicMarketplace: boolean }): RequestHandler {
+/**
+ * `fixedRoute`: the contract route of a handler mounted outside ts-rest (the SSE stream), whose auth
+ * level and token scope apply. A personal access token must hold the route's scope (contract
+ * routeScopes): else 403 insufficient-scope.
+ */
+export function authenticate(auth: AuthService, opts: { publicMarketplace: boolean }, fixedRoute?: AppRoute): RequestHandler {
   return (req, _res, next) => {
-    const route = (req as Request & { tsRestRoute?: AppRoute }).tsRestRoute;
+    const route = fixedRoute ?? (req as Request & { tsRestRoute?: AppRoute }).tsRestRoute;
     const meta = route?.metadata as RouteMetadata | undefined;
     const level = meta?.auth ?? 'user';
     const anonymousOk = level === 'public' || (opts.publicMarketplace && !!route && publicReadRoutes.has(route));
@@ -56,7 +67,15 @@ export function authenticate(auth: AuthService, opts: { publicMarketplace: boole
         throw authErrors.unauthorized();
       }
       req.principal =
-        cred.kind === 'jwt' ? await auth.principalFromJwt(cred.value) : await auth.principalFromApiKey(cred.value);
+        cred.kind === 'jwt'
+          ? await auth.principalFromJwt(cred.value)
+          : cred.kind === 'pat'
+            ? await auth.principalFromPat(cred.value)
+            : await auth.principalFromApiKey(cred.value);
+      if (req.principal.kind === 'pat') {
+        const required = route ? (routeScopes[routeKeys.get(route) ?? ''] ?? null) : null;
+        if (!required || !req.principal.scopes?.includes(required)) throw authErrors.insufficientScope(required);
+      }
       if (level === 'admin' && !req.principal.isAdmin) throw authErrors.adminOnly();
     })().then(() => next(), next);
   };

@@ -42,6 +42,21 @@ export class Poller {
     await this.running;
   }
 
+  /**
+   * Run a pass now (outside the timer), e.g. when new work was announced; when one is running, one more
+   * pass follows it, so work announced during a pass is never left to the next tick. No-op when stopped.
+   */
+  trigger(): void {
+    if (!this.started) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.tick();
+  }
+
+  private again = false;
+
   private tick(): void {
     if (this.running) return;
     let pass: Promise<unknown>;
@@ -50,6 +65,14 @@ export class Poller {
     } catch (err) {
       pass = Promise.reject(err);
     }
-    this.running = pass.catch((err) => this.onError(err)).finally(() => (this.running = null));
+    this.running = pass
+      .catch((err) => this.onError(err))
+      .finally(() => {
+        this.running = null;
+        if (this.again && this.started) {
+          this.again = false;
+          this.tick();
+        }
+      });
   }
 }

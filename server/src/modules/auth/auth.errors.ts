@@ -13,4 +13,9 @@ export const authErrors = {
   invalidToken: (why: string) => new DomainError('invalid-token', `The credential is not valid: ${why}.`),
   tokenExpired: () => new DomainError('token-expired', 'The access token has expired; log in again.'),
   adminOnly: () => new DomainError('forbidden', 'This route is for administrators.'),
+  /** 403 insufficient-scope: a personal access token without the route's scope (null: no token may call it) */
+  insufficientScope: (required: string | null) =>
+    required
+      ? new DomainError('insufficient-scope', `This personal access token lacks the scope ${required}.`, { required_scope: required })
+      : new DomainError('insufficient-scope', 'Personal access tokens cannot call this route; use a login session.', { required_scope: null }),
 };

@@ -23,6 +23,13 @@ export function createAuthRepo(db: PrismaClient) {
     findApiKeyByHash: (keyHash: string) =>
       db.apiKey.findUnique({ where: { keyHash }, include: { user: true } }),
     touchApiKey: (id: string, now: Date) => db.apiKey.update({ where: { id }, data: { lastUsedAt: now } }),
+    async findPatByHash(tokenHash: string) {
+      const row = await db.personalAccessToken.findUnique({ where: { tokenHash } });
+      if (!row) return null;
+      const user = await db.user.findUnique({ where: { id: row.userId } });
+      return user ? { ...row, user } : null;
+    },
+    touchPat: (id: string, now: Date) => db.personalAccessToken.update({ where: { id }, data: { lastUsedAt: now } }),
   };
 }
 

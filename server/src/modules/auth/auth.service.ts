@@ -2,6 +2,7 @@
  * Wallet login (SIWS) and credential checks. No Express types here: the HTTP layer passes plain
  * values and maps the DomainErrors thrown here to problem+json.
  */
+import { looksLikePat } from './personal-tokens.js';
 import { LRUCache } from 'lru-cache';
 import type { LoginResponse, RequestLoginBody, RequestLoginResponse } from '@bazaar/contract';
 import type { User } from '../../db/client.js';
@@ -30,7 +31,9 @@ export interface AuthSettings {
 
 /** Who is calling, as the handlers see it (req.principal). */
 export interface Principal {
-  kind: 'user' | 'api_key';
+  kind: 'user' | 'api_key' | 'pat';
+  /** personal access tokens only: the scopes it grants */
+  scopes?: readonly string[];
   userId: string | null;
   wallet: string | null;
   isAdmin: boolean;
@@ -166,6 +169,17 @@ export function createAuthService(deps: AuthDeps) {
       const principal: Principal = { kind: 'user', userId: user.id, wallet: user.wallet, isAdmin: user.role === 'admin', role: user.role as 'user' | 'admin' };
       if (cacheTtlMs > 0) principals.set(token, { principal, until: Math.min(t.getTime() + cacheTtlMs, res.claims.exp * 1000) });
       return principal;
+    },
+
+    /** A personal access token -> principal of its user with its scopes, never admin; 401 when unknown, revoked or expired. */
+    async principalFromPat(token: string): Promise<Principal> {
+      if (!looksLikePat(token)) throw authErrors.invalidToken('malformed personal access token');
+      const row = await repo.findPatByHash(hashApiKey(token));
+      if (!row) throw authErrors.invalidToken('unknown personal access token');
+      if (row.revokedAt) throw authErrors.invalidToken('personal access token revoked');
+      if (row.expiresAt && row.expiresAt <= now()) throw authErrors.tokenExpired();
+      void repo.touchPat(row.id, now()).catch(() => undefined);
+      return { kind: 'pat', userId: row.user.id, wallet: row.user.wallet, isAdmin: false, role: 'user', scopes: row.scopes };
     },
 
     /** An API key -> principal (acts as its user when it has one; admin only when the key is). */

@@ -10,6 +10,7 @@
  *  - `settle` / `fail` / `markClosed`: conditional on the current status, each paired with its
  *    ledger entry (idempotent by ref), so a replay never books twice.
  */
+import { appendEvents, notifyAppended } from '../events/index.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { type EntryInput, type Ledger, type Tx, TX_OPTIONS } from './custody.ledger.js';
 import type { DepositAddressRecord, DepositRecord, DepositStatus, TransferKind, TransferRecord, TransferStatus } from './custody.types.js';
@@ -78,6 +79,22 @@ export interface NewTransfer {
 export type NewDeposit = Omit<DepositRecord, 'id' | 'createdAt'>;
 
 export class CustodyRepo {
+  /**
+   * The API views of deposits and withdrawals, the data of their events (deposit.credited,
+   * withdrawal.created|confirmed|failed), appended in the transaction of the change (outbox.ts).
+   * Unset: no events (unit tests of the ledger).
+   */
+  eventViews: { deposit: (d: DepositRecord) => unknown; withdrawal: (t: TransferRecord) => unknown } | null = null;
+
+  /** Append the withdrawal event of transfer `id` (withdrawals only) inside `tx`. */
+  private async withdrawalEvent(tx: Tx, id: string, type: 'withdrawal.created' | 'withdrawal.confirmed' | 'withdrawal.failed'): Promise<boolean> {
+    if (!this.eventViews) return false;
+    const t = toTransfer(await tx.custodyTransfer.findUniqueOrThrow({ where: { id } }));
+    if (t.kind !== 'withdrawal') return false;
+    await appendEvents(tx, [{ type, resourceType: 'withdrawal', resourceId: id, audience: [t.userId], data: this.eventViews.withdrawal(t) }]);
+    return true;
+  }
+
   constructor(
     private readonly db: PrismaClient,
     readonly ledger: Ledger,
@@ -145,7 +162,14 @@ export class CustodyRepo {
         ON CONFLICT (signature, token_account) DO NOTHING RETURNING id`;
       if (!rows.length) return false;
       if (credit) await this.ledger.post(tx, credit);
+      if (credit && this.eventViews) {
+        const dep = toDeposit(await tx.custodyDeposit.findUniqueOrThrow({ where: { id: rows[0]!.id } }));
+        await appendEvents(tx, [{ type: 'deposit.credited', resourceType: 'deposit', resourceId: dep.id, audience: [dep.userId], data: this.eventViews.deposit(dep) }]);
+      }
       return true;
+    }).then((r) => {
+      if (r) notifyAppended();
+      return r;
     });
   }
 
@@ -188,6 +212,7 @@ export class CustodyRepo {
    * hold beyond the available balance (DomainError('insufficient-funds'), nothing written).
    */
   async createTransfer(t: NewTransfer, hold: ((id: string) => EntryInput) | null): Promise<TransferRecord> {
+    let notify = false;
     return this.tx(async (tx) => {
       const row = await tx.custodyTransfer.create({
         data: {
@@ -203,8 +228,9 @@ export class CustodyRepo {
         },
       });
       if (hold) await this.ledger.post(tx, hold(row.id));
+      if (await this.withdrawalEvent(tx, row.id, 'withdrawal.created')) notify = true;
       return toTransfer(row);
-    });
+    }).finally(() => notify && notifyAppended());
   }
 
   /**
@@ -327,8 +353,9 @@ export class CustodyRepo {
       });
       if (r.count !== 1) return false;
       if (entry) await this.ledger.post(tx, entry);
+      await this.withdrawalEvent(tx, id, 'withdrawal.confirmed');
       return true;
-    });
+    }).then((r) => (r && notifyAppended(), r));
   }
 
   /** pending|submitted -> failed with its release entry, once. False when already settled or failed. */
@@ -340,8 +367,9 @@ export class CustodyRepo {
       });
       if (r.count !== 1) return false;
       if (entry) await this.ledger.post(tx, entry);
+      await this.withdrawalEvent(tx, id, 'withdrawal.failed');
       return true;
-    });
+    }).then((r) => (r && notifyAppended(), r));
   }
 
   /** An order funding's escrow outcome: closed_at + its entry, once. */

@@ -104,6 +104,8 @@ export function createCustodyModule(o: CustodyModuleOptions) {
     hooks: o.hooks,
     leaseMs: o.settings.leaseMs,
   });
+  // events (outbox): deposits and withdrawals as the API shows them
+  repo.eventViews = { deposit: (d) => service.depositView(d), withdrawal: (t) => service.withdrawalView(t) };
   const worker = new CustodyWorker({ service, repo, chain, log: o.log });
   const intervalMs = o.settings.pollIntervalMs ?? 5_000;
   return {

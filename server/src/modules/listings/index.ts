@@ -10,6 +10,7 @@
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import { DomainError } from '../../errors.js';
 import { createListingsRepo } from './listings.repo.js';
+import { presentListing } from './listings.presenter.js';
 import { ListingsRecovery } from './listings.recovery.js';
 import { createListingsService, listingsPort } from './listings.service.js';
 import type { ListingsChain, ListingsConfig, ListingsDeps, ListingsHooks, ListingsRepo } from './listings.types.js';
@@ -49,7 +50,7 @@ function noChain(): ListingsChain {
 }
 
 export function createListingsModule(o: ListingsModuleOptions) {
-  const repo = o.repo ?? createListingsRepo(o.db);
+  const repo = o.repo ?? createListingsRepo(o.db, (l) => presentListing(l, o.config));
   const service = createListingsService({ repo, chain: o.chain ?? noChain(), config: o.config, log: o.log, hooks: o.hooks });
   const recovery = new ListingsRecovery({ repo, steps: service.steps, log: o.log });
   const intervalMs = o.recoveryIntervalMs ?? DEFAULT_RECOVERY_INTERVAL_MS;

@@ -6,9 +6,16 @@
  * Intent payload (JSON): { listing_id, mint?, last_valid_block_height, fingerprint?, draft?, name? };
  * the block height lives in the payload rather than in a column of chain_intents, whose columns the
  * orders module owns.
+ *
+ * Events (transactional outbox, modules/events/outbox.ts): the insert of a listing appends
+ * listing.created, a status change the `emits` of its `listingTransitions` row, any other edit
+ * listing.updated, each in the transaction of the change, with the listing as the API returns it
+ * (`present`).
  */
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { ListingMintAttempt, TxAttempt } from '../../chain/types.js';
+import { listingTransitions, type ListingEvent } from '@bazaar/contract';
+import { appendEvents, notifyAppended, type SqlClient } from '../events/index.js';
 import { selectListings, toListingRecord, type ListingRow } from './listings.sql.js';
 import type {
   ListingDraft,
@@ -80,10 +87,44 @@ function patchData(patch: ListingPatch): Prisma.ListingUpdateManyMutationInput {
   return { ...rest, ...(priceBaseUnits !== undefined ? { priceBaseUnits: priceBaseUnits.toString() } : {}) };
 }
 
-export function createListingsRepo(db: PrismaClient): ListingsRepo {
-  async function get(id: string): Promise<ListingRecord | null> {
-    const rows = await db.$queryRaw<ListingRow[]>(selectListings(Prisma.sql`SELECT ${id}::uuid AS id`, Prisma.sql`page.id`));
+/** The event a listing change emits: the status row's `emits`, else listing.updated (an edit). */
+export function listingEventFor(from: ListingStatus | null, to: ListingStatus): ListingEvent {
+  const row = listingTransitions.find((t) => t.from === from && t.to === to);
+  return row?.emits ?? (from === null ? 'listing.created' : 'listing.updated');
+}
+
+/**
+ * `present`: the listing as the API returns it (presentListing with the service's currencies and
+ * categories), the data of listing events; without it events carry the storage record's id only.
+ */
+export function createListingsRepo(db: PrismaClient, present: (l: ListingRecord) => unknown = (l) => ({ listing_id: l.id })): ListingsRepo {
+  async function getWith(client: SqlClient, id: string): Promise<ListingRecord | null> {
+    const rows = await client.$queryRaw<ListingRow[]>(selectListings(Prisma.sql`SELECT ${id}::uuid AS id`, Prisma.sql`page.id`));
     return rows[0] ? toListingRecord(rows[0]) : null;
+  }
+  const get = (id: string) => getWith(db, id);
+
+  /** Append the listing's event for a change from `from` (null: created), inside `tx`. */
+  async function appendListingEvent(tx: SqlClient, id: string, from: ListingStatus | null): Promise<void> {
+    const l = (await getWith(tx, id))!;
+    await appendEvents(tx, [
+      {
+        type: listingEventFor(from, l.status),
+        resourceType: 'listing',
+        resourceId: id,
+        audience: [l.sellerId],
+        data: present(l),
+        // created: the transaction that minted the listing's NFT
+        signature: from === null ? l.mintSignature : null,
+      },
+    ]);
+  }
+
+  /** Lock the listing row; its status when it is one of `expected`, else null. */
+  async function lockIn(tx: SqlClient, id: string, expected: readonly ListingStatus[]): Promise<ListingStatus | null> {
+    const rows = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM listings WHERE id = ${id}::uuid FOR UPDATE`;
+    const status = rows[0]?.status as ListingStatus | undefined;
+    return status && expected.includes(status) ? status : null;
   }
 
   async function getIntent(id: string): Promise<ListingIntent | null> {
@@ -138,14 +179,17 @@ export function createListingsRepo(db: PrismaClient): ListingsRepo {
     },
 
     async finishMint(intentId: string, l: NewListing) {
-      await db.$transaction(async (tx) => {
+      const inserted = await db.$transaction(async (tx) => {
         // ON CONFLICT DO NOTHING: the recovery pass and the request may finish the same mint
-        await tx.listing.createMany({ data: [listingData(l)], skipDuplicates: true });
+        const created = await tx.listing.createMany({ data: [listingData(l)], skipDuplicates: true });
         await tx.chainIntent.update({
           where: { id: intentId },
           data: { status: 'confirmed', slot: BigInt(l.mintSlot), error: null },
         });
+        if (created.count === 1) await appendListingEvent(tx, l.id, null);
+        return created.count === 1;
       });
+      if (inserted) notifyAppended();
       const row = await get(l.id);
       if (!row) throw new Error(`listing ${l.id} vanished after insert`);
       return row;
@@ -176,10 +220,14 @@ export function createListingsRepo(db: PrismaClient): ListingsRepo {
         // the intent row is the lock the recovery pass takes too (confirmRenames): whoever is first wins
         const locked = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM chain_intents WHERE id = ${intentId}::uuid FOR UPDATE`;
         if (locked[0]?.status !== 'sent') return 'intent-closed' as const;
-        const res = await tx.listing.updateMany({ where: { id: listingId, status: { in: [...expected] } }, data: patchData(patch) });
-        return res.count === 1;
+        const from = await lockIn(tx, listingId, expected);
+        if (!from) return false;
+        await tx.listing.updateMany({ where: { id: listingId }, data: patchData(patch) });
+        await appendListingEvent(tx, listingId, from);
+        return true;
       });
       if (applied === 'intent-closed') return applied;
+      if (applied) notifyAppended();
       return applied ? get(listingId) : null;
     },
 
@@ -227,8 +275,16 @@ export function createListingsRepo(db: PrismaClient): ListingsRepo {
     },
 
     async updateIf(id: string, expected: readonly ListingStatus[], patch: ListingPatch) {
-      const res = await db.listing.updateMany({ where: { id, status: { in: [...expected] } }, data: patchData(patch) });
-      return res.count === 1 ? get(id) : null;
+      const applied = await db.$transaction(async (tx) => {
+        const from = await lockIn(tx, id, expected);
+        if (!from) return false;
+        await tx.listing.updateMany({ where: { id }, data: patchData(patch) });
+        await appendListingEvent(tx, id, from);
+        return true;
+      });
+      if (!applied) return null;
+      notifyAppended();
+      return get(id);
     },
   };
 }

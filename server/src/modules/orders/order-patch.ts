@@ -32,7 +32,7 @@ export function patchForInstruction(
   chain: { view?: EscrowOrderView | null; nowSeconds: number; settlement?: OrderSettlement | null },
 ): OrderPatch {
   const status = targetStatus(instructionAction[ix]);
-  const base: OrderPatch = { status, ...(signature ? { lastSignature: signature } : {}) };
+  const base: OrderPatch = { status, transition: instructionAction[ix], ...(signature ? { lastSignature: signature } : {}) };
   if (chain.settlement) base.payout = chain.settlement.payout;
   const now = new Date(chain.nowSeconds * 1000);
   switch (ix) {

@@ -18,6 +18,7 @@ import {
   type ListingOrderEvent,
   type OrderAction as ApiOrderAction,
   type OrderActor,
+  type OrderEvent,
   type OrderStatus,
   type OrderTiming,
   type OrderTransition,
@@ -81,6 +82,21 @@ export function closesEscrow(ix: Instruction): ix is TerminalInstruction {
 /** The table row for `action` from `status`, if any. */
 export function findTransition(status: OrderStatus, action: TransitionAction): OrderTransition | undefined {
   return rows.find((t) => t.from === status && t.action === action);
+}
+
+/**
+ * The event the lifecycle table emits when an order goes `from` -> `to` by `action` (the `emits` column
+ * of that row; without `action`, the first row from -> to; no such row: the row into `to` by `action`, else
+ * the first into `to`). `from` null = creation. null: the status did not change.
+ */
+export function orderEventFor(from: OrderStatus | null, to: OrderStatus, action?: TransitionAction): OrderEvent | null {
+  const candidates = rows.filter((t) => t.from === from && t.to === to);
+  // a status the table reaches only from elsewhere (an order converging to what the chain shows after a
+  // party acted directly): the event of the action, else of any row into that status
+  const into = rows.filter((t) => t.to === to && from !== to);
+  const row =
+    (action && candidates.find((t) => t.action === action)) || candidates[0] || (action && into.find((t) => t.action === action)) || into[0];
+  return row ? row.emits : null;
 }
 
 /** Status an action leads to (the same from every source state in the table). */

@@ -5,10 +5,18 @@
  *  - `beginIntent`: one transaction that locks the order row (SELECT ... FOR UPDATE), checks the
  *    status and that no pending/sent intent exists, then inserts the pending intent, so two
  *    processes can never both start a chain action on one order.
+ *
+ * Events (transactional outbox, modules/events/outbox.ts): every status change is written by
+ * `applyTransition`, the one place that also appends, in the same transaction, the event the order
+ * lifecycle table emits for it (`orderEventFor`: the `emits` column of the row from -> to by the
+ * patch's `transition`), with the order as the API returns it (allowed_actions empty: it depends on the
+ * caller) and the transaction signature when the chain moved. Creation appends order.created.
  */
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { TERMINAL_ORDER_STATUSES } from '@bazaar/contract';
-import { type Instruction, type OrderStatus, OPEN_ORDER_STATUSES } from './order-state.js';
+import { type Instruction, type OrderStatus, OPEN_ORDER_STATUSES, orderEventFor } from './order-state.js';
+import { appendEvents, notifyAppended, type NewEvent } from '../events/index.js';
+import { toOrderDto } from './orders.dto.js';
 import type {
   BlockhashLifetime,
   ChainIntentRecord,
@@ -153,11 +161,49 @@ function toIntent(r: IntentRow): ChainIntentRecord {
   };
 }
 
+type Tx = Prisma.TransactionClient;
+
+/** The order.* event of order `id` as it is now inside `tx` (the API's Order; allowed_actions empty). */
+async function orderEvent(tx: Tx, id: string, type: NonNullable<ReturnType<typeof orderEventFor>>, signature: string | null): Promise<NewEvent> {
+  const row = await tx.order.findUniqueOrThrow({ where: { id }, include: withWallets });
+  const intents = await tx.chainIntent.findMany({ where: { orderId: id }, orderBy: { createdAt: 'asc' } });
+  return {
+    type,
+    resourceType: 'order',
+    resourceId: id,
+    audience: [row.buyerId, row.sellerId],
+    data: toOrderDto(toRecord(row), intents.map(toIntent), []),
+    signature,
+  };
+}
+
+/**
+ * THE one place an order's status changes: the conditional update (on the expected status, bumping
+ * `version`) and, when the status moved, the event of that lifecycle row, in the caller's transaction.
+ * The event's signature: `signature`, else the patch's last/fund signature.
+ */
+async function applyTransition(tx: Tx, id: string, expected: OrderStatus, patch: OrderPatch, signature: string | null): Promise<boolean> {
+  const r = await tx.order.updateMany({ where: { id, status: expected }, data: { ...toData(patch), version: { increment: 1 } } });
+  if (r.count !== 1) return false;
+  if (patch.status !== undefined && patch.status !== expected) {
+    const type = orderEventFor(expected, patch.status, patch.transition);
+    if (type) await appendEvents(tx, [await orderEvent(tx, id, type, signature ?? patch.lastSignature ?? patch.fundSignature ?? null)]);
+  }
+  return true;
+}
+
 export class PrismaOrdersRepo implements OrdersRepo {
   constructor(private readonly db: Db) {}
 
   async create(o: NewOrder): Promise<OrderRecord> {
-    return this.insert(this.db, o);
+    const created = await this.db.$transaction(async (tx) => {
+      const row = await this.insert(tx, o);
+      const type = orderEventFor(null, row.status, 'create');
+      if (type) await appendEvents(tx, [await orderEvent(tx, row.id, type, null)]);
+      return row;
+    });
+    notifyAppended();
+    return created;
   }
 
   private async insert(db: Pick<Db, 'order'>, o: NewOrder): Promise<OrderRecord> {
@@ -200,7 +246,7 @@ export class PrismaOrdersRepo implements OrdersRepo {
 
   async createHeld(o: NewOrder, guard: { maxUnpaidPerBuyer: number }): Promise<CreateHeldResult> {
     try {
-      return await this.db.$transaction(async (tx) => {
+      const result: CreateHeldResult = await this.db.$transaction(async (tx) => {
         // lock order: buyer, then listing (every creation takes them in this order: no deadlock)
         await tx.$queryRaw`SELECT id FROM users WHERE id = ${o.buyerId}::uuid FOR UPDATE`;
         if (o.idempotencyKey) {
@@ -212,8 +258,12 @@ export class PrismaOrdersRepo implements OrdersRepo {
         if (holder) return { listingHeld: { orderId: holder.id, status: holder.status as OrderStatus, paymentExpiresAt: holder.paymentExpiresAt } };
         const unpaid = await tx.order.count({ where: { buyerId: o.buyerId, status: 'awaiting_payment' } });
         if (unpaid >= guard.maxUnpaidPerBuyer) return { buyerLimit: { unpaid } };
-        return { created: await this.insert(tx, o) };
+        const created = await this.insert(tx, o);
+        await appendEvents(tx, [await orderEvent(tx, created.id, orderEventFor(null, created.status, 'create')!, null)]);
+        return { created };
       });
+      if ('created' in result) notifyAppended();
+      return result;
     } catch (err) {
       // the same key committed by a concurrent attempt (the unique (buyer_id, idempotency_key))
       if ((err as { code?: string }).code === 'P2002' && o.idempotencyKey) {
@@ -297,11 +347,13 @@ export class PrismaOrdersRepo implements OrdersRepo {
   }
 
   async updateIf(id: string, expected: OrderStatus, patch: OrderPatch): Promise<boolean> {
-    const r = await this.db.order.updateMany({
-      where: { id, status: expected },
-      data: { ...toData(patch), version: { increment: 1 } },
-    });
-    return r.count === 1;
+    if (patch.status === undefined || patch.status === expected) {
+      const r = await this.db.order.updateMany({ where: { id, status: expected }, data: { ...toData(patch), version: { increment: 1 } } });
+      return r.count === 1;
+    }
+    const changed = await this.db.$transaction((tx) => applyTransition(tx, id, expected, patch, null));
+    if (changed) notifyAppended();
+    return changed;
   }
 
   async beginIntent(orderId: string, expected: OrderStatus, action: Instruction, params: Record<string, unknown> | null) {
@@ -336,8 +388,10 @@ export class PrismaOrdersRepo implements OrdersRepo {
         data: { status: 'confirmed', ...(signature ? { signature } : {}), ...(slot !== null ? { slot: BigInt(slot) } : {}), error: null },
       });
       if (!Object.keys(patch).length) return false;
-      const r = await tx.order.updateMany({ where: { id: orderId, status: expected }, data: { ...toData(patch), version: { increment: 1 } } });
-      return r.count === 1;
+      return applyTransition(tx, orderId, expected, patch, signature);
+    }).then((changed) => {
+      if (changed && patch.status !== undefined && patch.status !== expected) notifyAppended();
+      return changed;
     });
   }
 

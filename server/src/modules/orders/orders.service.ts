@@ -444,7 +444,7 @@ export class OrdersService {
     } catch (err) {
       if (err instanceof DomainError && (err.slug === 'insufficient-funds' || err.slug === 'chain-transaction-failed')) {
         // nothing is held any more: the order can never be paid
-        await this.deps.repo.updateIf(order.id, 'awaiting_payment', { status: 'expired' });
+        await this.deps.repo.updateIf(order.id, 'awaiting_payment', { status: targetStatus('expire'), transition: 'expire' });
       }
       throw err;
     }
@@ -557,7 +557,8 @@ export class OrdersService {
   async markFunded(orderId: string, view: EscrowOrderView, signature: string | null, slot: number | null = null): Promise<OrderRecord> {
     return this.mutex.run(orderId, async () => {
       const changed = await this.deps.repo.updateIf(orderId, 'awaiting_payment', {
-        status: 'in_progress',
+        status: targetStatus('pay'),
+        transition: 'pay',
         fundedAt: new Date(view.fundedAt * 1000),
         // the program snapshots the fee when funded: that one applies to the payout
         ...(view.feeBps !== undefined ? { feeBps: view.feeBps } : {}),
@@ -599,7 +600,7 @@ export class OrdersService {
     }
     const clocks = await this.clocks(needsChainClock(order.status, 'system', 'expire'));
     if (!refusal(order, 'system', 'expire', clocks, this.config.paymentGraceSeconds)) {
-      const expired = await this.mutex.run(order.id, () => this.deps.repo.updateIf(order.id, 'awaiting_payment', { status: targetStatus('expire') }));
+      const expired = await this.mutex.run(order.id, () => this.deps.repo.updateIf(order.id, 'awaiting_payment', { status: targetStatus('expire'), transition: 'expire' }));
       if (expired) {
         this.log.info({ order_id: order.id }, 'order expired unpaid');
         const after = await this.deps.repo.get(order.id);

@@ -2,6 +2,7 @@
  * Orders module types and the ports it needs from other modules (listings, chain).
  * Amounts are u64 base units (bigint); chain times are unix seconds.
  */
+import type { TransitionAction } from './order-state.js';
 import type { ListingOrderEvent, ListingStatus, PaymentSource } from '@bazaar/contract';
 
 export type { PaymentSource };
@@ -91,7 +92,15 @@ export type NewOrder = Omit<
   fundExpiresAt?: number | null;
   idempotencyKey?: string | null;
 };
-export type OrderPatch = Partial<Omit<OrderRecord, 'id' | 'createdAt' | 'updatedAt' | 'version' | 'idempotencyKey'>>;
+export type OrderPatch = Partial<Omit<OrderRecord, 'id' | 'createdAt' | 'updatedAt' | 'version' | 'idempotencyKey'>> & {
+  /**
+   * The lifecycle action behind a status change (not a column): picks the row of the order lifecycle
+   * table whose `emits` names the event written with the change (confirm and auto_release both lead
+   * delivered -> completed but emit order.completed / order.auto_released). Omitted: the first row
+   * from the old to the new status.
+   */
+  transition?: TransitionAction;
+};
 
 export type IntentStatus = 'pending' | 'sent' | 'confirmed' | 'failed';
 

@@ -12,6 +12,7 @@ import { createReviewsService } from './reviews.service.js';
 export { createReviewsService } from './reviews.service.js';
 export type { ReviewsService } from './reviews.service.js';
 export { createReviewsRepo } from './reviews.repo.js';
+export { presentReview } from './reviews.presenter.js';
 export type * from './reviews.types.js';
 
 export function createReviewsModule(o: { db: PrismaClient }) {

@@ -1,7 +1,10 @@
 /**
- * Reviews storage (Prisma). Queries only: the rules live in reviews.service.ts.
+ * Reviews storage (Prisma). Queries only: the rules live in reviews.service.ts. The insert appends
+ * review.created (to the reviewer and the seller) in its transaction (modules/events/outbox.ts).
  */
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import { appendEvents, notifyAppended } from '../events/index.js';
+import { presentReview } from './reviews.presenter.js';
 import type { NewReview, RatingSummary, ReviewableOrder, ReviewRecord, ReviewsRepo } from './reviews.types.js';
 
 interface ReviewRow {
@@ -57,24 +60,33 @@ export function createReviewsRepo(db: PrismaClient): ReviewsRepo {
     },
 
     async insert(review: NewReview) {
+      let record: ReviewRecord;
       try {
-        await db.review.create({
-          data: {
-            id: review.id,
-            orderId: review.orderId,
-            reviewerId: review.reviewerId,
-            sellerId: review.sellerId,
-            listingId: review.listingId,
-            rating: review.rating,
-            text: review.text,
-          },
+        record = await db.$transaction(async (tx) => {
+          await tx.review.create({
+            data: {
+              id: review.id,
+              orderId: review.orderId,
+              reviewerId: review.reviewerId,
+              sellerId: review.sellerId,
+              listingId: review.listingId,
+              rating: review.rating,
+              text: review.text,
+            },
+          });
+          const rows = await tx.$queryRaw<ReviewRow[]>`${SELECT} WHERE r.id = ${review.id}::uuid`;
+          const r = toRecord(rows[0]!);
+          await appendEvents(tx, [
+            { type: 'review.created', resourceType: 'review', resourceId: r.id, audience: [r.reviewerId, r.sellerId], data: presentReview(r) },
+          ]);
+          return r;
         });
       } catch (e) {
         if (isUniqueViolation(e)) return null;
         throw e;
       }
-      const rows = await db.$queryRaw<ReviewRow[]>`${SELECT} WHERE r.id = ${review.id}::uuid`;
-      return toRecord(rows[0]!);
+      notifyAppended();
+      return record;
     },
 
     async listForSeller(sellerWallet: string, limit: number, after?: { createdAt: Date; id: string }) {

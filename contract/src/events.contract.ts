@@ -1,0 +1,183 @@
+/**
+ * Events (issue 11): every state change of an order, a listing, a review, a custodial deposit or
+ * withdrawal is written as an event in the same database transaction as the change (a transactional
+ * outbox), and reaches clients three ways: `GET /events` (cursor-paged), the live stream
+ * `GET /events/stream` (Server-Sent Events, resumable with `Last-Event-ID`) and webhooks
+ * (webhooks.contract.ts, signed per Standard Webhooks v1).
+ *
+ * An event carries: a stable `event_id` (UUID; the `webhook-id` of its deliveries), its `type`, the
+ * resource it concerns (`resource_type`, `resource_id`) and that resource's `sequence` (1, 2, ... per
+ * resource: a client that sees sequence n+2 after n knows it missed one), the resource snapshot as the
+ * API returns it at that moment (`data`; an order's `allowed_actions` depends on the caller and is
+ * empty in events), the transaction `signature` when the chain moved, and its stream `position`.
+ *
+ * `position` is a decimal integer that grows in commit order (events are ordered by the moment their
+ * change committed, so a reader that saw position p never sees a smaller one appear later); the stream
+ * uses it as the SSE `id`. Events of one resource are in the order the resource changed.
+ *
+ * Who sees what: a user sees the events of resources they are a party of (an order's buyer and seller,
+ * a listing's seller, a review's reviewer and seller, a deposit's or withdrawal's owner, a webhook's
+ * owner); an admin credential sees every event of the marketplace.
+ *
+ * The order events come from the `emits` column of the order lifecycle table (`orderTransitions`), the
+ * listing events from `listingTransitions` (listing.updated also on an edit by the seller).
+ */
+import { z } from 'zod';
+import { c, Cursor, named, queryNumber, Timestamp, TxSignature, Uuid } from './common.js';
+import {
+  DEPOSIT_EVENTS,
+  EVENT_TYPES,
+  type EventType,
+  MESSAGE_EVENTS,
+  ResourceType,
+  REVIEW_EVENTS,
+  WEBHOOK_EVENTS,
+  WITHDRAWAL_EVENTS,
+} from './event-types.js';
+import { Message } from './chat.contract.js';
+import { Listing, LISTING_EVENTS } from './listings.contract.js';
+import { Order, ORDER_EVENTS } from './orders.contract.js';
+import { routeErrors } from './problems.js';
+import { Review } from './reviews.contract.js';
+import { CustodyDeposit, Withdrawal } from './wallet.contract.js';
+import { WebhookEndpoint } from './webhooks.contract.js';
+
+/** Stream position: a decimal integer (at most 19 digits), growing in commit order. */
+export const EventPosition = z
+  .string()
+  .regex(/^(0|[1-9]\d{0,18})$/, 'must be a position from an event (decimal digits)')
+  .describe('Stream position (decimal integer, grows in commit order); the SSE `id` of the event');
+
+const envelope = {
+  event_id: Uuid.describe('Stable id of the event (the `webhook-id` of its webhook deliveries)'),
+  position: EventPosition,
+  resource_id: Uuid,
+  sequence: z.number().int().min(1).describe('1, 2, ... per resource, in the order the resource changed'),
+  signature: TxSignature.nullable().describe('The transaction that moved the chain for this change, when one did'),
+  created_at: Timestamp.describe('When the change committed'),
+};
+
+const event = <T extends readonly [string, ...string[]], R extends ResourceType, D extends z.ZodTypeAny>(
+  title: string,
+  types: T,
+  resource: R,
+  data: D,
+) =>
+  named(
+    title,
+    z.object({ type: z.enum(types), resource_type: z.literal(resource), ...envelope, data: data.describe('The resource as the API returns it') }),
+  );
+
+export const OrderEventSchema = event('OrderEvent', ORDER_EVENTS, 'order', Order);
+export const ListingEventSchema = event('ListingEvent', LISTING_EVENTS, 'listing', Listing);
+export const ReviewEventSchema = event('ReviewEvent', REVIEW_EVENTS, 'review', Review);
+export const DepositEventSchema = event('DepositEvent', DEPOSIT_EVENTS, 'deposit', CustodyDeposit);
+export const WithdrawalEventSchema = event('WithdrawalEvent', WITHDRAWAL_EVENTS, 'withdrawal', Withdrawal);
+export const MessageEventSchema = event('MessageEvent', MESSAGE_EVENTS, 'message', Message);
+export const WebhookEventSchema = event('WebhookEvent', WEBHOOK_EVENTS, 'webhook', WebhookEndpoint);
+
+/** An event: a discriminated union over `type`. */
+export const Event = named(
+  'Event',
+  z.discriminatedUnion('type', [
+    OrderEventSchema,
+    ListingEventSchema,
+    ReviewEventSchema,
+    DepositEventSchema,
+    WithdrawalEventSchema,
+    MessageEventSchema,
+    WebhookEventSchema,
+  ]),
+  'A state change of a resource (discriminated by `type`)',
+);
+export type Event = z.infer<typeof Event>;
+/** The event of one type, e.g. `EventOf<'order.funded'>` (its `data` is an Order). */
+export type EventOf<T extends EventType> = Extract<Event, { type: T }> & { type: T };
+
+export const EventPage = named(
+  'EventPage',
+  z.object({
+    data: z.array(Event),
+    next_cursor: z.string().nullable().describe('Cursor of the next (older) page; null on the last page'),
+  }),
+  'A page of events, newest first',
+);
+
+/** Comma-separated list of event types in a query parameter. */
+const TypeList = z
+  .string()
+  .max(2000)
+  .transform((s, ctx) => {
+    const items = s.split(',').map((t) => t.trim()).filter(Boolean);
+    for (const t of items) {
+      if (!(EVENT_TYPES as readonly string[]).includes(t)) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: `unknown event type "${t}"` });
+        return z.NEVER;
+      }
+    }
+    return items as EventType[];
+  })
+  .describe('Comma-separated event types (e.g. `order.funded,order.completed`); default all');
+
+export const ListEventsQuery = z.object({
+  limit: queryNumber(z.number().int().min(1).max(100), { integer: true }).default(20).describe('Page size, 1..100 (default 20)'),
+  cursor: Cursor.optional(),
+  type: TypeList.optional(),
+  resource_type: ResourceType.optional(),
+  resource_id: Uuid.optional().describe('Only events of this resource'),
+});
+
+export const StreamEventsQuery = z.object({
+  type: TypeList.optional(),
+  resource_type: ResourceType.optional(),
+  resource_id: Uuid.optional(),
+  last_event_id: EventPosition.optional().describe(
+    'Resume after this position (for clients that cannot send the Last-Event-ID header on their first connection); the header wins',
+  ),
+});
+
+export const STREAM_HEARTBEAT_SECONDS = 15;
+
+/** The body of the stream: endless `text/event-stream` text. */
+export const EventStream = named('EventStream', z.string(), 'An endless text/event-stream of Event (id: position, event: type, data: JSON)');
+
+const listEvents = routeErrors('user', []);
+const streamEvents = routeErrors('user', []);
+
+export const events = c.router({
+  listEvents: {
+    method: 'GET',
+    path: '/events',
+    query: ListEventsQuery,
+    summary: 'List the caller\'s events',
+    description:
+      'Events of resources the caller is a party of (an admin credential: every event), newest first, cursor ' +
+      'pagination (limit 1..100, default 20). Filters: `type` (comma-separated event types), `resource_type`, ' +
+      '`resource_id`. An order\'s `allowed_actions` is empty in events (it depends on the caller; GET the order).',
+    responses: { 200: EventPage, ...listEvents.responses },
+    metadata: listEvents.metadata,
+  },
+  streamEvents: {
+    method: 'GET',
+    path: '/events/stream',
+    query: StreamEventsQuery,
+    headers: z.object({
+      'last-event-id': EventPosition.optional().describe('Resume after this position (EventSource sends it on reconnect)'),
+    }),
+    summary: 'Live stream of the caller\'s events (Server-Sent Events)',
+    description:
+      '`text/event-stream` (WHATWG HTML "Server-sent events"). Each event is `id: <position>`, `event: <type>`, ' +
+      '`data: <the Event as JSON>`. With `Last-Event-ID` (or `last_event_id`) the stream first replays every ' +
+      'visible event after that position, then continues live: across a reconnect nothing is lost and nothing ' +
+      `is repeated. Without it, the stream starts at the present. A comment line (\`: heartbeat\`) every ` +
+      `${STREAM_HEARTBEAT_SECONDS} s keeps proxies from closing an idle connection; \`retry: 2000\` tells ` +
+      'EventSource to reconnect after 2 s. On shutdown the server ends the stream cleanly (the client ' +
+      'reconnects to another replica with Last-Event-ID). Same visibility and filters as GET /events. ' +
+      'Browsers authenticate with the session cookie (EventSource sends no Authorization header).',
+    responses: {
+      200: c.otherResponse({ contentType: 'text/event-stream', body: EventStream }),
+      ...streamEvents.responses,
+    },
+    metadata: streamEvents.metadata,
+  },
+});

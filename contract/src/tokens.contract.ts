@@ -1,0 +1,100 @@
+/**
+ * Personal access tokens (issue 11; the spec's "chat access for third parties depends on the user
+ * providing their token"): a user creates a scoped token for a third-party app and revokes it when
+ * done. Sent as `Authorization: Bearer bzp_<prefix>_<secret>`; shown once, stored hashed (sha256).
+ *
+ * Every authenticated route requires one scope (`routeScopes`); a token without it gets 403
+ * insufficient-scope, and so does any route whose scope is null (token management, admin-only
+ * routes: a token never carries the admin role). Expired or revoked tokens are 401 invalid-token.
+ */
+import { z } from 'zod';
+import { c, named, safeText, Timestamp, Uuid } from './common.js';
+import { bodyProblems, routeErrors } from './problems.js';
+
+export const TOKEN_SCOPES = {
+  'profile:read': 'read the user\'s profile (GET /user/me)',
+  'profile:write': 'edit the user\'s profile',
+  'listings:read': 'read listings, the marketplace, public profiles and reviews',
+  'listings:write': 'create and edit the user\'s listings',
+  'orders:read': 'read the user\'s orders',
+  'orders:write': 'create, pay and act on the user\'s orders',
+  'reviews:write': 'review the user\'s orders',
+  'wallet:read': 'read balances, deposits and withdrawals',
+  'wallet:write': 'request deposit addresses and withdrawals',
+  'events:read': 'read and stream the user\'s events',
+  'webhooks:manage': 'manage the user\'s webhook endpoints',
+  'chat:read': 'read the user\'s conversations',
+  'chat:write': 'post, mark read and report messages',
+} as const;
+export type TokenScope = keyof typeof TOKEN_SCOPES;
+export const TokenScope = z.enum(Object.keys(TOKEN_SCOPES) as [TokenScope, ...TokenScope[]]).describe(
+  Object.entries(TOKEN_SCOPES)
+    .map(([k, v]) => `\`${k}\`: ${v}`)
+    .join('; '),
+);
+
+export const PersonalAccessToken = named(
+  'PersonalAccessToken',
+  z.object({
+    token_id: Uuid,
+    name: z.string(),
+    prefix: z.string().describe('First characters of the token (`bzp_<prefix>_…`), to recognise it'),
+    scopes: z.array(TokenScope),
+    created_at: Timestamp,
+    expires_at: Timestamp.nullable(),
+    revoked_at: Timestamp.nullable(),
+    last_used_at: Timestamp.nullable(),
+  }),
+);
+
+export const CreatedToken = named(
+  'CreatedToken',
+  PersonalAccessToken.extend({ token: z.string().describe('The token (`bzp_<prefix>_<secret>`), shown once: store it') }),
+);
+
+export const CreateTokenBody = named(
+  'CreateTokenBody',
+  z
+    .object({
+      name: safeText(z.string().trim().min(1).max(100)),
+      scopes: z.array(TokenScope).min(1).max(20),
+      expires_in_days: z.number().int().min(1).max(365).optional().describe('Lifetime in days; omitted: until revoked'),
+    })
+    .strict(),
+);
+
+export const TokenList = named('TokenList', z.object({ data: z.array(PersonalAccessToken) }));
+
+const create = routeErrors('user', [...bodyProblems, 'insufficient-scope']);
+const list = routeErrors('user', ['insufficient-scope']);
+const revoke = routeErrors('user', ['not-found', 'insufficient-scope']);
+
+export const tokens = c.router({
+  createToken: {
+    method: 'POST',
+    path: '/user/tokens',
+    body: CreateTokenBody,
+    summary: 'Create a personal access token',
+    description: 'For a third-party app acting as the caller within `scopes`. 201 with the token, shown once. Not with a token (403).',
+    responses: { 201: CreatedToken, ...create.responses },
+    metadata: create.metadata,
+  },
+  listTokens: {
+    method: 'GET',
+    path: '/user/tokens',
+    summary: 'The caller\'s personal access tokens',
+    description: 'Every token the caller created (revoked ones included), newest first; never the token itself.',
+    responses: { 200: TokenList, ...list.responses },
+    metadata: list.metadata,
+  },
+  revokeToken: {
+    method: 'DELETE',
+    path: '/user/tokens/:token_id',
+    pathParams: z.object({ token_id: Uuid }),
+    body: c.noBody(),
+    summary: 'Revoke a personal access token',
+    description: 'The token stops working at once (401 invalid-token). 200 with the revoked token; 404 for another user\'s token.',
+    responses: { 200: PersonalAccessToken, ...revoke.responses },
+    metadata: revoke.metadata,
+  },
+});

@@ -1,0 +1,109 @@
+/**
+ * ts-rest handlers of `contract.chat`. Rules live in modules/chat. The three routes that post a
+ * message share one rate limit per sender (express-rate-limit keyed by the principal's user id):
+ * CHAT_RATE_LIMIT_PER_MINUTE, then 429 rate-limited with Retry-After.
+ */
+import type { RequestHandler } from 'express';
+import { rateLimit } from 'express-rate-limit';
+import { initServer } from '@ts-rest/express';
+import { contract } from '@bazaar/contract';
+import { DomainError } from '../errors.js';
+import { presentMessage, type ChatService, type ConversationRecord } from '../modules/chat/index.js';
+import { sendProblem } from './problem.js';
+
+export interface ChatHttpDeps {
+  service: ChatService;
+  rateLimitPerMinute: number;
+}
+
+function principalOf(req: unknown): { userId: string | null; isAdmin: boolean } {
+  const p = (req as { principal?: { userId?: string | null; isAdmin?: boolean } }).principal;
+  if (!p) throw new DomainError('unauthorized', 'No credential was sent.');
+  return { userId: p.userId ?? null, isAdmin: !!p.isAdmin };
+}
+
+function presentConversation(v: { c: ConversationRecord; unread: number; lastReadId: string | null }) {
+  return {
+    conversation_id: v.c.id,
+    listing_id: v.c.listingId,
+    order_id: v.c.orderId,
+    buyer_wallet: v.c.buyerWallet,
+    seller_wallet: v.c.sellerWallet,
+    last_message_at: v.c.lastMessageAt ? new Date(v.c.lastMessageAt).toISOString() : null,
+    unread_count: v.unread,
+    last_read_message_id: v.lastReadId,
+    created_at: new Date(v.c.createdAt).toISOString(),
+  };
+}
+
+/** One limiter for every route that posts a message: `perMinute` per sender. */
+function senderLimit(perMinute: number): RequestHandler {
+  return rateLimit({
+    windowMs: 60_000,
+    limit: perMinute,
+    keyGenerator: (req) => `sender:${(req as { principal?: { userId?: string | null } }).principal?.userId ?? 'none'}`,
+    validate: { keyGeneratorIpFallback: false },
+    standardHeaders: 'draft-7',
+    legacyHeaders: false,
+    handler: (req, res, _next, options) => {
+      const reset = (req as { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
+      const retryAfter = reset ? Math.max(1, Math.ceil((reset.getTime() - Date.now()) / 1000)) : Math.ceil(options.windowMs / 1000);
+      res.setHeader('Retry-After', String(retryAfter));
+      sendProblem(req, res, 'rate-limited', `At most ${perMinute} messages per minute per sender; retry in ${retryAfter} s.`);
+    },
+  });
+}
+
+export function chatHandlers(deps: ChatHttpDeps) {
+  const s = initServer();
+  const { service } = deps;
+  const limited = [senderLimit(deps.rateLimitPerMinute)] as never;
+  const pageBody = (r: Awaited<ReturnType<ChatService['listMessages']>>) => ({
+    data: r.items.map(presentMessage),
+    next_cursor: r.nextCursor,
+    conversation: presentConversation(r.conversation),
+  });
+  return s.router(contract.chat, {
+    listOrderMessages: async ({ params, query, req }) => ({
+      status: 200 as const,
+      body: pageBody(await service.listOrderMessages(principalOf(req), params.order_id, query)),
+    }),
+    sendOrderMessage: {
+      middleware: limited,
+      handler: async ({ params, body, req }) => ({
+        status: 201 as const,
+        body: presentMessage(await service.sendOrderMessage(principalOf(req), params.order_id, body.body)),
+      }),
+    },
+    createInquiry: {
+      middleware: limited,
+      handler: async ({ params, body, req }) => {
+        const r = await service.inquire(principalOf(req), params.listing_id, body.body);
+        return { status: 201 as const, body: { conversation: presentConversation(r.conversation), message: presentMessage(r.message) } };
+      },
+    },
+    listConversations: async ({ query, req }) => {
+      const r = await service.list(principalOf(req), query);
+      return { status: 200 as const, body: { data: r.items.map(presentConversation), next_cursor: r.nextCursor } };
+    },
+    listConversationMessages: async ({ params, query, req }) => ({
+      status: 200 as const,
+      body: pageBody(await service.listMessages(principalOf(req), params.conversation_id, query)),
+    }),
+    sendConversationMessage: {
+      middleware: limited,
+      handler: async ({ params, body, req }) => ({
+        status: 201 as const,
+        body: presentMessage(await service.send(principalOf(req), params.conversation_id, body.body)),
+      }),
+    },
+    markConversationRead: async ({ params, body, req }) => ({
+      status: 200 as const,
+      body: presentConversation(await service.markRead(principalOf(req), params.conversation_id, body.message_id)),
+    }),
+    reportMessage: async ({ params, body, req }) => ({
+      status: 200 as const,
+      body: presentMessage(await service.report(principalOf(req), params.message_id, body.reason)),
+    }),
+  });
+}

@@ -1,0 +1,111 @@
+/**
+ * Events storage (table events, written by outbox.ts): reads for GET /events, the live stream and the
+ * webhook fan-out. Positions are the `seq` column (commit order, see outbox.ts).
+ */
+import type { Event, EventType, ResourceType } from '@bazaar/contract';
+import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
+
+/** Who reads: a user sees events whose audience holds them; an admin every event. */
+export interface EventViewer {
+  userId: string | null;
+  isAdmin: boolean;
+}
+
+export interface EventFilter {
+  types?: readonly EventType[];
+  resourceType?: ResourceType;
+  resourceId?: string;
+}
+
+/** An event row with its position (seq) as a bigint. */
+export interface EventRecord {
+  seq: bigint;
+  id: string;
+  type: EventType;
+  resourceType: ResourceType;
+  resourceId: string;
+  resourceSeq: number;
+  audience: string[];
+  data: unknown;
+  signature: string | null;
+  createdAt: Date;
+}
+
+type Row = Prisma.EventGetPayload<object>;
+
+const toRecord = (r: Row): EventRecord => ({
+  seq: r.seq,
+  id: r.id,
+  type: r.type as EventType,
+  resourceType: r.resourceType as ResourceType,
+  resourceId: r.resourceId,
+  resourceSeq: r.resourceSeq,
+  audience: r.audience,
+  data: r.data,
+  signature: r.signature,
+  createdAt: r.createdAt,
+});
+
+/** The contract's Event JSON of a record. */
+export function toEventDto(e: EventRecord): Event {
+  return {
+    type: e.type,
+    resource_type: e.resourceType,
+    event_id: e.id,
+    position: e.seq.toString(),
+    resource_id: e.resourceId,
+    sequence: e.resourceSeq,
+    signature: e.signature,
+    created_at: e.createdAt.toISOString(),
+    data: e.data,
+  } as Event;
+}
+
+/** Whether `viewer` may see `e` and it passes `f`. */
+export function matches(e: EventRecord, viewer: EventViewer | null, f: EventFilter = {}): boolean {
+  if (viewer && !viewer.isAdmin && !(viewer.userId && e.audience.includes(viewer.userId))) return false;
+  if (f.types?.length && !f.types.includes(e.type)) return false;
+  if (f.resourceType && e.resourceType !== f.resourceType) return false;
+  if (f.resourceId && e.resourceId !== f.resourceId) return false;
+  return true;
+}
+
+function where(viewer: EventViewer | null, f: EventFilter): Prisma.EventWhereInput[] {
+  const and: Prisma.EventWhereInput[] = [];
+  if (viewer && !viewer.isAdmin) and.push(viewer.userId ? { audience: { has: viewer.userId } } : { seq: { lt: 0n } });
+  if (f.types?.length) and.push({ type: { in: [...f.types] } });
+  if (f.resourceType) and.push({ resourceType: f.resourceType });
+  if (f.resourceId) and.push({ resourceId: f.resourceId });
+  return and;
+}
+
+export function createEventsRepo(db: PrismaClient) {
+  return {
+    /** Newest first, before position `beforeSeq` (exclusive) when given. */
+    async listNewest(viewer: EventViewer, f: EventFilter, limit: number, beforeSeq?: bigint): Promise<EventRecord[]> {
+      const and = where(viewer, f);
+      if (beforeSeq !== undefined) and.push({ seq: { lt: beforeSeq } });
+      const rows = await db.event.findMany({ where: { AND: and }, orderBy: { seq: 'desc' }, take: limit });
+      return rows.map(toRecord);
+    },
+
+    /** Oldest first after position `afterSeq` (exclusive); `viewer` null = every event (fan-out). */
+    async readAfter(afterSeq: bigint, limit: number, viewer: EventViewer | null = null, f: EventFilter = {}): Promise<EventRecord[]> {
+      const rows = await db.event.findMany({ where: { AND: [...where(viewer, f), { seq: { gt: afterSeq } }] }, orderBy: { seq: 'asc' }, take: limit });
+      return rows.map(toRecord);
+    },
+
+    /** The newest position (0 when there is no event). */
+    async head(): Promise<bigint> {
+      const r = await db.event.aggregate({ _max: { seq: true } });
+      return r._max.seq ?? 0n;
+    },
+
+    async get(id: string): Promise<EventRecord | null> {
+      const row = await db.event.findUnique({ where: { id } });
+      return row ? toRecord(row) : null;
+    },
+  };
+}
+
+export type EventsRepo = ReturnType<typeof createEventsRepo>;

@@ -1,0 +1,81 @@
+/**
+ * The transactional outbox (issue 11): `appendEvents(tx, [...])` writes event rows inside the caller's
+ * database transaction, as its LAST statements, so an event exists exactly when its change committed.
+ *
+ * Ordering: every event-writing transaction first takes one transaction-scoped advisory lock
+ * (`pg_advisory_xact_lock(OUTBOX_LOCK)`), then draws `seq` (bigserial) and the per-resource sequence.
+ * The lock is held until commit, so event-writing transactions commit one at a time in seq order: a
+ * reader that saw seq n never sees a smaller seq appear later (no gap a stream could skip over), and
+ * the events of one resource are in the order the resource changed. Call it last in the transaction
+ * (after every row lock the transaction takes), so the lock is held only for the insert and the commit
+ * and no lock-order cycle with it is possible.
+ *
+ * After the commit, call `outboxSignal.emit('appended')` (repos do it via `notifyAppended`) to wake this
+ * process's stream and webhook fan-out at once; other replicas find the events by polling.
+ */
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import type { EventType, ResourceType } from '@bazaar/contract';
+import { Prisma } from '../../generated/prisma/client.js';
+
+/** Key of the outbox advisory lock (any constant bigint shared by every writer). */
+export const OUTBOX_LOCK = 0x0b_a2_aa_12_e7_e1n;
+
+/** An event to write: `data` is the resource as the API returns it (JSON). */
+export interface NewEvent {
+  type: EventType;
+  resourceType: ResourceType;
+  /** uuid */
+  resourceId: string;
+  /** user ids the event concerns (parties of the resource); admins see all events */
+  audience: readonly string[];
+  data: unknown;
+  /** transaction signature when the chain moved */
+  signature?: string | null;
+}
+
+/** Anything that can run raw SQL: a Prisma client or an interactive transaction's client. */
+export type SqlClient = Pick<Prisma.TransactionClient, '$executeRaw' | '$queryRaw'>;
+
+/** Wakes the in-process readers after a commit that wrote events (they also poll). */
+export const outboxSignal = new EventEmitter();
+outboxSignal.setMaxListeners(0);
+
+export function notifyAppended(): void {
+  outboxSignal.emit('appended');
+}
+
+/** Insert `events` in the caller's transaction `tx` (call last; see the module comment). */
+export async function appendEvents(tx: SqlClient, events: readonly NewEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  await tx.$executeRaw`SELECT pg_advisory_xact_lock(${OUTBOX_LOCK})`;
+  for (const e of events) {
+    const audience = [...new Set(e.audience)];
+    await tx.$executeRaw`
+      INSERT INTO events (id, type, resource_type, resource_id, resource_seq, audience, data, signature)
+      VALUES (
+        ${randomUUID()}::uuid, ${e.type}, ${e.resourceType}, ${e.resourceId}::uuid,
+        COALESCE((SELECT max(resource_seq) FROM events WHERE resource_type = ${e.resourceType} AND resource_id = ${e.resourceId}::uuid), 0) + 1,
+        ${audience}::uuid[], ${JSON.stringify(e.data)}::jsonb, ${e.signature ?? null}
+      )`;
+  }
+}
+
+/**
+ * Run `work` in a transaction with the events it returns appended last, then wake the readers.
+ * `work` returns `{ result, events }`; an empty `events` writes nothing.
+ */
+export async function withEvents<T>(
+  db: { $transaction: <R>(fn: (tx: Prisma.TransactionClient) => Promise<R>) => Promise<R> },
+  work: (tx: Prisma.TransactionClient) => Promise<{ result: T; events: NewEvent[] }>,
+): Promise<T> {
+  let wrote = false;
+  const result = await db.$transaction(async (tx) => {
+    const r = await work(tx);
+    await appendEvents(tx, r.events);
+    wrote = r.events.length > 0;
+    return r.result;
+  });
+  if (wrote) notifyAppended();
+  return result;
+}

@@ -1,0 +1,60 @@
+/**
+ * Webhooks module wiring (issue 11): endpoints CRUD, the delivery worker.
+ *
+ *   const webhooks = createWebhooksModule({ db, settings: config.webhooks, log });
+ *   await webhooks.start();   // the worker: fan-out + deliveries every intervalMs and on local commits
+ *   await webhooks.stop();
+ */
+import type { PrismaClient } from '../../generated/prisma/client.js';
+import { WEBHOOK_DEFAULTS, type WebhookSettings } from '../../config.js';
+import { createWebhooksRepo } from './webhooks.repo.js';
+import { createWebhooksService } from './webhooks.service.js';
+import { WebhookWorker, type WebhookWorkerOptions } from './webhooks.worker.js';
+
+export { createWebhooksRepo, type WebhooksRepo } from './webhooks.repo.js';
+export { createWebhooksService, type WebhooksService } from './webhooks.service.js';
+export { WebhookWorker, retryDelay, RETRY_DELAYS_MS } from './webhooks.worker.js';
+export { presentWebhook, presentDelivery } from './webhooks.presenter.js';
+export { assertWebhookUrl, refusedAddress } from './ssrf.js';
+export { sendWebhook, signedHeaders } from './webhooks.sender.js';
+
+type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
+
+export interface WebhooksModuleOptions {
+  db: PrismaClient;
+  settings?: WebhookSettings;
+  log?: Log;
+  now?: () => Date;
+  /** test seams: worker options (retry delays, give-up and disable thresholds, send) and DNS */
+  worker?: Partial<WebhookWorkerOptions>;
+  resolve?: (host: string) => Promise<string[]>;
+}
+
+export function createWebhooksModule(o: WebhooksModuleOptions) {
+  const settings: WebhookSettings = o.settings ?? { allowPrivateUrls: false, ...WEBHOOK_DEFAULTS };
+  const repo = createWebhooksRepo(o.db);
+  const worker = new WebhookWorker(repo, {
+    timeoutMs: settings.timeoutMs,
+    intervalMs: settings.intervalMs,
+    concurrency: settings.concurrency,
+    allowPrivate: settings.allowPrivateUrls,
+    now: o.now,
+    log: o.log,
+    ...o.worker,
+  });
+  const service = createWebhooksService({ repo, allowPrivateUrls: settings.allowPrivateUrls, now: o.now, wake: () => worker.trigger(), resolve: o.resolve });
+  return {
+    repo,
+    service,
+    worker,
+    http: { service },
+    async start() {
+      worker.start();
+    },
+    async stop() {
+      await worker.stop();
+    },
+  };
+}
+
+export type WebhooksModule = ReturnType<typeof createWebhooksModule>;
