@@ -1315,7 +1315,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "DepositEvent";
+            type: "deposit.credited";
             /** @enum {string} */
             resource_type: "deposit";
             /**
@@ -1539,7 +1539,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "ListingEvent";
+            type: "listing.created" | "listing.updated" | "listing.reserved" | "listing.sold";
             /** @enum {string} */
             resource_type: "listing";
             /**
@@ -1759,7 +1759,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "MessageEvent";
+            type: "message.created";
             /** @enum {string} */
             resource_type: "message";
             /**
@@ -2048,7 +2048,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "OrderEvent";
+            type: "order.created" | "order.funded" | "order.delivered" | "order.completed" | "order.disputed" | "order.resolved" | "order.refunded" | "order.expired" | "order.auto_released";
             /** @enum {string} */
             resource_type: "order";
             /**
@@ -2535,7 +2535,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "ReviewEvent";
+            type: "review.created";
             /** @enum {string} */
             resource_type: "review";
             /**
@@ -2967,7 +2967,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "WebhookEvent";
+            type: "webhook.disabled";
             /** @enum {string} */
             resource_type: "webhook";
             /**
@@ -3152,7 +3152,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "WithdrawalEvent";
+            type: "withdrawal.created" | "withdrawal.confirmed" | "withdrawal.failed";
             /** @enum {string} */
             resource_type: "withdrawal";
             /**

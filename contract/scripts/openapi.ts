@@ -321,6 +321,37 @@ function normalizeTo30(node: unknown, schemas: Json): void {
 }
 
 /**
+ * A `discriminator` whose `oneOf` members each stand for several values of the property (e.g. Event:
+ * ListingEvent covers listing.created, listing.updated, ...) needs an explicit `mapping` (OpenAPI 3.0.3
+ * section 4.7.25: without one a value must equal a component name, so validators and generated clients
+ * refuse every real event). Adds the mapping from each member's `enum`/single value of the property;
+ * drops the discriminator when a member does not list its values.
+ */
+function discriminatorMappings(node: unknown, schemas: Json): void {
+  if (Array.isArray(node)) return node.forEach((n) => discriminatorMappings(n, schemas));
+  if (!node || typeof node !== 'object') return;
+  const o = node as Json;
+  const prop = o.discriminator?.propertyName;
+  if (typeof prop === 'string' && Array.isArray(o.oneOf) && !o.discriminator.mapping) {
+    const mapping: Record<string, string> = {};
+    let complete = true;
+    for (const member of o.oneOf as Json[]) {
+      const ref = typeof member.$ref === 'string' ? member.$ref : undefined;
+      const target = ref ? schemas[ref.replace('#/components/schemas/', '')] : undefined;
+      const values = target?.properties?.[prop]?.enum as unknown[] | undefined;
+      if (!ref || !values?.length) {
+        complete = false;
+        break;
+      }
+      for (const v of values) mapping[String(v)] = ref;
+    }
+    if (complete) o.discriminator = { ...o.discriminator, mapping };
+    else delete o.discriminator;
+  }
+  for (const value of Object.values(o)) discriminatorMappings(value, schemas);
+}
+
+/**
  * Give every zod schema reachable from `root` that has no OpenAPI metadata of its own the metadata it
  * inherited from the schema it was copied from (see extendApi in contract/src/common.ts): without it
  * `Pubkey.describe('...')` would lose Pubkey's example.
@@ -393,6 +424,8 @@ export function buildOpenApiDocument(): Json {
 
   normalizeTo30(generated.paths, schemas);
   normalizeTo30(schemas, schemas);
+  discriminatorMappings(schemas, schemas);
+  discriminatorMappings(generated.paths, schemas);
 
   return {
     openapi: generated.openapi,

@@ -135,3 +135,28 @@ describe('OpenAPI document for client generators', () => {
   });
 });
 
+
+describe('discriminators', () => {
+  it('every discriminator maps each value its members declare (Event: every event type) to that member', () => {
+    const schemas = doc.components.schemas as Record<string, any>;
+    const found: string[] = [];
+    const walk = (node: unknown, where: string): void => {
+      if (Array.isArray(node)) return node.forEach((n) => walk(n, where));
+      if (!node || typeof node !== 'object') return;
+      const o = node as Record<string, any>;
+      if (o.discriminator) {
+        found.push(where);
+        const prop = o.discriminator.propertyName;
+        const expected: Record<string, string> = {};
+        for (const m of o.oneOf) {
+          for (const v of schemas[m.$ref.replace('#/components/schemas/', '')].properties[prop].enum) expected[v] = m.$ref;
+        }
+        expect(o.discriminator.mapping, where).toEqual(expected);
+      }
+      for (const [k, v] of Object.entries(o)) walk(v, `${where}/${k}`);
+    };
+    walk(doc, '#');
+    expect(found).toContain('#/components/schemas/Event');
+    expect(Object.keys(schemas.Event.discriminator.mapping)).toEqual(expect.arrayContaining(['order.funded', 'listing.created', 'message.created']));
+  });
+});
