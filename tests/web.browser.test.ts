@@ -44,6 +44,8 @@ interface Actor {
   context: BrowserContext;
   page: Page;
   wallet: TestWallet;
+  /** URLs of every request the page made (fetch/XHR and documents) */
+  requests: string[];
 }
 
 describe.skipIf(!runBrowserSuite('web.browser.test'))('the web app in headless Chromium', () => {
@@ -67,11 +69,13 @@ describe.skipIf(!runBrowserSuite('web.browser.test'))('the web app in headless C
     const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
     const wallet = await installTestWallet(context, keypair, env.localnet.rpcUrl, { without });
     const page = await context.newPage();
+    const requests: string[] = [];
+    page.on('request', (r) => requests.push(r.url()));
     page.on('console', (m) => {
       if (m.type() === 'error') problems.push(`${name}: console: ${m.text()}`);
     });
     page.on('pageerror', (e) => problems.push(`${name}: page error: ${e.message}`));
-    return { name, keypair, context, page, wallet };
+    return { name, keypair, context, page, wallet, requests };
   }
 
   /** The <h1> of the page once the router rendered it; it holds the keyboard focus. */
@@ -245,7 +249,9 @@ describe.skipIf(!runBrowserSuite('web.browser.test'))('the web app in headless C
 
   it("the buyer's open order page updates by itself; the buyer confirms and reviews", async () => {
     const page = buyer.page;
-    // no reload: the page polls the order (web/src/live.ts) and shows the seller's delivery
+    // no reload: the page follows this order's events (web/src/live.ts) and shows the seller's delivery
+    const streams = buyer.requests.map((u) => new URL(u)).filter((u) => u.pathname === `${API}/events/stream`);
+    expect(streams.map((u) => [u.searchParams.get('resource_type'), u.searchParams.get('resource_id')])).toContainEqual(['order', orderId]);
     await expect.poll(() => page.getByTestId('order-status').innerText(), { timeout: 20_000 }).toBe('delivered');
     await page.getByRole('button', { name: 'Confirm delivery and release payment' }).click();
     await expect.poll(() => page.getByTestId('order-status').innerText(), { timeout: 30_000 }).toBe('completed');
