@@ -102,6 +102,37 @@ describe('POST /listings', () => {
     expect(res.body.errors[0].code).toBe('too_many_decimals');
   });
 
+  it('an optional Idempotency-Key: the same key and body replay the first 201 (one listing, one token)', async () => {
+    const rows = await countRows(db, 'listings');
+    const tokens = chain.tokens.size;
+    const key = `listing-${crypto.randomUUID()}`;
+    const body = listingBody({ title: 'Retried after a lost response' });
+    const first = await request(app).post(`${API}/listings`).set(alice.headers).set('Idempotency-Key', key).send(body);
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    const again = await request(app).post(`${API}/listings`).set(alice.headers).set('Idempotency-Key', key).send(body);
+    expect(again.status).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect(await countRows(db, 'listings')).toBe(rows + 1);
+    expect(chain.tokens.size).toBe(tokens + 1);
+    // the same key with another body is refused; another user's identical key is their own
+    const other = await request(app).post(`${API}/listings`).set(alice.headers).set('Idempotency-Key', key).send({ ...body, price: 1 });
+    expectProblem(other, 422, 'idempotency-key-reused');
+    const bobs = await request(app).post(`${API}/listings`).set(bob.headers).set('Idempotency-Key', key).send(body);
+    expect(bobs.status).toBe(201);
+    expect(bobs.body.listing_id).not.toBe(first.body.listing_id);
+    // without a key, the same body twice is two listings (the key is what makes a retry safe)
+    const a = await createListing(app, alice, { title: 'No key, first' });
+    const b = await createListing(app, alice, { title: 'No key, first' });
+    expect(a.listing_id).not.toBe(b.listing_id);
+  });
+
+  it('400 for a malformed Idempotency-Key', async () => {
+    const res = await request(app).post(`${API}/listings`).set(alice.headers).set('Idempotency-Key', 'é'.repeat(3)).send(listingBody());
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  });
+
   it('401 without a credential', async () => {
     const rows = await countRows(db, 'listings');
     const res = await request(app).post(`${API}/listings`).send(listingBody());

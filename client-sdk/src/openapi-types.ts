@@ -101,7 +101,7 @@ export interface paths {
         put?: never;
         /**
          * Create a listing and mint its token
-         * @description Any authenticated user; the caller becomes the seller. title 3..120 and description 1..5000 characters (trimmed); price > 0 in UI units with at most the currency's decimals; currency and category must be configured (GET /currencies, GET /categories), otherwise 400 validation-error; duration = estimated delivery time in whole days 1..365. The service mints a Token-2022 NFT to the seller's wallet and returns 201 with status `available`, `token_mint_address` and `mint_transaction` {signature, slot}. The mint is recorded before it is sent and the listing is stored once the token exists, so a failure in between is recovered, never lost: 503 chain-unavailable / 502 chain-transaction-failed without `listing_id` = nothing was minted or stored; 503 WITH `listing_id` and `token_mint_address` (and Retry-After) = the mint was sent (chain-unavailable: its outcome is not known yet) or done (the database could not store the listing yet). Then repeat the same request (same body): while that mint is unfinished an identical create resumes it and returns 201 with that listing once its token exists; it never mints a second token. Without a repeat the service finishes it by itself (start-up and every 30 s): the listing appears if its token landed, and is dropped (404) if the mint can never land. A listing is never visible (GET, lists, search) before its token exists.
+         * @description Any authenticated user; the caller becomes the seller. title 3..120 and description 1..5000 characters (trimmed); price > 0 in UI units with at most the currency's decimals; currency and category must be configured (GET /currencies, GET /categories), otherwise 400 validation-error; duration = estimated delivery time in whole days 1..365. The service mints a Token-2022 NFT to the seller's wallet and returns 201 with status `available`, `token_mint_address` and `mint_transaction` {signature, slot}. The mint is recorded before it is sent and the listing is stored once the token exists, so a failure in between is recovered, never lost: 503 chain-unavailable / 502 chain-transaction-failed without `listing_id` = nothing was minted or stored; 503 WITH `listing_id` and `token_mint_address` (and Retry-After) = the mint was sent (chain-unavailable: its outcome is not known yet) or done (the database could not store the listing yet). Then repeat the same request (same body): while that mint is unfinished an identical create resumes it and returns 201 with that listing once its token exists; it never mints a second token. Without a repeat the service finishes it by itself (start-up and every 30 s): the listing appears if its token landed, and is dropped (404) if the mint can never land. A listing is never visible (GET, lists, search) before its token exists. An optional Idempotency-Key makes any retry safe, also after a 201 whose response was lost: the same key and body return the first response (one listing, one token).
          */
         post: operations["createListing"];
         delete?: never;
@@ -3774,7 +3774,10 @@ export interface operations {
     createListing: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Optional key per logical request, 1..255 printable ASCII (a UUID is recommended), kept 24 h. Replays with the same body return the stored response (header `Idempotent-Replayed: true`); same key with a different body -> 422 idempotency-key-reused; same key while the first request still runs -> 409 idempotency-key-in-use. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3811,6 +3814,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Idempotency-Key in use (`idempotency-key-in-use`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Payload too large (`payload-too-large`) */
             413: {
                 headers: {
@@ -3822,6 +3834,15 @@ export interface operations {
             };
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Idempotency-Key reused (`idempotency-key-reused`) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4539,7 +4560,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Unique key per logical request, 1..255 printable ASCII (a UUID is recommended), kept 24 h. Replays with the same body return the stored response; missing -> 400 idempotency-key-missing; same key with a different body -> 422 idempotency-key-reused; same key while the first request still runs -> 409 idempotency-key-in-use. */
+                /** @description Unique key per logical request, 1..255 printable ASCII (a UUID is recommended), kept 24 h. Replays with the same body return the stored response (header `Idempotent-Replayed: true`); same key with a different body -> 422 idempotency-key-reused; same key while the first request still runs -> 409 idempotency-key-in-use. Missing -> 400 idempotency-key-missing. */
                 "Idempotency-Key": string;
             };
             path?: never;
@@ -6206,7 +6227,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Unique key per logical request, 1..255 printable ASCII (a UUID is recommended), kept 24 h. Replays with the same body return the stored response; missing -> 400 idempotency-key-missing; same key with a different body -> 422 idempotency-key-reused; same key while the first request still runs -> 409 idempotency-key-in-use. */
+                /** @description Unique key per logical request, 1..255 printable ASCII (a UUID is recommended), kept 24 h. Replays with the same body return the stored response (header `Idempotent-Replayed: true`); same key with a different body -> 422 idempotency-key-reused; same key while the first request still runs -> 409 idempotency-key-in-use. Missing -> 400 idempotency-key-missing. */
                 "Idempotency-Key": string;
             };
             path?: never;

@@ -236,22 +236,31 @@ export const page = <T extends z.ZodTypeAny>(item: T) =>
     next_cursor: z.string().nullable().describe('Cursor of the next page; null on the last page'),
   });
 
-/** Idempotency-Key request header (IETF draft): required on createOrder and createWithdrawal. */
+const idempotencyKey = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[\x20-\x7E]+$/, 'must be printable ASCII');
+const idempotencyKeyRules =
+  '1..255 printable ASCII (a UUID is recommended), kept 24 h. Replays with the same body return the stored ' +
+  'response (header `Idempotent-Replayed: true`); same key with a different body -> 422 idempotency-key-reused; ' +
+  'same key while the first request still runs -> 409 idempotency-key-in-use.';
+
+/** Idempotency-Key request header (IETF draft-ietf-httpapi-idempotency-key-header): required on createOrder and createWithdrawal. */
 export const IdempotencyHeaders = z.object({
-  'idempotency-key': extendApi(
-    z
-      .string()
-      .min(1)
-      .max(255)
-      .regex(/^[\x20-\x7E]+$/, 'must be printable ASCII'),
-    {
-      description:
-        'Unique key per logical request, 1..255 printable ASCII (a UUID is recommended), kept 24 h. Replays ' +
-        'with the same body return the stored response; missing -> 400 idempotency-key-missing; same key with ' +
-        'a different body -> 422 idempotency-key-reused; same key while the first request still runs -> 409 ' +
-        'idempotency-key-in-use.',
-    },
-  ),
+  'idempotency-key': extendApi(idempotencyKey, {
+    description: `Unique key per logical request, ${idempotencyKeyRules} Missing -> 400 idempotency-key-missing.`,
+  }),
+});
+
+/**
+ * Optional Idempotency-Key (as Stripe accepts on every POST): createListing. Without it the request runs as
+ * before; with it a retry (a lost response, a timeout) returns the first response instead of a second resource.
+ */
+export const OptionalIdempotencyHeaders = z.object({
+  'idempotency-key': extendApi(idempotencyKey.optional(), {
+    description: `Optional key per logical request, ${idempotencyKeyRules}`,
+  }),
 });
 
 /** Who may call a route, read by the server's auth middleware. */

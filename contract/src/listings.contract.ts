@@ -34,6 +34,7 @@ import {
   CurrencyCode,
   extendApi,
   named,
+  OptionalIdempotencyHeaders,
   page,
   PaginationQuery,
   Pubkey,
@@ -200,7 +201,11 @@ export const TokenMetadataJson = named(
 
 const ListingIdParams = z.object({ listing_id: Uuid });
 
-const createListing = routeErrors('user', [...bodyProblems, 'chain-unavailable', 'chain-transaction-failed']);
+const createListing = routeErrors(
+  'user',
+  [...bodyProblems, 'idempotency-key-in-use', 'idempotency-key-reused', 'chain-unavailable', 'chain-transaction-failed'],
+  { idempotent: 'optional' },
+);
 const getListing = routeErrors('user', ['not-found']);
 const listListings = routeErrors('user', []);
 const updateListing = routeErrors(
@@ -229,7 +234,10 @@ export const listings = c.router({
       'unfinished an identical create resumes it and returns 201 with that listing once its token exists; ' +
       'it never mints a second token. Without a repeat the service finishes it by itself (start-up and every ' +
       '30 s): the listing appears if its token landed, and is dropped (404) if the mint can never land. A ' +
-      'listing is never visible (GET, lists, search) before its token exists.',
+      'listing is never visible (GET, lists, search) before its token exists. An optional Idempotency-Key ' +
+      'makes any retry safe, also after a 201 whose response was lost: the same key and body return the ' +
+      'first response (one listing, one token).',
+    headers: OptionalIdempotencyHeaders,
     body: CreateListingBody,
     responses: { 201: Listing, ...createListing.responses },
     metadata: createListing.metadata,

@@ -299,13 +299,13 @@ export const bodyProblems = ['payload-too-large', 'unsupported-media-type'] as c
  *   'admin' (an authenticated user with the admin role).
  * - `actors`: documentation of resource-level roles enforced by the service (e.g. 'buyer', 'seller').
  * - `problems`: the problem slugs the route can return besides `commonProblems`.
- * - `idempotent`: the route requires the Idempotency-Key header.
+ * - `idempotent`: the route takes the Idempotency-Key header: `true` = required, `'optional'` = accepted.
  */
 export interface RouteMetadata {
   auth: RouteAuth;
   actors?: readonly string[];
   problems: readonly ProblemSlug[];
-  idempotent?: boolean;
+  idempotent?: boolean | 'optional';
 }
 
 /**
@@ -316,7 +316,7 @@ export function routeErrors<
   const A extends RouteAuth,
   const S extends readonly ProblemSlug[],
   const R extends readonly string[] = [],
->(auth: A, slugs: S, extra: { actors?: R; idempotent?: boolean } = {}) {
+>(auth: A, slugs: S, extra: { actors?: R; idempotent?: boolean | 'optional' } = {}) {
   const all = (auth === 'public' ? [...slugs] : [...authProblems, ...slugs]) as ProblemSlug[];
   const unique = [...new Set(all)];
   return {
@@ -327,7 +327,7 @@ export function routeErrors<
       auth,
       problems: unique,
       ...(extra.actors ? { actors: extra.actors } : {}),
-      ...(extra.idempotent ? { idempotent: true } : {}),
-    } as { auth: A; problems: readonly ProblemSlug[]; actors?: R; idempotent?: boolean },
+      ...(extra.idempotent ? { idempotent: extra.idempotent } : {}),
+    } as { auth: A; problems: readonly ProblemSlug[]; actors?: R; idempotent?: boolean | 'optional' },
   };
 }

@@ -1,6 +1,7 @@
 import { isAppRoute, isAppRouteOtherResponse, type AppRoute, type AppRouter } from '@ts-rest/core';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import type { z } from 'zod';
 import {
   authProblems,
   commonProblems,
@@ -156,13 +157,16 @@ describe('contract routes', () => {
     }
   });
 
-  it('only createOrder and createWithdrawal take an Idempotency-Key', () => {
+  it('createOrder and createWithdrawal require an Idempotency-Key, createListing accepts one, no other route takes it', () => {
     const idempotent = routes.filter(([, r]) => (r.metadata as RouteMetadata).idempotent).map(([k]) => k);
-    expect(idempotent.sort()).toEqual(['orders.createOrder', 'wallet.createWithdrawal']);
+    expect(idempotent.sort()).toEqual(['listings.createListing', 'orders.createOrder', 'wallet.createWithdrawal']);
     for (const [key, route] of routes) {
-      const headers = route.headers as { shape?: Record<string, unknown> } | undefined;
-      expect(Boolean(headers?.shape?.['idempotency-key']), key).toBe(idempotent.includes(key));
+      const headers = route.headers as { shape?: Record<string, z.ZodTypeAny> } | undefined;
+      const header = headers?.shape?.['idempotency-key'];
+      expect(Boolean(header), key).toBe(idempotent.includes(key));
+      if (header) expect(header.isOptional(), key).toBe((route.metadata as RouteMetadata).idempotent === 'optional');
     }
+    expect((contract.listings.createListing.metadata as RouteMetadata).idempotent).toBe('optional');
   });
 
   it('returns custody-disabled from deposit/withdraw and 403 from role-restricted actions', () => {

@@ -9,10 +9,15 @@ import { presentListing } from '../modules/listings/index.js';
 import type { ListingsService } from '../modules/listings/index.js';
 import type { ListingsConfig, Viewer } from '../modules/listings/index.js';
 import type { Principal } from '../modules/auth/index.js';
+import { idempotency, type IdempotencyLeases, type IdempotencyStore } from '../modules/idempotency/index.js';
 
 export interface ListingsHttpDeps {
   service: ListingsService;
   config: Pick<ListingsConfig, 'currencies' | 'categories'>;
+  /** where the optional Idempotency-Key of createListing is kept (the one orders and withdrawals use) */
+  idempotencyStore: IdempotencyStore;
+  /** the process's idempotency lease timers (stopped on shutdown) */
+  idempotencyLeases?: IdempotencyLeases;
 }
 
 type PrincipalLike = Principal;
@@ -53,9 +58,13 @@ export function listingsHandlers(deps: ListingsHttpDeps) {
   const present = (l: Parameters<typeof presentListing>[0]) => presentListing(l, config);
 
   return s.router(contract.listings, {
-    createListing: async ({ body, req, res }) => {
-      const listing = await withRetryAfter(res, () => service.create(userOf(req), body));
-      return { status: 201 as const, body: present(listing) };
+    createListing: {
+      // optional: without a key the body fingerprint still resumes an unfinished mint (service.create)
+      middleware: [idempotency({ store: deps.idempotencyStore, required: false, leases: deps.idempotencyLeases }) as never],
+      handler: async ({ body, req, res }) => {
+        const listing = await withRetryAfter(res, () => service.create(userOf(req), body));
+        return { status: 201 as const, body: present(listing) };
+      },
     },
     getListing: async ({ params, req }) => ({
       status: 200 as const,

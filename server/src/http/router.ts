@@ -107,11 +107,12 @@ export function buildServices(ctx: AppContext) {
     });
   }
 
+  const idempotencyStore = orders?.idempotencyStore ?? new PrismaIdempotencyStore(db);
   const s = initServer();
   const router = s.router(contract, {
     auth: authHandlers({ service: auth, secureCookie: config.publicBaseUrl.startsWith('https://') }),
     users: usersHandlers({ service: users }),
-    listings: listingsHandlers(listings.http),
+    listings: listingsHandlers({ ...listings.http, idempotencyStore, idempotencyLeases: orders?.http.idempotencyLeases }),
     marketplace: marketplaceHandlers(marketplace.http),
     orders: orders ? ordersHandlers(orders.http) : unavailableRouter(contract.orders),
     reviews: reviewsHandlers(reviews.http),
@@ -119,7 +120,7 @@ export function buildServices(ctx: AppContext) {
       service: wallet,
       custody: custody?.service ?? null,
       custodyWithoutChain: config.custodyEnabled && !custody,
-      idempotencyStore: orders?.idempotencyStore ?? new PrismaIdempotencyStore(db),
+      idempotencyStore,
     }),
     events: eventsHandlers(events.http),
     webhooks: webhooksHandlers(webhooks.http),

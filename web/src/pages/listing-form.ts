@@ -1,5 +1,5 @@
 /** Create a listing (`#/sell`: its NFT is minted to the seller's wallet) or edit one (`#/listings/:id/edit`). */
-import type { Listing } from '@bazaar/client-sdk';
+import { newIdempotencyKey, type Listing } from '@bazaar/client-sdk';
 import { client, ok } from '../api.js';
 import { busy, field, go, h, say, type Page } from '../dom.js';
 
@@ -43,6 +43,8 @@ export const listingFormPage: Page = async ({ params }) => {
     editing && ['available', 'unlisted'].includes(editing.status) ? field('Status', status) : null,
     submit,
   );
+  /** the Idempotency-Key of the create request for the body last submitted */
+  let attempt: { fingerprint: string; key: string } | undefined;
   const save = busy(submit, async () => {
     if (editing) {
       const body = {
@@ -58,19 +60,19 @@ export const listingFormPage: Page = async ({ params }) => {
       go(`#/listings/${saved.listing_id}`);
     } else {
       say('Creating the listing and minting its token…');
-      const created = ok(
-        await client.listings.createListing({
-          body: {
-            title: title.value,
-            description: description.value,
-            price: Number(price.value),
-            currency: currency.value,
-            category: category.value,
-            duration: Number(duration.value),
-          },
-        }),
-        201,
-      );
+      const body = {
+        title: title.value,
+        description: description.value,
+        price: Number(price.value),
+        currency: currency.value,
+        category: category.value,
+        duration: Number(duration.value),
+      };
+      // one Idempotency-Key per body: a second submit (double click, retry after a lost answer) returns
+      // the first listing instead of minting a second token; an edited form is a new request
+      const fingerprint = JSON.stringify(body);
+      if (attempt?.fingerprint !== fingerprint) attempt = { fingerprint, key: newIdempotencyKey() };
+      const created = ok(await client.listings.createListing({ headers: { 'idempotency-key': attempt.key }, body }), 201);
       say(`Listed; token mint ${created.token_mint_address}.`);
       go(`#/listings/${created.listing_id}`);
     }
