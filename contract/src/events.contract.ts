@@ -153,7 +153,9 @@ export const events = c.router({
     description:
       'Events of resources the caller is a party of (an admin credential: every event), newest first, cursor ' +
       'pagination (limit 1..100, default 20). Filters: `type` (comma-separated event types), `resource_type`, ' +
-      '`resource_id`. An order\'s `allowed_actions` is empty in events (it depends on the caller; GET the order).',
+      '`resource_id`. An order\'s `allowed_actions` is empty in events (it depends on the caller; GET the order). ' +
+      'Events are kept EVENTS_RETENTION_DAYS (default 30) days; the newest event of each resource is kept ' +
+      'longer, so its `sequence` never restarts.',
     responses: { 200: EventPage, ...listEvents.responses },
     metadata: listEvents.metadata,
   },
@@ -169,7 +171,7 @@ export const events = c.router({
       '`text/event-stream` (WHATWG HTML "Server-sent events"). Each event is `id: <position>`, `event: <type>`, ' +
       '`data: <the Event as JSON>`. With `Last-Event-ID` (or `last_event_id`) the stream first replays every ' +
       'visible event after that position, then continues live: across a reconnect nothing is lost and nothing ' +
-      `is repeated. Without it, the stream starts at the present. A comment line (\`: heartbeat\`) every ` +
+      `is repeated (a position older than the retention period resumes at the oldest event kept). Without it, the stream starts at the present. A comment line (\`: heartbeat\`) every ` +
       `${STREAM_HEARTBEAT_SECONDS} s keeps proxies from closing an idle connection; \`retry: 2000\` tells ` +
       'EventSource to reconnect after 2 s. On shutdown the server ends the stream cleanly (the client ' +
       'reconnects to another replica with Last-Event-ID). Same visibility and filters as GET /events. ' +

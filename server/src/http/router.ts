@@ -10,7 +10,7 @@ import { DomainError } from '../errors.js';
 import { createAuthRepo, createAuthService, createTokensService } from '../modules/auth/index.js';
 import { createListingsModule } from '../modules/listings/index.js';
 import { createMarketplaceModule } from '../modules/marketplace/index.js';
-import { createEventsModule } from '../modules/events/index.js';
+import { createEventsModule, EventRetention } from '../modules/events/index.js';
 import { createWebhooksModule } from '../modules/webhooks/index.js';
 import { createChatModule } from '../modules/chat/index.js';
 import { createCustodyModule, type CustodyModule } from '../modules/custody/index.js';
@@ -128,6 +128,17 @@ export function buildServices(ctx: AppContext) {
     tokens: tokensHandlers({ service: createTokensService(db, ctx.now) }),
   });
 
+  const retention = config.eventsRetentionDays
+    ? new EventRetention({
+        repo: events.repo,
+        retentionDays: config.eventsRetentionDays,
+        holdBack: [() => webhooks.repo.oldestNeededSeq()],
+        alsoPurge: [(cutoff, batch) => webhooks.repo.purgeFinishedBefore(cutoff, batch)],
+        now: ctx.now,
+        log,
+      })
+    : null;
+
   return {
     router,
     auth,
@@ -149,6 +160,7 @@ export function buildServices(ctx: AppContext) {
       purge();
       nonceTimer = setInterval(purge, 3_600_000);
       nonceTimer.unref?.();
+      retention?.start();
       await events.start();
       await webhooks.start();
       await listings.start();
@@ -157,6 +169,7 @@ export function buildServices(ctx: AppContext) {
     },
     async stop() {
       if (nonceTimer) clearInterval(nonceTimer);
+      await retention?.stop();
       await custody?.stop();
       await orders?.stop();
       await listings.stop();

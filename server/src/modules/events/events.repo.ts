@@ -101,6 +101,24 @@ export function createEventsRepo(db: PrismaClient) {
       return r._max.seq ?? 0n;
     },
 
+    /**
+     * Retention: delete up to `limit` events created before `cutoff` (oldest positions first) whose
+     * position is below `keepFromSeq` (what a consumer such as the webhook fan-out still needs), keeping
+     * the newest event of every resource so its `sequence` never restarts at 1. Returns how many went.
+     */
+    async purgeBefore(cutoff: Date, keepFromSeq: bigint, limit: number): Promise<number> {
+      return db.$executeRaw`
+        DELETE FROM events
+         WHERE seq IN (
+           SELECT e.seq FROM events e
+            WHERE e.created_at < ${cutoff} AND e.seq < ${keepFromSeq}
+              AND EXISTS (
+                SELECT 1 FROM events n
+                 WHERE n.resource_type = e.resource_type AND n.resource_id = e.resource_id AND n.resource_seq > e.resource_seq)
+            ORDER BY e.seq
+            LIMIT ${limit})`;
+    },
+
     async get(id: string): Promise<EventRecord | null> {
       const row = await db.event.findUnique({ where: { id } });
       return row ? toRecord(row) : null;

@@ -14,6 +14,7 @@ export { appendEvents, notifyAppended, outboxSignal, withEvents, type NewEvent, 
 export { createEventsRepo, toEventDto, matches, type EventRecord, type EventViewer, type EventFilter } from './events.repo.js';
 export { createEventsService, filterOf, parsePosition, viewerOf, type EventsService } from './events.service.js';
 export { EventHub } from './events.stream.js';
+export { EventRetention, type EventRetentionOptions, type RetentionPass } from './events.retention.js';
 
 type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
 

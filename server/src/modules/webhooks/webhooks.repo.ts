@@ -103,6 +103,26 @@ export function createWebhooksRepo(db: PrismaClient) {
       await db.webhookEndpoint.delete({ where: { id } });
     },
 
+    /**
+     * The lowest event position the webhook worker still needs (events retention keeps it and every later
+     * one): the oldest pending delivery's event, else the first event not fanned out yet.
+     */
+    async oldestNeededSeq(): Promise<bigint> {
+      const r = await db.$queryRaw<{ seq: bigint }[]>`
+        SELECT LEAST(
+          (SELECT min(event_seq) FROM webhook_deliveries WHERE status = 'pending'),
+          (SELECT last_seq + 1 FROM webhook_dispatch_cursor WHERE id = 1),
+          9223372036854775807) AS seq`;
+      return BigInt(r[0]!.seq);
+    },
+
+    /** Retention: delete up to `limit` finished (delivered or failed) deliveries created before `cutoff`, with their attempts. */
+    async purgeFinishedBefore(cutoff: Date, limit: number): Promise<number> {
+      return db.$executeRaw`
+        DELETE FROM webhook_deliveries
+         WHERE id IN (SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND created_at < ${cutoff} LIMIT ${limit})`;
+    },
+
     /** Fan out up to `limit` events after the cursor; returns how many events were consumed. */
     async fanOut(limit: number, now: Date): Promise<number> {
       return db.$transaction(async (tx) => {
