@@ -35,6 +35,8 @@ export class FakeEscrow implements EscrowPort {
   height = 1_000;
   /** signed transactions are lost on the way (an RPC that accepts and drops them): the send times out */
   dropSends = false;
+  /** transactions land but their confirmation is lost (an RPC timeout after the send): the send times out */
+  loseConfirmations = false;
   /** fund transactions issued (buildFundTransaction calls) */
   issued = 0;
   balances = new Map<string, bigint>(); // wallet -> base units (payouts)
@@ -127,6 +129,7 @@ export class FakeEscrow implements EscrowPort {
     this.lastPayout = undefined;
     apply(a);
     this.sent.push({ ix, orderId, signature, ...(this.lastPayout ? { payout: this.lastPayout } : {}) });
+    if (this.loseConfirmations) throw new DomainError('chain-unavailable', `transaction ${signature} not confirmed`, { signature });
     return { signature, slot: this.n };
   }
   private lastPayout: OrderPayout | undefined;

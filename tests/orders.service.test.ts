@@ -235,6 +235,23 @@ describe('orders service', () => {
     expect((await ctx.watcher.runOnce()).strayRefunds).toEqual([]);
   });
 
+  it('a stray refund whose confirmation was lost (it landed): the next pass confirms and reports it, nothing is sent twice', async () => {
+    const o = await funded(ctx);
+    await ctx.service.refund(ctx.seller, o.id);
+    ctx.escrow.fund(ctx.service.fundTerms(o));
+    ctx.escrow.loseConfirmations = true;
+    expect((await ctx.watcher.runOnce()).strayRefunds).toEqual([]);
+    ctx.escrow.loseConfirmations = false;
+    expect(await ctx.escrow.fetchOrder(o.id)).toBeNull(); // it landed: the escrow is gone already
+    expect((await ctx.repo.listIntents(o.id)).map((i) => `${i.action}:${i.status}`)).toEqual(['refund:confirmed', 'refund:sent']);
+    expect((await ctx.watcher.runOnce()).strayRefunds).toEqual([o.id]);
+    expect((await ctx.repo.listIntents(o.id)).map((i) => `${i.action}:${i.status}`)).toEqual(['refund:confirmed', 'refund:confirmed']);
+    expect(ctx.escrow.count('refund', o.id)).toBe(2);
+    expect(ctx.escrow.balances.get(ctx.buyer.wallet!)).toBe(50_000_000n);
+    expect((await ctx.repo.get(o.id))!.status).toBe('refunded');
+    expect((await ctx.watcher.runOnce()).strayRefunds).toEqual([]);
+  });
+
   it('every closed order whose fund transaction may still land is checked, however many there are (pages of the batch size)', async () => {
     const a = await funded(ctx);
     await ctx.service.refund(ctx.seller, a.id);

@@ -16,7 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { ChainActionLandedError, DomainError } from '../../errors.js';
 import type { Principal } from '../auth/index.js';
-import { EscrowReconciler } from './escrow-reconciler.js';
+import { EscrowReconciler, isStrayRefund } from './escrow-reconciler.js';
 import { AttemptSuperseded, type RecordedAttempt, recordAttempt } from '../../chain/recorded-send.js';
 import { cursorKey, decodeCursor, newestPage } from '../../lib/cursor.js';
 import { formatUiAmount } from '../../lib/money.js';
@@ -796,11 +796,15 @@ export class OrdersService {
     }
     for (const order of candidates) {
       try {
-        const view = await this.deps.escrow.fetchOrder(order.id);
-        if (!view) continue;
-        if (order.paymentSource !== 'wallet') {
-          this.log.error({ order_id: order.id, status: order.status }, 'escrow of a closed custodial order exists; not refunded automatically');
-          continue;
+        // a stray refund already sent (its confirmation was lost) is finished first: the escrow may be
+        // gone already, and the refund is reported by the pass that confirms it
+        if (!(await this.deps.repo.openIntentFor(order.id))) {
+          const view = await this.deps.escrow.fetchOrder(order.id);
+          if (!view) continue;
+          if (order.paymentSource !== 'wallet') {
+            this.log.error({ order_id: order.id, status: order.status }, 'escrow of a closed custodial order exists; not refunded automatically');
+            continue;
+          }
         }
         if (await this.mutex.run(order.id, () => this.refundStray(order.id))) out.push(order.id);
       } catch (err) {
@@ -810,14 +814,14 @@ export class OrdersService {
     return out;
   }
 
-  /** One stray escrow refund (caller holds the order's mutex); true when a refund was confirmed now. */
+  /**
+   * One stray escrow refund (caller holds the order's mutex); true when a stray refund was confirmed now:
+   * sent and confirmed here, or sent earlier (its confirmation lost) and confirmed by reconciling it here.
+   */
   private async refundStray(orderId: string): Promise<boolean> {
     const { repo } = this.deps;
     const open = await repo.openIntentFor(orderId);
-    if (open) {
-      await this.reconciler.reconcileIntent(open);
-      return false;
-    }
+    if (open) return (await this.reconciler.reconcileIntent(open)) === 'confirmed' && isStrayRefund(open);
     const order = (await repo.get(orderId))!;
     if (!isTerminal(order.status)) return false;
     const intent = await repo.beginIntent(orderId, order.status, 'refund', { reason: 'stray-escrow' });
