@@ -31,6 +31,7 @@ import { ordersHandlers } from './orders.handlers.js';
 import { reviewsHandlers } from './reviews.handlers.js';
 import { usersHandlers } from './users.handlers.js';
 import { walletHandlers } from './wallet.handlers.js';
+import { PrismaRateLimitStore, purgeRateLimitHits } from './rate-limit-store.js';
 
 const chainMissing = () => {
   throw new DomainError('chain-unavailable', 'The service runs without a Solana connection; order routes are unavailable.');
@@ -123,7 +124,7 @@ export function buildServices(ctx: AppContext) {
     }),
     events: eventsHandlers(events.http),
     webhooks: webhooksHandlers(webhooks.http),
-    chat: chatHandlers(chat.http),
+    chat: chatHandlers({ ...chat.http, rateLimitStore: new PrismaRateLimitStore(db, 'chat:sender') }),
     tokens: tokensHandlers({ service: createTokensService(db, ctx.now) }),
   });
 
@@ -133,8 +134,10 @@ export function buildServices(ctx: AppContext) {
   let nonceTimer: NodeJS.Timeout | null = null;
   const loops = {
     async start() {
-      const purge = () =>
+      const purge = () => {
         void authRepo.purgeNonces(new Date(ctx.now().getTime() - 86_400_000)).catch((err) => log.warn({ err }, 'nonce purge failed'));
+        void purgeRateLimitHits(db, new Date(Date.now() - 3_600_000)).catch((err) => log.warn({ err }, 'rate-limit purge failed'));
+      };
       purge();
       if (nonceTimer) clearInterval(nonceTimer);
       nonceTimer = setInterval(purge, 3_600_000);
