@@ -40,7 +40,7 @@ describe.each(backends)('two replicas on one $name database', ({ postgres }) => 
 
   /** two apps on the database, with this config; `pick(i)` is the replica of the i-th request */
   async function replicas(over: Partial<Config>) {
-    const apps = [];
+    const apps: ReturnType<typeof createApp>[] = [];
     for (let i = 0; i < 2; i++) {
       const db = await createDb(pg ? { databaseUrl: pg.url } : { pglite });
       dbs.push(db);
