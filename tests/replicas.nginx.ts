@@ -11,7 +11,8 @@
  *
  * Then, through nginx: N (default 50) concurrent full order lifecycles (the buyer pays from their own
  * wallet: signs the fund transaction and sends it to the chain itself; the leader's payment watcher
- * detects it; the seller delivers; the buyer confirms), then the login rate limit per wallet address.
+ * detects it; the seller delivers; the buyer confirms; each createOrder is sent twice with its
+ * Idempotency-Key and must return the same order, whichever replica answers), then the login rate limit per wallet address.
  * Checks (each one test): every order completed exactly once; no chain action sent twice (every escrow
  * account has exactly three transactions on chain: fund, mark_delivered, release; and one confirmed
  * intent per action in the database); both replicas served traffic; one replica held the leader lease
@@ -311,9 +312,13 @@ async function main(): Promise<void> {
     const kp = buyers[i]!;
     const buyer: BazaarClient = client();
     await loginWithWallet(buyer, keypairSigner(kp.secretKey));
-    const ordered = await buyer.orders.createOrder({ headers: { 'idempotency-key': newIdempotencyKey() }, body: { listing_id: listings[i]!.id } });
+    const key = newIdempotencyKey();
+    const ordered = await buyer.orders.createOrder({ headers: { 'idempotency-key': key }, body: { listing_id: listings[i]!.id } });
     if (ordered.status !== 201 || !ordered.body.payment) throw new Error(`createOrder ${ordered.status}: ${JSON.stringify(ordered.body)}`);
     const orderId = ordered.body.order_id;
+    // the same request again (a client retry, round robin: often the other replica): the same order
+    const again = await buyer.orders.createOrder({ headers: { 'idempotency-key': key }, body: { listing_id: listings[i]!.id } });
+    if (again.status !== 201 || again.body.order_id !== orderId) throw new Error(`createOrder retry with the same Idempotency-Key: ${again.status} ${JSON.stringify(again.body)}`);
     const tx = Transaction.from(Buffer.from(ordered.body.payment.transaction, 'base64'));
     tx.partialSign(kp);
     const sig = await connection.sendRawTransaction(tx.serialize());
