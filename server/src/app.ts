@@ -2,7 +2,7 @@
  * createApp(ctx): the Express application (no listen; main.ts listens, tests use supertest).
  *
  * Order: request id -> JSON access log -> helmet -> CORS (http/cors.ts: any origin on the Solana Pay
- * endpoints and /icon.svg, CORS_ORIGINS elsewhere) -> cookies -> login rate limits per route and IP ->
+ * endpoints and /icon.svg, CORS_ORIGINS elsewhere) -> cookies -> login rate limits per route and IP (counters in the database: shared by every replica) ->
  * 413 for a declared Content-Length over the limit -> 415 for non-JSON bodies -> JSON body parser
  * (limit) -> login rate limits per route and wallet address -> ops routes (/healthz, /readyz, /docs,
  * /openapi.json, /icon.svg, the web app at /app/ when built) -> ts-rest endpoints (auth middleware per route metadata, then 400 when a
@@ -38,6 +38,7 @@ import { buildServices, type Services } from './http/router.js';
 import { streamEventsHandler } from './http/events.handlers.js';
 import { custodyErrors } from './modules/custody/custody.errors.js';
 import { authenticate, authRateLimit } from './http/security.js';
+import { PrismaRateLimitStore } from './http/rate-limit-store.js';
 import { corsPolicy, ICON_PATH } from './http/cors.js';
 import { WEB_APP_PATH, webAppRoutes } from './http/web-app.js';
 
@@ -87,11 +88,14 @@ export function createApp(ctx: AppContext): BazaarApp {
   app.use(cookieParser());
   const loginRoutes = [`${API_PREFIX}/auth/request_login`, `${API_PREFIX}/auth/verify_login`];
   // one budget per route and client IP, then (once the body is parsed) per route and wallet address
-  for (const route of loginRoutes) app.use(route, authRateLimit(config.authRateLimitPerMinute));
+  // counters in the database (http/rate-limit-store.ts): one budget across every replica
+  for (const route of loginRoutes) app.use(route, authRateLimit(config.authRateLimitPerMinute, { store: new PrismaRateLimitStore(ctx.db, `auth:ip:${route}`) }));
   app.use(refuseOversizedBody(bytes.parse(config.bodyLimit) ?? 100 * 1024));
   app.use(requireJsonBody);
   app.use(express.json({ limit: config.bodyLimit, type: ['application/json', 'application/*+json'] }));
-  for (const route of loginRoutes) app.post(route, authRateLimit(config.authAddressRateLimitPerMinute, { byAddress: true }));
+  for (const route of loginRoutes) {
+    app.post(route, authRateLimit(config.authAddressRateLimitPerMinute, { byAddress: true, store: new PrismaRateLimitStore(ctx.db, `auth:address:${route}`) }));
+  }
 
   // ops
   app.get('/healthz', (_req, res) => {

@@ -129,6 +129,17 @@ export const ENV_VARS: readonly EnvVar[] = [
   { name: 'PUBLIC_MARKETPLACE', group: 'service', default: lit('false'), meaning: 'anonymous reads of the listing and marketplace routes', example: 'true', readers: S },
   { name: 'CATEGORIES', group: 'service', default: lit(DEFAULT_CATEGORIES.join(',')), meaning: 'category slugs (`GET /categories`)', example: 'design,other', readers: S },
   { name: 'LOG_LEVEL', group: 'service', default: lit('info'), meaning: 'pino log level (`silent` in tests)', example: 'debug', readers: S },
+  {
+    name: 'LEADER_LEASE_TTL_MS',
+    group: 'service',
+    default: lit(15_000),
+    meaning:
+      'lease of the background loops (payment watcher, crank, reconcilers, custody worker, purges): with several replicas on one ' +
+      'database, one holds it and runs them; a replica that dies is replaced after at most this long, ms (`server/src/modules/leader/README.md`)',
+    example: '30000',
+    readers: S,
+  },
+  { name: 'LEADER_LEASE_RENEW_MS', group: 'service', default: lit(5_000), meaning: 'how often the holder renews the lease and the others try to take it, ms (below `LEADER_LEASE_TTL_MS`)', example: '2000', readers: S },
   { name: 'TRUST_PROXY', group: 'service', default: lit(0), meaning: 'reverse proxies in front (client IP from `X-Forwarded-For`); `true` = 1', example: '1', readers: S },
   // login
   { name: 'JWT_SECRET', group: 'login', default: computed('generated once into `DATA_DIR/keys/jwt-secret`'), meaning: 'HS256 key of the access tokens (at least 32 bytes)', example: 'example-secret-example-secret-example-secret', readers: S },
@@ -380,6 +391,8 @@ export interface Config {
   chatRateLimitPerMinute?: number;
   /** days events are kept (modules/events/events.retention.ts); 0 or absent: forever */
   eventsRetentionDays?: number;
+  /** leader lease of the background loops, ms (LEADER_LEASE_*; absent: modules/leader LEADER_LEASE_DEFAULTS) */
+  leaderLease?: { ttlMs: number; renewMs: number };
   logLevel: string;
   /** number of reverse proxies in front (Express 'trust proxy' hops); 0 = none */
   trustProxy: number;
@@ -567,6 +580,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
       : {}),
     chatRateLimitPerMinute: positive(env, 'CHAT_RATE_LIMIT_PER_MINUTE'),
     eventsRetentionDays: int(env, 'EVENTS_RETENTION_DAYS'),
+    leaderLease: leaderLease(env),
     webhooks: {
       allowPrivateUrls: raw(env, 'WEBHOOK_ALLOW_PRIVATE_URLS') !== undefined ? bool(env, 'WEBHOOK_ALLOW_PRIVATE_URLS') : dev,
       timeoutMs: positive(env, 'WEBHOOK_TIMEOUT_MS'),
@@ -587,6 +601,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     readyTimeoutMs: positive(env, 'READY_TIMEOUT_MS'),
     shutdownTimeoutMs: positive(env, 'SHUTDOWN_TIMEOUT_MS'),
   };
+}
+
+/** LEADER_LEASE_TTL_MS and LEADER_LEASE_RENEW_MS: both > 0, the renewal interval below the TTL. */
+function leaderLease(env: NodeJS.ProcessEnv): { ttlMs: number; renewMs: number } {
+  const ttlMs = positive(env, 'LEADER_LEASE_TTL_MS');
+  const renewMs = positive(env, 'LEADER_LEASE_RENEW_MS');
+  if (renewMs >= ttlMs) {
+    throw new ConfigError('LEADER_LEASE_RENEW_MS', `LEADER_LEASE_RENEW_MS (${renewMs}) must be below LEADER_LEASE_TTL_MS (${ttlMs}): the lease would lapse between renewals`);
+  }
+  return { ttlMs, renewMs };
 }
 
 /**

@@ -1,10 +1,11 @@
 /**
  * ts-rest handlers of `contract.chat`. Rules live in modules/chat. The three routes that post a
- * message share one rate limit per sender (express-rate-limit keyed by the principal's user id):
- * CHAT_RATE_LIMIT_PER_MINUTE, then 429 rate-limited with Retry-After.
+ * message share one rate limit per sender (express-rate-limit keyed by the principal's user id, counters
+ * in the database so every replica shares them): CHAT_RATE_LIMIT_PER_MINUTE, then 429 rate-limited with
+ * Retry-After.
  */
 import type { RequestHandler } from 'express';
-import { rateLimit } from 'express-rate-limit';
+import { rateLimit, type Store } from 'express-rate-limit';
 import { initServer } from '@ts-rest/express';
 import { contract } from '@bazaar/contract';
 import { DomainError } from '../errors.js';
@@ -14,6 +15,8 @@ import { sendProblem } from './problem.js';
 export interface ChatHttpDeps {
   service: ChatService;
   rateLimitPerMinute: number;
+  /** where the per-sender counters live (router: PrismaRateLimitStore, shared by every replica); absent: this process's memory */
+  rateLimitStore?: Store;
 }
 
 function principalOf(req: unknown): { userId: string | null; isAdmin: boolean } {
@@ -37,10 +40,11 @@ function presentConversation(v: { c: ConversationRecord; unread: number; lastRea
 }
 
 /** One limiter for every route that posts a message: `perMinute` per sender. */
-function senderLimit(perMinute: number): RequestHandler {
+function senderLimit(perMinute: number, store?: Store): RequestHandler {
   return rateLimit({
     windowMs: 60_000,
     limit: perMinute,
+    ...(store ? { store } : {}),
     keyGenerator: (req) => `sender:${(req as { principal?: { userId?: string | null } }).principal?.userId ?? 'none'}`,
     validate: { keyGeneratorIpFallback: false },
     standardHeaders: 'draft-7',
@@ -57,7 +61,7 @@ function senderLimit(perMinute: number): RequestHandler {
 export function chatHandlers(deps: ChatHttpDeps) {
   const s = initServer();
   const { service } = deps;
-  const limited = [senderLimit(deps.rateLimitPerMinute)] as never;
+  const limited = [senderLimit(deps.rateLimitPerMinute, deps.rateLimitStore)] as never;
   const pageBody = (r: Awaited<ReturnType<ChatService['listMessages']>>) => ({
     data: r.items.map(presentMessage),
     next_cursor: r.nextCursor,

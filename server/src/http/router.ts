@@ -14,6 +14,7 @@ import { createEventsModule, EventRetention } from '../modules/events/index.js';
 import { createWebhooksModule } from '../modules/webhooks/index.js';
 import { createChatModule } from '../modules/chat/index.js';
 import { createCustodyModule, type CustodyModule } from '../modules/custody/index.js';
+import { BACKGROUND_LEASE, createLeaderRepo, LEADER_LEASE_DEFAULTS, LeaderElection } from '../modules/leader/index.js';
 import { PrismaIdempotencyStore } from '../modules/idempotency/index.js';
 import { createOrdersModule, ordersReadPort, type OrdersModule } from '../modules/orders/index.js';
 import { createReviewsModule } from '../modules/reviews/index.js';
@@ -30,6 +31,7 @@ import { ordersHandlers } from './orders.handlers.js';
 import { reviewsHandlers } from './reviews.handlers.js';
 import { usersHandlers } from './users.handlers.js';
 import { walletHandlers } from './wallet.handlers.js';
+import { PrismaRateLimitStore, purgeRateLimitHits } from './rate-limit-store.js';
 
 const chainMissing = () => {
   throw new DomainError('chain-unavailable', 'The service runs without a Solana connection; order routes are unavailable.');
@@ -51,7 +53,6 @@ export function buildServices(ctx: AppContext) {
     custodyEnabled: config.custodyEnabled,
   });
   const authRepo = createAuthRepo(db);
-  let nonceTimer: NodeJS.Timeout | null = null;
   const auth = createAuthService({
     repo: authRepo,
     settings: config,
@@ -124,7 +125,7 @@ export function buildServices(ctx: AppContext) {
     }),
     events: eventsHandlers(events.http),
     webhooks: webhooksHandlers(webhooks.http),
-    chat: chatHandlers(chat.http),
+    chat: chatHandlers({ ...chat.http, rateLimitStore: new PrismaRateLimitStore(db, 'chat:sender') }),
     tokens: tokensHandlers({ service: createTokensService(db, ctx.now) }),
   });
 
@@ -138,6 +139,41 @@ export function buildServices(ctx: AppContext) {
         log,
       })
     : null;
+  // Background loops: on exactly one replica at a time, the holder of the leader lease
+  // (modules/leader). Every replica runs the per-process work itself: the SSE hub (its own
+  // streams) and the webhook worker (claims with FOR UPDATE SKIP LOCKED, safe on N replicas).
+  let nonceTimer: NodeJS.Timeout | null = null;
+  const loops = {
+    async start() {
+      const purge = () => {
+        void authRepo.purgeNonces(new Date(ctx.now().getTime() - 86_400_000)).catch((err) => log.warn({ err }, 'nonce purge failed'));
+        void purgeRateLimitHits(db, new Date(Date.now() - 3_600_000)).catch((err) => log.warn({ err }, 'rate-limit purge failed'));
+      };
+      purge();
+      if (nonceTimer) clearInterval(nonceTimer);
+      nonceTimer = setInterval(purge, 3_600_000);
+      nonceTimer.unref?.();
+      retention?.start();
+      await listings.start();
+      await orders?.start();
+      await custody?.start();
+    },
+    async stop() {
+      if (nonceTimer) clearInterval(nonceTimer);
+      nonceTimer = null;
+      await Promise.all([custody?.stopLoops(), orders?.stopLoops(), listings.stop(), retention?.stop()]);
+    },
+  };
+  const lease = config.leaderLease ?? LEADER_LEASE_DEFAULTS;
+  const leader = new LeaderElection({
+    repo: createLeaderRepo(db),
+    name: BACKGROUND_LEASE,
+    ttlMs: lease.ttlMs,
+    renewMs: lease.renewMs,
+    onElected: () => loops.start(),
+    onDeposed: () => loops.stop(),
+    log,
+  });
 
   return {
     router,
@@ -153,23 +189,22 @@ export function buildServices(ctx: AppContext) {
     chat,
     /** the custody module (CUSTODY_ENABLED), else null */
     custody,
-    /** background work (payment watcher, reconciler); main.ts calls these, tests usually do not */
+    /** the leader lease of the background loops (modules/leader): `leader.isLeader`, `leader.holder` */
+    leader,
+    /**
+     * background work; main.ts calls these, tests usually do not. Every replica: the SSE hub and the
+     * webhook worker. The lease holder only: purges, listing recovery, the orders' watcher, crank and
+     * reconciler, the custody worker (the first lease attempt and, when won, their start-up passes are
+     * awaited).
+     */
     async start() {
-      const purge = () =>
-        void authRepo.purgeNonces(new Date(ctx.now().getTime() - 86_400_000)).catch((err) => log.warn({ err }, 'nonce purge failed'));
-      purge();
-      nonceTimer = setInterval(purge, 3_600_000);
-      nonceTimer.unref?.();
-      retention?.start();
       await events.start();
       await webhooks.start();
-      await listings.start();
-      await orders?.start();
-      await custody?.start();
+      await leader.start();
     },
+    /** stop the loops (awaiting their passes), release the lease, stop the per-process work */
     async stop() {
-      if (nonceTimer) clearInterval(nonceTimer);
-      await retention?.stop();
+      await leader.stop();
       await custody?.stop();
       await orders?.stop();
       await listings.stop();

@@ -8,7 +8,7 @@
  * PUBLIC_MARKETPLACE=true opens the GET routes of the listings and marketplace groups anonymously.
  */
 import type { Request, RequestHandler } from 'express';
-import { rateLimit } from 'express-rate-limit';
+import { rateLimit, type Store } from 'express-rate-limit';
 import { contract, routeScopes, SESSION_COOKIE_NAME, type RouteMetadata } from '@bazaar/contract';
 import type { AppRoute } from '@ts-rest/core';
 import { authErrors, type AuthService, type Principal } from '../modules/auth/index.js';
@@ -87,9 +87,11 @@ export function authenticate(auth: AuthService, opts: { publicMarketplace: boole
  * JSON parser; a body without an address is left to the IP limit). Over the budget: 429 rate-limited
  * problem with `Retry-After` (seconds until the window resets) and the draft-7 RateLimit headers.
  * Defaults and variables: contract `authDefaults`, AUTH_RATE_LIMIT_PER_MINUTE and
- * AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE (config.ts).
+ * AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE (config.ts). `store`: where the counters live; the app passes a
+ * PrismaRateLimitStore (http/rate-limit-store.ts) so the budget is shared by every replica; absent:
+ * express-rate-limit's memory store (this process only).
  */
-export function authRateLimit(perMinute: number, opts: { byAddress?: boolean } = {}): RequestHandler {
+export function authRateLimit(perMinute: number, opts: { byAddress?: boolean; store?: Store } = {}): RequestHandler {
   const addressOf = (req: Request) => {
     const a = (req.body as { address?: unknown } | undefined)?.address;
     return typeof a === 'string' ? a : null;
@@ -97,6 +99,7 @@ export function authRateLimit(perMinute: number, opts: { byAddress?: boolean } =
   return rateLimit({
     windowMs: 60_000,
     limit: perMinute,
+    ...(opts.store ? { store: opts.store } : {}),
     ...(opts.byAddress
       ? {
           keyGenerator: (req: Request) => `address:${addressOf(req)}`,

@@ -122,6 +122,10 @@ export function createCustodyModule(o: CustodyModuleOptions) {
     async start() {
       worker.start(intervalMs);
     },
+    /** stop the worker's timer and await its pass in progress (the leader lease was lost; modules/leader) */
+    async stopLoops() {
+      await worker.stop();
+    },
     async stop() {
       await worker.stop();
       await service.idle();

@@ -84,6 +84,11 @@ export function createOrdersModule(o: OrdersModuleOptions) {
   const watcherMs = o.config?.watcherIntervalMs ?? 2_000;
   const reconcileMs = o.config?.reconcileIntervalMs ?? 30_000;
   let purge: NodeJS.Timeout | null = null;
+  const stopLoops = async () => {
+    if (purge) clearInterval(purge);
+    purge = null;
+    await Promise.all([watcher.stop(), autoRelease.stop(), service.reconciler.stop()]);
+  };
 
   return {
     service,
@@ -96,7 +101,11 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     /** every order's database state against its escrow account on chain (orders.integrity.ts) */
     checkIntegrity: () => checkEscrowIntegrity({ repo, escrow }),
     http: { service, idempotencyStore, idempotencyLeases: leases, idempotencyLeaseMs: o.config?.idempotencyLeaseMs },
-    /** start-up reconciliation, then the timers */
+    /**
+     * The background loops (run by the replica holding the leader lease, modules/leader): start-up
+     * reconciliation, then the payment watcher, auto-release crank, reconciler and Idempotency-Key
+     * purge timers. Callable again after stopLoops() (a replica that wins the lease back).
+     */
     async start() {
       await service.reconciler.runOnce().catch((err) => o.log?.error({ err }, 'start-up reconciliation failed'));
       if (reconcileMs > 0) service.reconciler.start(reconcileMs);
@@ -104,14 +113,16 @@ export function createOrdersModule(o: OrdersModuleOptions) {
         watcher.start(watcherMs);
         autoRelease.start(watcherMs);
       }
+      if (purge) clearInterval(purge);
       purge = setInterval(() => void idempotencyStore.purgeExpired(new Date()).catch(() => undefined), 3_600_000);
       purge.unref?.();
     },
-    /** stop the timers (and the Idempotency-Key lease renewals: call it after the last request finished) */
+    /** Stop the background loops, awaiting their passes in progress (the leader lease was lost). */
+    stopLoops,
+    /** stopLoops(), and the Idempotency-Key lease renewals of this process: call it after the last request finished */
     async stop() {
-      if (purge) clearInterval(purge);
       leases.stopAll();
-      await Promise.all([watcher.stop(), autoRelease.stop(), service.reconciler.stop()]);
+      await stopLoops();
     },
   };
 }

@@ -1,0 +1,129 @@
+/**
+ * Two whole app instances (two replicas) on ONE database, requests alternating between them as a
+ * round-robin load balancer sends them: PGlite always (two Prisma clients on one instance), PostgreSQL
+ * too when TEST_DATABASE_URL is set. Nothing a client sees may depend on which replica answers:
+ *
+ * - the login rate limits per IP and per wallet address, and the chat limit per sender, are global
+ *   (counters in the database: http/rate-limit-store.ts), not per process;
+ * - a SIWS nonce issued by one replica is verified by the other, and used once across both;
+ * - a token issued by one replica works on the other; a revoked personal access token stops at once on both.
+ */
+import { randomUUID } from 'node:crypto';
+import type { PGlite } from '@electric-sql/pglite';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../server/src/app';
+import type { Config } from '../server/src/config';
+import type { AppContext } from '../server/src/context';
+import { createDb, type Db } from '../server/src/db/client';
+import { createLogger } from '../server/src/logger';
+import { API, loginAs, newKeypair, signSiws, testConfig, walletOf } from './helpers/app';
+import { freshPGlite, freshPostgres, TEST_DATABASE_URL } from './helpers/db';
+
+const backends = [{ name: 'PGlite', postgres: false }, ...(TEST_DATABASE_URL ? [{ name: 'PostgreSQL', postgres: true }] : [])];
+const PROBLEM = (slug: string) => `https://bazaar.dev/problems/${slug}`;
+
+describe.each(backends)('two replicas on one $name database', ({ postgres }) => {
+  let pglite: PGlite | undefined;
+  let pg: Awaited<ReturnType<typeof freshPostgres>> | undefined;
+  const dbs: Db[] = [];
+
+  beforeAll(async () => {
+    if (postgres) pg = await freshPostgres();
+    else pglite = await freshPGlite();
+  });
+  afterAll(async () => {
+    for (const db of dbs) await db.close();
+    if (pglite && !pglite.closed) await pglite.close();
+    await pg?.drop();
+  });
+
+  /** two apps on the database, with this config; `pick(i)` is the replica of the i-th request */
+  async function replicas(over: Partial<Config>) {
+    const apps: ReturnType<typeof createApp>[] = [];
+    for (let i = 0; i < 2; i++) {
+      const db = await createDb(pg ? { databaseUrl: pg.url } : { pglite });
+      dbs.push(db);
+      const config = testConfig(over);
+      const ctx: AppContext = { config, db: db.prisma, log: createLogger('silent'), chain: null, now: () => new Date(), webAppDir: null };
+      apps.push(createApp(ctx));
+    }
+    return { apps, pick: (i: number) => apps[i % 2]!, db: dbs.at(-1)!.prisma };
+  }
+
+  it('the login limit per client IP is global: the N+1st request_login across both replicas is 429', async () => {
+    const LIMIT = 5;
+    const r = await replicas({ authRateLimitPerMinute: LIMIT });
+    const statuses = [];
+    for (let i = 0; i <= LIMIT; i++) {
+      statuses.push((await request(r.pick(i)).post(`${API}/auth/request_login`).send({ address: walletOf(newKeypair()) })).status);
+    }
+    expect(statuses).toEqual([...Array(LIMIT).fill(200), 429]);
+    // both replicas now refuse, with the window's remaining time
+    for (const app of r.apps) {
+      const res = await request(app).post(`${API}/auth/request_login`).send({ address: walletOf(newKeypair()) });
+      expect(res.status).toBe(429);
+      expect(res.body.type).toBe(PROBLEM('rate-limited'));
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(60);
+    }
+    // the other login route has its own budget
+    expect((await request(r.pick(0)).post(`${API}/auth/verify_login`).send({})).status).not.toBe(429);
+  });
+
+  it('the limit per wallet address is global too, and a nonce issued by one replica logs in on the other exactly once', async () => {
+    const r = await replicas({ authAddressRateLimitPerMinute: 3 });
+    const kp = newKeypair();
+    const issued = await request(r.pick(0)).post(`${API}/auth/request_login`).send({ address: walletOf(kp) });
+    expect(issued.status).toBe(200);
+    const proof = signSiws(kp, issued.body.sign_in_input);
+    const login = await request(r.pick(1)).post(`${API}/auth/verify_login`).send(proof);
+    expect(login.status, JSON.stringify(login.body)).toBe(200);
+    const replay = await request(r.pick(0)).post(`${API}/auth/verify_login`).send(proof);
+    expect(replay.status).toBe(401);
+    expect(replay.body.reason ?? replay.body.detail).toMatch(/nonce/);
+    // request_login: 1 used above, 2 more fit, the 4th of the wallet (on either replica) is refused
+    expect((await request(r.pick(1)).post(`${API}/auth/request_login`).send({ address: walletOf(kp) })).status).toBe(200);
+    expect((await request(r.pick(0)).post(`${API}/auth/request_login`).send({ address: walletOf(kp) })).status).toBe(200);
+    const over = await request(r.pick(1)).post(`${API}/auth/request_login`).send({ address: walletOf(kp) });
+    expect(over.status).toBe(429);
+    expect(over.body.detail).toMatch(/for this wallet address/);
+    // another wallet from the same IP goes on
+    expect((await request(r.pick(0)).post(`${API}/auth/request_login`).send({ address: walletOf(newKeypair()) })).status).toBe(200);
+
+    // the access token issued by replica 1 works on replica 0
+    const me = await request(r.pick(0)).get(`${API}/user/me`).set('authorization', `Bearer ${login.body.access_token}`);
+    expect(me.status).toBe(200);
+  });
+
+  it('the chat limit per sender is global: the N+1st message across both replicas is 429', async () => {
+    const LIMIT = 4;
+    const r = await replicas({ chatRateLimitPerMinute: LIMIT });
+    const seller = await loginAs({ app: r.apps[0]! });
+    const buyer = await loginAs({ app: r.apps[1]! });
+    const listingId = randomUUID();
+    await r.db.listing.create({
+      data: { id: listingId, sellerId: seller.userId, title: 'Logo', description: 'A logo', priceBaseUnits: '25000000', currency: 'USDC', category: 'design', durationDays: 3, status: 'available' },
+    });
+    const statuses = [];
+    for (let i = 0; i <= LIMIT; i++) {
+      const res = await request(r.pick(i)).post(`${API}/listings/${listingId}/conversations`).set(buyer.headers).send({ body: `question ${i}` });
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([...Array(LIMIT).fill(201), 429]);
+    // another sender is not affected
+    const other = await loginAs({ app: r.apps[0]! });
+    expect((await request(r.pick(1)).post(`${API}/listings/${listingId}/conversations`).set(other.headers).send({ body: 'hello' })).status).toBe(201);
+  });
+
+  it('a personal access token revoked through one replica is refused by the other at once', async () => {
+    const r = await replicas({});
+    const u = await loginAs({ app: r.apps[0]! });
+    const created = await request(r.pick(0)).post(`${API}/user/tokens`).set(u.headers).send({ name: 'ci', scopes: ['chat:read'] });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const pat = { authorization: `Bearer ${created.body.token}` };
+    expect((await request(r.pick(1)).get(`${API}/conversations`).set(pat)).status).toBe(200);
+    expect((await request(r.pick(0)).delete(`${API}/user/tokens/${created.body.token_id}`).set(u.headers)).status).toBe(200);
+    expect((await request(r.pick(1)).get(`${API}/conversations`).set(pat)).status).toBe(401);
+  });
+});
