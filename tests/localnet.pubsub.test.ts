@@ -62,7 +62,7 @@ async function setAccount(key: PublicKey, data: Buffer, owner: PublicKey, lampor
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'localnet_setAccount', params: [key.toBase58(), { lamports, data: data.toString('base64'), owner: owner.toBase58() }] }),
   });
-  expect((await res.json()).error).toBeUndefined();
+  expect(((await res.json()) as { error?: unknown }).error).toBeUndefined();
 }
 
 describe('localnet websocket through @solana/web3.js', () => {

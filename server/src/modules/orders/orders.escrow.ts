@@ -16,7 +16,10 @@ export function toOrderSettlement(s: EscrowSettlement): OrderSettlement {
   };
 }
 
-export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number } = {}): EscrowPort {
+type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void };
+
+/** `log`: where the order-account subscription reports going down and coming back. */
+export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number; log?: Log } = {}): EscrowPort {
   let fee: { bps: number; at: number } | null = null;
   const ttl = opts.feeBpsTtlMs ?? 60_000;
   const o = (s?: SendOptions) => (s?.onSigned ? { onSigned: s.onSigned } : {});
@@ -46,6 +49,7 @@ export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number } 
       };
     },
     signatureStatus: (sig) => client.signatureStatus(sig),
+    watchOrders: (handlers, w) => client.watchOrders(handlers, { ...w, log: opts.log }),
     transactionOutcome: (attempt) => client.transactionOutcome(attempt),
     tokenBalance: (account) => client.tokenBalance(account),
     findSettlement: async (order, signature) => {
