@@ -166,8 +166,8 @@ export interface EscrowClientOptions {
 
 /** What `EscrowClient.watchOrders` reports (see there). */
 export interface OrderWatchHandlers {
-  /** an order account was written (funded, or changed state) at `slot`; `orderId` is the order's UUID */
-  onOrder: (orderId: string, slot: number) => void;
+  /** an order account was written (funded, or changed state) at `slot`: the order's UUID and the account as written (null when undecodable) */
+  onOrder: (orderId: string, slot: number, order: EscrowOrder | null) => void;
   /** the subscription is (again) live; writes while it was not were not reported */
   onSubscribed?: () => void;
   /** a live subscription was lost; it is being retried */
@@ -283,8 +283,15 @@ export class EscrowClient {
       () => this.program.account.order.fetchNullable(address, this.commitment),
       this.errorContext('reading the escrow order'),
     );
-    if (!acc) return null;
-    const a = acc;
+    return acc ? this.toEscrowOrder(address, acc) : null;
+  }
+
+  /** An order account's data (discriminator included) decoded; throws on data of another account. */
+  decodeOrder(address: PublicKey, data: Buffer): EscrowOrder {
+    return this.toEscrowOrder(address, this.program.coder.accounts.decode('order', data));
+  }
+
+  private toEscrowOrder(address: PublicKey, a: Awaited<ReturnType<EscrowClient['program']['account']['order']['fetch']>>): EscrowOrder {
     return {
       address: address.toBase58(),
       orderId: bytesToUuid(a.orderId),
@@ -326,7 +333,13 @@ export class EscrowClient {
       filters: [{ memcmp: { offset: 0, bytes: bs58.encode(Uint8Array.from(discriminator)) } }],
       onChange: (c) => {
         if (c.data.length < 24) return;
-        handlers.onOrder(bytesToUuid(c.data.subarray(8, 24)), c.slot);
+        let order: EscrowOrder | null = null;
+        try {
+          order = this.decodeOrder(new PublicKey(c.pubkey), c.data);
+        } catch {
+          // an account layout this client does not know: the order is read back instead
+        }
+        handlers.onOrder(bytesToUuid(c.data.subarray(8, 24)), c.slot, order);
       },
       onSubscribed: handlers.onSubscribed,
       onDown: handlers.onDown,

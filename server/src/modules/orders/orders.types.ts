@@ -8,7 +8,6 @@ import type { ListingOrderEvent, ListingStatus, PaymentSource } from '@bazaar/co
 export type { PaymentSource };
 import type { RecordedAttempt, TxOutcome } from '../../chain/recorded-send.js';
 import type { CurrencyInfo, TxResult } from '../../chain/types.js';
-import type { OrderWatchHandlers } from '../../chain/escrow.js';
 import type { SubscriptionState } from '../../chain/pubsub.js';
 import type { Instruction, OrderStatus, ServiceInstruction, TerminalInstruction } from './order-state.js';
 
@@ -305,6 +304,16 @@ export interface EscrowPort {
    * Absent, or null (no websocket configured): the payment watcher polls only.
    */
   watchOrders?(handlers: OrderWatchHandlers, opts?: OrderWatchOptions): OrderWatch | null;
+}
+
+/** What an order-account subscription reports (chain/escrow.ts `watchOrders`, in the orders module's terms). */
+export interface OrderWatchHandlers {
+  /** an order account was written at `slot`: the order id and the account as written (null: undecodable, read it back) */
+  onOrder: (orderId: string, slot: number, view: EscrowOrderView | null) => void;
+  /** the subscription is (again) live; writes while it was not were not reported */
+  onSubscribed?: () => void;
+  /** a live subscription was lost; it is being retried */
+  onDown?: (reason: string) => void;
 }
 
 /** A running order-account subscription (chain/pubsub.ts ProgramSubscription). */

@@ -23,7 +23,7 @@
  * Buyers reclaim after a missed delivery deadline themselves (POST /orders/{id}/refund).
  */
 import type { OrdersService } from './orders.service.js';
-import type { EscrowPort, OrderWatch, OrderWatchOptions, OrdersRepo } from './orders.types.js';
+import type { EscrowOrderView, EscrowPort, OrderWatch, OrderWatchOptions, OrdersRepo } from './orders.types.js';
 import { isTerminal } from './order-state.js';
 import { Poller } from '../../lib/poller.js';
 import type { SubscriptionState } from '../../chain/pubsub.js';
@@ -45,6 +45,9 @@ export interface PaymentWatcherDeps {
   recheckMs?: number;
 }
 
+/** Orders a targeted pass checks at once. */
+const TARGETED_CONCURRENCY = 8;
+
 /** Full-pass interval while the order-account subscription is live (ms). */
 export const DEFAULT_WATCHER_FALLBACK_INTERVAL_MS = 10_000;
 
@@ -65,8 +68,8 @@ export class PaymentWatcher {
     () => this.runTargeted(),
     (err) => this.deps.log?.error({ err }, 'payment watcher targeted pass failed'),
   );
-  /** order ids whose escrow account was written since the last targeted pass */
-  private readonly pending = new Set<string>();
+  /** order ids whose escrow account was written since the last targeted pass, with the account as notified */
+  private readonly pending = new Map<string, EscrowOrderView | null>();
   /** rechecks already made per order id (see `recheckMs`) */
   private readonly rechecks = new Map<string, number>();
   private readonly recheckTimers = new Set<NodeJS.Timeout>();
@@ -89,15 +92,16 @@ export class PaymentWatcher {
   async runTargeted(): Promise<WatcherPass> {
     const { service, repo } = this.deps;
     const out: WatcherPass = { funded: [], expired: [], strayRefunds: [] };
-    const ids = [...this.pending];
+    const queue = [...this.pending];
     this.pending.clear();
     let stray = false;
-    for (const id of ids) {
+    const one = async ([id, view]: [string, EscrowOrderView | null]) => {
       try {
         const order = await repo.get(id);
-        if (!order) continue;
+        if (!order) return;
         if (order.status === 'awaiting_payment') {
-          const status = await service.checkPayment(order);
+          // the notified account is used once; a recheck reads the chain
+          const status = await service.checkPayment(order, view ?? undefined);
           if (status === 'in_progress') out.funded.push(id);
           else if (status === 'expired') out.expired.push(id);
           else this.recheckLater(id);
@@ -107,7 +111,11 @@ export class PaymentWatcher {
       } catch (err) {
         this.deps.log?.warn({ err, order_id: id }, 'payment check failed');
       }
-    }
+    };
+    // several orders at once: notifications of concurrent payments do not wait for each other
+    await Promise.all(Array.from({ length: Math.min(TARGETED_CONCURRENCY, queue.length) }, async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) await one(next);
+    }));
     if (stray) {
       try {
         out.strayRefunds = await service.refundStrayEscrows(this.deps.batchSize ?? 50);
@@ -118,9 +126,9 @@ export class PaymentWatcher {
     return out;
   }
 
-  /** Queue an order whose escrow account was written, and run a targeted pass (coalesced). */
-  noteOrder(orderId: string): void {
-    this.pending.add(orderId);
+  /** Queue an order whose escrow account was written (`view`: as notified), and run a targeted pass (coalesced). */
+  noteOrder(orderId: string, view: EscrowOrderView | null = null): void {
+    this.pending.set(orderId, view);
     this.targeted.trigger();
   }
 
@@ -178,7 +186,7 @@ export class PaymentWatcher {
     this.watch =
       this.deps.escrow?.watchOrders?.(
         {
-          onOrder: (orderId) => this.noteOrder(orderId),
+          onOrder: (orderId, _slot, view) => this.noteOrder(orderId, view),
           onSubscribed: () => {
             this.poller.reschedule(this.deps.fallbackIntervalMs ?? DEFAULT_WATCHER_FALLBACK_INTERVAL_MS);
             this.poller.trigger(); // what landed while no subscription was live
