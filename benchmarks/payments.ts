@@ -13,7 +13,8 @@
  *        order reads the chain clock too, so faster polling would load the localnet it measures) answers in_progress;
  *   sse  until the seller's event stream (`GET /events/stream`, client-sdk followEvents) delivers order.funded.
  * --parallel (default 4) payments are in flight at once. Everything before the payment (airdrop,
- * test USDC, SIWS login, listing, order) is prepared first and not measured. The server runs in this
+ * test USDC, SIWS login, listing, order; a fresh fund transaction from `POST /orders/{id}/payment`) is
+ * done first and not measured. The server runs in this
  * process (createApp) on an ephemeral port, as benchmarks/events.ts does, so the figures include
  * the contention of the buyer/seller clients on its event loop.
  *
@@ -91,7 +92,7 @@ async function run(env: BootstrappedChain, db: 'pglite' | 'postgres', mode: 'bef
   const seller = await loginAs(t, sellerKp);
 
   // prepare every payment (not measured)
-  const prepared: Array<{ kp: Keypair; token: string; orderId: string; tx: string }> = [];
+  const prepared: Array<{ kp: Keypair; token: string; orderId: string }> = [];
   const t0 = Date.now();
   await pool(PAYMENTS, PARALLEL, async (i) => {
     const kp = Keypair.generate();
@@ -102,7 +103,7 @@ async function run(env: BootstrappedChain, db: 'pglite' | 'postgres', mode: 'bef
     if (l.status !== 201) throw new Error(`listing ${l.status} ${JSON.stringify(l.body)}`);
     const o = await request(t.app).post(`${API}/orders`).set(buyer.headers).set('Idempotency-Key', randomUUID()).send({ listing_id: l.body.listing_id });
     if (o.status !== 201) throw new Error(`order ${o.status} ${JSON.stringify(o.body)}`);
-    prepared.push({ kp, token: buyer.token, orderId: o.body.order_id, tx: o.body.payment.transaction });
+    prepared.push({ kp, token: buyer.token, orderId: o.body.order_id });
   });
   const prepSeconds = Math.round((Date.now() - t0) / 1000);
 
@@ -125,7 +126,11 @@ async function run(env: BootstrappedChain, db: 'pglite' | 'postgres', mode: 'bef
   const started = Date.now();
   await pool(prepared.length, PARALLEL, async (i) => {
     const p = prepared[i]!;
-    const tx = Transaction.from(Buffer.from(p.tx, 'base64'));
+    // a fresh fund transaction (the one of POST /orders may have outlived its blockhash while the others were prepared)
+    const fresh = await fetch(`${base}${API}/orders/${p.orderId}/payment`, { method: 'POST', headers: { authorization: `Bearer ${p.token}` } });
+    const payment = (await fresh.json()) as { transaction?: string };
+    if (!fresh.ok || !payment.transaction) throw new Error(`payment refresh ${fresh.status} ${JSON.stringify(payment)}`);
+    const tx = Transaction.from(Buffer.from(payment.transaction, 'base64'));
     tx.partialSign(p.kp);
     const sig = await chain.connection.sendRawTransaction(tx.serialize());
     await chain.connection.confirmTransaction(sig, 'confirmed');
