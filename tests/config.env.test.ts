@@ -22,6 +22,7 @@ import {
   type EnvReader,
 } from '../server/src/config.js';
 import { defaultOrdersConfig } from '../server/src/modules/orders/orders.service.js';
+import { DEFAULT_WATCHER_FALLBACK_INTERVAL_MS } from '../server/src/modules/orders/payment-watcher.js';
 import { withConfigTable, README_PATH } from '../server/scripts/config-docs.js';
 import { API, createTestApp, newKeypair, signSiws, walletOf } from './helpers/app.js';
 import { FakeChain } from './helpers/fake-chain.js';
@@ -112,8 +113,20 @@ describe('ENV_VARS: the one definition of the environment', () => {
 
   it('the orders defaults are the service\'s own defaults', () => {
     const { orders } = loadConfig(base);
-    const { solanaPayIcon: _icon, watcherIntervalMs: _w, reconcileIntervalMs: _r, idempotencyLeaseMs: _l, ...rest } = orders;
+    const { solanaPayIcon: _icon, watcherIntervalMs: _w, watcherFallbackIntervalMs: fallback, reconcileIntervalMs: _r, idempotencyLeaseMs: _l, ...rest } = orders;
     expect(defaultOrdersConfig).toMatchObject(rest);
+    expect(fallback).toBe(DEFAULT_WATCHER_FALLBACK_INTERVAL_MS);
+  });
+
+  it('SOLANA_WS_URL: derived from the RPC URL as web3.js derives it, `off` for none, a ws(s) URL otherwise', () => {
+    const ws = (env: NodeJS.ProcessEnv) => loadConfig({ ...base, ...env }).solanaWsUrl;
+    expect(ws({})).toBe('ws://127.0.0.1:8900');
+    expect(ws({ SOLANA_RPC_PORT: '18301' })).toBe('ws://127.0.0.1:18302');
+    expect(ws({ SOLANA_RPC_URL: 'https://api.devnet.solana.com' })).toBe('wss://api.devnet.solana.com');
+    expect(ws({ SOLANA_RPC_URL: 'http://rpc.example.com:8899/key/abc' })).toBe('ws://rpc.example.com:8900/key/abc');
+    expect(ws({ SOLANA_WS_URL: 'wss://ws.example.com/x' })).toBe('wss://ws.example.com/x');
+    expect(ws({ SOLANA_WS_URL: 'off' })).toBeNull();
+    expect(() => ws({ SOLANA_WS_URL: 'https://ws.example.com' })).toThrow(/SOLANA_WS_URL must be a ws:\/\/ or wss:\/\/ URL or off/);
   });
 });
 

@@ -5,14 +5,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Keypair, Transaction } from '@solana/web3.js';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { AutoReleaseCrank, PaymentWatcher } from '../server/src/modules/orders/payment-watcher.js';
 import { MemoryOrdersRepo } from './helpers/memory-orders-repo.js';
 import { OrdersService, type OrdersConfig } from '../server/src/modules/orders/orders.service.js';
 import { checkEscrowIntegrity } from '../server/src/modules/orders/orders.integrity.js';
 import { FakeEscrow, FakeListings, user } from './orders.fakes.js';
 import { listingTransitions, orderTransitions, type OrderTransition } from '@bazaar/contract';
-import type { OrderRecord } from '../server/src/modules/orders/orders.types.js';
+import type { OrderRecord, OrderWatchHandlers } from '../server/src/modules/orders/orders.types.js';
+import type { SubscriptionState } from '../server/src/chain/pubsub.js';
 
 const USDC = { code: 'USDC', mint: Keypair.generate().publicKey.toBase58(), decimals: 6 };
 
@@ -250,6 +251,69 @@ describe('orders service', () => {
     expect(ctx.escrow.balances.get(ctx.buyer.wallet!)).toBe(50_000_000n);
     expect((await ctx.repo.get(o.id))!.status).toBe('refunded');
     expect((await ctx.watcher.runOnce()).strayRefunds).toEqual([]);
+  });
+
+  it('targeted pass (subscription): a notified unpaid order is checked with the notified account, a closed one funded again is refunded, unknown ids are ignored', async () => {
+    const { order } = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+    ctx.escrow.fund(ctx.service.fundTerms(order));
+    const notified = (await ctx.escrow.fetchOrder(order.id))!;
+    ctx.watcher.noteOrder(randomUUID(), null); // another service's order on the same program
+    ctx.watcher.noteOrder(order.id, notified);
+    expect(await ctx.watcher.runTargeted()).toEqual({ funded: [order.id], expired: [], strayRefunds: [] });
+    expect((await ctx.repo.get(order.id))!.status).toBe('in_progress');
+    expect(await ctx.watcher.runTargeted()).toEqual({ funded: [], expired: [], strayRefunds: [] }); // drained
+
+    await ctx.service.refund(ctx.seller, order.id);
+    ctx.escrow.fund(ctx.service.fundTerms(order)); // a fund transaction issued earlier lands late
+    ctx.watcher.noteOrder(order.id, await ctx.escrow.fetchOrder(order.id));
+    expect((await ctx.watcher.runTargeted()).strayRefunds).toEqual([order.id]);
+    expect(await ctx.escrow.fetchOrder(order.id)).toBeNull();
+  });
+
+  it('subscription lifecycle: notifications run a pass at once; live -> full pass every fallback interval, down -> every interval; stop() closes it', async () => {
+    vi.useFakeTimers();
+    try {
+      let handlers: OrderWatchHandlers | null = null;
+      const watch = { state: 'connecting' as SubscriptionState, start: vi.fn(), stop: vi.fn(async () => undefined) };
+      const watcher = new PaymentWatcher({
+        service: ctx.service,
+        repo: ctx.repo,
+        escrow: { watchOrders: (h) => ((handlers = h), watch) },
+        fallbackIntervalMs: 10_000,
+      });
+      const full = vi.spyOn(watcher, 'runOnce');
+      watcher.start(1_000);
+      expect(watch.start).toHaveBeenCalledTimes(1);
+      await vi.advanceTimersByTimeAsync(3_000);
+      expect(full).toHaveBeenCalledTimes(3); // not live yet: every interval
+      handlers!.onSubscribed!();
+      await vi.advanceTimersByTimeAsync(0);
+      expect(full).toHaveBeenCalledTimes(4); // the catch-up pass
+      await vi.advanceTimersByTimeAsync(9_000);
+      expect(full).toHaveBeenCalledTimes(4);
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(full).toHaveBeenCalledTimes(5); // every fallback interval while live
+
+      const { order } = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+      ctx.escrow.fund(ctx.service.fundTerms(order));
+      handlers!.onOrder(order.id, 1, await ctx.escrow.fetchOrder(order.id));
+      await vi.advanceTimersByTimeAsync(0);
+      expect((await ctx.repo.get(order.id))!.status).toBe('in_progress'); // no timer needed
+      expect(full).toHaveBeenCalledTimes(5);
+
+      handlers!.onDown!('socket closed');
+      await vi.advanceTimersByTimeAsync(0);
+      expect(full).toHaveBeenCalledTimes(6);
+      await vi.advanceTimersByTimeAsync(2_000);
+      expect(full).toHaveBeenCalledTimes(8); // back to every interval
+
+      await watcher.stop();
+      expect(watch.stop).toHaveBeenCalledTimes(1);
+      await vi.advanceTimersByTimeAsync(30_000);
+      expect(full).toHaveBeenCalledTimes(8);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('every closed order whose fund transaction may still land is checked, however many there are (pages of the batch size)', async () => {

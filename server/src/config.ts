@@ -21,6 +21,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { authDefaults } from '@bazaar/contract';
 import type { CurrencyInfo } from './chain/types.js';
+import { websocketUrlFor } from './chain/pubsub.js';
 
 /** Who reads a variable: the server (loadConfig), `npm start` (loadStartConfig), the scripts (loadToolConfig). */
 export type EnvReader = 'server' | 'npm start' | 'scripts';
@@ -168,6 +169,16 @@ export const ENV_VARS: readonly EnvVar[] = [
     example: 'https://api.devnet.solana.com',
     readers: ['server', 'npm start', 'scripts'],
   },
+  {
+    name: 'SOLANA_WS_URL',
+    group: 'chain',
+    default: computed('from `SOLANA_RPC_URL` as web3.js derives it: `http` -> `ws`, `https` -> `wss`, an explicit port + 1 (the localnet: `ws://127.0.0.1:SOLANA_RPC_PORT+1`)'),
+    meaning:
+      'Solana PubSub websocket: the payment watcher subscribes to the escrow program\'s order accounts there and sees a payment as it lands ' +
+      '(polling only as a fallback, see `ORDER_WATCHER_FALLBACK_INTERVAL_MS`); `off`: no subscription, poll every `ORDER_WATCHER_INTERVAL_MS`',
+    example: 'wss://example.solana-rpc.test/ws',
+    readers: S,
+  },
   { name: 'SOLANA_RPC_PORT', group: 'chain', default: lit(8899), meaning: 'port of the embedded localnet (its websocket uses the next one)', example: '18115', readers: ['server', 'npm start', 'scripts'] },
   { name: 'CHAIN_BOOTSTRAP', group: 'chain', default: lit('false'), meaning: '`1`: run the dev bootstrap (keys, test USDC mint, escrow config, `chain.json`) against `SOLANA_RPC_URL` too', example: '1', readers: ['npm start'] },
   { name: 'ESCROW_PROGRAM_ID', group: 'chain', default: computed('from `DATA_DIR/chain.json`, else the IDL address'), meaning: 'escrow program id', example: 'Fg6PaFpoGXkYsidMpWTK6W2BeZ7FEfcYkg476zPFsLnS', readers: ['server', 'scripts'] },
@@ -177,7 +188,15 @@ export const ENV_VARS: readonly EnvVar[] = [
   { name: 'ORDER_PAYMENT_TTL_SECONDS', group: 'orders', default: lit(900), meaning: 'payment window of a new order, seconds (`payment_expires_at`)', example: '600', readers: S },
   { name: 'ORDER_REVIEW_WINDOW_SECONDS', group: 'orders', default: lit(259_200), meaning: 'review window after delivery before auto-release, seconds (snapshotted per order)', example: '86400', readers: S },
   { name: 'ORDER_MAX_UNPAID_PER_BUYER', group: 'orders', default: lit(3), meaning: 'unpaid orders a buyer may hold at once', example: '5', readers: S },
-  { name: 'ORDER_WATCHER_INTERVAL_MS', group: 'orders', default: lit(2_000), meaning: 'payment watcher and crank interval, ms (`0` = off)', example: '1000', readers: S },
+  { name: 'ORDER_WATCHER_INTERVAL_MS', group: 'orders', default: lit(2_000), meaning: 'payment watcher and crank interval, ms (`0` = off); the watcher polls at this pace only while it has no live websocket subscription', example: '1000', readers: S },
+  {
+    name: 'ORDER_WATCHER_FALLBACK_INTERVAL_MS',
+    group: 'orders',
+    default: lit(10_000),
+    meaning: 'payment watcher full pass while its websocket subscription is live, ms (notifications trigger passes at once; this catches one the RPC dropped)',
+    example: '30000',
+    readers: S,
+  },
   { name: 'ORDER_RECONCILE_INTERVAL_MS', group: 'orders', default: lit(30_000), meaning: 'reconciler interval, ms (`0` = start-up pass only)', example: '10000', readers: S },
   { name: 'ORDER_INFLIGHT_WAIT_MS', group: 'orders', default: lit(5_000), meaning: 'how long an order action waits for another in flight on the same order before 409, ms', example: '2000', readers: S },
   { name: 'ORDER_IDEMPOTENCY_LEASE_MS', group: 'orders', default: lit(10_000), meaning: 'lease of a running `POST /orders` Idempotency-Key, ms (a key whose request died is retryable after it)', example: '20000', readers: S },
@@ -312,6 +331,21 @@ function httpUrl(name: string, value: string): URL {
   return url;
 }
 
+/** SOLANA_WS_URL: `off` -> null, unset -> derived from the RPC URL as web3.js does, else a ws(s) URL. */
+function wsUrl(value: string | undefined, rpcUrl: string): string | null {
+  if (value?.toLowerCase() === 'off') return null;
+  if (value === undefined) httpUrl('SOLANA_RPC_URL', rpcUrl);
+  const url = value ?? websocketUrlFor(rpcUrl);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError('SOLANA_WS_URL', `SOLANA_WS_URL must be a ws:// or wss:// URL or off, got "${url}"`);
+  }
+  if (parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:') throw new ConfigError('SOLANA_WS_URL', `SOLANA_WS_URL must be a ws:// or wss:// URL or off, got "${url}"`);
+  return url;
+}
+
 /** A payment currency (the one currency shape: chain/types.ts CurrencyInfo). */
 export type CurrencyConfig = CurrencyInfo;
 
@@ -327,8 +361,10 @@ export interface OrdersSettings {
   /** review window after delivery, seconds */
   reviewWindowSeconds: number;
   maxUnpaidOrdersPerBuyer: number;
-  /** payment watcher + crank interval, ms; 0 = off */
+  /** payment watcher + crank interval, ms; 0 = off (the watcher's pace while it has no live subscription) */
   watcherIntervalMs: number;
+  /** payment watcher full-pass interval while its order-account subscription is live, ms */
+  watcherFallbackIntervalMs: number;
   /** reconciler interval, ms; 0 = start-up pass only */
   reconcileIntervalMs: number;
   /** wait for an in-flight action on the same order, ms */
@@ -363,6 +399,8 @@ export interface Config {
   /** accepted clock skew for the SIWS time fields, seconds */
   clockSkewSeconds: number;
   solanaRpcUrl: string;
+  /** PubSub websocket of the RPC (SOLANA_WS_URL, default derived from solanaRpcUrl); null = off (poll only) */
+  solanaWsUrl?: string | null;
   escrowProgramId?: string;
   serviceKeypairPath: string;
   currencies: CurrencyConfig[];
@@ -542,6 +580,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     throw new ConfigError('SIWS_CHAIN_ID', `SIWS_CHAIN_ID must be mainnet, devnet, testnet or localnet, got "${siwsChainId}"`);
   }
   const custodyEnabled = bool(env, 'CUSTODY_ENABLED');
+  const solanaRpcUrl = raw(env, 'SOLANA_RPC_URL') ?? localnetRpcUrl(env);
   const trustProxyText = raw(env, 'TRUST_PROXY')!;
   return {
     port: httpPort,
@@ -557,7 +596,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     siwsChainId,
     loginNonceTtlSeconds: positive(env, 'LOGIN_NONCE_TTL_SECONDS'),
     clockSkewSeconds: int(env, 'SIWS_CLOCK_SKEW_SECONDS'),
-    solanaRpcUrl: raw(env, 'SOLANA_RPC_URL') ?? localnetRpcUrl(env),
+    solanaRpcUrl,
+    solanaWsUrl: wsUrl(raw(env, 'SOLANA_WS_URL'), solanaRpcUrl),
     escrowProgramId: raw(env, 'ESCROW_PROGRAM_ID') ?? chainFile.programId,
     serviceKeypairPath: raw(env, 'SERVICE_KEYPAIR_PATH') ?? path.join(dataDir, 'keys', 'service.json'),
     currencies: raw(env, 'CURRENCIES') ? parseCurrencies(raw(env, 'CURRENCIES')!) : chainFile.currencies,
@@ -628,6 +668,7 @@ export function ordersSettings(env: NodeJS.ProcessEnv, publicBaseUrl: string): O
     reviewWindowSeconds: int(env, 'ORDER_REVIEW_WINDOW_SECONDS'),
     maxUnpaidOrdersPerBuyer: positive(env, 'ORDER_MAX_UNPAID_PER_BUYER'),
     watcherIntervalMs: int(env, 'ORDER_WATCHER_INTERVAL_MS'),
+    watcherFallbackIntervalMs: positive(env, 'ORDER_WATCHER_FALLBACK_INTERVAL_MS'),
     reconcileIntervalMs: int(env, 'ORDER_RECONCILE_INTERVAL_MS'),
     inflightWaitMs: int(env, 'ORDER_INFLIGHT_WAIT_MS'),
     idempotencyLeaseMs: positive(env, 'ORDER_IDEMPOTENCY_LEASE_MS'),

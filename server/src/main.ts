@@ -35,6 +35,7 @@ function chainFor(config: Config, log: Logger): AppContext['chain'] {
   }
   return createChain({
     rpcUrl: config.solanaRpcUrl,
+    ...(config.solanaWsUrl ? { wsUrl: config.solanaWsUrl } : {}),
     serviceKeypair: readKeypairFile(config.serviceKeypairPath),
     programId: config.escrowProgramId,
     currencies: config.currencies,

@@ -67,7 +67,8 @@ const MEMO_PROGRAM_ID: Pubkey = solana_sdk::pubkey!("MemoSq4gqABAXKb96qnH8TysNcW
 /// Size of an address lookup table's metadata; the addresses (32 bytes each) follow it.
 const LOOKUP_TABLE_META_SIZE: usize = 56;
 
-/// What a websocket signature subscription needs to hear about.
+/// What a websocket signature, logs, account or program subscription needs to hear about one
+/// committed transaction.
 #[derive(Clone, Debug)]
 pub struct SigNote {
     pub signature: Signature,
@@ -77,6 +78,36 @@ pub struct SigNote {
     pub logs: Vec<String>,
     /// Static account keys of the transaction (empty for status look-ups).
     pub keys: Vec<Pubkey>,
+    /// Post-state of the accounts the transaction stored (empty for status look-ups): every
+    /// writable account of a successful transaction, only the fee payer of a failed one, as a
+    /// validator stores them (accountSubscribe / programSubscribe notify these).
+    pub accounts: Vec<AccountNote>,
+}
+
+/// One stored account as the subscriptions see it: `account` None = deleted (closed, 0 lamports);
+/// `decimals` of its mint when it is a token account (for `jsonParsed`).
+#[derive(Clone, Debug)]
+pub struct AccountNote {
+    pub pubkey: Pubkey,
+    pub account: Option<Account>,
+    pub decimals: Option<u8>,
+}
+
+/// What the chain broadcasts to the websocket connections.
+#[derive(Clone, Debug)]
+pub enum Note {
+    /// A committed transaction (successful or failed).
+    Tx(std::sync::Arc<SigNote>),
+    /// Accounts written outside a transaction (`localnet_setAccount`) at `slot`.
+    Accounts { slot: u64, accounts: std::sync::Arc<Vec<AccountNote>> },
+}
+
+/// The channels the chain notifies the websocket side through: every state change (`Note`), and
+/// the current slot (a watch: subscribers see the latest one, a warp is one change).
+#[derive(Clone)]
+pub struct Notifiers {
+    pub notes: tokio::sync::broadcast::Sender<Note>,
+    pub slots: tokio::sync::watch::Sender<u64>,
 }
 
 /// Everything getTransaction answers about one committed transaction; persisted as is (JSON) in
@@ -133,7 +164,7 @@ pub struct Chain {
     /// Seconds added by localnet_advanceClock on top of wall-clock time.
     clock_offset: i64,
     tx_count: u64,
-    notify: tokio::sync::broadcast::Sender<SigNote>,
+    notify: Notifiers,
     /// The `--ledger` directory's log and snapshot; None = memory only.
     ledger: Option<Ledger>,
     /// The on-chain `Clock` as last written to the bank (the slot, epoch and unix time reported).
@@ -221,7 +252,7 @@ impl Chain {
     ///
     /// Errors: the ledger cannot be opened or recovered (locked, unreadable, corrupt).
     pub async fn start(
-        notify: tokio::sync::broadcast::Sender<SigNote>,
+        notify: Notifiers,
         ledger_dir: Option<std::path::PathBuf>,
         genesis: Vec<(Pubkey, Account)>,
     ) -> anyhow::Result<Self> {
@@ -342,6 +373,7 @@ impl Chain {
         if clock != self.clock {
             self.ctx.set_sysvar(&clock);
             self.clock = clock;
+            self.notify.slots.send_if_modified(|s| std::mem::replace(s, slot) != slot);
         }
         // Also after registrations alone: they rewrite the RecentBlockhashes sysvar account.
         self.state_changed();
@@ -446,48 +478,14 @@ impl Chain {
     }
 
     async fn account_json(&mut self, acc: &Account, cfg: &Map<String, Value>) -> Result<Value, RpcError> {
-        let encoding = cfg_str(cfg, "encoding");
-        let mut data: &[u8] = &acc.data;
-        if let Some(slice) = cfg.get("dataSlice") {
-            let off = slice.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
-            let len = slice.get("length").and_then(Value::as_u64).unwrap_or(0) as usize;
-            let start = off.min(data.len());
-            let end = start.saturating_add(len).min(data.len());
-            data = &data[start..end];
-        }
-        let data_json = match encoding {
-            None | Some("binary") => json!(bs58::encode(data).into_string()),
-            Some("base58") => {
-                if data.len() > 128 {
-                    return Err(RpcError::invalid_params(
-                        "Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.",
-                    ));
-                }
-                json!([bs58::encode(data).into_string(), "base58"])
-            }
-            Some("base64") => json!([B64.encode(data), "base64"]),
-            Some("jsonParsed") => {
-                let mut parsed = None;
-                if tokens::is_token_program(&acc.owner) && cfg.get("dataSlice").is_none() {
-                    let mint = tokens::parse_token_account(&acc.owner, &acc.data).map(|a| a.mint);
-                    let dec = match mint {
-                        Some(m) => self.mint_decimals(&m).await,
-                        None => None,
-                    };
-                    parsed = tokens::parsed_json(&acc.owner, &acc.data, |_| dec);
-                }
-                parsed.unwrap_or_else(|| json!([B64.encode(data), "base64"]))
-            }
-            Some(other) => return Err(RpcError::invalid_params(format!("Invalid params: unsupported encoding {other}"))),
-        };
-        Ok(json!({
-            "data": data_json,
-            "executable": acc.executable,
-            "lamports": acc.lamports,
-            "owner": acc.owner.to_string(),
-            "rentEpoch": acc.rent_epoch,
-            "space": acc.data.len(),
-        }))
+        let decimals = self.token_decimals(acc).await;
+        encode_account(acc, cfg, decimals, true)
+    }
+
+    /// Decimals of the mint of a token account (None for anything else).
+    async fn token_decimals(&mut self, acc: &Account) -> Option<u8> {
+        let mint = tokens::parse_token_account(&acc.owner, &acc.data)?.mint;
+        self.mint_decimals(&mint).await
     }
 
     async fn token_balances(&mut self, keys: &[Pubkey]) -> Vec<Value> {
@@ -571,13 +569,10 @@ impl Chain {
         Ok((hash, at + BLOCKHASH_LIFETIME))
     }
 
-    /// Post-state of every account a committed transaction may have written (its writable static
-    /// keys and the writable addresses it loaded from lookup tables), except builtin-owned and
-    /// executable accounts (genesis state, recreated at start). Empty without a ledger.
-    async fn written_accounts(&mut self, msg: &VersionedMessage) -> Result<Vec<StoredAccount>, RpcError> {
-        if self.ledger.is_none() {
-            return Ok(vec![]);
-        }
+    /// Post-state of every account a committed transaction may have written: its writable static
+    /// keys and the writable addresses it loaded from lookup tables (all of them also for a failed
+    /// transaction: unchanged ones are written back as they were, harmless for the ledger).
+    async fn writable_post_state(&mut self, msg: &VersionedMessage) -> Result<Vec<(Pubkey, Option<Account>)>, RpcError> {
         let mut keys: Vec<Pubkey> = msg
             .static_account_keys()
             .iter()
@@ -597,14 +592,35 @@ impl Chain {
         }
         let mut out = vec![];
         for key in keys {
-            let acc = self.account(&key).await?;
-            if acc.as_ref().is_some_and(|a| is_builtin_owned(&a.owner) || a.executable) {
-                continue;
-            }
             self.known.insert(key);
-            out.push(StoredAccount::new(&key, acc.as_ref()));
+            out.push((key, self.account(&key).await?));
         }
         Ok(out)
+    }
+
+    /// What the ledger persists of those post-states: all but builtin-owned and executable accounts
+    /// (genesis state, recreated at start). Empty without a ledger.
+    fn stored_accounts(&self, post: &[(Pubkey, Option<Account>)]) -> Vec<StoredAccount> {
+        if self.ledger.is_none() {
+            return vec![];
+        }
+        post.iter()
+            .filter(|(_, acc)| !acc.as_ref().is_some_and(|a| is_builtin_owned(&a.owner) || a.executable))
+            .map(|(key, acc)| StoredAccount::new(key, acc.as_ref()))
+            .collect()
+    }
+
+    /// The subscriptions' view of stored accounts (token accounts with their mint's decimals).
+    async fn account_notes(&mut self, post: Vec<(Pubkey, Option<Account>)>) -> Vec<AccountNote> {
+        let mut out = Vec::with_capacity(post.len());
+        for (pubkey, account) in post {
+            let decimals = match &account {
+                Some(a) => self.token_decimals(a).await,
+                None => None,
+            };
+            out.push(AccountNote { pubkey, account, decimals });
+        }
+        out
     }
 
     /// Append a state change (already applied to the bank) to the write-ahead log and fsync it;
@@ -679,12 +695,20 @@ impl Chain {
         let clock = self.clock.clone();
         let err = res.result.err();
         self.tx_count += 1;
-        let written = self.written_accounts(&tx.message).await;
+        let post = self.writable_post_state(&tx.message).await;
+        let written = post.as_ref().map(|p| self.stored_accounts(p)).map_err(Clone::clone);
+        // A failed transaction stores only its fee payer (the fee is charged; nothing else changed).
+        let stored: Vec<(Pubkey, Option<Account>)> = match post {
+            Ok(p) if err.is_none() => p,
+            Ok(p) => p.into_iter().take(1).collect(),
+            Err(_) => vec![],
+        };
+        let accounts = self.account_notes(stored).await;
         let return_data = meta.return_data.as_ref().map(|rd| {
             json!({"programId": rd.program_id.to_string(), "data": [B64.encode(&rd.data), "base64"]})
         });
         let logs = fix_logs(meta.log_messages);
-        let note = SigNote { signature, slot: clock.slot, err: tx_err_json(&err), logs: logs.clone(), keys: keys.clone() };
+        let note = SigNote { signature, slot: clock.slot, err: tx_err_json(&err), logs: logs.clone(), keys: keys.clone(), accounts };
         let record = TxRecord {
             slot: clock.slot,
             block_time: clock.unix_timestamp,
@@ -703,12 +727,12 @@ impl Chain {
         // On disk before anyone can see it (status look-ups, subscriptions, the answer).
         self.log(written, Some(&record)).await;
         self.index(record);
-        let _ = self.notify.send(note);
+        let _ = self.notify.notes.send(Note::Tx(std::sync::Arc::new(note)));
         Ok(signature)
     }
 
     pub fn is_processed(&self, sig: &Signature) -> Option<SigNote> {
-        self.txs.get(sig).map(|r| SigNote { signature: *sig, slot: r.slot, err: tx_err_json(&r.err), logs: vec![], keys: vec![] })
+        self.txs.get(sig).map(|r| SigNote { signature: *sig, slot: r.slot, err: tx_err_json(&r.err), logs: vec![], keys: vec![], accounts: vec![] })
     }
 
     /// One periodic tick (idle node): produce the blocks due, compact the ledger log when due.
@@ -1151,6 +1175,8 @@ impl Chain {
                 let persisted = stored.as_ref().is_none_or(|a| !(is_builtin_owned(&a.owner) || a.executable));
                 let accounts = if persisted { vec![StoredAccount::new(&key, stored.as_ref())] } else { vec![] };
                 self.log(Ok(accounts), None).await;
+                let notes = self.account_notes(vec![(key, stored)]).await;
+                let _ = self.notify.notes.send(Note::Accounts { slot: self.clock.slot, accounts: std::sync::Arc::new(notes) });
                 Ok(Value::Null)
             }
             _ => Err(RpcError::new(METHOD_NOT_FOUND, "Method not found")),
@@ -1217,7 +1243,57 @@ fn decode_tx(encoded: &str, encoding: Option<&str>) -> Result<VersionedTransacti
     Ok(tx)
 }
 
-fn matches_filters(data: &[u8], filters: &[Value]) -> Result<bool, RpcError> {
+/// An account in the RPC's `UiAccount` shape: `{data, executable, lamports, owner, rentEpoch,
+/// space}` with `data` in `cfg.encoding` (absent or "binary": a bare base58 string, "base58",
+/// "base64", "jsonParsed": SPL Token / Token-2022 accounts and mints parsed, the rest base64) after
+/// `cfg.dataSlice`. `decimals`: of the mint when `acc` is a token account (jsonParsed needs it).
+/// `strict`: refuse base58 of more than 128 bytes as getAccountInfo does (a notification encodes
+/// it anyway). Errors: unsupported encoding, base58 too long (strict).
+pub fn encode_account(acc: &Account, cfg: &Map<String, Value>, decimals: Option<u8>, strict: bool) -> Result<Value, RpcError> {
+    let encoding = cfg_str(cfg, "encoding");
+    let mut data: &[u8] = &acc.data;
+    if let Some(slice) = cfg.get("dataSlice") {
+        let off = slice.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let len = slice.get("length").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let start = off.min(data.len());
+        let end = start.saturating_add(len).min(data.len());
+        data = &data[start..end];
+    }
+    let data_json = match encoding {
+        None | Some("binary") => json!(bs58::encode(data).into_string()),
+        Some("base58") => {
+            if strict && data.len() > 128 {
+                return Err(RpcError::invalid_params(
+                    "Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.",
+                ));
+            }
+            json!([bs58::encode(data).into_string(), "base58"])
+        }
+        Some("base64") => json!([B64.encode(data), "base64"]),
+        Some("jsonParsed") => {
+            let mut parsed = None;
+            if tokens::is_token_program(&acc.owner) && cfg.get("dataSlice").is_none() {
+                parsed = tokens::parsed_json(&acc.owner, &acc.data, |_| decimals);
+            }
+            parsed.unwrap_or_else(|| json!([B64.encode(data), "base64"]))
+        }
+        Some(other) => return Err(RpcError::invalid_params(format!("Invalid params: unsupported encoding {other}"))),
+    };
+    Ok(json!({
+        "data": data_json,
+        "executable": acc.executable,
+        "lamports": acc.lamports,
+        "owner": acc.owner.to_string(),
+        "rentEpoch": acc.rent_epoch,
+        "space": acc.data.len(),
+    }))
+}
+
+/// Whether account data passes getProgramAccounts / programSubscribe filters (`{dataSize: n}`,
+/// `{memcmp: {offset, bytes, encoding?: "base58" | "base64"}}`, all must hold).
+/// Errors: a filter of another shape, undecodable memcmp bytes (only filters reached are checked;
+/// see `validate_filters`).
+pub fn matches_filters(data: &[u8], filters: &[Value]) -> Result<bool, RpcError> {
     for f in filters {
         if let Some(size) = f.get("dataSize").and_then(Value::as_u64) {
             if data.len() as u64 != size {
@@ -1238,6 +1314,14 @@ fn matches_filters(data: &[u8], filters: &[Value]) -> Result<bool, RpcError> {
         }
     }
     Ok(true)
+}
+
+/// Check every filter's shape (programSubscribe refuses bad filters at subscription time).
+pub fn validate_filters(filters: &[Value]) -> Result<(), RpcError> {
+    for f in filters {
+        matches_filters(&[], std::slice::from_ref(f))?;
+    }
+    Ok(())
 }
 
 fn is_writable(msg: &VersionedMessage, i: usize) -> bool {
@@ -1389,7 +1473,7 @@ pub enum Cmd {
 
 /// Start the chain on its own thread; returns the command sender once the chain is ready.
 pub fn spawn_actor(
-    notify: tokio::sync::broadcast::Sender<SigNote>,
+    notify: Notifiers,
     ledger: Option<std::path::PathBuf>,
     genesis: Vec<(Pubkey, Account)>,
 ) -> anyhow::Result<std::sync::mpsc::Sender<Cmd>> {

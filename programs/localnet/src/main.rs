@@ -9,27 +9,25 @@
 mod chain;
 mod ledger;
 mod native;
+mod pubsub;
 mod rpc;
 mod tokens;
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use clap::Parser;
-use futures::{SinkExt, StreamExt};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::{body::Incoming, Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use serde_json::{json, Value};
-use tokio::net::{TcpListener, TcpStream};
-use tokio_tungstenite::tungstenite::Message as WsMessage;
+use serde_json::Value;
+use tokio::net::TcpListener;
 
-use chain::{Cmd, SigNote};
+use chain::{Cmd, Note, Notifiers, SigNote};
 use rpc::*;
 
 #[derive(Parser, Debug)]
@@ -64,7 +62,7 @@ struct App {
     /// Flips to true on SIGTERM/SIGINT: websocket clients get a normal close (code 1000), so
     /// web3.js does not keep reconnecting to a node that is gone.
     shutdown: tokio::sync::watch::Receiver<bool>,
-    notify: tokio::sync::broadcast::Sender<SigNote>,
+    notify: Notifiers,
     next_sub: AtomicU64,
 }
 
@@ -170,165 +168,6 @@ async fn http_handler(req: Request<Incoming>, app: Arc<App>) -> Result<Response<
     Ok(json_response(StatusCode::OK, v.to_string().into_bytes(), "application/json"))
 }
 
-fn sig_notification(sub: u64, note: &SigNote) -> String {
-    json!({
-        "jsonrpc": "2.0",
-        "method": "signatureNotification",
-        "params": {"result": {"context": {"slot": note.slot}, "value": {"err": note.err}}, "subscription": sub},
-    })
-    .to_string()
-}
-
-/// One PubSub websocket connection: signatureSubscribe notifies once the signature is processed
-/// (at once when it already is); logsSubscribe ("all" or {mentions:[key]}) and accountSubscribe
-/// notify for every later transaction touching them; every other *Subscribe is accepted and stays
-/// silent (slotSubscribe, rootSubscribe, programSubscribe...).
-async fn ws_connection(stream: TcpStream, app: Arc<App>) {
-    let Ok(ws) = tokio_tungstenite::accept_async(stream).await else { return };
-    let (mut sink, mut source) = ws.split();
-    let mut notes = app.notify.subscribe();
-    let mut shutdown = app.shutdown.clone();
-    // subscription id -> signature / logs filter (None = all) / (account, config)
-    let mut sig_subs: HashMap<u64, solana_sdk::signature::Signature> = HashMap::new();
-    let mut logs_subs: HashMap<u64, Option<solana_sdk::pubkey::Pubkey>> = HashMap::new();
-    let mut account_subs: HashMap<u64, (solana_sdk::pubkey::Pubkey, Value)> = HashMap::new();
-    loop {
-        tokio::select! {
-            _ = shutdown.changed() => {
-                let frame = tokio_tungstenite::tungstenite::protocol::CloseFrame {
-                    code: tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode::Normal,
-                    reason: "node shutting down".into(),
-                };
-                let _ = sink.send(WsMessage::Close(Some(frame))).await;
-                let _ = sink.flush().await;
-                return;
-            }
-            msg = source.next() => {
-                let text = match msg {
-                    Some(Ok(WsMessage::Text(t))) => t,
-                    Some(Ok(WsMessage::Binary(b))) => String::from_utf8_lossy(&b).into_owned(),
-                    Some(Ok(WsMessage::Close(_))) | None | Some(Err(_)) => break,
-                    Some(Ok(_)) => continue,
-                };
-                let mut out: Vec<String> = vec![];
-                let req: Value = match serde_json::from_str(&text) {
-                    Ok(v) => v,
-                    Err(_) => {
-                        out.push(response(Value::Null, Err(RpcError::new(PARSE_ERROR, "Parse error"))).to_string());
-                        Value::Null
-                    }
-                };
-                if let Some(id) = req.get("id").cloned() {
-                    let method = req.get("method").and_then(Value::as_str).unwrap_or("");
-                    let params = req.get("params").and_then(Value::as_array).cloned().unwrap_or_default();
-                    if method == "signatureSubscribe" {
-                        match params.first().and_then(Value::as_str).map(parse_signature) {
-                            Some(Ok(sig)) => {
-                                let sub = app.next_sub.fetch_add(1, Ordering::Relaxed);
-                                out.push(response(id, Ok(json!(sub))).to_string());
-                                if let Some(note) = app.status(sig).await {
-                                    out.push(sig_notification(sub, &note));
-                                } else {
-                                    sig_subs.insert(sub, sig);
-                                }
-                            }
-                            Some(Err(e)) => out.push(response(id, Err(e)).to_string()),
-                            None => out.push(response(id, Err(RpcError::invalid_params("Invalid params: expected [signature]"))).to_string()),
-                        }
-                    } else if method == "logsSubscribe" {
-                        let filter = match params.first() {
-                            Some(Value::String(s)) if s == "all" || s == "allWithVotes" => Ok(None),
-                            Some(f) => match f.get("mentions").and_then(Value::as_array).and_then(|m| m.first()).and_then(Value::as_str) {
-                                Some(k) => parse_pubkey(k).map(Some),
-                                None => Err(RpcError::invalid_params("Invalid params: expected \"all\" or {mentions: [pubkey]}")),
-                            },
-                            None => Err(RpcError::invalid_params("Invalid params: expected a logs filter")),
-                        };
-                        match filter {
-                            Ok(f) => {
-                                let sub = app.next_sub.fetch_add(1, Ordering::Relaxed);
-                                logs_subs.insert(sub, f);
-                                out.push(response(id, Ok(json!(sub))).to_string());
-                            }
-                            Err(e) => out.push(response(id, Err(e)).to_string()),
-                        }
-                    } else if method == "accountSubscribe" {
-                        match params.first().and_then(Value::as_str).map(parse_pubkey) {
-                            Some(Ok(key)) => {
-                                let sub = app.next_sub.fetch_add(1, Ordering::Relaxed);
-                                let cfg = params.get(1).cloned().filter(Value::is_object).unwrap_or_else(|| json!({}));
-                                account_subs.insert(sub, (key, cfg));
-                                out.push(response(id, Ok(json!(sub))).to_string());
-                            }
-                            Some(Err(e)) => out.push(response(id, Err(e)).to_string()),
-                            None => out.push(response(id, Err(RpcError::invalid_params("Invalid params: expected [pubkey]"))).to_string()),
-                        }
-                    } else if method.ends_with("Unsubscribe") {
-                        if let Some(sub) = params.first().and_then(Value::as_u64) {
-                            sig_subs.remove(&sub);
-                            logs_subs.remove(&sub);
-                            account_subs.remove(&sub);
-                        }
-                        out.push(response(id, Ok(json!(true))).to_string());
-                    } else if method.ends_with("Subscribe") {
-                        let sub = app.next_sub.fetch_add(1, Ordering::Relaxed);
-                        out.push(response(id, Ok(json!(sub))).to_string());
-                    } else {
-                        out.push(response(id, Err(RpcError::new(METHOD_NOT_FOUND, "Method not found"))).to_string());
-                    }
-                }
-                for o in out {
-                    if sink.send(WsMessage::Text(o)).await.is_err() {
-                        return;
-                    }
-                }
-            }
-            note = notes.recv() => {
-                let note = match note {
-                    Ok(n) => n,
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(_) => break,
-                };
-                let mut out: Vec<String> = vec![];
-                let hits: Vec<u64> = sig_subs.iter().filter(|(_, s)| **s == note.signature).map(|(k, _)| *k).collect();
-                for sub in hits {
-                    sig_subs.remove(&sub);
-                    out.push(sig_notification(sub, &note));
-                }
-                for (sub, filter) in &logs_subs {
-                    if filter.is_none_or(|k| note.keys.contains(&k)) {
-                        out.push(json!({
-                            "jsonrpc": "2.0",
-                            "method": "logsNotification",
-                            "params": {"result": {"context": {"slot": note.slot}, "value": {
-                                "signature": note.signature.to_string(), "err": note.err, "logs": note.logs,
-                            }}, "subscription": sub},
-                        }).to_string());
-                    }
-                }
-                for (sub, (key, cfg)) in &account_subs {
-                    if !note.keys.contains(key) {
-                        continue;
-                    }
-                    let Ok(mut res) = app.call("getAccountInfo".into(), vec![json!(key.to_string()), cfg.clone()]).await else { continue };
-                    if res["value"].is_null() {
-                        let enc = cfg.get("encoding").and_then(Value::as_str).unwrap_or("base58");
-                        res["value"] = json!({"data": ["", enc], "executable": false, "lamports": 0,
-                            "owner": "11111111111111111111111111111111", "rentEpoch": 0, "space": 0});
-                    }
-                    out.push(json!({"jsonrpc": "2.0", "method": "accountNotification",
-                        "params": {"result": res, "subscription": sub}}).to_string());
-                }
-                for o in out {
-                    if sink.send(WsMessage::Text(o)).await.is_err() {
-                        return;
-                    }
-                }
-            }
-        }
-    }
-}
-
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     // program-test installs a logger that prints every instruction at debug level unless
@@ -350,7 +189,10 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let http_listener = TcpListener::bind(http_addr).await?;
     let ws_listener = TcpListener::bind(ws_addr).await?;
 
-    let (notify, _) = tokio::sync::broadcast::channel::<SigNote>(1024);
+    let notify = Notifiers {
+        notes: tokio::sync::broadcast::channel::<Note>(pubsub::NOTE_BUFFER).0,
+        slots: tokio::sync::watch::channel(0u64).0,
+    };
     #[allow(unused_mut)]
     let mut genesis = vec![];
     #[cfg(feature = "escrow")]
@@ -375,7 +217,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     tokio::spawn(async move {
         loop {
             if let Ok((stream, _)) = ws_listener.accept().await {
-                tokio::spawn(ws_connection(stream, ws_app.clone()));
+                tokio::spawn(pubsub::ws_connection(stream, ws_app.clone()));
             }
         }
     });

@@ -13,6 +13,7 @@
  * when the program rejects (an error of its IDL, e.g. OrderNotFunded, ReviewWindowNotElapsed, MintNotAllowed).
  */
 import { createRequire } from 'node:module';
+import bs58 from 'bs58';
 import { AnchorProvider, type BN as AnchorBN, type BorshCoder, Program, type Idl } from '@coral-xyz/anchor';
 import {
   type Commitment,
@@ -40,6 +41,7 @@ import { rpc, sendAndConfirm, sendRawAndConfirm, type ConfirmOptions } from './t
 import type { CurrencyInfo, TxResult } from './types.js';
 import type { TranslateContext } from './errors.js';
 import { type EscrowSettlement, settlementFromTransaction } from './settlement.js';
+import { ProgramSubscription, type ProgramSubscriptionOptions } from './pubsub.js';
 import type { Escrow } from '@bazaar/escrow-idl/types';
 
 // Anchor's CJS entry (what Node's ESM loader sees under tsx) does not expose BN as a named export.
@@ -158,6 +160,18 @@ export interface EscrowClientOptions {
   currencies?: CurrencyInfo[];
   commitment?: Commitment;
   confirm?: ConfirmOptions;
+  /** PubSub websocket endpoint (`watchOrders`); absent: no subscriptions */
+  wsUrl?: string;
+}
+
+/** What `EscrowClient.watchOrders` reports (see there). */
+export interface OrderWatchHandlers {
+  /** an order account was written (funded, or changed state) at `slot`: the order's UUID and the account as written (null when undecodable) */
+  onOrder: (orderId: string, slot: number, order: EscrowOrder | null) => void;
+  /** the subscription is (again) live; writes while it was not were not reported */
+  onSubscribed?: () => void;
+  /** a live subscription was lost; it is being retried */
+  onDown?: (reason: string) => void;
 }
 
 /** The escrow instructions on an existing order account (the IDL's names), see `orderInstruction`. */
@@ -188,6 +202,8 @@ export class EscrowClient {
   readonly service: Keypair;
   readonly arbiter: Keypair;
   readonly commitment: Commitment;
+  /** PubSub endpoint (undefined: `watchOrders` is unavailable) */
+  readonly wsUrl?: string;
   private readonly tokenPrograms = new Map<string, PublicKey>();
   private readonly errorNames: Map<number, string>;
   private readonly confirmDefaults: ConfirmOptions;
@@ -198,6 +214,7 @@ export class EscrowClient {
     this.arbiter = opts.arbiter ?? opts.service;
     this.commitment = opts.commitment ?? 'confirmed';
     this.confirmDefaults = opts.confirm ?? {};
+    this.wsUrl = opts.wsUrl;
     const idl = { ...opts.idl, address: opts.programId ?? (opts.idl as { address: string }).address } as Idl;
     this.programId = new PublicKey(idl.address);
     const kp = opts.service;
@@ -266,8 +283,15 @@ export class EscrowClient {
       () => this.program.account.order.fetchNullable(address, this.commitment),
       this.errorContext('reading the escrow order'),
     );
-    if (!acc) return null;
-    const a = acc;
+    return acc ? this.toEscrowOrder(address, acc) : null;
+  }
+
+  /** An order account's data (discriminator included) decoded; throws on data of another account. */
+  decodeOrder(address: PublicKey, data: Buffer): EscrowOrder {
+    return this.toEscrowOrder(address, this.program.coder.accounts.decode('order', data));
+  }
+
+  private toEscrowOrder(address: PublicKey, a: Awaited<ReturnType<EscrowClient['program']['account']['order']['fetch']>>): EscrowOrder {
     return {
       address: address.toBase58(),
       orderId: bytesToUuid(a.orderId),
@@ -286,6 +310,40 @@ export class EscrowClient {
       rentPayer: a.rentPayer.toBase58(),
       bump: toNumber(a.bump),
     };
+  }
+
+  /**
+   * Watch every order account of the program over the PubSub websocket: one `programSubscribe` on
+   * the escrow program, filtered (memcmp at offset 0) to the `Order` account discriminator, whatever
+   * the number of orders. `onOrder` gets the order id (bytes 8..24 of the account, the UUID) of each
+   * order account written: funded (created), delivered, disputed. Closed accounts are not reported
+   * (they no longer belong to the program). The caller starts and stops the returned subscription;
+   * it reconnects with back-off on its own (chain/pubsub.ts). Null without `wsUrl`.
+   */
+  watchOrders(handlers: OrderWatchHandlers, opts: Pick<ProgramSubscriptionOptions, 'backoff' | 'heartbeatMs' | 'log'> = {}): ProgramSubscription | null {
+    if (!this.wsUrl) return null;
+    const accounts = (this.program.idl.accounts ?? []) as Array<{ name: string; discriminator: number[] }>;
+    const discriminator = accounts.find((a) => a.name.toLowerCase() === 'order')?.discriminator;
+    if (!discriminator) throw new Error('the escrow IDL has no Order account');
+    return new ProgramSubscription({
+      ...opts,
+      wsUrl: this.wsUrl,
+      programId: this.programId.toBase58(),
+      commitment: this.commitment,
+      filters: [{ memcmp: { offset: 0, bytes: bs58.encode(Uint8Array.from(discriminator)) } }],
+      onChange: (c) => {
+        if (c.data.length < 24) return;
+        let order: EscrowOrder | null = null;
+        try {
+          order = this.decodeOrder(new PublicKey(c.pubkey), c.data);
+        } catch {
+          // an account layout this client does not know: the order is read back instead
+        }
+        handlers.onOrder(bytesToUuid(c.data.subarray(8, 24)), c.slot, order);
+      },
+      onSubscribed: handlers.onSubscribed,
+      onDown: handlers.onDown,
+    });
   }
 
   /** The decoded config account, or null before initialize_config. */

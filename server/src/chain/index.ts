@@ -20,6 +20,8 @@ export { configPda, orderPda, vaultAddress, uuidToBytes, bytesToUuid, orderIdByt
 export { parseUnits } from './balances.js';
 export { listingMintKeypair } from './listing-mint.js';
 export { sendAndConfirm, sendRawAndConfirm, type ConfirmOptions } from './tx.js';
+export { ProgramSubscription, websocketUrlFor, type SubscriptionState } from './pubsub.js';
+export type { OrderWatchHandlers } from './escrow.js';
 export { translateChainError, isNetworkError } from './errors.js';
 export { chainOptionsFromDataDir, loadOrCreateKeypair, readChainFile, readKeypairFile, type ChainFile } from './keys.js';
 
@@ -27,7 +29,10 @@ export const DEFAULT_RPC_TIMEOUT_MS = 15_000;
 
 export interface CreateChainOptions {
   rpcUrl: string;
-  /** websocket endpoint (unused by this module; passed to web3.js for callers that subscribe) */
+  /**
+   * PubSub websocket endpoint: the escrow client's `watchOrders` subscribes there (and web3.js's
+   * `connection.on*`). Absent: no subscriptions, the payment watcher polls only.
+   */
   wsUrl?: string;
   /** platform authority, arbiter (dev), fee payer, listing-token mint/update authority */
   serviceKeypair: Keypair;
@@ -77,6 +82,7 @@ export function createChain(opts: CreateChainOptions): ChainClient {
     currencies: opts.currencies,
     commitment,
     confirm: opts.confirm,
+    wsUrl: opts.wsUrl,
   });
   const mintDeps = { connection, service, commitment, confirm: opts.confirm };
   return {

@@ -48,6 +48,29 @@ describe('Poller', () => {
     await b.stop();
   });
 
+  it('reschedule changes the interval of a running loop from now on; no-op when stopped', async () => {
+    vi.useFakeTimers();
+    const pass = vi.fn(async () => {});
+    const p = new Poller(pass, () => {});
+    p.start(1000);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(pass).toHaveBeenCalledTimes(1);
+    p.reschedule(10_000);
+    await vi.advanceTimersByTimeAsync(9_999);
+    expect(pass).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(pass).toHaveBeenCalledTimes(2);
+    p.reschedule(0); // trigger only
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(pass).toHaveBeenCalledTimes(2);
+    p.trigger();
+    expect(pass).toHaveBeenCalledTimes(3);
+    await p.stop();
+    p.reschedule(100);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(pass).toHaveBeenCalledTimes(3);
+  });
+
   it('reports a failing pass and keeps going; stop() waits for the pass in progress', async () => {
     vi.useFakeTimers();
     const errors: unknown[] = [];

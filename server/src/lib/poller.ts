@@ -34,6 +34,20 @@ export class Poller {
     }
   }
 
+  /**
+   * Change the interval of a started loop (ms; 0 = no timer, passes only on `trigger`); the next
+   * tick is `intervalMs` from now. A no-op when stopped (the next `start` sets its own).
+   */
+  reschedule(intervalMs: number): void {
+    if (!this.started) return;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    if (intervalMs > 0) {
+      this.timer = setInterval(() => this.tick(), intervalMs);
+      this.timer.unref?.();
+    }
+  }
+
   /** Stop the loop and wait for the pass in progress, if any. */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);

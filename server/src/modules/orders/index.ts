@@ -3,7 +3,7 @@
  *
  *   const orders = createOrdersModule({ db, chain, listings: listingsPort(listingsService), config, log });
  *   createExpressEndpoints(..., ordersHandlers(orders.http), ...);
- *   await orders.start();   // reconciler pass at start-up, then payment watcher, auto-release crank and reconciler timers
+ *   await orders.start();   // reconciler pass at start-up, then payment watcher (+ its order-account subscription), auto-release crank and reconciler timers
  *   await orders.stop();
  */
 import type { PrismaClient } from '../../generated/prisma/client.js';
@@ -14,7 +14,7 @@ import { escrowPort } from './orders.escrow.js';
 import { checkEscrowIntegrity } from './orders.integrity.js';
 import { PrismaOrdersRepo } from './orders.repo.js';
 import { OrdersService, type OrdersConfig, type OrdersHooks } from './orders.service.js';
-import type { CustodialPaymentsPort, EscrowPort, ListingsPort, OrderRecord, OrdersRepo } from './orders.types.js';
+import type { CustodialPaymentsPort, EscrowPort, ListingsPort, OrderRecord, OrderWatchOptions, OrdersRepo } from './orders.types.js';
 import { DomainError } from '../../errors.js';
 
 export { OrdersService } from './orders.service.js';
@@ -44,6 +44,10 @@ export interface OrdersModuleOptions {
   config?: Partial<OrdersConfig> & {
     /** payment watcher + auto-release crank interval (default 2000 ms); 0 disables the timers (tests drive them) */
     watcherIntervalMs?: number;
+    /** payment watcher full-pass interval while its order-account subscription is live (default 10 000 ms) */
+    watcherFallbackIntervalMs?: number;
+    /** order-account subscription reconnect back-off and heartbeat (tests) */
+    watch?: OrderWatchOptions;
     /** reconciler interval (default 30 000 ms); 0 = only the start-up pass */
     reconcileIntervalMs?: number;
     /** lease of a running POST /orders Idempotency-Key (default 10 000 ms): a key whose request died is retryable after it */
@@ -63,7 +67,7 @@ export interface OrdersModuleOptions {
 
 export function createOrdersModule(o: OrdersModuleOptions) {
   const repo = o.repo ?? new PrismaOrdersRepo(o.db);
-  const escrow = o.escrow ?? (o.chain?.escrow ? escrowPort(o.chain.escrow) : unavailableEscrow());
+  const escrow = o.escrow ?? (o.chain?.escrow ? escrowPort(o.chain.escrow, { log: o.log }) : unavailableEscrow());
   const idempotencyStore = o.idempotencyStore ?? new PrismaIdempotencyStore(o.db);
   const currencies = o.currencies ?? o.chain?.currencies ?? [];
   const service = new OrdersService({
@@ -78,7 +82,14 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     custody: o.custody,
     hasReview: o.hasReview,
   });
-  const watcher = new PaymentWatcher({ service, repo, log: o.log });
+  const watcher = new PaymentWatcher({
+    service,
+    repo,
+    log: o.log,
+    escrow,
+    fallbackIntervalMs: o.config?.watcherFallbackIntervalMs,
+    watch: o.config?.watch,
+  });
   const autoRelease = new AutoReleaseCrank({ service, log: o.log });
   const leases = new IdempotencyLeases();
   const watcherMs = o.config?.watcherIntervalMs ?? 2_000;

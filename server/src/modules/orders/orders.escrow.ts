@@ -1,9 +1,9 @@
 /**
  * Adapter: chain/escrow.ts EscrowClient -> the orders module's EscrowPort.
  */
-import type { EscrowClient } from '../../chain/escrow.js';
+import type { EscrowClient, EscrowOrder } from '../../chain/escrow.js';
 import type { EscrowSettlement } from '../../chain/settlement.js';
-import type { EscrowPort, OrderSettlement, SendOptions } from './orders.types.js';
+import type { EscrowOrderView, EscrowPort, OrderSettlement, SendOptions } from './orders.types.js';
 
 /** The chain's settlement record as the orders module stores it (payout per role + the buyer's token account). */
 export function toOrderSettlement(s: EscrowSettlement): OrderSettlement {
@@ -16,7 +16,27 @@ export function toOrderSettlement(s: EscrowSettlement): OrderSettlement {
   };
 }
 
-export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number } = {}): EscrowPort {
+type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void };
+
+/** `log`: where the order-account subscription reports going down and coming back. */
+/** The escrow client's decoded order account as the orders module sees it. */
+export function toEscrowOrderView(a: EscrowOrder): EscrowOrderView {
+  return {
+    buyer: a.buyer,
+    seller: a.seller,
+    mint: a.mint,
+    amount: a.amount,
+    state: a.state,
+    feeBps: a.feeBps,
+    fundedAt: a.fundedAt,
+    deliveryDeadline: a.deliveryDeadline,
+    deliveredAt: a.deliveredAt,
+    disputedAt: a.disputedAt,
+    reviewWindow: a.reviewWindow,
+  };
+}
+
+export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number; log?: Log } = {}): EscrowPort {
   let fee: { bps: number; at: number } | null = null;
   const ttl = opts.feeBpsTtlMs ?? 60_000;
   const o = (s?: SendOptions) => (s?.onSigned ? { onSigned: s.onSigned } : {});
@@ -30,22 +50,11 @@ export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number } 
     send: (ix, id, s) => client.orderInstruction(ix, id, { ...o(s), ...(s?.buyerBps !== undefined ? { buyerBps: s.buyerBps } : {}) }),
     fetchOrder: async (id) => {
       const a = await client.fetchOrder(id);
-      if (!a) return null;
-      return {
-        buyer: a.buyer,
-        seller: a.seller,
-        mint: a.mint,
-        amount: a.amount,
-        state: a.state,
-        feeBps: a.feeBps,
-        fundedAt: a.fundedAt,
-        deliveryDeadline: a.deliveryDeadline,
-        deliveredAt: a.deliveredAt,
-        disputedAt: a.disputedAt,
-        reviewWindow: a.reviewWindow,
-      };
+      return a ? toEscrowOrderView(a) : null;
     },
     signatureStatus: (sig) => client.signatureStatus(sig),
+    watchOrders: (handlers, w) =>
+      client.watchOrders({ ...handlers, onOrder: (id, slot, a) => handlers.onOrder(id, slot, a ? toEscrowOrderView(a) : null) }, { ...w, log: opts.log }),
     transactionOutcome: (attempt) => client.transactionOutcome(attempt),
     tokenBalance: (account) => client.tokenBalance(account),
     findSettlement: async (order, signature) => {

@@ -585,10 +585,13 @@ export class OrdersService {
     });
   }
 
-  /** Watcher step for one awaiting_payment order: funded on chain -> in_progress; past expiry -> expired. */
-  async checkPayment(order: OrderRecord): Promise<OrderStatus> {
+  /**
+   * Watcher step for one awaiting_payment order: funded on chain -> in_progress; past expiry -> expired.
+   * `known`: the escrow account as a subscription notification carried it (else it is read).
+   */
+  async checkPayment(order: OrderRecord, known?: EscrowOrderView): Promise<OrderStatus> {
     if (order.status !== 'awaiting_payment') return order.status;
-    const view = await this.deps.escrow.fetchOrder(order.id);
+    const view = known ?? (await this.deps.escrow.fetchOrder(order.id));
     if (view) {
       if (this.termsMatch(order, view)) {
         // paid by a wallet directly (Solana Pay): look the fund transaction up for the record

@@ -8,6 +8,7 @@ import type { ListingOrderEvent, ListingStatus, PaymentSource } from '@bazaar/co
 export type { PaymentSource };
 import type { RecordedAttempt, TxOutcome } from '../../chain/recorded-send.js';
 import type { CurrencyInfo, TxResult } from '../../chain/types.js';
+import type { SubscriptionState } from '../../chain/pubsub.js';
 import type { Instruction, OrderStatus, ServiceInstruction, TerminalInstruction } from './order-state.js';
 
 export interface OrderRecord {
@@ -297,6 +298,35 @@ export interface EscrowPort {
   feeBps(): Promise<number>;
   /** cluster unix time (the program's Clock), seconds */
   chainNow(): Promise<number>;
+  /**
+   * A subscription to the escrow's order accounts over the RPC websocket (chain/escrow.ts
+   * `watchOrders`: one programSubscribe, reconnected with back-off); the caller starts and stops it.
+   * Absent, or null (no websocket configured): the payment watcher polls only.
+   */
+  watchOrders?(handlers: OrderWatchHandlers, opts?: OrderWatchOptions): OrderWatch | null;
+}
+
+/** What an order-account subscription reports (chain/escrow.ts `watchOrders`, in the orders module's terms). */
+export interface OrderWatchHandlers {
+  /** an order account was written at `slot`: the order id and the account as written (null: undecodable, read it back) */
+  onOrder: (orderId: string, slot: number, view: EscrowOrderView | null) => void;
+  /** the subscription is (again) live; writes while it was not were not reported */
+  onSubscribed?: () => void;
+  /** a live subscription was lost; it is being retried */
+  onDown?: (reason: string) => void;
+}
+
+/** A running order-account subscription (chain/pubsub.ts ProgramSubscription). */
+export interface OrderWatch {
+  readonly state: SubscriptionState;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/** Reconnect back-off (ms) and heartbeat (ms) of an order-account subscription. */
+export interface OrderWatchOptions {
+  backoff?: { initialMs: number; maxMs: number };
+  heartbeatMs?: number;
 }
 
 /**
