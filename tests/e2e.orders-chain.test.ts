@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction } from '@solana/web3.js';
 import { TOKEN_PROGRAM_ID, getAccount, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Localnet, startBootstrappedChain, type BootstrappedChain } from './helpers/localnet';
+import { type Localnet, type BootstrappedChain } from './helpers/localnet';
+import { sharedBootstrappedChain } from './helpers/shared-chain';
 import { EscrowClient, type ChainClient } from '../server/src/chain/index';
 import type { Idl } from '@coral-xyz/anchor';
 import escrowIdl from '@bazaar/escrow-idl';
@@ -63,7 +64,7 @@ async function fundedOrder(p: Awaited<ReturnType<typeof parties>>) {
 }
 
 beforeAll(async () => {
-  env = await startBootstrappedChain('orders-e2e');
+  env = await sharedBootstrappedChain('orders-e2e');
   ({ localnet, dataDir, boot, chain } = env);
   repo = new MemoryOrdersRepo();
   listings = new FakeListings();
@@ -283,12 +284,20 @@ describe('faults: RPC outages, lost transactions, vanished escrows', () => {
       await expect(svc.confirm(p.buyer, o.id)).rejects.toMatchObject({ slug: 'chain-unavailable' });
       // nothing was signed: no intent is left open to wait for
       expect(await repo.openIntentFor(o.id)).toBeNull();
-      const downFor = 2_000;
-      setTimeout(() => proxy.up(), downFor);
-      const outageStarted = Date.now();
-      const r = await retryUntilOk(() => svc.confirm(p.buyer, o.id));
-      const afterUp = Date.now() - outageStarted - downFor;
-      console.info(`[recovery] RPC down ${downFor} ms: confirm succeeded ${afterUp} ms after it came back (${r.tries} tries)`);
+      // the outage lasts three more failed retries (not a span of wall time), then the RPC is back
+      const failedRetries = 3;
+      let failures = 0;
+      let upAt = 0;
+      const r = await retryUntilOk(async () => {
+        try {
+          return await svc.confirm(p.buyer, o.id);
+        } catch (err) {
+          if (++failures === failedRetries) (proxy.up(), (upAt = Date.now()));
+          throw err;
+        }
+      }, 0);
+      console.info(`[recovery] RPC down for ${failedRetries} retries: confirm succeeded ${Date.now() - upAt} ms after it came back (${r.tries} tries)`);
+      expect(r.tries).toBe(failedRetries + 1); // the first retry after the RPC is back goes through
       expect(r.value.status).toBe('completed');
       const releases = (await repo.listIntents(o.id)).filter((i) => i.action === 'release');
       expect(releases.filter((i) => i.signature).map((i) => i.status)).toEqual(['confirmed']);

@@ -9,7 +9,8 @@ import { Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction } from '@solana/web3.
 import { TOKEN_PROGRAM_ID, getAccount, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Localnet, startBootstrappedChain, type BootstrappedChain } from './helpers/localnet';
+import { type Localnet, type BootstrappedChain } from './helpers/localnet';
+import { sharedBootstrappedChain } from './helpers/shared-chain';
 import { createApiKey, createTestApp, loginAs } from './helpers/app';
 import { type ChainClient } from '../server/src/chain/index';
 import { createApp } from '../server/src/app';
@@ -94,7 +95,7 @@ async function fundedOrder(price = 25, duration = 3) {
 }
 
 beforeAll(async () => {
-  env = await startBootstrappedChain('orders-http');
+  env = await sharedBootstrappedChain('orders-http');
   ({ localnet, dataDir, boot, chain } = env);
   t = await createTestApp({
     chain,
