@@ -12,25 +12,27 @@ import {
   getTokenMetadata,
 } from '@solana/spl-token';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalnet } from './helpers/localnet';
+import type { BootstrappedChain } from './helpers/localnet';
+import { sharedBootstrappedChain } from './helpers/shared-chain';
 import { randomBytes, randomUUID } from 'node:crypto';
 import bs58 from 'bs58';
 import { createChain, listingMintKeypair, type ChainClient, type ListingMintAttempt, type TxAttempt } from '../server/src/chain/index';
 import { ensureSol } from '../server/scripts/bootstrap-localnet';
 
-let localnet: Awaited<ReturnType<typeof startLocalnet>>;
+let env: BootstrappedChain;
 let chain: ChainClient;
 const service = Keypair.generate();
 const seller = Keypair.generate().publicKey;
 
 beforeAll(async () => {
-  localnet = await startLocalnet();
-  chain = createChain({ rpcUrl: localnet.rpcUrl, serviceKeypair: service, currencies: [] });
+  // the worker's shared localnet, with a service key of this suite's own
+  env = await sharedBootstrappedChain('listing-mint');
+  chain = createChain({ rpcUrl: env.localnet.rpcUrl, serviceKeypair: service, currencies: [] });
   await ensureSol(chain.connection, service.publicKey, BigInt(LAMPORTS_PER_SOL), 10 * LAMPORTS_PER_SOL);
 });
 
 afterAll(async () => {
-  await localnet?.stop();
+  await env?.stop();
 });
 
 describe('listing token (Token-2022 NFT)', () => {

@@ -5,7 +5,7 @@
  */
 import { Keypair, SystemProgram, Transaction, type Connection } from '@solana/web3.js';
 import bs58 from 'bs58';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { sendAndConfirm, sendRawAndConfirm } from '../server/src/chain/tx';
 
 const ESCROW = 'AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r';
@@ -77,11 +77,19 @@ describe('sendRawAndConfirm', () => {
     ).rejects.toMatchObject({ slug: 'chain-transaction-failed', extensions: { program_error: 'ReviewWindowNotElapsed', signature, instruction_index: 0 } });
   });
 
+  // the waits below run on vitest's fake clock (Date.now and setTimeout): no wall time passes
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('gives up after timeoutMs with chain-unavailable carrying the signature, re-sending meanwhile', async () => {
+    vi.useFakeTimers();
     const { raw, signature } = signedTx();
     const { conn, calls } = fakeConnection([null]);
     const started = Date.now();
-    await expect(sendRawAndConfirm(conn, raw, { timeoutMs: 300, pollIntervalMs: 10, resendIntervalMs: 50 })).rejects.toMatchObject({
+    const outcome = sendRawAndConfirm(conn, raw, { timeoutMs: 300, pollIntervalMs: 10, resendIntervalMs: 50 }).catch((e: unknown) => e);
+    await vi.runAllTimersAsync();
+    expect(await outcome).toMatchObject({
       slug: 'chain-unavailable',
       extensions: { signature },
     });
@@ -90,9 +98,12 @@ describe('sendRawAndConfirm', () => {
   });
 
   it('stops when the blockhash has expired and the signature is unknown (BlockhashExpired)', async () => {
+    vi.useFakeTimers();
     const { raw } = signedTx();
     const { conn } = fakeConnection([null], { blockHeight: 500 });
-    await expect(sendRawAndConfirm(conn, raw, { lastValidBlockHeight: 100, pollIntervalMs: 50, timeoutMs: 10_000 })).rejects.toMatchObject({
+    const outcome = sendRawAndConfirm(conn, raw, { lastValidBlockHeight: 100, pollIntervalMs: 50, timeoutMs: 10_000 }).catch((e: unknown) => e);
+    await vi.runAllTimersAsync();
+    expect(await outcome).toMatchObject({
       slug: 'chain-transaction-failed',
       extensions: { program_error: 'BlockhashExpired' },
     });

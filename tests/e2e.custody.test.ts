@@ -20,7 +20,8 @@ import {
 } from '@solana/spl-token';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Localnet, startBootstrappedChain, type BootstrappedChain } from './helpers/localnet';
+import { type Localnet, type BootstrappedChain } from './helpers/localnet';
+import { sharedBootstrappedChain } from './helpers/shared-chain';
 import { API, createApiKey, createTestApp, loginAs, type TestApp } from './helpers/app';
 import { TEST_DATABASE_URL } from './helpers/db';
 import { createApp } from '../server/src/app';
@@ -134,7 +135,7 @@ const orderCustodially = (buyer: Party, listingId: string) =>
     .send({ listing_id: listingId, payment_source: 'custodial' });
 
 beforeAll(async () => {
-  env = await startBootstrappedChain('custody-e2e');
+  env = await sharedBootstrappedChain('custody-e2e');
   ({ localnet, dataDir, boot, chain } = env);
   t = await createTestApp({ chain, config: { currencies: boot.currencies, ...custodyConfig }, orders: { reviewWindowSeconds: 60 } });
   custody = t.services.custody!;

@@ -14,7 +14,8 @@ import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orderTransitions } from '@bazaar/contract';
-import { startBootstrappedChain, type BootstrappedChain } from './helpers/localnet';
+import { type BootstrappedChain } from './helpers/localnet';
+import { sharedBootstrappedChain } from './helpers/shared-chain';
 import { createApiKey, createTestApp, loginAs } from './helpers/app';
 import { connectSse, type SseConnection } from './helpers/sse';
 import { ensureSol, mintTestUsdc } from '../server/scripts/bootstrap-localnet';
@@ -59,7 +60,7 @@ async function orderAndPay(buyer: Party, seller: Party) {
 const emits = (from: string | null, action: string) => orderTransitions.find((r) => r.from === from && r.action === action)!.emits;
 
 beforeAll(async () => {
-  env = await startBootstrappedChain('events-orders');
+  env = await sharedBootstrappedChain('events-orders');
   t = await createTestApp({
     chain: env.chain,
     config: { currencies: env.boot.currencies, webhooks: { allowPrivateUrls: true, timeoutMs: 2_000, intervalMs: 50, concurrency: 8 } },

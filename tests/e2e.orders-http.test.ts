@@ -9,7 +9,8 @@ import { Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction } from '@solana/web3.
 import { TOKEN_PROGRAM_ID, getAccount, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Localnet, startBootstrappedChain, type BootstrappedChain } from './helpers/localnet';
+import { type Localnet, type BootstrappedChain } from './helpers/localnet';
+import { sharedBootstrappedChain } from './helpers/shared-chain';
 import { createApiKey, createTestApp, loginAs } from './helpers/app';
 import { type ChainClient } from '../server/src/chain/index';
 import { createApp } from '../server/src/app';
@@ -94,7 +95,7 @@ async function fundedOrder(price = 25, duration = 3) {
 }
 
 beforeAll(async () => {
-  env = await startBootstrappedChain('orders-http');
+  env = await sharedBootstrappedChain('orders-http');
   ({ localnet, dataDir, boot, chain } = env);
   t = await createTestApp({
     chain,
@@ -116,6 +117,7 @@ afterAll(async () => {
 describe('orders over HTTP on the real chain', () => {
   it('happy path: create (201, payment tx), pay, deliver, confirm; the seller gets price - fee on chain', async () => {
     const [buyer, seller] = await Promise.all([party(100), party()]);
+    const treasuryBefore = await usdcBalance(boot.treasury);
     const listingId = await listing(seller, 25);
     const created = await order(buyer, listingId);
     expect(created).toMatchObject({
@@ -166,7 +168,7 @@ describe('orders over HTTP on the real chain', () => {
     const delivered = await post(seller, `/orders/${created.order_id}/deliver`);
     expect(delivered.status, JSON.stringify(delivered.body)).toBe(200);
     expect(delivered.body).toMatchObject({ status: 'delivered', escrow_state: 'delivered', review_window_seconds: 60 });
-    expect(delivered.body.auto_release_at).toBeTruthy();
+    expect(Date.parse(delivered.body.auto_release_at) - Date.parse(delivered.body.delivered_at)).toBe(60_000);
 
     const done = await post(buyer, `/orders/${created.order_id}/confirm`);
     expect(done.status, JSON.stringify(done.body)).toBe(200);
@@ -177,6 +179,8 @@ describe('orders over HTTP on the real chain', () => {
       'release:confirmed',
     ]);
     expect(await usdcBalance(seller.wallet)).toBe(USDC(25) - USDC(0.625));
+    expect((await usdcBalance(boot.treasury)) - treasuryBefore).toBe(USDC(0.625));
+    expect(await usdcBalance(buyer.wallet)).toBe(USDC(75));
     expect(await chain.escrow.fetchOrder(created.order_id)).toBeNull();
     expect((await request(t.app).get(`${API}/listings/${listingId}`).set(buyer.headers)).body.status).toBe('sold');
 
@@ -316,6 +320,7 @@ describe('orders over HTTP on the real chain', () => {
     orders.service.hooks.afterSend = undefined;
     expect(crashed.status).toBe(500);
     expect((await request(t.app).get(`${API}/orders/${o.id}`).set(o.buyer.headers)).body.status).toBe('delivered');
+    expect(await chain.escrow.fetchOrder(o.id)).toBeNull(); // the money moved
     await orders.reconciler.runOnce();
     const read = await request(t.app).get(`${API}/orders/${o.id}`).set(o.buyer.headers);
     expect(read.body.status).toBe('completed');

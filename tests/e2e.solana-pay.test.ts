@@ -20,7 +20,8 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../server/src/config.js';
 import { ensureSol, mintTestUsdc } from '../server/scripts/bootstrap-localnet.js';
-import { startBootstrappedChain, type BootstrappedChain } from './helpers/localnet.js';
+import { type BootstrappedChain } from './helpers/localnet.js';
+import { sharedBootstrappedChain } from './helpers/shared-chain.js';
 import { API, createTestApp, loginAs, type TestApp } from './helpers/app.js';
 
 let env: BootstrappedChain;
@@ -31,7 +32,7 @@ const scratch = mkdtempSync(path.join(tmpdir(), 'bazaar-solana-pay-'));
 const WALLET_ORIGIN = 'https://wallet.example';
 
 beforeAll(async () => {
-  env = await startBootstrappedChain('solana-pay');
+  env = await sharedBootstrappedChain('solana-pay');
   const loaded = loadConfig({
     DATA_DIR: scratch,
     JWT_SECRET: 'x'.repeat(40),

@@ -11,7 +11,8 @@ import { Keypair, LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
 import { AccountLayout, TOKEN_2022_PROGRAM_ID, getAccount, getAssociatedTokenAddressSync, getMint, getTokenMetadata } from '@solana/spl-token';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalnet, type Localnet } from './helpers/localnet.js';
+import type { BootstrappedChain } from './helpers/localnet.js';
+import { sharedBootstrappedChain } from './helpers/shared-chain.js';
 import { createApp, type BazaarApp } from '../server/src/app.js';
 import { createChain, listingMintKeypair, type ChainClient } from '../server/src/chain/index.js';
 import { tokenName } from '../server/src/modules/listings/index.js';
@@ -19,7 +20,7 @@ import { failWrites } from './helpers/db-faults.js';
 import { ensureSol } from '../server/scripts/bootstrap-localnet.js';
 import { API, countRows, expectProblem, listingBody, setup, user, type TestApp, type TestUser } from './helpers/marketplace-fixtures.js';
 
-let localnet: Localnet;
+let env: BootstrappedChain;
 let chain: ChainClient;
 let t: TestApp;
 let app: TestApp['app'];
@@ -27,8 +28,9 @@ let alice: TestUser;
 const service = Keypair.generate();
 
 beforeAll(async () => {
-  localnet = await startLocalnet();
-  chain = createChain({ rpcUrl: localnet.rpcUrl, serviceKeypair: service, currencies: [] });
+  // the worker's shared localnet, with a service key of this suite's own
+  env = await sharedBootstrappedChain('listings-chain');
+  chain = createChain({ rpcUrl: env.localnet.rpcUrl, serviceKeypair: service, currencies: [] });
   await ensureSol(chain.connection, service.publicKey, BigInt(LAMPORTS_PER_SOL), 10 * LAMPORTS_PER_SOL);
   ({ t, app } = await setup({ chain }));
   alice = await user(t);
@@ -38,7 +40,7 @@ const restarted: BazaarApp[] = [];
 afterAll(async () => {
   for (const b of restarted) await b.services.stop();
   await t?.close();
-  await localnet?.stop();
+  await env?.stop();
 });
 
 describe('POST /listings on a real chain', () => {

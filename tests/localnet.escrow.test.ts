@@ -67,6 +67,17 @@ afterAll(async () => {
   await net?.stop();
 });
 
+/**
+ * Resolves once the node acknowledged a websocket subscription of each method (its subscription id
+ * arrived). web3.js keeps that state internally (`_subscriptionsByHash`) and exposes no event for it.
+ */
+async function subscribed(c: Connection, methods: string[]) {
+  const subs = () => Object.values((c as unknown as { _subscriptionsByHash: Record<string, { method: string; state: string }> })._subscriptionsByHash);
+  await expect
+    .poll(() => methods.every((m) => subs().some((s) => s.method === m && s.state === 'subscribed')), { interval: 5, timeout: 5_000 })
+    .toBe(true);
+}
+
 async function airdrop(to: PublicKey, sol = 10) {
   const sig = await connection.requestAirdrop(to, sol * LAMPORTS_PER_SOL);
   const bh = await connection.getLatestBlockhash();
@@ -329,7 +340,7 @@ describe.skipIf(!haveIdl)('escrow lifecycle on the localnet', () => {
     const listener = program.addEventListener('disputeResolved', (e) => events.push(e));
     const accountUpdates: number[] = [];
     const accSub = connection.onAccountChange(buyerAta, (info) => accountUpdates.push(info.data.length), { commitment: 'confirmed' });
-    await new Promise((r) => setTimeout(r, 200)); // let the subscriptions reach the node
+    await subscribed(connection, ['logsSubscribe', 'accountSubscribe']); // the node acknowledged both
     await program.methods
       .openDispute()
       .accountsPartial({ authority: buyer.publicKey, config: configPda, order })

@@ -41,10 +41,31 @@ export class FakeEscrow implements EscrowPort {
   issued = 0;
   balances = new Map<string, bigint>(); // wallet -> base units (payouts)
   now = 1_800_000_000;
-  latencyMs = 0;
   feeBpsValue = 250;
   unavailable = false;
   private n = 0;
+
+  private gate: Promise<void> | null = null;
+  private atGate = 0;
+  private gateWaiters: Array<{ n: number; resolve: () => void }> = [];
+
+  /**
+   * Hold every signed transaction before it lands until the returned function is called: a send in
+   * flight for as long as the test wants, without waiting on wall time.
+   */
+  hold(): () => void {
+    let release!: () => void;
+    this.gate = new Promise<void>((r) => (release = r));
+    return () => {
+      this.gate = null;
+      this.atGate = 0;
+      release();
+    };
+  }
+  /** resolves once `n` signed transactions wait at the gate of `hold()` */
+  held(n = 1): Promise<void> {
+    return this.atGate >= n ? Promise.resolve() : new Promise((resolve) => this.gateWaiters.push({ n, resolve }));
+  }
 
   count(ix: string, orderId?: string) {
     return this.sent.filter((s) => s.ix === ix && (!orderId || s.orderId === orderId)).length;
@@ -123,7 +144,12 @@ export class FakeEscrow implements EscrowPort {
     const signature = bs58.encode(Buffer.from(`${ix}-${orderId}-${++this.n}`.padEnd(64, '.').slice(0, 64)));
     await o?.onSigned?.(signature, { blockhash: BLOCKHASH, lastValidBlockHeight: this.height + 150 });
     if (this.dropSends) throw new DomainError('chain-unavailable', `transaction ${signature} not confirmed`, { signature });
-    if (this.latencyMs) await new Promise((r) => setTimeout(r, this.latencyMs));
+    if (this.gate) {
+      this.atGate++;
+      for (const w of this.gateWaiters.filter((x) => this.atGate >= x.n)) w.resolve();
+      this.gateWaiters = this.gateWaiters.filter((x) => this.atGate < x.n);
+      await this.gate;
+    }
     const a = this.accounts.get(orderId);
     if (!a) throw new DomainError('chain-transaction-failed', 'no account', { program_error: 'AccountNotInitialized' });
     this.lastPayout = undefined;

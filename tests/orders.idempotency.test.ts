@@ -5,7 +5,7 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import request from 'supertest';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DomainError } from '../server/src/errors.js';
 import { IdempotencyLeases, MemoryIdempotencyStore, idempotency } from '../server/src/modules/idempotency/index.js';
 
@@ -127,34 +127,48 @@ describe('Idempotency-Key', () => {
   });
 
   it('a key whose request died is taken over once its lease lapsed; the live holder keeps renewing it', async () => {
-    const leases = new IdempotencyLeases();
-    const t = app({ leaseMs: 150, leases });
-    const release = t.hold();
-    const first = post(t.a, 'k-lease', { listing_id: 'a' }).then((r) => r);
-    await new Promise((r) => setTimeout(r, 400));
-    // alive: the lease was renewed past its initial 150 ms
-    const blocked = await post(t.a, 'k-lease', { listing_id: 'a' });
-    expect(blocked.status).toBe(409);
-    expect(Number(blocked.headers['retry-after'])).toBe(1);
-    expect(t.calls()).toBe(1);
-    // the process dies: nothing renews the lease any more
-    leases.stopAll();
-    await new Promise((r) => setTimeout(r, 250));
-    const releaseTaker = t.hold();
-    const racing = [post(t.a, 'k-lease', { listing_id: 'a' }).then((r) => r), post(t.a, 'k-lease', { listing_id: 'a' }).then((r) => r)];
-    await t.called(2); // the taker holds the key and runs
-    // the dead request's late answer is not stored over the taker's
-    release();
-    expect((await first).status).toBe(201);
-    releaseTaker();
-    const [a, b] = await Promise.all(racing);
-    // of two retries racing for the lapsed key, one takes it over and runs, the other is told to wait
-    expect([a.status, b.status].sort()).toEqual([201, 409]);
-    const taker = a.status === 201 ? a : b;
-    const replay = await post(t.a, 'k-lease', { listing_id: 'a' });
-    expect(replay.headers['idempotent-replayed']).toBe('true');
-    expect(replay.body).toEqual(taker.body);
-    expect(t.calls()).toBe(2);
+    // a manual clock: the middleware reads `now`, the renewals run on fake intervals moved with it
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    let now = Date.now();
+    const tick = async (ms: number) => {
+      for (let left = ms; left > 0; left -= 10) {
+        now += 10;
+        await vi.advanceTimersByTimeAsync(10);
+      }
+    };
+    try {
+      const leases = new IdempotencyLeases();
+      const t = app({ leaseMs: 150, leases, now: () => new Date(now) });
+      const release = t.hold();
+      const first = post(t.a, 'k-lease', { listing_id: 'a' }).then((r) => r);
+      await t.called(1);
+      await tick(400);
+      // alive: the lease was renewed past its initial 150 ms
+      const blocked = await post(t.a, 'k-lease', { listing_id: 'a' });
+      expect(blocked.status).toBe(409);
+      expect(Number(blocked.headers['retry-after'])).toBe(1);
+      expect(t.calls()).toBe(1);
+      // the process dies: nothing renews the lease any more
+      leases.stopAll();
+      await tick(250);
+      const releaseTaker = t.hold();
+      const racing = [post(t.a, 'k-lease', { listing_id: 'a' }).then((r) => r), post(t.a, 'k-lease', { listing_id: 'a' }).then((r) => r)];
+      await t.called(2); // the taker holds the key and runs
+      // the dead request's late answer is not stored over the taker's
+      release();
+      expect((await first).status).toBe(201);
+      releaseTaker();
+      const [a, b] = await Promise.all(racing);
+      // of two retries racing for the lapsed key, one takes it over and runs, the other is told to wait
+      expect([a.status, b.status].sort()).toEqual([201, 409]);
+      const taker = a.status === 201 ? a : b;
+      const replay = await post(t.a, 'k-lease', { listing_id: 'a' });
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.body).toEqual(taker.body);
+      expect(t.calls()).toBe(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('rejects malformed keys', async () => {

@@ -153,9 +153,13 @@ describe.each(targets)('orders storage on %s', (_name, open) => {
     w.escrow.fund(w.service.fundTerms(order));
     await w.service.checkPayment((await w.repo.get(order.id))!);
     await w.service.deliver(w.seller, order.id);
-    w.escrow.latencyMs = 50;
+    // the first release stays in flight until the calls of both instances are under way
+    const release = w.escrow.hold();
     const other = w.mkService();
     const calls = Array.from({ length: 20 }, (_, i) => (i % 2 ? other : w.service).confirm(w.buyer, order.id));
+    await w.escrow.held(1);
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r)); // the others reach their lock / the DB guard
+    release();
     const res = await Promise.allSettled(calls);
     const ok = res.filter((r) => r.status === 'fulfilled').length;
     expect(ok).toBe(20);

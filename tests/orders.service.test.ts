@@ -387,8 +387,13 @@ describe('orders service', () => {
 
   it('20 concurrent confirms: exactly one release transaction', async () => {
     const o = await delivered(ctx);
-    ctx.escrow.latencyMs = 20;
-    const results = await Promise.allSettled(Array.from({ length: 20 }, () => ctx.service.confirm(ctx.buyer, o.id)));
+    // the first release stays in flight until all 20 calls are under way (they queue behind it)
+    const release = ctx.escrow.hold();
+    const pending = Promise.allSettled(Array.from({ length: 20 }, () => ctx.service.confirm(ctx.buyer, o.id)));
+    await ctx.escrow.held(1);
+    await new Promise((r) => setImmediate(r)); // the other 19 calls run up to the per-order lock
+    release();
+    const results = await pending;
     expect(results.every((r) => r.status === 'fulfilled' && r.value.status === 'completed')).toBe(true);
     expect(ctx.escrow.count('release', o.id)).toBe(1);
   });

@@ -64,6 +64,18 @@ describe('POST /orders/{order_id}/review', () => {
     expect(res.body.review_id).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('a custodial order (paid from the deposit address) is reviewed under the buyer account wallet', async () => {
+    const l = await createListing(app, alice, { title: 'Gig paid from a custodial balance' });
+    await setListingStatus(db, l.listing_id, 'sold');
+    const depositAddress = Keypair.generate().publicKey.toBase58();
+    const id = await insertOrder(db, { listingId: l.listing_id, buyerId: bob.userId, sellerId: alice.userId, status: 'completed', paymentSource: 'custodial', buyerWallet: depositAddress });
+    const res = await review(id, bob, { rating: 4 });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body).toMatchObject({ order_id: id, reviewer_wallet: bob.wallet, seller_wallet: alice.wallet });
+    const listed = await request(app).get(`${API}/users/${alice.wallet}/reviews`).set(carol.headers);
+    expect(listed.body.data.find((r: { order_id: string }) => r.order_id === id)).toMatchObject({ reviewer_wallet: bob.wallet });
+  });
+
   it('text is optional; resolved orders are reviewable too', async () => {
     const res = await review(await order('resolved'), bob, { rating: 3 });
     expect(res.status, JSON.stringify(res.body)).toBe(201);

@@ -1,20 +1,26 @@
 /**
- * Reviews service rules with an in-memory repository (no HTTP, no database).
+ * Reviews service rules with an in-memory repository and orders port (no HTTP, no database).
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DomainError } from '../server/src/errors.js';
 import { createReviewsService, type ReviewsService } from '../server/src/modules/reviews/reviews.service.js';
-import type { NewReview, RatingSummary, ReviewableOrder, ReviewRecord, ReviewsRepo } from '../server/src/modules/reviews/reviews.types.js';
+import type { NewReview, RatingSummary, ReviewableOrder, ReviewOrdersPort, ReviewRecord, ReviewsRepo } from '../server/src/modules/reviews/reviews.types.js';
 
-class MemoryReviewsRepo implements ReviewsRepo {
+/** The orders module's port, in memory. */
+class MemoryOrders implements ReviewOrdersPort {
   orders = new Map<string, ReviewableOrder>();
-  reviews: ReviewRecord[] = [];
-  async getOrder(id: string) {
+  async get(id: string) {
     return this.orders.get(id) ?? null;
   }
+}
+
+class MemoryReviewsRepo implements ReviewsRepo {
+  reviews: ReviewRecord[] = [];
+  /** the account wallet of each user id (the Prisma repo joins users) */
+  constructor(private readonly wallets: Map<string, string>) {}
   async insert(r: NewReview) {
     if (this.reviews.some((x) => x.orderId === r.orderId)) return null;
-    const rec = { ...r, createdAt: new Date(Date.now() + this.reviews.length) };
+    const rec = { ...r, reviewerWallet: this.wallets.get(r.reviewerId)!, sellerWallet: this.wallets.get(r.sellerId)!, createdAt: new Date(Date.now() + this.reviews.length) };
     this.reviews.push(rec);
     return rec;
   }
@@ -53,21 +59,21 @@ async function slugOf(p: Promise<unknown>): Promise<string> {
 }
 
 let repo: MemoryReviewsRepo;
+let orders: MemoryOrders;
 let svc: ReviewsService;
 function order(status: string, id = orderId) {
-  repo.orders.set(id, {
+  orders.orders.set(id, {
     id,
     listingId: '22222222-2222-4222-8222-222222222222',
     status,
     buyerId: buyer.userId,
-    buyerWallet: buyer.wallet,
     sellerId: seller.userId,
-    sellerWallet: seller.wallet,
   });
 }
 beforeEach(() => {
-  repo = new MemoryReviewsRepo();
-  svc = createReviewsService({ repo });
+  repo = new MemoryReviewsRepo(new Map([buyer, seller, stranger].map((u) => [u.userId, u.wallet])));
+  orders = new MemoryOrders();
+  svc = createReviewsService({ repo, orders });
 });
 
 describe('reviewing an order', () => {

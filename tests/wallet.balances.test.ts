@@ -5,12 +5,13 @@
  */
 import { Keypair, LAMPORTS_PER_SOL } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalnet, startBootstrappedChain, type BootstrappedChain } from './helpers/localnet';
+import type { BootstrappedChain, Localnet } from './helpers/localnet';
+import { sharedBootstrappedChain } from './helpers/shared-chain';
 import { API, createTestApp, loginAs, type TestApp } from './helpers/app';
 import { createChain, type ChainClient } from '../server/src/chain/index';
 import { ensureSol, mintTestUsdc, type BootstrapResult } from '../server/scripts/bootstrap-localnet';
 
-let localnet: Awaited<ReturnType<typeof startLocalnet>>;
+let localnet: Localnet;
 let dataDir: string;
 let boot: BootstrapResult;
 let chain: ChainClient;
@@ -19,7 +20,7 @@ let t: TestApp;
 const alice = Keypair.generate();
 
 beforeAll(async () => {
-  env = await startBootstrappedChain('wallet');
+  env = await sharedBootstrappedChain('wallet');
   ({ localnet, dataDir, boot, chain } = env);
   t = await createTestApp({ chain, config: { currencies: boot.currencies, solanaRpcUrl: localnet.rpcUrl } });
 });

@@ -27,7 +27,8 @@ import { ensureSol, mintTestUsdc } from '../server/scripts/bootstrap-localnet.js
 import { ensureWebApp } from '../server/scripts/web-build.js';
 import { API, createTestApp, type TestApp } from './helpers/app.js';
 import { launchChromium, runBrowserSuite } from './helpers/chromium.js';
-import { startBootstrappedChain, type BootstrappedChain } from './helpers/localnet.js';
+import { type BootstrappedChain } from './helpers/localnet.js';
+import { sharedBootstrappedChain } from './helpers/shared-chain.js';
 import { installTestWallet, TEST_WALLET_NAME, type TestWallet } from '../server/scripts/test-wallet.js';
 
 // page.evaluate callbacks run in the browser; the root tsconfig has no DOM lib (Node code only)
@@ -125,7 +126,7 @@ describe.skipIf(!runBrowserSuite('web.browser.test'))('the web app in headless C
   beforeAll(async () => {
     mkdirSync(SCREENSHOT_DIR, { recursive: true });
     ensureWebApp({ quiet: true });
-    env = await startBootstrappedChain('web');
+    env = await sharedBootstrappedChain('web');
     usdcMint = env.boot.currencies.find((c) => c.code === 'USDC')!.mint;
     t = await createTestApp({
       chain: env.chain,

@@ -1,11 +1,26 @@
 /**
- * vitest globalSetup: generate the Prisma client when missing (server/src/generated is gitignored)
- * and build the migrated PGlite template once per run (see ./db.ts).
+ * vitest globalSetup: generate the Prisma client when missing (server/src/generated is gitignored),
+ * build the migrated PGlite template once per run (see ./db.ts), and start the chain broker that
+ * hands each worker slot its shared localnet (./chain-broker.ts; a localnet starts only when a suite
+ * asks for it).
  */
-export default async function setup() {
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** URL of the chain broker (tests/helpers/chain-broker.ts) */
+    chainBroker: string;
+  }
+}
+
+export default async function setup(project: TestProject) {
   // @ts-expect-error plain .mjs script without types
   const { ensurePrismaClient } = (await import('../../server/scripts/db-generate.mjs')) as { ensurePrismaClient: () => void };
   ensurePrismaClient();
   const { ensurePGliteTemplate } = await import('./db.js');
   await ensurePGliteTemplate();
+  const { startChainBroker } = await import('./chain-broker.js');
+  const broker = await startChainBroker();
+  project.provide('chainBroker', broker.url);
+  return () => broker.close();
 }

@@ -2,7 +2,8 @@
  * Test harness for `bazaar-localnet`: the launcher lives beside the main job (`npm start` uses it
  * too), see server/scripts/localnet-process.ts. `startBootstrappedChain` adds what most chain suites
  * need on top: a throw-away DATA_DIR, the dev bootstrap (keys, test USDC, escrow config) and a chain
- * client acting as the service.
+ * client acting as the service. `sharedBootstrappedChain` gives the same, on the localnet this worker
+ * slot shares with the other chain suites (./shared-chain.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -77,16 +77,25 @@ export async function setListingStatus(db: TestApp['ctx']['db'], listingId: stri
 /** Insert an order row directly (buyer, seller, listing must exist). */
 export async function insertOrder(
   db: TestApp['ctx']['db'],
-  o: { listingId: string; buyerId: string; sellerId: string; status: string },
+  o: {
+    listingId: string;
+    buyerId: string;
+    sellerId: string;
+    status: string;
+    /** custodial: the service paid from the buyer's balance, `buyerWallet` is then the buyer's deposit address */
+    paymentSource?: 'wallet' | 'custodial';
+    /** the wallet that paid (default null: the buyer's account wallet) */
+    buyerWallet?: string;
+  },
 ): Promise<string> {
   const id = randomUUID();
   await db.$executeRaw`
     INSERT INTO orders (id, listing_id, buyer_id, seller_id, status, amount_base_units, currency, payment_mint, decimals,
                         fee_bps, escrow_address, vault_address, delivery_deadline, review_window_seconds,
-                        payment_expires_at, updated_at)
+                        payment_expires_at, updated_at, payment_source, buyer_wallet)
     VALUES (${id}::uuid, ${o.listingId}::uuid, ${o.buyerId}::uuid, ${o.sellerId}::uuid, ${o.status}, 25500000, 'USDC',
             'mint', 6, 100, ${'escrow-' + id}, ${'vault-' + id}, now() + interval '3 days', 259200,
-            now() + interval '15 minutes', now())`;
+            now() + interval '15 minutes', now(), ${o.paymentSource ?? 'wallet'}, ${o.buyerWallet ?? null})`;
   return id;
 }
 

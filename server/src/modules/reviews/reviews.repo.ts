@@ -1,11 +1,12 @@
 /**
- * Reviews storage (Prisma). Queries only: the rules live in reviews.service.ts. The insert appends
+ * Reviews storage (Prisma): the reviews table only (orders are read through the orders module's port,
+ * see reviews.types.ts ReviewOrdersPort). Queries only: the rules live in reviews.service.ts. The insert appends
  * review.created (to the reviewer and the seller) in its transaction (modules/events/outbox.ts).
  */
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { appendEvents, notifyAppended } from '../events/index.js';
 import { presentReview } from './reviews.presenter.js';
-import type { NewReview, RatingSummary, ReviewableOrder, ReviewRecord, ReviewsRepo } from './reviews.types.js';
+import type { NewReview, RatingSummary, ReviewRecord, ReviewsRepo } from './reviews.types.js';
 
 interface ReviewRow {
   id: string;
@@ -47,18 +48,6 @@ const isUniqueViolation = (e: unknown) =>
 
 export function createReviewsRepo(db: PrismaClient): ReviewsRepo {
   return {
-    async getOrder(orderId: string): Promise<ReviewableOrder | null> {
-      const rows = await db.$queryRaw<Array<Omit<ReviewableOrder, never> & Record<string, string>>>`
-        SELECT o.id::text AS "id", o.listing_id::text AS "listingId", o.status AS "status",
-               o.buyer_id::text AS "buyerId", bu.wallet AS "buyerWallet",
-               o.seller_id::text AS "sellerId", su.wallet AS "sellerWallet"
-          FROM orders o
-          JOIN users bu ON bu.id = o.buyer_id
-          JOIN users su ON su.id = o.seller_id
-         WHERE o.id = ${orderId}::uuid`;
-      return rows[0] ?? null;
-    },
-
     async insert(review: NewReview) {
       let record: ReviewRecord;
       try {

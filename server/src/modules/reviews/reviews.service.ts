@@ -8,12 +8,14 @@ import { randomUUID } from 'node:crypto';
 import { REVIEWABLE_ORDER_STATUSES } from '@bazaar/contract';
 import { cursorKey, decodeCursor, encodeCursor, type CursorSpec } from '../../lib/cursor.js';
 import { reviewErrors } from './reviews.errors.js';
-import type { RatingSummary, ReviewRecord, ReviewsRepo } from './reviews.types.js';
+import type { RatingSummary, ReviewOrdersPort, ReviewRecord, ReviewsRepo } from './reviews.types.js';
 
 export const REVIEW_TEXT_MAX = 2000;
 
 export interface ReviewsDeps {
   repo: ReviewsRepo;
+  /** the orders module's read port (the order reviewed: its parties and status) */
+  orders: ReviewOrdersPort;
   newId?: () => string;
 }
 
@@ -23,14 +25,14 @@ export interface Reviewer {
 }
 
 export function createReviewsService(deps: ReviewsDeps) {
-  const { repo } = deps;
+  const { repo, orders } = deps;
   const newId = deps.newId ?? randomUUID;
 
   return {
     async create(orderId: string, actor: Reviewer, input: { rating: number; text?: string }): Promise<ReviewRecord> {
       // The contract validates these too; the service keeps the rule for every caller.
       if (!Number.isInteger(input.rating) || input.rating < 1 || input.rating > 5) throw reviewErrors.invalidRating();
-      const order = await repo.getOrder(orderId);
+      const order = await orders.get(orderId);
       if (!order) throw reviewErrors.orderNotFound(orderId);
       if (order.buyerId !== actor.userId) {
         if (order.sellerId === actor.userId) throw reviewErrors.notBuyer(orderId);
@@ -42,9 +44,7 @@ export function createReviewsService(deps: ReviewsDeps) {
         orderId: order.id,
         listingId: order.listingId,
         reviewerId: order.buyerId,
-        reviewerWallet: order.buyerWallet,
         sellerId: order.sellerId,
-        sellerWallet: order.sellerWallet,
         rating: input.rating,
         text: (input.text ?? '').trim().slice(0, REVIEW_TEXT_MAX),
       });

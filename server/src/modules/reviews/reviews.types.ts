@@ -15,17 +15,30 @@ export interface ReviewRecord {
   createdAt: Date;
 }
 
-export type NewReview = Omit<ReviewRecord, 'createdAt'>;
+/** What the service writes; the wallets of the record are the reviewer's and seller's accounts, read back by the repo. */
+export type NewReview = Omit<ReviewRecord, 'createdAt' | 'reviewerWallet' | 'sellerWallet'>;
 
-/** The order facts a review needs. */
+/**
+ * The order facts a review needs: who bought from whom, and the status. No wallet on purpose: the
+ * order's buyer wallet is the wallet that paid (for a custodial order, the buyer's deposit address),
+ * while a review names the reviewer's and the seller's account wallets.
+ */
 export interface ReviewableOrder {
   id: string;
   listingId: string;
+  /** contract OrderStatus */
   status: string;
   buyerId: string;
-  buyerWallet: string;
   sellerId: string;
-  sellerWallet: string;
+}
+
+/**
+ * The reviews module's read port into the orders module (`ordersReadPort` of modules/orders), given
+ * at construction: reviews never read the orders table themselves.
+ */
+export interface ReviewOrdersPort {
+  /** the order, or null when there is none with this id */
+  get(orderId: string): Promise<ReviewableOrder | null>;
 }
 
 export interface RatingSummary {
@@ -36,7 +49,6 @@ export interface RatingSummary {
 }
 
 export interface ReviewsRepo {
-  getOrder(orderId: string): Promise<ReviewableOrder | null>;
   /** inserts the review; returns null when the order already has one (unique order id) */
   insert(review: NewReview): Promise<ReviewRecord | null>;
   /** reviews received by the seller with this wallet, newest first, keyset (created_at, id) */
