@@ -102,6 +102,8 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
     now: () => new Date(),
     dbPing: db.ping,
     draining: () => lifecycle.isStopping,
+    // PGlite: one process owns the database, so a stale lease can only be this process's dead predecessor
+    ...(db.kind === 'pglite' ? { leaderHolder: `pglite:${config.dataDir}` } : {}),
   };
   const app = createApp(ctx);
   services = app.services;
