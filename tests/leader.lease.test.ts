@@ -186,6 +186,24 @@ describe.each(backends)('leader lease on $name', ({ postgres }) => {
     expect(back?.term).toBe(3n);
   });
 
+  it('a process restarted after a crash with the same holder id (PGlite: main.ts uses pglite:<DATA_DIR>) takes its lease back at once', async () => {
+    const name = `restart-${postgres}`;
+    const opts = { name, holder: 'pglite:/srv/data', ttlMs: 60_000, renewMs: 20_000, onDeposed: async () => undefined };
+    const crashed = new LeaderElection({ ...opts, repo: createLeaderRepo((await replicaDb()).prisma), onElected: async () => undefined });
+    await crashed.start();
+    expect(crashed.isLeader).toBe(true); // then the process dies: no stop(), no release; the row is valid for a minute
+    let elected = 0;
+    const restarted = new LeaderElection({ ...opts, repo: createLeaderRepo((await replicaDb()).prisma), onElected: async () => void (elected += 1) });
+    await restarted.start();
+    expect(restarted.isLeader).toBe(true);
+    expect(elected).toBe(1);
+    // a process with its own id (PostgreSQL replicas) waits for the lease instead
+    const other = new LeaderElection({ ...opts, holder: 'host:2:b', repo: createLeaderRepo((await replicaDb()).prisma), onElected: async () => undefined });
+    await other.start();
+    expect(other.isLeader).toBe(false);
+    await Promise.all([other.stop(), restarted.stop(), crashed.stop()]);
+  });
+
   it('a replica whose clock shows it was paused past its lease stops its loops before renewing', async () => {
     let offset = 0;
     const events: string[] = [];

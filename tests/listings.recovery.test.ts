@@ -61,6 +61,8 @@ describe.each(targets)('listing chain steps on %s', (_name, postgres) => {
 
   /** A restarted process: a new instance, started (its start-up recovery pass has run). */
   async function restart(): Promise<BazaarApp> {
+    // the processes started before are gone (else one of them would hold the leader lease and run the recovery)
+    for (const old of instances) await old.services.stop();
     const b = instance();
     await b.services.start();
     return b;

@@ -193,6 +193,18 @@ ${upstreams.map((p) => `    server 127.0.0.1:${p};`).join('\n')}
 `;
 }
 
+/** Wait until `sig` is confirmed (polling: no websocket subscription left open when the localnet stops). */
+async function waitConfirmed(connection: Connection, sig: string): Promise<void> {
+  const until = Date.now() + 30_000;
+  for (;;) {
+    const st = (await connection.getSignatureStatuses([sig])).value[0];
+    if (st?.err) throw new Error(`transaction ${sig} failed: ${JSON.stringify(st.err)}`);
+    if (st && (st.confirmationStatus === 'confirmed' || st.confirmationStatus === 'finalized')) return;
+    if (Date.now() > until) throw new Error(`transaction ${sig} not confirmed within 30 s`);
+    await sleep(100);
+  }
+}
+
 /** A batch of wallets: SOL for fees and rent, test USDC (the dev faucet keys of `dataDir`), 20 per transaction. */
 async function fundWallets(connection: Connection, dataDir: string, owners: PublicKey[], usdcBaseUnits: bigint): Promise<void> {
   const chainFile = readChainFile(dataDir)!;
@@ -201,7 +213,7 @@ async function fundWallets(connection: Connection, dataDir: string, owners: Publ
   const mint = new PublicKey(chainFile.usdcMint);
   const faucet = Keypair.generate();
   const sig = await connection.requestAirdrop(faucet.publicKey, owners.length * 0.1 * LAMPORTS_PER_SOL + LAMPORTS_PER_SOL);
-  await connection.confirmTransaction(sig, 'confirmed');
+  await waitConfirmed(connection, sig);
   const batches: PublicKey[][] = [];
   for (let i = 0; i < owners.length; i += 5) batches.push(owners.slice(i, i + 5));
   await pool(batches, 4, async (batch) => {
@@ -218,7 +230,7 @@ async function fundWallets(connection: Connection, dataDir: string, owners: Publ
     tx.recentBlockhash = (await connection.getLatestBlockhash('confirmed')).blockhash;
     tx.sign(service, authority, faucet);
     const s = await connection.sendRawTransaction(tx.serialize());
-    await connection.confirmTransaction(s, 'confirmed');
+    await waitConfirmed(connection, s);
   });
 }
 
@@ -322,7 +334,7 @@ async function main(): Promise<void> {
     const tx = Transaction.from(Buffer.from(ordered.body.payment.transaction, 'base64'));
     tx.partialSign(kp);
     const sig = await connection.sendRawTransaction(tx.serialize());
-    await connection.confirmTransaction(sig, 'confirmed');
+    await waitConfirmed(connection, sig);
     // the leader's payment watcher sees the escrow; any replica answers the read
     const until = Date.now() + 60_000;
     for (;;) {

@@ -39,4 +39,10 @@ export interface AppContext {
   webAppDir?: string | null;
   /** true once shutdown began: /readyz answers 503 and responses carry `Connection: close` (main.ts) */
   draining?: () => boolean;
+  /**
+   * Holder id of this process in the leader lease (modules/leader); default a fresh `host:pid:random`.
+   * main.ts passes a fixed id on PGlite: only one process can own the embedded database, so a process
+   * restarted after a crash is the same holder and takes its lease back at once.
+   */
+  leaderHolder?: string;
 }

@@ -1,7 +1,9 @@
 /**
  * Server entry point: config from env -> database (PGlite under DATA_DIR or DATABASE_URL, with the
  * pool and timeout limits) -> migrations -> chain client -> HTTP listen (http/server.ts limits);
- * background work (payment watcher, reconciler, custody worker) starts after listen.
+ * background work starts after listen: the SSE hub and the webhook worker on every replica, the loops
+ * (payment watcher, crank, reconcilers, custody worker, purges) once this replica holds the leader lease
+ * (modules/leader: with N replicas on one database they run on one at a time).
  *
  * SIGTERM/SIGINT (lifecycle.ts; handlers installed before any start-up work): stop accepting, finish
  * in-flight requests (responses during the drain carry `Connection: close`, idle keep-alive
@@ -101,6 +103,8 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
     now: () => new Date(),
     dbPing: db.ping,
     draining: () => lifecycle.isStopping,
+    // PGlite: one process owns the database, so a stale lease can only be this process's dead predecessor
+    ...(db.kind === 'pglite' ? { leaderHolder: `pglite:${config.dataDir}` } : {}),
   };
   const app = createApp(ctx);
   services = app.services;

@@ -168,6 +168,7 @@ export function buildServices(ctx: AppContext) {
   const leader = new LeaderElection({
     repo: createLeaderRepo(db),
     name: BACKGROUND_LEASE,
+    holder: ctx.leaderHolder,
     ttlMs: lease.ttlMs,
     renewMs: lease.renewMs,
     onElected: () => loops.start(),
