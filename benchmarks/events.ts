@@ -2,7 +2,7 @@
  * `npx tsx benchmarks/events.ts` (issue 11): event delivery figures. Not a test: it prints numbers.
  *
  *  1. Latency from a chain confirmation to the webhook and to the SSE event, over --orders orders
- *     (default 200) on a fresh localnet: the buyer's wallet sends the escrow fund transaction itself
+ *     (default 200) on a fresh localnet (--ws: the payment watcher subscribes over the websocket, issue 14): the buyer's wallet sends the escrow fund transaction itself
  *     (the Solana Pay path) and confirms it with web3.js (t0 = confirmation seen by the buyer); the
  *     service's payment watcher (every --watcher-ms, default 2000 = ORDER_WATCHER_INTERVAL_MS) finds
  *     it, commits in_progress + order.funded in one transaction, and the event reaches the seller's
@@ -28,6 +28,8 @@ import { startBootstrappedChain } from '../tests/helpers/localnet.js';
 import { createApiKey, createTestApp, loginAs } from '../tests/helpers/app.js';
 import { ensureSol, mintTestUsdc } from '../server/scripts/bootstrap-localnet.js';
 import { appendEvents, notifyAppended } from '../server/src/modules/events/outbox.js';
+import { createChain } from '../server/src/chain/index.js';
+import { chainOptionsFromDataDir } from '../server/src/chain/keys.js';
 
 const arg = (name: string, dflt: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt);
 const ORDERS = arg('orders', 200);
@@ -36,6 +38,8 @@ const ENDPOINTS = arg('endpoints', 1000);
 const EVENTS = arg('events', 20);
 const CONCURRENCY = arg('concurrency', 32);
 const PARALLEL = arg('parallel', 4);
+/** --ws: the service subscribes to the escrow's order accounts over the localnet's websocket (issue 14) instead of polling only */
+const WS = process.argv.includes('--ws');
 const API = '/api/v1';
 
 const pct = (xs: number[], p: number) => {
@@ -47,8 +51,9 @@ const summary = (xs: number[]) => ({ n: xs.length, p50: pct(xs, 50), p90: pct(xs
 async function latency() {
   const env = await startBootstrappedChain('bench-events');
   const postgres = !!(process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL);
+  const chain = WS ? createChain({ ...chainOptionsFromDataDir(env.dataDir, env.localnet.rpcUrl)!, wsUrl: env.localnet.wsUrl }) : env.chain;
   const t = await createTestApp({
-    chain: env.chain,
+    chain,
     postgres,
     config: { currencies: env.boot.currencies, webhooks: { allowPrivateUrls: true, timeoutMs: 5_000, intervalMs: 1_000, concurrency: CONCURRENCY } },
     orders: { watcherIntervalMs: WATCHER_MS, reconcileIntervalMs: 0 },
@@ -127,6 +132,7 @@ async function latency() {
   const result = {
     orders: ORDERS,
     watcher_interval_ms: WATCHER_MS,
+    watcher_subscription: WS,
     database: postgres ? 'postgresql' : 'pglite',
     setup_seconds: Math.round((Date.now() - t0) / 1000),
     confirmation_to_webhook_ms: summary(toHook.map(Math.round)),

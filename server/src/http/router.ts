@@ -63,7 +63,7 @@ export function buildServices(ctx: AppContext) {
   const listings = createListingsModule({ db, chain, config: listingsConfig, log, ...ctx.listings });
   const marketplace = createMarketplaceModule({ db, config: listingsConfig });
   const reviews = createReviewsModule({ db, orders: ordersReadPort(db) });
-  const events = createEventsModule({ db, log });
+  const events = createEventsModule({ db, log, databaseUrl: config.databaseUrl });
   const chat = createChatModule({ db, now: ctx.now, rateLimitPerMinute: config.chatRateLimitPerMinute });
   const webhooks = createWebhooksModule({ db, settings: config.webhooks, log, now: ctx.now, ...ctx.webhooks });
   const wallet = new WalletService({

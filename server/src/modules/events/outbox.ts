@@ -11,7 +11,9 @@
  * and no lock-order cycle with it is possible.
  *
  * After the commit, call `outboxSignal.emit('appended')` (repos do it via `notifyAppended`) to wake this
- * process's stream and webhook fan-out at once; other replicas find the events by polling.
+ * process's stream and webhook fan-out at once. Other replicas are woken by PostgreSQL: the insert ends
+ * with `pg_notify(OUTBOX_CHANNEL)`, delivered at commit to every replica's `OutboxListener`
+ * (outbox-listener.ts); they also poll, in case a notification is lost.
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -20,6 +22,9 @@ import { Prisma } from '../../generated/prisma/client.js';
 
 /** Key of the outbox advisory lock (any constant bigint shared by every writer). */
 export const OUTBOX_LOCK = 0x0b_a2_aa_12_e7_e1n;
+
+/** LISTEN/NOTIFY channel of committed events (see outbox-listener.ts). */
+export const OUTBOX_CHANNEL = 'bazaar_events';
 
 /** An event to write: `data` is the resource as the API returns it (JSON). */
 export interface NewEvent {
@@ -59,6 +64,8 @@ export async function appendEvents(tx: SqlClient, events: readonly NewEvent[]): 
         ${audience}::uuid[], ${JSON.stringify(e.data)}::jsonb, ${e.signature ?? null}
       )`;
   }
+  // transactional: PostgreSQL delivers it at commit (never for a rollback), once per transaction
+  await tx.$executeRaw`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`;
 }
 
 /**

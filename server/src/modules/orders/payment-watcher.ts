@@ -102,9 +102,10 @@ export class PaymentWatcher {
         if (order.status === 'awaiting_payment') {
           // the notified account is used once; a recheck reads the chain
           const status = await service.checkPayment(order, view ?? undefined);
+          if (status === 'awaiting_payment') return this.recheckLater(id);
+          this.rechecks.delete(id);
           if (status === 'in_progress') out.funded.push(id);
           else if (status === 'expired') out.expired.push(id);
-          else this.recheckLater(id);
         } else if (isTerminal(order.status)) {
           stray = true;
         }
