@@ -18,7 +18,7 @@ import { PrismaIdempotencyStore } from '../modules/idempotency/index.js';
 import { createOrdersModule, ordersReadPort, type OrdersModule } from '../modules/orders/index.js';
 import { createReviewsModule } from '../modules/reviews/index.js';
 import { createUsersRepo, createUsersService } from '../modules/users/index.js';
-import { WalletService } from '../modules/wallet/index.js';
+import { createWalletService } from '../modules/wallet/index.js';
 import { authHandlers } from './auth.handlers.js';
 import { eventsHandlers } from './events.handlers.js';
 import { webhooksHandlers } from './webhooks.handlers.js';
@@ -69,7 +69,7 @@ export function buildServices(ctx: AppContext) {
   const events = createEventsModule({ db, log });
   const chat = createChatModule({ db, now: ctx.now, rateLimitPerMinute: config.chatRateLimitPerMinute });
   const webhooks = createWebhooksModule({ db, settings: config.webhooks, log, now: ctx.now, ...ctx.webhooks });
-  const wallet = new WalletService({
+  const wallet = createWalletService({
     chain: chain ?? { getWalletBalances: chainMissing },
     currencies,
   });
