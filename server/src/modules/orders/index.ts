@@ -99,7 +99,7 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     idempotencyStore,
     /** every order's database state against its escrow account on chain (orders.integrity.ts) */
     checkIntegrity: () => checkEscrowIntegrity({ repo, escrow }),
-    http: { service, idempotencyStore, idempotencyLeases: leases, idempotencyLeaseMs: o.config?.idempotencyLeaseMs },
+    http: { service, idempotencyStore, idempotencyLeases: leases, idempotencyLeaseMs: o.config?.idempotencyLeaseMs, now: o.now },
     /** start-up reconciliation, then the timers */
     async start() {
       await service.reconciler.runOnce().catch((err) => o.log?.error({ err }, 'start-up reconciliation failed'));
