@@ -41,7 +41,13 @@ describe.skipIf(!TEST_DATABASE_URL)('outbox ordering on PostgreSQL', () => {
     await aHasWritten;
     let bCommitted = false;
     const txB = db.$transaction(async (tx) => appendEvents(tx, [ev(B)])).then(() => (bCommitted = true));
-    await new Promise((r) => setTimeout(r, 500));
+    // the event to wait for: B's session blocked on a lock (A's outbox lock), seen from the server's side
+    const blocked = async () =>
+      (
+        await db.$queryRaw<Array<{ n: number }>>`
+          SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`
+      )[0]!.n;
+    await expect.poll(blocked, { interval: 10, timeout: 10_000 }).toBe(1);
     // B waits for A: a reader now sees neither, not B alone
     expect(bCommitted).toBe(false);
     expect(await db.event.count()).toBe(0);

@@ -163,8 +163,12 @@ describe('GET /events/stream (SSE)', () => {
   it('shows a stranger nothing of another user\'s listing, and refuses a malformed Last-Event-ID', async () => {
     const sse = await connectSse(`${base}${API}/events/stream`, other.headers);
     await createListing(t.app, seller);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(sse.messages).toEqual([]);
+    // a listing of the stranger's own, written after it: once its event arrives, the seller's (earlier
+    // in the stream) would have arrived before it, were it visible
+    const own = await createListing(t.app, other);
+    const [first] = await sse.waitFor(1);
+    expect(JSON.parse(first!.data)).toMatchObject({ resource_id: own.listing_id });
+    expect(sse.messages).toHaveLength(1);
     sse.close();
     const bad = await request(t.app).get(`${API}/events/stream`).set(seller.headers).set('last-event-id', 'abc');
     expectProblem(bad, 400, 'validation-error');

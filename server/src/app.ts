@@ -36,7 +36,7 @@ import { docsConnectSrc, docsRoutes } from './http/docs.js';
 import { accessLog } from './http/access-log.js';
 import { buildServices, type Services } from './http/router.js';
 import { streamEventsHandler } from './http/events.handlers.js';
-import { custodyErrors } from './modules/custody/custody.errors.js';
+import { custodyErrors } from './modules/custody/index.js';
 import { authenticate, authRateLimit } from './http/security.js';
 import { PrismaRateLimitStore } from './http/rate-limit-store.js';
 import { corsPolicy, ICON_PATH } from './http/cors.js';

@@ -6,8 +6,8 @@ import type { Chain, ChainClient } from './chain/index.js';
 import type { Config } from './config.js';
 import type { PrismaClient } from './db/client.js';
 import type { Logger } from './logger.js';
-import type { CustodyHooks } from './modules/custody/custody.service.js';
-import type { ListingsHooks } from './modules/listings/listings.types.js';
+import type { CustodyHooks } from './modules/custody/index.js';
+import type { ListingsHooks } from './modules/listings/index.js';
 import type { WebhooksModuleOptions } from './modules/webhooks/index.js';
 
 export interface AppContext {

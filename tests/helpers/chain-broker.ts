@@ -15,10 +15,30 @@
  * and reads the chain clock instead of assuming it equals the wall clock (an earlier suite may have
  * moved it forward). Suites that need a chain of their own start one (`startBootstrappedChain`).
  */
+import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import type { BootstrapResult } from '../../server/scripts/bootstrap-localnet';
+import { localnetNeedsBuild } from '../../server/scripts/localnet-process';
+import { loadStartConfig } from '../../server/src/config';
 import { startBootstrappedChain, type BootstrappedChain } from './localnet';
+
+/**
+ * Build the localnet binary when it is missing or stale, without blocking this process: the broker
+ * runs in vitest's main process, which must keep answering its workers (startLocalnet's own build
+ * check is synchronous). A failed build is left to startLocalnet to report.
+ */
+async function buildLocalnet(): Promise<void> {
+  if (!localnetNeedsBuild()) return;
+  const manifest = fileURLToPath(new URL('../../programs/Cargo.toml', import.meta.url));
+  const env = { ...process.env, CARGO_TARGET_DIR: loadStartConfig(process.env).cargoTargetDir };
+  await new Promise<void>((done) => {
+    const cargo = spawn('cargo', ['build', '-p', 'bazaar-localnet', '--manifest-path', manifest], { stdio: 'inherit', env });
+    cargo.once('close', () => done());
+    cargo.once('error', () => done());
+  });
+}
 
 /** What the broker answers: enough for a worker to build its own chain client. */
 export interface SharedChainInfo {
@@ -46,7 +66,7 @@ export async function startChainBroker(): Promise<ChainBroker> {
     }
     let chain = chains.get(slot);
     if (!chain) {
-      chain = startBootstrappedChain(`shared-${slot}`);
+      chain = buildLocalnet().then(() => startBootstrappedChain(`shared-${slot}`));
       chains.set(slot, chain);
       chain.catch(() => chains.delete(slot)); // the next ask tries again
     }

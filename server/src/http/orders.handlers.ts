@@ -25,6 +25,8 @@ export interface OrdersHttpDeps {
   /** the process's Idempotency-Key lease renewals (stopped with the orders module) */
   idempotencyLeases?: IdempotencyLeases;
   idempotencyLeaseMs?: number;
+  /** the service clock (AppContext.now): Idempotency-Key leases and expiry are read on it */
+  now?: () => Date;
 }
 
 function principalOf(req: unknown): PrincipalLike {
@@ -41,7 +43,7 @@ export function ordersHandlers(deps: OrdersHttpDeps) {
   return s.router(contract.orders, {
     createOrder: {
       middleware: [
-        idempotency({ store: deps.idempotencyStore, required: true, leases: deps.idempotencyLeases, leaseMs: deps.idempotencyLeaseMs }) as never,
+        idempotency({ store: deps.idempotencyStore, required: true, leases: deps.idempotencyLeases, leaseMs: deps.idempotencyLeaseMs, now: deps.now }) as never,
       ],
       handler: async ({ body, req }) => {
         const p = principalOf(req);

@@ -8,7 +8,7 @@ import type { ChainClient } from '../chain/index.js';
 import type { AppContext } from '../context.js';
 import { DomainError } from '../errors.js';
 import { createAuthRepo, createAuthService, createTokensService } from '../modules/auth/index.js';
-import { createListingsModule } from '../modules/listings/index.js';
+import { createListingsModule, listingsReadPort } from '../modules/listings/index.js';
 import { createMarketplaceModule } from '../modules/marketplace/index.js';
 import { createEventsModule, EventRetention } from '../modules/events/index.js';
 import { createWebhooksModule } from '../modules/webhooks/index.js';
@@ -19,7 +19,7 @@ import { PrismaIdempotencyStore } from '../modules/idempotency/index.js';
 import { createOrdersModule, ordersReadPort, type OrdersModule } from '../modules/orders/index.js';
 import { createReviewsModule } from '../modules/reviews/index.js';
 import { createUsersRepo, createUsersService } from '../modules/users/index.js';
-import { WalletService } from '../modules/wallet/index.js';
+import { createWalletService } from '../modules/wallet/index.js';
 import { authHandlers } from './auth.handlers.js';
 import { eventsHandlers } from './events.handlers.js';
 import { webhooksHandlers } from './webhooks.handlers.js';
@@ -47,8 +47,13 @@ export function buildServices(ctx: AppContext) {
   const currencies = config.currencies.length ? config.currencies : (ctx.chain?.currencies ?? []);
   const listingsConfig = { currencies, categories: config.categories, publicBaseUrl: config.publicBaseUrl };
 
+  const reviews = createReviewsModule({ db, orders: ordersReadPort(db) });
   const users = createUsersService({
     repo: createUsersRepo(db),
+    // a profile's statistics, each from the module that owns it
+    listings: listingsReadPort(db),
+    orders: ordersReadPort(db),
+    reviews,
     decimalsOf: (code) => currencies.find((c) => c.code === code)?.decimals,
     custodyEnabled: config.custodyEnabled,
   });
@@ -62,11 +67,10 @@ export function buildServices(ctx: AppContext) {
   const chain = ctx.chain;
   const listings = createListingsModule({ db, chain, config: listingsConfig, log, ...ctx.listings });
   const marketplace = createMarketplaceModule({ db, config: listingsConfig });
-  const reviews = createReviewsModule({ db, orders: ordersReadPort(db) });
   const events = createEventsModule({ db, log, databaseUrl: config.databaseUrl });
   const chat = createChatModule({ db, now: ctx.now, rateLimitPerMinute: config.chatRateLimitPerMinute });
   const webhooks = createWebhooksModule({ db, settings: config.webhooks, log, now: ctx.now, ...ctx.webhooks });
-  const wallet = new WalletService({
+  const wallet = createWalletService({
     chain: chain ?? { getWalletBalances: chainMissing },
     currencies,
   });

@@ -9,7 +9,7 @@
  */
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import { DomainError } from '../../errors.js';
-import { createListingsRepo } from './listings.repo.js';
+import { createListingsRepo, sellerListingStats } from './listings.repo.js';
 import { presentListing } from './listings.presenter.js';
 import { ListingsRecovery } from './listings.recovery.js';
 import { createListingsService, listingsPort } from './listings.service.js';
@@ -24,6 +24,14 @@ export { listingErrors, type FieldError } from './listings.errors.js';
 /** the listing row query and mapping the marketplace module's search reuses */
 export { selectListings, toListingRecord, type ListingRow } from './listings.sql.js';
 export type * from './listings.types.js';
+
+/**
+ * The listings module's read port for other modules (users: a seller's listing counts), built from the
+ * database alone.
+ */
+export function listingsReadPort(db: PrismaClient) {
+  return { sellerStats: (sellerId: string) => sellerListingStats(db, sellerId) };
+}
 
 /** Default period of the recovery pass (milliseconds). */
 export const DEFAULT_RECOVERY_INTERVAL_MS = 30_000;

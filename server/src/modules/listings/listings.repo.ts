@@ -291,3 +291,12 @@ export function createListingsRepo(db: PrismaClient, present: (l: ListingRecord)
 
 /** Rolls back confirmRenames' transaction when the title changed under it. */
 class TitleMoved extends Error {}
+
+/** A seller's listing counts: all listings, and those `available` (users module: profile stats). */
+export async function sellerListingStats(db: PrismaClient, sellerId: string): Promise<{ listingsCount: number; activeListingsCount: number }> {
+  const [listingsCount, activeListingsCount] = await Promise.all([
+    db.listing.count({ where: { sellerId } }),
+    db.listing.count({ where: { sellerId, status: 'available' } }),
+  ]);
+  return { listingsCount, activeListingsCount };
+}

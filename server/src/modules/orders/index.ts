@@ -12,24 +12,28 @@ import { AutoReleaseCrank, PaymentWatcher } from './payment-watcher.js';
 import { IdempotencyLeases, PrismaIdempotencyStore, type IdempotencyStore } from '../idempotency/index.js';
 import { escrowPort } from './orders.escrow.js';
 import { checkEscrowIntegrity } from './orders.integrity.js';
-import { PrismaOrdersRepo } from './orders.repo.js';
+import { PrismaOrdersRepo, userOrderStats, type UserOrderStats } from './orders.repo.js';
 import { OrdersService, type OrdersConfig, type OrdersHooks } from './orders.service.js';
 import type { CustodialPaymentsPort, EscrowPort, ListingsPort, OrderRecord, OrderWatchOptions, OrdersRepo } from './orders.types.js';
 import { DomainError } from '../../errors.js';
 
 export { OrdersService } from './orders.service.js';
 export type { OrdersConfig, PrincipalLike } from './orders.service.js';
-export { PrismaOrdersRepo } from './orders.repo.js';
+export { PrismaOrdersRepo, type UserOrderStats } from './orders.repo.js';
 export { escrowPort } from './orders.escrow.js';
 export { checkEscrowIntegrity, compareOrderWithEscrow, type IntegrityReport } from './orders.integrity.js';
 
 /**
- * The orders module's read port for other modules (custody reads the order it funds): built from the
- * database alone, so a module the orders module itself depends on (custody) gets it at construction.
+ * The orders module's read port for other modules (custody reads the order it funds, reviews the order
+ * reviewed, users a user's order stats): built from the database alone, so a module the orders module
+ * itself depends on (custody, reviews) gets it at construction.
  */
-export function ordersReadPort(db: PrismaClient): { get(orderId: string): Promise<OrderRecord | null> } {
+export function ordersReadPort(db: PrismaClient): {
+  get(orderId: string): Promise<OrderRecord | null>;
+  userStats(userId: string): Promise<UserOrderStats>;
+} {
   const repo = new PrismaOrdersRepo(db);
-  return { get: (orderId) => repo.get(orderId) };
+  return { get: (orderId) => repo.get(orderId), userStats: (userId) => userOrderStats(db, userId) };
 }
 
 type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
@@ -111,7 +115,7 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     idempotencyStore,
     /** every order's database state against its escrow account on chain (orders.integrity.ts) */
     checkIntegrity: () => checkEscrowIntegrity({ repo, escrow }),
-    http: { service, idempotencyStore, idempotencyLeases: leases, idempotencyLeaseMs: o.config?.idempotencyLeaseMs },
+    http: { service, idempotencyStore, idempotencyLeases: leases, idempotencyLeaseMs: o.config?.idempotencyLeaseMs, now: o.now },
     /**
      * The background loops (run by the replica holding the leader lease, modules/leader): start-up
      * reconciliation, then the payment watcher, auto-release crank, reconciler and Idempotency-Key

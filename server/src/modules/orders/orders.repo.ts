@@ -427,3 +427,31 @@ export class PrismaOrdersRepo implements OrdersRepo {
     return rows.map(toIntent);
   }
 }
+
+/** A user's completed orders: as seller and as buyer, and the sales volume per currency (base units). */
+export interface UserOrderStats {
+  completedSales: number;
+  completedPurchases: number;
+  /** per currency code, ordered by it: the sum of completed sales' amounts in base units (a decimal string) */
+  salesVolume: Array<{ currency: string; amountBaseUnits: string; decimals: number }>;
+}
+
+/** UserOrderStats of `userId` (users module: profile stats). */
+export async function userOrderStats(db: PrismaClient, userId: string): Promise<UserOrderStats> {
+  const [counts, volume] = await Promise.all([
+    db.$queryRaw<Array<{ sales: number; purchases: number }>>`
+      SELECT
+        (SELECT count(*)::int FROM orders WHERE seller_id = ${userId}::uuid AND status = 'completed') AS sales,
+        (SELECT count(*)::int FROM orders WHERE buyer_id = ${userId}::uuid AND status = 'completed') AS purchases`,
+    db.$queryRaw<Array<{ currency: string; total: string; decimals: number }>>`
+      SELECT currency, sum(amount_base_units)::text AS total, max(decimals)::int AS decimals
+      FROM orders WHERE seller_id = ${userId}::uuid AND status = 'completed'
+      GROUP BY currency ORDER BY currency`,
+  ]);
+  const c = counts[0] ?? { sales: 0, purchases: 0 };
+  return {
+    completedSales: Number(c.sales),
+    completedPurchases: Number(c.purchases),
+    salesVolume: volume.map((v) => ({ currency: v.currency, amountBaseUnits: v.total, decimals: Number(v.decimals) })),
+  };
+}

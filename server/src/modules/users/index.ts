@@ -1,2 +1,2 @@
-export { createUsersService, type UsersService, reputationOf } from './users.service.js';
+export { createUsersService, type UsersService, type UserStatsPorts } from './users.service.js';
 export { createUsersRepo, type UsersRepo } from './users.repo.js';

@@ -1,35 +1,49 @@
 /**
- * Users: profiles by id (the caller) or wallet (public), with statistics and reputation computed
- * from listings, orders and reviews. The wallet is the identity and never changes.
+ * Users: profiles by id (the caller) or wallet (public), with statistics and reputation read from the
+ * modules that own them (listings, orders, reviews) through their read ports. The wallet is the
+ * identity and never changes.
  */
 import type { PublicUser, UpdateMeBody, User as UserDto } from '@bazaar/contract';
 import type { User } from '../../db/client.js';
 import { DomainError } from '../../errors.js';
 import { toUiNumber } from '../../lib/money.js';
-import type { UserAggregates, UsersRepo } from './users.repo.js';
+import type { UsersRepo } from './users.repo.js';
 
-export interface UsersDeps {
+/**
+ * What a profile's statistics are read from, one port per owning module, given at construction
+ * (http/router.ts passes `listingsReadPort`, `ordersReadPort` and the reviews module).
+ */
+export interface UserStatsPorts {
+  /** listings module: the seller's listings, all and `available` */
+  listings: { sellerStats(sellerId: string): Promise<{ listingsCount: number; activeListingsCount: number }> };
+  /** orders module: completed sales and purchases, the sales volume per currency in base units (decimal strings) */
+  orders: {
+    userStats(userId: string): Promise<{
+      completedSales: number;
+      completedPurchases: number;
+      salesVolume: Array<{ currency: string; amountBaseUnits: string; decimals: number }>;
+    }>;
+  };
+  /** reviews module: the reputation of the seller with this wallet (average rounded to 2 decimals, null without reviews) */
+  reviews: { reputation(sellerWallet: string): Promise<PublicUser['reputation']> };
+}
+
+export interface UsersDeps extends UserStatsPorts {
   repo: UsersRepo;
   /** decimals per currency code (fallback when an order row lacks them) */
   decimalsOf: (currency: string) => number | undefined;
   custodyEnabled: boolean;
 }
 
-export function reputationOf(ratings: UserAggregates['ratings']) {
-  const count = ratings[1] + ratings[2] + ratings[3] + ratings[4] + ratings[5];
-  const sum = ratings[1] + 2 * ratings[2] + 3 * ratings[3] + 4 * ratings[4] + 5 * ratings[5];
-  return {
-    average: count ? Math.round((sum / count) * 100) / 100 : null,
-    count,
-    distribution: { '1': ratings[1], '2': ratings[2], '3': ratings[3], '4': ratings[4], '5': ratings[5] },
-  };
-}
-
 export function createUsersService(deps: UsersDeps) {
   const { repo } = deps;
 
   async function publicView(u: User): Promise<PublicUser> {
-    const a = await repo.aggregates(u.id);
+    const [listings, orders, reputation] = await Promise.all([
+      deps.listings.sellerStats(u.id),
+      deps.orders.userStats(u.id),
+      deps.reviews.reputation(u.wallet),
+    ]);
     return {
       user_id: u.id,
       wallet: u.wallet,
@@ -38,16 +52,16 @@ export function createUsersService(deps: UsersDeps) {
       avatar_url: u.avatarUrl,
       created_at: u.createdAt.toISOString(),
       stats: {
-        listings_count: a.listingsCount,
-        active_listings_count: a.activeListingsCount,
-        completed_sales: a.completedSales,
-        completed_purchases: a.completedPurchases,
-        sales_volume: a.salesVolume.map((v) => {
+        listings_count: listings.listingsCount,
+        active_listings_count: listings.activeListingsCount,
+        completed_sales: orders.completedSales,
+        completed_purchases: orders.completedPurchases,
+        sales_volume: orders.salesVolume.map((v) => {
           const decimals = v.decimals || deps.decimalsOf(v.currency) || 0;
           return { currency: v.currency, amount_base_units: v.amountBaseUnits, amount: toUiNumber(BigInt(v.amountBaseUnits), decimals) };
         }),
       },
-      reputation: reputationOf(a.ratings),
+      reputation,
     };
   }
 

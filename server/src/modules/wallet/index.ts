@@ -1,4 +1,4 @@
 /**
  * Wallet module: on-chain balances of the caller's wallet (see wallet.service.ts).
  */
-export { WalletService, toBalanceView, type BalancesView, type WalletServiceDeps } from './wallet.service.js';
+export { createWalletService, toBalanceView, type WalletService, type BalancesView, type WalletServiceDeps } from './wallet.service.js';

@@ -30,12 +30,14 @@ export function toBalanceView(b: WalletBalance): Balance {
   };
 }
 
-export class WalletService {
-  constructor(private readonly deps: WalletServiceDeps) {}
-
-  /** Native SOL plus each configured currency's associated token account balance of `wallet`. */
-  async getBalances(wallet: string): Promise<BalancesView> {
-    const lines = await this.deps.chain.getWalletBalances(wallet, this.deps.currencies);
-    return { wallet, balances: lines.map(toBalanceView) };
-  }
+export function createWalletService(deps: WalletServiceDeps) {
+  return {
+    /** Native SOL plus each configured currency's associated token account balance of `wallet`. */
+    async getBalances(wallet: string): Promise<BalancesView> {
+      const lines = await deps.chain.getWalletBalances(wallet, deps.currencies);
+      return { wallet, balances: lines.map(toBalanceView) };
+    },
+  };
 }
+
+export type WalletService = ReturnType<typeof createWalletService>;
