@@ -88,12 +88,16 @@ describe.each(backends)('orders on two replicas sharing $name', ({ postgres }) =
       orders.push(o);
     }
     w.escrow.advance(3601); // the review window is over: the crank may claim, the buyer may still confirm
-    w.escrow.latencyMs = 30;
-    const results = await Promise.allSettled([
+    // signed transactions wait at the gate until two are in flight at once (the crank's and a buyer's race)
+    const release = w.escrow.hold();
+    const settled = Promise.allSettled([
       w.a.service.claimDue(50),
       w.a.service.claimDue(50), // a second pass of a paused ex-leader
       ...orders.map((o) => w.b.service.confirm(o.buyer, o.order.id)),
     ]);
+    await w.escrow.held(2);
+    release();
+    const results = await settled;
     // a confirm may lose to the claim: it then returns the completed order or a 409 while the claim is in flight
     for (const r of results.slice(2)) {
       if (r.status === 'rejected') expect((r.reason as { slug?: string }).slug).toMatch(/conflict|invalid-state-transition/);
