@@ -127,6 +127,24 @@ describe('POST /listings', () => {
     expect(a.listing_id).not.toBe(b.listing_id);
   });
 
+  it('Idempotency-Key: a retry after the listing was stored but its response was not (a crash in between) returns that listing, no second token', async () => {
+    const key = `listing-${crypto.randomUUID()}`;
+    const body = listingBody({ title: 'Stored, response lost' });
+    const first = await request(app).post(`${API}/listings`).set(alice.headers).set('Idempotency-Key', key).send(body);
+    expect(first.status).toBe(201);
+    // the process died after the listing commit and before the key's response was stored: the key's
+    // record is gone (its lease lapsed), only the listing and its mint intent exist
+    await db.$executeRaw`DELETE FROM idempotency_keys WHERE key = ${key}`;
+    const rows = await countRows(db, 'listings');
+    const tokens = chain.tokens.size;
+    const retry = await request(app).post(`${API}/listings`).set(alice.headers).set('Idempotency-Key', key).send(body);
+    expect(retry.status, JSON.stringify(retry.body)).toBe(201);
+    expect(retry.body.listing_id).toBe(first.body.listing_id);
+    expect(retry.body.token_mint_address).toBe(first.body.token_mint_address);
+    expect(await countRows(db, 'listings')).toBe(rows);
+    expect(chain.tokens.size).toBe(tokens);
+  });
+
   it('400 for a malformed Idempotency-Key', async () => {
     const res = await request(app).post(`${API}/listings`).set(alice.headers).set('Idempotency-Key', 'é'.repeat(3)).send(listingBody());
     expect(res.status).toBe(400);

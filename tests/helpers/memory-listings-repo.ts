@@ -74,6 +74,12 @@ export class MemoryListingsRepo implements ListingsRepo {
     return i ? { ...i } : null;
   }
 
+  async findMintByFingerprint(fingerprint: string) {
+    this.check('findMintByFingerprint');
+    const i = [...this.intents.values()].reverse().find((x) => x.action === 'mint_listing' && x.status !== 'failed' && x.fingerprint === fingerprint);
+    return i ? { ...i } : null;
+  }
+
   async replaceAttempt(intentId: string, expected: string | null, a: TxAttempt & { mint?: string }) {
     this.check('replaceAttempt');
     const i = this.intents.get(intentId);

@@ -9,7 +9,7 @@ import { presentListing } from '../modules/listings/index.js';
 import type { ListingsService } from '../modules/listings/index.js';
 import type { ListingsConfig, Viewer } from '../modules/listings/index.js';
 import type { Principal } from '../modules/auth/index.js';
-import { idempotency, type IdempotencyLeases, type IdempotencyStore } from '../modules/idempotency/index.js';
+import { IDEMPOTENCY_HEADER, idempotency, parseIdempotencyKey, type IdempotencyLeases, type IdempotencyStore } from '../modules/idempotency/index.js';
 
 export interface ListingsHttpDeps {
   service: ListingsService;
@@ -59,10 +59,12 @@ export function listingsHandlers(deps: ListingsHttpDeps) {
 
   return s.router(contract.listings, {
     createListing: {
-      // optional: without a key the body fingerprint still resumes an unfinished mint (service.create)
+      // optional: without a key the body fingerprint still resumes an unfinished mint; with one, the
+      // service also finds the listing the key minted when its stored response was lost (service.create)
       middleware: [idempotency({ store: deps.idempotencyStore, required: false, leases: deps.idempotencyLeases }) as never],
       handler: async ({ body, req, res }) => {
-        const listing = await withRetryAfter(res, () => service.create(userOf(req), body));
+        const idempotencyKey = parseIdempotencyKey(req.get(IDEMPOTENCY_HEADER)) ?? null;
+        const listing = await withRetryAfter(res, () => service.create(userOf(req), body, { idempotencyKey }));
         return { status: 201 as const, body: present(listing) };
       },
     },

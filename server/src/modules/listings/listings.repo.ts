@@ -162,6 +162,14 @@ export function createListingsRepo(db: PrismaClient, present: (l: ListingRecord)
       return row ? toIntent(row) : null;
     },
 
+    async findMintByFingerprint(fingerprint: string) {
+      const row = await db.chainIntent.findFirst({
+        where: { orderId: null, action: 'mint_listing', status: { in: ['sent', 'confirmed'] }, payload: { path: ['fingerprint'], equals: fingerprint } },
+        orderBy: { createdAt: 'desc' },
+      });
+      return row ? toIntent(row) : null;
+    },
+
     async replaceAttempt(intentId: string, expected: string | null, a: TxAttempt & { mint?: string }) {
       return db.$transaction(async (tx) => {
         const row = await tx.chainIntent.findFirst({ where: { id: intentId, status: 'sent', signature: expected } });

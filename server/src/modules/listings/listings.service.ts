@@ -175,7 +175,13 @@ export function createListingsService(deps: ListingsDeps) {
      * with `listing_id` (mint sent, outcome unknown); 503 service-unavailable with `listing_id`
      * (minted, the row not stored yet). The recovery pass finishes the last two.
      */
-    async create(seller: Viewer, input: CreateListingInput): Promise<ListingRecord> {
+    /**
+     * Create a listing and mint its token. `opts.idempotencyKey` (the request's Idempotency-Key): the key
+     * is part of the request fingerprint, and a create whose key already minted returns that listing,
+     * also when the first response was lost after the listing was stored (the middleware's stored
+     * response is the first line of defence; this closes the crash window between the two).
+     */
+    async create(seller: Viewer, input: CreateListingInput, opts: { idempotencyKey?: string | null } = {}): Promise<ListingRecord> {
       const errors: FieldError[] = [];
       const cur = checkCurrency(input.currency, errors);
       checkCategory(input.category, errors);
@@ -183,9 +189,15 @@ export function createListingsService(deps: ListingsDeps) {
       if (errors.length > 0 || priceBaseUnits === undefined) throw listingErrors.validation(errors);
 
       // The same request again (same seller, same body) while its mint is unfinished resumes that mint.
+      const key = opts.idempotencyKey ?? null;
+      const fields = [seller.userId, input.title, input.description, priceBaseUnits.toString(), input.currency, input.category, input.duration];
       const fingerprint = createHash('sha256')
-        .update(JSON.stringify([seller.userId, input.title, input.description, priceBaseUnits.toString(), input.currency, input.category, input.duration]))
+        .update(JSON.stringify(key ? [...fields, key] : fields))
         .digest('hex');
+      if (key) {
+        const minted = await repo.findMintByFingerprint(fingerprint);
+        if (minted?.status === 'confirmed') return load(minted.listingId);
+      }
       const open = await repo.findOpenMint(fingerprint);
       if (open) return steps.resumeMint(open);
 

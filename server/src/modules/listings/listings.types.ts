@@ -101,6 +101,8 @@ export interface ListingsRepo {
   recordMint(draft: ListingDraft, fingerprint: string, attempt: ListingMintAttempt): Promise<ListingIntent>;
   /** The open mint intent with this request fingerprint (oldest), if any. */
   findOpenMint(fingerprint: string): Promise<ListingIntent | null>;
+  /** The newest mint intent with this request fingerprint that did not fail (open or confirmed), if any. */
+  findMintByFingerprint(fingerprint: string): Promise<ListingIntent | null>;
   /** Compare-and-set: record a new attempt on an open intent whose signature is still `expected`; false otherwise. */
   replaceAttempt(intentId: string, expected: string | null, attempt: TxAttempt & { mint?: string }): Promise<boolean>;
   /** One transaction: insert the listing (kept when it already exists) and mark the intent confirmed. */
