@@ -5,12 +5,12 @@
  * Retry-After.
  */
 import type { RequestHandler } from 'express';
-import { rateLimit, type Store } from 'express-rate-limit';
+import type { Store } from 'express-rate-limit';
 import { initServer } from '@ts-rest/express';
 import { contract } from '@bazaar/contract';
 import { DomainError } from '../errors.js';
 import { presentMessage, type ChatService, type ConversationRecord } from '../modules/chat/index.js';
-import { sendProblem } from './problem.js';
+import { perMinuteLimit } from './security.js';
 
 export interface ChatHttpDeps {
   service: ChatService;
@@ -41,20 +41,11 @@ function presentConversation(v: { c: ConversationRecord; unread: number; lastRea
 
 /** One limiter for every route that posts a message: `perMinute` per sender. */
 function senderLimit(perMinute: number, store?: Store): RequestHandler {
-  return rateLimit({
-    windowMs: 60_000,
-    limit: perMinute,
-    ...(store ? { store } : {}),
-    keyGenerator: (req) => `sender:${(req as { principal?: { userId?: string | null } }).principal?.userId ?? 'none'}`,
-    validate: { keyGeneratorIpFallback: false },
-    standardHeaders: 'draft-7',
-    legacyHeaders: false,
-    handler: (req, res, _next, options) => {
-      const reset = (req as { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
-      const retryAfter = reset ? Math.max(1, Math.ceil((reset.getTime() - Date.now()) / 1000)) : Math.ceil(options.windowMs / 1000);
-      res.setHeader('Retry-After', String(retryAfter));
-      sendProblem(req, res, 'rate-limited', `At most ${perMinute} messages per minute per sender; retry in ${retryAfter} s.`);
-    },
+  return perMinuteLimit({
+    perMinute,
+    store,
+    key: (req) => `sender:${(req as { principal?: { userId?: string | null } }).principal?.userId ?? 'none'}`,
+    detail: (_req, retryAfter) => `At most ${perMinute} messages per minute per sender; retry in ${retryAfter} s.`,
   });
 }
 

@@ -96,26 +96,42 @@ export function authRateLimit(perMinute: number, opts: { byAddress?: boolean; st
     const a = (req.body as { address?: unknown } | undefined)?.address;
     return typeof a === 'string' ? a : null;
   };
+  const per = opts.byAddress ? 'for this wallet address' : 'from this client IP';
+  return perMinuteLimit({
+    perMinute,
+    store: opts.store,
+    ...(opts.byAddress ? { key: (req: Request) => `address:${addressOf(req)}`, skip: (req: Request) => addressOf(req) === null } : {}),
+    detail: (req, retryAfter) => `Too many requests to ${req.originalUrl.split('?')[0]} ${per} (${perMinute} per minute); retry in ${retryAfter} s.`,
+  });
+}
+
+/**
+ * The one shape of every rate limit here (express-rate-limit, fixed one-minute window): `perMinute`
+ * requests per `key` (default: the client IP), requests `skip` passes are not counted; over the budget a
+ * 429 `rate-limited` problem whose `detail` is built from the request and `Retry-After` (seconds until
+ * the window resets, >= 1), with the draft-7 RateLimit headers. `store`: where the counters live
+ * (PrismaRateLimitStore: shared by every replica; absent: this process's memory).
+ */
+export function perMinuteLimit(o: {
+  perMinute: number;
+  store?: Store;
+  key?: (req: Request) => string;
+  skip?: (req: Request) => boolean;
+  detail: (req: Request, retryAfterSeconds: number) => string;
+}): RequestHandler {
   return rateLimit({
     windowMs: 60_000,
-    limit: perMinute,
-    ...(opts.store ? { store: opts.store } : {}),
-    ...(opts.byAddress
-      ? {
-          keyGenerator: (req: Request) => `address:${addressOf(req)}`,
-          skip: (req: Request) => addressOf(req) === null,
-          validate: { keyGeneratorIpFallback: false },
-        }
-      : {}),
+    limit: o.perMinute,
+    ...(o.store ? { store: o.store } : {}),
+    ...(o.key ? { keyGenerator: o.key, validate: { keyGeneratorIpFallback: false } } : {}),
+    ...(o.skip ? { skip: o.skip } : {}),
     standardHeaders: 'draft-7',
     legacyHeaders: false,
     handler: (req, res, _next, options) => {
       const reset = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
       const retryAfter = reset ? Math.max(1, Math.ceil((reset.getTime() - Date.now()) / 1000)) : Math.ceil(options.windowMs / 1000);
       res.setHeader('Retry-After', String(retryAfter));
-      const per = opts.byAddress ? 'for this wallet address' : 'from this client IP';
-      const route = req.originalUrl.split('?')[0];
-      sendProblem(req, res, 'rate-limited', `Too many requests to ${route} ${per} (${perMinute} per minute); retry in ${retryAfter} s.`);
+      sendProblem(req, res, 'rate-limited', o.detail(req, retryAfter));
     },
   });
 }
