@@ -12,12 +12,12 @@ import { DepositKeys } from '../server/src/modules/custody/custody.keys';
 import { Ledger, systemAccount, userAccount } from '../server/src/modules/custody/custody.ledger';
 import { CustodyRepo } from '../server/src/modules/custody/custody.repo';
 import { depositEntry, holdEntry, releaseEntry, settleEntry } from '../server/src/modules/custody/custody.service';
-import { freshPGlite, freshPostgres, TEST_DATABASE_URL } from './helpers/db';
+import { freshPGlite, freshPostgres } from './helpers/db';
+import { dbBackends } from './helpers/shared-db';
 
 const MINT = 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB';
-const backends = [{ name: 'PGlite', postgres: false }, ...(TEST_DATABASE_URL ? [{ name: 'PostgreSQL', postgres: true }] : [])];
 
-describe.each(backends)('custody ledger on $name', ({ postgres }) => {
+describe.each(dbBackends)('custody ledger on $name', ({ postgres }) => {
   let db: Db;
   let pglite: PGlite | undefined;
   let pg: Awaited<ReturnType<typeof freshPostgres>> | undefined;

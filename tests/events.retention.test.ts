@@ -8,12 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendEvents, createEventsRepo, EventRetention } from '../server/src/modules/events/index.js';
 import { createWebhooksRepo } from '../server/src/modules/webhooks/index.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
-import { TEST_DATABASE_URL } from './helpers/db.js';
+import { dbBackends } from './helpers/shared-db.js';
 
-const backends = [{ name: 'PGlite', postgres: false }, ...(TEST_DATABASE_URL ? [{ name: 'PostgreSQL', postgres: true }] : [])];
 const DAY = 86_400_000;
 
-describe.each(backends)('events retention on $name', ({ postgres }) => {
+describe.each(dbBackends)('events retention on $name', ({ postgres }) => {
   let t: TestApp;
   const now = new Date();
   beforeAll(async () => {

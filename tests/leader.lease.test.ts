@@ -10,18 +10,16 @@
  * - a stale holder's renewal is refused once another replica took the lease (the term grows);
  * - a replica whose own clock shows the lease lapsed (it was paused) stops acting before it renews.
  */
-import type { PGlite } from '@electric-sql/pglite';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createApp } from '../server/src/app';
 import type { AppContext } from '../server/src/context';
-import { createDb, type Db } from '../server/src/db/client';
+import type { Db } from '../server/src/db/client';
 import { createLogger } from '../server/src/logger';
 import { createLeaderRepo, LeaderElection, type LeaderRepo } from '../server/src/modules/leader/index';
 import { FakeChain } from './helpers/fake-chain';
 import { testConfig } from './helpers/app';
-import { freshPGlite, freshPostgres, TEST_DATABASE_URL } from './helpers/db';
+import { dbBackends, sharedDatabase } from './helpers/shared-db';
 
-const backends = [{ name: 'PGlite', postgres: false }, ...(TEST_DATABASE_URL ? [{ name: 'PostgreSQL', postgres: true }] : [])];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Poll `cond` every 10 ms for up to `ms`; returns the elapsed time when it held, or throws. */
@@ -34,26 +32,15 @@ async function waitFor(cond: () => boolean, ms: number, what: string): Promise<n
   return Date.now() - t0;
 }
 
-describe.each(backends)('leader lease on $name', ({ postgres }) => {
-  let pglite: PGlite | undefined;
-  let pg: Awaited<ReturnType<typeof freshPostgres>> | undefined;
+describe.each(dbBackends)('leader lease on $name', ({ postgres }) => {
+  const shared = sharedDatabase(postgres);
   const dbs: Db[] = [];
   /** one database client per replica, all on the same database */
   const replicaDb = async () => {
-    const db = await createDb(pg ? { databaseUrl: pg.url } : { pglite });
+    const db = await shared.client();
     dbs.push(db);
     return db;
   };
-
-  beforeAll(async () => {
-    if (postgres) pg = await freshPostgres();
-    else pglite = await freshPGlite();
-  });
-  afterAll(async () => {
-    for (const db of dbs) await db.close();
-    if (pglite && !pglite.closed) await pglite.close();
-    await pg?.drop();
-  });
 
   it('two service instances: only the lease holder runs the background loops; stopping it hands them over at once', async () => {
     const TTL = 4_000;

@@ -15,14 +15,14 @@ import { createDb, type Db } from '../server/src/db/client.js';
 import { PrismaOrdersRepo } from '../server/src/modules/orders/orders.repo.js';
 import { OrdersService } from '../server/src/modules/orders/orders.service.js';
 import { PaymentWatcher } from '../server/src/modules/orders/payment-watcher.js';
-import { TEST_DATABASE_URL, freshPGlite, freshPostgres } from './helpers/db.js';
+import { freshPGlite, freshPostgres } from './helpers/db.js';
+import { dbBackends } from './helpers/shared-db.js';
 import { FakeEscrow, FakeListings, user } from './orders.fakes.js';
 
 const USDC = { code: 'USDC', mint: Keypair.generate().publicKey.toBase58(), decimals: 6 };
-const backends = [{ name: 'PGlite', postgres: false }, ...(TEST_DATABASE_URL ? [{ name: 'PostgreSQL', postgres: true }] : [])];
 const N = 8;
 
-describe.each(backends)('orders on two replicas sharing $name', ({ postgres }) => {
+describe.each(dbBackends)('orders on two replicas sharing $name', ({ postgres }) => {
   const dbs: Db[] = [];
   let drop: () => Promise<void> = async () => undefined;
   let open: () => Promise<Db>;

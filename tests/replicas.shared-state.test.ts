@@ -9,46 +9,33 @@
  * - a token issued by one replica works on the other; a revoked personal access token stops at once on both.
  */
 import { randomUUID } from 'node:crypto';
-import type { PGlite } from '@electric-sql/pglite';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createApp } from '../server/src/app';
 import type { Config } from '../server/src/config';
 import type { AppContext } from '../server/src/context';
-import { createDb, type Db } from '../server/src/db/client';
+import type { Db } from '../server/src/db/client';
 import { createLogger } from '../server/src/logger';
 import { API, loginAs, newKeypair, signSiws, testConfig, walletOf } from './helpers/app';
-import { freshPGlite, freshPostgres, TEST_DATABASE_URL } from './helpers/db';
+import { dbBackends, sharedDatabase } from './helpers/shared-db';
 
-const backends = [{ name: 'PGlite', postgres: false }, ...(TEST_DATABASE_URL ? [{ name: 'PostgreSQL', postgres: true }] : [])];
 const PROBLEM = (slug: string) => `https://bazaar.dev/problems/${slug}`;
 
-describe.each(backends)('two replicas on one $name database', ({ postgres }) => {
-  let pglite: PGlite | undefined;
-  let pg: Awaited<ReturnType<typeof freshPostgres>> | undefined;
-  const dbs: Db[] = [];
-
-  beforeAll(async () => {
-    if (postgres) pg = await freshPostgres();
-    else pglite = await freshPGlite();
-  });
-  afterAll(async () => {
-    for (const db of dbs) await db.close();
-    if (pglite && !pglite.closed) await pglite.close();
-    await pg?.drop();
-  });
+describe.each(dbBackends)('two replicas on one $name database', ({ postgres }) => {
+  const shared = sharedDatabase(postgres);
 
   /** two apps on the database, with this config; `pick(i)` is the replica of the i-th request */
   async function replicas(over: Partial<Config>) {
     const apps: ReturnType<typeof createApp>[] = [];
+    let last: Db | undefined;
     for (let i = 0; i < 2; i++) {
-      const db = await createDb(pg ? { databaseUrl: pg.url } : { pglite });
-      dbs.push(db);
+      const db = await shared.client();
+      last = db;
       const config = testConfig(over);
       const ctx: AppContext = { config, db: db.prisma, log: createLogger('silent'), chain: null, now: () => new Date(), webAppDir: null };
       apps.push(createApp(ctx));
     }
-    return { apps, pick: (i: number) => apps[i % 2]!, db: dbs.at(-1)!.prisma };
+    return { apps, pick: (i: number) => apps[i % 2]!, db: last!.prisma };
   }
 
   it('the login limit per client IP is global: the N+1st request_login across both replicas is 429', async () => {
