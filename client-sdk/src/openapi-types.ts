@@ -249,7 +249,7 @@ export interface paths {
         put?: never;
         /**
          * Create an order and get the escrow payment transaction
-         * @description Any authenticated user (or API key) buys a listing. Requires Idempotency-Key: a replay returns the stored 201 response. The buyer is `buyer_wallet` when given (a user token may only name its own wallet: 403 forbidden), otherwise the caller's wallet. The order starts in awaiting_payment and expires (status expired) if not funded by payment_expires_at (15 minutes). The response carries `payment`: the fund transaction (base64, partially signed by the platform authority, fee payer = buyer) to sign and send — or POST to submitOrderTransaction — and a Solana Pay transaction-request link for wallets. With payment_source custodial (custody enabled; else 404 custody-disabled) the service pays instead: it holds the price from the buyer's available custodial balance (409 insufficient-funds) and funds the escrow from its hot wallet with the buyer's deposit address as on-chain buyer; the 201 carries payment null and the order in_progress (awaiting_payment while the funding transaction is still unconfirmed; 502 chain-transaction-failed when it was rejected: the order is expired and the hold released). The listing is held for the new order (one open order per listing): a later buyer gets 409 listing-unavailable (with `held_until` while the holder has not paid) before paying anything; a buyer may hold at most 3 unpaid orders (409 too-many-unpaid-orders). 404 not-found (listing), 409 listing-unavailable (not available), 409 own-listing (buyer is the seller), 400 idempotency-key-missing, 409 idempotency-key-in-use (the first request is still running: retry after Retry-After), 422 idempotency-key-reused. A request that died (the server crashed) holds its key for at most 10 s; a retry with the key then returns the order that request created (with a fresh payment transaction while it awaits payment) or creates it.
+         * @description Any authenticated user (or API key) buys a listing. Requires Idempotency-Key: a replay returns the stored 201 response. The buyer is `buyer_wallet` when given (a user token may only name its own wallet: 403 forbidden), otherwise the caller's wallet. The order starts in awaiting_payment and expires (status expired) if not funded by payment_expires_at (15 minutes). The response carries `payment`: the fund transaction (base64, partially signed by the platform authority, fee payer = buyer) to sign and send — or POST to submitOrderTransaction — and a Solana Pay transaction-request link for wallets. With payment_source custodial (custody enabled; else 404 custody-disabled) the service pays instead: it holds the price from the buyer's available custodial balance (409 insufficient-funds) and funds the escrow from its hot wallet with the buyer's deposit address as on-chain buyer; the 201 carries payment null and the order in_progress (awaiting_payment while the funding transaction is still unconfirmed; 502 chain-transaction-failed when it was rejected: the order is expired and the hold released). The listing is held for the new order (one open order per listing): a later buyer gets 409 listing-unavailable (with `held_until` while the holder has not paid) before paying anything; a buyer may hold at most 3 unpaid orders (409 too-many-unpaid-orders). 404 not-found (listing), 409 listing-unavailable (not available), 409 own-listing (buyer is the seller), 400 idempotency-key-missing, 409 idempotency-key-in-use (the first request is still running: retry after Retry-After), 422 idempotency-key-reused. A request that died (the server crashed) holds its key for at most 10 s; a retry with the key then returns the order that request created (with a fresh payment transaction while it awaits payment) or creates it. Moves money (custodial-payment: pay an order from the custodial balance: the service funds the escrow from its hot wallet, no wallet signs): a personal access token needs `payments:write` besides `orders:write` when `payment_source` is given and not `wallet` (else 403 insufficient-scope).
          */
         post: operations["createOrder"];
         delete?: never;
@@ -373,7 +373,7 @@ export interface paths {
         put?: never;
         /**
          * Confirm delivery and release the escrow
-         * @description Buyer only (403 forbidden for the seller). delivered -> completed; the service calls release on chain: the seller receives amount minus fee, the treasury the fee. No body. See the order lifecycle table (the Order schema, `x-order-transitions`).
+         * @description Buyer only (403 forbidden for the seller). delivered -> completed; the service calls release on chain: the seller receives amount minus fee, the treasury the fee. No body. See the order lifecycle table (the Order schema, `x-order-transitions`). Moves money (escrow-release: release an order's escrow to the seller (the buyer confirms delivery): irreversible, and it ends the buyer's right to dispute, whether the escrow was funded from a wallet or from custody): a personal access token needs `payments:write` besides `orders:write` (else 403 insufficient-scope).
          */
         post: operations["confirmOrder"];
         delete?: never;
@@ -413,7 +413,7 @@ export interface paths {
         put?: never;
         /**
          * Refund the buyer in full
-         * @description The seller from in_progress, delivered or disputed; the buyer from in_progress once delivery_deadline has passed (403 forbidden before). -> refunded; the full amount returns to the buyer, no fee. No body. See the order lifecycle table (the Order schema, `x-order-transitions`).
+         * @description The seller from in_progress, delivered or disputed; the buyer from in_progress once delivery_deadline has passed (403 forbidden before). -> refunded; the full amount returns to the buyer, no fee. No body. See the order lifecycle table (the Order schema, `x-order-transitions`). Moves money (escrow-refund: return an order's escrow to the buyer: the seller gives up a payment (irreversible), or the buyer cancels a late order): a personal access token needs `payments:write` besides `orders:write` (else 403 insufficient-scope).
          */
         post: operations["refundOrder"];
         delete?: never;
@@ -553,7 +553,7 @@ export interface paths {
         put?: never;
         /**
          * Withdraw custodial funds to a wallet (custodial only)
-         * @description Only when custody is enabled (otherwise 404 custody-disabled, after the 401 checks). Requires Idempotency-Key (a replay returns the stored 202; 422 idempotency-key-reused with another body). Validates the request (400 validation-error with field paths: `body.currency` not a custody currency; `body.amount` missing, not positive, too many decimals or below the currency minimum; `body.destination` malformed, a token account or mint, a program or an address of this service), then holds amount + the flat fee of the currency from the available balance (409 insufficient-funds when it does not cover both; the balance never goes below zero, also under concurrent requests) and answers 202 with the withdrawal in status pending. The service then signs, records and sends the transfer and settles it once confirmed; a rejected or expired transaction releases the hold (status failed). Poll getWithdrawal.
+         * @description Only when custody is enabled (otherwise 404 custody-disabled, after the 401 checks). Requires Idempotency-Key (a replay returns the stored 202; 422 idempotency-key-reused with another body). Validates the request (400 validation-error with field paths: `body.currency` not a custody currency; `body.amount` missing, not positive, too many decimals or below the currency minimum; `body.destination` malformed, a token account or mint, a program or an address of this service), then holds amount + the flat fee of the currency from the available balance (409 insufficient-funds when it does not cover both; the balance never goes below zero, also under concurrent requests) and answers 202 with the withdrawal in status pending. The service then signs, records and sends the transfer and settles it once confirmed; a rejected or expired transaction releases the hold (status failed). Poll getWithdrawal. Moves money (custody-withdrawal: send custodial balance to any address): a personal access token needs `wallet:write` (else 403 insufficient-scope).
          */
         post: operations["createWithdrawal"];
         delete?: never;
@@ -1119,7 +1119,7 @@ export interface components {
         /** CreateTokenBody */
         CreateTokenBody: {
             name: string;
-            scopes: ("profile:read" | "profile:write" | "listings:read" | "listings:write" | "orders:read" | "orders:write" | "reviews:write" | "wallet:read" | "wallet:write" | "events:read" | "webhooks:manage" | "chat:read" | "chat:write")[];
+            scopes: ("profile:read" | "profile:write" | "listings:read" | "listings:write" | "orders:read" | "orders:write" | "payments:write" | "reviews:write" | "wallet:read" | "wallet:write" | "events:read" | "webhooks:manage" | "chat:read" | "chat:write")[];
             /** @description Lifetime in days; omitted: until revoked */
             expires_in_days?: number;
         };
@@ -1170,7 +1170,7 @@ export interface components {
             name: string;
             /** @description First characters of the token (`bzp_<prefix>_…`), to recognise it */
             prefix: string;
-            scopes: ("profile:read" | "profile:write" | "listings:read" | "listings:write" | "orders:read" | "orders:write" | "reviews:write" | "wallet:read" | "wallet:write" | "events:read" | "webhooks:manage" | "chat:read" | "chat:write")[];
+            scopes: ("profile:read" | "profile:write" | "listings:read" | "listings:write" | "orders:read" | "orders:write" | "payments:write" | "reviews:write" | "wallet:read" | "wallet:write" | "events:read" | "webhooks:manage" | "chat:read" | "chat:write")[];
             /**
              * Format: date-time
              * @description ISO-8601 timestamp (UTC)
@@ -2307,7 +2307,7 @@ export interface components {
             name: string;
             /** @description First characters of the token (`bzp_<prefix>_…`), to recognise it */
             prefix: string;
-            scopes: ("profile:read" | "profile:write" | "listings:read" | "listings:write" | "orders:read" | "orders:write" | "reviews:write" | "wallet:read" | "wallet:write" | "events:read" | "webhooks:manage" | "chat:read" | "chat:write")[];
+            scopes: ("profile:read" | "profile:write" | "listings:read" | "listings:write" | "orders:read" | "orders:write" | "payments:write" | "reviews:write" | "wallet:read" | "wallet:write" | "events:read" | "webhooks:manage" | "chat:read" | "chat:write")[];
             /**
              * Format: date-time
              * @description ISO-8601 timestamp (UTC)
@@ -2351,7 +2351,7 @@ export interface components {
              *     - `token-expired` (401): The access token has expired; log in again.
              *     - `login-failed` (401): Wallet login (verify_login) refused; the `reason` member names the SIWS field that failed (one of `loginFailureReasons`: message, address, signature, domain, version, chain_id, nonce, issued_at, expiration_time, not_before) and `detail` says why.
              *     - `forbidden` (403): The caller is authenticated but may not do this (e.g. not the seller of the order, not an admin).
-             *     - `insufficient-scope` (403): The personal access token lacks the scope this route requires (`required_scope` names it), or the route takes no token at all (token management, admin routes).
+             *     - `insufficient-scope` (403): The personal access token lacks a scope this request needs (`required_scope` names it): the route's scope, or the money scope of a request that moves the user's money (`capability` names it, e.g. custodial-payment; see the operation's `x-bazaar-token-scopes`); or the route takes no token at all (token management, admin routes).
              *     - `not-found` (404): The resource does not exist or is not visible to the caller.
              *     - `route-not-found` (404): No route matches method and path.
              *     - `custody-disabled` (404): Deposits, withdrawals and custodial order payment exist only when the operator runs custodial accounts (CUSTODY_ENABLED); this service does not.
@@ -3486,6 +3486,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -3552,6 +3561,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3649,6 +3667,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not found (`not-found`) */
             404: {
                 headers: {
@@ -3738,6 +3765,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -3807,6 +3843,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3931,6 +3976,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not found (`not-found`) */
             404: {
                 headers: {
@@ -4016,7 +4070,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4230,6 +4284,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -4308,6 +4371,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -4377,6 +4449,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -4439,6 +4520,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4523,6 +4613,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -4599,7 +4698,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4734,6 +4833,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not found (`not-found`) */
             404: {
                 headers: {
@@ -4819,7 +4927,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4945,7 +5053,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5228,7 +5336,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5336,7 +5444,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5448,7 +5556,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5574,7 +5682,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5686,7 +5794,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5816,7 +5924,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5938,6 +6046,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -6000,6 +6117,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6073,6 +6199,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6181,6 +6316,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Custody disabled (`custody-disabled`) */
             404: {
                 headers: {
@@ -6259,6 +6403,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6385,6 +6538,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Custody disabled (`custody-disabled`) */
             404: {
                 headers: {
@@ -6459,6 +6621,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6554,6 +6725,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -6626,6 +6806,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6707,6 +6896,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -6780,7 +6978,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6879,6 +7077,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not found (`not-found`) */
             404: {
                 headers: {
@@ -6953,6 +7160,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7038,6 +7254,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7144,6 +7369,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not found (`not-found`) */
             404: {
                 headers: {
@@ -7231,6 +7465,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not found (`not-found`) */
             404: {
                 headers: {
@@ -7307,6 +7550,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7400,6 +7652,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not found (`not-found`) */
             404: {
                 headers: {
@@ -7485,7 +7746,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7590,6 +7851,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7707,6 +7977,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -7777,6 +8056,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7869,7 +8157,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7981,6 +8269,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not found (`not-found`) */
             404: {
                 headers: {
@@ -8077,6 +8374,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope (`insufficient-scope`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

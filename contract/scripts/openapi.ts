@@ -15,11 +15,15 @@ import {
   commonProblems,
   contract,
   inheritedOpenApiMeta,
+  MONEY_CAPABILITIES,
   Problem,
   problemTypes,
   problemTypeUri,
   PROBLEM_CONTENT_TYPE,
   type ProblemSlug,
+  routeAccess,
+  type RouteAccess,
+  type RouteKey,
   type RouteMetadata,
   schemaTitle,
   type SignInInput,
@@ -46,8 +50,54 @@ const TAGS: Record<string, string> = {
     'live Server-Sent Events stream that resumes with Last-Event-ID.',
   webhooks: 'Endpoints that receive your events, signed per Standard Webhooks v1; delivery log and redelivery.',
   chat: 'Conversations between buyer and seller: order messages (the arbiter joins a dispute) and pre-order inquiries.',
-  tokens: 'Personal access tokens with scopes, for third-party apps acting for you.',
+  tokens:
+    'Personal access tokens with scopes, for third-party apps acting for you. Each operation names the scopes a ' +
+    'token needs in `x-bazaar-token-scopes`: `scope` for every request (null: no token), and `money` when a request ' +
+    'can move your money without your wallet signing it (' +
+    Object.entries(MONEY_CAPABILITIES)
+      .map(([k, c]) => `\`${k}\` needs \`${c.scope}\``)
+      .join(', ') +
+    '); a token without them gets 403 insufficient-scope.',
 };
+
+/**
+ * `x-bazaar-token-scopes` of an operation (contract routeAccess): `scope` every request needs (null: no
+ * personal access token may call it) and, for a route whose request can move money, `money`: the
+ * capability, its scope and `unless` (the body field and values that do not move money). Absent on public
+ * routes. OpenAPI 3.0 allows scopes only on OAuth2 security schemes, hence an extension.
+ */
+function tokenScopesExtension(key: RouteKey): Json | undefined {
+  const access: RouteAccess = routeAccess[key];
+  if (access.scope === 'public') return undefined;
+  return {
+    scope: access.scope,
+    ...(access.money
+      ? {
+          money: {
+            capability: access.money.capability,
+            scope: MONEY_CAPABILITIES[access.money.capability].scope,
+            description: MONEY_CAPABILITIES[access.money.capability].description,
+            ...(access.money.unless ? { unless: { ...access.money.unless, absent_or: [...access.money.unless.absent_or] } } : {}),
+          },
+        }
+      : {}),
+  };
+}
+
+/** A sentence for the description of an operation that can move money: which scope a token needs for it. */
+function moneySentence(key: RouteKey): string {
+  const access: RouteAccess = routeAccess[key];
+  if (!access.money) return '';
+  const c = MONEY_CAPABILITIES[access.money.capability];
+  const when = access.money.unless
+    ? ` when \`${access.money.unless.body_field}\` is given and not ${access.money.unless.absent_or.map((v) => `\`${v}\``).join(' or ')}`
+    : '';
+  const needs = c.scope === access.scope ? `\`${c.scope}\`` : `\`${c.scope}\` besides \`${access.scope}\``;
+  return ` Moves money (${access.money.capability}: ${c.description}): a personal access token needs ${needs}${when} (else 403 insufficient-scope).`;
+}
+
+/** Contract route -> its key (`group.route`). */
+const routeKeyOf = new Map<AppRoute, RouteKey>();
 
 /**
  * `servers` of the committed openapi.json: the local default (npm start). A running service serves
@@ -216,6 +266,10 @@ const textComponents = new Map<string, Json>();
 
 function operationMapper(operation: Json, route: AppRoute): Json {
   const meta = route.metadata as RouteMetadata;
+  if (routeKeyOf.size === 0) for (const r of contractRoutes()) routeKeyOf.set(r.route, `${r.tag}.${r.operationId}` as RouteKey);
+  const key = routeKeyOf.get(route);
+  if (!key) throw new Error(`${route.method} ${route.path}: not a route of the contract`);
+  const tokenScopes = tokenScopesExtension(key);
   const slugs = [...commonProblems, ...meta.problems];
   const responses: Json = {};
   for (const [status, response] of Object.entries(route.responses)) {
@@ -253,10 +307,11 @@ function operationMapper(operation: Json, route: AppRoute): Json {
   const out: Json = {
     operationId: operation.operationId,
     summary: operation.summary,
-    description: operation.description,
+    description: operation.description + moneySentence(key),
     tags: operation.tags,
     security: meta.auth === 'public' ? [] : AUTHENTICATED,
     'x-bazaar-auth': meta.auth,
+    ...(tokenScopes ? { 'x-bazaar-token-scopes': tokenScopes } : {}),
     ...(meta.actors ? { 'x-bazaar-actors': [...meta.actors] } : {}),
     ...(parameters.length ? { parameters } : {}),
   };

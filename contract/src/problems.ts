@@ -71,8 +71,9 @@ export const problemTypes = {
     status: 403,
     title: 'Insufficient scope',
     description:
-      'The personal access token lacks the scope this route requires (`required_scope` names it), or the route takes no ' +
-      'token at all (token management, admin routes).',
+      'The personal access token lacks a scope this request needs (`required_scope` names it): the route\'s scope, or ' +
+      'the money scope of a request that moves the user\'s money (`capability` names it, e.g. custodial-payment; see ' +
+      'the operation\'s `x-bazaar-token-scopes`); or the route takes no token at all (token management, admin routes).',
   },
   'not-found': {
     status: 404,
@@ -288,8 +289,11 @@ export const commonProblems = [
 ] as const;
 export const commonResponses = problemResponses(commonProblems);
 
-/** Problems of any authenticated route. */
-export const authProblems = ['unauthorized', 'invalid-token', 'token-expired'] as const;
+/**
+ * Problems of any authenticated route: a missing or bad credential (401), and a personal access token
+ * without a scope the request needs (403 insufficient-scope; scopes.ts).
+ */
+export const authProblems = ['unauthorized', 'invalid-token', 'token-expired', 'insufficient-scope'] as const;
 /** Problems of any route with a JSON body. */
 export const bodyProblems = ['payload-too-large', 'unsupported-media-type'] as const;
 
@@ -310,7 +314,7 @@ export interface RouteMetadata {
 
 /**
  * Build a route's error `responses` and `metadata` from its auth level and the slugs it can return.
- * Authenticated routes get 401 (`authProblems`) automatically.
+ * Authenticated routes get 401 and 403 insufficient-scope (`authProblems`) automatically.
  */
 export function routeErrors<
   const A extends RouteAuth,

@@ -9,8 +9,14 @@ import {
   PROBLEM_CONTENT_TYPE,
   Problem,
   problemTypes,
+  MONEY_CAPABILITIES,
+  MONEY_SCOPES,
+  requiredScopes,
+  routeAccess,
   routeScopes,
   TOKEN_SCOPES,
+  type RouteAccess,
+  type RouteKey,
   type RouteMetadata,
 } from './index.js';
 
@@ -96,6 +102,52 @@ describe('contract routes', () => {
     const authenticated = routes.filter(([, r]) => (r.metadata as RouteMetadata).auth !== 'public').map(([k]) => k);
     expect(Object.keys(routeScopes).sort()).toEqual(authenticated.sort());
     for (const [, scope] of Object.entries(routeScopes)) if (scope !== null) expect(Object.keys(TOKEN_SCOPES)).toContain(scope);
+  });
+
+  it('routeAccess: one entry per route; public exactly where auth is public; no token on admin routes', () => {
+    expect(Object.keys(routeAccess).sort()).toEqual(routes.map(([k]) => k).sort());
+    for (const [key, route] of routes) {
+      const access: RouteAccess = routeAccess[key as RouteKey];
+      const auth = (route.metadata as RouteMetadata).auth;
+      expect(access.scope === 'public', key).toBe(auth === 'public');
+      if (auth === 'admin') expect(access.scope, key).toBeNull();
+    }
+  });
+
+  it('every money path needs a money scope, and the money scopes are exactly those of the money capabilities', () => {
+    const moneyRoutes = Object.entries(routeAccess as Record<string, RouteAccess>).filter(([, a]) => a.money);
+    expect(moneyRoutes.map(([k, a]) => `${k}:${a.money!.capability}`).sort()).toEqual([
+      'orders.confirmOrder:escrow-release',
+      'orders.createOrder:custodial-payment',
+      'orders.refundOrder:escrow-refund',
+      'wallet.createWithdrawal:custody-withdrawal',
+    ]);
+    expect([...new Set(Object.values(MONEY_CAPABILITIES).map((c) => c.scope))].sort()).toEqual([...MONEY_SCOPES].sort());
+    for (const [key, access] of moneyRoutes) {
+      // a body that triggers the rule (any value outside `absent_or`) requires the capability's scope
+      const body = access.money!.unless ? { [access.money!.unless.body_field]: 'custodial' } : {};
+      expect(requiredScopes(key as RouteKey, body), key).toContain(MONEY_CAPABILITIES[access.money!.capability].scope);
+    }
+  });
+
+  it('createOrder: paying from the custodial balance needs payments:write, paying from a wallet does not', () => {
+    expect(requiredScopes('orders.createOrder', { listing_id: 'x' })).toEqual(['orders:write']);
+    expect(requiredScopes('orders.createOrder', { listing_id: 'x', payment_source: 'wallet' })).toEqual(['orders:write']);
+    expect(requiredScopes('orders.createOrder', { listing_id: 'x', payment_source: 'custodial' })).toEqual(['orders:write', 'payments:write']);
+    // an unknown value errs on the side of the money scope (the schema then refuses it)
+    expect(requiredScopes('orders.createOrder', { payment_source: 'Custodial' })).toEqual(['orders:write', 'payments:write']);
+    expect(requiredScopes('orders.createOrder', { payment_source: ['wallet'] })).toEqual(['orders:write', 'payments:write']);
+    expect(requiredScopes('orders.createOrder', undefined)).toEqual(['orders:write']);
+    // the field the rule reads is a field of the body, and the values it exempts are ones the schema accepts
+    const rule = (routeAccess['orders.createOrder'] as RouteAccess).money!.unless!;
+    const shape = (contract.orders.createOrder.body as unknown as z.ZodEffects<z.ZodObject<z.ZodRawShape>> | z.ZodObject<z.ZodRawShape>);
+    const object = 'shape' in shape ? shape : (shape as z.ZodEffects<z.ZodObject<z.ZodRawShape>>).innerType();
+    for (const v of rule.absent_or) expect(object.shape[rule.body_field]!.safeParse(v).success).toBe(true);
+    expect(requiredScopes('orders.confirmOrder', undefined)).toEqual(['orders:write', 'payments:write']);
+    expect(requiredScopes('orders.refundOrder', undefined)).toEqual(['orders:write', 'payments:write']);
+    expect(requiredScopes('wallet.createWithdrawal', {})).toEqual(['wallet:write']);
+    expect(requiredScopes('orders.resolveDispute', {})).toBeNull();
+    expect(requiredScopes('auth.verifyLogin', {})).toBe('public');
   });
 
   it('matches the route table of docs/design.md exactly', () => {

@@ -3,9 +3,10 @@
  * providing their token"): a user creates a scoped token for a third-party app and revokes it when
  * done. Sent as `Authorization: Bearer bzp_<prefix>_<secret>`; shown once, stored hashed (sha256).
  *
- * Every authenticated route requires one scope (`routeScopes`); a token without it gets 403
- * insufficient-scope, and so does any route whose scope is null (token management, admin-only
- * routes: a token never carries the admin role). Expired or revoked tokens are 401 invalid-token.
+ * Every authenticated route requires one scope, and a route whose request can move money also the money
+ * scope of that capability (`routeAccess`, scopes.ts); a token without them gets 403 insufficient-scope,
+ * and so does any route whose scope is null (token management, admin-only routes: a token never carries
+ * the admin role). Expired or revoked tokens are 401 invalid-token.
  */
 import { z } from 'zod';
 import { c, named, safeText, Timestamp, Uuid } from './common.js';
@@ -17,10 +18,15 @@ export const TOKEN_SCOPES = {
   'listings:read': 'read listings, the marketplace, public profiles and reviews',
   'listings:write': 'create and edit the user\'s listings',
   'orders:read': 'read the user\'s orders',
-  'orders:write': 'create, pay and act on the user\'s orders',
+  'orders:write':
+    'create orders paid from a wallet (the buyer\'s wallet signs the payment), submit that signed payment, deliver ' +
+    'and dispute; confirming, refunding and paying from the custodial balance also need payments:write',
+  'payments:write':
+    'move the user\'s money without a wallet signature: pay orders from the custodial balance (POST /orders with ' +
+    'payment_source custodial), confirm an order (releases its escrow to the seller) and refund one',
   'reviews:write': 'review the user\'s orders',
   'wallet:read': 'read balances, deposits and withdrawals',
-  'wallet:write': 'request deposit addresses and withdrawals',
+  'wallet:write': 'request deposit addresses and withdrawals (sends custodial balance to any address)',
   'events:read': 'read and stream the user\'s events',
   'webhooks:manage': 'manage the user\'s webhook endpoints',
   'chat:read': 'read the user\'s conversations',

@@ -9,7 +9,7 @@
  */
 import type { Request, RequestHandler } from 'express';
 import { rateLimit, type Store } from 'express-rate-limit';
-import { contract, routeScopes, SESSION_COOKIE_NAME, type RouteMetadata } from '@bazaar/contract';
+import { contract, requiredScopes, routeAccess, SESSION_COOKIE_NAME, type RouteAccess, type RouteKey, type RouteMetadata } from '@bazaar/contract';
 import type { AppRoute } from '@ts-rest/core';
 import { authErrors, type AuthService, type Principal } from '../modules/auth/index.js';
 import { sendProblem } from './problem.js';
@@ -26,10 +26,18 @@ const publicReadRoutes = new Set<AppRoute>(
   ),
 );
 
-/** The contract key (`group.route`) of every route, for the scope table. */
-const routeKeys = new Map<AppRoute, string>(
-  Object.entries(contract).flatMap(([group, routes]) => Object.entries(routes as Record<string, AppRoute>).map(([k, r]) => [r, `${group}.${k}`] as const)),
+/** The contract key (`group.route`) of every route, for the scope table (contract routeAccess). */
+const routeKeys = new Map<AppRoute, RouteKey>(
+  Object.entries(contract).flatMap(([group, routes]) =>
+    Object.entries(routes as Record<string, AppRoute>).map(([k, r]) => [r, `${group}.${k}` as RouteKey] as const),
+  ),
 );
+
+/** The money capability of route `key` (contract routeAccess), if it has one. */
+function moneyCapabilityOf(key: RouteKey): string | undefined {
+  const access: RouteAccess = routeAccess[key];
+  return access.money?.capability;
+}
 
 function credentialOf(req: Request): { kind: 'jwt' | 'api_key' | 'pat'; value: string } | 'malformed' | null {
   const authz = req.headers.authorization;
@@ -48,8 +56,10 @@ function credentialOf(req: Request): { kind: 'jwt' | 'api_key' | 'pat'; value: s
 
 /**
  * `fixedRoute`: the contract route of a handler mounted outside ts-rest (the SSE stream), whose auth
- * level and token scope apply. A personal access token must hold the route's scope (contract
- * routeScopes): else 403 insufficient-scope.
+ * level and token scopes apply. A personal access token must hold every scope the request needs
+ * (contract `requiredScopes`: the route's scope, plus the money scope when the request's body can move
+ * money, e.g. payment_source custodial): else 403 insufficient-scope naming the first one missing. Runs
+ * before the body is validated, on the parsed JSON body.
  */
 export function authenticate(auth: AuthService, opts: { publicMarketplace: boolean }, fixedRoute?: AppRoute): RequestHandler {
   return (req, _res, next) => {
@@ -73,8 +83,11 @@ export function authenticate(auth: AuthService, opts: { publicMarketplace: boole
             ? await auth.principalFromPat(cred.value)
             : await auth.principalFromApiKey(cred.value);
       if (req.principal.kind === 'pat') {
-        const required = route ? (routeScopes[routeKeys.get(route) ?? ''] ?? null) : null;
-        if (!required || !req.principal.scopes?.includes(required)) throw authErrors.insufficientScope(required);
+        const key = route ? routeKeys.get(route) : undefined;
+        const required = key ? requiredScopes(key, req.body) : null;
+        if (!Array.isArray(required)) throw authErrors.insufficientScope(null);
+        const missing = required.find((s) => !req.principal!.scopes?.includes(s));
+        if (missing) throw authErrors.insufficientScope(missing, missing === required[0] ? undefined : moneyCapabilityOf(key!));
       }
       if (level === 'admin' && !req.principal.isAdmin) throw authErrors.adminOnly();
     })().then(() => next(), next);

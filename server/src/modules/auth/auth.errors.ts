@@ -13,9 +13,19 @@ export const authErrors = {
   invalidToken: (why: string) => new DomainError('invalid-token', `The credential is not valid: ${why}.`),
   tokenExpired: () => new DomainError('token-expired', 'The access token has expired; log in again.'),
   adminOnly: () => new DomainError('forbidden', 'This route is for administrators.'),
-  /** 403 insufficient-scope: a personal access token without the route's scope (null: no token may call it) */
-  insufficientScope: (required: string | null) =>
+  /**
+   * 403 insufficient-scope: a personal access token without a scope the request needs (`required_scope`;
+   * null: no token may call the route). `capability`: the money capability (contract MONEY_CAPABILITIES)
+   * that needs it, when the missing scope is a money scope the route's own scope does not give.
+   */
+  insufficientScope: (required: string | null, capability?: string) =>
     required
-      ? new DomainError('insufficient-scope', `This personal access token lacks the scope ${required}.`, { required_scope: required })
+      ? new DomainError(
+          'insufficient-scope',
+          capability
+            ? `This personal access token lacks the scope ${required}, which ${capability} needs: this request moves the user's money.`
+            : `This personal access token lacks the scope ${required}.`,
+          { required_scope: required, ...(capability ? { capability } : {}) },
+        )
       : new DomainError('insufficient-scope', 'Personal access tokens cannot call this route; use a login session.', { required_scope: null }),
 };
