@@ -148,7 +148,9 @@ export function createApp(ctx: AppContext): BazaarApp {
     const w = contract.wallet;
     for (const r of [w.createDeposit, w.listDeposits, w.createWithdrawal, w.listWithdrawals, w.getWithdrawal]) {
       const method = r.method.toLowerCase() as 'get' | 'post';
-      app[method](r.path, authn, (_req, _res, next) => next(custodyErrors.disabled()));
+      // its own contract route, so that a personal access token is checked against that route's scopes
+      const routeAuthn = authenticate(services.auth, { publicMarketplace: config.publicMarketplace }, r);
+      app[method](r.path, routeAuthn, (_req, _res, next) => next(custodyErrors.disabled()));
     }
   }
   // the SSE stream writes its own response (ts-rest answers JSON): mounted first, after the auth middleware
