@@ -1,6 +1,6 @@
 /**
  * ts-rest handlers of `contract.tokens` (personal access tokens). A token cannot manage tokens: the
- * auth middleware answers 403 insufficient-scope (routeScopes null) before these run.
+ * auth middleware answers 403 insufficient-scope (routeAccess scope null) before these run.
  */
 import { initServer } from '@ts-rest/express';
 import { contract } from '@bazaar/contract';

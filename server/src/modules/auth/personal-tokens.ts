@@ -1,8 +1,9 @@
 /**
  * Personal access tokens (issue 11): `bzp_<prefix>_<secret>` (prefix 8, secret 32 base62 characters),
  * created by a user for a third-party app with scopes (contract TOKEN_SCOPES). Only sha256(token) is
- * stored; the token is shown once. Checked by the auth middleware against the route's scope
- * (contract routeScopes); a token never carries the admin role.
+ * stored; the token is shown once. Checked by the auth middleware against the scopes the request needs
+ * (contract requiredScopes: the route's scope, plus a money scope when the request moves money); a token
+ * never carries the admin role.
  */
 import { randomBytes } from 'node:crypto';
 import type { TokenScope } from '@bazaar/contract';
