@@ -10,10 +10,24 @@
  * background withdrawals (`service.idle()`).
  */
 import { randomUUID } from 'node:crypto';
-import { Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction } from '@solana/web3.js';
 import {
+  type AddressLookupTableAccount,
+  AddressLookupTableProgram,
+  Keypair,
+  LAMPORTS_PER_SOL,
+  PublicKey,
+  SystemProgram,
+  Transaction,
+  TransactionInstruction,
+  TransactionMessage,
+  VersionedTransaction,
+} from '@solana/web3.js';
+import {
+  ACCOUNT_SIZE,
   TOKEN_PROGRAM_ID,
   createAssociatedTokenAccountIdempotentInstruction,
+  createInitializeAccount3Instruction,
+  getMinimumBalanceForRentExemptAccount,
   createTransferCheckedInstruction,
   getAccount,
   getAssociatedTokenAddressSync,
@@ -593,6 +607,131 @@ describe('custodial order payment, outcome attribution', () => {
     expect(await custodial(buyer)).toEqual({ available: 0n, held: 0n, escrow: 0n });
     const close = await t.ctx.db.custodyJournalEntry.findUnique({ where: { ref: `order:${A}:close` } });
     expect(close?.memo).toMatchObject({ buyer_share: '0' });
+    await expectBooksBalanced();
+  });
+});
+
+/** The test-only program of programs/tests/cpi-caller (the test localnets load it): forwards its instruction by CPI. */
+const CPI_CALLER = new PublicKey('CpiCa11erTest111111111111111111111111111111');
+
+/** `ix` made by the CPI caller: its program becomes the first account of the caller's instruction. */
+function viaCpiCaller(ix: TransactionInstruction): TransactionInstruction {
+  return new TransactionInstruction({
+    programId: CPI_CALLER,
+    keys: [{ pubkey: ix.programId, isSigner: false, isWritable: false }, ...ix.keys],
+    data: ix.data,
+  });
+}
+
+/** A lookup table of `who` holding `addresses`, created and extended through the address-lookup-table program. */
+async function lookupTable(who: Keypair, addresses: PublicKey[]): Promise<AddressLookupTableAccount> {
+  const [create, table] = AddressLookupTableProgram.createLookupTable({
+    authority: who.publicKey,
+    payer: who.publicKey,
+    recentSlot: await chain.connection.getSlot('finalized'),
+  });
+  const extend = AddressLookupTableProgram.extendLookupTable({ lookupTable: table, authority: who.publicKey, payer: who.publicKey, addresses });
+  await sendAndConfirm(chain.connection, new Transaction().add(create, extend), [who]);
+  const account = (await chain.connection.getAddressLookupTable(table, { commitment: 'confirmed' })).value;
+  expect(account?.state.addresses.map((a) => a.toBase58())).toEqual(addresses.map((a) => a.toBase58()));
+  return account!;
+}
+
+/** The service learns what the chain did to its orders: the drift pass, the watcher, the custody worker (twice: book, then sweep). */
+async function catchUp() {
+  const orders = t.services.orders!;
+  await orders.reconciler.runOnce();
+  await orders.watcher.runOnce();
+  const passes = [await custody.worker.runOnce(), await custody.worker.runOnce()];
+  return { credited: passes.flatMap((p) => p.credited) };
+}
+
+describe('custodial refunds the service did not send', () => {
+  it('a seller refunds through her own program by CPI, the escrow id in a lookup table (v0): the buyer is credited once, withdrawable stays X', async () => {
+    // the attack of issue 20 item 1: buyer and seller are the same person, X paid, 2X withdrawable before the fix
+    const [buyer, seller] = await Promise.all([party(), party()]);
+    const depositAddress = await credit(buyer, USDC(10));
+    const res = await orderCustodially(buyer, await listing(seller, 10));
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const id = res.body.order_id as string;
+    expect(await custodial(buyer)).toEqual({ available: 0n, held: 0n, escrow: USDC(10) });
+
+    const refund = await chain.escrow.instructionFor('refund', id, { signer: seller.kp.publicKey });
+    const caller = viaCpiCaller(refund);
+    // every account but the signer (and the caller's own program id) from a lookup table: the escrow id too
+    const table = await lookupTable(seller.kp, caller.keys.filter((k) => !k.isSigner).map((k) => k.pubkey));
+    const message = new TransactionMessage({
+      payerKey: seller.kp.publicKey,
+      recentBlockhash: (await chain.connection.getLatestBlockhash('confirmed')).blockhash,
+      instructions: [caller],
+    }).compileToV0Message([table]);
+    const escrowId = chain.escrow.programId.toBase58();
+    expect(message.staticAccountKeys.map((k) => k.toBase58())).not.toContain(escrowId);
+    expect(message.addressTableLookups).toHaveLength(1);
+    const tx = new VersionedTransaction(message);
+    tx.sign([seller.kp]);
+    const signature = await chain.connection.sendRawTransaction(tx.serialize());
+    await chain.connection.confirmTransaction(signature, 'confirmed');
+    expect(await chain.escrow.fetchOrder(id)).toBeNull();
+    expect(await usdc(depositAddress)).toBe(USDC(10));
+    // the node reports the escrow as loaded from the table and the refund as a CPI
+    const recorded = await chain.connection.getTransaction(signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+    expect(recorded?.meta?.loadedAddresses?.readonly.map((k) => k.toBase58())).toContain(escrowId);
+
+    const { credited } = await catchUp();
+    expect((await get(buyer, `/orders/${id}`)).body).toMatchObject({
+      status: 'refunded',
+      payout: { buyer_base_units: String(USDC(10)), verified: true },
+    });
+    expect((await custody.repo.transferForOrder(id))!.closedAt).not.toBeNull(); // booked through the order
+    expect(credited).toEqual([]); // the escrow payout is not a deposit
+    expect(await custodial(buyer)).toEqual({ available: USDC(10), held: 0n, escrow: 0n });
+    expect((await get(buyer, '/wallet/deposits')).body.data).toHaveLength(1); // only the real deposit
+    expect(await usdc(depositAddress)).toBe(0n); // swept once
+    // X is withdrawable (9.9 + the 0.1 fee), not a unit more
+    const tooMuch = await withdraw(buyer, { currency: 'USDC', amount: 10, destination: seller.wallet });
+    expect(tooMuch.status, JSON.stringify(tooMuch.body)).toBe(409);
+    expect(tooMuch.body.type).toBe('https://bazaar.dev/problems/insufficient-funds');
+    const all = await withdraw(buyer, { currency: 'USDC', amount: 9.9, destination: seller.wallet });
+    expect(all.status, JSON.stringify(all.body)).toBe(202);
+    await custody.service.idle();
+    expect(await custodial(buyer)).toEqual({ available: 0n, held: 0n, escrow: 0n });
+    await expectBooksBalanced();
+  });
+
+  it('a seller refunds into a token account of the deposit key that is not its associated one: credited to the buyer and swept', async () => {
+    const [buyer, seller] = await Promise.all([party(), party()]);
+    const depositAddress = await credit(buyer, USDC(6));
+    const res = await orderCustodially(buyer, await listing(seller, 6));
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const id = res.body.order_id as string;
+
+    // the seller makes a token account owned by the deposit key (anyone may) and refunds into it
+    const mint = new PublicKey(boot.usdcMint);
+    const other = Keypair.generate();
+    const rent = await getMinimumBalanceForRentExemptAccount(chain.connection);
+    const refund = await chain.escrow.instructionFor('refund', id, { signer: seller.kp.publicKey });
+    const buyerAccount = refund.keys.findIndex((k) => k.pubkey.equals(ata(depositAddress)));
+    expect(buyerAccount).toBeGreaterThan(0);
+    refund.keys[buyerAccount] = { ...refund.keys[buyerAccount], pubkey: other.publicKey };
+    await sendAndConfirm(
+      chain.connection,
+      new Transaction().add(
+        SystemProgram.createAccount({ fromPubkey: seller.kp.publicKey, newAccountPubkey: other.publicKey, lamports: rent, space: ACCOUNT_SIZE, programId: TOKEN_PROGRAM_ID }),
+        createInitializeAccount3Instruction(other.publicKey, mint, new PublicKey(depositAddress), TOKEN_PROGRAM_ID),
+        refund,
+      ),
+      [seller.kp, other],
+    );
+    expect((await getAccount(chain.connection, other.publicKey, 'confirmed')).amount).toBe(USDC(6));
+
+    const { credited } = await catchUp();
+    expect((await get(buyer, `/orders/${id}`)).body).toMatchObject({ status: 'refunded', payout: { buyer_base_units: String(USDC(6)) } });
+    expect((await custody.repo.transferForOrder(id))!.closedAt).not.toBeNull(); // booked through the order
+    expect(credited).toEqual([]);
+    expect(await custodial(buyer)).toEqual({ available: USDC(6), held: 0n, escrow: 0n });
+    // the sweep collected it from that account: the hot wallet holds it (solvency below)
+    expect((await getAccount(chain.connection, other.publicKey, 'confirmed')).amount).toBe(0n);
     await expectBooksBalanced();
   });
 });

@@ -28,7 +28,14 @@ function binary() {
 }
 
 /** Sources the binary is built from (the localnet and the escrow program it embeds). */
-const sourceDirs = ['programs/localnet/src', 'programs/localnet/Cargo.toml', 'programs/escrow/src', 'programs/escrow/Cargo.toml'];
+const sourceDirs = [
+  'programs/localnet/src',
+  'programs/localnet/Cargo.toml',
+  'programs/escrow/src',
+  'programs/escrow/Cargo.toml',
+  'programs/tests/cpi-caller/src',
+  'programs/tests/cpi-caller/Cargo.toml',
+];
 
 function newestSourceMtimeMs(): number {
   let newest = 0;
@@ -94,6 +101,11 @@ export interface StartLocalnetOptions {
    * Default: none (no ProgramData account; a config already in the ledger keeps working).
    */
   escrowUpgradeAuthority?: string;
+  /**
+   * Also load the test-only programs natively (`--test-programs`: the CPI caller of
+   * programs/tests/cpi-caller). Tests only; default false.
+   */
+  testPrograms?: boolean;
 }
 
 /**
@@ -170,6 +182,7 @@ export async function startLocalnet(opts: StartLocalnetOptions = {}): Promise<Lo
     '127.0.0.1',
     ...(opts.ledgerDir ? ['--ledger', opts.ledgerDir] : []),
     ...(opts.escrowUpgradeAuthority ? ['--escrow-upgrade-authority', opts.escrowUpgradeAuthority] : []),
+    ...(opts.testPrograms ? ['--test-programs'] : []),
   ];
   const child: ChildProcess = spawn(binary().localnetBinary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stopping = false;

@@ -29,7 +29,8 @@ export interface BootstrappedChain {
 /** A fresh localnet, bootstrapped into a temporary DATA_DIR named after `suite`. */
 export async function startBootstrappedChain(suite: string): Promise<BootstrappedChain> {
   const dataDir = mkdtempSync(join(tmpdir(), `bazaar-${suite}-`));
-  const localnet = await startLocalnet({ escrowUpgradeAuthority: adminPublicKeyFor(dataDir) });
+  // the test-only programs (the CPI caller) are loaded on every test chain, never by npm start
+  const localnet = await startLocalnet({ escrowUpgradeAuthority: adminPublicKeyFor(dataDir), testPrograms: true });
   const boot = await bootstrapLocalnet({ rpcUrl: localnet.rpcUrl, dataDir });
   const chain = createChain(chainOptionsFromDataDir(dataDir, localnet.rpcUrl)!);
   return {

@@ -66,6 +66,13 @@ const RESTART_GAP: u64 = 151;
 const MEMO_PROGRAM_ID: Pubkey = solana_sdk::pubkey!("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
 /// Size of an address lookup table's metadata; the addresses (32 bytes each) follow it.
 const LOOKUP_TABLE_META_SIZE: usize = 56;
+/// Byte range of `last_extended_slot` (u64 LE) in a lookup table's metadata (after the u32 type
+/// tag and the u64 `deactivation_slot`).
+const LOOKUP_TABLE_LAST_EXTENDED: std::ops::Range<usize> = 12..20;
+/// The address lookup table program (core BPF, loaded by program-test).
+const LOOKUP_TABLE_PROGRAM_ID: Pubkey = solana_sdk::pubkey!("AddressLookupTab1e1111111111111111111111111");
+/// Entries of the `SlotHashes` sysvar (`MAX_ENTRIES`): the slots a lookup table may be derived from.
+const SLOT_HASHES_ENTRIES: u64 = 512;
 
 /// What a websocket signature, logs, account or program subscription needs to hear about one
 /// committed transaction.
@@ -129,6 +136,28 @@ pub struct TxRecord {
     units: u64,
     return_data: Option<Value>,
     inner_instructions: Value,
+    /// Addresses the message loaded from address lookup tables, resolved when it ran (absent in
+    /// records of older nodes, which had none).
+    #[serde(default)]
+    loaded: Loaded,
+}
+
+/// Addresses a version 0 message loaded from lookup tables (`meta.loadedAddresses`): after the
+/// static keys, writable ones first, in the order of the message's lookups.
+#[derive(serde::Serialize, serde::Deserialize, Clone, Default, Debug)]
+pub struct Loaded {
+    writable: Vec<String>,
+    readonly: Vec<String>,
+}
+
+impl Loaded {
+    /// Every account key of the transaction: static keys, then loaded writable, then loaded readonly
+    /// (the indexes instructions, inner instructions and token balances refer to).
+    fn all_keys(&self, msg: &VersionedMessage) -> Vec<Pubkey> {
+        let mut keys: Vec<Pubkey> = msg.static_account_keys().to_vec();
+        keys.extend(self.writable.iter().chain(&self.readonly).filter_map(|k| k.parse::<Pubkey>().ok()));
+        keys
+    }
 }
 
 /// serde for a transaction as base64 of its wire form.
@@ -184,6 +213,8 @@ pub struct Chain {
     /// blockhash: its sleep (one program-test slot, 6.4 ms) plus the timer wheel's 1 ms resolution.
     ticker_period: Duration,
     accounts_cache: std::cell::RefCell<HashMap<Pubkey, Option<Account>>>,
+    /// Node slot the `SlotHashes` sysvar was last written for (see `refresh_slot_hashes`).
+    slot_hashes_at: Option<u64>,
 }
 
 /// Owners whose accounts are genesis/builtin state and never persisted.
@@ -202,7 +233,7 @@ fn is_builtin_owned(owner: &Pubkey) -> bool {
 /// Clean up the logs of natively executed programs (see native.rs).
 fn fix_logs(logs: Vec<String>) -> Vec<String> {
     #[cfg(feature = "escrow")]
-    let logs = crate::native::clean_native_logs(logs, &escrow::ID);
+    let logs = crate::native::clean_native_logs_of(logs, &[escrow::ID, cpi_caller::ID]);
     logs
 }
 
@@ -255,6 +286,7 @@ impl Chain {
         notify: Notifiers,
         ledger_dir: Option<std::path::PathBuf>,
         genesis: Vec<(Pubkey, Account)>,
+        test_programs: bool,
     ) -> anyhow::Result<Self> {
         let mut pt = ProgramTest::default();
         let (ledger, mut recovered) = match &ledger_dir {
@@ -275,6 +307,10 @@ impl Chain {
         pt.prefer_bpf(false);
         #[cfg(feature = "escrow")]
         pt.add_program("escrow", escrow::ID, crate::escrow_builtin!());
+        if test_programs {
+            // Test-only programs (never deployed), for the tests that need a program of their own.
+            pt.add_program("bazaar_cpi_caller", cpi_caller::ID, solana_program_test::processor!(cpi_caller::process_instruction));
+        }
         let faucet = Keypair::new();
         pt.add_account(faucet.pubkey(), Account::new(FAUCET_LAMPORTS, 0, &Pubkey::default()));
         let ctx = pt.start_with_context().await;
@@ -305,6 +341,7 @@ impl Chain {
             recent: VecDeque::from([(latest, height)]),
             ticker_period,
             accounts_cache: std::cell::RefCell::new(HashMap::new()),
+            slot_hashes_at: None,
         };
         if recovered.existed {
             chain.resume(recovered.pos);
@@ -351,9 +388,12 @@ impl Chain {
         if self.txs.contains_key(&sig) {
             return;
         }
-        for k in r.tx.message.static_account_keys() {
-            self.known.insert(*k);
-            self.by_address.entry(*k).or_default().push(sig);
+        for k in r.loaded.all_keys(&r.tx.message) {
+            self.known.insert(k);
+            let sigs = self.by_address.entry(k).or_default();
+            if sigs.last() != Some(&sig) {
+                sigs.push(sig);
+            }
         }
         self.history.push(sig);
         self.txs.insert(sig, r);
@@ -543,7 +583,8 @@ impl Chain {
     /// what it is sent itself, up to the full 150 blocks, so a transaction on a valid blockhash is
     /// simulated on the latest one instead, which gives the same result and keeps preflight in
     /// line with isBlockhashValid. (The simulation does not verify signatures; callers do.)
-    async fn simulate(&self, tx: &VersionedTransaction) -> Result<BanksTransactionResultWithSimulation, RpcError> {
+    async fn simulate(&mut self, tx: &VersionedTransaction) -> Result<BanksTransactionResultWithSimulation, RpcError> {
+        self.refresh_slot_hashes(&tx.message);
         let mut tx = tx.clone();
         if self.is_blockhash_valid(tx.message.recent_blockhash()) {
             tx.message.set_recent_blockhash(self.latest_blockhash()?.0);
@@ -572,7 +613,7 @@ impl Chain {
     /// Post-state of every account a committed transaction may have written: its writable static
     /// keys and the writable addresses it loaded from lookup tables (all of them also for a failed
     /// transaction: unchanged ones are written back as they were, harmless for the ledger).
-    async fn writable_post_state(&mut self, msg: &VersionedMessage) -> Result<Vec<(Pubkey, Option<Account>)>, RpcError> {
+    async fn writable_post_state(&mut self, msg: &VersionedMessage, loaded: &Loaded) -> Result<Vec<(Pubkey, Option<Account>)>, RpcError> {
         let mut keys: Vec<Pubkey> = msg
             .static_account_keys()
             .iter()
@@ -580,22 +621,74 @@ impl Chain {
             .filter(|(i, _)| is_writable(msg, *i))
             .map(|(_, k)| *k)
             .collect();
-        for lookup in msg.address_table_lookups().unwrap_or_default() {
-            let Some(table) = self.account(&lookup.account_key).await? else { continue };
-            let addresses = table.data.get(LOOKUP_TABLE_META_SIZE..).unwrap_or_default();
-            for i in &lookup.writable_indexes {
-                let at = *i as usize * 32;
-                if let Some(Ok(key)) = addresses.get(at..at + 32).map(Pubkey::try_from) {
-                    keys.push(key);
-                }
-            }
-        }
+        keys.extend(loaded.writable.iter().filter_map(|k| k.parse::<Pubkey>().ok()));
         let mut out = vec![];
         for key in keys {
             self.known.insert(key);
             out.push((key, self.account(&key).await?));
         }
         Ok(out)
+    }
+
+    /// The addresses a version 0 message loads from its lookup tables, read from the tables as
+    /// they are before it runs (a legacy message loads none). An index past a table's end is
+    /// skipped: the bank refuses such a message before it runs, so it is never recorded.
+    async fn resolve_lookups(&self, msg: &VersionedMessage) -> Result<Loaded, RpcError> {
+        let mut loaded = Loaded::default();
+        for lookup in msg.address_table_lookups().unwrap_or_default() {
+            let Some(table) = self.account(&lookup.account_key).await? else { continue };
+            let addresses = table.data.get(LOOKUP_TABLE_META_SIZE..).unwrap_or_default();
+            let at = |i: &u8| {
+                let at = *i as usize * 32;
+                addresses.get(at..at + 32).and_then(|b| Pubkey::try_from(b).ok()).map(|k| k.to_string())
+            };
+            loaded.writable.extend(lookup.writable_indexes.iter().filter_map(at));
+            loaded.readonly.extend(lookup.readonly_indexes.iter().filter_map(at));
+        }
+        Ok(loaded)
+    }
+
+    /// Write the `SlotHashes` sysvar for the node's slot (the last `SLOT_HASHES_ENTRIES` slots,
+    /// newest first) before a message that uses lookup tables or calls their program runs: the
+    /// program accepts a table derived from any of those slots (web3.js derives it from
+    /// `getSlot`) and measures a deactivated table's cool-down with them. Written only then, and
+    /// once per slot; the hashes are stand-ins (nothing here reads them).
+    fn refresh_slot_hashes(&mut self, msg: &VersionedMessage) {
+        let uses_tables = msg.address_table_lookups().is_some_and(|l| !l.is_empty())
+            || msg.static_account_keys().contains(&LOOKUP_TABLE_PROGRAM_ID);
+        let slot = self.clock.slot;
+        if !uses_tables || self.slot_hashes_at == Some(slot) {
+            return;
+        }
+        let entries: Vec<(u64, Hash)> = (0..SLOT_HASHES_ENTRIES)
+            .map_while(|i| slot.checked_sub(i))
+            .map(|s| (s, solana_sdk::hash::hashv(&[b"slot", &s.to_le_bytes()])))
+            .collect();
+        #[allow(deprecated)]
+        self.ctx.set_sysvar(&solana_sdk::slot_hashes::SlotHashes::new(&entries));
+        self.slot_hashes_at = Some(slot);
+        self.state_changed();
+    }
+
+    /// Make a lookup table extended by the transaction that just ran usable from the next
+    /// transaction on. The program records the extension at `Clock.slot` (the node's slot), while
+    /// the bank that loads addresses compares it with its own slot, which stays at its first one
+    /// here (see the module docs): left as is, extended addresses would never become active. So
+    /// `last_extended_slot` is rewritten to 0 in every table the transaction wrote. A validator
+    /// makes new addresses usable one slot later; this node, at once.
+    fn settle_lookup_tables(&mut self, post: &mut [(Pubkey, Option<Account>)]) {
+        for (key, acc) in post.iter_mut() {
+            let Some(acc) = acc else { continue };
+            if acc.owner != LOOKUP_TABLE_PROGRAM_ID || acc.data.len() < LOOKUP_TABLE_META_SIZE {
+                continue;
+            }
+            if acc.data[LOOKUP_TABLE_LAST_EXTENDED].iter().all(|b| *b == 0) {
+                continue;
+            }
+            acc.data[LOOKUP_TABLE_LAST_EXTENDED].fill(0);
+            self.ctx.set_account(key, &AccountSharedData::from(acc.clone()));
+            self.state_changed();
+        }
     }
 
     /// What the ledger persists of those post-states: all but builtin-owned and executable accounts
@@ -675,7 +768,9 @@ impl Chain {
                 Err(_) => json!([]),
             },
         };
-        let keys: Vec<Pubkey> = tx.message.static_account_keys().to_vec();
+        self.refresh_slot_hashes(&tx.message);
+        let loaded = self.resolve_lookups(&tx.message).await.unwrap_or_default();
+        let keys: Vec<Pubkey> = loaded.all_keys(&tx.message);
         let fee = self.fee_for(&tx.message).await.ok().flatten().unwrap_or(0);
         let pre_balances = self.balances(&keys).await;
         let pre_token_balances = self.token_balances(&keys).await;
@@ -695,7 +790,12 @@ impl Chain {
         let clock = self.clock.clone();
         let err = res.result.err();
         self.tx_count += 1;
-        let post = self.writable_post_state(&tx.message).await;
+        let mut post = self.writable_post_state(&tx.message, &loaded).await;
+        if err.is_none() {
+            if let Ok(p) = post.as_mut() {
+                self.settle_lookup_tables(p);
+            }
+        }
         let written = post.as_ref().map(|p| self.stored_accounts(p)).map_err(Clone::clone);
         // A failed transaction stores only its fee payer (the fee is charged; nothing else changed).
         let stored: Vec<(Pubkey, Option<Account>)> = match post {
@@ -723,6 +823,7 @@ impl Chain {
             units: meta.compute_units_consumed,
             return_data,
             inner_instructions,
+            loaded,
         };
         // On disk before anyone can see it (status look-ups, subscriptions, the answer).
         self.log(written, Some(&record)).await;
@@ -1355,7 +1456,10 @@ fn parsed_inner(inner: &Value, keys: &[String]) -> Value {
 
 fn transaction_json(r: &TxRecord, encoding: &str) -> RpcResult {
     let msg = &r.tx.message;
-    let keys: Vec<String> = msg.static_account_keys().iter().map(|k| k.to_string()).collect();
+    // static keys, then the addresses loaded from lookup tables: what every index refers to
+    let keys: Vec<String> = r.loaded.all_keys(msg).iter().map(|k| k.to_string()).collect();
+    let n_static = msg.static_account_keys().len();
+    let n_loaded_writable = r.loaded.writable.len();
     let h = msg.header();
     let parsed = encoding == "jsonParsed";
     let transaction = match encoding {
@@ -1388,12 +1492,12 @@ fn transaction_json(r: &TxRecord, encoding: &str) -> RpcResult {
                     .map(|(i, k)| json!({
                         "pubkey": k,
                         "signer": i < h.num_required_signatures as usize,
-                        "writable": is_writable(msg, i),
-                        "source": "transaction",
+                        "writable": if i < n_static { is_writable(msg, i) } else { i < n_static + n_loaded_writable },
+                        "source": if i < n_static { "transaction" } else { "lookupTable" },
                     }))
                     .collect::<Vec<_>>())
             } else {
-                json!(keys)
+                json!(keys[..n_static])
             };
             let mut message = json!({
                 "accountKeys": account_keys,
@@ -1441,7 +1545,7 @@ fn transaction_json(r: &TxRecord, encoding: &str) -> RpcResult {
         "preTokenBalances": r.pre_token_balances,
         "postTokenBalances": r.post_token_balances,
         "rewards": [],
-        "loadedAddresses": {"writable": [], "readonly": []},
+        "loadedAddresses": {"writable": r.loaded.writable, "readonly": r.loaded.readonly},
         "computeUnitsConsumed": r.units,
     });
     if let Some(rd) = &r.return_data {
@@ -1476,6 +1580,7 @@ pub fn spawn_actor(
     notify: Notifiers,
     ledger: Option<std::path::PathBuf>,
     genesis: Vec<(Pubkey, Account)>,
+    test_programs: bool,
 ) -> anyhow::Result<std::sync::mpsc::Sender<Cmd>> {
     let (tx, rx) = std::sync::mpsc::channel::<Cmd>();
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<anyhow::Result<()>>();
@@ -1490,7 +1595,7 @@ pub fn spawn_actor(
                 return;
             }
         };
-        let mut chain = match rt.block_on(Chain::start(notify, ledger, genesis)) {
+        let mut chain = match rt.block_on(Chain::start(notify, ledger, genesis, test_programs)) {
             Ok(c) => c,
             Err(e) => {
                 let _ = ready_tx.send(Err(e));

@@ -50,6 +50,11 @@ struct Args {
     /// the ledger keeps working; a fresh one cannot be created).
     #[arg(long, env = "BAZAAR_LOCALNET_ESCROW_UPGRADE_AUTHORITY")]
     escrow_upgrade_authority: Option<solana_sdk::pubkey::Pubkey>,
+    /// Also register the test-only programs natively (never deployed anywhere): the CPI caller
+    /// (`programs/tests/cpi-caller`, at `CpiCa11erTest111111111111111111111111111111`), which
+    /// forwards its instruction to another program by CPI. For tests; `npm start` never sets it.
+    #[arg(long, env = "BAZAAR_LOCALNET_TEST_PROGRAMS")]
+    test_programs: bool,
 }
 
 /// Largest accepted request body (bytes).
@@ -202,7 +207,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let sender = tokio::task::spawn_blocking({
         let notify = notify.clone();
         let ledger = args.ledger.clone();
-        move || chain::spawn_actor(notify, ledger, genesis)
+        let test_programs = args.test_programs;
+        move || chain::spawn_actor(notify, ledger, genesis, test_programs)
     })
     .await??;
     let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);

@@ -293,22 +293,29 @@ fn parse_end(line: &str) -> Option<&str> {
 ///   extra "success"/"failed" after the runtime's: drop both.
 ///
 /// Anchor's event parser keeps a program stack from these lines and throws on unbalanced ones.
+#[cfg_attr(not(test), allow(dead_code))] // the single-program form the unit tests use
 pub fn clean_native_logs(logs: Vec<String>, native: &Pubkey) -> Vec<String> {
-    let native = native.to_string();
+    clean_native_logs_of(logs, &[*native])
+}
+
+/// `clean_native_logs` for several natively executed programs at once (one may call another).
+pub fn clean_native_logs_of(logs: Vec<String>, natives: &[Pubkey]) -> Vec<String> {
+    let natives: Vec<String> = natives.iter().map(|p| p.to_string()).collect();
+    let is_native = |p: Option<&String>| p.is_some_and(|p| natives.contains(p));
     let mut out: Vec<String> = Vec::with_capacity(logs.len());
     let mut stack: Vec<String> = Vec::new();
     for (i, line) in logs.iter().enumerate() {
         if let Some((prog, depth)) = parse_invoke(line) {
-            let caller_native = stack.last() == Some(&native);
+            let caller_native = is_native(stack.last());
             let bogus_cpi = caller_native
                 && logs.get(i + 1).and_then(|n| parse_invoke(n)).is_some_and(|(p, d)| p == prog && d == depth + 1);
-            let duplicate = out.last() == Some(line) && prog == native;
+            let duplicate = out.last() == Some(line) && is_native(Some(&prog.to_string()));
             if bogus_cpi || duplicate {
                 continue;
             }
             stack.push(prog.to_string());
         } else if let Some(prog) = parse_end(line) {
-            if out.last() == Some(line) && (prog == native || stack.last() == Some(&native)) {
+            if out.last() == Some(line) && (is_native(Some(&prog.to_string())) || is_native(stack.last())) {
                 continue;
             }
             stack.pop();

@@ -40,7 +40,7 @@ import { blockhashExpired, transactionOutcome, type RecordedAttempt, type TxOutc
 import { rpc, sendAndConfirm, sendRawAndConfirm, type ConfirmOptions } from './tx.js';
 import type { CurrencyInfo, TxResult } from './types.js';
 import type { TranslateContext } from './errors.js';
-import { type EscrowSettlement, settlementFromTransaction } from './settlement.js';
+import { type EscrowProgramContext, type EscrowSettlement, settlementFromTransaction } from './settlement.js';
 import { ProgramSubscription, type ProgramSubscriptionOptions } from './pubsub.js';
 import type { Escrow } from '@bazaar/escrow-idl/types';
 
@@ -391,6 +391,11 @@ export class EscrowClient {
     return 'confirmed';
   }
 
+  /** The program id, IDL and coder: what decoding escrow instructions in a transaction needs (./settlement.ts `escrowInstructions`). */
+  programContext(): EscrowProgramContext {
+    return { programId: this.programId, idl: this.program.idl, coder: this.program.coder as BorshCoder };
+  }
+
   /**
    * How an order's escrow was settled, from the chain's record of THAT order (see ./settlement.ts):
    * the terminal instruction acting on its PDA, the program event for it and the tokens that left
@@ -402,9 +407,7 @@ export class EscrowClient {
     const order = this.orderAddress(orderId);
     const tokenProgram = await this.tokenProgramOf(mint);
     const ctx = {
-      programId: this.programId,
-      idl: this.program.idl,
-      coder: this.program.coder as BorshCoder,
+      ...this.programContext(),
       order,
       vault: vaultAddress(order, mint, tokenProgram),
     };

@@ -7,7 +7,8 @@
  *  1. instruction: the escrow instruction (top level or CPI) whose own `order` account is this
  *     order's PDA (accounts decoded by the IDL's account list);
  *  2. event: the program event of that kind whose `order` field is this PDA (OrderReleased,
- *     OrderClaimed, OrderRefunded, DisputeResolved; parsed from `Program data:` logs);
+ *     OrderClaimed, OrderRefunded, DisputeResolved; parsed from the `Program data:` logs the escrow
+ *     wrote, at any depth);
  *  3. transfers: the token transfers (CPIs of that instruction) whose source is this order's vault,
  *     per destination, cross-checked with the vault's balance before the transaction
  *     (`preTokenBalances`; the vault is closed afterwards).
@@ -18,11 +19,10 @@
  * Units: base units (bigint). Source standard: Anchor event encoding (8-byte discriminator + borsh,
  * logged as `Program data: <base64>`), SPL Token `Transfer` (3) / `TransferChecked` (12) layouts.
  */
-import { type BorshCoder, type Idl, EventParser } from '@coral-xyz/anchor';
+import type { BorshCoder, Idl } from '@coral-xyz/anchor';
 import type { BorshInstructionCoder } from '@coral-xyz/anchor';
-import type { PublicKey, VersionedTransactionResponse } from '@solana/web3.js';
-import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '@solana/spl-token';
-import bs58 from 'bs58';
+import type { PublicKey } from '@solana/web3.js';
+import { type TransactionEffects, type TransactionRecord, parseTransaction } from './transaction-effects.js';
 
 export type TerminalInstruction = 'release' | 'claim' | 'refund' | 'resolve_dispute';
 const TERMINAL: ReadonlySet<string> = new Set(['release', 'claim', 'refund', 'resolve_dispute']);
@@ -61,12 +61,14 @@ export interface EscrowSettlement {
   verified: boolean;
 }
 
-type Tx = Pick<VersionedTransactionResponse, 'slot' | 'meta' | 'transaction'>;
-
-export interface SettlementContext {
+/** The escrow program and its IDL: what decoding its instructions needs. */
+export interface EscrowProgramContext {
   programId: PublicKey;
   idl: Idl;
   coder: BorshCoder;
+}
+
+export interface SettlementContext extends EscrowProgramContext {
   /** the order PDA */
   order: PublicKey;
   /** the order's vault (associated token account of the PDA) */
@@ -75,63 +77,57 @@ export interface SettlementContext {
 
 const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
-interface RawIx {
-  programIndex: number;
-  accounts: number[];
-  data: Uint8Array;
-  /** top-level index this instruction belongs to (itself or the parent of a CPI) */
+/** One escrow instruction a transaction ran (top level or CPI), decoded with the IDL. */
+export interface EscrowInstruction {
+  /** snake_case instruction name (`refund`, `fund`, ...) */
+  name: string;
+  /** its accounts by their IDL names in snake_case (`order`, `vault`, `buyer_token_account`, ...) */
+  named: Record<string, string>;
+  /** decoded arguments */
+  data: Record<string, unknown>;
+  /** the top-level instruction it ran under, and its depth (1 = top level) */
   top: number;
+  depth: number;
 }
 
-function accountKeysOf(tx: Tx): string[] {
-  const msg = tx.transaction.message as VersionedTransactionResponse['transaction']['message'];
-  const loaded = tx.meta?.loadedAddresses;
-  const keys = msg.getAccountKeys(loaded ? { accountKeysFromLookups: loaded } : undefined);
-  const out: string[] = [];
-  for (let i = 0; i < keys.length; i++) out.push(keys.get(i)!.toBase58());
-  return out;
-}
-
-function instructionsOf(tx: Tx): RawIx[] {
-  const msg = tx.transaction.message as VersionedTransactionResponse['transaction']['message'];
-  const out: RawIx[] = msg.compiledInstructions.map((ix, i) => ({
-    programIndex: ix.programIdIndex,
-    accounts: [...ix.accountKeyIndexes],
-    data: ix.data,
-    top: i,
-  }));
-  for (const group of tx.meta?.innerInstructions ?? []) {
-    for (const ix of group.instructions) {
-      out.push({ programIndex: ix.programIdIndex, accounts: ix.accounts, data: bs58.decode(ix.data), top: group.index });
+/**
+ * Every instruction of the escrow program in the transaction, wherever it ran: top level or by a
+ * CPI from any program, its program id listed statically or loaded from a lookup table
+ * (./transaction-effects.ts). Instructions whose data does not decode are left out.
+ */
+export function escrowInstructions(fx: TransactionEffects, ctx: EscrowProgramContext): EscrowInstruction[] {
+  const program = ctx.programId.toBase58();
+  const coder = ctx.coder.instruction as BorshInstructionCoder;
+  const out: EscrowInstruction[] = [];
+  for (const ix of fx.instructions) {
+    if (ix.programId !== program) continue;
+    let decoded: ReturnType<BorshInstructionCoder['decode']>;
+    try {
+      decoded = coder.decode(Buffer.from(ix.data));
+    } catch {
+      decoded = null;
     }
+    if (!decoded) continue;
+    const name = snake(decoded.name);
+    const def = ctx.idl.instructions.find((d) => d.name === name || snake(d.name) === name);
+    if (!def) continue;
+    const named: Record<string, string> = {};
+    def.accounts.forEach((a, i) => {
+      const k = ix.accounts[i];
+      if ('name' in a && k !== undefined) named[snake(a.name)] = k;
+    });
+    out.push({ name, named, data: decoded.data as Record<string, unknown>, top: ix.top, depth: ix.depth });
   }
   return out;
 }
 
-function tokenAmount(tx: Tx, keys: string[], address: string, when: 'pre' | 'post'): bigint | null {
-  const list = when === 'pre' ? tx.meta?.preTokenBalances : tx.meta?.postTokenBalances;
-  if (!list) return null;
-  const b = list.find((x) => keys[x.accountIndex] === address);
-  return b ? BigInt(b.uiTokenAmount.amount) : 0n;
-}
-
-const TOKEN_PROGRAMS = new Set([TOKEN_PROGRAM_ID.toBase58(), TOKEN_2022_PROGRAM_ID.toBase58()]);
-
 /** Token transfers out of `vault` made under top-level instruction `top`, per destination; null without CPI data. */
-function transfersFrom(tx: Tx, keys: string[], all: RawIx[], top: number, vault: string): Map<string, bigint> | null {
-  if (!tx.meta?.innerInstructions) return null;
+function transfersFrom(fx: TransactionEffects, top: number, vault: string): Map<string, bigint> | null {
+  if (!fx.innerInstructionsKnown) return null;
   const out = new Map<string, bigint>();
-  for (const ix of all) {
-    if (ix.top !== top || !TOKEN_PROGRAMS.has(keys[ix.programIndex]!)) continue;
-    const tag = ix.data[0];
-    let source: string | undefined;
-    let dest: string | undefined;
-    if (tag === 12 && ix.data.length >= 10) [source, , dest] = ix.accounts.map((i) => keys[i]!); // TransferChecked
-    else if (tag === 3 && ix.data.length >= 9) [source, dest] = ix.accounts.map((i) => keys[i]!); // Transfer
-    else continue;
-    if (source !== vault || !dest) continue;
-    const amount = Buffer.from(ix.data.subarray(1, 9)).readBigUInt64LE(0);
-    out.set(dest, (out.get(dest) ?? 0n) + amount);
+  for (const m of fx.tokenMovements) {
+    if (m.top !== top || m.kind !== 'transfer' || m.source !== vault || !m.destination) continue;
+    out.set(m.destination, (out.get(m.destination) ?? 0n) + m.amount);
   }
   return out;
 }
@@ -162,45 +158,35 @@ const total = (p: SettlementPayouts) => p.buyer + p.seller + p.treasury;
  * escrow instruction acting on that order. When several do (closed, re-funded and closed again in
  * one transaction), the last one is the order's final outcome.
  */
-export function settlementFromTransaction(tx: Tx, signature: string, ctx: SettlementContext): EscrowSettlement | null {
+export function settlementFromTransaction(tx: TransactionRecord, signature: string, ctx: SettlementContext): EscrowSettlement | null {
   if (!tx.meta || tx.meta.err) return null;
-  const keys = accountKeysOf(tx);
-  const all = instructionsOf(tx);
+  const fx = parseTransaction(tx);
   const program = ctx.programId.toBase58();
   const order = ctx.order.toBase58();
   const vault = ctx.vault.toBase58();
-  const coder = ctx.coder.instruction as BorshInstructionCoder;
 
   let found: { name: TerminalInstruction; top: number; named: Record<string, string>; data: Record<string, unknown> } | null = null;
-  for (const ix of all) {
-    if (keys[ix.programIndex] !== program) continue;
-    const decoded = coder.decode(Buffer.from(ix.data));
-    if (!decoded) continue;
-    const name = snake(decoded.name);
-    if (!TERMINAL.has(name)) continue;
-    const def = ctx.idl.instructions.find((d) => d.name === name || snake(d.name) === name);
-    if (!def) continue;
-    const named: Record<string, string> = {};
-    def.accounts.forEach((a, i) => {
-      const k = ix.accounts[i];
-      if ('name' in a && k !== undefined) named[snake(a.name)] = keys[k]!;
-    });
-    if (named.order !== order) continue; // another order's instruction in the same transaction
-    found = { name: name as TerminalInstruction, top: ix.top, named, data: decoded.data as Record<string, unknown> };
+  for (const ix of escrowInstructions(fx, ctx)) {
+    if (!TERMINAL.has(ix.name)) continue;
+    if (ix.named.order !== order) continue; // another order's instruction in the same transaction
+    found = { name: ix.name as TerminalInstruction, top: ix.top, named: ix.named, data: ix.data };
   }
   if (!found) return null;
 
   // the program's own account of what it paid for THIS order
+  // (logged by the escrow at whatever depth it ran: a CPI from another program counts the same)
   let event: SettlementPayouts | null = null;
-  try {
-    const parser = new EventParser(ctx.programId, ctx.coder);
-    for (const e of parser.parseLogs(tx.meta.logMessages ?? [])) {
-      // the IDL names events in PascalCase; Anchor's Program coder camel-cases them
-      if (e.name.toLowerCase() !== EVENT_OF[found.name].toLowerCase() || eventOrder(e.data) !== order) continue;
-      event = eventPayouts(found.name, e.data);
+  for (const log of fx.programData) {
+    if (log.programId !== program) continue;
+    let e: { name: string; data: Record<string, unknown> } | null;
+    try {
+      e = ctx.coder.events.decode(log.data) as typeof e;
+    } catch {
+      e = null; // not an event of this IDL
     }
-  } catch {
-    event = null; // logs truncated or not in the expected shape
+    // the IDL names events in PascalCase; Anchor's coder camel-cases them
+    if (!e || e.name.toLowerCase() !== EVENT_OF[found.name].toLowerCase() || eventOrder(e.data) !== order) continue;
+    event = eventPayouts(found.name, e.data);
   }
 
   const accounts = {
@@ -209,8 +195,8 @@ export function settlementFromTransaction(tx: Tx, signature: string, ctx: Settle
     seller: found.named.seller_token_account ?? null,
     treasury: found.named.treasury_token_account ?? null,
   };
-  const vaultBefore = tokenAmount(tx, keys, vault, 'pre');
-  const transfers = transfersFrom(tx, keys, all, found.top, vault);
+  const vaultBefore = fx.tokenBalancesKnown ? (fx.tokenBalances.get(vault)?.pre ?? 0n) : null;
+  const transfers = transfersFrom(fx, found.top, vault);
 
   let paid: SettlementPayouts;
   let transfersMatchRoles = true;

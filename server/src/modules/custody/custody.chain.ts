@@ -37,6 +37,9 @@ import {
   unpackAccount,
 } from '@solana/spl-token';
 import type { EscrowClient } from '../../chain/escrow.js';
+import { escrowInstructions } from '../../chain/settlement.js';
+import { parseTransaction, tokenDelta } from '../../chain/transaction-effects.js';
+import { DomainError } from '../../errors.js';
 import { type RecordedAttempt, type TxOutcome, transactionOutcome } from '../../chain/recorded-send.js';
 import { rpc, sendRawAndConfirm } from '../../chain/tx.js';
 import type { TxResult } from '../../chain/types.js';
@@ -58,15 +61,34 @@ export const TRANSFER_COMMITMENT: Commitment = 'confirmed';
 /** Called with the signature and the blockhash's last valid block height before the first send; a throw aborts the send. */
 export type OnSigned = (signature: string, lastValidBlockHeight: number) => Promise<void>;
 
-/** A token balance change of one token account in one transaction. */
-export interface TokenMovement {
+/**
+ * What one transaction did to a deposit token account, from the service's one transaction parser
+ * (../../chain/transaction-effects.ts: lookup tables resolved, CPIs included). Base units.
+ */
+export interface DepositReading {
   slot: number;
-  /** post - pre balance of the token account, base units (0 when the account is not in the transaction) */
-  delta: bigint;
-  /** the transaction invoked the escrow program (a payout of an escrow: booked through the order, not as a deposit) */
-  touchesEscrow: boolean;
   /** the transaction failed (nothing moved) */
   failed: boolean;
+  /** post - pre balance of the token account (0 when the account is not in the transaction) */
+  delta: bigint;
+  /** token movements into the account (transfers and mints, top level or CPI): source token account (null for a mint) and amount */
+  inflows: Array<{ source: string | null; amount: bigint }>;
+  /** token accounts named `vault` by an escrow instruction of the transaction (top level or CPI): escrow vaults, whoever called the program */
+  escrowVaults: ReadonlySet<string>;
+  /** the transaction invoked the escrow program, top level or by CPI, its id static or loaded from a lookup table */
+  invokesEscrow: boolean;
+  /**
+   * every account key is known (lookup tables resolved) and, when the escrow was invoked, the node
+   * reported the CPIs: the balance change can be attributed to its sources. False: it cannot (yet).
+   */
+  attributable: boolean;
+}
+
+/** One token account of a deposit key holding tokens of a mint (a sweep source). */
+export interface DepositHolding {
+  tokenAccount: string;
+  /** base units */
+  amount: bigint;
 }
 
 export interface CustodyChainPort {
@@ -80,13 +102,23 @@ export interface CustodyChainPort {
   accountKind(address: string): Promise<'missing' | 'wallet' | 'token' | 'program' | 'other'>;
   /** signatures touching `address` newer than `until`, oldest first (finalized) */
   newSignatures(address: string, until: string | null): Promise<Array<{ signature: string; slot: number; failed: boolean }>>;
-  /** the movement of `tokenAccount` in transaction `signature` (finalized); null when unknown to the node */
-  readMovement(signature: string, tokenAccount: string): Promise<TokenMovement | null>;
+  /** what transaction `signature` did to `tokenAccount` (finalized); null when unknown to the node */
+  readDeposit(signature: string, tokenAccount: string): Promise<DepositReading | null>;
+  /**
+   * Every token account of `owner` for `mint` that holds tokens and can be moved (not frozen), its
+   * associated token account first. A refund may land in any token account the deposit key owns
+   * (the escrow checks the owner, not the address), and the sweep must reach it.
+   */
+  depositHoldings(owner: string, mint: string, tokenProgram?: string): Promise<DepositHolding[]>;
   /** what became of a recorded transfer attempt (../../chain/recorded-send.ts), at TRANSFER_COMMITMENT */
   transactionOutcome(attempt: RecordedAttempt): Promise<TxOutcome>;
   /** hot wallet -> destination's associated token account (created when missing; the service pays) */
   sendWithdrawal(t: { id: string; mint: string; amount: bigint; destination: string }, onSigned: OnSigned): Promise<TxResult>;
-  /** deposit address -> hot wallet (the deposit key signs the transfer, the service pays the fee) */
+  /**
+   * deposit address -> hot wallet: `amount` taken from the deposit key's holdings of the mint (its
+   * associated token account first, then its other token accounts), in one transaction; the deposit
+   * key signs the transfers, the service pays the fee
+   */
   sendSweep(t: { id: string; mint: string; amount: bigint }, depositKey: Keypair, onSigned: OnSigned): Promise<TxResult>;
   /**
    * Fund an order's escrow on the buyer's behalf, in one transaction: rent top-up of the deposit key,
@@ -182,23 +214,46 @@ export class CustodyChain implements CustodyChainPort {
     return out.reverse();
   }
 
-  async readMovement(signature: string, tokenAccount: string): Promise<TokenMovement | null> {
+  async readDeposit(signature: string, tokenAccount: string): Promise<DepositReading | null> {
     const tx = await rpc(
       () => this.connection.getTransaction(signature, { commitment: DEPOSIT_COMMITMENT as 'finalized', maxSupportedTransactionVersion: 0 }),
       { action: 'reading a deposit transaction' },
     );
     if (!tx || !tx.meta) return null;
-    const keys = tx.transaction.message.staticAccountKeys.map((k) => k.toBase58());
-    const index = keys.indexOf(tokenAccount);
-    const amountAt = (list: typeof tx.meta.preTokenBalances) =>
-      BigInt(list?.find((b) => b.accountIndex === index)?.uiTokenAmount.amount ?? '0');
-    const delta = index < 0 ? 0n : amountAt(tx.meta.postTokenBalances) - amountAt(tx.meta.preTokenBalances);
-    const escrowId = this.escrow.programId.toBase58();
-    const touchesEscrow =
-      keys.includes(escrowId) &&
-      (tx.transaction.message.compiledInstructions.some((ix) => keys[ix.programIdIndex] === escrowId) ||
-        (tx.meta.innerInstructions ?? []).some((inner) => inner.instructions.some((ix) => keys[ix.programIdIndex] === escrowId)));
-    return { slot: tx.slot, delta, touchesEscrow, failed: !!tx.meta.err };
+    const fx = parseTransaction(tx);
+    const invokesEscrow = fx.invokedPrograms.has(this.escrow.programId.toBase58());
+    const escrowVaults = new Set(
+      escrowInstructions(fx, this.escrow.programContext())
+        .map((ix) => ix.named.vault)
+        .filter((v): v is string => !!v),
+    );
+    return {
+      slot: fx.slot,
+      failed: fx.failed,
+      delta: tokenDelta(fx, tokenAccount),
+      inflows: fx.tokenMovements
+        .filter((m) => m.destination === tokenAccount && (m.kind === 'transfer' || m.kind === 'mint'))
+        .map((m) => ({ source: m.source, amount: m.amount })),
+      escrowVaults,
+      invokesEscrow,
+      attributable: fx.keysResolved && (!invokesEscrow || fx.innerInstructionsKnown),
+    };
+  }
+
+  async depositHoldings(owner: string, mint: string, tokenProgram?: string): Promise<DepositHolding[]> {
+    const ata = this.tokenAccount(owner, mint, tokenProgram);
+    const res = await rpc(
+      () => this.connection.getParsedTokenAccountsByOwner(new PublicKey(owner), { mint: new PublicKey(mint) }, TRANSFER_COMMITMENT),
+      { action: 'reading the deposit token accounts' },
+    );
+    const out: DepositHolding[] = [];
+    for (const { pubkey, account } of res.value) {
+      const info = (account.data as { parsed?: { info?: { state?: string; tokenAmount?: { amount?: string } } } }).parsed?.info;
+      const amount = BigInt(info?.tokenAmount?.amount ?? '0');
+      if (amount <= 0n || info?.state !== 'initialized') continue; // empty, frozen or not readable
+      out.push({ tokenAccount: pubkey.toBase58(), amount });
+    }
+    return out.sort((a, b) => (a.tokenAccount === ata ? -1 : b.tokenAccount === ata ? 1 : a.tokenAccount.localeCompare(b.tokenAccount)));
   }
 
   transactionOutcome(attempt: RecordedAttempt): Promise<TxOutcome> {
@@ -249,13 +304,25 @@ export class CustodyChain implements CustodyChainPort {
   async sendSweep(t: { id: string; mint: string; amount: bigint }, depositKey: Keypair, onSigned: OnSigned): Promise<TxResult> {
     const mint = new PublicKey(t.mint);
     const tp = this.programOf(t.mint);
-    const from = getAssociatedTokenAddressSync(mint, depositKey.publicKey, true, tp);
     const to = getAssociatedTokenAddressSync(mint, this.service.publicKey, true, tp);
     const decimals = await this.decimalsOf(mint, tp);
+    // the associated token account first; other token accounts of the deposit key only for the rest
+    const transfers: TransactionInstruction[] = [];
+    let left = t.amount;
+    for (const h of await this.depositHoldings(depositKey.publicKey.toBase58(), t.mint, tp.toBase58())) {
+      if (left === 0n) break;
+      const take = h.amount < left ? h.amount : left;
+      transfers.push(createTransferCheckedInstruction(new PublicKey(h.tokenAccount), mint, to, depositKey.publicKey, take, decimals, [], tp));
+      left -= take;
+    }
+    if (left > 0n || transfers.length === 0) {
+      // fewer tokens than the sweep was created for: fail it (nothing held; the next pass sweeps what is there)
+      throw new DomainError('chain-transaction-failed', `The deposit address holds less than the ${t.amount} base units to sweep`);
+    }
     return this.send(
       [
         createAssociatedTokenAccountIdempotentInstruction(this.service.publicKey, to, this.service.publicKey, mint, tp),
-        createTransferCheckedInstruction(from, mint, to, depositKey.publicKey, t.amount, decimals, [], tp),
+        ...transfers,
         transferMemo(t.id),
       ],
       [depositKey],

@@ -298,6 +298,19 @@ export class CustodyRepo {
     return rows.map(toTransfer);
   }
 
+  /**
+   * Which of `tokenAccounts` are escrow vaults of custodial orders (the destination token account of
+   * an order funding, whatever its status): the known vaults whose payouts are never deposits.
+   */
+  async orderVaults(tokenAccounts: string[]): Promise<Set<string>> {
+    if (tokenAccounts.length === 0) return new Set();
+    const rows = await this.db.custodyTransfer.findMany({
+      where: { kind: 'order_fund', destinationTokenAccount: { in: [...new Set(tokenAccounts)] } },
+      select: { destinationTokenAccount: true },
+    });
+    return new Set(rows.map((r: { destinationTokenAccount: string }) => r.destinationTokenAccount));
+  }
+
   /** A user's transfers of one kind, newest first (keyset after (createdAt, id)). */
   async listForUser(userId: string, kind: TransferKind, limit: number, after?: { createdAt: Date; id: string }): Promise<TransferRecord[]> {
     const rows = await this.db.custodyTransfer.findMany({

@@ -21,7 +21,7 @@ import { decodeCursor, cursorKey, newestPage } from '../../lib/cursor.js';
 import { formatUiAmount, toBaseUnits, toUiNumber } from '../../lib/money.js';
 import { AttemptSuperseded } from '../../chain/recorded-send.js';
 import type { TxResult } from '../../chain/types.js';
-import type { CustodyChainPort } from './custody.chain.js';
+import type { CustodyChainPort, DepositReading } from './custody.chain.js';
 import { custodyErrors } from './custody.errors.js';
 import type { DepositKeys } from './custody.keys.js';
 import { type EntryInput, type Ledger, systemAccount, userAccount } from './custody.ledger.js';
@@ -378,12 +378,14 @@ export class CustodyService {
 
   /**
    * Book the escrow outcome of a custodially funded order once it is terminal. The buyer's available
-   * balance is credited exactly what the chain recorded as paid out of the order's vault to the
-   * deposit address's token account (`order.payout`: the instruction acting on that order, its event
-   * and the vault transfers, never another order's outcome in the same transaction); a share paid to
-   * any other account is not credited (logged for an operator). Orders closed before payouts were
-   * recorded fall back to the status: refunded -> the amount, resolved -> floor(amount * buyer_bps /
-   * 10000), completed -> nothing. The tokens themselves are swept like deposits. Returns true when it
+   * balance is credited exactly what the chain recorded as paid out of the order's vault to the buyer
+   * (`order.payout`: the instruction acting on that order, its event and the vault transfers, never
+   * another order's outcome in the same transaction), whichever token account received it: the
+   * program pays the buyer only into a token account owned by `order.buyer` (refund and
+   * resolve_dispute check it), which for a custodial order is the deposit key, so the tokens are the
+   * user's wherever a seller sent them, and the sweep collects them from every token account of the
+   * deposit key. Orders closed before payouts were recorded fall back to the status: refunded -> the
+   * amount, resolved -> floor(amount * buyer_bps / 10000), completed -> nothing. Returns true when it
    * booked now.
    */
   async bookOrderOutcome(order: Pick<OrderView, 'id' | 'status' | 'buyerBps' | 'payout'>): Promise<boolean> {
@@ -396,7 +398,7 @@ export class CustodyService {
     return booked;
   }
 
-  /** Base units of a closed custodial order that arrived at the buyer's deposit token account (see bookOrderOutcome). */
+  /** Base units of a closed custodial order paid to the buyer, the deposit key (see bookOrderOutcome). */
   private async buyerShare(order: Pick<OrderView, 'id' | 'status' | 'buyerBps' | 'payout'>, t: TransferRecord): Promise<bigint> {
     const payout = order.payout;
     if (!payout) {
@@ -406,11 +408,10 @@ export class CustodyService {
     const cur = this.currencyByMint(t.mint);
     const depositAta = this.deps.chain.tokenAccount((await this.depositAddress(t.userId)).address, t.mint, cur?.tokenProgram);
     if (payout.buyerTokenAccount !== null && payout.buyerTokenAccount !== depositAta) {
-      this.log.error(
+      this.log.info(
         { order_id: order.id, paid_to: payout.buyerTokenAccount, deposit_token_account: depositAta, amount: payout.buyer.toString() },
-        'custody: the buyer share of a custodial order went to another token account; not credited',
+        'custody: the buyer share of a custodial order went to another token account of the deposit key; credited, the sweep collects it',
       );
-      return 0n;
     }
     return payout.buyer;
   }
@@ -636,6 +637,28 @@ export function closeEntry(t: TransferRecord, buyerShare: bigint): EntryInput {
       { account: userAccount(t.userId, t.mint, 'available'), amount: -buyerShare },
     ],
   };
+}
+
+/**
+ * The deposit in one transaction's rise of a deposit token account, base units: the rise minus
+ * every token movement into it that an escrow vault paid out (a vault of a custodial order the
+ * service funded, `knownVaults`, or any account an escrow instruction of the transaction names as
+ * its `vault`). An escrow payout is the order's outcome, booked once through the order
+ * (`order:<id>:close`), never a deposit, however the program was reached (top level, a CPI from any
+ * program, its id in a lookup table). `fromEscrow` is what was left out.
+ *
+ * null when the reading cannot be attributed (a lookup table unresolved, or the escrow invoked and
+ * no CPIs reported): nothing is credited and the scan stops there, to read it again next pass.
+ */
+export function depositCredit(r: DepositReading, knownVaults: ReadonlySet<string>): { credit: bigint; fromEscrow: bigint } | null {
+  if (r.failed || r.delta <= 0n) return { credit: 0n, fromEscrow: 0n };
+  if (!r.attributable) return null;
+  let fromEscrow = 0n;
+  for (const i of r.inflows) {
+    if (i.source !== null && (knownVaults.has(i.source) || r.escrowVaults.has(i.source))) fromEscrow += i.amount;
+  }
+  const credit = r.delta - fromEscrow;
+  return { credit: credit > 0n ? credit : 0n, fromEscrow };
 }
 
 /** A detected deposit: tokens at the deposit address (asset) owed to the user (available). */

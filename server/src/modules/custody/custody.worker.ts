@@ -6,10 +6,12 @@
  *     expired -> failed, hold released);
  *  2. detect deposits: for every deposit address and custody mint, the transactions of its
  *     associated token account newer than the scan cursor (getSignaturesForAddress, `finalized`);
- *     each one that raised the balance and did not invoke the escrow program is a deposit, recorded
- *     and credited once, keyed by (signature, token account);
+ *     each one that raised the balance is a deposit for the rise less what escrow vaults paid into it
+ *     (`depositCredit`: an escrow payout is booked through its order in step 4, never twice),
+ *     recorded and credited once, keyed by (signature, token account);
  *  3. sweep: every deposit address holding credited tokens gets one sweep (deposit key signs, the
- *     service pays) of min(on-chain balance, credited-not-swept) to the hot wallet;
+ *     service pays) of min(tokens in its token accounts of the mint, credited-not-swept) to the hot
+ *     wallet;
  *  4. book the escrow outcome of custodially funded orders that reached a terminal status (refunds
  *     and splits come back to the buyer's available balance).
  * A pass never throws; per-item failures are logged and retried on the next pass.
@@ -17,7 +19,7 @@
 import type { CustodyChainPort } from './custody.chain.js';
 import { userAccount } from './custody.ledger.js';
 import type { CustodyRepo } from './custody.repo.js';
-import { type CustodyService, depositEntry } from './custody.service.js';
+import { type CustodyService, depositCredit, depositEntry } from './custody.service.js';
 import { type Log, silentLog } from './custody.types.js';
 import { Poller } from '../../lib/poller.js';
 
@@ -119,17 +121,26 @@ export class CustodyWorker {
     let last: string | null = null;
     for (const s of sigs) {
       if (!s.failed) {
-        const mv = await chain.readMovement(s.signature, tokenAccount);
-        if (!mv) break; // not readable yet: stop here, the cursor stays before it
-        if (!mv.failed && !mv.touchesEscrow && mv.delta > 0n) {
-          const credited = mv.delta >= minDeposit;
+        const r = await chain.readDeposit(s.signature, tokenAccount);
+        if (!r) break; // not readable yet: stop here, the cursor stays before it
+        const sources = r.delta > 0n ? r.inflows.map((i) => i.source).filter((x): x is string => x !== null) : [];
+        const c = depositCredit(r, await repo.orderVaults(sources));
+        if (!c) {
+          this.log.warn({ signature: s.signature, token_account: tokenAccount }, 'custody: a balance change that cannot be attributed yet (lookup tables or CPIs not reported); read again next pass');
+          break;
+        }
+        if (c.fromEscrow > 0n) {
+          this.log.info({ user_id: userId, mint, amount: c.fromEscrow.toString(), signature: s.signature }, 'custody: escrow payout, booked through its order, not as a deposit');
+        }
+        if (c.credit > 0n) {
+          const credited = c.credit >= minDeposit;
           const recorded = await repo.recordDeposit(
-            { userId, address, tokenAccount, mint, currency, amount: mv.delta, signature: s.signature, slot: mv.slot, status: credited ? 'credited' : 'below_minimum' },
-            credited ? depositEntry({ signature: s.signature, tokenAccount, userId, mint, amount: mv.delta }) : null,
+            { userId, address, tokenAccount, mint, currency, amount: c.credit, signature: s.signature, slot: r.slot, status: credited ? 'credited' : 'below_minimum' },
+            credited ? depositEntry({ signature: s.signature, tokenAccount, userId, mint, amount: c.credit }) : null,
           );
           if (recorded) {
             (credited ? pass.credited : pass.belowMinimum).push(`${s.signature}:${tokenAccount}`);
-            this.log.info({ user_id: userId, mint, amount: mv.delta.toString(), signature: s.signature, credited }, 'custody: deposit detected');
+            this.log.info({ user_id: userId, mint, amount: c.credit.toString(), signature: s.signature, credited }, 'custody: deposit detected');
           }
         }
       }
@@ -145,8 +156,9 @@ export class CustodyWorker {
       const cur = service.currencyByMint(mint);
       if (!cur) continue;
       try {
-        const source = chain.tokenAccount(address, mint, cur.tokenProgram);
-        const onChain = await chain.tokenBalance(source);
+        // every token account of the deposit key for the mint: a refund may land outside its ATA
+        const holdings = await chain.depositHoldings(address, mint, cur.tokenProgram);
+        const onChain = holdings.reduce((sum, h) => sum + h.amount, 0n);
         const t = await repo.createSweep(
           {
             userId,
