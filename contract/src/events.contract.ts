@@ -138,6 +138,38 @@ export const StreamEventsQuery = z.object({
 
 export const STREAM_HEARTBEAT_SECONDS = 15;
 
+/**
+ * The last message of a stream the server ends on purpose (issue 20): `event: stream.closed`, no `id`
+ * (so Last-Event-ID stays the position of the last event), `data: StreamClosed` JSON. Not an Event.
+ */
+export const STREAM_CLOSED_EVENT = 'stream.closed';
+export const STREAM_CLOSE_REASONS = ['credential_revoked', 'access_changed', 'replay_limit'] as const;
+export const StreamClosed = named(
+  'StreamClosed',
+  z.object({
+    reason: z
+      .enum(STREAM_CLOSE_REASONS)
+      .describe(
+        '`credential_revoked`: the credential was revoked or expired, or its user is gone (reconnecting gets 401); ' +
+          '`access_changed`: what the credential may see changed (e.g. it lost the admin role): reconnect to get the new view; ' +
+          '`replay_limit`: the replay reached its bound with more events waiting: reconnect with Last-Event-ID (or page GET /events)',
+      ),
+    detail: z.string(),
+  }),
+  'Why the server ended the stream (data of the final `stream.closed` message)',
+);
+export type StreamClosed = z.infer<typeof StreamClosed>;
+
+/** Defaults of the stream limits (server EVENTS_STREAM_* variables). */
+export const STREAM_DEFAULTS = {
+  /** open streams per user (per replica); one more answers 429 rate-limited */
+  maxPerUser: 5,
+  /** events one connection replays after Last-Event-ID before it ends with `replay_limit` */
+  replayMax: 1000,
+  /** seconds between re-checks of the stream's credential */
+  recheckSeconds: 30,
+} as const;
+
 /** The body of the stream: endless `text/event-stream` text. */
 export const EventStream = named('EventStream', z.string(), 'An endless text/event-stream of Event (id: position, event: type, data: JSON)');
 
