@@ -23,7 +23,9 @@ import { EventHub, createEventsRepo, eventTypesFor } from '../server/src/modules
 import { refusedAddress } from '../server/src/modules/webhooks/index.js';
 import type { SendInput } from '../server/src/modules/webhooks/webhooks.sender.js';
 import { connectSse, type SseConnection } from './helpers/sse.js';
-import { createTestApp } from './helpers/app.js';
+import { followEvents } from '../client-sdk/src/events.js';
+import { revokeApiKey } from '../server/src/modules/auth/index.js';
+import { createApiKey, createTestApp } from './helpers/app.js';
 import { FakeChain } from './helpers/fake-chain.js';
 import { API, createListing, expectProblem, user, type TestApp, type TestUser } from './helpers/marketplace-fixtures.js';
 import { dbBackends } from './helpers/shared-db.js';
@@ -196,6 +198,23 @@ describe.each(dbBackends)('$name', ({ postgres }) => {
       expect(rx.got.map((g) => g.type)).toEqual(['listing.created', 'listing.created']);
     });
 
+    it('an API key revoked (the operator CLI\'s revokeApiKey) ends its streams and disables the webhooks it registered', async () => {
+      const u = await user(t);
+      const key = await createApiKey(t, { name: 'integration', userId: u.userId });
+      const sse = await stream({ 'x-api-key': key.key });
+      const rx = await receiver();
+      const hook = await request(t.app).post(`${API}/webhooks`).set({ 'x-api-key': key.key }).send({ url: rx.url });
+      expect(hook.status).toBe(201);
+      expect(await revokeApiKey(t.ctx.db, key.prefix)).toBe(true);
+      await within(sse.ended, 5_000, 'API key stream ended');
+      expect(closedWith(sse)).toBe('credential_revoked');
+      await createListing(t.app, u);
+      await t.services.webhooks!.worker.runOnce();
+      expect(rx.got).toHaveLength(0);
+      const h = await request(t.app).get(`${API}/webhooks/${hook.body.webhook_id}`).set(u.headers);
+      expect(h.body).toMatchObject({ enabled: false, disabled_reason: expect.stringContaining(`bzk_${key.prefix}`) });
+    });
+
     it('a marketplace-wide webhook stops receiving other users\' events when its owner loses admin', async () => {
       const admin = await user(t);
       await t.ctx.db.user.update({ where: { id: admin.userId }, data: { role: 'admin' } });
@@ -303,6 +322,31 @@ describe.each(dbBackends)('$name', ({ postgres }) => {
       await request(t.app).patch(`${API}/listings/${l.listing_id}`).set(u.headers).send({ description: 'live' }).expect(200);
       const all = await s2.waitFor(3);
       expect(all.map((m) => JSON.parse(m.data).sequence)).toEqual([7, 8, 9]);
+    });
+
+    it('the SDK\'s followEvents resumes across replay_limit at once: every event, in order, once', async () => {
+      const u = await user(t);
+      const l = await createListing(t.app, u);
+      const from = (await request(t.app).get(`${API}/events?resource_id=${l.listing_id}`).set(u.headers)).body.data[0].position as string;
+      for (let i = 0; i < 12; i++) await request(t.app).patch(`${API}/listings/${l.listing_id}`).set(u.headers).send({ description: `e ${i}` }).expect(200);
+      const got: number[] = [];
+      const closed: string[] = [];
+      const stop = new AbortController();
+      const following = followEvents({
+        baseUrl: base,
+        token: u.headers.authorization!.replace(/^Bearer /, ''),
+        resourceId: l.listing_id,
+        lastEventId: from,
+        retryMs: 60_000, // a reconnect that waited for it would time the test out
+        signal: stop.signal,
+        onClosed: (w) => void closed.push(w.reason),
+        onEvent: (e) => void got.push(e.sequence),
+      });
+      await until(() => got.length >= 12, 10_000, 'all events through the SDK');
+      stop.abort();
+      await following;
+      expect(got).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
+      expect(closed).toEqual(['replay_limit', 'replay_limit']);
     });
 
     it('waits for drain: a replay writes no further event while the socket has not taken the last one', async () => {
