@@ -92,9 +92,9 @@ async function receiver() {
   return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}/hook`, got };
 }
 
-/** a second replica on the same database, with a fast credential re-check */
-async function replica(over: Record<string, unknown> = {}) {
-  const app = createApp({ ...t.ctx, config: { ...t.ctx.config, eventStreams: { ...STREAMS, recheckMs: 100, ...over } } });
+/** a second replica on the same database, with a fast credential re-check (and its own clock) */
+async function replica(over: Record<string, unknown> = {}, now: () => Date = t.ctx.now) {
+  const app = createApp({ ...t.ctx, now, config: { ...t.ctx.config, eventStreams: { ...STREAMS, recheckMs: 100, ...over } } });
   await app.services.events.start();
   const srv = app.listen(0, '127.0.0.1');
   await new Promise((r) => srv.once('listening', r));
@@ -154,6 +154,17 @@ describe.each(dbBackends)('$name', ({ postgres }) => {
       // revoked in the database only, as another replica does: no signal reaches this process's hub
       await t.ctx.db.personalAccessToken.update({ where: { id: tok.token_id }, data: { revokedAt: new Date() } });
       await within(sse.ended, 5_000, 'stream ended by the re-check');
+      expect(closedWith(sse)).toBe('credential_revoked');
+    });
+
+    it('a stream opened with a session ends when the session\'s JWT expires (credential_revoked)', async () => {
+      const u = await user(t);
+      let skewMs = 0;
+      const other = await replica({}, () => new Date(Date.now() + skewMs));
+      const sse = await stream(u.headers, '', other);
+      expect(sse.status).toBe(200);
+      skewMs = 2 * 3600_000; // past the JWT's exp (JWT_TTL_SECONDS 3600 in tests)
+      await within(sse.ended, 5_000, 'stream of an expired session ended');
       expect(closedWith(sse)).toBe('credential_revoked');
     });
 
