@@ -200,7 +200,7 @@ describe('GET /events/stream (SSE)', () => {
     const hub = new EventHub(createEventsRepo(t.ctx.db), { heartbeatMs: 50 });
     await hub.start();
     const { default: express } = await import('express');
-    const srv = http.createServer(express().get('/', (req, res) => void hub.serve(req, res, { userId: seller.userId, isAdmin: false }, {}, null)));
+    const srv = http.createServer(express().get('/', (req, res) => void hub.serve(req, res, { viewer: { userId: seller.userId, isAdmin: false } }, {}, null)));
     await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
     const sse = await connectSse(`http://127.0.0.1:${(srv.address() as AddressInfo).port}/`);
     for (let i = 0; i < 100 && sse.comments.filter((c) => c === 'heartbeat').length < 2; i++) await new Promise((r) => setTimeout(r, 50));

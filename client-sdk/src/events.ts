@@ -5,7 +5,8 @@
  * Uses `fetch` (so an `Authorization: Bearer` token or a personal access token can be sent, which
  * the browser's EventSource cannot) and `eventsource-parser`. On a dropped connection or a server
  * shutdown it reconnects after the server's `retry` delay (2 s), sending `Last-Event-ID` = the
- * position of the last event handed to `onEvent`: nothing lost, nothing twice. Stop with
+ * position of the last event handed to `onEvent`: nothing lost, nothing twice. A replay longer than the
+ * server's bound ends with `stream.closed` (`replay_limit`) and is resumed at once. Stop with
  * `signal` (AbortController). `onEvent` may be async: events are handed over one at a time, in order.
  *
  *   const stop = new AbortController();
@@ -13,7 +14,10 @@
  *     onEvent: (e) => { if (e.type === 'order.funded') console.log(e.data.order_id); } });
  */
 import { createParser } from 'eventsource-parser';
-import type { Event, EventType } from '@bazaar/contract';
+import type { Event, EventType, STREAM_CLOSED_EVENT, StreamClosed } from '@bazaar/contract';
+
+/** the contract's STREAM_CLOSED_EVENT, without loading the contract (zod) at run time */
+const STREAM_CLOSED: typeof STREAM_CLOSED_EVENT = 'stream.closed';
 
 export interface FollowEventsOptions {
   /** service origin, e.g. http://localhost:3000 */
@@ -27,6 +31,12 @@ export interface FollowEventsOptions {
   /** resume after this position (a previous event's `position`); default: from now on */
   lastEventId?: string;
   onEvent: (e: Event) => void | Promise<void>;
+  /**
+   * called when the server ends the stream with its final `stream.closed` message (reason
+   * `credential_revoked`, `access_changed` or `replay_limit`); following goes on (a revoked credential
+   * then fails with 401)
+   */
+  onClosed?: (why: StreamClosed) => void;
   /** called on each connection failure before the retry (default: ignore) */
   onError?: (err: unknown) => void;
   signal?: AbortSignal;
@@ -46,6 +56,7 @@ export async function followEvents(o: FollowEventsOptions): Promise<string | und
   if (o.resourceType) url.searchParams.set('resource_type', o.resourceType);
   if (o.resourceId) url.searchParams.set('resource_id', o.resourceId);
   while (!o.signal?.aborted) {
+    let closed: StreamClosed | null = null;
     try {
       const headers: Record<string, string> = { accept: 'text/event-stream' };
       if (o.token) headers.authorization = `Bearer ${o.token}`;
@@ -58,6 +69,13 @@ export async function followEvents(o: FollowEventsOptions): Promise<string | und
       const queue: Event[] = [];
       const parser = createParser({
         onEvent: (m) => {
+          if (m.event === STREAM_CLOSED) {
+            // the server ended the stream on purpose: a replay bound reconnects at once; a revoked
+            // credential gets 401 on the reconnect (fatal); a changed view reconnects to the new one
+            closed = JSON.parse(m.data) as StreamClosed;
+            o.onClosed?.(closed);
+            return;
+          }
           if (m.data) queue.push(JSON.parse(m.data) as Event);
         },
         onRetry: (ms) => (retryMs = ms),
@@ -79,6 +97,8 @@ export async function followEvents(o: FollowEventsOptions): Promise<string | und
       o.onError?.(err);
     }
     if (o.signal?.aborted) break;
+    // more replay is waiting: resume at once from the last position
+    if ((closed as StreamClosed | null)?.reason === 'replay_limit') continue;
     await new Promise((r) => setTimeout(r, retryMs));
   }
   return last;

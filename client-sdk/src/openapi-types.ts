@@ -611,7 +611,7 @@ export interface paths {
         };
         /**
          * List the caller's events
-         * @description Events of resources the caller is a party of (an admin credential: every event), newest first, cursor pagination (limit 1..100, default 20). Filters: `type` (comma-separated event types), `resource_type`, `resource_id`. An order's `allowed_actions` is empty in events (it depends on the caller; GET the order). Events are kept EVENTS_RETENTION_DAYS (default 30) days; the newest event of each resource is kept longer, so its `sequence` never restarts.
+         * @description Events of resources the caller is a party of (an admin credential: every event), newest first, cursor pagination. A personal access token sees only the event types its scopes can read: `chat:read` for `message.*`, `wallet:read` for `deposit.*` and `withdrawal.*`, `orders:read` for `order.*`, `listings:read` for `listing.*` and `review.*`, `webhooks:manage` for `webhook.*` (other events are left out whole). Also the way to read history older than a stream replays (EVENTS_STREAM_REPLAY_MAX). Limit 1..100, default 20. Filters: `type` (comma-separated event types), `resource_type`, `resource_id`. An order's `allowed_actions` is empty in events (it depends on the caller; GET the order). Events are kept EVENTS_RETENTION_DAYS (default 30) days; the newest event of each resource is kept longer, so its `sequence` never restarts.
          */
         get: operations["listEvents"];
         put?: never;
@@ -631,7 +631,11 @@ export interface paths {
         };
         /**
          * Live stream of the caller's events (Server-Sent Events)
-         * @description `text/event-stream` (WHATWG HTML "Server-sent events"). Each event is `id: <position>`, `event: <type>`, `data: <the Event as JSON>`. With `Last-Event-ID` (or `last_event_id`) the stream first replays every visible event after that position, then continues live: across a reconnect nothing is lost and nothing is repeated (a position older than the retention period resumes at the oldest event kept). Without it, the stream starts at the present. A comment line (`: heartbeat`) every 15 s keeps proxies from closing an idle connection; `retry: 2000` tells EventSource to reconnect after 2 s. On shutdown the server ends the stream cleanly (the client reconnects to another replica with Last-Event-ID). Same visibility and filters as GET /events. Browsers authenticate with the session cookie (EventSource sends no Authorization header).
+         * @description `text/event-stream` (WHATWG HTML "Server-sent events"). Each event is `id: <position>`, `event: <type>`, `data: <the Event as JSON>`. With `Last-Event-ID` (or `last_event_id`) the stream first replays every visible event after that position, then continues live: across a reconnect nothing is lost and nothing is repeated (a position older than the retention period resumes at the oldest event kept). Without it, the stream starts at the present. A comment line (`: heartbeat`) every 15 s keeps proxies from closing an idle connection; `retry: 2000` tells EventSource to reconnect after 2 s. On shutdown the server ends the stream cleanly (the client reconnects to another replica with Last-Event-ID). Same visibility, scope filtering and filters as GET /events. Browsers authenticate with the session cookie (EventSource sends no Authorization header).
+         *
+         *     Limits: at most EVENTS_STREAM_MAX_PER_USER (default 5) open streams per user on one server (all the user's credentials together; one more answers 429 rate-limited). A replay sends at most EVENTS_STREAM_REPLAY_MAX (default 1000) events; with more waiting the stream ends with `stream.closed` reason `replay_limit`: reconnect with Last-Event-ID (EventSource does) or page GET /events for older history. A client that does not read its stream is disconnected once too many events wait for it (it resumes with Last-Event-ID).
+         *
+         *     Revocation: the stream's credential is checked again every EVENTS_STREAM_RECHECK_SECONDS (default 30 s; at once when it is revoked through the server that holds the stream). A credential revoked or expired, or whose user is gone, ends the stream with a final message `event: stream.closed` (no `id`) whose `data` is StreamClosed with reason `credential_revoked` (reconnecting gets 401); a credential whose view changed (its user lost the admin role) ends it with `access_changed` (reconnect for the new view).
          */
         get: operations["streamEvents"];
         put?: never;
@@ -657,7 +661,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description Returns 201 with the endpoint and its signing `secret` (shown once). 400 webhook-url-refused when the URL resolves to a non-public address (unless the operator allows it) or is not http(s). `marketplace_wide` needs an admin credential (403). Deliveries start with the next event.
+         * @description Returns 201 with the endpoint and its signing `secret` (shown once). 400 webhook-url-refused when the URL resolves to a non-public address (unless the operator allows it) or is not http(s). `marketplace_wide` needs an admin credential (403). Deliveries start with the next event. 409 webhook-limit-reached when the user already has WEBHOOK_MAX_PER_USER (default 16) endpoints. Created with a personal access token, the endpoint is tied to it: it receives only the event types the token's scopes may read and is disabled when the token is revoked or expires.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -689,7 +693,7 @@ export interface paths {
         head?: never;
         /**
          * Change a webhook endpoint
-         * @description URL, event types, description, enabled. Re-enabling resumes pending deliveries at once.
+         * @description URL, event types, description, enabled. Re-enabling resumes pending deliveries at once and ties the endpoint to the credential that re-enables it (a marketplace-wide endpoint needs an admin credential for it: 403).
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -2364,6 +2368,7 @@ export interface components {
              *     - `own-listing` (409): A seller cannot order their own listing.
              *     - `review-not-allowed` (409): The order is not completed or resolved, or it has already been reviewed.
              *     - `too-many-unpaid-orders` (409): The buyer already holds the maximum number of unpaid orders (each holds its listing for the payment window); pay one or let it expire first. `unpaid_orders` and `limit` say how many.
+             *     - `webhook-limit-reached` (409): The user already has the maximum number of webhook endpoints (each event is sent to every one of them); delete one first. `limit` says how many.
              *     - `insufficient-funds` (409): The available custodial balance does not cover the request (a withdrawal's amount + fee, or a custodial order payment); `required_base_units` and `available_base_units` say by how much.
              *     - `payload-too-large` (413): The request body exceeds 100 kB.
              *     - `unsupported-media-type` (415): Request bodies must be application/json.
@@ -2376,7 +2381,7 @@ export interface components {
              *     - `service-unavailable` (503): A dependency of the service is down or overloaded (the database unreachable, its connection pool or a statement/lock timeout exhausted) or the server is shutting down; retry after the Retry-After seconds. When a chain action had already landed, `chain_transaction` {action, signature} says so: the order converges to it (the reconciler records it) and a retry of the action returns the updated order.
              * @enum {string}
              */
-            type: "https://bazaar.dev/problems/validation-error" | "https://bazaar.dev/problems/malformed-json" | "https://bazaar.dev/problems/malformed-request" | "https://bazaar.dev/problems/webhook-url-refused" | "https://bazaar.dev/problems/idempotency-key-missing" | "https://bazaar.dev/problems/unauthorized" | "https://bazaar.dev/problems/invalid-token" | "https://bazaar.dev/problems/token-expired" | "https://bazaar.dev/problems/login-failed" | "https://bazaar.dev/problems/forbidden" | "https://bazaar.dev/problems/insufficient-scope" | "https://bazaar.dev/problems/not-found" | "https://bazaar.dev/problems/route-not-found" | "https://bazaar.dev/problems/custody-disabled" | "https://bazaar.dev/problems/method-not-allowed" | "https://bazaar.dev/problems/request-timeout" | "https://bazaar.dev/problems/conflict" | "https://bazaar.dev/problems/invalid-state-transition" | "https://bazaar.dev/problems/idempotency-key-in-use" | "https://bazaar.dev/problems/listing-unavailable" | "https://bazaar.dev/problems/own-listing" | "https://bazaar.dev/problems/review-not-allowed" | "https://bazaar.dev/problems/too-many-unpaid-orders" | "https://bazaar.dev/problems/insufficient-funds" | "https://bazaar.dev/problems/payload-too-large" | "https://bazaar.dev/problems/unsupported-media-type" | "https://bazaar.dev/problems/idempotency-key-reused" | "https://bazaar.dev/problems/rate-limited" | "https://bazaar.dev/problems/header-fields-too-large" | "https://bazaar.dev/problems/internal-error" | "https://bazaar.dev/problems/chain-transaction-failed" | "https://bazaar.dev/problems/chain-unavailable" | "https://bazaar.dev/problems/service-unavailable";
+            type: "https://bazaar.dev/problems/validation-error" | "https://bazaar.dev/problems/malformed-json" | "https://bazaar.dev/problems/malformed-request" | "https://bazaar.dev/problems/webhook-url-refused" | "https://bazaar.dev/problems/idempotency-key-missing" | "https://bazaar.dev/problems/unauthorized" | "https://bazaar.dev/problems/invalid-token" | "https://bazaar.dev/problems/token-expired" | "https://bazaar.dev/problems/login-failed" | "https://bazaar.dev/problems/forbidden" | "https://bazaar.dev/problems/insufficient-scope" | "https://bazaar.dev/problems/not-found" | "https://bazaar.dev/problems/route-not-found" | "https://bazaar.dev/problems/custody-disabled" | "https://bazaar.dev/problems/method-not-allowed" | "https://bazaar.dev/problems/request-timeout" | "https://bazaar.dev/problems/conflict" | "https://bazaar.dev/problems/invalid-state-transition" | "https://bazaar.dev/problems/idempotency-key-in-use" | "https://bazaar.dev/problems/listing-unavailable" | "https://bazaar.dev/problems/own-listing" | "https://bazaar.dev/problems/review-not-allowed" | "https://bazaar.dev/problems/too-many-unpaid-orders" | "https://bazaar.dev/problems/webhook-limit-reached" | "https://bazaar.dev/problems/insufficient-funds" | "https://bazaar.dev/problems/payload-too-large" | "https://bazaar.dev/problems/unsupported-media-type" | "https://bazaar.dev/problems/idempotency-key-reused" | "https://bazaar.dev/problems/rate-limited" | "https://bazaar.dev/problems/header-fields-too-large" | "https://bazaar.dev/problems/internal-error" | "https://bazaar.dev/problems/chain-transaction-failed" | "https://bazaar.dev/problems/chain-unavailable" | "https://bazaar.dev/problems/service-unavailable";
             title: string;
             status: number;
             detail: string;
@@ -6987,6 +6992,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Webhook limit reached (`webhook-limit-reached`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Payload too large (`payload-too-large`) */
             413: {
                 headers: {
@@ -7261,7 +7275,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;

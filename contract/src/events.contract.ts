@@ -19,6 +19,13 @@
  * a listing's seller, a review's reviewer and seller, a deposit's or withdrawal's owner, a webhook's
  * owner); an admin credential sees every event of the marketplace.
  *
+ * Scopes (issue 20): events carry the resource (a message's body, a deposit, a withdrawal), so a personal
+ * access token sees only the events of resources its scopes can read through their own routes, on top of
+ * `events:read` (or `webhooks:manage` for its webhooks): `orders:read` for order.*, `listings:read` for
+ * listing.* and review.*, `wallet:read` for deposit.* and withdrawal.*, `chat:read` for message.*,
+ * `webhooks:manage` for webhook.*. Other events are left out whole (not sent with the body removed). A
+ * session (JWT) or API key sees every type it is a party of.
+ *
  * The order events come from the `emits` column of the order lifecycle table (`orderTransitions`), the
  * listing events from `listingTransitions` (listing.updated also on an edit by the seller).
  */
@@ -138,6 +145,38 @@ export const StreamEventsQuery = z.object({
 
 export const STREAM_HEARTBEAT_SECONDS = 15;
 
+/**
+ * The last message of a stream the server ends on purpose (issue 20): `event: stream.closed`, no `id`
+ * (so Last-Event-ID stays the position of the last event), `data: StreamClosed` JSON. Not an Event.
+ */
+export const STREAM_CLOSED_EVENT = 'stream.closed';
+export const STREAM_CLOSE_REASONS = ['credential_revoked', 'access_changed', 'replay_limit'] as const;
+export const StreamClosed = named(
+  'StreamClosed',
+  z.object({
+    reason: z
+      .enum(STREAM_CLOSE_REASONS)
+      .describe(
+        '`credential_revoked`: the credential was revoked or expired, or its user is gone (reconnecting gets 401); ' +
+          '`access_changed`: what the credential may see changed (e.g. it lost the admin role): reconnect to get the new view; ' +
+          '`replay_limit`: the replay reached its bound with more events waiting: reconnect with Last-Event-ID (or page GET /events)',
+      ),
+    detail: z.string(),
+  }),
+  'Why the server ended the stream (data of the final `stream.closed` message)',
+);
+export type StreamClosed = z.infer<typeof StreamClosed>;
+
+/** Defaults of the stream limits (server EVENTS_STREAM_* variables). */
+export const STREAM_DEFAULTS = {
+  /** open streams per user (per replica); one more answers 429 rate-limited */
+  maxPerUser: 5,
+  /** events one connection replays after Last-Event-ID before it ends with `replay_limit` */
+  replayMax: 1000,
+  /** seconds between re-checks of the stream's credential */
+  recheckSeconds: 30,
+} as const;
+
 /** The body of the stream: endless `text/event-stream` text. */
 export const EventStream = named('EventStream', z.string(), 'An endless text/event-stream of Event (id: position, event: type, data: JSON)');
 
@@ -152,7 +191,10 @@ export const events = c.router({
     summary: 'List the caller\'s events',
     description:
       'Events of resources the caller is a party of (an admin credential: every event), newest first, cursor ' +
-      'pagination (limit 1..100, default 20). Filters: `type` (comma-separated event types), `resource_type`, ' +
+      'pagination. A personal access token sees only the event types its scopes can read: `chat:read` for ' +
+      '`message.*`, `wallet:read` for `deposit.*` and `withdrawal.*`, `orders:read` for `order.*`, `listings:read` ' +
+      'for `listing.*` and `review.*`, `webhooks:manage` for `webhook.*` (other events are left out whole). Also the way to read history older than a ' +
+      'stream replays (EVENTS_STREAM_REPLAY_MAX). Limit 1..100, default 20. Filters: `type` (comma-separated event types), `resource_type`, ' +
       '`resource_id`. An order\'s `allowed_actions` is empty in events (it depends on the caller; GET the order). ' +
       'Events are kept EVENTS_RETENTION_DAYS (default 30) days; the newest event of each resource is kept ' +
       'longer, so its `sequence` never restarts.',
@@ -174,8 +216,20 @@ export const events = c.router({
       `is repeated (a position older than the retention period resumes at the oldest event kept). Without it, the stream starts at the present. A comment line (\`: heartbeat\`) every ` +
       `${STREAM_HEARTBEAT_SECONDS} s keeps proxies from closing an idle connection; \`retry: 2000\` tells ` +
       'EventSource to reconnect after 2 s. On shutdown the server ends the stream cleanly (the client ' +
-      'reconnects to another replica with Last-Event-ID). Same visibility and filters as GET /events. ' +
-      'Browsers authenticate with the session cookie (EventSource sends no Authorization header).',
+      'reconnects to another replica with Last-Event-ID). Same visibility, scope filtering and filters as GET /events. ' +
+      'Browsers authenticate with the session cookie (EventSource sends no Authorization header).\n\n' +
+      `Limits: at most EVENTS_STREAM_MAX_PER_USER (default ${STREAM_DEFAULTS.maxPerUser}) open streams per user on one server ` +
+      '(all the user\'s credentials together; one more answers 429 rate-limited). A replay sends at most ' +
+      `EVENTS_STREAM_REPLAY_MAX (default ${STREAM_DEFAULTS.replayMax}) events; with more waiting the stream ends with ` +
+      '`stream.closed` reason `replay_limit`: reconnect with Last-Event-ID (EventSource does) or page GET /events for ' +
+      'older history. A client that does not read its stream is disconnected once too many events wait for it ' +
+      '(it resumes with Last-Event-ID).\n\n' +
+      'Revocation: the stream\'s credential is checked again every EVENTS_STREAM_RECHECK_SECONDS ' +
+      `(default ${STREAM_DEFAULTS.recheckSeconds} s; at once when it is revoked through the server that holds the stream). ` +
+      'A credential revoked or expired, or whose user is gone, ends the stream with a final message ' +
+      '`event: stream.closed` (no `id`) whose `data` is StreamClosed with reason `credential_revoked` (reconnecting ' +
+      'gets 401); a credential whose view changed (its user lost the admin role) ends it with `access_changed` ' +
+      '(reconnect for the new view).',
     responses: {
       200: c.otherResponse({ contentType: 'text/event-stream', body: EventStream }),
       ...streamEvents.responses,

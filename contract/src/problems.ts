@@ -128,6 +128,13 @@ export const problemTypes = {
       'The buyer already holds the maximum number of unpaid orders (each holds its listing for the payment ' +
       'window); pay one or let it expire first. `unpaid_orders` and `limit` say how many.',
   },
+  'webhook-limit-reached': {
+    status: 409,
+    title: 'Webhook limit reached',
+    description:
+      'The user already has the maximum number of webhook endpoints (each event is sent to every one of them); ' +
+      'delete one first. `limit` says how many.',
+  },
   'insufficient-funds': {
     status: 409,
     title: 'Insufficient funds',

@@ -19,8 +19,18 @@
  * receivers). The address is checked again at every delivery. The receiver must answer within
  * WEBHOOK_TIMEOUT_MS (default 10 s); its response body is read up to 64 KiB (kept in the log up to 1 KiB).
  *
- * Who: a user manages their own endpoints (404 for others'). `marketplace_wide: true` (admin credential
- * only, else 403) receives every event of the marketplace.
+ * Who: a user manages their own endpoints (404 for others'), at most WEBHOOK_MAX_PER_USER (default 16;
+ * one more: 409 webhook-limit-reached). `marketplace_wide: true` (admin credential only, else 403)
+ * receives every event of the marketplace while its creator is still an admin (checked at every fan-out;
+ * an admin API key: while the key is not revoked and still admin).
+ *
+ * Credentials (issue 20): an endpoint created with a personal access token (or an API key) is tied to it.
+ * It receives only the events that token may read (events.contract.ts: `chat:read` for `message.*`,
+ * `wallet:read` for `deposit.*` and `withdrawal.*`, ...); when the token is revoked or expires (the key
+ * revoked, or a marketplace-wide endpoint's creator no longer admin) the endpoint is disabled
+ * (`disabled_reason` says why) and its owner gets `webhook.disabled`; pending deliveries are not sent.
+ * Re-enabling an endpoint (PATCH `enabled: true`) ties it to the credential that re-enables it. Endpoints created
+ * with a session (JWT) are tied to the user only.
  */
 import { z } from 'zod';
 import { c, named, PaginationQuery, page, safeText, Timestamp, Uuid } from './common.js';
@@ -116,10 +126,10 @@ export const WebhookDeliveryPage = named('WebhookDeliveryPage', page(WebhookDeli
 const WebhookParams = z.object({ webhook_id: Uuid });
 const DeliveryParams = z.object({ webhook_id: Uuid, delivery_id: Uuid });
 
-const create = routeErrors('user', [...bodyProblems, 'forbidden', 'webhook-url-refused'], { actors: ['owner', 'admin'] });
+const create = routeErrors('user', [...bodyProblems, 'forbidden', 'webhook-url-refused', 'webhook-limit-reached'], { actors: ['owner', 'admin'] });
 const list = routeErrors('user', []);
 const get = routeErrors('user', ['not-found']);
-const update = routeErrors('user', [...bodyProblems, 'not-found', 'webhook-url-refused']);
+const update = routeErrors('user', [...bodyProblems, 'forbidden', 'not-found', 'webhook-url-refused']);
 const remove = routeErrors('user', ['not-found']);
 const rotate = routeErrors('user', ['not-found']);
 const deliveries = routeErrors('user', ['not-found']);
@@ -134,7 +144,10 @@ export const webhooks = c.router({
     description:
       'Returns 201 with the endpoint and its signing `secret` (shown once). 400 webhook-url-refused when the URL ' +
       'resolves to a non-public address (unless the operator allows it) or is not http(s). `marketplace_wide` ' +
-      'needs an admin credential (403). Deliveries start with the next event.',
+      'needs an admin credential (403). Deliveries start with the next event. 409 webhook-limit-reached when the ' +
+      'user already has WEBHOOK_MAX_PER_USER (default 16) endpoints. Created with a personal access token, the ' +
+      'endpoint is tied to it: it receives only the event types the token\'s scopes may read and is disabled when ' +
+      'the token is revoked or expires.',
     responses: { 201: WebhookWithSecret, ...create.responses },
     metadata: create.metadata,
   },
@@ -162,7 +175,9 @@ export const webhooks = c.router({
     pathParams: WebhookParams,
     body: UpdateWebhookBody,
     summary: 'Change a webhook endpoint',
-    description: 'URL, event types, description, enabled. Re-enabling resumes pending deliveries at once.',
+    description:
+      'URL, event types, description, enabled. Re-enabling resumes pending deliveries at once and ties the endpoint ' +
+      'to the credential that re-enables it (a marketplace-wide endpoint needs an admin credential for it: 403).',
     responses: { 200: WebhookEndpoint, ...update.responses },
     metadata: update.metadata,
   },

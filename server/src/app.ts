@@ -155,7 +155,7 @@ export function createApp(ctx: AppContext): BazaarApp {
   }
   // the SSE stream writes its own response (ts-rest answers JSON): mounted first, after the auth middleware
   const streamAuthn = authenticate(services.auth, { publicMarketplace: config.publicMarketplace }, contract.events.streamEvents);
-  app.get(contract.events.streamEvents.path, streamAuthn, streamEventsHandler(services.events.http));
+  app.get(contract.events.streamEvents.path, streamAuthn, streamEventsHandler({ ...services.events.http, refresh: services.auth.refreshPrincipal }));
   createExpressEndpoints(contract, services.router, app, {
     globalMiddleware: [authn, requireDeclaredBody],
     requestValidationErrorHandler: requestValidationErrorHandler as never,

@@ -19,7 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { authDefaults } from '@bazaar/contract';
+import { authDefaults, STREAM_DEFAULTS } from '@bazaar/contract';
 import type { CurrencyInfo } from './chain/types.js';
 import { websocketUrlFor } from './chain/pubsub.js';
 
@@ -63,8 +63,11 @@ export const DEFAULT_LIMITS = {
   shutdownTimeoutMs: 25_000,
 } as const;
 
-/** Webhook delivery defaults (modules/webhooks). */
-export const WEBHOOK_DEFAULTS = { timeoutMs: 10_000, intervalMs: 1_000, concurrency: 32 } as const;
+/**
+ * Webhook delivery defaults (modules/webhooks). `maxPerUser`: endpoints one user may register (each
+ * event fans out to every endpoint; Stripe allows 16 per account).
+ */
+export const WEBHOOK_DEFAULTS = { timeoutMs: 10_000, intervalMs: 1_000, concurrency: 32, maxPerUser: 16 } as const;
 
 /** Webhook settings (WEBHOOK_* variables). */
 export interface WebhookSettings {
@@ -74,6 +77,18 @@ export interface WebhookSettings {
   /** ms; 0 = the worker does not run */
   intervalMs: number;
   concurrency: number;
+  /** endpoints per user (more: 409 conflict); absent: WEBHOOK_DEFAULTS.maxPerUser */
+  maxPerUser?: number;
+}
+
+/** Limits of GET /events/stream (EVENTS_STREAM_* variables; modules/events/events.stream.ts). */
+export interface EventStreamSettings {
+  /** open streams per user on one process (more: 429) */
+  maxPerUser: number;
+  /** events one connection replays before it ends with `replay_limit` */
+  replayMax: number;
+  /** re-check of a stream's credential, ms */
+  recheckMs: number;
 }
 
 export const DEFAULT_CATEGORIES = ['design', 'development', 'writing', 'marketing', 'video', 'music', 'data', 'business', 'other'];
@@ -238,6 +253,38 @@ export const ENV_VARS: readonly EnvVar[] = [
   { name: 'CHAT_RATE_LIMIT_PER_MINUTE', group: 'events', default: lit(30), meaning: 'chat messages per sender per minute (more: 429)', example: '10', readers: S },
   { name: 'EVENTS_RETENTION_DAYS', group: 'events', default: lit(30), meaning: 'days events and finished webhook deliveries are kept (`0` = forever); the newest event of each resource and events a pending delivery needs are kept longer', example: '90', readers: S },
   { name: 'WEBHOOK_CONCURRENCY', group: 'events', default: lit(WEBHOOK_DEFAULTS.concurrency), meaning: 'webhook deliveries in flight at once per process', example: '64', readers: S },
+  {
+    name: 'WEBHOOK_MAX_PER_USER',
+    group: 'events',
+    default: lit(WEBHOOK_DEFAULTS.maxPerUser),
+    meaning: 'webhook endpoints one user may register (each event fans out to every endpoint); one more answers 409 `webhook-limit-reached`',
+    example: '4',
+    readers: S,
+  },
+  {
+    name: 'EVENTS_STREAM_MAX_PER_USER',
+    group: 'events',
+    default: lit(STREAM_DEFAULTS.maxPerUser),
+    meaning: 'open `GET /events/stream` connections per user on one replica (all the user\'s credentials together); one more answers 429',
+    example: '2',
+    readers: S,
+  },
+  {
+    name: 'EVENTS_STREAM_REPLAY_MAX',
+    group: 'events',
+    default: lit(STREAM_DEFAULTS.replayMax),
+    meaning: 'events a stream replays after `Last-Event-ID` on one connection; with more waiting it ends with `stream.closed` (`replay_limit`) and the client resumes from its last id or pages `GET /events`',
+    example: '200',
+    readers: S,
+  },
+  {
+    name: 'EVENTS_STREAM_RECHECK_SECONDS',
+    group: 'events',
+    default: lit(STREAM_DEFAULTS.recheckSeconds),
+    meaning: 'how often an open stream\'s credential is re-read from the database (a revocation on another replica ends the stream within this time; on the same replica at once)',
+    example: '10',
+    readers: S,
+  },
   // limits
   { name: 'BODY_LIMIT', group: 'limits', default: lit('100kb'), meaning: 'JSON body limit (larger: 413)', example: '1mb', readers: S },
   { name: 'HTTP_HEADERS_TIMEOUT_MS', group: 'limits', default: lit(DEFAULT_LIMITS.http.headersTimeoutMs), meaning: 'time to receive the request line and headers; also closes connections that never send a byte', example: '2000', readers: S },
@@ -425,6 +472,8 @@ export interface Config {
   custodyPollIntervalMs?: number;
   /** webhooks (WEBHOOK_*); absent: WEBHOOK_DEFAULTS, private URLs refused */
   webhooks?: WebhookSettings;
+  /** event stream limits (EVENTS_STREAM_*); absent: contract STREAM_DEFAULTS */
+  eventStreams?: EventStreamSettings;
   /** chat messages per sender per minute (absent: 30) */
   chatRateLimitPerMinute?: number;
   /** days events are kept (modules/events/events.retention.ts); 0 or absent: forever */
@@ -626,6 +675,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
       timeoutMs: positive(env, 'WEBHOOK_TIMEOUT_MS'),
       intervalMs: int(env, 'WEBHOOK_WORKER_INTERVAL_MS'),
       concurrency: positive(env, 'WEBHOOK_CONCURRENCY'),
+      maxPerUser: positive(env, 'WEBHOOK_MAX_PER_USER'),
+    },
+    eventStreams: {
+      maxPerUser: positive(env, 'EVENTS_STREAM_MAX_PER_USER'),
+      replayMax: positive(env, 'EVENTS_STREAM_REPLAY_MAX'),
+      recheckMs: positive(env, 'EVENTS_STREAM_RECHECK_SECONDS') * 1000,
     },
     logLevel: raw(env, 'LOG_LEVEL')!,
     trustProxy: trustProxyText === 'true' ? 1 : trustProxyText === 'false' ? 0 : int(env, 'TRUST_PROXY'),

@@ -7,17 +7,36 @@ import type { RequestHandler } from 'express';
 import { initServer } from '@ts-rest/express';
 import { contract, StreamEventsQuery } from '@bazaar/contract';
 import { DomainError } from '../errors.js';
-import { filterOf, parsePosition, viewerOf, type EventHub, type EventsService } from '../modules/events/index.js';
+import { credentialKey, type Principal } from '../modules/auth/index.js';
+import { filterOf, parsePosition, viewerOf, type EventHub, type EventsService, type StreamAccess } from '../modules/events/index.js';
 
 export interface EventsHttpDeps {
   service: EventsService;
   hub: EventHub;
+  /** re-read a stream's credential (auth refreshPrincipal): null once it no longer authenticates */
+  refresh?: (p: Principal) => Promise<Principal | null>;
 }
 
-function principalOf(req: unknown): { userId: string | null; isAdmin: boolean } {
-  const p = (req as { principal?: { userId?: string | null; isAdmin?: boolean } }).principal;
+function principalOf(req: unknown): Principal {
+  const p = (req as { principal?: Principal }).principal;
   if (!p) throw new DomainError('unauthorized', 'No credential was sent.');
-  return { userId: p.userId ?? null, isAdmin: !!p.isAdmin };
+  return p;
+}
+
+/** A stream's access: its viewer, the per-user cap's key, and how to re-check the credential later. */
+function accessOf(p: Principal, refresh: EventsHttpDeps['refresh']): StreamAccess {
+  const credential = credentialKey(p);
+  return {
+    viewer: viewerOf(p),
+    owner: p.userId ?? credential,
+    credential,
+    recheck: refresh
+      ? async () => {
+          const now = await refresh(p);
+          return now ? viewerOf(now) : null;
+        }
+      : undefined,
+  };
 }
 
 export function eventsHandlers(deps: EventsHttpDeps) {
@@ -49,7 +68,7 @@ export function streamEventsHandler(deps: EventsHttpDeps): RequestHandler {
           : parsed.data.last_event_id !== undefined
             ? parsePosition(parsed.data.last_event_id, 'query.last_event_id')
             : null;
-      deps.hub.serve(req, res, viewerOf(p), filterOf(parsed.data), last).catch(next);
+      deps.hub.serve(req, res, accessOf(p, deps.refresh), filterOf(parsed.data), last).catch(next);
     } catch (err) {
       next(err);
     }

@@ -7,7 +7,7 @@ import { contract } from '@bazaar/contract';
 import type { ChainClient } from '../chain/index.js';
 import type { AppContext } from '../context.js';
 import { DomainError } from '../errors.js';
-import { createAuthRepo, createAuthService, createTokensService } from '../modules/auth/index.js';
+import { createAuthRepo, createAuthService, createTokensService, credentialSignal } from '../modules/auth/index.js';
 import { createListingsModule, listingsReadPort } from '../modules/listings/index.js';
 import { createMarketplaceModule } from '../modules/marketplace/index.js';
 import { createEventsModule, EventRetention } from '../modules/events/index.js';
@@ -67,9 +67,11 @@ export function buildServices(ctx: AppContext) {
   const chain = ctx.chain;
   const listings = createListingsModule({ db, chain, config: listingsConfig, log, ...ctx.listings });
   const marketplace = createMarketplaceModule({ db, config: listingsConfig });
-  const events = createEventsModule({ db, log, databaseUrl: config.databaseUrl });
+  // streams and webhooks re-check their credential: at once on a revocation here (credentialSignal),
+  // periodically for revocations elsewhere (they are in the database)
+  const events = createEventsModule({ db, log, databaseUrl: config.databaseUrl, stream: config.eventStreams, credentialChanges: credentialSignal });
   const chat = createChatModule({ db, now: ctx.now, rateLimitPerMinute: config.chatRateLimitPerMinute });
-  const webhooks = createWebhooksModule({ db, settings: config.webhooks, log, now: ctx.now, ...ctx.webhooks });
+  const webhooks = createWebhooksModule({ db, settings: config.webhooks, log, now: ctx.now, credentialChanges: credentialSignal, ...ctx.webhooks });
   const wallet = createWalletService({
     chain: chain ?? { getWalletBalances: chainMissing },
     currencies,
@@ -127,7 +129,7 @@ export function buildServices(ctx: AppContext) {
       custodyWithoutChain: config.custodyEnabled && !custody,
       idempotencyStore,
     }),
-    events: eventsHandlers(events.http),
+    events: eventsHandlers({ ...events.http, refresh: auth.refreshPrincipal }),
     webhooks: webhooksHandlers(webhooks.http),
     chat: chatHandlers({ ...chat.http, rateLimitStore: new PrismaRateLimitStore(db, 'chat:sender') }),
     tokens: tokensHandlers({ service: createTokensService(db, ctx.now) }),

@@ -4,16 +4,24 @@
 import { initServer } from '@ts-rest/express';
 import { contract } from '@bazaar/contract';
 import { DomainError } from '../errors.js';
+import type { Principal } from '../modules/auth/index.js';
 import { presentDelivery, presentWebhook, type WebhooksService } from '../modules/webhooks/index.js';
+import type { WebhookPrincipal } from '../modules/webhooks/webhooks.service.js';
 
 export interface WebhooksHttpDeps {
   service: WebhooksService;
 }
 
-function principalOf(req: unknown): { userId: string | null; isAdmin: boolean } {
-  const p = (req as { principal?: { userId?: string | null; isAdmin?: boolean } }).principal;
+/** The caller with its credential (an endpoint is tied to the token or key that creates it). */
+function principalOf(req: unknown): WebhookPrincipal {
+  const p = (req as { principal?: Principal }).principal;
   if (!p) throw new DomainError('unauthorized', 'No credential was sent.');
-  return { userId: p.userId ?? null, isAdmin: !!p.isAdmin };
+  return {
+    userId: p.userId ?? null,
+    isAdmin: !!p.isAdmin,
+    tokenId: p.kind === 'pat' ? (p.tokenId ?? null) : null,
+    apiKeyId: p.kind === 'api_key' ? (p.apiKeyId ?? null) : null,
+  };
 }
 
 export function webhooksHandlers(deps: WebhooksHttpDeps) {

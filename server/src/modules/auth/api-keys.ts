@@ -5,6 +5,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { PrismaClient } from '../../db/client.js';
+import { notifyCredentialChanged } from './revocation.js';
 
 export const API_KEY_PREFIX = 'bzk_';
 const B62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -49,6 +50,8 @@ export async function listApiKeys(db: PrismaClient) {
 
 /** true when a key with that prefix was active and is now revoked. */
 export async function revokeApiKey(db: PrismaClient, prefix: string, now = new Date()): Promise<boolean> {
+  const key = await db.apiKey.findUnique({ where: { prefix }, select: { id: true } });
   const { count } = await db.apiKey.updateMany({ where: { prefix, revokedAt: null }, data: { revokedAt: now } });
+  if (count === 1 && key) notifyCredentialChanged(`api_key:${key.id}`);
   return count === 1;
 }

@@ -29,6 +29,13 @@ export function createAuthRepo(db: PrismaClient) {
       const user = await db.user.findUnique({ where: { id: row.userId } });
       return user ? { ...row, user } : null;
     },
+    async findPatById(id: string) {
+      const row = await db.personalAccessToken.findUnique({ where: { id } });
+      if (!row) return null;
+      const user = await db.user.findUnique({ where: { id: row.userId } });
+      return { ...row, user };
+    },
+    findApiKeyById: (id: string) => db.apiKey.findUnique({ where: { id }, include: { user: true } }),
     touchPat: (id: string, now: Date) => db.personalAccessToken.update({ where: { id }, data: { lastUsedAt: now } }),
   };
 }

@@ -39,6 +39,20 @@ export interface Principal {
   isAdmin: boolean;
   role: 'user' | 'admin' | null;
   apiKeyId?: string;
+  /** personal access tokens: the token's id (revocation, webhooks tied to it) */
+  tokenId?: string;
+  /** when the credential stops being valid (a JWT's `exp`, a token's `expires_at`); absent or null: never */
+  expiresAt?: Date | null;
+}
+
+/**
+ * The credential a principal came from, as one string: `pat:<token id>`, `api_key:<key id>` or
+ * `user:<user id>` (a session JWT). Streams and webhooks are keyed by it for revocation signals.
+ */
+export function credentialKey(p: Pick<Principal, 'kind' | 'userId' | 'apiKeyId' | 'tokenId'>): string {
+  if (p.kind === 'pat') return `pat:${p.tokenId}`;
+  if (p.kind === 'api_key') return `api_key:${p.apiKeyId}`;
+  return `user:${p.userId}`;
 }
 
 export interface AuthDeps {
@@ -166,7 +180,14 @@ export function createAuthService(deps: AuthDeps) {
       if (!res.ok) throw res.reason === 'expired' ? authErrors.tokenExpired() : authErrors.invalidToken('bad or unreadable token');
       const user = await repo.getUser(res.claims.sub);
       if (!user || user.wallet !== res.claims.wallet) throw authErrors.invalidToken('unknown user');
-      const principal: Principal = { kind: 'user', userId: user.id, wallet: user.wallet, isAdmin: user.role === 'admin', role: user.role as 'user' | 'admin' };
+      const principal: Principal = {
+        kind: 'user',
+        userId: user.id,
+        wallet: user.wallet,
+        isAdmin: user.role === 'admin',
+        role: user.role as 'user' | 'admin',
+        expiresAt: new Date(res.claims.exp * 1000),
+      };
       if (cacheTtlMs > 0) principals.set(token, { principal, until: Math.min(t.getTime() + cacheTtlMs, res.claims.exp * 1000) });
       return principal;
     },
@@ -179,7 +200,7 @@ export function createAuthService(deps: AuthDeps) {
       if (row.revokedAt) throw authErrors.invalidToken('personal access token revoked');
       if (row.expiresAt && row.expiresAt <= now()) throw authErrors.tokenExpired();
       void repo.touchPat(row.id, now()).catch(() => undefined);
-      return { kind: 'pat', userId: row.user.id, wallet: row.user.wallet, isAdmin: false, role: 'user', scopes: row.scopes };
+      return { kind: 'pat', userId: row.user.id, wallet: row.user.wallet, isAdmin: false, role: 'user', scopes: row.scopes, tokenId: row.id, expiresAt: row.expiresAt };
     },
 
     /** An API key -> principal (acts as its user when it has one; admin only when the key is). */
@@ -196,7 +217,33 @@ export function createAuthService(deps: AuthDeps) {
         isAdmin: row.isAdmin,
         role: (row.user?.role as 'user' | 'admin' | undefined) ?? null,
         apiKeyId: row.id,
+        expiresAt: null,
       };
+    },
+
+    /**
+     * Re-read the credential behind `p` (issue 20: a long-lived SSE stream re-checks its caller): the
+     * principal as it stands now, or null when the credential no longer authenticates (a personal access
+     * token or API key revoked, deleted or expired; a session whose JWT expired or whose user is gone or
+     * has another wallet). `isAdmin` follows the user's role (session) or the key's flag (API key) now.
+     * Reads the database; never throws for a missing row.
+     */
+    async refreshPrincipal(p: Principal): Promise<Principal | null> {
+      const t = now();
+      if (p.expiresAt && p.expiresAt.getTime() <= t.getTime()) return null;
+      if (p.kind === 'pat') {
+        const row = p.tokenId ? await repo.findPatById(p.tokenId) : null;
+        if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= t) || !row.user) return null;
+        return { ...p, userId: row.user.id, wallet: row.user.wallet, scopes: row.scopes, expiresAt: row.expiresAt };
+      }
+      if (p.kind === 'api_key') {
+        const row = p.apiKeyId ? await repo.findApiKeyById(p.apiKeyId) : null;
+        if (!row || row.revokedAt) return null;
+        return { ...p, userId: row.user?.id ?? null, wallet: row.user?.wallet ?? null, isAdmin: row.isAdmin, role: (row.user?.role as 'user' | 'admin' | undefined) ?? null };
+      }
+      const user = p.userId ? await repo.getUser(p.userId) : null;
+      if (!user || user.wallet !== p.wallet) return null;
+      return { ...p, isAdmin: user.role === 'admin', role: user.role as 'user' | 'admin' };
     },
   };
 }

@@ -3,13 +3,15 @@
  * created by a user for a third-party app with scopes (contract TOKEN_SCOPES). Only sha256(token) is
  * stored; the token is shown once. Checked by the auth middleware against the scopes the request needs
  * (contract requiredScopes: the route's scope, plus a money scope when the request moves money); a token
- * never carries the admin role.
+ * never carries the admin role. Revoking one signals it in-process
+ * (revocation.ts) so open streams end and webhooks tied to it are disabled at once.
  */
 import { randomBytes } from 'node:crypto';
 import type { TokenScope } from '@bazaar/contract';
 import type { PrismaClient } from '../../db/client.js';
 import { DomainError } from '../../errors.js';
 import { hashApiKey } from './api-keys.js';
+import { notifyCredentialChanged } from './revocation.js';
 
 export const PAT_PREFIX = 'bzp_';
 const B62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -62,6 +64,8 @@ export function createTokensService(db: PrismaClient, now: () => Date = () => ne
       const row = await db.personalAccessToken.findUnique({ where: { id } });
       if (!row || row.userId !== userId) throw new DomainError('not-found', `Token ${id} not found.`);
       const updated = row.revokedAt ? row : await db.personalAccessToken.update({ where: { id }, data: { revokedAt: now() } });
+      // streams and webhooks of this process using it re-check now (other replicas: on their timers)
+      if (!row.revokedAt) notifyCredentialChanged(`pat:${id}`);
       return presentToken(updated);
     },
   };

@@ -5,10 +5,14 @@
 import type { Event, EventType, ResourceType } from '@bazaar/contract';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 
-/** Who reads: a user sees events whose audience holds them; an admin every event. */
+/**
+ * Who reads: a user sees events whose audience holds them; an admin every event. `types`: the event
+ * types the credential's scopes may read (events.scopes.ts `eventTypesFor`); absent or null = all.
+ */
 export interface EventViewer {
   userId: string | null;
   isAdmin: boolean;
+  types?: readonly EventType[] | null;
 }
 
 export interface EventFilter {
@@ -64,6 +68,7 @@ export function toEventDto(e: EventRecord): Event {
 /** Whether `viewer` may see `e` and it passes `f`. */
 export function matches(e: EventRecord, viewer: EventViewer | null, f: EventFilter = {}): boolean {
   if (viewer && !viewer.isAdmin && !(viewer.userId && e.audience.includes(viewer.userId))) return false;
+  if (viewer?.types && !viewer.types.includes(e.type)) return false;
   if (f.types?.length && !f.types.includes(e.type)) return false;
   if (f.resourceType && e.resourceType !== f.resourceType) return false;
   if (f.resourceId && e.resourceId !== f.resourceId) return false;
@@ -73,6 +78,7 @@ export function matches(e: EventRecord, viewer: EventViewer | null, f: EventFilt
 function where(viewer: EventViewer | null, f: EventFilter): Prisma.EventWhereInput[] {
   const and: Prisma.EventWhereInput[] = [];
   if (viewer && !viewer.isAdmin) and.push(viewer.userId ? { audience: { has: viewer.userId } } : { seq: { lt: 0n } });
+  if (viewer?.types) and.push({ type: { in: [...viewer.types] } });
   if (f.types?.length) and.push({ type: { in: [...f.types] } });
   if (f.resourceType) and.push({ resourceType: f.resourceType });
   if (f.resourceId) and.push({ resourceId: f.resourceId });

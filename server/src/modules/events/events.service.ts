@@ -6,12 +6,15 @@
 import type { Event, EventType, ResourceType } from '@bazaar/contract';
 import { DomainError } from '../../errors.js';
 import { cursorKey, decodeCursor, encodeCursor } from '../../lib/cursor.js';
+import { eventTypesFor } from './events.scopes.js';
 import { toEventDto, type EventFilter, type EventsRepo, type EventViewer } from './events.repo.js';
 
 /** The caller as the events module sees it. */
 export interface EventsPrincipal {
   userId: string | null;
   isAdmin: boolean;
+  /** a personal access token's scopes (they limit the event types it sees); absent: no scopes (all types) */
+  scopes?: readonly string[] | null;
 }
 
 export interface ListEventsInput {
@@ -22,9 +25,12 @@ export interface ListEventsInput {
   resource_id?: string;
 }
 
-/** The viewer of a principal: a service API key without a user sees nothing unless it is an admin key. */
+/**
+ * The viewer of a principal: a service API key without a user sees nothing unless it is an admin key;
+ * a personal access token only the event types its scopes may read (events.scopes.ts).
+ */
 export function viewerOf(p: EventsPrincipal): EventViewer {
-  return { userId: p.userId, isAdmin: p.isAdmin };
+  return { userId: p.userId, isAdmin: p.isAdmin, types: eventTypesFor(p.scopes) };
 }
 
 export function filterOf(q: { type?: EventType[]; resource_type?: ResourceType; resource_id?: string }): EventFilter {

@@ -5,6 +5,7 @@
  *   await events.start();   // the hub follows the events table
  *   await events.stop();    // ends every open stream
  */
+import type { EventEmitter } from 'node:events';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import { createEventsRepo } from './events.repo.js';
 import { createEventsService } from './events.service.js';
@@ -14,20 +15,40 @@ import { OutboxListener } from './outbox-listener.js';
 export { appendEvents, notifyAppended, outboxSignal, withEvents, type NewEvent, type SqlClient } from './outbox.js';
 export { createEventsRepo, toEventDto, matches, type EventRecord, type EventViewer, type EventFilter } from './events.repo.js';
 export { createEventsService, filterOf, parsePosition, viewerOf, type EventsService } from './events.service.js';
-export { EventHub } from './events.stream.js';
+export { EventHub, type EventHubOptions, type StreamAccess } from './events.stream.js';
+export { EVENT_READ_SCOPES, eventTypesFor, resourceTypesFor } from './events.scopes.js';
 export { EventRetention, type EventRetentionOptions, type RetentionPass } from './events.retention.js';
 export { OutboxListener } from './outbox-listener.js';
 
 type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
 
+/** Stream limits (EVENTS_STREAM_* variables); absent fields: contract STREAM_DEFAULTS. */
+export interface StreamSettings {
+  maxPerUser?: number;
+  replayMax?: number;
+  recheckMs?: number;
+}
+
 /**
  * `databaseUrl` (PostgreSQL): also LISTEN for other replicas' commits (OutboxListener), so their
  * events reach this process's streams and webhook worker at once rather than at the next poll.
+ * `credentialChanges`: emits `'changed'` with a credential key when one is revoked on this process (auth
+ * `credentialSignal`): the streams of that credential are re-checked at once.
  */
-export function createEventsModule(o: { db: PrismaClient; log?: Log; pollMs?: number; databaseUrl?: string }) {
+export function createEventsModule(o: {
+  db: PrismaClient;
+  log?: Log;
+  pollMs?: number;
+  databaseUrl?: string;
+  stream?: StreamSettings;
+  credentialChanges?: EventEmitter;
+}) {
   const repo = createEventsRepo(o.db);
   const service = createEventsService({ repo });
-  const hub = new EventHub(repo, { pollMs: o.pollMs, log: o.log });
+  const hub = new EventHub(repo, { pollMs: o.pollMs, log: o.log, ...o.stream });
+  const onChanged = (key: string) => {
+    void hub.revalidate(key).catch((err) => o.log?.error({ err }, 'event stream re-check failed'));
+  };
   const listener = o.databaseUrl ? new OutboxListener({ connectionString: o.databaseUrl, log: o.log }) : null;
   return {
     repo,
@@ -38,8 +59,11 @@ export function createEventsModule(o: { db: PrismaClient; log?: Log; pollMs?: nu
     async start() {
       await hub.start();
       listener?.start();
+      o.credentialChanges?.off('changed', onChanged);
+      o.credentialChanges?.on('changed', onChanged);
     },
     async stop() {
+      o.credentialChanges?.off('changed', onChanged);
       await listener?.stop();
       await hub.stop();
     },

@@ -5,13 +5,14 @@
  *   await webhooks.start();   // the worker: fan-out + deliveries every intervalMs and on local commits
  *   await webhooks.stop();
  */
+import type { EventEmitter } from 'node:events';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import { WEBHOOK_DEFAULTS, type WebhookSettings } from '../../config.js';
 import { createWebhooksRepo } from './webhooks.repo.js';
 import { createWebhooksService } from './webhooks.service.js';
 import { WebhookWorker, type WebhookWorkerOptions } from './webhooks.worker.js';
 
-export { createWebhooksRepo, type WebhooksRepo } from './webhooks.repo.js';
+export { createWebhooksRepo, EndpointLimitReached, type WebhooksRepo, type RevokedBecause } from './webhooks.repo.js';
 export { createWebhooksService, type WebhooksService } from './webhooks.service.js';
 export { WebhookWorker, retryDelay, RETRY_DELAYS_MS } from './webhooks.worker.js';
 export { presentWebhook, presentDelivery } from './webhooks.presenter.js';
@@ -28,6 +29,8 @@ export interface WebhooksModuleOptions {
   /** test seams: worker options (retry delays, give-up and disable thresholds, send) and DNS */
   worker?: Partial<WebhookWorkerOptions>;
   resolve?: (host: string) => Promise<string[]>;
+  /** emits `'changed'` with a credential key when one is revoked on this process (auth credentialSignal): the worker runs at once */
+  credentialChanges?: EventEmitter;
 }
 
 export function createWebhooksModule(o: WebhooksModuleOptions) {
@@ -42,7 +45,16 @@ export function createWebhooksModule(o: WebhooksModuleOptions) {
     log: o.log,
     ...o.worker,
   });
-  const service = createWebhooksService({ repo, allowPrivateUrls: settings.allowPrivateUrls, now: o.now, wake: () => worker.trigger(), resolve: o.resolve });
+  const service = createWebhooksService({
+    repo,
+    allowPrivateUrls: settings.allowPrivateUrls,
+    now: o.now,
+    wake: () => worker.trigger(),
+    resolve: o.resolve,
+    maxPerUser: settings.maxPerUser ?? WEBHOOK_DEFAULTS.maxPerUser,
+  });
+  // a revocation here: disable the endpoints tied to it now, not at the next pass
+  const onChanged = () => worker.trigger();
   return {
     repo,
     service,
@@ -50,8 +62,11 @@ export function createWebhooksModule(o: WebhooksModuleOptions) {
     http: { service },
     async start() {
       worker.start();
+      o.credentialChanges?.off('changed', onChanged);
+      o.credentialChanges?.on('changed', onChanged);
     },
     async stop() {
+      o.credentialChanges?.off('changed', onChanged);
       await worker.stop();
     },
   };

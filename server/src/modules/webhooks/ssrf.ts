@@ -1,7 +1,8 @@
 /**
  * SSRF guard of webhook URLs (OWASP "Server-Side Request Forgery Prevention"): a webhook URL must be
  * http(s) without credentials and every address its host resolves to must be public unicast
- * (ipaddr.js `range()` 'unicast'; IPv4-mapped IPv6 is judged as the IPv4 address). Loopback, private
+ * (ipaddr.js `range()` 'unicast'; IPv4-mapped IPv6 is judged as the IPv4 address; IPv6 only inside
+ * global unicast 2000::/3, so IPv4-compatible `::7f00:1` and site-local fec0::/10 are refused). Loopback, private
  * (RFC 1918, fc00::/7), link-local (169.254/16 with cloud metadata, fe80::/10), CGNAT, multicast,
  * reserved, unspecified and the like are refused unless `allowPrivate` (development).
  *
@@ -14,11 +15,26 @@ import { promises as dns } from 'node:dns';
 import ipaddr from 'ipaddr.js';
 import { DomainError } from '../../errors.js';
 
-/** Why an address is refused, or null when it is public unicast (or `allowPrivate`). */
+/** IPv6 global unicast, the only IPv6 space that is public (RFC 4291 §2.4, IANA IPv6 address space). */
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
+
+/**
+ * Why an address is refused, or null when it is public unicast (or `allowPrivate`).
+ *
+ * IPv4 (and IPv4-mapped IPv6, judged as its IPv4 address): ipaddr.js `range()` must be 'unicast'.
+ * IPv6: an allowlist, not a list of bad ranges: only global unicast 2000::/3, and within it what
+ * ipaddr.js calls 'unicast' (not 6to4, Teredo, documentation, ...). Everything outside 2000::/3 is
+ * refused, including what ipaddr.js leaves as 'unicast' there: IPv4-compatible addresses
+ * (`::7f00:1` = 127.0.0.1, RFC 4291 §2.5.5.1, deprecated), site-local fec0::/10 (RFC 3879,
+ * deprecated; still routed inside some networks) and unassigned space.
+ */
 export function refusedAddress(address: string, allowPrivate: boolean): string | null {
   if (allowPrivate) return null;
   if (!ipaddr.isValid(address)) return `"${address}" is not an IP address`;
   const ip = ipaddr.process(address); // IPv4-mapped IPv6 -> IPv4
+  if (ip.kind() === 'ipv6' && !(ip as ipaddr.IPv6).match(GLOBAL_UNICAST_V6)) {
+    return `${address} is not an IPv6 global unicast address (2000::/3)`;
+  }
   const range = ip.range();
   return range === 'unicast' ? null : `${address} is a ${range} address`;
 }

@@ -9,11 +9,40 @@
  *    delivery to the same endpoint (per-resource order), locked `FOR UPDATE SKIP LOCKED` (replicas
  *    claim disjoint sets) and leased by moving next_attempt_at past the attempt's timeout: a process
  *    that dies mid-attempt leaves the delivery to be retried after the lease.
+ *  - Authority (issue 20), checked in SQL by both: an endpoint tied to a personal access token needs the
+ *    token unrevoked and unexpired, and gets only the resource types its scopes read (EVENT_READ_SCOPES);
+ *    one tied to an API key needs the key unrevoked; a marketplace-wide endpoint gets other users'
+ *    events only while its creator is admin (the key's flag, else the owner's role), at each fan-out.
+ *    `disableUnauthorized` turns such endpoints off with a webhook.disabled event to the owner.
+ *  - Recording an attempt of a delivery deleted meanwhile (its endpoint was deleted) records nothing.
  */
+
+/** resource type -> scope that reads it, as two parallel arrays for `unnest` in SQL */
+const SCOPE_RT = Object.keys(EVENT_READ_SCOPES);
+const SCOPE_SC = Object.values(EVENT_READ_SCOPES) as string[];
+
+/**
+ * SQL condition: endpoint `w` (with `t` its token, `k` its API key) still holds the authority it was
+ * created with at `now` (token unrevoked and unexpired, key unrevoked).
+ */
+const credentialValid = (now: Date) => Prisma.sql`
+  (w.token_id IS NULL OR (t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > ${now})))
+  AND (w.api_key_id IS NULL OR k.revoked_at IS NULL)`;
+
+/** SQL condition: marketplace-wide endpoint `w` is still an admin's (the key's flag, else the owner `u`'s role). */
+const stillAdmin = Prisma.sql`
+  (w.marketplace_wide AND w.token_id IS NULL
+   AND CASE WHEN w.api_key_id IS NOT NULL THEN coalesce(k.is_admin, false) ELSE coalesce(u.role = 'admin', false) END)`;
+
+/** the joins `credentialValid` and `stillAdmin` read */
+const credentialJoins = Prisma.sql`
+  LEFT JOIN personal_access_tokens t ON t.id = w.token_id
+  LEFT JOIN api_keys k ON k.id = w.api_key_id
+  LEFT JOIN users u ON u.id = w.owner_id`;
 import { randomUUID } from 'node:crypto';
 import type { EventType } from '@bazaar/contract';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
-import { appendEvents, notifyAppended } from '../events/index.js';
+import { appendEvents, EVENT_READ_SCOPES, notifyAppended } from '../events/index.js';
 import type { EventRecord } from '../events/index.js';
 
 export interface EndpointRecord {
@@ -27,9 +56,15 @@ export interface EndpointRecord {
   enabled: boolean;
   disabledReason: string | null;
   failingSince: Date | null;
+  /** the personal access token / API key it is tied to (issue 20); null: a session made it */
+  tokenId: string | null;
+  apiKeyId: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
+
+/** Why an endpoint lost the authority it was created with (disableUnauthorized). */
+export type RevokedBecause = 'token_revoked' | 'token_expired' | 'key_revoked' | 'not_admin';
 
 export interface AttemptRecord {
   statusCode: number | null;
@@ -70,12 +105,48 @@ export interface ClaimedDelivery {
 }
 
 type EndpointRow = Prisma.WebhookEndpointGetPayload<object>;
+
+/** What a new endpoint is made of. */
+export interface NewEndpoint {
+  ownerId: string | null;
+  marketplaceWide: boolean;
+  url: string;
+  description: string;
+  eventTypes: EventType[];
+  secret: string;
+  tokenId?: string | null;
+  apiKeyId?: string | null;
+}
 const toEndpoint = (r: EndpointRow): EndpointRecord => ({ ...r, eventTypes: (r.eventTypes ?? []) as EventType[] });
+
+/** The owner was refused another endpoint: `limit` reached (createEndpointCapped). */
+export class EndpointLimitReached extends Error {
+  constructor(readonly limit: number) {
+    super(`endpoint limit ${limit} reached`);
+  }
+}
 
 export function createWebhooksRepo(db: PrismaClient) {
   return {
-    async createEndpoint(e: { ownerId: string | null; marketplaceWide: boolean; url: string; description: string; eventTypes: EventType[]; secret: string }) {
+    async createEndpoint(e: NewEndpoint): Promise<EndpointRecord> {
       return toEndpoint(await db.webhookEndpoint.create({ data: { id: randomUUID(), ...e } }));
+    },
+
+    /**
+     * Create an endpoint unless its owner already has `limit`: the owner's user row is locked for the
+     * count and the insert, so concurrent creations cannot pass the limit together. Throws
+     * EndpointLimitReached.
+     */
+    async createEndpointCapped(
+      e: NewEndpoint & { ownerId: string },
+      limit: number,
+    ): Promise<EndpointRecord> {
+      return db.$transaction(async (tx) => {
+        await tx.$queryRaw`SELECT 1 FROM users WHERE id = ${e.ownerId}::uuid FOR UPDATE`;
+        const n = await tx.webhookEndpoint.count({ where: { ownerId: e.ownerId } });
+        if (n >= limit) throw new EndpointLimitReached(limit);
+        return toEndpoint(await tx.webhookEndpoint.create({ data: { id: randomUUID(), ...e } }));
+      });
     },
 
     async getEndpoint(id: string): Promise<EndpointRecord | null> {
@@ -95,7 +166,10 @@ export function createWebhooksRepo(db: PrismaClient) {
       return rows.map(toEndpoint);
     },
 
-    async updateEndpoint(id: string, patch: Partial<Pick<EndpointRecord, 'url' | 'description' | 'eventTypes' | 'enabled' | 'secret' | 'disabledReason' | 'failingSince'>>) {
+    async updateEndpoint(
+      id: string,
+      patch: Partial<Pick<EndpointRecord, 'url' | 'description' | 'eventTypes' | 'enabled' | 'secret' | 'disabledReason' | 'failingSince' | 'tokenId' | 'apiKeyId'>>,
+    ) {
       return toEndpoint(await db.webhookEndpoint.update({ where: { id }, data: patch }));
     },
 
@@ -138,9 +212,14 @@ export function createWebhooksRepo(db: PrismaClient) {
             JOIN webhook_endpoints w
               ON w.enabled
              AND w.created_at <= e.created_at
-             AND (w.marketplace_wide OR w.owner_id = ANY(e.audience))
              AND (coalesce(cardinality(w.event_types), 0) = 0 OR e.type = ANY(w.event_types))
+            ${credentialJoins}
            WHERE e.seq > ${last} AND e.seq <= ${upto}
+             AND (w.owner_id = ANY(e.audience) OR ${stillAdmin})
+             AND ${credentialValid(now)}
+             AND (w.token_id IS NULL OR EXISTS (
+                   SELECT 1 FROM unnest(${SCOPE_RT}::text[], ${SCOPE_SC}::text[]) AS m(rt, sc)
+                    WHERE m.rt = e.resource_type AND m.sc = ANY(t.scopes)))
           ON CONFLICT (endpoint_id, event_seq) DO NOTHING`;
         await tx.$executeRaw`UPDATE webhook_dispatch_cursor SET last_seq = ${upto} WHERE id = 1`;
         return next.length;
@@ -172,7 +251,9 @@ export function createWebhooksRepo(db: PrismaClient) {
           SELECT d.id
             FROM webhook_deliveries d
             JOIN webhook_endpoints w ON w.id = d.endpoint_id AND w.enabled
+            ${credentialJoins}
            WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
+             AND ${credentialValid(now)}
              AND NOT EXISTS (
                SELECT 1 FROM webhook_deliveries p
                 WHERE p.endpoint_id = d.endpoint_id AND p.resource_key = d.resource_key
@@ -233,14 +314,15 @@ export function createWebhooksRepo(db: PrismaClient) {
              WHERE id = ${d.id}::uuid RETURNING endpoint_id),
           a AS (
             INSERT INTO webhook_attempts (delivery_id, status_code, error, duration_ms, created_at)
-            VALUES (${d.id}::uuid, ${a.statusCode}, NULL, ${a.durationMs}, ${a.at}))
+            SELECT ${d.id}::uuid, ${a.statusCode}, NULL, ${a.durationMs}, ${a.at} WHERE EXISTS (SELECT 1 FROM d))
           UPDATE webhook_endpoints SET failing_since = NULL WHERE id = (SELECT endpoint_id FROM d) AND failing_since IS NOT NULL`;
         return;
       }
       let disabled = false;
       await db.$transaction(async (tx) => {
-        await tx.webhookAttempt.create({ data: { deliveryId: d.id, statusCode: a.statusCode, error: a.error, durationMs: a.durationMs, createdAt: a.at } });
-        await tx.webhookDelivery.update({
+        // the update first: it locks the delivery row, so the attempt's insert cannot race a delete; a
+        // delivery deleted meanwhile (its endpoint was deleted) is dropped quietly
+        const { count } = await tx.webhookDelivery.updateMany({
           where: { id: d.id },
           data: {
             status: next.status,
@@ -251,6 +333,8 @@ export function createWebhooksRepo(db: PrismaClient) {
             ...(a.ok ? { deliveredAt: a.at } : {}),
           },
         });
+        if (count === 0) return;
+        await tx.webhookAttempt.create({ data: { deliveryId: d.id, statusCode: a.statusCode, error: a.error, durationMs: a.durationMs, createdAt: a.at } });
         if (a.ok) {
           await tx.webhookEndpoint.updateMany({ where: { id: d.endpointId, failingSince: { not: null } }, data: { failingSince: null } });
           return;
@@ -270,6 +354,51 @@ export function createWebhooksRepo(db: PrismaClient) {
       if (disabled) notifyAppended();
     },
 
+    /**
+     * Disable every enabled endpoint that lost the authority it was created with (issue 20): its
+     * personal access token revoked or expired, its API key revoked, or (marketplace-wide) its creator no
+     * longer an admin. Each gets `disabled_reason` and a webhook.disabled event to its owner (in the
+     * transaction that disables it); its pending deliveries are marked failed (they were authorised by
+     * that credential). `present`: the endpoint JSON of the event. Returns the endpoints disabled.
+     */
+    async disableUnauthorized(now: Date, present: (e: EndpointRecord) => unknown): Promise<Array<{ id: string; because: RevokedBecause }>> {
+      const found = await db.$queryRaw<{ id: string; because: RevokedBecause; token_prefix: string | null; key_prefix: string | null }[]>`
+        SELECT * FROM (
+          SELECT w.id::text AS id, t.prefix AS token_prefix, k.prefix AS key_prefix,
+                 CASE
+                   WHEN w.token_id IS NOT NULL AND t.revoked_at IS NOT NULL THEN 'token_revoked'
+                   WHEN w.token_id IS NOT NULL AND t.expires_at IS NOT NULL AND t.expires_at <= ${now} THEN 'token_expired'
+                   WHEN w.api_key_id IS NOT NULL AND k.revoked_at IS NOT NULL THEN 'key_revoked'
+                   WHEN w.marketplace_wide AND NOT ${stillAdmin} THEN 'not_admin'
+                 END AS because
+            FROM webhook_endpoints w
+            ${credentialJoins}
+           WHERE w.enabled) x
+         WHERE because IS NOT NULL`;
+      const out: Array<{ id: string; because: RevokedBecause }> = [];
+      for (const f of found) {
+        const reason =
+          f.because === 'token_revoked'
+            ? `the personal access token that created it (bzp_${f.token_prefix}) was revoked`
+            : f.because === 'token_expired'
+              ? `the personal access token that created it (bzp_${f.token_prefix}) expired`
+              : f.because === 'key_revoked'
+                ? `the API key that created it (bzk_${f.key_prefix}) was revoked`
+                : 'marketplace-wide, and its creator is no longer an admin';
+        const done = await db.$transaction(async (tx) => {
+          const r = await tx.webhookEndpoint.updateMany({ where: { id: f.id, enabled: true }, data: { enabled: false, disabledReason: reason } });
+          if (r.count !== 1) return false;
+          await tx.webhookDelivery.updateMany({ where: { endpointId: f.id, status: 'pending' }, data: { status: 'failed', lastError: `endpoint disabled: ${reason}` } });
+          const ep = toEndpoint(await tx.webhookEndpoint.findUniqueOrThrow({ where: { id: f.id } }));
+          await appendEvents(tx, [{ type: 'webhook.disabled', resourceType: 'webhook', resourceId: ep.id, audience: ep.ownerId ? [ep.ownerId] : [], data: present(ep) }]);
+          return true;
+        });
+        if (done) out.push({ id: f.id, because: f.because });
+      }
+      if (out.length) notifyAppended();
+      return out;
+    },
+
     /** Record accepted attempts of several deliveries in one statement (delivered + attempt log + streak reset). */
     async recordSuccesses(list: Array<{ id: string; statusCode: number | null; durationMs: number; at: Date }>): Promise<void> {
       if (list.length === 0) return;
@@ -284,10 +413,11 @@ export function createWebhooksRepo(db: PrismaClient) {
           UPDATE webhook_deliveries w
              SET status = 'delivered', next_attempt_at = v.at, last_status_code = v.code, last_error = NULL,
                  last_duration_ms = v.ms, delivered_at = v.at
-            FROM v WHERE w.id = v.id RETURNING w.endpoint_id),
+            FROM v WHERE w.id = v.id RETURNING w.id, w.endpoint_id),
         a AS (
+          -- only for deliveries that still exist (an endpoint deleted during the attempt took its own)
           INSERT INTO webhook_attempts (delivery_id, status_code, error, duration_ms, created_at)
-          SELECT id, code, NULL, ms, at FROM v)
+          SELECT v.id, v.code, NULL, v.ms, v.at FROM v WHERE v.id IN (SELECT id FROM d))
         UPDATE webhook_endpoints SET failing_since = NULL
          WHERE id IN (SELECT endpoint_id FROM d) AND failing_since IS NOT NULL`;
     },

@@ -1,20 +1,30 @@
 /**
  * Webhook endpoint rules: the owner manages their endpoints (anyone else: 404, existence not
- * disclosed); marketplace-wide endpoints need an admin credential (403); URLs pass the SSRF guard
- * (400 webhook-url-refused); the secret (`whsec_` + 24 random bytes, base64) is returned only by
- * create and rotate.
+ * disclosed), at most `maxPerUser` of them (409 webhook-limit-reached); marketplace-wide endpoints need
+ * an admin credential (403); URLs pass the SSRF guard (400 webhook-url-refused); the secret (`whsec_` +
+ * 24 random bytes, base64) is returned only by create and rotate.
+ *
+ * An endpoint is tied to the credential that created or last re-enabled it (issue 20): a personal
+ * access token (its scopes filter the events; revoked or expired: the worker disables the endpoint) or
+ * an API key (revoked: disabled); a session ties it to the user alone.
  */
 import { randomBytes } from 'node:crypto';
 import type { EventType } from '@bazaar/contract';
 import { DomainError } from '../../errors.js';
 import { decodeCursor, newestPage, cursorKey } from '../../lib/cursor.js';
 import { assertWebhookUrl } from './ssrf.js';
-import type { EndpointRecord, WebhooksRepo } from './webhooks.repo.js';
+import { EndpointLimitReached, type EndpointRecord, type WebhooksRepo } from './webhooks.repo.js';
 
 export interface WebhookPrincipal {
   userId: string | null;
   isAdmin: boolean;
+  /** the credential: a personal access token's id, an API key's id (both absent: a session) */
+  tokenId?: string | null;
+  apiKeyId?: string | null;
 }
+
+/** The credential columns of an endpoint made or re-enabled by `p`. */
+const tieTo = (p: WebhookPrincipal) => ({ tokenId: p.tokenId ?? null, apiKeyId: p.tokenId ? null : (p.apiKeyId ?? null) });
 
 export const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
@@ -28,6 +38,8 @@ export function createWebhooksService(deps: {
   wake?: () => void;
   /** test seam: DNS */
   resolve?: (host: string) => Promise<string[]>;
+  /** endpoints per user (default 16, WEBHOOK_DEFAULTS.maxPerUser) */
+  maxPerUser?: number;
 }) {
   const { repo } = deps;
   const now = deps.now ?? (() => new Date());
@@ -49,14 +61,26 @@ export function createWebhooksService(deps: {
       const ownerId = owner(p);
       if (b.marketplace_wide && !p.isAdmin) throw new DomainError('forbidden', 'Marketplace-wide webhooks need an admin credential.');
       await checkUrl(b.url);
-      return repo.createEndpoint({
-        ownerId,
-        marketplaceWide: !!b.marketplace_wide,
-        url: b.url,
-        description: b.description ?? '',
-        eventTypes: [...new Set(b.event_types ?? [])],
-        secret: newSecret(),
-      });
+      const limit = deps.maxPerUser ?? 16;
+      try {
+        return await repo.createEndpointCapped(
+          {
+            ownerId,
+            marketplaceWide: !!b.marketplace_wide,
+            url: b.url,
+            description: b.description ?? '',
+            eventTypes: [...new Set(b.event_types ?? [])],
+            secret: newSecret(),
+            ...tieTo(p),
+          },
+          limit,
+        );
+      } catch (err) {
+        if (err instanceof EndpointLimitReached) {
+          throw new DomainError('webhook-limit-reached', `A user may register at most ${limit} webhook endpoints; delete one first.`, { limit });
+        }
+        throw err;
+      }
     },
 
     async list(p: WebhookPrincipal, q: { limit: number; cursor?: string }) {
@@ -72,12 +96,14 @@ export function createWebhooksService(deps: {
       const e = await own(p, id);
       if (b.url !== undefined) await checkUrl(b.url);
       const reenable = b.enabled === true && !e.enabled;
+      if (reenable && e.marketplaceWide && !p.isAdmin) throw new DomainError('forbidden', 'Re-enabling a marketplace-wide webhook needs an admin credential.');
       const updated = await repo.updateEndpoint(id, {
         ...(b.url !== undefined ? { url: b.url } : {}),
         ...(b.description !== undefined ? { description: b.description } : {}),
         ...(b.event_types !== undefined ? { eventTypes: [...new Set(b.event_types)] } : {}),
         ...(b.enabled !== undefined ? { enabled: b.enabled, disabledReason: null } : {}),
-        ...(reenable ? { failingSince: null } : {}),
+        // re-enabled: tied to the credential that re-enables it (the old one may be revoked)
+        ...(reenable ? { failingSince: null, ...tieTo(p) } : {}),
       });
       if (reenable) {
         await repo.resumeEndpoint(id, now());

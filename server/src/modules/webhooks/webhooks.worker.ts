@@ -6,7 +6,8 @@
  * Retry schedule (exponential back-off with ±20 % jitter): RETRY_DELAYS_MS, then every 4 h, until
  * GIVE_UP_AFTER_MS (3 days) after the delivery was created: then `failed`. An endpoint whose attempts
  * all failed for DISABLE_AFTER_MS (3 days, its `failing_since`) is disabled with a webhook.disabled
- * event. Every attempt is logged (status code, error, duration).
+ * event. Every attempt is logged (status code, error, duration). Each pass first disables the endpoints
+ * whose credential was revoked (or marketplace-wide ones whose creator lost admin): see webhooks.repo.ts.
  */
 import { Poller } from '../../lib/poller.js';
 import { outboxSignal } from '../events/index.js';
@@ -77,8 +78,14 @@ export class WebhookWorker {
     this.poller.trigger();
   }
 
-  /** Fan out everything new, then attempt what is due until nothing is; returns the attempts made. */
+  /**
+   * Disable the endpoints that lost their credential's authority (issue 20), fan out everything new, then
+   * attempt what is due until nothing is; returns the attempts made. One delivery's failure to be
+   * recorded (e.g. its endpoint deleted meanwhile) is logged and never fails the pass for the others.
+   */
   async runOnce(): Promise<number> {
+    const off = await this.repo.disableUnauthorized(this.now(), presentWebhook);
+    for (const e of off) this.o.log?.warn({ webhook_id: e.id, because: e.because }, 'webhook endpoint disabled: its credential no longer authorises it');
     while ((await this.repo.fanOut(500, this.now())) > 0);
     let attempts = 0;
     for (;;) {
@@ -86,9 +93,21 @@ export class WebhookWorker {
       const claimed = await this.repo.claimDue(this.o.concurrency, now, new Date(now.getTime() + this.o.timeoutMs + 30_000));
       if (claimed.length === 0) return attempts;
       const accepted: Array<{ id: string; statusCode: number | null; durationMs: number; at: Date }> = [];
-      await Promise.all(claimed.map((d) => this.attempt(d, accepted)));
+      await Promise.all(
+        claimed.map((d) =>
+          this.attempt(d, accepted).catch((err) => this.o.log?.error({ err, webhook_id: d.endpointId, delivery_id: d.id }, 'webhook attempt not recorded (retried after its lease)')),
+        ),
+      );
       // the accepted ones of the batch in one statement (a crash before it: they are sent again, at least once)
-      await this.repo.recordSuccesses(accepted);
+      try {
+        await this.repo.recordSuccesses(accepted);
+      } catch (err) {
+        // one at a time, so one bad row costs only its own delivery
+        this.o.log?.warn({ err }, 'recording a batch of accepted webhook deliveries failed; recording them one by one');
+        for (const a of accepted) {
+          await this.repo.recordSuccesses([a]).catch((e) => this.o.log?.error({ err: e, delivery_id: a.id }, 'webhook delivery not recorded (sent again after its lease)'));
+        }
+      }
       attempts += claimed.length;
     }
   }
