@@ -27,8 +27,8 @@ export const TOKEN_SCOPES = {
   'reviews:write': 'review the user\'s orders',
   'wallet:read': 'read balances, deposits and withdrawals',
   'wallet:write': 'request deposit addresses and withdrawals (sends custodial balance to any address)',
-  'events:read': 'read and stream the user\'s events',
-  'webhooks:manage': 'manage the user\'s webhook endpoints',
+  'events:read': 'read and stream the user\'s events, of the resources the token\'s other scopes can read (chat:read for messages, wallet:read for deposits and withdrawals)',
+  'webhooks:manage': 'manage the user\'s webhook endpoints; an endpoint made with a token receives only the events that token can read, and is disabled when the token is revoked',
   'chat:read': 'read the user\'s conversations',
   'chat:write': 'post, mark read and report messages',
 } as const;
