@@ -137,12 +137,12 @@ export function createChainBudget(deps: ChainBudgetDeps) {
     const rows = cap === undefined
       ? await tx.$queryRaw<{ count: number }[]>`
           INSERT INTO chain_spend_usage AS u (day, subject, action, count, lamports)
-          VALUES (${day}::date, ${subject}, ${action}, 1, ${lamports})
+          VALUES (${day}::date, ${subject}, ${action}, 1, ${lamports}::bigint)
           ON CONFLICT (day, subject, action) DO UPDATE SET count = u.count + 1, lamports = u.lamports + EXCLUDED.lamports
           RETURNING count`
       : await tx.$queryRaw<{ count: number }[]>`
           INSERT INTO chain_spend_usage AS u (day, subject, action, count, lamports)
-          SELECT ${day}::date, ${subject}, ${action}, 1, ${lamports} WHERE ${cap}::int >= 1
+          SELECT ${day}::date, ${subject}, ${action}, 1, ${lamports}::bigint WHERE ${cap}::int >= 1
           ON CONFLICT (day, subject, action) DO UPDATE SET count = u.count + 1, lamports = u.lamports + EXCLUDED.lamports
             WHERE u.count < ${cap}::int
           RETURNING count`;
@@ -154,12 +154,12 @@ export function createChainBudget(deps: ChainBudgetDeps) {
     const rows = enforce
       ? await tx.$queryRaw<{ lamports: bigint }[]>`
           INSERT INTO chain_spend_days AS d (day, lamports)
-          SELECT ${day}::date, ${lamports} WHERE ${lamports} <= ${budget}
+          SELECT ${day}::date, ${lamports}::bigint WHERE ${lamports}::bigint <= ${budget}::bigint
           ON CONFLICT (day) DO UPDATE SET lamports = d.lamports + EXCLUDED.lamports
-            WHERE d.lamports + EXCLUDED.lamports <= ${budget}
+            WHERE d.lamports + EXCLUDED.lamports <= ${budget}::bigint
           RETURNING lamports`
       : await tx.$queryRaw<{ lamports: bigint }[]>`
-          INSERT INTO chain_spend_days AS d (day, lamports) VALUES (${day}::date, ${lamports})
+          INSERT INTO chain_spend_days AS d (day, lamports) VALUES (${day}::date, ${lamports}::bigint)
           ON CONFLICT (day) DO UPDATE SET lamports = d.lamports + EXCLUDED.lamports
           RETURNING lamports`;
     if (!rows[0]) return null;
@@ -241,7 +241,7 @@ export function createChainBudget(deps: ChainBudgetDeps) {
     await db.$transaction(async (tx) => {
       const taken = await tx.$queryRaw<{ owner: string }[]>`
         INSERT INTO chain_sponsored_accounts (owner, mint, token_account, role, order_id, lamports)
-        VALUES (${p.owner}, ${p.mint}, ${p.tokenAccount}, ${p.role}, ${p.orderId ?? null}, ${lamports})
+        VALUES (${p.owner}, ${p.mint}, ${p.tokenAccount}, ${p.role}, ${p.orderId ?? null}, ${lamports}::bigint)
         ON CONFLICT (owner, mint) DO NOTHING RETURNING owner`;
       if (!taken.length) throw accountRequired(p, 'the service paid for it once already (it was closed since)');
       await bump(tx, day, 'all', 'payout_account', lamports);
