@@ -52,7 +52,7 @@ describe.each(dbBackends)('chain budget on $name', ({ postgres }) => {
 
   it('the daily budget: concurrent charges never pass it; recorded spending is never refused; thresholds logged once each', async () => {
     const warnings: Array<Record<string, unknown>> = [];
-    const log = { warn: (o: Record<string, unknown>) => warnings.push(o) };
+    const log = { warn: (o: unknown) => void warnings.push(o as Record<string, unknown>) };
     const budget = createChainBudget({ db: db.prisma, settings: { dailyLamports: 10_000, caps: {} }, log, now: nextDay() });
     const res = await Promise.allSettled(Array.from({ length: 8 }, () => budget.charge({ action: 'withdrawal', lamports: 3_000, userId: randomUUID() })));
     expect(res.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
