@@ -72,9 +72,11 @@ export interface CustodyServiceDeps {
 /** What custody needs of the budget module (`ChainBudget.charge`). */
 export interface CustodyBudget {
   charge(c: { action: 'withdrawal'; lamports: number; userId?: string | null }): Promise<void>;
+  /** sweeps and custodial order fundings: counted, never refused (the users' money must move) */
+  record?(c: { action: 'custody_transfer'; lamports: number }): Promise<void>;
 }
 
-/** Network fee of one withdrawal transaction (lamports; the service signs alone). */
+/** Network fee of one custody transaction the service pays (lamports; one fee-paying signature). */
 const WITHDRAWAL_TX_LAMPORTS = 5_000;
 
 /** One custodial balance line: contract `Balance` with source "custodial" and both custodial amounts. */
@@ -515,6 +517,10 @@ export class CustodyService {
   private async send(t: TransferRecord, onSigned: (s: string, h: number) => Promise<void>): Promise<TxResult> {
     const { chain, keys, repo } = this.deps;
     if (t.kind === 'withdrawal') return chain.sendWithdrawal({ id: t.id, mint: t.mint, amount: t.amount, destination: t.destination }, onSigned);
+    // a sweep or a custodial order funding: its fee (the funding's escrow rent returns to the deposit key)
+    await this.deps.budget?.record?.({ action: 'custody_transfer', lamports: WITHDRAWAL_TX_LAMPORTS }).catch((err: unknown) => {
+      this.log.warn({ err, transfer_id: t.id }, 'chain budget: custody transfer not counted');
+    });
     const addr = await repo.getAddress(t.userId);
     if (!addr) throw new DomainError('chain-transaction-failed', `user ${t.userId} has no deposit address`, { program_error: 'NoDepositKey' });
     const key = keys.keypair(addr.index);
