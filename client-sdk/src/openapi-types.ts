@@ -5705,7 +5705,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid state transition (`invalid-state-transition`); Token account required (`token-account-required`) */
+            /** @description Invalid state transition (`invalid-state-transition`) */
             409: {
                 headers: {
                     [name: string]: unknown;

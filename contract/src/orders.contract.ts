@@ -550,7 +550,7 @@ const deliverOrder = routeErrors('user', action, { actors: ['seller'] });
 const confirmOrder = routeErrors('user', [...action, 'token-account-required'], { actors: ['buyer'] });
 const disputeOrder = routeErrors('user', [...bodyProblems, ...action], { actors: ['buyer', 'seller'] });
 const refundOrder = routeErrors('user', [...action, 'token-account-required'], { actors: ['seller', 'buyer'] });
-const resolveDispute = routeErrors('admin', [...bodyProblems, ...action, 'token-account-required'], { actors: ['admin'] });
+const resolveDispute = routeErrors('admin', [...bodyProblems, ...action], { actors: ['admin'] });
 
 const seeTable = ' See the order lifecycle table (the Order schema, `x-order-transitions`).';
 

@@ -84,7 +84,15 @@ export interface Payee {
  * before a payout; resolves to allow, throws to refuse (nothing is signed then). modules/budget
  * `sponsorPayeeAccount` is the service's policy (docs/who-pays.md).
  */
-export type PayeeAccountPolicy = (p: { role: Payee['role']; owner: string; mint: string; tokenAccount: string; orderId: string }) => Promise<void>;
+export type PayeeAccountPolicy = (p: {
+  role: Payee['role'];
+  owner: string;
+  mint: string;
+  tokenAccount: string;
+  orderId: string;
+  /** the payout instruction about to be sent */
+  instruction: OrderInstructionName;
+}) => Promise<void>;
 
 export interface EscrowConfig {
   address: string;
@@ -773,7 +781,7 @@ export class EscrowClient {
       missing = unique.filter((_, i) => !infos[i]);
       for (const p of missing) {
         const tokenAccount = getAssociatedTokenAddressSync(mint, p.owner, true, tokenProgram).toBase58();
-        await payeeAccounts({ role: p.role, owner: p.owner.toBase58(), mint: mint.toBase58(), tokenAccount, orderId: bytesToUuid(orderIdBytes(orderId)) });
+        await payeeAccounts({ role: p.role, owner: p.owner.toBase58(), mint: mint.toBase58(), tokenAccount, orderId: bytesToUuid(orderIdBytes(orderId)), instruction: name });
       }
     }
     const pre = missing.map((p) => this.ensureAtaInstruction(p.owner, mint, tokenProgram));

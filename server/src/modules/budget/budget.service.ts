@@ -12,8 +12,9 @@
  *  - `sponsorPayeeAccount`: whether the service may create (and pay the rent of) a payee's associated
  *    token account before a payout. The treasury's: yes. A buyer's: never (it existed when the buyer
  *    funded the escrow; missing now means the buyer closed it and kept its rent). A seller's: once per
- *    (wallet, mint), ever, within the budget (table `chain_sponsored_accounts`). Otherwise 409
- *    `token-account-required`.
+ *    (wallet, mint), ever, within the budget (table `chain_sponsored_accounts`). Any party's for an
+ *    arbiter's `resolve_dispute` (a closed account must not block a ruling; one per dispute a human
+ *    resolves). Otherwise 409 `token-account-required`.
  *  - `state`: the day's figures for operators (`/readyz` body `chain_budget`); crossing 50 %, 80 % and
  *    100 % of the budget logs a warning (`chain budget threshold crossed`), once per crossing.
  *
@@ -232,7 +233,11 @@ export function createChainBudget(deps: ChainBudgetDeps) {
    * charged to the budget; a seller's sponsorship is recorded), throws 409 token-account-required when not.
    */
   async function sponsorPayeeAccount(p: PayeeAccount): Promise<void> {
-    if (p.role === 'treasury') return record({ action: 'payout_account', lamports: p.lamports ?? TOKEN_ACCOUNT_RENT });
+    // the treasury's is the service's own; an arbiter's resolution needs both parties' accounts and must not
+    // be blocked by a party who closed hers (a human decision per dispute bounds it): counted, never refused
+    if (p.role === 'treasury' || p.instruction === 'resolve_dispute') {
+      return record({ action: 'payout_account', lamports: p.lamports ?? TOKEN_ACCOUNT_RENT });
+    }
     if (p.role === 'buyer') throw accountRequired(p, 'the service does not pay it again (it existed when the escrow was funded)');
     const at = now();
     const day = utcDay(at);
@@ -286,6 +291,8 @@ export interface PayeeAccount {
   /** the owner's associated token account for `mint` */
   tokenAccount: string;
   orderId?: string;
+  /** the escrow instruction paying out (resolve_dispute: always allowed, see sponsorPayeeAccount) */
+  instruction?: string;
   /** its rent (default TOKEN_ACCOUNT_RENT) */
   lamports?: number;
 }
