@@ -243,11 +243,15 @@ export function createChainBudget(deps: ChainBudgetDeps) {
     const day = utcDay(at);
     const lamports = BigInt(p.lamports ?? TOKEN_ACCOUNT_RENT);
     let crossed: readonly [bigint, bigint] | null = null;
+    // once per (owner, mint); a retry of the same order's payout may take it again (a payout that failed
+    // created nothing: the transaction is atomic; one that landed closed the escrow, so it is not retried)
     await db.$transaction(async (tx) => {
       const taken = await tx.$queryRaw<{ owner: string }[]>`
         INSERT INTO chain_sponsored_accounts (owner, mint, token_account, role, order_id, lamports)
         VALUES (${p.owner}, ${p.mint}, ${p.tokenAccount}, ${p.role}, ${p.orderId ?? null}, ${lamports}::bigint)
-        ON CONFLICT (owner, mint) DO NOTHING RETURNING owner`;
+        ON CONFLICT (owner, mint) DO UPDATE SET created_at = now()
+          WHERE chain_sponsored_accounts.order_id IS NOT DISTINCT FROM EXCLUDED.order_id
+        RETURNING owner`;
       if (!taken.length) throw accountRequired(p, 'the service paid for it once already (it was closed since)');
       await bump(tx, day, 'all', 'payout_account', lamports);
       crossed = await addToDay(tx, day, lamports, true);
