@@ -96,6 +96,16 @@ async function sendUsdc(owner: string, amount: bigint, from: Keypair = funder): 
   return (await sendAndConfirm(chain.connection, tx, [from])).signature;
 }
 
+/**
+ * A destination wallet with its (empty) USDC associated token account, created at the funder's expense: the
+ * service pays no destination's rent (docs/who-pays.md), so a wallet without one is refused.
+ */
+async function walletWithAccount(): Promise<string> {
+  const owner = Keypair.generate().publicKey.toBase58();
+  await sendUsdc(owner, 0n);
+  return owner;
+}
+
 const post = (who: Party, path: string, body?: object, app: TestApp = t) =>
   request(app.app).post(`${API}${path}`).set(who.headers).send(body ?? {});
 const get = (who: Party, path: string, app: TestApp = t) => request(app.app).get(`${API}${path}`).set(who.headers);
@@ -223,10 +233,10 @@ describe('deposits', () => {
 });
 
 describe('withdrawals', () => {
-  it('withdraw -> arrives on chain at the destination (its token account created); the fee stays with the service', async () => {
+  it('withdraw -> arrives on chain at the destination (its own token account); the fee stays with the service', async () => {
     const me = await party();
     await credit(me, USDC(10));
-    const dest = Keypair.generate().publicKey.toBase58(); // no token account yet
+    const dest = await walletWithAccount(); // its own (empty) token account: the service never pays its rent
     const res = await withdraw(me, { currency: 'USDC', amount: 2.5, destination: dest });
     expect(res.status, JSON.stringify(res.body)).toBe(202);
     expect(res.body).toMatchObject({
@@ -275,7 +285,7 @@ describe('withdrawals', () => {
   it('refuses: insufficient funds (409), bad addresses, amounts below the minimum or malformed (400); nothing is held', async () => {
     const me = await party();
     const depositAddress = await credit(me, USDC(3));
-    const dest = Keypair.generate().publicKey.toBase58();
+    const dest = await walletWithAccount();
     const expectField = async (body: object, path: string, code?: string) => {
       const res = await withdraw(me, body);
       expect(res.status, JSON.stringify(res.body)).toBe(400);
@@ -298,6 +308,8 @@ describe('withdrawals', () => {
     await expectField({ currency: 'USDC', amount: 1, destination: depositAddress }, 'body.destination', 'custodial_address');
     await expectField({ currency: 'USDC', amount: 1, destination: chain.service.publicKey.toBase58() }, 'body.destination', 'custodial_address');
     await expectField({ currency: 'USDC', amount: 1, destination: TOKEN_PROGRAM_ID.toBase58() }, 'body.destination', 'program_account');
+    // a wallet without a USDC token account: the service would pay its rent, which the owner can take back
+    await expectField({ currency: 'USDC', amount: 1, destination: Keypair.generate().publicKey.toBase58() }, 'body.destination', 'token_account_missing');
     await expectField({ currency: 'USDC', amount: 0.5, destination: dest }, 'body.amount', 'below_minimum');
     await expectField({ currency: 'USDC', amount: 1.0000001, destination: dest }, 'body.amount', 'too_many_decimals');
     await expectField({ currency: 'USDC', destination: dest }, 'body.amount', 'invalid_union');
@@ -311,7 +323,7 @@ describe('withdrawals', () => {
   it('Idempotency-Key: a replay returns the same 202 body and sends one transaction; another body is 422; no key is 400', async () => {
     const me = await party();
     await credit(me, USDC(5));
-    const dest = Keypair.generate().publicKey.toBase58();
+    const dest = await walletWithAccount();
     const key = randomUUID();
     const body = { currency: 'USDC', amount: 1.5, destination: dest };
     const first = await withdraw(me, body, key);
@@ -337,7 +349,7 @@ describe('withdrawals', () => {
   it('20 concurrent withdrawals racing for one balance: 9 held and sent, 11 refused, never below zero, exact sums', async () => {
     const me = await party();
     await credit(me, USDC(10));
-    const dest = Keypair.generate().publicKey.toBase58();
+    const dest = await walletWithAccount();
     const res = await Promise.all(Array.from({ length: 20 }, () => withdraw(me, { currency: 'USDC', amount: 1, destination: dest })));
     const statuses = res.map((r) => r.status).sort();
     expect(statuses.filter((s) => s === 202)).toHaveLength(9); // 9 x 1.1 = 9.9 <= 10 < 11
@@ -355,7 +367,7 @@ describe('withdrawals', () => {
   it('crash between send and settle: the transfer lands, the process dies; a new instance settles it exactly once', async () => {
     const me = await party();
     await credit(me, USDC(4));
-    const dest = Keypair.generate().publicKey.toBase58();
+    const dest = await walletWithAccount();
     let landed = '';
     custody.service.hooks.afterSend = (_t, tx) => {
       landed = tx.signature;
@@ -395,7 +407,7 @@ describe('withdrawals', () => {
   it('a transaction signed and recorded but never sent expires: the reconciler fails it and releases the hold', async () => {
     const me = await party();
     await credit(me, USDC(5));
-    const dest = Keypair.generate().publicKey.toBase58();
+    const dest = await walletWithAccount();
     custody.service.hooks.beforeSend = () => {
       throw new Error('simulated crash before the first send');
     };
@@ -445,7 +457,7 @@ describe('withdrawals', () => {
       [chain.service],
     );
     try {
-      const res = await withdraw(me, { currency: 'USDC', amount: 2, destination: Keypair.generate().publicKey.toBase58() });
+      const res = await withdraw(me, { currency: 'USDC', amount: 2, destination: await walletWithAccount() });
       expect(res.status).toBe(202);
       await custody.service.idle();
       const w = (await get(me, `/wallet/withdrawals/${res.body.withdrawal_id}`)).body;
@@ -832,7 +844,7 @@ describe.skipIf(!TEST_DATABASE_URL)('on PostgreSQL', () => {
       const me = await party(pgApp);
       await credit(me, USDC(10), pgApp, mod);
       await mod.worker.runOnce();
-      const dest = Keypair.generate().publicKey.toBase58();
+      const dest = await walletWithAccount();
       const res = await Promise.all(Array.from({ length: 20 }, () => withdraw(me, { currency: 'USDC', amount: 1, destination: dest }, randomUUID(), pgApp)));
       expect(res.filter((r) => r.status === 202)).toHaveLength(9);
       expect(res.filter((r) => r.status === 409)).toHaveLength(11);

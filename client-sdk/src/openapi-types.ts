@@ -2370,6 +2370,7 @@ export interface components {
              *     - `too-many-unpaid-orders` (409): The buyer already holds the maximum number of unpaid orders (each holds its listing for the payment window); pay one or let it expire first. `unpaid_orders` and `limit` say how many.
              *     - `webhook-limit-reached` (409): The user already has the maximum number of webhook endpoints (each event is sent to every one of them); delete one first. `limit` says how many.
              *     - `insufficient-funds` (409): The available custodial balance does not cover the request (a withdrawal's amount + fee, or a custodial order payment); `required_base_units` and `available_base_units` say by how much.
+             *     - `token-account-required` (409): A payout goes to a token account that does not exist, and the service does not pay its rent (it would be the payee's to recover by closing it: docs/who-pays.md). `token_account`, `owner` and `mint` name it: the payee (or anyone) creates that associated token account, then the action is retried (the auto-release crank retries by itself).
              *     - `payload-too-large` (413): The request body exceeds 100 kB.
              *     - `unsupported-media-type` (415): Request bodies must be application/json.
              *     - `idempotency-key-reused` (422): The Idempotency-Key was already used with a different request body.
@@ -2381,7 +2382,7 @@ export interface components {
              *     - `service-unavailable` (503): A dependency of the service is down or overloaded (the database unreachable, its connection pool or a statement/lock timeout exhausted) or the server is shutting down; retry after the Retry-After seconds. When a chain action had already landed, `chain_transaction` {action, signature} says so: the order converges to it (the reconciler records it) and a retry of the action returns the updated order.
              * @enum {string}
              */
-            type: "https://bazaar.dev/problems/validation-error" | "https://bazaar.dev/problems/malformed-json" | "https://bazaar.dev/problems/malformed-request" | "https://bazaar.dev/problems/webhook-url-refused" | "https://bazaar.dev/problems/idempotency-key-missing" | "https://bazaar.dev/problems/unauthorized" | "https://bazaar.dev/problems/invalid-token" | "https://bazaar.dev/problems/token-expired" | "https://bazaar.dev/problems/login-failed" | "https://bazaar.dev/problems/forbidden" | "https://bazaar.dev/problems/insufficient-scope" | "https://bazaar.dev/problems/not-found" | "https://bazaar.dev/problems/route-not-found" | "https://bazaar.dev/problems/custody-disabled" | "https://bazaar.dev/problems/method-not-allowed" | "https://bazaar.dev/problems/request-timeout" | "https://bazaar.dev/problems/conflict" | "https://bazaar.dev/problems/invalid-state-transition" | "https://bazaar.dev/problems/idempotency-key-in-use" | "https://bazaar.dev/problems/listing-unavailable" | "https://bazaar.dev/problems/own-listing" | "https://bazaar.dev/problems/review-not-allowed" | "https://bazaar.dev/problems/too-many-unpaid-orders" | "https://bazaar.dev/problems/webhook-limit-reached" | "https://bazaar.dev/problems/insufficient-funds" | "https://bazaar.dev/problems/payload-too-large" | "https://bazaar.dev/problems/unsupported-media-type" | "https://bazaar.dev/problems/idempotency-key-reused" | "https://bazaar.dev/problems/rate-limited" | "https://bazaar.dev/problems/header-fields-too-large" | "https://bazaar.dev/problems/internal-error" | "https://bazaar.dev/problems/chain-transaction-failed" | "https://bazaar.dev/problems/chain-unavailable" | "https://bazaar.dev/problems/service-unavailable";
+            type: "https://bazaar.dev/problems/validation-error" | "https://bazaar.dev/problems/malformed-json" | "https://bazaar.dev/problems/malformed-request" | "https://bazaar.dev/problems/webhook-url-refused" | "https://bazaar.dev/problems/idempotency-key-missing" | "https://bazaar.dev/problems/unauthorized" | "https://bazaar.dev/problems/invalid-token" | "https://bazaar.dev/problems/token-expired" | "https://bazaar.dev/problems/login-failed" | "https://bazaar.dev/problems/forbidden" | "https://bazaar.dev/problems/insufficient-scope" | "https://bazaar.dev/problems/not-found" | "https://bazaar.dev/problems/route-not-found" | "https://bazaar.dev/problems/custody-disabled" | "https://bazaar.dev/problems/method-not-allowed" | "https://bazaar.dev/problems/request-timeout" | "https://bazaar.dev/problems/conflict" | "https://bazaar.dev/problems/invalid-state-transition" | "https://bazaar.dev/problems/idempotency-key-in-use" | "https://bazaar.dev/problems/listing-unavailable" | "https://bazaar.dev/problems/own-listing" | "https://bazaar.dev/problems/review-not-allowed" | "https://bazaar.dev/problems/too-many-unpaid-orders" | "https://bazaar.dev/problems/webhook-limit-reached" | "https://bazaar.dev/problems/insufficient-funds" | "https://bazaar.dev/problems/token-account-required" | "https://bazaar.dev/problems/payload-too-large" | "https://bazaar.dev/problems/unsupported-media-type" | "https://bazaar.dev/problems/idempotency-key-reused" | "https://bazaar.dev/problems/rate-limited" | "https://bazaar.dev/problems/header-fields-too-large" | "https://bazaar.dev/problems/internal-error" | "https://bazaar.dev/problems/chain-transaction-failed" | "https://bazaar.dev/problems/chain-unavailable" | "https://bazaar.dev/problems/service-unavailable";
             title: string;
             status: number;
             detail: string;
@@ -5467,7 +5468,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid state transition (`invalid-state-transition`) */
+            /** @description Invalid state transition (`invalid-state-transition`); Token account required (`token-account-required`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5705,7 +5706,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid state transition (`invalid-state-transition`) */
+            /** @description Invalid state transition (`invalid-state-transition`); Token account required (`token-account-required`) */
             409: {
                 headers: {
                     [name: string]: unknown;

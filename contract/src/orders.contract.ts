@@ -547,9 +547,9 @@ const createSolanaPayTransaction = routeErrors('public', [
   'chain-unavailable',
 ]);
 const deliverOrder = routeErrors('user', action, { actors: ['seller'] });
-const confirmOrder = routeErrors('user', action, { actors: ['buyer'] });
+const confirmOrder = routeErrors('user', [...action, 'token-account-required'], { actors: ['buyer'] });
 const disputeOrder = routeErrors('user', [...bodyProblems, ...action], { actors: ['buyer', 'seller'] });
-const refundOrder = routeErrors('user', action, { actors: ['seller', 'buyer'] });
+const refundOrder = routeErrors('user', [...action, 'token-account-required'], { actors: ['seller', 'buyer'] });
 const resolveDispute = routeErrors('admin', [...bodyProblems, ...action], { actors: ['admin'] });
 
 const seeTable = ' See the order lifecycle table (the Order schema, `x-order-transitions`).';

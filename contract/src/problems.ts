@@ -142,6 +142,15 @@ export const problemTypes = {
       'The available custodial balance does not cover the request (a withdrawal\'s amount + fee, or a custodial ' +
       'order payment); `required_base_units` and `available_base_units` say by how much.',
   },
+  'token-account-required': {
+    status: 409,
+    title: 'Token account required',
+    description:
+      'A payout goes to a token account that does not exist, and the service does not pay its rent (it would be the ' +
+      'payee\'s to recover by closing it: docs/who-pays.md). `token_account`, `owner` and `mint` name it: the payee ' +
+      '(or anyone) creates that associated token account, then the action is retried (the auto-release crank retries ' +
+      'by itself).',
+  },
   'payload-too-large': { status: 413, title: 'Payload too large', description: 'The request body exceeds 100 kB.' },
   'unsupported-media-type': {
     status: 415,

@@ -10,7 +10,8 @@
  *
  * /healthz is liveness and touches nothing. /readyz probes the database off the shared pool
  * (ctx.dbPing: its own connection on PostgreSQL) and the chain RPC, each within READY_TIMEOUT_MS, and
- * answers 503 while the server drains, so it answers in about a second even when the pool is exhausted.
+ * answers 503 while the server drains, so it answers in about a second even when the pool is exhausted;
+ * a ready answer also carries the day's on-chain spending `chain_budget` (modules/budget, docs/who-pays.md).
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -117,7 +118,9 @@ export function createApp(ctx: AppContext): BazaarApp {
     if (ctx.draining?.()) checks.server = { ok: false, error: 'shutting down' };
     const ready = Object.values(checks).every((c) => c.ok);
     if (ready) {
-      res.json({ status: 'ready', checks });
+      // the day's on-chain spending (modules/budget): for operators and alerts; never makes a replica unready
+      const chain_budget = await within(ms, app.services.budget.state()).catch(() => null);
+      res.json({ status: 'ready', checks, ...(chain_budget ? { chain_budget } : {}) });
       return;
     }
     const down = Object.entries(checks).filter(([, c]) => !c.ok).map(([k]) => k);

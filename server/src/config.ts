@@ -23,6 +23,30 @@ import { authDefaults, STREAM_DEFAULTS } from '@bazaar/contract';
 import type { CurrencyInfo } from './chain/types.js';
 import { websocketUrlFor } from './chain/pubsub.js';
 
+/**
+ * What the service may spend on chain per UTC day (modules/budget, docs/who-pays.md): the daily budget in
+ * lamports, per-account and per-IP caps of the actions that cost it SOL, and the lowest listing price per
+ * currency (UI amounts as decimal text). 0 as a cap = the action is refused.
+ */
+export interface SpendingSettings {
+  dailyLamports: number;
+  listingCreatePerUser: number;
+  listingCreatePerIp: number;
+  listingRenamePerUser: number;
+  withdrawalPerUser: number;
+  listingMinPrice: Record<string, string>;
+}
+
+/** Defaults of the spending variables (ENV_VARS); `listingMinPrice` as the env var's text. */
+export const SPENDING_DEFAULTS = {
+  dailyLamports: 5_000_000_000,
+  listingCreatePerUser: 20,
+  listingCreatePerIp: 100,
+  listingRenamePerUser: 20,
+  withdrawalPerUser: 10,
+  listingMinPrice: 'USDC:0.1,SOL:0.001',
+} as const;
+
 /** Who reads a variable: the server (loadConfig), `npm start` (loadStartConfig), the scripts (loadToolConfig). */
 export type EnvReader = 'server' | 'npm start' | 'scripts';
 
@@ -39,7 +63,7 @@ export interface EnvVar {
   with?: Record<string, string>;
   readers: readonly EnvReader[];
   /** README table section */
-  group: 'service' | 'login' | 'chain' | 'orders' | 'custody' | 'events' | 'limits' | 'npm start and scripts';
+  group: 'service' | 'login' | 'chain' | 'spending' | 'orders' | 'custody' | 'events' | 'limits' | 'npm start and scripts';
 }
 
 /** Defaults of the HTTP, database, readiness and shutdown limits (ENV_VARS reads them). */
@@ -239,6 +263,13 @@ export const ENV_VARS: readonly EnvVar[] = [
   { name: 'CUSTODY_MIN_WITHDRAWAL', group: 'custody', default: computed('0.01 of each currency'), meaning: '`CODE:ui_amount,…`', example: 'USDC:5', with: { CUSTODY_ENABLED: 'true' }, readers: S },
   { name: 'CUSTODY_WITHDRAWAL_FEE', group: 'custody', default: computed('0 of each currency'), meaning: '`CODE:ui_amount,…` flat fee per withdrawal, kept by the service', example: 'USDC:0.1', with: { CUSTODY_ENABLED: 'true' }, readers: S },
   { name: 'CUSTODY_POLL_INTERVAL_MS', group: 'custody', default: lit(5_000), meaning: 'deposit watcher and transfer reconciler interval, ms (`0` = start-up pass only)', example: '1000', with: { CUSTODY_ENABLED: 'true' }, readers: S },
+  // spending: what the service pays on chain (modules/budget, docs/who-pays.md)
+  { name: 'CHAIN_DAILY_BUDGET_LAMPORTS', group: 'spending', default: lit(SPENDING_DEFAULTS.dailyLamports), meaning: 'lamports the service keypair may spend per UTC day on rent and fees (listing mints and renames, withdrawals, payout accounts, payout and custody transactions, fee sponsorship); beyond it user-started actions answer 503 (`reason: chain_budget_exhausted`) until the next UTC day; warnings are logged at 50, 80 and 100 %, the state is in `/readyz` (`chain_budget`)', example: '20000000000', readers: S },
+  { name: 'LISTING_CREATE_DAILY_LIMIT', group: 'spending', default: lit(SPENDING_DEFAULTS.listingCreatePerUser), meaning: 'listings (token mints) one account may create per UTC day (more: 429)', example: '50', readers: S },
+  { name: 'LISTING_CREATE_DAILY_LIMIT_PER_IP', group: 'spending', default: lit(SPENDING_DEFAULTS.listingCreatePerIp), meaning: 'listings created per client IP per UTC day, all accounts together (more: 429)', example: '500', readers: S },
+  { name: 'LISTING_RENAME_DAILY_LIMIT', group: 'spending', default: lit(SPENDING_DEFAULTS.listingRenamePerUser), meaning: 'title changes that rewrite a token name on chain, per account per UTC day (more: 429)', example: '50', readers: S },
+  { name: 'LISTING_MIN_PRICE', group: 'spending', default: lit(SPENDING_DEFAULTS.listingMinPrice), meaning: '`CODE:ui_amount,…` lowest listing price per currency, so the platform fee of an order covers the fees the service pays for it', example: 'USDC:1,SOL:0.01', readers: S },
+  { name: 'CUSTODY_WITHDRAWAL_DAILY_LIMIT', group: 'spending', default: lit(SPENDING_DEFAULTS.withdrawalPerUser), meaning: 'custodial withdrawals one account may request per UTC day (more: 429)', example: '20', readers: S },
   // events
   {
     name: 'WEBHOOK_ALLOW_PRIVATE_URLS',
@@ -476,6 +507,8 @@ export interface Config {
   eventStreams?: EventStreamSettings;
   /** chat messages per sender per minute (absent: 30) */
   chatRateLimitPerMinute?: number;
+  /** what the service may spend on chain (CHAIN_DAILY_BUDGET_LAMPORTS, *_DAILY_LIMIT*, LISTING_MIN_PRICE); absent: SPENDING_DEFAULTS */
+  spending?: SpendingSettings;
   /** days events are kept (modules/events/events.retention.ts); 0 or absent: forever */
   eventsRetentionDays?: number;
   /** leader lease of the background loops, ms (LEADER_LEASE_*; absent: modules/leader LEADER_LEASE_DEFAULTS) */
@@ -668,6 +701,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
         }
       : {}),
     chatRateLimitPerMinute: positive(env, 'CHAT_RATE_LIMIT_PER_MINUTE'),
+    spending: {
+      dailyLamports: int(env, 'CHAIN_DAILY_BUDGET_LAMPORTS'),
+      listingCreatePerUser: int(env, 'LISTING_CREATE_DAILY_LIMIT'),
+      listingCreatePerIp: int(env, 'LISTING_CREATE_DAILY_LIMIT_PER_IP'),
+      listingRenamePerUser: int(env, 'LISTING_RENAME_DAILY_LIMIT'),
+      withdrawalPerUser: int(env, 'CUSTODY_WITHDRAWAL_DAILY_LIMIT'),
+      listingMinPrice: parseCurrencyAmounts('LISTING_MIN_PRICE', raw(env, 'LISTING_MIN_PRICE')) ?? {},
+    },
     eventsRetentionDays: int(env, 'EVENTS_RETENTION_DAYS'),
     leaderLease: leaderLease(env),
     webhooks: {
@@ -831,6 +872,7 @@ const GROUP_TITLES: Record<EnvVar['group'], string> = {
   login: 'Login (SIWS, tokens, rate limits)',
   chain: 'Chain',
   orders: 'Orders and Solana Pay',
+  spending: 'On-chain spending (what the service pays, `docs/who-pays.md`)',
   custody: 'Custodial accounts',
   events: 'Events, webhooks and chat',
   limits: 'Limits',

@@ -13,6 +13,7 @@ import { createApp } from '../../server/src/app.js';
 import type { Config } from '../../server/src/config.js';
 import { categoriesFromSlugs, DEFAULT_CATEGORIES, DEFAULT_LIMITS, ordersSettings } from '../../server/src/config.js';
 import type { AppContext } from '../../server/src/context.js';
+import { defaultSpending } from '../../server/src/modules/budget/index.js';
 import { createDb } from '../../server/src/db/client.js';
 import { createApiKey as issueApiKey } from '../../server/src/modules/auth/api-keys.js';
 import { createLogger } from '../../server/src/logger.js';
@@ -48,6 +49,9 @@ export function testConfig(over: Partial<Config> = {}): Config {
     // high by default so suites that log many users in are not throttled; the rate-limit test lowers it
     authRateLimitPerMinute: 10_000,
     authAddressRateLimitPerMinute: 10_000,
+    // the daily caps of costly actions high too, so suites creating many listings are not capped; the
+    // budget tests (tests/budget.*.test.ts) lower them
+    spending: { ...defaultSpending(), listingCreatePerUser: 10_000, listingCreatePerIp: 10_000, listingRenamePerUser: 10_000, withdrawalPerUser: 10_000 },
     orders: ordersSettings({}, over.publicBaseUrl ?? 'http://bazaar.test'),
     custodyEnabled: false,
     logLevel: 'silent',

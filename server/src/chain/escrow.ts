@@ -73,6 +73,27 @@ export interface EscrowOrder {
   bump: number;
 }
 
+/** A party an escrow payout pays to (its associated token account of the order's mint). */
+export interface Payee {
+  role: 'buyer' | 'seller' | 'treasury';
+  owner: PublicKey;
+}
+
+/**
+ * Decides whether the service may create a payee's missing associated token account (paying its rent)
+ * before a payout; resolves to allow, throws to refuse (nothing is signed then). modules/budget
+ * `sponsorPayeeAccount` is the service's policy (docs/who-pays.md).
+ */
+export type PayeeAccountPolicy = (p: {
+  role: Payee['role'];
+  owner: string;
+  mint: string;
+  tokenAccount: string;
+  orderId: string;
+  /** the payout instruction about to be sent */
+  instruction: OrderInstructionName;
+}) => Promise<void>;
+
 export interface EscrowConfig {
   address: string;
   admin: string;
@@ -467,7 +488,7 @@ export class EscrowClient {
     name: OrderInstructionName,
     orderId: OrderId,
     opts: { buyerBps?: number; signer?: PublicKey } = {},
-  ): Promise<{ ix: TransactionInstruction; payees: PublicKey[]; mint: PublicKey; tokenProgram: PublicKey }> {
+  ): Promise<{ ix: TransactionInstruction; payees: Payee[]; mint: PublicKey; tokenProgram: PublicKey }> {
     const a = await this.orderAccounts(orderId);
     const signer = opts.signer ?? (name === 'resolve_dispute' ? this.arbiter.publicKey : this.service.publicKey);
     const { config, order, mint, vault, buyerTokenAccount, sellerTokenAccount, treasuryTokenAccount, rentPayer, tokenProgram } = a;
@@ -481,19 +502,19 @@ export class EscrowClient {
         return { ...built, payees: [], ix: await m.openDispute().accountsPartial({ authority: signer, config, order }).instruction() };
       case 'release': {
         const accounts = { authority: signer, config, order, mint, vault, sellerTokenAccount, treasuryTokenAccount, rentPayer, tokenProgram };
-        return { ...built, payees: [seller, treasury], ix: await m.release().accountsPartial(accounts).instruction() };
+        return { ...built, payees: [{ role: 'seller', owner: seller }, { role: 'treasury', owner: treasury }], ix: await m.release().accountsPartial(accounts).instruction() };
       }
       case 'claim': {
         const accounts = { payer: signer, config, order, mint, vault, sellerTokenAccount, treasuryTokenAccount, rentPayer, tokenProgram };
-        return { ...built, payees: [seller, treasury], ix: await m.claim().accountsPartial(accounts).instruction() };
+        return { ...built, payees: [{ role: 'seller', owner: seller }, { role: 'treasury', owner: treasury }], ix: await m.claim().accountsPartial(accounts).instruction() };
       }
       case 'refund': {
         const accounts = { authority: signer, config, order, mint, vault, buyerTokenAccount, rentPayer, tokenProgram };
-        return { ...built, payees: [buyer], ix: await m.refund().accountsPartial(accounts).instruction() };
+        return { ...built, payees: [{ role: 'buyer', owner: buyer }], ix: await m.refund().accountsPartial(accounts).instruction() };
       }
       case 'resolve_dispute': {
         const accounts = { arbiter: signer, config, order, mint, vault, buyerTokenAccount, sellerTokenAccount, treasuryTokenAccount, rentPayer, tokenProgram };
-        return { ...built, payees: [buyer, seller, treasury], ix: await m.resolveDispute(opts.buyerBps ?? 0).accountsPartial(accounts).instruction() };
+        return { ...built, payees: [{ role: 'buyer', owner: buyer }, { role: 'seller', owner: seller }, { role: 'treasury', owner: treasury }], ix: await m.resolveDispute(opts.buyerBps ?? 0).accountsPartial(accounts).instruction() };
       }
     }
   }
@@ -742,14 +763,31 @@ export class EscrowClient {
    * (seller gets amount - fee, treasury the fee; closes vault + order, rent to the rent payer), claim
    * (like release, once the review window after delivery has passed: the program checks the clock),
    * open_dispute (Funded|Delivered -> Disputed), resolve_dispute (the split), refund (the full amount
-   * back to the buyer; closes). Payees' associated token accounts are created first when missing
-   * (idempotent, the service pays). Throws chain-transaction-failed when the program refuses it.
+   * back to the buyer; closes). Payees' associated token accounts are created first when missing, the
+   * service paying their rent: without `o.payeeAccounts`, all of them (idempotent creates; operator tools);
+   * with it (the orders module, docs/who-pays.md), only those the policy allows: it is called for each
+   * missing one before anything is signed and throws (e.g. 409 token-account-required) to refuse.
+   * Throws chain-transaction-failed when the program refuses it.
    */
-  async orderInstruction(name: OrderInstructionName, orderId: OrderId, o: ConfirmOptions & { buyerBps?: number } = {}): Promise<TxResult> {
-    const { buyerBps, ...confirm } = o;
+  async orderInstruction(
+    name: OrderInstructionName,
+    orderId: OrderId,
+    o: ConfirmOptions & { buyerBps?: number; payeeAccounts?: PayeeAccountPolicy } = {},
+  ): Promise<TxResult> {
+    const { buyerBps, payeeAccounts, ...confirm } = o;
     const { ix, payees, mint, tokenProgram } = await this.buildOrderInstruction(name, orderId, { buyerBps });
-    const owners = [...new Map(payees.map((p) => [p.toBase58(), p])).values()];
-    const pre = owners.map((owner) => this.ensureAtaInstruction(owner, mint, tokenProgram));
+    const unique = [...new Map(payees.map((p) => [p.owner.toBase58(), p])).values()];
+    let missing = unique;
+    if (payeeAccounts && unique.length) {
+      const atas = unique.map((p) => getAssociatedTokenAddressSync(mint, p.owner, true, tokenProgram));
+      const infos = await rpc(() => this.connection.getMultipleAccountsInfo(atas, this.commitment), this.errorContext('reading the payee token accounts'));
+      missing = unique.filter((_, i) => !infos[i]);
+      for (const p of missing) {
+        const tokenAccount = getAssociatedTokenAddressSync(mint, p.owner, true, tokenProgram).toBase58();
+        await payeeAccounts({ role: p.role, owner: p.owner.toBase58(), mint: mint.toBase58(), tokenAccount, orderId: bytesToUuid(orderIdBytes(orderId)), instruction: name });
+      }
+    }
+    const pre = missing.map((p) => this.ensureAtaInstruction(p.owner, mint, tokenProgram));
     return this.send([...pre, ix], ORDER_IX_LABEL[name], confirm, name === 'resolve_dispute' ? [this.arbiter] : []);
   }
 

@@ -64,7 +64,7 @@ export function listingsHandlers(deps: ListingsHttpDeps) {
       middleware: [idempotency({ store: deps.idempotencyStore, required: false, leases: deps.idempotencyLeases }) as never],
       handler: async ({ body, req, res }) => {
         const idempotencyKey = parseIdempotencyKey(req.get(IDEMPOTENCY_HEADER)) ?? null;
-        const listing = await withRetryAfter(res, () => service.create(userOf(req), body, { idempotencyKey }));
+        const listing = await withRetryAfter(res, () => service.create(userOf(req), body, { idempotencyKey, ip: req.ip ?? null }));
         return { status: 201 as const, body: present(listing) };
       },
     },

@@ -9,6 +9,7 @@ import type { AppContext } from '../context.js';
 import { DomainError } from '../errors.js';
 import { createAuthRepo, createAuthService, createTokensService, credentialSignal } from '../modules/auth/index.js';
 import { createListingsModule, listingsReadPort } from '../modules/listings/index.js';
+import { createBudgetModule, defaultSpending } from '../modules/budget/index.js';
 import { createMarketplaceModule } from '../modules/marketplace/index.js';
 import { createEventsModule, EventRetention } from '../modules/events/index.js';
 import { createWebhooksModule } from '../modules/webhooks/index.js';
@@ -65,7 +66,17 @@ export function buildServices(ctx: AppContext) {
     presentUser: (u) => users.privateView(u),
   });
   const chain = ctx.chain;
-  const listings = createListingsModule({ db, chain, config: listingsConfig, log, ...ctx.listings });
+  // what the service keypair may spend on chain (docs/who-pays.md): listings, custody and payouts charge it
+  const spending = config.spending ?? defaultSpending();
+  const budget = createBudgetModule({ db, spending, log, now: ctx.now });
+  const listings = createListingsModule({
+    db,
+    chain,
+    config: { ...listingsConfig, minPrice: spending.listingMinPrice },
+    log,
+    budget,
+    ...ctx.listings,
+  });
   const marketplace = createMarketplaceModule({ db, config: listingsConfig });
   // streams and webhooks re-check their credential: at once on a revocation here (credentialSignal),
   // periodically for revocations elsewhere (they are in the database)
@@ -96,6 +107,7 @@ export function buildServices(ctx: AppContext) {
       // the orders it funds, read through the orders module's port (the orders module gets custody below)
       orders: ordersReadPort(db),
       hooks: ctx.custody?.hooks,
+      budget,
       log,
       now: ctx.now,
     });
@@ -111,6 +123,7 @@ export function buildServices(ctx: AppContext) {
       hasReview: reviews.hasReview,
       now: ctx.now,
       custody: custody?.service,
+      budget: { sponsorPayeeAccount: (p) => budget.sponsorPayeeAccount(p), record: (c) => budget.record(c) },
     });
   }
 
@@ -184,6 +197,8 @@ export function buildServices(ctx: AppContext) {
 
   return {
     router,
+    /** the service's SOL budget of the day (modules/budget; /readyz `chain_budget`) */
+    budget,
     auth,
     users,
     listings,

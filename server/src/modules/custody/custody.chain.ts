@@ -8,7 +8,7 @@
  * the outcome and reconciles by signature). The localnet reports every transaction finalized at once.
  *
  * Fees: the service keypair (the hot wallet owner) pays every network fee, the rent of associated
- * token accounts it creates (the hot wallet's, a withdrawal destination's, a deposit address's) and
+ * token accounts it creates (the hot wallet's, a deposit address's; never a withdrawal destination's) and
  * tops up a deposit key with the rent of a custodial order's escrow accounts (returned to the deposit
  * key when the escrow closes, and reused for the user's next custodial order).
  *
@@ -112,7 +112,7 @@ export interface CustodyChainPort {
   depositHoldings(owner: string, mint: string, tokenProgram?: string): Promise<DepositHolding[]>;
   /** what became of a recorded transfer attempt (../../chain/recorded-send.ts), at TRANSFER_COMMITMENT */
   transactionOutcome(attempt: RecordedAttempt): Promise<TxOutcome>;
-  /** hot wallet -> destination's associated token account (created when missing; the service pays) */
+  /** hot wallet -> destination's associated token account, which must exist (never created: docs/who-pays.md) */
   sendWithdrawal(t: { id: string; mint: string; amount: bigint; destination: string }, onSigned: OnSigned): Promise<TxResult>;
   /**
    * deposit address -> hot wallet: `amount` taken from the deposit key's holdings of the mint (its
@@ -289,12 +289,10 @@ export class CustodyChain implements CustodyChainPort {
     const from = getAssociatedTokenAddressSync(mint, this.service.publicKey, true, tp);
     const to = getAssociatedTokenAddressSync(mint, owner, true, tp);
     const decimals = await this.decimalsOf(mint, tp);
+    // no create of `to`: the service never pays a destination's rent (docs/who-pays.md); the request
+    // checked it exists, and if it was closed since, the transfer fails and the hold is released
     return this.send(
-      [
-        createAssociatedTokenAccountIdempotentInstruction(this.service.publicKey, to, owner, mint, tp),
-        createTransferCheckedInstruction(from, mint, to, this.service.publicKey, t.amount, decimals, [], tp),
-        transferMemo(t.id),
-      ],
+      [createTransferCheckedInstruction(from, mint, to, this.service.publicKey, t.amount, decimals, [], tp), transferMemo(t.id)],
       [],
       onSigned,
       'sending a withdrawal',

@@ -65,7 +65,19 @@ export interface CustodyServiceDeps {
   hooks?: CustodyHooks;
   /** how long a claim on a pending transfer lasts before another process may take it over (ms, default 60 000) */
   leaseMs?: number;
+  /** the service's SOL budget (modules/budget): each withdrawal is charged (per-account daily cap, daily budget) */
+  budget?: CustodyBudget;
 }
+
+/** What custody needs of the budget module (`ChainBudget.charge`). */
+export interface CustodyBudget {
+  charge(c: { action: 'withdrawal'; lamports: number; userId?: string | null }): Promise<void>;
+  /** sweeps and custodial order fundings: counted, never refused (the users' money must move) */
+  record?(c: { action: 'custody_transfer'; lamports: number }): Promise<void>;
+}
+
+/** Network fee of one custody transaction the service pays (lamports; one fee-paying signature). */
+const WITHDRAWAL_TX_LAMPORTS = 5_000;
 
 /** One custodial balance line: contract `Balance` with source "custodial" and both custodial amounts. */
 export type CustodialBalanceView = Balance & { mint: string; source: 'custodial'; held_base_units: string; in_escrow_base_units: string };
@@ -229,8 +241,10 @@ export class CustodyService {
    * Validate, hold and queue a withdrawal; returns it in status pending (processing continues in the
    * background: `processAsync`). Errors: 400 validation-error (`body.currency` unsupported,
    * `body.amount` missing / not positive / too many decimals / below the minimum,
-   * `body.destination` a custodial address, a token account or mint, or a program);
-   * 409 insufficient-funds (amount + fee > available); 503 chain-unavailable (destination check).
+   * `body.destination` a custodial address, a token account or mint, a program, or a wallet without an
+   * associated token account of the currency: `token_account_missing`); 409 insufficient-funds (amount +
+   * fee > available); 429 rate-limited (CUSTODY_WITHDRAWAL_DAILY_LIMIT); 503 chain-unavailable (destination
+   * check) or service-unavailable (the daily chain budget is spent).
    */
   async withdraw(userId: string, input: WithdrawInput): Promise<TransferRecord> {
     const cur = this.currencyByCode(input.currency);
@@ -248,9 +262,21 @@ export class CustodyService {
       throw custodyErrors.field('body.destination', 'token_account', 'is a token account or mint; give the owner wallet address instead');
     }
     if (kind === 'program') throw custodyErrors.field('body.destination', 'program_account', 'is a program, not a wallet');
+    // the service never pays the rent of a destination's token account: its owner could close it and keep
+    // the rent, once per withdrawal (docs/who-pays.md); the owner creates it first
+    const destinationTokenAccount = this.deps.chain.tokenAccount(destination, cur.mint, cur.tokenProgram);
+    if ((await this.deps.chain.accountKind(destinationTokenAccount)) !== 'token') {
+      throw custodyErrors.field(
+        'body.destination',
+        'token_account_missing',
+        `has no ${cur.code} token account: create its associated token account ${destinationTokenAccount} first (the service does not pay its rent)`,
+      );
+    }
     const total = amount + cur.withdrawalFee;
     const [bal] = (await this.deps.ledger.userBalances(userId)).filter((b) => b.mint === cur.mint);
     if ((bal?.available ?? 0n) < total) throw custodyErrors.insufficientFunds(cur, bal?.available ?? 0n, amount, cur.withdrawalFee);
+    // its network fee: within the account's daily cap of withdrawals and the daily budget (429 / 503)
+    await this.deps.budget?.charge({ action: 'withdrawal', lamports: WITHDRAWAL_TX_LAMPORTS, userId });
     const t = await this.deps.repo.createTransfer(
       {
         kind: 'withdrawal',
@@ -260,7 +286,7 @@ export class CustodyService {
         amount,
         fee: cur.withdrawalFee,
         destination,
-        destinationTokenAccount: this.deps.chain.tokenAccount(destination, cur.mint, cur.tokenProgram),
+        destinationTokenAccount,
       },
       (id) => holdEntry({ id, kind: 'withdrawal', userId, mint: cur.mint, amount, fee: cur.withdrawalFee }),
     ).catch((err) => {
@@ -492,6 +518,10 @@ export class CustodyService {
   private async send(t: TransferRecord, onSigned: (s: string, h: number) => Promise<void>): Promise<TxResult> {
     const { chain, keys, repo } = this.deps;
     if (t.kind === 'withdrawal') return chain.sendWithdrawal({ id: t.id, mint: t.mint, amount: t.amount, destination: t.destination }, onSigned);
+    // a sweep or a custodial order funding: its fee (the funding's escrow rent returns to the deposit key)
+    await this.deps.budget?.record?.({ action: 'custody_transfer', lamports: WITHDRAWAL_TX_LAMPORTS }).catch((err: unknown) => {
+      this.log.warn({ err, transfer_id: t.id }, 'chain budget: custody transfer not counted');
+    });
     const addr = await repo.getAddress(t.userId);
     if (!addr) throw new DomainError('chain-transaction-failed', `user ${t.userId} has no deposit address`, { program_error: 'NoDepositKey' });
     const key = keys.keypair(addr.index);

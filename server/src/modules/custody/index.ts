@@ -14,7 +14,7 @@ import { CustodyChain, type CustodyChainPort } from './custody.chain.js';
 import { DepositKeys } from './custody.keys.js';
 import { Ledger } from './custody.ledger.js';
 import { CustodyRepo } from './custody.repo.js';
-import { type CustodyHooks, type CustodyOrdersPort, CustodyService } from './custody.service.js';
+import { type CustodyBudget, type CustodyHooks, type CustodyOrdersPort, CustodyService } from './custody.service.js';
 import type { CustodyCurrency, Log } from './custody.types.js';
 import { CustodyWorker } from './custody.worker.js';
 
@@ -75,6 +75,8 @@ export interface CustodyModuleOptions {
   log?: Log;
   now?: () => Date;
   hooks?: CustodyHooks;
+  /** the service's SOL budget (modules/budget): withdrawals are charged to it */
+  budget?: CustodyBudget;
   /** test seam: another chain port */
   chainPort?: CustodyChainPort;
 }
@@ -103,6 +105,7 @@ export function createCustodyModule(o: CustodyModuleOptions) {
     now: o.now,
     hooks: o.hooks,
     leaseMs: o.settings.leaseMs,
+    budget: o.budget,
   });
   // events (outbox): deposits and withdrawals as the API shows them
   repo.eventViews = { deposit: (d) => service.depositView(d), withdrawal: (t) => service.withdrawalView(t) };

@@ -44,6 +44,8 @@ export interface ListingsModuleOptions {
   log?: ListingsDeps['log'];
   /** recovery pass period in ms (default 30 000); 0 = only the start-up pass */
   recoveryIntervalMs?: number;
+  /** the service's SOL budget (modules/budget): mints and renames are charged to it */
+  budget?: ListingsDeps['budget'];
   /** test seams */
   repo?: ListingsRepo;
   hooks?: ListingsHooks;
@@ -59,7 +61,7 @@ function noChain(): ListingsChain {
 
 export function createListingsModule(o: ListingsModuleOptions) {
   const repo = o.repo ?? createListingsRepo(o.db, (l) => presentListing(l, o.config));
-  const service = createListingsService({ repo, chain: o.chain ?? noChain(), config: o.config, log: o.log, hooks: o.hooks });
+  const service = createListingsService({ repo, chain: o.chain ?? noChain(), config: o.config, log: o.log, hooks: o.hooks, budget: o.budget });
   const recovery = new ListingsRecovery({ repo, steps: service.steps, log: o.log });
   const intervalMs = o.recoveryIntervalMs ?? DEFAULT_RECOVERY_INTERVAL_MS;
   return {

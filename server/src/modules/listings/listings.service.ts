@@ -16,6 +16,7 @@ import { type CreateListingBody, LISTING_EDITABLE_STATUSES, type ListingOrderEve
 import { DomainError } from '../../errors.js';
 import { cursorKey, decodeCursor, newestPage, type CursorSpec, type Page } from '../../lib/cursor.js';
 import { formatUiAmount, toBaseUnits } from '../../lib/money.js';
+import { SPEND_ESTIMATES } from '../budget/index.js';
 import { listingErrors, type FieldError } from './listings.errors.js';
 import { createTokenSteps, TOKEN_SYMBOL, tokenName } from './listings.token-steps.js';
 import type {
@@ -86,9 +87,18 @@ export function createListingsService(deps: ListingsDeps) {
 
   function checkPrice(price: number, cur: CurrencyConfig, errors: FieldError[]): bigint | undefined {
     const r = toBaseUnits(price, cur.decimals);
-    if (r.ok) return r.value;
-    errors.push({ path: 'body.price', message: r.message, code: r.code });
-    return undefined;
+    if (!r.ok) {
+      errors.push({ path: 'body.price', message: r.message, code: r.code });
+      return undefined;
+    }
+    // the platform fee of an order at the lowest price pays the fees the service spends on it (docs/who-pays.md)
+    const min = config.minPrice?.[cur.code];
+    const minBase = min !== undefined ? toBaseUnits(Number(min), cur.decimals) : null;
+    if (minBase?.ok && r.value < minBase.value) {
+      errors.push({ path: 'body.price', message: `at least ${min} ${cur.code}`, code: 'below_minimum' });
+      return undefined;
+    }
+    return r.value;
   }
 
   /** Visible to the viewer: everything but unlisted, which only its seller (and admins) see. */
@@ -181,7 +191,7 @@ export function createListingsService(deps: ListingsDeps) {
      * also when the first response was lost after the listing was stored (the middleware's stored
      * response is the first line of defence; this closes the crash window between the two).
      */
-    async create(seller: Viewer, input: CreateListingInput, opts: { idempotencyKey?: string | null } = {}): Promise<ListingRecord> {
+    async create(seller: Viewer, input: CreateListingInput, opts: { idempotencyKey?: string | null; ip?: string | null } = {}): Promise<ListingRecord> {
       const errors: FieldError[] = [];
       const cur = checkCurrency(input.currency, errors);
       checkCategory(input.category, errors);
@@ -215,6 +225,9 @@ export function createListingsService(deps: ListingsDeps) {
         status: 'available',
         metadataUri: metadataUri(config.publicBaseUrl, id),
       };
+      // a new token: the service pays its rent and fees (docs/who-pays.md), within the seller's and the
+      // client address's daily caps and the daily budget (429 / 503, nothing sent)
+      await deps.budget?.charge({ action: 'listing_mint', lamports: SPEND_ESTIMATES.listing_mint, userId: seller.userId, ip: opts.ip ?? null });
       return steps.attemptMint(draft, fingerprint, null);
     },
 
@@ -290,6 +303,8 @@ export function createListingsService(deps: ListingsDeps) {
         const now = await load(listingId);
         throw listingErrors.invalidTransition(listingId, now.status, 'updated');
       }
+      // a token rename costs the service a fee (and rent when the name grows): capped per seller and day
+      await deps.budget?.charge({ action: 'listing_rename', lamports: SPEND_ESTIMATES.listing_rename, userId: actor.userId });
       return rename(current, newName, patch);
     },
 

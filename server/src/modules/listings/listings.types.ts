@@ -144,6 +144,11 @@ export interface ListingsConfig {
   categories: readonly CategoryConfig[];
   /** e.g. https://api.bazaar.dev (no trailing slash); token metadata URIs are built from it */
   publicBaseUrl: string;
+  /**
+   * lowest price per currency code, UI amount as decimal text (LISTING_MIN_PRICE): the platform fee of an
+   * order at that price covers the network fees the service pays for the order (docs/who-pays.md)
+   */
+  minPrice?: Readonly<Record<string, string>>;
 }
 
 /** Who is calling (from the auth middleware's principal). */
@@ -170,4 +175,14 @@ export interface ListingsDeps {
   /** listing id generator (tests may fix it) */
   newId?: () => string;
   hooks?: ListingsHooks;
+  /**
+   * The service's SOL budget (modules/budget): a new mint and a token rename are charged before they are
+   * signed (per-account and per-IP daily caps: 429; daily budget spent: 503). Absent: nothing is counted.
+   */
+  budget?: ListingsBudget;
+}
+
+/** What the listings module needs of the budget module (`ChainBudget.charge`). */
+export interface ListingsBudget {
+  charge(c: { action: 'listing_mint' | 'listing_rename'; lamports: number; userId?: string | null; ip?: string | null }): Promise<void>;
 }

@@ -10,7 +10,7 @@ import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { ChainClient } from '../../chain/index.js';
 import { AutoReleaseCrank, PaymentWatcher } from './payment-watcher.js';
 import { IdempotencyLeases, PrismaIdempotencyStore, type IdempotencyStore } from '../idempotency/index.js';
-import { escrowPort } from './orders.escrow.js';
+import { escrowPort, type OrdersBudget } from './orders.escrow.js';
 import { checkEscrowIntegrity } from './orders.integrity.js';
 import { PrismaOrdersRepo, userOrderStats, type UserOrderStats } from './orders.repo.js';
 import { OrdersService, type OrdersConfig, type OrdersHooks } from './orders.service.js';
@@ -20,7 +20,7 @@ import { DomainError } from '../../errors.js';
 export { OrdersService } from './orders.service.js';
 export type { OrdersConfig, PrincipalLike } from './orders.service.js';
 export { PrismaOrdersRepo, type UserOrderStats } from './orders.repo.js';
-export { escrowPort } from './orders.escrow.js';
+export { escrowPort, type OrdersBudget } from './orders.escrow.js';
 export { checkEscrowIntegrity, compareOrderWithEscrow, type IntegrityReport } from './orders.integrity.js';
 
 /**
@@ -67,11 +67,16 @@ export interface OrdersModuleOptions {
   now?: () => Date;
   /** custodial payments (the custody module's service) when custody is enabled */
   custody?: CustodialPaymentsPort;
+  /**
+   * the service's SOL budget (modules/budget): which missing payee token accounts the service may create
+   * before a payout (docs/who-pays.md), and the count of the transactions it pays for
+   */
+  budget?: OrdersBudget;
 }
 
 export function createOrdersModule(o: OrdersModuleOptions) {
   const repo = o.repo ?? new PrismaOrdersRepo(o.db);
-  const escrow = o.escrow ?? (o.chain?.escrow ? escrowPort(o.chain.escrow, { log: o.log }) : unavailableEscrow());
+  const escrow = o.escrow ?? (o.chain?.escrow ? escrowPort(o.chain.escrow, { log: o.log, budget: o.budget }) : unavailableEscrow());
   const idempotencyStore = o.idempotencyStore ?? new PrismaIdempotencyStore(o.db);
   const currencies = o.currencies ?? o.chain?.currencies ?? [];
   const service = new OrdersService({

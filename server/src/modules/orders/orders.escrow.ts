@@ -1,7 +1,7 @@
 /**
  * Adapter: chain/escrow.ts EscrowClient -> the orders module's EscrowPort.
  */
-import type { EscrowClient, EscrowOrder } from '../../chain/escrow.js';
+import type { EscrowClient, EscrowOrder, PayeeAccountPolicy } from '../../chain/escrow.js';
 import type { EscrowSettlement } from '../../chain/settlement.js';
 import type { EscrowOrderView, EscrowPort, OrderSettlement, SendOptions } from './orders.types.js';
 
@@ -36,10 +36,27 @@ export function toEscrowOrderView(a: EscrowOrder): EscrowOrderView {
   };
 }
 
-export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number; log?: Log } = {}): EscrowPort {
+/**
+ * What the orders module needs of the budget module (modules/budget `ChainBudget`): the policy for a
+ * payee's missing token account (the service pays the rent of the treasury's and, once per wallet and
+ * mint, of a seller's; never of a buyer's: docs/who-pays.md) and the count of the payout transactions.
+ */
+export interface OrdersBudget {
+  sponsorPayeeAccount: PayeeAccountPolicy;
+  record(c: { action: 'order_transaction'; lamports: number }): Promise<void>;
+}
+
+/** Network fee of one service-signed order transaction (lamports; one signature). */
+const ORDER_TX_LAMPORTS = 5_000;
+
+export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number; log?: Log; budget?: OrdersBudget } = {}): EscrowPort {
   let fee: { bps: number; at: number } | null = null;
   const ttl = opts.feeBpsTtlMs ?? 60_000;
-  const o = (s?: SendOptions) => (s?.onSigned ? { onSigned: s.onSigned } : {});
+  const budget = opts.budget;
+  const o = (s?: SendOptions) => ({
+    ...(s?.onSigned ? { onSigned: s.onSigned } : {}),
+    ...(budget ? { payeeAccounts: budget.sponsorPayeeAccount } : {}),
+  });
   return {
     addresses: (orderId, mint, tokenProgram) => client.addresses(orderId, mint, tokenProgram),
     buildFundTransaction: async (t) => {
@@ -47,7 +64,12 @@ export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number; l
       return { transaction: built.transaction, validUntil: built.validUntil };
     },
     submitSignedTransaction: (b64) => client.submitSignedTransaction(b64),
-    send: (ix, id, s) => client.orderInstruction(ix, id, { ...o(s), ...(s?.buyerBps !== undefined ? { buyerBps: s.buyerBps } : {}) }),
+    send: async (ix, id, s) => {
+      const tx = await client.orderInstruction(ix, id, { ...o(s), ...(s?.buyerBps !== undefined ? { buyerBps: s.buyerBps } : {}) });
+      // counted, never refused: payouts move users' money; the platform fee pays for them (docs/who-pays.md)
+      await budget?.record({ action: 'order_transaction', lamports: ORDER_TX_LAMPORTS }).catch((err) => opts.log?.warn({ err }, 'chain budget: order transaction not counted'));
+      return tx;
+    },
     fetchOrder: async (id) => {
       const a = await client.fetchOrder(id);
       return a ? toEscrowOrderView(a) : null;
