@@ -128,6 +128,7 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     if (err instanceof DomainError) {
       if (err.status >= 500) log.warn({ err, request_id: requestIdOf(req), slug: err.slug }, err.detail);
       if (err.slug === 'chain-unavailable' && !res.getHeader('retry-after')) res.setHeader('Retry-After', '5');
+      if (err.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSeconds))));
       return sendProblem(req, res, err.slug, err.detail, err.extensions);
     }
     if (err instanceof RequestValidationError) {
