@@ -56,7 +56,8 @@ async function latency() {
     chain,
     postgres,
     config: { currencies: env.boot.currencies, webhooks: { allowPrivateUrls: true, timeoutMs: 5_000, intervalMs: 1_000, concurrency: CONCURRENCY } },
-    orders: { watcherIntervalMs: WATCHER_MS, reconcileIntervalMs: 0 },
+    // every buyer of the benchmark is 127.0.0.1: no per-network hold limit
+    orders: { watcherIntervalMs: WATCHER_MS, reconcileIntervalMs: 0, maxUnpaidOrdersPerIp: ORDERS },
   });
   const server = t.app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));

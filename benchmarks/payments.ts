@@ -69,7 +69,8 @@ async function run(env: BootstrappedChain, db: 'pglite' | 'postgres', mode: 'bef
     postgres: db === 'postgres',
     config: { currencies: env.boot.currencies },
     // the service's defaults: 2 s poll (and crank), 10 s fallback poll while subscribed
-    orders: { watcherIntervalMs: 2_000, reconcileIntervalMs: 30_000 },
+    // every buyer of the benchmark is 127.0.0.1 and all orders are prepared unpaid first: no per-network hold limit
+    orders: { watcherIntervalMs: 2_000, reconcileIntervalMs: 30_000, maxUnpaidOrdersPerIp: PAYMENTS },
   });
   const server = t.app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));

@@ -43,6 +43,8 @@ export class FakeEscrow implements EscrowPort {
   now = 1_800_000_000;
   feeBpsValue = 250;
   unavailable = false;
+  /** the buyer wallet's balances for a fund transaction (EscrowPort.fundingNeeds); unset: no balance check */
+  fundingNeeds?: EscrowPort['fundingNeeds'];
   private n = 0;
 
   private gate: Promise<void> | null = null;

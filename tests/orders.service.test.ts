@@ -9,6 +9,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { AutoReleaseCrank, PaymentWatcher } from '../server/src/modules/orders/payment-watcher.js';
 import { MemoryOrdersRepo } from './helpers/memory-orders-repo.js';
 import { OrdersService, type OrdersConfig } from '../server/src/modules/orders/orders.service.js';
+import { DomainError } from '../server/src/errors.js';
 import { checkEscrowIntegrity } from '../server/src/modules/orders/orders.integrity.js';
 import { FakeEscrow, FakeListings, user } from './orders.fakes.js';
 import { listingTransitions, orderTransitions, type OrderTransition } from '@bazaar/contract';
@@ -680,5 +681,52 @@ describe('the lifecycle table, row by row (contract orderTransitions): service a
     ctx.escrow.advance(3600);
     expect(await allowed(ctx, 'buyer', o.id)).toEqual(['confirm']);
     expect(await slug(ctx.service.dispute(ctx.buyer, o.id, 'the work is not done'))).toBe('invalid-state-transition');
+  });
+});
+
+describe('holds need a buyer who can pay (the balance rule, on fakes)', () => {
+  it('wrapped SOL (the amount paid in lamports): each unpaid order of the wallet adds its fee + rent and its amount', async () => {
+    const ctx = setup();
+    const feeAndRent = 6_000n;
+    ctx.escrow.fundingNeeds = async (t) => ({ lamports: feeAndRent + t.amount, amountInLamports: t.amount, lamportsBalance: 60_000_000n, tokenBalance: null });
+    await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+    await ctx.service.create(ctx.buyer, { listingId: ctx.another().id });
+    const third = await ctx.service.create(ctx.buyer, { listingId: ctx.another().id }).catch((e) => e);
+    // 3 x (25 000 000 + 6 000) > 60 000 000
+    expect(third).toMatchObject({
+      slug: 'insufficient-funds',
+      extensions: { balance: 'sol', wallet: ctx.buyer.wallet, required_base_units: String(3n * (25_000_000n + feeAndRent)), available_base_units: '60000000' },
+    });
+    expect((await ctx.repo.list({ userId: ctx.buyer.userId!, limit: 10 })).length).toBe(2);
+  });
+
+  it('the check runs before anything is held: an RPC outage answers 503 and holds nothing; a held listing is refused without a balance read', async () => {
+    const ctx = setup();
+    let reads = 0;
+    ctx.escrow.fundingNeeds = async () => {
+      reads++;
+      throw new DomainError('chain-unavailable', 'rpc down');
+    };
+    expect(await slug(ctx.service.create(ctx.buyer, { listingId: ctx.listing.id }))).toBe('chain-unavailable');
+    expect(await ctx.repo.list({ userId: ctx.buyer.userId!, limit: 10 })).toEqual([]);
+    ctx.escrow.fundingNeeds = async () => ({ lamports: 1n, amountInLamports: 0n, lamportsBalance: 1n, tokenBalance: 25_000_000n });
+    await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+    ctx.listings.rows.get(ctx.listing.id)!.heldUntil = new Date(Date.now() + 60_000);
+    reads = 0;
+    ctx.escrow.fundingNeeds = async () => {
+      reads++;
+      return { lamports: 1n, amountInLamports: 0n, lamportsBalance: 0n, tokenBalance: 0n };
+    };
+    expect(await slug(ctx.service.create(ctx.stranger, { listingId: ctx.listing.id }))).toBe('listing-unavailable');
+    expect(reads).toBe(0);
+  });
+
+  it('the payment window: full, or the short one when the listing is contested or the network holds half its limit', () => {
+    const { service } = setup({ config: { paymentTtlSeconds: 900, contestedPaymentTtlSeconds: 300, maxUnpaidOrdersPerIp: 10 } });
+    expect(service.paymentWindowSeconds({ contested: false, networkHolds: 4 })).toBe(900);
+    expect(service.paymentWindowSeconds({ contested: false, networkHolds: 5 })).toBe(300);
+    expect(service.paymentWindowSeconds({ contested: true, networkHolds: 0 })).toBe(300);
+    // never longer than the normal window
+    expect(setup({ config: { paymentTtlSeconds: 120, contestedPaymentTtlSeconds: 300 } }).service.paymentWindowSeconds({ contested: true, networkHolds: 0 })).toBe(120);
   });
 });

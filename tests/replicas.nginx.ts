@@ -269,6 +269,8 @@ async function main(): Promise<void> {
     AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE: String(ADDRESS_LIMIT),
     ORDER_WATCHER_INTERVAL_MS: '500',
     ORDER_MAX_UNPAID_PER_BUYER: '3',
+    // the N buyers all reach nginx from 127.0.0.1: the per-network hold limit would stop the lifecycles
+    ORDER_MAX_UNPAID_PER_IP: String(N),
     LEADER_LEASE_TTL_MS: '10000',
     LEADER_LEASE_RENEW_MS: '2000',
     DB_POOL_MAX: '8',

@@ -163,7 +163,7 @@ export interface paths {
         };
         /**
          * Search listings
-         * @description Searches available listings only. `query` matches title and description (1..200 characters, web search syntax: quoted phrases, `or`, `-word`); a word of 4+ letters that no listing title contains is also tried corrected to the nearest title word (1 edit for up to 5 letters, 2 beyond: "desgin" finds "design"). min_price/max_price compare the price in each listing's own currency (combine with `currency` for meaningful bounds; min_price > max_price is 400). sort: relevance (default; newest when no query: the 1,000 newest matching listings ranked by text rank, so at most 50 pages of 20), price_asc, price_desc (UI price across currencies), rating (seller reputation average, then review count, unrated last), newest. Every page costs the same whatever its depth (keyset cursors). Cursors are bound to the filters and sort they were issued for (400 validation-error otherwise).
+         * @description Searches available listings only (a listing held by an unpaid order reads reserved and is left out until the hold ends). `query` matches title and description (1..200 characters, web search syntax: quoted phrases, `or`, `-word`); a word of 4+ letters that no listing title contains is also tried corrected to the nearest title word (1 edit for up to 5 letters, 2 beyond: "desgin" finds "design"). min_price/max_price compare the price in each listing's own currency (combine with `currency` for meaningful bounds; min_price > max_price is 400). sort: relevance (default; newest when no query: the 1,000 newest matching listings ranked by text rank, so at most 50 pages of 20), price_asc, price_desc (UI price across currencies), rating (seller reputation average, then review count, unrated last), newest. Every page costs the same whatever its depth (keyset cursors). Cursors are bound to the filters and sort they were issued for (400 validation-error otherwise).
          */
         get: operations["searchListings"];
         put?: never;
@@ -249,7 +249,7 @@ export interface paths {
         put?: never;
         /**
          * Create an order and get the escrow payment transaction
-         * @description Any authenticated user (or API key) buys a listing. Requires Idempotency-Key: a replay returns the stored 201 response. The buyer is `buyer_wallet` when given (a user token may only name its own wallet: 403 forbidden), otherwise the caller's wallet. The order starts in awaiting_payment and expires (status expired) if not funded by payment_expires_at (15 minutes). The response carries `payment`: the fund transaction (base64, partially signed by the platform authority, fee payer = buyer) to sign and send — or POST to submitOrderTransaction — and a Solana Pay transaction-request link for wallets. With payment_source custodial (custody enabled; else 404 custody-disabled) the service pays instead: it holds the price from the buyer's available custodial balance (409 insufficient-funds) and funds the escrow from its hot wallet with the buyer's deposit address as on-chain buyer; the 201 carries payment null and the order in_progress (awaiting_payment while the funding transaction is still unconfirmed; 502 chain-transaction-failed when it was rejected: the order is expired and the hold released). The listing is held for the new order (one open order per listing): a later buyer gets 409 listing-unavailable (with `held_until` while the holder has not paid) before paying anything; a buyer may hold at most 3 unpaid orders (409 too-many-unpaid-orders). 404 not-found (listing), 409 listing-unavailable (not available), 409 own-listing (buyer is the seller), 400 idempotency-key-missing, 409 idempotency-key-in-use (the first request is still running: retry after Retry-After), 422 idempotency-key-reused. A request that died (the server crashed) holds its key for at most 10 s; a retry with the key then returns the order that request created (with a fresh payment transaction while it awaits payment) or creates it. Moves money (custodial-payment: pay an order from the custodial balance: the service funds the escrow from its hot wallet, no wallet signs): a personal access token needs `payments:write` besides `orders:write` when `payment_source` is given and not `wallet` (else 403 insufficient-scope).
+         * @description Any authenticated user (or API key) buys a listing. Requires Idempotency-Key: a replay returns the stored 201 response. The buyer is `buyer_wallet` when given (a user token may only name its own wallet: 403 forbidden), otherwise the caller's wallet. The order starts in awaiting_payment and expires (status expired) if not funded by payment_expires_at (15 minutes). The response carries `payment`: the fund transaction (base64, partially signed by the platform authority, fee payer = buyer) to sign and send — or POST to submitOrderTransaction — and a Solana Pay transaction-request link for wallets. With payment_source custodial (custody enabled; else 404 custody-disabled) the service pays instead: it holds the price from the buyer's available custodial balance (409 insufficient-funds) and funds the escrow from its hot wallet with the buyer's deposit address as on-chain buyer; the 201 carries payment null and the order in_progress (awaiting_payment while the funding transaction is still unconfirmed; 502 chain-transaction-failed when it was rejected: the order is expired and the hold released). The listing is held for the new order (one open order per listing): a later buyer gets 409 listing-unavailable (with `held_until` while the holder has not paid) before paying anything, and the listing reads `reserved` with `held_until` meanwhile. Holds are tied to buyers who can pay and bounded: a wallet order needs the buyer wallet's token balance to cover its amount (and the buyer's other unpaid orders in that currency) and its SOL the network fee and the rent of the escrow accounts, read on chain at creation (409 insufficient-funds, `balance` token or sol); a buyer may hold at most 3 unpaid orders (409 too-many-unpaid-orders), a client network (IPv4 address or IPv6 /64; API keys excepted) at most 10 (429 too-many-holds, with Retry-After); a buyer whose order for the listing expired unpaid cannot order it again for an hour (409 hold-cooldown, `retry_at`); and the payment window is 5 minutes instead of 15 on a contested listing (an unpaid hold on it lapsed within that hour) or from a network that holds half its limit already (limits: ORDER_* settings). 404 not-found (listing), 409 listing-unavailable (not available), 409 own-listing (buyer is the seller), 400 idempotency-key-missing, 409 idempotency-key-in-use (the first request is still running: retry after Retry-After), 422 idempotency-key-reused. A request that died (the server crashed) holds its key for at most 10 s; a retry with the key then returns the order that request created (with a fresh payment transaction while it awaits payment) or creates it. Moves money (custodial-payment: pay an order from the custodial balance: the service funds the escrow from its hot wallet, no wallet signs): a personal access token needs `payments:write` besides `orders:write` when `payment_source` is given and not `wallet` (else 403 insufficient-scope).
          */
         post: operations["createOrder"];
         delete?: never;
@@ -987,7 +987,7 @@ export interface components {
              */
             slug: string;
             name: string;
-            /** @description Number of available listings in the category */
+            /** @description Number of available listings in the category (listings held by unpaid orders included) */
             listing_count: number;
         };
         /** CategoryList */
@@ -1515,8 +1515,17 @@ export interface components {
             category: string;
             /** @description Estimated delivery time in days (1..365) */
             duration: number;
-            /** @enum {string} */
+            /**
+             * @description available, reserved (an unpaid order holds it until `held_until`, or a funded order reserves it), sold, unlisted
+             * @enum {string}
+             */
             status: "available" | "reserved" | "sold" | "unlisted";
+            /**
+             * Format: date-time
+             * @description While an unpaid order holds the listing (status `reserved`): when that hold lapses at the latest (the order's payment window + 120 s; sooner when the order is paid or expires). null otherwise
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            held_until: string | null;
             /**
              * @description Mint of the listing's Token-2022 NFT
              * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
@@ -1612,8 +1621,17 @@ export interface components {
                 category: string;
                 /** @description Estimated delivery time in days (1..365) */
                 duration: number;
-                /** @enum {string} */
+                /**
+                 * @description available, reserved (an unpaid order holds it until `held_until`, or a funded order reserves it), sold, unlisted
+                 * @enum {string}
+                 */
                 status: "available" | "reserved" | "sold" | "unlisted";
+                /**
+                 * Format: date-time
+                 * @description While an unpaid order holds the listing (status `reserved`): when that hold lapses at the latest (the order's payment window + 120 s; sooner when the order is paid or expires). null otherwise
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                held_until: string | null;
                 /**
                  * @description Mint of the listing's Token-2022 NFT
                  * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
@@ -2369,11 +2387,13 @@ export interface components {
              *     - `review-not-allowed` (409): The order is not completed or resolved, or it has already been reviewed.
              *     - `too-many-unpaid-orders` (409): The buyer already holds the maximum number of unpaid orders (each holds its listing for the payment window); pay one or let it expire first. `unpaid_orders` and `limit` say how many.
              *     - `webhook-limit-reached` (409): The user already has the maximum number of webhook endpoints (each event is sent to every one of them); delete one first. `limit` says how many.
-             *     - `insufficient-funds` (409): The available custodial balance does not cover the request (a withdrawal's amount + fee, or a custodial order payment); `required_base_units` and `available_base_units` say by how much.
+             *     - `insufficient-funds` (409): The balance does not cover the request: the available custodial balance (a withdrawal's amount + fee, or a custodial order payment), or, for an order paid from a wallet, the buyer wallet's balance on chain (its token balance of the order's currency must cover this order and its other unpaid orders; its SOL the network fee and the rent of the escrow accounts the fund transaction creates). `required_base_units` and `available_base_units` say by how much; for a wallet order `balance` names which one is short (`token`: base units of `currency`, `sol`: lamports) and `wallet` the wallet read.
+             *     - `hold-cooldown` (409): An order of this buyer (the same user, wallet or client network) for this listing expired unpaid recently: the listing cannot be held by the same buyer again until `retry_at` (also `Retry-After`, seconds), so one buyer cannot keep a listing blocked by ordering it again and again without paying.
              *     - `token-account-required` (409): A payout goes to a token account that does not exist, and the service does not pay its rent (it would be the payee's to recover by closing it: docs/who-pays.md). `token_account`, `owner` and `mint` name it: the payee (or anyone) creates that associated token account, then the action is retried (the auto-release crank retries by itself).
              *     - `payload-too-large` (413): The request body exceeds 100 kB.
              *     - `unsupported-media-type` (415): Request bodies must be application/json.
              *     - `idempotency-key-reused` (422): The Idempotency-Key was already used with a different request body.
+             *     - `too-many-holds` (429): The client network (an IPv4 address, or an IPv6 /64) already holds the maximum number of unpaid orders, each holding its listing during its payment window; `holds` and `limit` say how many, `Retry-After` when the earliest of them lapses at the latest.
              *     - `rate-limited` (429): Too many requests; wait for the number of seconds in the Retry-After header.
              *     - `header-fields-too-large` (431): The request line and headers exceed 16 kB (URL included); the connection is closed.
              *     - `internal-error` (500): An unexpected error; quote request_id.
@@ -2382,7 +2402,7 @@ export interface components {
              *     - `service-unavailable` (503): A dependency of the service is down or overloaded (the database unreachable, its connection pool or a statement/lock timeout exhausted) or the server is shutting down; retry after the Retry-After seconds. When a chain action had already landed, `chain_transaction` {action, signature} says so: the order converges to it (the reconciler records it) and a retry of the action returns the updated order.
              * @enum {string}
              */
-            type: "https://bazaar.dev/problems/validation-error" | "https://bazaar.dev/problems/malformed-json" | "https://bazaar.dev/problems/malformed-request" | "https://bazaar.dev/problems/webhook-url-refused" | "https://bazaar.dev/problems/idempotency-key-missing" | "https://bazaar.dev/problems/unauthorized" | "https://bazaar.dev/problems/invalid-token" | "https://bazaar.dev/problems/token-expired" | "https://bazaar.dev/problems/login-failed" | "https://bazaar.dev/problems/forbidden" | "https://bazaar.dev/problems/insufficient-scope" | "https://bazaar.dev/problems/not-found" | "https://bazaar.dev/problems/route-not-found" | "https://bazaar.dev/problems/custody-disabled" | "https://bazaar.dev/problems/method-not-allowed" | "https://bazaar.dev/problems/request-timeout" | "https://bazaar.dev/problems/conflict" | "https://bazaar.dev/problems/invalid-state-transition" | "https://bazaar.dev/problems/idempotency-key-in-use" | "https://bazaar.dev/problems/listing-unavailable" | "https://bazaar.dev/problems/own-listing" | "https://bazaar.dev/problems/review-not-allowed" | "https://bazaar.dev/problems/too-many-unpaid-orders" | "https://bazaar.dev/problems/webhook-limit-reached" | "https://bazaar.dev/problems/insufficient-funds" | "https://bazaar.dev/problems/token-account-required" | "https://bazaar.dev/problems/payload-too-large" | "https://bazaar.dev/problems/unsupported-media-type" | "https://bazaar.dev/problems/idempotency-key-reused" | "https://bazaar.dev/problems/rate-limited" | "https://bazaar.dev/problems/header-fields-too-large" | "https://bazaar.dev/problems/internal-error" | "https://bazaar.dev/problems/chain-transaction-failed" | "https://bazaar.dev/problems/chain-unavailable" | "https://bazaar.dev/problems/service-unavailable";
+            type: "https://bazaar.dev/problems/validation-error" | "https://bazaar.dev/problems/malformed-json" | "https://bazaar.dev/problems/malformed-request" | "https://bazaar.dev/problems/webhook-url-refused" | "https://bazaar.dev/problems/idempotency-key-missing" | "https://bazaar.dev/problems/unauthorized" | "https://bazaar.dev/problems/invalid-token" | "https://bazaar.dev/problems/token-expired" | "https://bazaar.dev/problems/login-failed" | "https://bazaar.dev/problems/forbidden" | "https://bazaar.dev/problems/insufficient-scope" | "https://bazaar.dev/problems/not-found" | "https://bazaar.dev/problems/route-not-found" | "https://bazaar.dev/problems/custody-disabled" | "https://bazaar.dev/problems/method-not-allowed" | "https://bazaar.dev/problems/request-timeout" | "https://bazaar.dev/problems/conflict" | "https://bazaar.dev/problems/invalid-state-transition" | "https://bazaar.dev/problems/idempotency-key-in-use" | "https://bazaar.dev/problems/listing-unavailable" | "https://bazaar.dev/problems/own-listing" | "https://bazaar.dev/problems/review-not-allowed" | "https://bazaar.dev/problems/too-many-unpaid-orders" | "https://bazaar.dev/problems/webhook-limit-reached" | "https://bazaar.dev/problems/insufficient-funds" | "https://bazaar.dev/problems/hold-cooldown" | "https://bazaar.dev/problems/token-account-required" | "https://bazaar.dev/problems/payload-too-large" | "https://bazaar.dev/problems/unsupported-media-type" | "https://bazaar.dev/problems/idempotency-key-reused" | "https://bazaar.dev/problems/too-many-holds" | "https://bazaar.dev/problems/rate-limited" | "https://bazaar.dev/problems/header-fields-too-large" | "https://bazaar.dev/problems/internal-error" | "https://bazaar.dev/problems/chain-transaction-failed" | "https://bazaar.dev/problems/chain-unavailable" | "https://bazaar.dev/problems/service-unavailable";
             title: string;
             status: number;
             detail: string;
@@ -3733,7 +3753,7 @@ export interface operations {
                 cursor?: string;
                 /** @description Solana public key, base58 (32 bytes) */
                 seller_wallet?: string;
-                /** @description active = available. unlisted is only returned to the seller themself */
+                /** @description active = available (can be ordered now: not held by an unpaid order); reserved = held or funded. unlisted is only returned to the seller themself */
                 status?: "active" | "available" | "reserved" | "sold" | "unlisted";
                 /** @description Category slug; validated by the server against GET /categories */
                 category?: string;
@@ -4341,7 +4361,7 @@ export interface operations {
                 cursor?: string;
                 /** @description Category slug; validated by the server against GET /categories */
                 category?: string;
-                /** @description active (= available, the default), available, reserved or sold */
+                /** @description active (= available, the default), available, reserved (held by an unpaid order, or funded) or sold */
                 status?: "active" | "available" | "reserved" | "sold";
             };
             header?: never;
@@ -4722,7 +4742,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Listing unavailable (`listing-unavailable`); Too many unpaid orders (`too-many-unpaid-orders`); Own listing (`own-listing`); Idempotency-Key in use (`idempotency-key-in-use`); Insufficient funds (`insufficient-funds`) */
+            /** @description Listing unavailable (`listing-unavailable`); Too many unpaid orders (`too-many-unpaid-orders`); Hold cool-down (`hold-cooldown`); Own listing (`own-listing`); Idempotency-Key in use (`idempotency-key-in-use`); Insufficient funds (`insufficient-funds`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4758,7 +4778,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) */
+            /** @description Rate limited (`rate-limited`); Too many holds (`too-many-holds`) */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying */

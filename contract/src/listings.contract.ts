@@ -22,9 +22,15 @@
  *
  * `sold` is terminal. Edits (PATCH) are allowed only in `LISTING_EDITABLE_STATUSES` (available, unlisted) and
  * emit listing.updated. `active` (spec wording) is accepted as a filter value meaning `available`; it is
- * never emitted. An unpaid order holds its listing without changing its status (see the orders contract):
- * the listing is reserved when that order is funded. The `order_*` events are the `listing` column of the
- * order lifecycle table (`orderTransitions`).
+ * never emitted. The `order_*` events are the `listing` column of the order lifecycle table
+ * (`orderTransitions`).
+ *
+ * Holds: an unpaid order holds its listing from its creation (see the orders contract). The stored state
+ * stays `available` (no transition, no event: the hold ends by itself when the order expires), but the
+ * listing READS `reserved` with `held_until` (when the hold lapses at the latest: the order's payment
+ * window + 120 s) for as long as the hold lasts, and the `status` filters follow what the listing reads:
+ * `available` = can be ordered now (search shows only these), `reserved` = held or funded. A funded
+ * order's reservation has no end time (`held_until` null).
  */
 import { z } from 'zod';
 import {
@@ -127,7 +133,13 @@ export const Listing = named(
     currency_mint: Pubkey.describe('SPL mint of the currency (wrapped SOL for SOL)'),
     category: CategorySlug,
     duration: z.number().int().describe('Estimated delivery time in days (1..365)'),
-    status: ListingStatus,
+    status: ListingStatus.describe(
+      'available, reserved (an unpaid order holds it until `held_until`, or a funded order reserves it), sold, unlisted',
+    ),
+    held_until: Timestamp.nullable().describe(
+      'While an unpaid order holds the listing (status `reserved`): when that hold lapses at the latest (the ' +
+        'order\'s payment window + 120 s; sooner when the order is paid or expires). null otherwise',
+    ),
     token_mint_address: Pubkey.describe('Mint of the listing\'s Token-2022 NFT'),
     mint_transaction: MintTransaction,
     metadata: ListingMetadata,
@@ -176,7 +188,10 @@ export const ListListingsQuery = PaginationQuery.extend({
   status: z
     .enum(['active', ...LISTING_STATUSES])
     .optional()
-    .describe('active = available. unlisted is only returned to the seller themself'),
+    .describe(
+      'active = available (can be ordered now: not held by an unpaid order); reserved = held or funded. unlisted is ' +
+        'only returned to the seller themself',
+    ),
   category: CategorySlug.optional(),
 });
 export type ListListingsQuery = z.infer<typeof ListListingsQuery>;

@@ -32,7 +32,7 @@ export const MarketplaceListingsQuery = PaginationQuery.extend({
   status: z
     .enum(['active', ...LISTING_STATUSES.filter((s) => s !== 'unlisted')] as ['active', 'available', 'reserved', 'sold'])
     .default('active')
-    .describe('active (= available, the default), available, reserved or sold'),
+    .describe('active (= available, the default), available, reserved (held by an unpaid order, or funded) or sold'),
 });
 export type MarketplaceListingsQuery = z.infer<typeof MarketplaceListingsQuery>;
 
@@ -41,7 +41,7 @@ export const Category = named(
   z.object({
     slug: CategorySlug,
     name: z.string(),
-    listing_count: z.number().int().min(0).describe('Number of available listings in the category'),
+    listing_count: z.number().int().min(0).describe('Number of available listings in the category (listings held by unpaid orders included)'),
   }),
 );
 export const CategoryList = named('CategoryList', z.object({ data: z.array(Category) }));
@@ -68,7 +68,7 @@ export const marketplace = c.router({
     query: SearchListingsQuery,
     summary: 'Search listings',
     description:
-      'Searches available listings only. `query` matches title and description (1..200 characters, web ' +
+      'Searches available listings only (a listing held by an unpaid order reads reserved and is left out until the hold ends). `query` matches title and description (1..200 characters, web ' +
       'search syntax: quoted phrases, `or`, `-word`); a word of 4+ letters that no listing title contains is ' +
       'also tried corrected to the nearest title word (1 edit for up to 5 letters, 2 beyond: "desgin" finds ' +
       '"design"). min_price/max_price compare the price in each listing\'s own currency (combine with ' +

@@ -55,10 +55,21 @@
  * Racing buyers (decision): a listing is held for an order from its creation, so it is sold at most once
  * and nobody pays for a listing that is gone. One open order per listing (awaiting_payment, in_progress,
  * delivered or disputed): a later buyer gets 409 listing-unavailable (`held_until`: when an unpaid hold
- * lapses at the latest) before paying anything. The hold of an unpaid order ends when it expires
- * (payment_expires_at + 120 s for a transaction still in flight); against griefing, a buyer holds at
- * most 3 unpaid orders at once (409 too-many-unpaid-orders). Refunded and expired orders free the
- * listing, completed ones sell it.
+ * lapses at the latest) before paying anything, and the listing reads `reserved` with `held_until`
+ * while the hold lasts. The hold of an unpaid order ends when it expires (payment_expires_at + 120 s
+ * for a transaction still in flight). Against griefing (holds by buyers who never pay), holds are tied
+ * to buyers who can pay and bounded (defaults; ORDER_* settings):
+ *   - funds: a wallet order is refused unless the buyer wallet's balances on chain cover it: the token
+ *     balance of the order's currency >= the amount plus the buyer wallet's other unpaid orders in it, and
+ *     SOL >= network fee + rent of the accounts the fund transaction creates (both read from the RPC);
+ *     a custodial order needs the available custodial balance (409 insufficient-funds);
+ *   - per buyer: at most 3 unpaid orders (409 too-many-unpaid-orders);
+ *   - per client network (IPv4 address / IPv6 /64; API keys are exempt): at most 10 (429 too-many-holds);
+ *   - cool-down: a buyer (user, wallet or network) whose wallet order for a listing expired unpaid cannot
+ *     order that listing again for an hour (409 hold-cooldown), so a hold cannot be renewed forever;
+ *   - shorter windows under pressure: the payment window is 5 minutes instead of 15 when the listing is
+ *     contested (an unpaid hold on it lapsed within the cool-down) or the network holds half its limit.
+ * Refunded and expired orders free the listing, completed ones sell it.
  *
  * Fund transactions: each one is valid until its blockhash expires (`payment.expires_at`, about a
  * minute); POST /orders/{id}/payment (the buyer) or the Solana Pay POST (wallets) hands out a fresh one
@@ -156,6 +167,13 @@ export const ORDER_EVENTS = [
   'order.auto_released',
 ] as const;
 export type OrderEvent = (typeof ORDER_EVENTS)[number];
+
+/**
+ * Payment grace, seconds: an unpaid order is expired (and its hold on the listing ends) this long after
+ * payment_expires_at, covering a fund transaction issued just before it that lands until its blockhash
+ * expires. A listing's `held_until` is its holder's payment_expires_at + this.
+ */
+export const PAYMENT_GRACE_SECONDS = 120;
 
 /**
  * When a transition may happen: `now` on `clock` compared with the order field `at` (plus the payment
@@ -522,6 +540,8 @@ const createOrder = routeErrors(
     'not-found',
     'listing-unavailable',
     'too-many-unpaid-orders',
+    'too-many-holds',
+    'hold-cooldown',
     'own-listing',
     'idempotency-key-in-use',
     'idempotency-key-reused',
@@ -574,7 +594,15 @@ export const orders = c.router({
       'funding transaction is still unconfirmed; 502 chain-transaction-failed when it was rejected: the order ' +
       'is expired and the hold released). The listing is held for the new order (one open order per listing): ' +
       'a later buyer gets 409 listing-unavailable (with `held_until` while the holder has not paid) before paying ' +
-      'anything; a buyer may hold at most 3 unpaid orders (409 too-many-unpaid-orders). 404 not-found (listing), ' +
+      'anything, and the listing reads `reserved` with `held_until` meanwhile. Holds are tied to buyers who can pay ' +
+      'and bounded: a wallet order needs the buyer wallet\'s token balance to cover its amount (and the buyer\'s other ' +
+      'unpaid orders in that currency) and its SOL the network fee and the rent of the escrow accounts, read on chain ' +
+      'at creation (409 insufficient-funds, `balance` token or sol); a buyer may hold at most 3 unpaid orders (409 ' +
+      'too-many-unpaid-orders), a client network (IPv4 address or IPv6 /64; API keys excepted) at most 10 (429 ' +
+      'too-many-holds, with Retry-After); a buyer whose order for the listing expired unpaid cannot order it again ' +
+      'for an hour (409 hold-cooldown, `retry_at`); and the payment window is 5 minutes instead of 15 on a contested ' +
+      'listing (an unpaid hold on it lapsed within that hour) or from a network that holds half its limit already ' +
+      '(limits: ORDER_* settings). 404 not-found (listing), ' +
       '409 listing-unavailable (not available), 409 own-listing (buyer is the seller), 400 idempotency-key-missing, ' +
       '409 idempotency-key-in-use (the first request is still running: retry after Retry-After), 422 ' +
       'idempotency-key-reused. A request that died (the server crashed) holds its key for at most 10 s; a retry ' +

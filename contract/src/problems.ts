@@ -139,8 +139,20 @@ export const problemTypes = {
     status: 409,
     title: 'Insufficient funds',
     description:
-      'The available custodial balance does not cover the request (a withdrawal\'s amount + fee, or a custodial ' +
-      'order payment); `required_base_units` and `available_base_units` say by how much.',
+      'The balance does not cover the request: the available custodial balance (a withdrawal\'s amount + fee, or a ' +
+      'custodial order payment), or, for an order paid from a wallet, the buyer wallet\'s balance on chain (its token ' +
+      'balance of the order\'s currency must cover this order and its other unpaid orders; its SOL the network fee and ' +
+      'the rent of the escrow accounts the fund transaction creates). `required_base_units` and `available_base_units` ' +
+      'say by how much; for a wallet order `balance` names which one is short (`token`: base units of `currency`, ' +
+      '`sol`: lamports) and `wallet` the wallet read.',
+  },
+  'hold-cooldown': {
+    status: 409,
+    title: 'Hold cool-down',
+    description:
+      'An order of this buyer (the same user, wallet or client network) for this listing expired unpaid recently: the ' +
+      'listing cannot be held by the same buyer again until `retry_at` (also `Retry-After`, seconds), so one buyer ' +
+      'cannot keep a listing blocked by ordering it again and again without paying.',
   },
   'token-account-required': {
     status: 409,
@@ -161,6 +173,14 @@ export const problemTypes = {
     status: 422,
     title: 'Idempotency-Key reused',
     description: 'The Idempotency-Key was already used with a different request body.',
+  },
+  'too-many-holds': {
+    status: 429,
+    title: 'Too many holds',
+    description:
+      'The client network (an IPv4 address, or an IPv6 /64) already holds the maximum number of unpaid orders, each ' +
+      'holding its listing during its payment window; `holds` and `limit` say how many, `Retry-After` when the ' +
+      'earliest of them lapses at the latest.',
   },
   'rate-limited': {
     status: 429,

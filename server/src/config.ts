@@ -227,6 +227,30 @@ export const ENV_VARS: readonly EnvVar[] = [
   { name: 'ORDER_PAYMENT_TTL_SECONDS', group: 'orders', default: lit(900), meaning: 'payment window of a new order, seconds (`payment_expires_at`)', example: '600', readers: S },
   { name: 'ORDER_REVIEW_WINDOW_SECONDS', group: 'orders', default: lit(259_200), meaning: 'review window after delivery before auto-release, seconds (snapshotted per order)', example: '86400', readers: S },
   { name: 'ORDER_MAX_UNPAID_PER_BUYER', group: 'orders', default: lit(3), meaning: 'unpaid orders a buyer may hold at once', example: '5', readers: S },
+  {
+    name: 'ORDER_MAX_UNPAID_PER_IP',
+    group: 'orders',
+    default: lit(10),
+    meaning: 'unpaid orders (listing holds) one client network may hold at once: an IPv4 address or an IPv6 /64 (429 `too-many-holds`); API keys are not counted. Behind a proxy set `TRUST_PROXY`, else every client is the proxy',
+    example: '20',
+    readers: S,
+  },
+  {
+    name: 'ORDER_PAYMENT_TTL_CONTESTED_SECONDS',
+    group: 'orders',
+    default: lit(300),
+    meaning: 'shorter payment window, seconds, for a new order on a contested listing (an unpaid hold on it lapsed within `ORDER_HOLD_COOLDOWN_SECONDS`) or from a network holding half of `ORDER_MAX_UNPAID_PER_IP` already (at most `ORDER_PAYMENT_TTL_SECONDS`)',
+    example: '180',
+    readers: S,
+  },
+  {
+    name: 'ORDER_HOLD_COOLDOWN_SECONDS',
+    group: 'orders',
+    default: lit(3_600),
+    meaning: 'after a wallet order expires unpaid, its buyer (user, wallet or client network) may not order that listing again for this long, seconds (409 `hold-cooldown`); `0` = no cool-down',
+    example: '1800',
+    readers: S,
+  },
   { name: 'ORDER_WATCHER_INTERVAL_MS', group: 'orders', default: lit(2_000), meaning: 'payment watcher and crank interval, ms (`0` = off); the watcher polls at this pace only while it has no live websocket subscription', example: '1000', readers: S },
   {
     name: 'ORDER_WATCHER_FALLBACK_INTERVAL_MS',
@@ -439,6 +463,12 @@ export interface OrdersSettings {
   /** review window after delivery, seconds */
   reviewWindowSeconds: number;
   maxUnpaidOrdersPerBuyer: number;
+  /** unpaid orders one client network (IPv4 address / IPv6 /64) may hold at once */
+  maxUnpaidOrdersPerIp: number;
+  /** payment window of an order on a contested listing or from a pressed network, seconds */
+  contestedPaymentTtlSeconds: number;
+  /** cool-down after an unpaid expiry before the same buyer may order the same listing, seconds (0 = none) */
+  holdCooldownSeconds: number;
   /** payment watcher + crank interval, ms; 0 = off (the watcher's pace while it has no live subscription) */
   watcherIntervalMs: number;
   /** payment watcher full-pass interval while its order-account subscription is live, ms */
@@ -763,6 +793,9 @@ export function ordersSettings(env: NodeJS.ProcessEnv, publicBaseUrl: string): O
     paymentTtlSeconds: positive(env, 'ORDER_PAYMENT_TTL_SECONDS'),
     reviewWindowSeconds: int(env, 'ORDER_REVIEW_WINDOW_SECONDS'),
     maxUnpaidOrdersPerBuyer: positive(env, 'ORDER_MAX_UNPAID_PER_BUYER'),
+    maxUnpaidOrdersPerIp: positive(env, 'ORDER_MAX_UNPAID_PER_IP'),
+    contestedPaymentTtlSeconds: Math.min(positive(env, 'ORDER_PAYMENT_TTL_CONTESTED_SECONDS'), positive(env, 'ORDER_PAYMENT_TTL_SECONDS')),
+    holdCooldownSeconds: int(env, 'ORDER_HOLD_COOLDOWN_SECONDS'),
     watcherIntervalMs: int(env, 'ORDER_WATCHER_INTERVAL_MS'),
     watcherFallbackIntervalMs: positive(env, 'ORDER_WATCHER_FALLBACK_INTERVAL_MS'),
     reconcileIntervalMs: int(env, 'ORDER_RECONCILE_INTERVAL_MS'),

@@ -22,6 +22,8 @@ export class DomainError extends Error {
   readonly extensions: Record<string, unknown>;
   /** HTTP status of the slug (from the problems table). */
   readonly status: number;
+  /** seconds for the `Retry-After` response header (RFC 9110 §10.2.3), when the refusal ends at a known time */
+  retryAfterSeconds?: number;
 
   constructor(slug: AnyProblemSlug, detail: string, extensions: Record<string, unknown> = {}) {
     super(detail);

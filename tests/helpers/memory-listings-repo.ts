@@ -92,7 +92,7 @@ export class MemoryListingsRepo implements ListingsRepo {
     this.check('finishMint');
     if (!this.rows.has(l.id)) {
       const now = new Date();
-      this.rows.set(l.id, { ...l, createdAt: now, updatedAt: now, sellerRating: null, sellerReviewCount: 0 });
+      this.rows.set(l.id, { ...l, createdAt: now, updatedAt: now, sellerRating: null, sellerReviewCount: 0, heldUntil: null });
     }
     const i = this.intents.get(intentId);
     if (i) Object.assign(i, { status: 'confirmed', error: null });

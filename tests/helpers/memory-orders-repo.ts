@@ -7,6 +7,7 @@ import type {
   BlockhashLifetime,
   ChainIntentRecord,
   CreateHeldResult,
+  HoldGuard,
   ListOrdersQuery,
   NewOrder,
   OrderAttention,
@@ -47,16 +48,35 @@ export class MemoryOrdersRepo implements OrdersRepo {
     const o = [...this.orders.values()].find((x) => x.buyerId === buyerId && x.idempotencyKey === key);
     return o ? { ...o } : null;
   }
-  async createHeld(order: NewOrder, guard: { maxUnpaidPerBuyer: number }): Promise<CreateHeldResult> {
+  /** client network of each order (a storage detail of the row: kept beside it here) */
+  private networks = new Map<string, string | null>();
+  async createHeld(order: NewOrder, guard: HoldGuard): Promise<CreateHeldResult> {
     // synchronous up to the insert: as atomic as the row locks of the Prisma repo
     const all = [...this.orders.values()];
     const dup = order.idempotencyKey ? all.find((x) => x.buyerId === order.buyerId && x.idempotencyKey === order.idempotencyKey) : undefined;
     if (dup) return { duplicate: { ...dup } };
     const holder = all.find((x) => x.listingId === order.listingId && HOLDING.has(x.status));
     if (holder) return { listingHeld: { orderId: holder.id, status: holder.status, paymentExpiresAt: holder.paymentExpiresAt } };
+    const network = order.holdNetwork ?? null;
+    const since = guard.recentSince;
+    const lapsed = since
+      ? all.filter((x) => x.listingId === order.listingId && x.status === 'expired' && x.paymentSource === 'wallet' && x.paymentExpiresAt > since)
+      : [];
+    const mine = lapsed.filter((x) => x.buyerId === order.buyerId || x.buyerWallet === order.buyerWallet || (network !== null && this.networks.get(x.id) === network));
+    if (mine.length > 0) return { cooldown: { lapsedAt: new Date(Math.max(...mine.map((x) => x.paymentExpiresAt.getTime()))) } };
     const unpaid = all.filter((x) => x.buyerId === order.buyerId && x.status === 'awaiting_payment').length;
     if (unpaid >= guard.maxUnpaidPerBuyer) return { buyerLimit: { unpaid } };
-    return { created: await this.create(order) };
+    const ofNetwork = network ? all.filter((x) => x.status === 'awaiting_payment' && this.networks.get(x.id) === network) : [];
+    if (network && ofNetwork.length >= guard.maxUnpaidPerNetwork) {
+      return { networkLimit: { holds: ofNetwork.length, earliestExpiresAt: new Date(Math.min(...ofNetwork.map((x) => x.paymentExpiresAt.getTime()))) } };
+    }
+    this.networks.set(order.id, network);
+    return { created: await this.create({ ...order, ...guard.window({ contested: lapsed.length > 0, networkHolds: ofNetwork.length }) }) };
+  }
+  async unpaidOfWallet(wallet: string) {
+    return [...this.orders.values()]
+      .filter((x) => x.buyerWallet === wallet && x.status === 'awaiting_payment' && x.paymentSource === 'wallet')
+      .map((x) => ({ id: x.id, mint: x.mint, amount: x.amount }));
   }
   async discardUnpaid(orderId: string) {
     const o = this.orders.get(orderId);

@@ -27,12 +27,18 @@ import {
   VersionedTransaction,
 } from '@solana/web3.js';
 import {
+  ACCOUNT_SIZE,
   ASSOCIATED_TOKEN_PROGRAM_ID,
+  ExtensionType,
   NATIVE_MINT,
   TOKEN_PROGRAM_ID,
   createAssociatedTokenAccountIdempotentInstruction,
   createSyncNativeInstruction,
+  getAccountLen,
+  getAccountTypeOfMintType,
   getAssociatedTokenAddressSync,
+  getExtensionTypes,
+  getMint,
 } from '@solana/spl-token';
 import { DomainError } from '../errors.js';
 import { bytesToUuid, configPda, orderIdBytes, orderPda, programDataAddress, vaultAddress } from './pda.js';
@@ -226,6 +232,8 @@ export class EscrowClient {
   /** PubSub endpoint (undefined: `watchOrders` is unavailable) */
   readonly wsUrl?: string;
   private readonly tokenPrograms = new Map<string, PublicKey>();
+  /** rent-exempt minimum per account size, lamports (read from the RPC once per size) */
+  private readonly rents = new Map<number, bigint>();
   private readonly errorNames: Map<number, string>;
   private readonly confirmDefaults: ConfirmOptions;
 
@@ -606,19 +614,8 @@ export class EscrowClient {
    */
   async buildFundTransaction(terms: FundTerms): Promise<FundTransaction> {
     const buyer = new PublicKey(terms.buyer);
-    const mint = new PublicKey(terms.mint);
-    const tokenProgram = await this.tokenProgramOf(terms.mint);
-    const { instruction: fundIx, escrowAddress, vaultAddress } = await this.fundInstruction(terms);
-    const tx = new Transaction();
-    if (mint.equals(NATIVE_MINT)) {
-      const buyerAta = getAssociatedTokenAddressSync(mint, buyer, true, tokenProgram);
-      tx.add(
-        createAssociatedTokenAccountIdempotentInstruction(buyer, buyerAta, buyer, mint, tokenProgram),
-        SystemProgram.transfer({ fromPubkey: buyer, toPubkey: buyerAta, lamports: terms.amount }),
-        createSyncNativeInstruction(buyerAta, tokenProgram),
-      );
-    }
-    tx.add(fundIx);
+    const { instructions, escrowAddress, vaultAddress } = await this.fundTransactionInstructions(terms);
+    const tx = new Transaction().add(...instructions);
     const asked = Date.now();
     const [latest, height] = await rpc(
       () => Promise.all([this.connection.getLatestBlockhash(this.commitment), this.connection.getBlockHeight(this.commitment)]),
@@ -637,6 +634,90 @@ export class EscrowClient {
       validUntil,
       escrowAddress,
       vaultAddress,
+    };
+  }
+
+  /** The instructions of the buyer's fund transaction (see buildFundTransaction): [wrap for wrapped SOL] + fund. */
+  private async fundTransactionInstructions(terms: FundTerms): Promise<{ instructions: TransactionInstruction[]; escrowAddress: string; vaultAddress: string }> {
+    const buyer = new PublicKey(terms.buyer);
+    const mint = new PublicKey(terms.mint);
+    const tokenProgram = await this.tokenProgramOf(terms.mint);
+    const { instruction: fundIx, escrowAddress, vaultAddress } = await this.fundInstruction(terms);
+    const instructions: TransactionInstruction[] = [];
+    if (mint.equals(NATIVE_MINT)) {
+      const buyerAta = getAssociatedTokenAddressSync(mint, buyer, true, tokenProgram);
+      instructions.push(
+        createAssociatedTokenAccountIdempotentInstruction(buyer, buyerAta, buyer, mint, tokenProgram),
+        SystemProgram.transfer({ fromPubkey: buyer, toPubkey: buyerAta, lamports: terms.amount }),
+        createSyncNativeInstruction(buyerAta, tokenProgram),
+      );
+    }
+    instructions.push(fundIx);
+    return { instructions, escrowAddress, vaultAddress };
+  }
+
+  /** Rent-exempt minimum of an account of `bytes` bytes, lamports: read from the RPC, cached per size. */
+  private async rentFor(bytes: number): Promise<bigint> {
+    let v = this.rents.get(bytes);
+    if (v === undefined) {
+      v = BigInt(await rpc(() => this.connection.getMinimumBalanceForRentExemption(bytes, this.commitment), this.errorContext('reading rent')));
+      this.rents.set(bytes, v);
+    }
+    return v;
+  }
+
+  /**
+   * Size of a token account of `mint` as the associated token program creates it: 165 bytes under the
+   * Token program; under Token-2022 with the account extensions the mint requires plus ImmutableOwner.
+   */
+  private async tokenAccountSize(mint: PublicKey, tokenProgram: PublicKey): Promise<number> {
+    if (tokenProgram.equals(TOKEN_PROGRAM_ID)) return ACCOUNT_SIZE;
+    const info = await rpc(() => getMint(this.connection, mint, this.commitment, tokenProgram), this.errorContext('reading the mint'));
+    const extensions = getExtensionTypes(info.tlvData).map(getAccountTypeOfMintType);
+    return getAccountLen([...extensions, ExtensionType.ImmutableOwner]);
+  }
+
+  /**
+   * What the buyer's fund transaction for `terms` takes from the buyer wallet, and what the wallet holds,
+   * read from the RPC (nothing hard-coded): `lamports` = the network fee of that very message
+   * (getFeeForMessage: signatures and any priority fee) + the rent-exempt minimum of the accounts `fund`
+   * creates and the buyer pays (order PDA, vault); for wrapped SOL also the buyer's wSOL account's rent
+   * when it does not exist yet and the amount (the transaction wraps it: `amountInLamports`).
+   * `tokenBalance`: the buyer's associated token account balance of the mint (0 when it does not exist),
+   * null for wrapped SOL. Throws chain-unavailable (RPC down, or no fee for the latest blockhash).
+   */
+  async fundingNeeds(terms: FundTerms): Promise<{ lamports: bigint; amountInLamports: bigint; lamportsBalance: bigint; tokenBalance: bigint | null }> {
+    const buyer = new PublicKey(terms.buyer);
+    const mint = new PublicKey(terms.mint);
+    const tokenProgram = await this.tokenProgramOf(terms.mint);
+    const native = mint.equals(NATIVE_MINT);
+    const buyerAta = getAssociatedTokenAddressSync(mint, buyer, true, tokenProgram);
+    const context = this.errorContext('reading the buyer wallet\'s balances');
+    const [{ instructions }, latest, lamportsBalance, ata, tokenAccountSize] = await Promise.all([
+      this.fundTransactionInstructions(terms),
+      rpc(() => this.connection.getLatestBlockhash(this.commitment), context),
+      rpc(() => this.connection.getBalance(buyer, this.commitment), context),
+      rpc(() => this.connection.getAccountInfo(buyerAta, this.commitment), context),
+      this.tokenAccountSize(mint, tokenProgram),
+    ]);
+    const message = new Transaction({ feePayer: buyer, blockhash: latest.blockhash, lastValidBlockHeight: latest.lastValidBlockHeight })
+      .add(...instructions)
+      .compileMessage();
+    const [fee, orderRent, vaultRent] = await Promise.all([
+      rpc(() => this.connection.getFeeForMessage(message, this.commitment), context).then((r) => r.value),
+      this.rentFor(this.orderAccountSize()),
+      this.rentFor(tokenAccountSize),
+    ]);
+    if (fee === null) throw new DomainError('chain-unavailable', 'The cluster quoted no fee for the fund transaction (its blockhash was not usable); retry.');
+    // SPL token account layout: amount u64 LE at offset 64
+    const tokenBalance = ata && ata.data.length >= 72 ? ata.data.readBigUInt64LE(64) : 0n;
+    const wrapRent = native && !ata ? await this.rentFor(tokenAccountSize) : 0n;
+    const amountInLamports = native ? terms.amount : 0n;
+    return {
+      lamports: BigInt(fee) + orderRent + vaultRent + wrapRent + amountInLamports,
+      amountInLamports,
+      lamportsBalance: BigInt(lamportsBalance),
+      tokenBalance: native ? null : tokenBalance,
     };
   }
 

@@ -10,6 +10,7 @@
  *  - Solana Pay endpoints are public; POST answers 403 unless `account` is the order's buyer wallet.
  *  - payment_source custodial (custody enabled): the service pays from the buyer's custodial balance
  *    while creating the order; `payment` is null (modules/custody/README.md).
+ *  - POST /orders: the client network (req.ip, TRUST_PROXY) is passed for the per-network hold limit.
  *  - POST /orders/{id}/payment: the buyer's way to a fresh fund transaction once `payment.expires_at`
  *    passed (the Solana Pay POST is the wallets' way).
  */
@@ -18,6 +19,7 @@ import { contract } from '@bazaar/contract';
 import { IDEMPOTENCY_HEADER, type IdempotencyLeases, idempotency, parseIdempotencyKey, type IdempotencyStore } from '../modules/idempotency/index.js';
 import type { OrdersService, PrincipalLike } from '../modules/orders/index.js';
 import { DomainError } from '../errors.js';
+import { clientNetwork } from '../lib/client-network.js';
 
 export interface OrdersHttpDeps {
   service: OrdersService;
@@ -53,6 +55,9 @@ export function ordersHandlers(deps: OrdersHttpDeps) {
           paymentSource: body.payment_source ?? 'wallet',
           // stored on the order: a retry after a crash finds what the first attempt created
           idempotencyKey: parseIdempotencyKey(req.get(IDEMPOTENCY_HEADER)) ?? null,
+          // holds are capped per client network; API keys (operator-issued integrations fronting many
+          // buyers from one server) are not counted
+          network: p.kind === 'api_key' ? null : clientNetwork(req.ip),
         });
         const o = await dto(order, p);
         return {

@@ -37,6 +37,9 @@ export const listingPage: Page = async ({ params }) => {
       }),
     );
     actions.append(buy);
+  } else if (l.held_until) {
+    // an unpaid order holds it: it comes back unless that buyer pays in time
+    actions.append(h('span', {}, `This listing is reserved for another buyer's checkout until ${when(l.held_until)}.`));
   } else actions.append(h('span', {}, `This listing is ${l.status}.`));
 
   const metadataUrl = `${API_ORIGIN}/api/v1/listings/${l.listing_id}/token-metadata.json`;

@@ -22,7 +22,7 @@ export { ListingsRecovery, type RecoveryOutcome } from './listings.recovery.js';
 export { presentListing } from './listings.presenter.js';
 export { listingErrors, type FieldError } from './listings.errors.js';
 /** the listing row query and mapping the marketplace module's search reuses */
-export { selectListings, toListingRecord, type ListingRow } from './listings.sql.js';
+export { listingStatusIn, selectListings, toListingRecord, type ListingRow } from './listings.sql.js';
 export type * from './listings.types.js';
 
 /**

@@ -20,7 +20,9 @@ export function presentListing(l: ListingRecord, config: Pick<ListingsConfig, 'c
     currency_mint: cur?.mint ?? '',
     category: l.category,
     duration: l.durationDays,
-    status: l.status,
+    // an unpaid order's hold reads as reserved (listings.sql.ts), its end as held_until
+    status: l.status === 'available' && l.heldUntil ? ('reserved' as const) : l.status,
+    held_until: l.status === 'available' && l.heldUntil ? l.heldUntil.toISOString() : null,
     token_mint_address: l.tokenMint,
     mint_transaction: { signature: l.mintSignature, slot: l.mintSlot },
     metadata: {

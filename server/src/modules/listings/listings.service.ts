@@ -346,6 +346,8 @@ export function createListingsService(deps: ListingsDeps) {
         priceBaseUnits: l.priceBaseUnits,
         durationDays: l.durationDays,
         tokenMint: l.tokenMint,
+        // an unpaid order's hold (the orders module refuses other buyers before reading their balances)
+        heldUntil: l.heldUntil,
       };
     },
   };

@@ -4,9 +4,37 @@
  * wallet here, so per-row joins run for the page only, never for every match. The seller's reputation
  * is read from the listing row itself (seller_rating / seller_review_count, kept current by triggers on
  * reviews: migration 20261123130707_search_scale), not aggregated over reviews per read.
+ *
+ * Holds: a listing an unpaid order holds (orders.status = 'awaiting_payment' for it: at most one, the
+ * orders module's `createHeld` guarantees it) reads `reserved` with `held_until` = that order's
+ * payment_expires_at + the payment grace, while its stored status stays `available` (the orders contract:
+ * the hold ends by itself when the order expires, so there is nothing to undo). This is the one read of
+ * the orders table outside the orders module, and what the status filters of both repositories use
+ * (`listingStatusIn`), so a filter returns what the listings read.
  */
+import { PAYMENT_GRACE_SECONDS } from '@bazaar/contract';
 import { Prisma } from '../../generated/prisma/client.js';
 import type { ListingRecord, ListingStatus } from './listings.types.js';
+
+/** An unpaid order holds listing `l` (the `l` alias of the enclosing query). */
+const HELD = Prisma.sql`EXISTS (SELECT 1 FROM orders o WHERE o.listing_id = l.id AND o.status = 'awaiting_payment')`;
+
+/**
+ * SQL condition over the alias `l`: the listing READS one of `statuses` (see the header: `available`
+ * excludes held listings, `reserved` includes them). Empty list: false.
+ */
+export function listingStatusIn(statuses: readonly ListingStatus[]): Prisma.Sql {
+  const parts: Prisma.Sql[] = [];
+  const plain = statuses.filter((s) => s !== 'available' && s !== 'reserved');
+  if (plain.length > 0) parts.push(plain.length === 1 ? Prisma.sql`l.status = ${plain[0]!}` : Prisma.sql`l.status IN (${Prisma.join(plain)})`);
+  const available = statuses.includes('available');
+  const reserved = statuses.includes('reserved');
+  if (available && reserved) parts.push(Prisma.sql`l.status IN ('available', 'reserved')`);
+  else if (available) parts.push(Prisma.sql`(l.status = 'available' AND NOT ${HELD})`);
+  else if (reserved) parts.push(Prisma.sql`(l.status = 'reserved' OR (l.status = 'available' AND ${HELD}))`);
+  if (parts.length === 0) return Prisma.sql`false`;
+  return parts.length === 1 ? parts[0]! : Prisma.sql`(${Prisma.join(parts, ' OR ')})`;
+}
 
 /** Raw row of `selectListings`. */
 export interface ListingRow {
@@ -28,6 +56,8 @@ export interface ListingRow {
   updated_at: Date;
   seller_rating: number | null;
   seller_review_count: number;
+  /** an unpaid order's hold: its payment_expires_at + grace (null: not held) */
+  held_until: Date | null;
   k1?: string | null;
   k2?: string | null;
 }
@@ -44,11 +74,15 @@ export function selectListings(page: Prisma.Sql, orderBy: Prisma.Sql, keyCount: 
            l.token_mint_address, l.mint_signature, l.mint_slot::text AS mint_slot, l.metadata_uri,
            l.created_at, l.updated_at,
            CASE WHEN l.seller_review_count > 0 THEN l.seller_rating::float8 END AS seller_rating,
-           l.seller_review_count AS seller_review_count
+           l.seller_review_count AS seller_review_count,
+           CASE WHEN l.status = 'available' THEN hold.until + ${Prisma.raw(`interval '${PAYMENT_GRACE_SECONDS} seconds'`)} END AS held_until
            ${keys}
       FROM (${page}) AS page
       JOIN listings l ON l.id = page.id
       JOIN users u ON u.id = l.seller_id
+      LEFT JOIN LATERAL (
+        SELECT max(o.payment_expires_at) AS until FROM orders o WHERE o.listing_id = l.id AND o.status = 'awaiting_payment'
+      ) hold ON true
      ORDER BY ${orderBy}`;
 }
 
@@ -72,5 +106,6 @@ export function toListingRecord(r: ListingRow): ListingRecord {
     updatedAt: new Date(r.updated_at),
     sellerRating: r.seller_rating === null ? null : Number(r.seller_rating),
     sellerReviewCount: Number(r.seller_review_count),
+    heldUntil: r.held_until ? new Date(r.held_until) : null,
   };
 }

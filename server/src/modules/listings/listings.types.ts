@@ -27,9 +27,14 @@ export interface ListingRecord {
   /** seller reputation, read with the listing (null average without reviews) */
   sellerRating: number | null;
   sellerReviewCount: number;
+  /**
+   * While an unpaid order holds the (stored `available`) listing: when that hold lapses at the latest
+   * (payment_expires_at + grace); the listing then reads `reserved`. null otherwise.
+   */
+  heldUntil: Date | null;
 }
 
-export type NewListing = Omit<ListingRecord, 'createdAt' | 'updatedAt' | 'sellerRating' | 'sellerReviewCount'>;
+export type NewListing = Omit<ListingRecord, 'createdAt' | 'updatedAt' | 'sellerRating' | 'sellerReviewCount' | 'heldUntil'>;
 
 /** A listing as recorded before its token exists: everything but the token columns. */
 export type ListingDraft = Omit<NewListing, 'tokenMint' | 'mintSignature' | 'mintSlot'>;

@@ -16,7 +16,7 @@
  * No query needs a transaction or a session setting.
  */
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
-import { selectListings, toListingRecord, type ListingRow } from '../listings/index.js';
+import { listingStatusIn, selectListings, toListingRecord, type ListingRow } from '../listings/index.js';
 import type { ListingStatus } from '../listings/index.js';
 import type { MarketplaceRepo, SearchCriteria, SearchRow, WordCandidate } from './marketplace.types.js';
 
@@ -41,14 +41,10 @@ function tsquery(c: SearchCriteria): Prisma.Sql {
   return c.correctedText ? Prisma.sql`(${q} || websearch_to_tsquery(${cfg}, ${c.correctedText}))` : q;
 }
 
-function statusIn(statuses: readonly ListingStatus[]): Prisma.Sql {
-  if (statuses.length === 1) return Prisma.sql`l.status = ${statuses[0]!}`;
-  return statuses.length > 0 ? Prisma.sql`l.status IN (${Prisma.join(statuses)})` : Prisma.sql`false`;
-}
-
 /** Filters shared by every sort; `currency` restricts to one currency (a price-sort branch). */
 function filters(c: SearchCriteria, currency?: string): Prisma.Sql[] {
-  const where: Prisma.Sql[] = [statusIn(c.statuses)];
+  // what the listings read: an unpaid order's hold reads reserved (listings.sql.ts)
+  const where: Prisma.Sql[] = [listingStatusIn(c.statuses)];
   if (c.text !== undefined) where.push(Prisma.sql`l.search_vector @@ ${tsquery(c)}`);
   if (c.category !== undefined) where.push(Prisma.sql`l.category = ${c.category}`);
   if (c.currency !== undefined) where.push(Prisma.sql`l.currency = ${c.currency}`);

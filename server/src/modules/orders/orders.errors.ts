@@ -29,6 +29,47 @@ export const orderErrors = {
       `You have ${unpaid} unpaid orders (the limit is ${limit}): pay one or let it expire before ordering more.`,
       { unpaid_orders: unpaid, limit },
     ),
+  /**
+   * 429 too-many-holds: the client network holds `holds` unpaid orders (limit `limit`); `retryAfterSeconds`
+   * until the earliest of them lapses at the latest.
+   */
+  tooManyHolds: (holds: number, limit: number, retryAfterSeconds: number) => {
+    const e = new DomainError(
+      'too-many-holds',
+      `Your network already holds ${holds} unpaid orders (the limit is ${limit}): pay one or let it expire before ordering more.`,
+      { holds, limit },
+    );
+    e.retryAfterSeconds = retryAfterSeconds;
+    return e;
+  },
+  /** 409 hold-cooldown: the same buyer let an order for this listing expire unpaid; again from `until` */
+  holdCooldown: (until: Date, now: Date) => {
+    const e = new DomainError(
+      'hold-cooldown',
+      `An order of yours for this listing expired unpaid: you can order it again from ${until.toISOString()}.`,
+      { retry_at: until.toISOString() },
+    );
+    e.retryAfterSeconds = Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 1000));
+    return e;
+  },
+  /**
+   * 409 insufficient-funds for a wallet order: the buyer wallet's `balance` (`token`: base units of
+   * `currency`; `sol`: lamports) is below what this order and the wallet's other unpaid orders need.
+   */
+  walletShort: (s: { balance: 'token' | 'sol'; wallet: string; currency: string; required: bigint; available: bigint }) =>
+    new DomainError(
+      'insufficient-funds',
+      s.balance === 'token'
+        ? `Wallet ${s.wallet} holds ${s.available} base units of ${s.currency}; this order and the wallet's other unpaid orders need ${s.required}. Fund the wallet, then order again.`
+        : `Wallet ${s.wallet} holds ${s.available} lamports of SOL; the fund transaction needs ${s.required} (network fee and the rent of the escrow accounts, for this order and the wallet's other unpaid orders). Fund the wallet with SOL, then order again.`,
+      {
+        balance: s.balance,
+        wallet: s.wallet,
+        currency: s.balance === 'token' ? s.currency : 'SOL',
+        required_base_units: s.required.toString(),
+        available_base_units: s.available.toString(),
+      },
+    ),
   actionInProgress: (orderId: string, action: string) =>
     new DomainError('conflict', `An on-chain ${action} for order ${orderId} is still in flight; retry shortly.`, {
       in_flight_action: action,

@@ -79,6 +79,7 @@ export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number; l
       client.watchOrders({ ...handlers, onOrder: (id, slot, a) => handlers.onOrder(id, slot, a ? toEscrowOrderView(a) : null) }, { ...w, log: opts.log }),
     transactionOutcome: (attempt) => client.transactionOutcome(attempt),
     tokenBalance: (account) => client.tokenBalance(account),
+    fundingNeeds: (terms) => client.fundingNeeds(terms),
     findSettlement: async (order, signature) => {
       const s = await client.findSettlement(order.id, order.mint, signature ? { signature } : {});
       return s ? toOrderSettlement(s) : null;

@@ -21,6 +21,7 @@ import type {
   BlockhashLifetime,
   ChainIntentRecord,
   CreateHeldResult,
+  HoldGuard,
   IntentStatus,
   ListOrdersQuery,
   NewOrder,
@@ -232,6 +233,7 @@ export class PrismaOrdersRepo implements OrdersRepo {
         paymentExpiresAt: o.paymentExpiresAt,
         fundExpiresAt: o.fundExpiresAt ? new Date(o.fundExpiresAt * 1000) : null,
         idempotencyKey: o.idempotencyKey ?? null,
+        holdNetwork: o.holdNetwork ?? null,
         ...(o.createdAt ? { createdAt: o.createdAt } : {}),
       },
       include: withWallets,
@@ -244,21 +246,41 @@ export class PrismaOrdersRepo implements OrdersRepo {
     return row ? toRecord(row) : null;
   }
 
-  async createHeld(o: NewOrder, guard: { maxUnpaidPerBuyer: number }): Promise<CreateHeldResult> {
+  async createHeld(o: NewOrder, guard: HoldGuard): Promise<CreateHeldResult> {
     try {
       const result: CreateHeldResult = await this.db.$transaction(async (tx) => {
-        // lock order: buyer, then listing (every creation takes them in this order: no deadlock)
+        // lock order: buyer, network, then listing (every creation takes them in this order: no deadlock)
         await tx.$queryRaw`SELECT id FROM users WHERE id = ${o.buyerId}::uuid FOR UPDATE`;
         if (o.idempotencyKey) {
           const dup = await tx.order.findUnique({ where: { buyerId_idempotencyKey: { buyerId: o.buyerId, idempotencyKey: o.idempotencyKey } }, include: withWallets });
           if (dup) return { duplicate: toRecord(dup) };
         }
+        const network = o.holdNetwork ?? null;
+        // one network's creations serialize here, so its count below cannot be raced past the limit
+        if (network) await tx.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtext(${`order-holds:${network}`}))`;
         await tx.$queryRaw`SELECT id FROM listings WHERE id = ${o.listingId}::uuid FOR UPDATE`;
         const holder = await tx.order.findFirst({ where: { listingId: o.listingId, status: { in: HOLDING } }, orderBy: { createdAt: 'asc' } });
         if (holder) return { listingHeld: { orderId: holder.id, status: holder.status as OrderStatus, paymentExpiresAt: holder.paymentExpiresAt } };
+        let contested = false;
+        if (guard.recentSince) {
+          // unpaid wallet orders for this listing whose payment window closed inside the cool-down
+          const lapsed = await tx.order.findMany({
+            where: { listingId: o.listingId, status: 'expired', paymentSource: 'wallet', paymentExpiresAt: { gt: guard.recentSince } },
+            select: { buyerId: true, buyerWallet: true, holdNetwork: true, paymentExpiresAt: true },
+          });
+          contested = lapsed.length > 0;
+          const mine = lapsed.filter((x) => x.buyerId === o.buyerId || x.buyerWallet === o.buyerWallet || (network !== null && x.holdNetwork === network));
+          if (mine.length > 0) return { cooldown: { lapsedAt: new Date(Math.max(...mine.map((x) => x.paymentExpiresAt.getTime()))) } };
+        }
         const unpaid = await tx.order.count({ where: { buyerId: o.buyerId, status: 'awaiting_payment' } });
         if (unpaid >= guard.maxUnpaidPerBuyer) return { buyerLimit: { unpaid } };
-        const created = await this.insert(tx, o);
+        let networkHolds = 0;
+        if (network) {
+          const held = await tx.order.aggregate({ where: { holdNetwork: network, status: 'awaiting_payment' }, _count: { _all: true }, _min: { paymentExpiresAt: true } });
+          networkHolds = held._count._all;
+          if (networkHolds >= guard.maxUnpaidPerNetwork) return { networkLimit: { holds: networkHolds, earliestExpiresAt: held._min.paymentExpiresAt ?? new Date() } };
+        }
+        const created = await this.insert(tx, { ...o, ...guard.window({ contested, networkHolds }) });
         await appendEvents(tx, [await orderEvent(tx, created.id, orderEventFor(null, created.status, 'create')!, null)]);
         return { created };
       });
@@ -272,6 +294,14 @@ export class PrismaOrdersRepo implements OrdersRepo {
       }
       throw err;
     }
+  }
+
+  async unpaidOfWallet(wallet: string): Promise<Array<{ id: string; mint: string; amount: bigint }>> {
+    const rows = await this.db.order.findMany({
+      where: { buyerWallet: wallet, status: 'awaiting_payment', paymentSource: 'wallet' },
+      select: { id: true, paymentMint: true, amountBaseUnits: true },
+    });
+    return rows.map((r) => ({ id: r.id, mint: r.paymentMint, amount: BigInt(r.amountBaseUnits.toFixed()) }));
   }
 
   async discardUnpaid(orderId: string): Promise<boolean> {

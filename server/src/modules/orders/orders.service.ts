@@ -22,7 +22,7 @@ import { cursorKey, decodeCursor, newestPage } from '../../lib/cursor.js';
 import { formatUiAmount } from '../../lib/money.js';
 import { compareFundTransaction, normalizeTransaction } from './fund-tx.js';
 import { formulaPayout, patchForInstruction } from './order-patch.js';
-import { listingTransitions, type Order } from '@bazaar/contract';
+import { listingTransitions, PAYMENT_GRACE_SECONDS, type Order } from '@bazaar/contract';
 import {
   type ChainAction,
   type Clocks,
@@ -49,6 +49,7 @@ import type {
   EscrowOrderView,
   EscrowPort,
   FundTerms,
+  HoldPressure,
   IssuedFundTransaction,
   ListingsPort,
   OrderRecord,
@@ -81,11 +82,17 @@ export interface OrdersConfig {
   syncDrift: boolean;
   /** a buyer may hold at most this many unpaid (awaiting_payment) orders at once (anti-griefing, default 3) */
   maxUnpaidOrdersPerBuyer: number;
+  /** one client network (IPv4 address / IPv6 /64) may hold at most this many unpaid orders (default 10; API keys are not counted) */
+  maxUnpaidOrdersPerIp: number;
+  /** payment window of a new order on a contested listing, or from a network holding half its limit, seconds (default 300) */
+  contestedPaymentTtlSeconds: number;
+  /** after a wallet order's payment window closed unpaid, its buyer may not order that listing again for this long, seconds (default 3600; 0 = none) */
+  holdCooldownSeconds: number;
 }
 
 export const defaultOrdersConfig: OrdersConfig = {
   paymentTtlSeconds: 900,
-  paymentGraceSeconds: 120,
+  paymentGraceSeconds: PAYMENT_GRACE_SECONDS,
   reviewWindowSeconds: 3 * 24 * 3600,
   publicBaseUrl: 'http://127.0.0.1:3000',
   solanaPayLabel: 'Bazaar',
@@ -93,6 +100,9 @@ export const defaultOrdersConfig: OrdersConfig = {
   inflightWaitMs: 5_000,
   syncDrift: true,
   maxUnpaidOrdersPerBuyer: 3,
+  maxUnpaidOrdersPerIp: 10,
+  contestedPaymentTtlSeconds: 300,
+  holdCooldownSeconds: 3600,
 };
 
 /**
@@ -139,6 +149,11 @@ export interface CreateOrderInput {
   paymentSource?: PaymentSource;
   /** the request's Idempotency-Key: stored on the order, so a retry after a crash finds it */
   idempotencyKey?: string | null;
+  /**
+   * the client network of the request (`lib/client-network.ts`: IPv4 address or IPv6 /64), counted by
+   * the per-network hold limit; null/absent: not counted (API keys, calls from inside the service)
+   */
+  network?: string | null;
 }
 
 /** contract OrderPayment */
@@ -279,7 +294,12 @@ export class OrdersService {
    *
    * The listing is held for the order from creation (one open order per listing: later buyers get 409
    * listing-unavailable before paying, until this one expires unpaid or is refunded), and a buyer may
-   * hold at most `maxUnpaidOrdersPerBuyer` unpaid orders (409 too-many-unpaid-orders). With an
+   * hold at most `maxUnpaidOrdersPerBuyer` unpaid orders (409 too-many-unpaid-orders). Against holds by
+   * buyers who never pay (README "Holds"): a wallet order needs the buyer wallet's balances on chain to
+   * cover it (`assertWalletCanFund`, 409 insufficient-funds); a network holds at most
+   * `maxUnpaidOrdersPerIp` unpaid orders (429 too-many-holds); a buyer whose wallet order for the listing
+   * expired unpaid within `holdCooldownSeconds` is refused (409 hold-cooldown); a contested listing or a
+   * network holding half its limit gets the `contestedPaymentTtlSeconds` payment window. With an
    * `idempotencyKey`, an order this buyer already created with it is returned instead (a retry after a
    * crash), with a fresh fund transaction while it awaits payment.
    *
@@ -325,9 +345,25 @@ export class OrdersService {
 
     const id = randomUUID();
     const [chainNow, feeBps] = await Promise.all([this.deps.escrow.chainNow(), this.deps.escrow.feeBps()]);
-    const ttl = this.config.paymentTtlSeconds;
     const { escrow, vault } = this.deps.escrow.addresses(id, currency.mint, currency.tokenProgram);
+    const deliveryDeadline = chainNow + Math.max(1, listing.durationDays) * 86_400;
+    const reviewWindow = this.config.reviewWindowSeconds;
+    // (a listing another order holds is refused by createHeld below: no balance read for that)
+    if (!custodial && !listing.heldUntil) {
+      await this.assertWalletCanFund({
+        orderId: id,
+        buyer: buyerWallet,
+        seller: listing.sellerWallet,
+        mint: currency.mint,
+        amount: listing.priceBaseUnits,
+        deliveryDeadline,
+        reviewWindow,
+        expiresAt: chainNow + this.config.paymentTtlSeconds,
+      }, currency.code);
+    }
     const createdAt = this.now();
+    const network = input.network ?? null;
+    const cooldown = this.config.holdCooldownSeconds;
     const held = await this.deps.repo.createHeld(
       {
         id,
@@ -347,13 +383,13 @@ export class OrdersService {
         feeBps,
         escrowAddress: escrow,
         vaultAddress: vault,
-        paymentExpiresAt: new Date(createdAt.getTime() + ttl * 1000),
+        // set by the hold guard's `window` below
+        paymentExpiresAt: createdAt,
         // contract: delivery_deadline = created_at + listing duration days (chain clock)
-        deliveryDeadline: chainNow + Math.max(1, listing.durationDays) * 86_400,
-        reviewWindow: this.config.reviewWindowSeconds,
-        // the program refuses the funding after this (chain clock): a closed order cannot be re-funded later
-        fundExpiresAt: chainNow + ttl,
+        deliveryDeadline,
+        reviewWindow,
         idempotencyKey: input.idempotencyKey ?? null,
+        holdNetwork: network,
         fundedAt: null,
         deliveredAt: null,
         autoReleaseAt: null,
@@ -365,11 +401,25 @@ export class OrdersService {
         fundSignature: null,
         lastSignature: null,
       },
-      { maxUnpaidPerBuyer: this.config.maxUnpaidOrdersPerBuyer },
+      {
+        maxUnpaidPerBuyer: this.config.maxUnpaidOrdersPerBuyer,
+        maxUnpaidPerNetwork: this.config.maxUnpaidOrdersPerIp,
+        recentSince: cooldown > 0 ? new Date(createdAt.getTime() - cooldown * 1000) : null,
+        window: (pressure) => {
+          const ttl = this.paymentWindowSeconds(pressure);
+          // the program refuses the funding after fundExpiresAt (chain clock): a closed order cannot be re-funded later
+          return { paymentExpiresAt: new Date(createdAt.getTime() + ttl * 1000), fundExpiresAt: chainNow + ttl };
+        },
+      },
     );
     if ('duplicate' in held) return this.resume(held.duplicate);
     if ('listingHeld' in held) throw orderErrors.listingHeld(held.listingHeld.status, held.listingHeld.paymentExpiresAt, this.config.paymentGraceSeconds);
+    if ('cooldown' in held) throw orderErrors.holdCooldown(new Date(held.cooldown.lapsedAt.getTime() + cooldown * 1000), createdAt);
     if ('buyerLimit' in held) throw orderErrors.tooManyUnpaid(held.buyerLimit.unpaid, this.config.maxUnpaidOrdersPerBuyer);
+    if ('networkLimit' in held) {
+      const lapses = held.networkLimit.earliestExpiresAt.getTime() + this.config.paymentGraceSeconds * 1000;
+      throw orderErrors.tooManyHolds(held.networkLimit.holds, this.config.maxUnpaidOrdersPerIp, (lapses - createdAt.getTime()) / 1000);
+    }
     const order = held.created;
     await this.hooks.createStep?.('order-inserted', { orderId: order.id });
     if (custodial) {
@@ -387,6 +437,41 @@ export class OrdersService {
     }
     await this.hooks.createStep?.('payment-ready', { orderId: order.id });
     return { order, payment };
+  }
+
+  /**
+   * The payment window of a new order, seconds: `contestedPaymentTtlSeconds` when the listing is
+   * contested (an unpaid wallet order for it lapsed within the cool-down) or the order's network already
+   * holds at least half of `maxUnpaidOrdersPerIp`; else `paymentTtlSeconds`. Never longer than the latter.
+   */
+  paymentWindowSeconds(p: HoldPressure): number {
+    const pressed = p.contested || p.networkHolds >= Math.ceil(this.config.maxUnpaidOrdersPerIp / 2);
+    return pressed ? Math.min(this.config.contestedPaymentTtlSeconds, this.config.paymentTtlSeconds) : this.config.paymentTtlSeconds;
+  }
+
+  /**
+   * A hold is tied to a buyer who can pay: the buyer wallet's balances on chain must cover this order's
+   * fund transaction and the wallet's other unpaid wallet orders (their tokens in the same mint, their
+   * fees and rent). Token: balance of the wallet's associated token account >= amounts; SOL: lamports >=
+   * (network fee + rent of the order PDA and the vault) per order, plus for wrapped SOL the amounts and
+   * the wSOL account's rent (`EscrowPort.fundingNeeds`, read from the RPC). Throws 409 insufficient-funds
+   * (`balance` token | sol), 503 chain-unavailable. Without `fundingNeeds` (fakes) nothing is checked.
+   */
+  private async assertWalletCanFund(terms: FundTerms, currencyCode: string): Promise<void> {
+    const needsOf = this.deps.escrow.fundingNeeds?.bind(this.deps.escrow);
+    if (!needsOf) return;
+    const [needs, others] = await Promise.all([needsOf(terms), this.deps.repo.unpaidOfWallet(terms.buyer)]);
+    const sameMint = others.filter((o) => o.mint === terms.mint);
+    const otherTokens = sameMint.reduce((sum, o) => sum + o.amount, 0n);
+    // each other unpaid order takes the same fee + rent again (plus its own amount when paid in lamports)
+    const perOrderCost = needs.lamports - needs.amountInLamports;
+    const lamports = needs.lamports + BigInt(others.length) * perOrderCost + (needs.tokenBalance === null ? otherTokens : 0n);
+    if (needs.tokenBalance !== null && needs.tokenBalance < terms.amount + otherTokens) {
+      throw orderErrors.walletShort({ balance: 'token', wallet: terms.buyer, currency: currencyCode, required: terms.amount + otherTokens, available: needs.tokenBalance });
+    }
+    if (needs.lamportsBalance < lamports) {
+      throw orderErrors.walletShort({ balance: 'sol', wallet: terms.buyer, currency: currencyCode, required: lamports, available: needs.lamportsBalance });
+    }
   }
 
   /** An order found by its Idempotency-Key: as it is now, with a fresh fund transaction while payable. */

@@ -92,6 +92,8 @@ export type NewOrder = Omit<
   paymentSource?: PaymentSource;
   fundExpiresAt?: number | null;
   idempotencyKey?: string | null;
+  /** the client network it was created from (`lib/client-network.ts`); null: not counted (API keys) */
+  holdNetwork?: string | null;
 };
 export type OrderPatch = Partial<Omit<OrderRecord, 'id' | 'createdAt' | 'updatedAt' | 'version' | 'idempotencyKey'>> & {
   /**
@@ -166,8 +168,14 @@ export interface OrdersRepo {
    * in_progress, delivered or disputed) or the buyer already has `maxUnpaidPerBuyer` unpaid orders;
    * both checked under row locks of the buyer and the listing, so concurrent creations serialize.
    * `duplicate`: the buyer already created an order with this idempotency key (returned).
+   * Also, in that transaction (see HoldGuard): `cooldown` when the same buyer (user, wallet or
+   * network) let a wallet order for the listing expire unpaid recently; `networkLimit` when the
+   * order's network holds `maxUnpaidPerNetwork` unpaid orders (counted under a per-network advisory
+   * lock); and the order's payment window is `guard.window` of the pressure found.
    */
-  createHeld(order: NewOrder, guard: { maxUnpaidPerBuyer: number }): Promise<CreateHeldResult>;
+  createHeld(order: NewOrder, guard: HoldGuard): Promise<CreateHeldResult>;
+  /** the unpaid (awaiting_payment) wallet orders whose on-chain buyer is `wallet`: what its balances must also cover */
+  unpaidOfWallet(wallet: string): Promise<Array<{ id: string; mint: string; amount: bigint }>>;
   /** delete an order that is still awaiting_payment with no chain intent (creation failed before anyone saw it) */
   discardUnpaid(orderId: string): Promise<boolean>;
   /** every order, by id, after `afterId` (keyset pages: integrity checks) */
@@ -185,7 +193,34 @@ export type CreateHeldResult =
   | { created: OrderRecord }
   | { duplicate: OrderRecord }
   | { listingHeld: { orderId: string; status: OrderStatus; paymentExpiresAt: Date } }
-  | { buyerLimit: { unpaid: number } };
+  | { buyerLimit: { unpaid: number } }
+  /** the network's unpaid orders; `earliestExpiresAt`: the soonest payment_expires_at among them */
+  | { networkLimit: { holds: number; earliestExpiresAt: Date } }
+  /** the latest payment_expires_at of the same buyer's unpaid-expired wallet orders for the listing inside the cool-down */
+  | { cooldown: { lapsedAt: Date } };
+
+/** What weighs on a new hold (createHeld computes it under its locks; the service turns it into a payment window). */
+export interface HoldPressure {
+  /** a wallet order for the listing expired unpaid (payment_expires_at) after `HoldGuard.recentSince` */
+  contested: boolean;
+  /** unpaid orders of the new order's network before it (0 without a network) */
+  networkHolds: number;
+}
+
+/** The anti-griefing rules createHeld applies (settings in OrdersConfig; see the orders README). */
+export interface HoldGuard {
+  maxUnpaidPerBuyer: number;
+  /** unpaid orders one network may hold (only when the order has a `holdNetwork`) */
+  maxUnpaidPerNetwork: number;
+  /**
+   * expired unpaid wallet orders whose payment window closed after this count: for the cool-down (the
+   * same buyer: user, buyer wallet or network) and for `contested` (anyone). null: no cool-down, nothing
+   * is contested.
+   */
+  recentSince: Date | null;
+  /** the new order's payment window (payment_expires_at, service clock; fund_expires_at, chain clock) for the pressure found */
+  window(p: HoldPressure): { paymentExpiresAt: Date; fundExpiresAt: number };
+}
 
 /** A signed transaction's blockhash lifetime (see ChainIntentRecord). */
 export interface BlockhashLifetime {
@@ -205,6 +240,8 @@ export interface ListingView {
   durationDays: number;
   /** the listing's token mint (copied onto the order as token_mint_address) */
   tokenMint: string | null;
+  /** set while an unpaid order holds the listing (when that hold lapses at the latest) */
+  heldUntil?: Date | null;
 }
 
 export interface ListingsPort {
@@ -232,6 +269,22 @@ export interface FundTerms {
   /** unix seconds (chain clock): `fund` refuses these terms afterwards (chain time at creation + the
    *  payment window) */
   expiresAt: number;
+}
+
+/** What one fund transaction takes from its buyer wallet, and the wallet's balances (all read on chain). */
+export interface FundingNeeds {
+  /**
+   * lamports the transaction takes from the buyer: the network fee (getFeeForMessage) + the rent of the
+   * accounts `fund` creates (order PDA, vault), and for wrapped SOL also the buyer's wSOL account's rent
+   * when it does not exist yet and the amount itself (the transaction wraps it)
+   */
+  lamports: bigint;
+  /** the part of `lamports` that is the order's amount (wrapped SOL only; else 0) */
+  amountInLamports: bigint;
+  /** the buyer wallet's SOL balance, lamports */
+  lamportsBalance: bigint;
+  /** the buyer's token balance of the order's mint (its associated token account); null for wrapped SOL (paid from lamports) */
+  tokenBalance: bigint | null;
 }
 
 /** A fund transaction issued to the buyer: the base64 wire bytes and until when it can land. */
@@ -294,6 +347,12 @@ export interface EscrowPort {
   transactionOutcome(attempt: RecordedAttempt): Promise<TxOutcome>;
   /** token balance (base units) of a token account; 0 when it does not exist (attention reports) */
   tokenBalance?(tokenAccount: string): Promise<bigint>;
+  /**
+   * What the fund transaction of `terms` takes from the buyer wallet and what the wallet holds, read
+   * from the RPC (chain/escrow.ts `fundingNeeds`). Absent (fakes): no balance check. Throws
+   * chain-unavailable.
+   */
+  fundingNeeds?(terms: FundTerms): Promise<FundingNeeds>;
   /** platform fee of the escrow config (bps), snapshotted on each order */
   feeBps(): Promise<number>;
   /** cluster unix time (the program's Clock), seconds */

@@ -1,0 +1,260 @@
+/**
+ * Listing holds against griefing (issue 21, item 4), over HTTP on the real chain (the shared localnet):
+ * a hold is tied to a buyer wallet that can pay (balances read on chain at POST /orders), one client
+ * network holds a bounded number of listings, a buyer cannot renew a hold on the same listing forever
+ * (cool-down after an unpaid expiry), contested listings and pressed networks get a shorter payment
+ * window, and a held listing reads `reserved` with `held_until`.
+ *
+ * The app trusts one proxy hop (TRUST_PROXY=1), so each test names its client network with
+ * X-Forwarded-For; the service clock runs `clockOffsetMs` ahead of the wall clock to reach expiries.
+ */
+import { randomUUID } from 'node:crypto';
+import { Keypair, LAMPORTS_PER_SOL, Transaction } from '@solana/web3.js';
+import { ACCOUNT_SIZE } from '@solana/spl-token';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sharedBootstrappedChain } from './helpers/shared-chain';
+import type { BootstrappedChain } from './helpers/localnet';
+import { createApiKey, createTestApp, loginAs, type TestApp } from './helpers/app';
+import { dbBackends } from './helpers/shared-db';
+import { ensureSol, mintTestUsdc } from '../server/scripts/bootstrap-localnet';
+
+const API = '/api/v1';
+const PROBLEM = 'https://bazaar.dev/problems/';
+const USDC = (n: number) => BigInt(Math.round(n * 1e6));
+const TTL = 900;
+const CONTESTED_TTL = 300;
+/** below the access tokens' hour, so the test's sessions outlive the clock moves */
+const COOLDOWN = 1200;
+const PER_NETWORK = 2;
+
+interface Party {
+  kp: Keypair;
+  wallet: string;
+  userId: string;
+  headers: Record<string, string>;
+}
+
+let env: BootstrappedChain;
+let t: TestApp;
+let clockOffsetMs = 0;
+
+/** A logged-in wallet with `sol` SOL and `usdc` test USDC on chain. */
+async function party(o: { usdc?: number; sol?: number } = {}): Promise<Party> {
+  const kp = Keypair.generate();
+  const sol = o.sol ?? 1;
+  if (sol > 0) await ensureSol(env.chain.connection, kp.publicKey, BigInt(sol * LAMPORTS_PER_SOL), sol * LAMPORTS_PER_SOL);
+  if (o.usdc) await mintTestUsdc(env.dataDir, env.localnet.rpcUrl, kp.publicKey.toBase58(), USDC(o.usdc));
+  const s = await loginAs(t, kp);
+  return { kp, wallet: s.wallet, userId: s.userId, headers: s.headers };
+}
+
+async function listing(seller: Party, price = 1): Promise<string> {
+  const res = await request(t.app)
+    .post(`${API}/listings`)
+    .set(seller.headers)
+    .send({ title: 'Copy editing, one article', description: 'Edited within a day.', price, currency: 'USDC', category: 'writing', duration: 2 });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.listing_id;
+}
+
+/** POST /orders from client network `ip` (X-Forwarded-For, one trusted hop). */
+const order = (buyer: { headers: Record<string, string> }, listingId: string, ip: string) =>
+  request(t.app).post(`${API}/orders`).set(buyer.headers).set('X-Forwarded-For', ip).set('Idempotency-Key', randomUUID()).send({ listing_id: listingId });
+
+const getListing = (who: Party, id: string) => request(t.app).get(`${API}/listings/${id}`).set(who.headers);
+
+const windowSeconds = (o: { created_at: string; payment_expires_at: string }) =>
+  (new Date(o.payment_expires_at).getTime() - new Date(o.created_at).getTime()) / 1000;
+
+/** Move the service clock past the payment window (+ grace) of `seconds` and let the watcher expire. */
+async function expireUnpaid(seconds: number): Promise<string[]> {
+  clockOffsetMs += (seconds + 121) * 1000;
+  return (await t.services.orders!.watcher.runOnce()).expired;
+}
+
+beforeAll(async () => {
+  env = await sharedBootstrappedChain('order-holds');
+});
+
+afterAll(async () => {
+  await env?.stop();
+});
+
+describe.each(dbBackends)('on $name', ({ postgres }) => {
+  beforeAll(async () => {
+    clockOffsetMs = 0;
+    t = await createTestApp({
+      chain: env.chain,
+      postgres,
+      now: () => new Date(Date.now() + clockOffsetMs),
+      config: { currencies: env.boot.currencies, trustProxy: 1 },
+      orders: {
+        watcherIntervalMs: 0,
+        reconcileIntervalMs: 0,
+        paymentTtlSeconds: TTL,
+        contestedPaymentTtlSeconds: CONTESTED_TTL,
+        holdCooldownSeconds: COOLDOWN,
+        maxUnpaidOrdersPerIp: PER_NETWORK,
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  describe('a hold needs a buyer who can pay (balances read on chain at creation)', () => {
+    it('a wallet with 0 SOL cannot hold a listing: 409 insufficient-funds (sol), the amount being fee + rent read from the RPC', async () => {
+      const [seller, broke] = await Promise.all([party(), party({ usdc: 10, sol: 0 })]);
+      const l = await listing(seller, 2);
+      const res = await order(broke, l, '192.0.2.10');
+      expect(res.status, JSON.stringify(res.body)).toBe(409);
+      expect(res.body).toMatchObject({ type: `${PROBLEM}insufficient-funds`, balance: 'sol', wallet: broke.wallet, available_base_units: '0' });
+      // what the fund transaction takes from the buyer: 2 signatures (buyer, platform authority) + the rent of
+      // the order PDA and the vault, as the cluster quotes them
+      const c = env.chain.connection;
+      const [orderRent, vaultRent] = await Promise.all([
+        c.getMinimumBalanceForRentExemption(env.chain.escrow.orderAccountSize()),
+        c.getMinimumBalanceForRentExemption(ACCOUNT_SIZE),
+      ]);
+      const fee = 2 * 5000;
+      expect(BigInt(res.body.required_base_units)).toBe(BigInt(fee + orderRent + vaultRent));
+      console.info(`[holds] SOL a wallet needs to hold one USDC listing: ${res.body.required_base_units} lamports (fee ${fee} + order rent ${orderRent} + vault rent ${vaultRent})`);
+      // nothing is held: the listing reads available and a buyer who can pay gets it
+      expect(await t.ctx.db.order.count({ where: { listingId: l } })).toBe(0);
+      expect((await getListing(seller, l)).body).toMatchObject({ status: 'available', held_until: null });
+      const buyer = await party({ usdc: 5 });
+      expect((await order(buyer, l, '192.0.2.10')).status).toBe(201);
+    });
+
+    it('a wallet without the price cannot hold (token); its balance must cover its other unpaid orders too', async () => {
+      const [seller, noUsdc, buyer] = await Promise.all([party(), party({ usdc: 0 }), party({ usdc: 5 })]);
+      const [a, b] = [await listing(seller, 3), await listing(seller, 3)];
+      const none = await order(noUsdc, a, '192.0.2.11');
+      expect(none.status).toBe(409);
+      expect(none.body).toMatchObject({ type: `${PROBLEM}insufficient-funds`, balance: 'token', currency: 'USDC', required_base_units: '3000000', available_base_units: '0' });
+      expect((await order(buyer, a, '192.0.2.12')).status).toBe(201);
+      // 5 USDC cover one 3 USDC order, not two at once
+      const second = await order(buyer, b, '192.0.2.12');
+      expect(second.status).toBe(409);
+      expect(second.body).toMatchObject({ balance: 'token', required_base_units: '6000000', available_base_units: '5000000' });
+    });
+  });
+
+  describe('holds per client network', () => {
+    it(`one network cannot hold more than ${PER_NETWORK} listings (429 too-many-holds, Retry-After); others and API keys are not affected`, async () => {
+      const seller = await party();
+      const buyers = await Promise.all(Array.from({ length: 5 }, () => party({ usdc: 5 })));
+      const ls: string[] = [];
+      for (let i = 0; i < 6; i++) ls.push(await listing(seller));
+      const ip = '203.0.113.7';
+      const first = await order(buyers[0]!, ls[0]!, ip);
+      const second = await order(buyers[1]!, ls[1]!, ip);
+      expect([first.status, second.status]).toEqual([201, 201]);
+      // a network holding half its limit already gets the shorter payment window
+      expect(windowSeconds(first.body)).toBe(TTL);
+      expect(windowSeconds(second.body)).toBe(CONTESTED_TTL);
+      // fresh wallets from the same network: refused, whatever the wallet
+      const third = await order(buyers[2]!, ls[2]!, ip);
+      expect(third.status).toBe(429);
+      expect(third.body).toMatchObject({ type: `${PROBLEM}too-many-holds`, holds: PER_NETWORK, limit: PER_NETWORK });
+      // until the earliest of the network's holds lapses: the second one's (shorter window) + grace
+      const retryAfter = Number(third.headers['retry-after']);
+      expect(retryAfter).toBeGreaterThan(CONTESTED_TTL);
+      expect(retryAfter).toBeLessThanOrEqual(CONTESTED_TTL + 121);
+      expect((await getListing(seller, ls[2]!)).body.status).toBe('available');
+      // another network is not affected
+      expect((await order(buyers[2]!, ls[2]!, '198.51.100.20')).status).toBe(201);
+      // IPv6: one /64 is one network
+      expect((await order(buyers[3]!, ls[3]!, '2001:db8:7:7::1')).status).toBe(201);
+      expect((await order(buyers[3]!, ls[4]!, '2001:db8:7:7:abcd::2')).status).toBe(201);
+      const v6 = await order(buyers[4]!, ls[5]!, '2001:db8:7:7:ffff::3');
+      expect(v6.status).toBe(429);
+      // an API key (operator-issued integration) is not counted against its server's network
+      const key = await createApiKey(t, { name: 'shop', userId: buyers[4]!.userId });
+      const viaKey = await order({ headers: { 'x-api-key': key.key } }, ls[5]!, '2001:db8:7:7:ffff::3');
+      expect(viaKey.status, JSON.stringify(viaKey.body)).toBe(201);
+    });
+
+    it(`fresh wallets of one network racing for ${PER_NETWORK + 3} listings at once: exactly ${PER_NETWORK} holds`, async () => {
+      const seller = await party();
+      const buyers = await Promise.all(Array.from({ length: PER_NETWORK + 3 }, () => party({ usdc: 2 })));
+      const ls: string[] = [];
+      for (let i = 0; i < buyers.length; i++) ls.push(await listing(seller));
+      const res = await Promise.all(buyers.map((b, i) => order(b, ls[i]!, '203.0.113.99')));
+      expect(res.filter((r) => r.status === 201)).toHaveLength(PER_NETWORK);
+      expect(res.filter((r) => r.status === 429).map((r) => r.body.type)).toEqual(Array(3).fill(`${PROBLEM}too-many-holds`));
+    });
+  });
+
+  describe('the listing shows its hold', () => {
+    it('reads reserved with held_until while an unpaid order holds it; filters and search follow; paid: reserved without end; expired: available', async () => {
+      const [seller, buyer, other, stranger] = await Promise.all([party(), party({ usdc: 10 }), party({ usdc: 10 }), party()]);
+      const held = await listing(seller, 2);
+      const toPay = await listing(seller, 2);
+      const created = await order(buyer, held, '192.0.2.30');
+      expect(created.status).toBe(201);
+      const heldUntil = new Date(new Date(created.body.payment_expires_at).getTime() + 120_000).toISOString();
+      expect((await getListing(stranger, held)).body).toMatchObject({ status: 'reserved', held_until: heldUntil });
+      // a later buyer is told the same
+      const later = await order(other, held, '192.0.2.31');
+      expect(later.status).toBe(409);
+      expect(later.body).toMatchObject({ type: `${PROBLEM}listing-unavailable`, held_until: heldUntil });
+      // the status filters and search return what the listings read
+      const ids = (r: request.Response) => (r.body.data as Array<{ listing_id: string }>).map((x) => x.listing_id);
+      const mine = (q: string) => request(t.app).get(`${API}/listings?seller_wallet=${seller.wallet}${q}`).set(stranger.headers);
+      expect(ids(await mine('&status=available'))).toEqual([toPay]);
+      expect(ids(await mine('&status=reserved'))).toEqual([held]);
+      const browse = await request(t.app).get(`${API}/marketplace/listings?status=reserved`).set(stranger.headers);
+      expect(ids(browse)).toContain(held);
+      const search = await request(t.app).get(`${API}/marketplace/search?seller_wallet=${seller.wallet}`).set(stranger.headers);
+      expect(ids(search)).toEqual([toPay]);
+
+      // paid: reserved by a funded order, no end time
+      const paying = await order(other, toPay, '192.0.2.31');
+      const tx = Transaction.from(Buffer.from(paying.body.payment.transaction, 'base64'));
+      tx.partialSign(other.kp);
+      const paid = await request(t.app).post(`${API}/orders/${paying.body.order_id}/transaction`).set(other.headers).send({ signed_transaction: tx.serialize().toString('base64') });
+      expect(paid.status, JSON.stringify(paid.body)).toBe(200);
+      expect((await getListing(stranger, toPay)).body).toMatchObject({ status: 'reserved', held_until: null });
+
+      // unpaid past its window: the hold ends, the listing reads available again
+      expect(await expireUnpaid(TTL)).toContain(created.body.order_id);
+      expect((await getListing(stranger, held)).body).toMatchObject({ status: 'available', held_until: null });
+    });
+  });
+
+  describe('a hold cannot be renewed forever', () => {
+    it('after an unpaid expiry the same buyer (user, wallet or network) waits out the cool-down; others get the contested window', async () => {
+      const [seller, buyer, sameNetwork, elsewhere] = await Promise.all([party(), party({ usdc: 5 }), party({ usdc: 5 }), party({ usdc: 5 })]);
+      const l = await listing(seller, 1);
+      const first = await order(buyer, l, '192.0.2.40');
+      expect(first.status).toBe(201);
+      expect(windowSeconds(first.body)).toBe(TTL);
+      expect(await expireUnpaid(TTL)).toContain(first.body.order_id);
+
+      // the same buyer, from anywhere
+      const again = await order(buyer, l, '198.51.100.41');
+      expect(again.status).toBe(409);
+      expect(again.body.type).toBe(`${PROBLEM}hold-cooldown`);
+      const retryAt = new Date(new Date(first.body.payment_expires_at).getTime() + COOLDOWN * 1000).toISOString();
+      expect(again.body.retry_at).toBe(retryAt);
+      expect(Number(again.headers['retry-after'])).toBeGreaterThan(COOLDOWN - 200);
+      // a fresh wallet from the same network
+      expect((await order(sameNetwork, l, '192.0.2.40')).body.type).toBe(`${PROBLEM}hold-cooldown`);
+      // other buyers may order the contested listing, with the shorter window
+      const other = await order(elsewhere, l, '198.51.100.42');
+      expect(other.status).toBe(201);
+      expect(windowSeconds(other.body)).toBe(CONTESTED_TTL);
+      expect(await expireUnpaid(CONTESTED_TTL)).toContain(other.body.order_id);
+
+      // after the cool-down the first buyer may order it again; both lapses are older than the cool-down by
+      // then, so the listing is no longer contested: the full window
+      clockOffsetMs += COOLDOWN * 1000;
+      const later = await order(buyer, l, '192.0.2.40');
+      expect(later.status, JSON.stringify(later.body)).toBe(201);
+      expect(windowSeconds(later.body)).toBe(TTL);
+    });
+  });
+});
