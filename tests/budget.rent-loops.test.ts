@@ -1,7 +1,7 @@
 /**
  * Issue 21, items 1-3: the loops in which an attacker made the service pay rent and took it back. Each
  * test runs the loop over HTTP on the localnet and measures the service keypair's lamports before and
- * after the attack steps (setup excluded): the loss must stay within the bound docs/who-pays.md gives.
+ * after the attack steps (setup excluded): the loss must stay within the bound docs/threat-model.md#who-pays-for-what-on-chain gives.
  * Each test prints `[rent-loop] <name>: service lost N lamports`, the figure of the report (measured on
  * the code before the fix with this same file: every loop there lost far more than its bound).
  *

@@ -98,7 +98,7 @@ async function sendUsdc(owner: string, amount: bigint, from: Keypair = funder): 
 
 /**
  * A destination wallet with its (empty) USDC associated token account, created at the funder's expense: the
- * service pays no destination's rent (docs/who-pays.md), so a wallet without one is refused.
+ * service pays no destination's rent (docs/threat-model.md#who-pays-for-what-on-chain), so a wallet without one is refused.
  */
 async function walletWithAccount(): Promise<string> {
   const owner = Keypair.generate().publicKey.toBase58();

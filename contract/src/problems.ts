@@ -159,7 +159,7 @@ export const problemTypes = {
     title: 'Token account required',
     description:
       'A payout goes to a token account that does not exist, and the service does not pay its rent (it would be the ' +
-      'payee\'s to recover by closing it: docs/who-pays.md). `token_account`, `owner` and `mint` name it: the payee ' +
+      'payee\'s to recover by closing it: docs/threat-model.md#who-pays-for-what-on-chain). `token_account`, `owner` and `mint` name it: the payee ' +
       '(or anyone) creates that associated token account, then the action is retried (the auto-release crank retries ' +
       'by itself).',
   },

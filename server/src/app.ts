@@ -11,7 +11,7 @@
  * /healthz is liveness and touches nothing. /readyz probes the database off the shared pool
  * (ctx.dbPing: its own connection on PostgreSQL) and the chain RPC, each within READY_TIMEOUT_MS, and
  * answers 503 while the server drains, so it answers in about a second even when the pool is exhausted;
- * a ready answer also carries the day's on-chain spending `chain_budget` (modules/budget, docs/who-pays.md).
+ * a ready answer also carries the day's on-chain spending `chain_budget` (modules/budget, docs/threat-model.md#who-pays-for-what-on-chain).
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';

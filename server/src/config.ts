@@ -24,7 +24,7 @@ import type { CurrencyInfo } from './chain/types.js';
 import { websocketUrlFor } from './chain/pubsub.js';
 
 /**
- * What the service may spend on chain per UTC day (modules/budget, docs/who-pays.md): the daily budget in
+ * What the service may spend on chain per UTC day (modules/budget, docs/threat-model.md#who-pays-for-what-on-chain): the daily budget in
  * lamports, per-account and per-IP caps of the actions that cost it SOL, and the lowest listing price per
  * currency (UI amounts as decimal text). 0 as a cap = the action is refused.
  */
@@ -287,7 +287,7 @@ export const ENV_VARS: readonly EnvVar[] = [
   { name: 'CUSTODY_MIN_WITHDRAWAL', group: 'custody', default: computed('0.01 of each currency'), meaning: '`CODE:ui_amount,…`', example: 'USDC:5', with: { CUSTODY_ENABLED: 'true' }, readers: S },
   { name: 'CUSTODY_WITHDRAWAL_FEE', group: 'custody', default: computed('0 of each currency'), meaning: '`CODE:ui_amount,…` flat fee per withdrawal, kept by the service', example: 'USDC:0.1', with: { CUSTODY_ENABLED: 'true' }, readers: S },
   { name: 'CUSTODY_POLL_INTERVAL_MS', group: 'custody', default: lit(5_000), meaning: 'deposit watcher and transfer reconciler interval, ms (`0` = start-up pass only)', example: '1000', with: { CUSTODY_ENABLED: 'true' }, readers: S },
-  // spending: what the service pays on chain (modules/budget, docs/who-pays.md)
+  // spending: what the service pays on chain (modules/budget, docs/threat-model.md#who-pays-for-what-on-chain)
   { name: 'CHAIN_DAILY_BUDGET_LAMPORTS', group: 'spending', default: lit(SPENDING_DEFAULTS.dailyLamports), meaning: 'lamports the service keypair may spend per UTC day on rent and fees (listing mints and renames, withdrawals, payout accounts, payout and custody transactions, fee sponsorship); beyond it user-started actions answer 503 (`reason: chain_budget_exhausted`) until the next UTC day; warnings are logged at 50, 80 and 100 %, the state is in `/readyz` (`chain_budget`)', example: '20000000000', readers: S },
   { name: 'LISTING_CREATE_DAILY_LIMIT', group: 'spending', default: lit(SPENDING_DEFAULTS.listingCreatePerUser), meaning: 'listings (token mints) one account may create per UTC day (more: 429)', example: '50', readers: S },
   { name: 'LISTING_CREATE_DAILY_LIMIT_PER_IP', group: 'spending', default: lit(SPENDING_DEFAULTS.listingCreatePerIp), meaning: 'listings created per client IP per UTC day, all accounts together (more: 429)', example: '500', readers: S },
@@ -905,7 +905,7 @@ const GROUP_TITLES: Record<EnvVar['group'], string> = {
   login: 'Login (SIWS, tokens, rate limits)',
   chain: 'Chain',
   orders: 'Orders and Solana Pay',
-  spending: 'On-chain spending (what the service pays, `docs/who-pays.md`)',
+  spending: 'On-chain spending (what the service pays, `docs/threat-model.md#who-pays-for-what-on-chain`)',
   custody: 'Custodial accounts',
   events: 'Events, webhooks and chat',
   limits: 'Limits',

@@ -88,7 +88,7 @@ export interface Payee {
 /**
  * Decides whether the service may create a payee's missing associated token account (paying its rent)
  * before a payout; resolves to allow, throws to refuse (nothing is signed then). modules/budget
- * `sponsorPayeeAccount` is the service's policy (docs/who-pays.md).
+ * `sponsorPayeeAccount` is the service's policy (docs/threat-model.md#who-pays-for-what-on-chain).
  */
 export type PayeeAccountPolicy = (p: {
   role: Payee['role'];
@@ -846,7 +846,7 @@ export class EscrowClient {
    * open_dispute (Funded|Delivered -> Disputed), resolve_dispute (the split), refund (the full amount
    * back to the buyer; closes). Payees' associated token accounts are created first when missing, the
    * service paying their rent: without `o.payeeAccounts`, all of them (idempotent creates; operator tools);
-   * with it (the orders module, docs/who-pays.md), only those the policy allows: it is called for each
+   * with it (the orders module, docs/threat-model.md#who-pays-for-what-on-chain), only those the policy allows: it is called for each
    * missing one before anything is signed and throws (e.g. 409 token-account-required) to refuse.
    * Throws chain-transaction-failed when the program refuses it.
    */

@@ -1,7 +1,7 @@
 /**
  * Listing tokens: one Token-2022 NFT per listing, paid for by the service keypair (rent of the mint and
  * of the seller's token account, the fees): the listings module charges each mint and rename to the
- * service's daily caps and budget before calling here (modules/budget, docs/who-pays.md).
+ * service's daily caps and budget before calling here (modules/budget, docs/threat-model.md#who-pays-for-what-on-chain).
  *
  * Mint layout: MetadataPointer extension (authority = service, pointer = the mint itself) and the
  * token-metadata extension (name, symbol, uri; update authority = service), decimals 0, freeze

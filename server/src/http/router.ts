@@ -66,7 +66,7 @@ export function buildServices(ctx: AppContext) {
     presentUser: (u) => users.privateView(u),
   });
   const chain = ctx.chain;
-  // what the service keypair may spend on chain (docs/who-pays.md): listings, custody and payouts charge it
+  // what the service keypair may spend on chain (docs/threat-model.md#who-pays-for-what-on-chain): listings, custody and payouts charge it
   const spending = config.spending ?? defaultSpending();
   const budget = createBudgetModule({ db, spending, log, now: ctx.now });
   const listings = createListingsModule({

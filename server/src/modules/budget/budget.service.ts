@@ -1,5 +1,5 @@
 /**
- * The service's SOL budget (docs/who-pays.md): every action that makes the service keypair pay rent or
+ * The service's SOL budget (docs/threat-model.md#who-pays-for-what-on-chain): every action that makes the service keypair pay rent or
  * a network fee goes through here before its transaction is signed.
  *
  *  - `charge` (actions a user starts: listing mint, listing rename, withdrawal, fee sponsorship): counts

@@ -1,5 +1,5 @@
 /**
- * Budget module: what the service keypair may spend on chain (docs/who-pays.md).
+ * Budget module: what the service keypair may spend on chain (docs/threat-model.md#who-pays-for-what-on-chain).
  *
  *   const budget = createBudgetModule({ db, spending: config.spending, log, now });
  *   await budget.charge({ action: 'listing_mint', lamports: SPEND_ESTIMATES.listing_mint, userId, ip });

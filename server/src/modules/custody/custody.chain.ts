@@ -112,7 +112,7 @@ export interface CustodyChainPort {
   depositHoldings(owner: string, mint: string, tokenProgram?: string): Promise<DepositHolding[]>;
   /** what became of a recorded transfer attempt (../../chain/recorded-send.ts), at TRANSFER_COMMITMENT */
   transactionOutcome(attempt: RecordedAttempt): Promise<TxOutcome>;
-  /** hot wallet -> destination's associated token account, which must exist (never created: docs/who-pays.md) */
+  /** hot wallet -> destination's associated token account, which must exist (never created: docs/threat-model.md#who-pays-for-what-on-chain) */
   sendWithdrawal(t: { id: string; mint: string; amount: bigint; destination: string }, onSigned: OnSigned): Promise<TxResult>;
   /**
    * deposit address -> hot wallet: `amount` taken from the deposit key's holdings of the mint (its
@@ -289,7 +289,7 @@ export class CustodyChain implements CustodyChainPort {
     const from = getAssociatedTokenAddressSync(mint, this.service.publicKey, true, tp);
     const to = getAssociatedTokenAddressSync(mint, owner, true, tp);
     const decimals = await this.decimalsOf(mint, tp);
-    // no create of `to`: the service never pays a destination's rent (docs/who-pays.md); the request
+    // no create of `to`: the service never pays a destination's rent (docs/threat-model.md#who-pays-for-what-on-chain); the request
     // checked it exists, and if it was closed since, the transfer fails and the hold is released
     return this.send(
       [createTransferCheckedInstruction(from, mint, to, this.service.publicKey, t.amount, decimals, [], tp), transferMemo(t.id)],

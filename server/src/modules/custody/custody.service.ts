@@ -263,7 +263,7 @@ export class CustodyService {
     }
     if (kind === 'program') throw custodyErrors.field('body.destination', 'program_account', 'is a program, not a wallet');
     // the service never pays the rent of a destination's token account: its owner could close it and keep
-    // the rent, once per withdrawal (docs/who-pays.md); the owner creates it first
+    // the rent, once per withdrawal (docs/threat-model.md#who-pays-for-what-on-chain); the owner creates it first
     const destinationTokenAccount = this.deps.chain.tokenAccount(destination, cur.mint, cur.tokenProgram);
     if ((await this.deps.chain.accountKind(destinationTokenAccount)) !== 'token') {
       throw custodyErrors.field(

@@ -91,7 +91,7 @@ export function createListingsService(deps: ListingsDeps) {
       errors.push({ path: 'body.price', message: r.message, code: r.code });
       return undefined;
     }
-    // the platform fee of an order at the lowest price pays the fees the service spends on it (docs/who-pays.md)
+    // the platform fee of an order at the lowest price pays the fees the service spends on it (docs/threat-model.md#who-pays-for-what-on-chain)
     const min = config.minPrice?.[cur.code];
     const minBase = min !== undefined ? toBaseUnits(Number(min), cur.decimals) : null;
     if (minBase?.ok && r.value < minBase.value) {
@@ -225,7 +225,7 @@ export function createListingsService(deps: ListingsDeps) {
         status: 'available',
         metadataUri: metadataUri(config.publicBaseUrl, id),
       };
-      // a new token: the service pays its rent and fees (docs/who-pays.md), within the seller's and the
+      // a new token: the service pays its rent and fees (docs/threat-model.md#who-pays-for-what-on-chain), within the seller's and the
       // client address's daily caps and the daily budget (429 / 503, nothing sent)
       await deps.budget?.charge({ action: 'listing_mint', lamports: SPEND_ESTIMATES.listing_mint, userId: seller.userId, ip: opts.ip ?? null });
       return steps.attemptMint(draft, fingerprint, null);

@@ -151,7 +151,7 @@ export interface ListingsConfig {
   publicBaseUrl: string;
   /**
    * lowest price per currency code, UI amount as decimal text (LISTING_MIN_PRICE): the platform fee of an
-   * order at that price covers the network fees the service pays for the order (docs/who-pays.md)
+   * order at that price covers the network fees the service pays for the order (docs/threat-model.md#who-pays-for-what-on-chain)
    */
   minPrice?: Readonly<Record<string, string>>;
 }

@@ -69,7 +69,7 @@ export interface OrdersModuleOptions {
   custody?: CustodialPaymentsPort;
   /**
    * the service's SOL budget (modules/budget): which missing payee token accounts the service may create
-   * before a payout (docs/who-pays.md), and the count of the transactions it pays for
+   * before a payout (docs/threat-model.md#who-pays-for-what-on-chain), and the count of the transactions it pays for
    */
   budget?: OrdersBudget;
 }

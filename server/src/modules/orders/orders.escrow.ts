@@ -39,7 +39,7 @@ export function toEscrowOrderView(a: EscrowOrder): EscrowOrderView {
 /**
  * What the orders module needs of the budget module (modules/budget `ChainBudget`): the policy for a
  * payee's missing token account (the service pays the rent of the treasury's and, once per wallet and
- * mint, of a seller's; never of a buyer's: docs/who-pays.md) and the count of the payout transactions.
+ * mint, of a seller's; never of a buyer's: docs/threat-model.md#who-pays-for-what-on-chain) and the count of the payout transactions.
  */
 export interface OrdersBudget {
   sponsorPayeeAccount: PayeeAccountPolicy;
@@ -66,7 +66,7 @@ export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number; l
     submitSignedTransaction: (b64) => client.submitSignedTransaction(b64),
     send: async (ix, id, s) => {
       const tx = await client.orderInstruction(ix, id, { ...o(s), ...(s?.buyerBps !== undefined ? { buyerBps: s.buyerBps } : {}) });
-      // counted, never refused: payouts move users' money; the platform fee pays for them (docs/who-pays.md)
+      // counted, never refused: payouts move users' money; the platform fee pays for them (docs/threat-model.md#who-pays-for-what-on-chain)
       await budget?.record({ action: 'order_transaction', lamports: ORDER_TX_LAMPORTS }).catch((err) => opts.log?.warn({ err }, 'chain budget: order transaction not counted'));
       return tx;
     },
