@@ -701,10 +701,11 @@ describe('custodial refunds the service did not send', () => {
     expect((await get(buyer, '/wallet/deposits')).body.data).toHaveLength(1); // only the real deposit
     expect(await usdc(depositAddress)).toBe(0n); // swept once
     // X is withdrawable (9.9 + the 0.1 fee), not a unit more
-    const tooMuch = await withdraw(buyer, { currency: 'USDC', amount: 10, destination: seller.wallet });
+    const out = await walletWithAccount();
+    const tooMuch = await withdraw(buyer, { currency: 'USDC', amount: 10, destination: out });
     expect(tooMuch.status, JSON.stringify(tooMuch.body)).toBe(409);
     expect(tooMuch.body.type).toBe('https://bazaar.dev/problems/insufficient-funds');
-    const all = await withdraw(buyer, { currency: 'USDC', amount: 9.9, destination: seller.wallet });
+    const all = await withdraw(buyer, { currency: 'USDC', amount: 9.9, destination: out });
     expect(all.status, JSON.stringify(all.body)).toBe(202);
     await custody.service.idle();
     expect(await custodial(buyer)).toEqual({ available: 0n, held: 0n, escrow: 0n });
