@@ -31,7 +31,11 @@ export const authDefaults = {
   clockSkewSeconds: 60,
   /** requests per minute per client IP, counted per login route (AUTH_RATE_LIMIT_PER_MINUTE) */
   rateLimitPerIpPerMinute: 120,
-  /** requests per minute per wallet address, counted per login route (AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE) */
+  /**
+   * verify_login requests per minute per wallet address whose signature does not verify with that address
+   * (AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE); a request the address's key signed is never counted nor refused by it,
+   * so nobody can lock a wallet out of login by naming it (issue 20 item 5)
+   */
   rateLimitPerAddressPerMinute: 10,
   /** statement of the sign-in input when request_login names none */
   statement: 'Sign in to Bazaar',
@@ -43,10 +47,11 @@ const seconds = (n: number) =>
 
 const rateLimitText =
   `Rate-limited per login route (request_login and verify_login are counted apart): ` +
-  `${authDefaults.rateLimitPerIpPerMinute} requests per minute per client IP (AUTH_RATE_LIMIT_PER_MINUTE) and ` +
-  `${authDefaults.rateLimitPerAddressPerMinute} per minute per wallet \`address\` (AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE), ` +
-  'defaults shown; over either budget the answer is 429 rate-limited with Retry-After (seconds). The SDK\'s ' +
-  'loginWithWallet waits Retry-After and retries once.';
+  `${authDefaults.rateLimitPerIpPerMinute} requests per minute per client IP (AUTH_RATE_LIMIT_PER_MINUTE), and on ` +
+  `verify_login ${authDefaults.rateLimitPerAddressPerMinute} per minute per wallet \`address\` of requests whose ` +
+  'signature does not verify with that address (AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE; a request the wallet really ' +
+  'signed is never refused by it, so naming a wallet cannot lock it out), defaults shown; over a budget the answer ' +
+  'is 429 rate-limited with Retry-After (seconds). The SDK\'s loginWithWallet waits Retry-After and retries once.';
 
 /** SIWS nonce: at least 8 alphanumerics (the server issues 24). */
 export const Nonce = z.string().regex(/^[A-Za-z0-9]{8,64}$/, 'must be 8..64 alphanumerics');

@@ -4,7 +4,7 @@
  * Order: request id -> JSON access log -> helmet -> CORS (http/cors.ts: any origin on the Solana Pay
  * endpoints and /icon.svg, CORS_ORIGINS elsewhere) -> cookies -> login rate limits per route and IP (counters in the database: shared by every replica) ->
  * 413 for a declared Content-Length over the limit -> 415 for non-JSON bodies -> JSON body parser
- * (limit) -> login rate limits per route and wallet address -> ops routes (/healthz, /readyz, /docs,
+ * (limit) -> verify_login rate limit per wallet address for requests that wallet did not sign -> ops routes (/healthz, /readyz, /docs,
  * /openapi.json, /icon.svg, the web app at /app/ when built) -> ts-rest endpoints (auth middleware per route metadata, then 400 when a
  * declared body is missing) -> 404 / 405 -> problem+json.
  *
@@ -93,9 +93,10 @@ export function createApp(ctx: AppContext): BazaarApp {
   app.use(refuseOversizedBody(bytes.parse(config.bodyLimit) ?? 100 * 1024));
   app.use(requireJsonBody);
   app.use(express.json({ limit: config.bodyLimit, type: ['application/json', 'application/*+json'] }));
-  for (const route of loginRoutes) {
-    app.post(route, authRateLimit(config.authAddressRateLimitPerMinute, { byAddress: true, store: new PrismaRateLimitStore(ctx.db, `auth:address:${route}`) }));
-  }
+  // per wallet address only the verify_login requests that wallet did not sign: naming an address costs its
+  // owner nothing (request_login has the IP limit only; a nonce is useless to anyone but the key's holder)
+  const verifyRoute = `${API_PREFIX}/auth/verify_login`;
+  app.post(verifyRoute, authRateLimit(config.authAddressRateLimitPerMinute, { unsignedByAddress: true, store: new PrismaRateLimitStore(ctx.db, `auth:address:${verifyRoute}`) }));
 
   // ops
   app.get('/healthz', (_req, res) => {

@@ -159,7 +159,7 @@ export const ENV_VARS: readonly EnvVar[] = [
   { name: 'SIWS_CHAIN_ID', group: 'login', default: lit('localnet'), meaning: 'cluster of SIWS `chainId` (`mainnet`, `devnet`, `testnet`, `localnet`; `solana:` prefix accepted)', example: 'devnet', readers: S },
   { name: 'SIWS_CLOCK_SKEW_SECONDS', group: 'login', default: lit(authDefaults.clockSkewSeconds), meaning: 'clock skew allowed on the SIWS Issued At / Expiration Time / Not Before fields, seconds', example: '30', readers: S },
   { name: 'AUTH_RATE_LIMIT_PER_MINUTE', group: 'login', default: lit(authDefaults.rateLimitPerIpPerMinute), meaning: 'requests per minute per client IP, counted per login route (`request_login`, `verify_login`)', example: '30', readers: S },
-  { name: 'AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE', group: 'login', default: lit(authDefaults.rateLimitPerAddressPerMinute), meaning: 'requests per minute per wallet address, counted per login route', example: '5', readers: S },
+  { name: 'AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE', group: 'login', default: lit(authDefaults.rateLimitPerAddressPerMinute), meaning: '`verify_login` requests per minute per wallet address whose signature does not verify with that address (a request the wallet signed is never refused by it: naming an address cannot lock its owner out)', example: '5', readers: S },
   // chain
   {
     name: 'SOLANA_RPC_URL',
@@ -411,7 +411,7 @@ export interface Config {
   bodyLimit: string;
   /** login requests per minute per client IP, per login route */
   authRateLimitPerMinute: number;
-  /** login requests per minute per wallet address, per login route */
+  /** verify_login requests per minute per wallet address not signed by that address's key (http/security.ts authRateLimit) */
   authAddressRateLimitPerMinute: number;
   orders: OrdersSettings;
   custodyEnabled: boolean;

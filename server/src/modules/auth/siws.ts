@@ -116,6 +116,23 @@ export function parseRfc3339(text: string): number | null {
   return utc - offsetMin * 60_000;
 }
 
+/**
+ * Did the key of `address` (base58) sign `signedMessageBase64` with `signatureBase64` (64-byte ed25519
+ * over the exact bytes)? Only that, no SIWS rule: the login rate limit uses it to tell a wallet's own
+ * verify_login requests from requests that merely name the wallet (issue 20 item 5). Never throws.
+ */
+export function signedBy(address: string, signedMessageBase64: string, signatureBase64: string): boolean {
+  try {
+    const publicKey = bs58.decode(address);
+    const message = new Uint8Array(Buffer.from(signedMessageBase64, 'base64'));
+    const signature = new Uint8Array(Buffer.from(signatureBase64, 'base64'));
+    if (publicKey.length !== 32 || signature.length !== 64) return false;
+    return verifyMessageSignature({ message, signedMessage: message, signature, publicKey });
+  } catch {
+    return false;
+  }
+}
+
 /** The SIWS rules of this service (config: SIWS_DOMAINS, SIWS_CHAIN_ID, SIWS_CLOCK_SKEW_SECONDS). */
 export interface SiwsPolicy {
   /** allowed domains: `host`, `host:port` or `host:*` */
