@@ -103,7 +103,13 @@ export const RequestLoginBody = named(
             'Authority of the page asking for the sign-in (wallets compare it with the page\'s origin), e.g. ' +
               '"localhost:5173"; must be an allowed SIWS domain (SIWS_DOMAINS). Default: the host of this service\'s public URL',
           ),
-        uri: SiwsLine(2048).url().optional().describe('URI of the dApp (default: this service\'s public URL)'),
+        uri: SiwsLine(2048)
+          .url()
+          .optional()
+          .describe(
+            'URI of the dApp (default: this service\'s public URL); its origin must be this service\'s public URL or ' +
+              'http(s) on an allowed SIWS domain (SIWS_DOMAINS)',
+          ),
         statement: SiwsLine(500).optional().describe(`Statement the wallet shows (default "${authDefaults.statement}")`),
         chain_id: SiwsChainId.optional().describe('Cluster the dApp expects; must be the one this service runs on'),
         request_id: SiwsLine(200).optional().describe('The dApp\'s own request id, signed as "Request ID"'),
@@ -176,7 +182,9 @@ export const auth = c.router({
       'service\'s host), uri, statement, version "1", chainId of the configured cluster, nonce, issuedAt, ' +
       'expirationTime (= the nonce expiry) and the optional requestId and resources the body asked for. Pass it to ' +
       '`wallet.signIn(sign_in_input)`, or sign `createSignInMessage(sign_in_input)` with `signMessage`. A `domain` ' +
-      'that is not an allowed SIWS domain (SIWS_DOMAINS) or a `chain_id` of another cluster is 400 validation-error. ' +
+      'that is not an allowed SIWS domain (SIWS_DOMAINS), a `uri` whose origin is neither this service\'s public URL nor ' +
+      'http(s) on an allowed SIWS domain, or a `chain_id` of another cluster is 400 validation-error. The nonce is bound ' +
+      'to the domain it was issued for. ' +
       rateLimitText,
     body: RequestLoginBody,
     responses: { 200: RequestLoginResponse, ...requestLogin.responses },
@@ -191,7 +199,9 @@ export const auth = c.router({
       'such as statement, uri, requestId, resources, notBefore, and times with or without milliseconds or as ' +
       '`+00:00` are accepted) and the ed25519 signature over those exact bytes by `address`. Checked: the ' +
       'message\'s address is `address`; its domain is an allowed SIWS domain (SIWS_DOMAINS: by default the host ' +
-      'of this service\'s public URL, plus localhost and 127.0.0.1 on any port under `npm start`); ' +
+      'of this service\'s public URL, plus localhost and 127.0.0.1 on any port under `npm start`) and the one its ' +
+      'nonce was issued for; its URI, when present, is on this service\'s public origin or http(s) on an allowed ' +
+      'SIWS domain; ' +
       'Version, when present, is 1; Chain ID, when present, is the configured cluster (bare or "solana:" ' +
       'prefixed); the nonce was issued by this service to `address`, is unexpired and unused (consumed ' +
       'atomically: of concurrent verifications one succeeds); Issued At is not in the future nor before the ' +

@@ -59,7 +59,7 @@ export const problemTypes = {
     title: 'Login failed',
     description:
       'Wallet login (verify_login) refused; the `reason` member names the SIWS field that failed (one of ' +
-      '`loginFailureReasons`: message, address, signature, domain, version, chain_id, nonce, issued_at, ' +
+      '`loginFailureReasons`: message, address, signature, domain, uri, version, chain_id, nonce, issued_at, ' +
       'expiration_time, not_before) and `detail` says why.',
   },
   forbidden: {
@@ -185,7 +185,8 @@ export const loginFailureReasons = {
   message: 'the signed bytes are not a SIWS message',
   address: 'the message\'s address is not the body `address`',
   signature: 'the signature is not 64 bytes or does not verify over the signed bytes with `address`',
-  domain: 'the message\'s domain is not an allowed SIWS domain',
+  domain: 'the message\'s domain is not an allowed SIWS domain, or not the domain its nonce was issued for',
+  uri: 'the message\'s URI is not on an allowed origin (this service\'s public URL, or http(s) on an allowed SIWS domain)',
   version: 'Version is not 1',
   chain_id: 'Chain ID is not the cluster this service runs on',
   nonce: 'no Nonce, or one this service did not issue to `address`, already used or expired',

@@ -9,7 +9,7 @@ import type { User } from '../../db/client.js';
 import { authErrors } from './auth.errors.js';
 import type { AuthRepo } from './auth.repo.js';
 import { hashApiKey, looksLikeApiKey } from './api-keys.js';
-import { checkSignedMessage, domainAllowed, newNonce, normalizeChainId, signInInputFor, type SiwsPolicy } from './siws.js';
+import { checkSignedMessage, domainAllowed, newNonce, normalizeChainId, signInInputFor, uriAllowed, type SiwsPolicy } from './siws.js';
 import { signAccessToken, verifyAccessToken } from './tokens.js';
 
 /** The auth part of Config (server/src/config.ts documents each variable). */
@@ -74,6 +74,7 @@ export function createAuthService(deps: AuthDeps) {
   const { repo, settings, now } = deps;
   const policy: SiwsPolicy = {
     domains: settings.siwsDomains,
+    publicBaseUrl: settings.publicBaseUrl,
     chainId: settings.siwsChainId,
     skewSeconds: settings.clockSkewSeconds,
   };
@@ -86,11 +87,15 @@ export function createAuthService(deps: AuthDeps) {
     /**
      * A single-use nonce for `body.address` and the SIWS input to sign. Optional fields of the body
      * shape the input (domain, uri, statement, chain_id, request_id, resources). Throws DomainError
-     * 400 validation-error when `domain` is not an allowed SIWS domain or `chain_id` another cluster.
+     * 400 validation-error when `domain` is not an allowed SIWS domain, `uri` not on an allowed origin
+     * (siws.ts uriAllowed) or `chain_id` another cluster.
      */
     async requestLogin(body: RequestLoginBody): Promise<RequestLoginResponse> {
       if (body.domain !== undefined && !domainAllowed(body.domain, settings.siwsDomains)) {
         throw authErrors.field('body.domain', 'not_allowed', `${body.domain} is not an allowed SIWS domain (SIWS_DOMAINS)`);
+      }
+      if (body.uri !== undefined && !uriAllowed(body.uri, settings.publicBaseUrl, settings.siwsDomains)) {
+        throw authErrors.field('body.uri', 'not_allowed', `${body.uri} is not on an allowed origin (PUBLIC_BASE_URL, or http(s) on a SIWS_DOMAINS domain)`);
       }
       if (body.chain_id !== undefined && normalizeChainId(body.chain_id) !== normalizeChainId(settings.siwsChainId)) {
         throw authErrors.field('body.chain_id', 'wrong_cluster', `this service runs on ${normalizeChainId(settings.siwsChainId)}`);
@@ -114,7 +119,9 @@ export function createAuthService(deps: AuthDeps) {
 
     /**
      * Verify the SIWS message the wallet signed (siws.ts checkSignedMessage), then the nonce: issued by
-     * this service to `address`, unused, unexpired, and not issued after the message's Issued At; it is
+     * this service to `address` for the message's domain (a nonce issued for one allowed domain does not
+     * log in through a message for another: `domain`), unused, unexpired, and not issued after the
+     * message's Issued At; it is
      * consumed atomically (of concurrent verifications exactly one passes). Returns the login response
      * (`expires_in` in seconds). Throws DomainError 401 login-failed with `reason` (loginFailureReasons).
      */
@@ -129,6 +136,9 @@ export function createAuthService(deps: AuthDeps) {
       const stored = await repo.getNonce(nonce);
       if (!stored) throw authErrors.loginFailed('nonce', 'nonce unknown');
       if (stored.address !== body.address) throw authErrors.loginFailed('nonce', 'nonce unknown for this address');
+      if (stored.domain.toLowerCase() !== check.message.domain.toLowerCase()) {
+        throw authErrors.loginFailed('domain', `domain mismatch (the nonce was issued for ${stored.domain}, the message is for ${check.message.domain.slice(0, 253)})`);
+      }
       if (stored.usedAt) throw authErrors.loginFailed('nonce', 'nonce already used');
       if (stored.expiresAt.getTime() <= t.getTime()) throw authErrors.loginFailed('nonce', 'nonce expired');
       if (issuedAtMs !== undefined && issuedAtMs < stored.issuedAt.getTime() - settings.clockSkewSeconds * 1000) {
