@@ -1,7 +1,8 @@
 /**
  * createApp(ctx): the Express application (no listen; main.ts listens, tests use supertest).
  *
- * Order: request id -> JSON access log -> helmet -> CORS (http/cors.ts: any origin on the Solana Pay
+ * Order: request id -> JSON access log -> one warning on the first X-Forwarded-For while TRUST_PROXY=0
+ * (http/proxy-warning.ts) -> helmet -> CORS (http/cors.ts: any origin on the Solana Pay
  * endpoints and /icon.svg, CORS_ORIGINS elsewhere) -> cookies -> login rate limits per route and IP (counters in the database: shared by every replica) ->
  * 413 for a declared Content-Length over the limit -> 415 for non-JSON bodies -> JSON body parser
  * (limit) -> verify_login rate limit per wallet address for requests that wallet did not sign -> ops routes (/healthz, /readyz, /docs,
@@ -34,6 +35,7 @@ import {
 } from './http/problem.js';
 import { docsConnectSrc, docsRoutes } from './http/docs.js';
 import { accessLog } from './http/access-log.js';
+import { untrustedProxyWarning } from './http/proxy-warning.js';
 import { buildServices, type Services } from './http/router.js';
 import { streamEventsHandler } from './http/events.handlers.js';
 import { custodyErrors } from './modules/custody/index.js';
@@ -73,6 +75,7 @@ export function createApp(ctx: AppContext): BazaarApp {
     next();
   });
   app.use(accessLog(log));
+  app.use(untrustedProxyWarning(config.trustProxy, log));
   const https = config.publicBaseUrl.startsWith('https://');
   // over plain http (local development) no HSTS and no upgrade-insecure-requests, or /docs breaks;
   // connect-src: /docs "Try it out" calls the origin its /openapi.json names (http/docs.ts)

@@ -141,7 +141,7 @@ export const ENV_VARS: readonly EnvVar[] = [
     readers: S,
   },
   { name: 'LEADER_LEASE_RENEW_MS', group: 'service', default: lit(5_000), meaning: 'how often the holder renews the lease and the others try to take it, ms (below `LEADER_LEASE_TTL_MS`)', example: '2000', readers: S },
-  { name: 'TRUST_PROXY', group: 'service', default: lit(0), meaning: 'reverse proxies in front (client IP from `X-Forwarded-For`); `true` = 1', example: '1', readers: S },
+  { name: 'TRUST_PROXY', group: 'service', default: lit(0), meaning: 'reverse proxies in front (client IP from `X-Forwarded-For`); `true` = 1. With 0 behind a proxy every client shares one login rate-limit bucket: the start-up banner says which IP is used and the first request with `X-Forwarded-For` logs a warning', example: '1', readers: S },
   // login
   { name: 'JWT_SECRET', group: 'login', default: computed('generated once into `DATA_DIR/keys/jwt-secret`'), meaning: 'HS256 key of the access tokens (at least 32 bytes)', example: 'example-secret-example-secret-example-secret', readers: S },
   { name: 'JWT_TTL_SECONDS', group: 'login', default: lit(authDefaults.jwtTtlSeconds), meaning: 'access token lifetime, seconds (`expires_in` of a login)', example: '7200', readers: S },
