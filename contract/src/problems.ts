@@ -21,7 +21,11 @@ export const problemTypes = {
   'validation-error': {
     status: 400,
     title: 'Validation error',
-    description: 'The path, query, headers or body do not match the schema or a server-side rule; see `errors`.',
+    description:
+      'The path, query, headers or body do not match the schema or a server-side rule; see `errors`. Text anywhere in ' +
+      'the body (values and member names), the query or the path that cannot be stored is refused on every route, ' +
+      'before authentication: a NUL character (`code` invalid_text_nul) or an unpaired UTF-16 surrogate ' +
+      '(invalid_text_surrogate, e.g. the JSON escape "\\ud800" alone).',
   },
   'malformed-json': { status: 400, title: 'Malformed JSON', description: 'The request body is not valid JSON.' },
   'malformed-request': {

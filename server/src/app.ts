@@ -5,7 +5,8 @@
  * (http/proxy-warning.ts) -> helmet -> CORS (http/cors.ts: any origin on the Solana Pay
  * endpoints and /icon.svg, CORS_ORIGINS elsewhere) -> cookies -> login rate limits per route and IP (counters in the database: shared by every replica) ->
  * 413 for a declared Content-Length over the limit -> 415 for non-JSON bodies -> JSON body parser
- * (limit) -> verify_login rate limit per wallet address for requests that wallet did not sign -> ops routes (/healthz, /readyz, /docs,
+ * (limit) -> 400 for text PostgreSQL cannot store (NUL, unpaired surrogates) in body or query
+ * (http/request-text.ts; path parameters once the route matched) -> verify_login rate limit per wallet address for requests that wallet did not sign -> ops routes (/healthz, /readyz, /docs,
  * /openapi.json, /icon.svg, the web app at /app/ when built) -> ts-rest endpoints (auth middleware per route metadata, then 400 when a
  * declared body is missing) -> 404 / 405 -> problem+json.
  *
@@ -36,6 +37,7 @@ import {
 import { docsConnectSrc, docsRoutes } from './http/docs.js';
 import { accessLog } from './http/access-log.js';
 import { untrustedProxyWarning } from './http/proxy-warning.js';
+import { refuseUnstorableParams, refuseUnstorableText } from './http/request-text.js';
 import { buildServices, type Services } from './http/router.js';
 import { streamEventsHandler } from './http/events.handlers.js';
 import { custodyErrors } from './modules/custody/index.js';
@@ -96,6 +98,8 @@ export function createApp(ctx: AppContext): BazaarApp {
   app.use(refuseOversizedBody(bytes.parse(config.bodyLimit) ?? 100 * 1024));
   app.use(requireJsonBody);
   app.use(express.json({ limit: config.bodyLimit, type: ['application/json', 'application/*+json'] }));
+  // NUL and unpaired surrogates anywhere in the body or query: 400 before a limiter, hash or handler reads them
+  app.use(refuseUnstorableText);
   // per wallet address only the verify_login requests that wallet did not sign: naming an address costs its
   // owner nothing (request_login has the IP limit only; a nonce is useless to anyone but the key's holder)
   const verifyRoute = `${API_PREFIX}/auth/verify_login`;
@@ -159,7 +163,7 @@ export function createApp(ctx: AppContext): BazaarApp {
   const streamAuthn = authenticate(services.auth, { publicMarketplace: config.publicMarketplace }, contract.events.streamEvents);
   app.get(contract.events.streamEvents.path, streamAuthn, streamEventsHandler(services.events.http));
   createExpressEndpoints(contract, services.router, app, {
-    globalMiddleware: [authn, requireDeclaredBody],
+    globalMiddleware: [refuseUnstorableParams, authn, requireDeclaredBody],
     requestValidationErrorHandler: requestValidationErrorHandler as never,
     responseValidation: false,
   });
