@@ -2365,7 +2365,8 @@ export interface components {
              *     - `review-not-allowed` (409): The order is not completed or resolved, or it has already been reviewed.
              *     - `too-many-unpaid-orders` (409): The buyer already holds the maximum number of unpaid orders (each holds its listing for the payment window); pay one or let it expire first. `unpaid_orders` and `limit` say how many.
              *     - `insufficient-funds` (409): The available custodial balance does not cover the request (a withdrawal's amount + fee, or a custodial order payment); `required_base_units` and `available_base_units` say by how much.
-             *     - `payload-too-large` (413): The request body exceeds 100 kB.
+             *     - `payload-too-large` (413): The request body exceeds the body limit (BODY_LIMIT, 100 kB by default), on any route and method.
+             *     - `uri-too-long` (414): The request target (path and query) exceeds 8 KiB; longer than the 16 kB of the request line and headers it is 431 header-fields-too-large. Send long filters in fewer values.
              *     - `unsupported-media-type` (415): Request bodies must be application/json.
              *     - `idempotency-key-reused` (422): The Idempotency-Key was already used with a different request body.
              *     - `rate-limited` (429): Too many requests; wait for the number of seconds in the Retry-After header.
@@ -2376,11 +2377,11 @@ export interface components {
              *     - `service-unavailable` (503): A dependency of the service is down or overloaded (the database unreachable, its connection pool or a statement/lock timeout exhausted) or the server is shutting down; retry after the Retry-After seconds. When a chain action had already landed, `chain_transaction` {action, signature} says so: the order converges to it (the reconciler records it) and a retry of the action returns the updated order.
              * @enum {string}
              */
-            type: "https://bazaar.dev/problems/validation-error" | "https://bazaar.dev/problems/malformed-json" | "https://bazaar.dev/problems/malformed-request" | "https://bazaar.dev/problems/webhook-url-refused" | "https://bazaar.dev/problems/idempotency-key-missing" | "https://bazaar.dev/problems/unauthorized" | "https://bazaar.dev/problems/invalid-token" | "https://bazaar.dev/problems/token-expired" | "https://bazaar.dev/problems/login-failed" | "https://bazaar.dev/problems/forbidden" | "https://bazaar.dev/problems/insufficient-scope" | "https://bazaar.dev/problems/not-found" | "https://bazaar.dev/problems/route-not-found" | "https://bazaar.dev/problems/custody-disabled" | "https://bazaar.dev/problems/method-not-allowed" | "https://bazaar.dev/problems/request-timeout" | "https://bazaar.dev/problems/conflict" | "https://bazaar.dev/problems/invalid-state-transition" | "https://bazaar.dev/problems/idempotency-key-in-use" | "https://bazaar.dev/problems/listing-unavailable" | "https://bazaar.dev/problems/own-listing" | "https://bazaar.dev/problems/review-not-allowed" | "https://bazaar.dev/problems/too-many-unpaid-orders" | "https://bazaar.dev/problems/insufficient-funds" | "https://bazaar.dev/problems/payload-too-large" | "https://bazaar.dev/problems/unsupported-media-type" | "https://bazaar.dev/problems/idempotency-key-reused" | "https://bazaar.dev/problems/rate-limited" | "https://bazaar.dev/problems/header-fields-too-large" | "https://bazaar.dev/problems/internal-error" | "https://bazaar.dev/problems/chain-transaction-failed" | "https://bazaar.dev/problems/chain-unavailable" | "https://bazaar.dev/problems/service-unavailable";
+            type: "https://bazaar.dev/problems/validation-error" | "https://bazaar.dev/problems/malformed-json" | "https://bazaar.dev/problems/malformed-request" | "https://bazaar.dev/problems/webhook-url-refused" | "https://bazaar.dev/problems/idempotency-key-missing" | "https://bazaar.dev/problems/unauthorized" | "https://bazaar.dev/problems/invalid-token" | "https://bazaar.dev/problems/token-expired" | "https://bazaar.dev/problems/login-failed" | "https://bazaar.dev/problems/forbidden" | "https://bazaar.dev/problems/insufficient-scope" | "https://bazaar.dev/problems/not-found" | "https://bazaar.dev/problems/route-not-found" | "https://bazaar.dev/problems/custody-disabled" | "https://bazaar.dev/problems/method-not-allowed" | "https://bazaar.dev/problems/request-timeout" | "https://bazaar.dev/problems/conflict" | "https://bazaar.dev/problems/invalid-state-transition" | "https://bazaar.dev/problems/idempotency-key-in-use" | "https://bazaar.dev/problems/listing-unavailable" | "https://bazaar.dev/problems/own-listing" | "https://bazaar.dev/problems/review-not-allowed" | "https://bazaar.dev/problems/too-many-unpaid-orders" | "https://bazaar.dev/problems/insufficient-funds" | "https://bazaar.dev/problems/payload-too-large" | "https://bazaar.dev/problems/uri-too-long" | "https://bazaar.dev/problems/unsupported-media-type" | "https://bazaar.dev/problems/idempotency-key-reused" | "https://bazaar.dev/problems/rate-limited" | "https://bazaar.dev/problems/header-fields-too-large" | "https://bazaar.dev/problems/internal-error" | "https://bazaar.dev/problems/chain-transaction-failed" | "https://bazaar.dev/problems/chain-unavailable" | "https://bazaar.dev/problems/service-unavailable";
             title: string;
             status: number;
             detail: string;
-            /** @description The request path */
+            /** @description The request path; `urn:uuid:<request_id>` for 408 and 431, answered before the request was read whole */
             instance: string;
             /** @description Same value as the X-Request-Id response header */
             request_id: string;
@@ -3267,7 +3268,44 @@ export interface components {
             next_cursor: string | null;
         };
     };
-    responses: never;
+    responses: {
+        /** @description Request timeout (`request-timeout`): The request (headers and body) did not arrive within the server's request timeout; the connection is closed. */
+        RequestTimeout: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Payload too large (`payload-too-large`): The request body exceeds the body limit (BODY_LIMIT, 100 kB by default), on any route and method. */
+        PayloadTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description URI too long (`uri-too-long`): The request target (path and query) exceeds 8 KiB; longer than the 16 kB of the request line and headers it is 431 header-fields-too-large. Send long filters in fewer values. */
+        UriTooLong: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Request header fields too large (`header-fields-too-large`): The request line and headers exceed 16 kB (URL included); the connection is closed. */
+        HeaderFieldsTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: never;
@@ -3306,15 +3344,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -3335,6 +3367,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -3399,15 +3432,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -3428,6 +3455,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -3486,6 +3514,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -3497,6 +3528,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -3559,15 +3591,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -3588,6 +3614,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -3658,6 +3685,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -3669,6 +3699,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -3738,6 +3769,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -3749,6 +3783,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -3814,6 +3849,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Idempotency-Key in use (`idempotency-key-in-use`) */
             409: {
                 headers: {
@@ -3823,15 +3859,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -3861,6 +3890,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -3940,6 +3970,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -3951,6 +3984,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -4034,6 +4068,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid state transition (`invalid-state-transition`) */
             409: {
                 headers: {
@@ -4043,15 +4078,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -4072,6 +4100,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -4142,6 +4171,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -4153,6 +4185,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -4230,6 +4263,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -4241,6 +4277,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -4308,6 +4345,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -4319,6 +4359,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -4377,6 +4418,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -4388,6 +4432,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -4446,6 +4491,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -4457,6 +4505,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -4523,6 +4572,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -4534,6 +4586,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -4617,6 +4670,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Listing unavailable (`listing-unavailable`); Too many unpaid orders (`too-many-unpaid-orders`); Own listing (`own-listing`); Idempotency-Key in use (`idempotency-key-in-use`); Insufficient funds (`insufficient-funds`) */
             409: {
                 headers: {
@@ -4626,15 +4680,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -4664,6 +4711,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -4743,6 +4791,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -4754,6 +4805,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -4837,6 +4889,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid state transition (`invalid-state-transition`) */
             409: {
                 headers: {
@@ -4846,15 +4899,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -4875,6 +4921,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -4963,6 +5010,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid state transition (`invalid-state-transition`) */
             409: {
                 headers: {
@@ -4972,6 +5020,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -4983,6 +5033,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -5044,6 +5095,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -5055,6 +5109,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -5129,6 +5184,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid state transition (`invalid-state-transition`) */
             409: {
                 headers: {
@@ -5138,15 +5194,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -5167,6 +5216,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -5246,6 +5296,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid state transition (`invalid-state-transition`) */
             409: {
                 headers: {
@@ -5255,6 +5306,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -5266,6 +5319,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -5354,6 +5408,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid state transition (`invalid-state-transition`) */
             409: {
                 headers: {
@@ -5363,6 +5418,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -5374,6 +5431,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -5466,6 +5524,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid state transition (`invalid-state-transition`) */
             409: {
                 headers: {
@@ -5475,15 +5534,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -5504,6 +5556,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -5592,6 +5645,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid state transition (`invalid-state-transition`) */
             409: {
                 headers: {
@@ -5601,6 +5655,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -5612,6 +5668,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -5704,6 +5761,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid state transition (`invalid-state-transition`) */
             409: {
                 headers: {
@@ -5713,15 +5771,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -5742,6 +5793,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -5834,6 +5886,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Review not allowed (`review-not-allowed`) */
             409: {
                 headers: {
@@ -5843,15 +5896,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -5872,6 +5918,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -5938,6 +5985,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -5949,6 +5999,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -6007,6 +6058,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -6018,6 +6072,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -6089,15 +6144,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -6118,6 +6167,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -6190,6 +6240,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -6201,6 +6254,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -6275,6 +6329,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Insufficient funds (`insufficient-funds`); Idempotency-Key in use (`idempotency-key-in-use`) */
             409: {
                 headers: {
@@ -6284,15 +6339,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -6322,6 +6370,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -6394,6 +6443,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -6405,6 +6457,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -6475,6 +6528,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -6486,6 +6542,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -6554,6 +6611,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -6565,6 +6625,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -6633,6 +6694,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -6644,6 +6708,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -6707,6 +6772,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -6718,6 +6786,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -6789,15 +6858,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -6818,6 +6881,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -6888,6 +6952,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -6899,6 +6966,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -6969,6 +7037,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -6980,6 +7051,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -7054,15 +7126,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -7083,6 +7149,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -7153,6 +7220,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -7164,6 +7234,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -7240,6 +7311,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -7251,6 +7325,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -7323,6 +7398,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -7334,6 +7412,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -7409,6 +7488,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -7420,6 +7502,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -7503,15 +7586,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -7532,6 +7609,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -7606,6 +7684,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Own listing (`own-listing`) */
             409: {
                 headers: {
@@ -7615,15 +7694,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -7644,6 +7716,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -7707,6 +7780,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -7718,6 +7794,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -7793,6 +7870,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -7804,6 +7884,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -7887,15 +7968,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -7916,6 +7991,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -7990,15 +8066,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -8019,6 +8089,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -8093,6 +8164,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Conflict (`conflict`) */
             409: {
                 headers: {
@@ -8102,15 +8174,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -8131,6 +8196,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -8198,6 +8264,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -8209,6 +8278,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -8280,15 +8350,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -8309,6 +8373,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -8388,6 +8453,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -8399,6 +8467,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {

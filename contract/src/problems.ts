@@ -8,8 +8,9 @@
  * such as `body.price`, `query.limit`).
  *
  * Every route declares the statuses it can return in its `responses` and the slugs in
- * `metadata.problems`; 400 validation-error / malformed-json, 429 rate-limited and 500 internal-error
- * are common to all routes (`commonProblems`).
+ * `metadata.problems`; 400 validation-error / malformed-json, 429 rate-limited, 500 internal-error, 503
+ * service-unavailable and the transport-layer problems (408, 413, 414, 431: `transportProblems`) are common
+ * to all routes (`commonProblems`).
  */
 import { z } from 'zod';
 import { c, named, type RouteAuth } from './common.js';
@@ -138,7 +139,18 @@ export const problemTypes = {
       'The available custodial balance does not cover the request (a withdrawal\'s amount + fee, or a custodial ' +
       'order payment); `required_base_units` and `available_base_units` say by how much.',
   },
-  'payload-too-large': { status: 413, title: 'Payload too large', description: 'The request body exceeds 100 kB.' },
+  'payload-too-large': {
+    status: 413,
+    title: 'Payload too large',
+    description: 'The request body exceeds the body limit (BODY_LIMIT, 100 kB by default), on any route and method.',
+  },
+  'uri-too-long': {
+    status: 414,
+    title: 'URI too long',
+    description:
+      'The request target (path and query) exceeds 8 KiB; longer than the 16 kB of the request line and headers it ' +
+      'is 431 header-fields-too-large. Send long filters in fewer values.',
+  },
   'unsupported-media-type': {
     status: 415,
     title: 'Unsupported media type',
@@ -230,7 +242,9 @@ const problemShape = {
   title: z.string(),
   status: z.number().int().min(400).max(599),
   detail: z.string(),
-  instance: z.string().describe('The request path'),
+  instance: z
+    .string()
+    .describe('The request path; `urn:uuid:<request_id>` for 408 and 431, answered before the request was read whole'),
   request_id: z.string().describe('Same value as the X-Request-Id response header'),
   errors: z.array(ProblemFieldError).optional().describe('Field errors (validation-error)'),
   program_error: z
@@ -280,8 +294,19 @@ export function problemResponses<const S extends readonly ProblemSlug[]>(slugs: 
 }
 
 /**
- * Problems every route may return (added through the router's commonResponses). 405, 408 and 431 are
- * answers to requests that match no route (or never reached one): listed in `problemTypes`, not per route.
+ * Problems the transport layer answers on any operation, before or without its route running
+ * (server/src/http/server.ts, app.ts), each as problem+json: 408 request-timeout (headers or body not
+ * received in time), 413 payload-too-large (a declared or actual body over BODY_LIMIT, on any method), 414
+ * uri-too-long (a request target over 8 KiB), 431 header-fields-too-large (request line and headers over
+ * Node's 16 kB). openapi.json refers to them as shared `components/responses`. 429 rate-limited and 503
+ * service-unavailable are in `commonProblems` too.
+ */
+export const transportProblems = ['request-timeout', 'payload-too-large', 'uri-too-long', 'header-fields-too-large'] as const;
+
+/**
+ * Problems every route may return (added through the router's commonResponses), the transport problems
+ * included. 405 method-not-allowed answers requests that match no route: listed in `problemTypes`, not per
+ * route.
  */
 export const commonProblems = [
   'validation-error',
@@ -290,6 +315,7 @@ export const commonProblems = [
   'rate-limited',
   'internal-error',
   'service-unavailable',
+  ...transportProblems,
 ] as const;
 export const commonResponses = problemResponses(commonProblems);
 

@@ -1,7 +1,7 @@
 /**
  * createApp(ctx): the Express application (no listen; main.ts listens, tests use supertest).
  *
- * Order: request id -> JSON access log -> one warning on the first X-Forwarded-For while TRUST_PROXY=0
+ * Order: request id -> JSON access log -> 414 for a request target over 8 KiB -> one warning on the first X-Forwarded-For while TRUST_PROXY=0
  * (http/proxy-warning.ts) -> helmet -> CORS (http/cors.ts: any origin on the Solana Pay
  * endpoints and /icon.svg, CORS_ORIGINS elsewhere) -> cookies -> login rate limits per route and IP (counters in the database: shared by every replica) ->
  * 413 for a declared Content-Length over the limit -> 415 for non-JSON bodies -> JSON body parser
@@ -31,6 +31,7 @@ import {
   requestValidationErrorHandler,
   requireDeclaredBody,
   refuseOversizedBody,
+  refuseLongUrl,
   requireJsonBody,
   routeNotFound,
 } from './http/problem.js';
@@ -77,6 +78,7 @@ export function createApp(ctx: AppContext): BazaarApp {
     next();
   });
   app.use(accessLog(log));
+  app.use(refuseLongUrl());
   app.use(untrustedProxyWarning(config.trustProxy, log));
   const https = config.publicBaseUrl.startsWith('https://');
   // over plain http (local development) no HSTS and no upgrade-insecure-requests, or /docs breaks;
