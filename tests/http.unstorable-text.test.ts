@@ -156,3 +156,32 @@ describe('the cases found by sending malformed requests', () => {
     expect(res.body.sign_in_input.statement).toBe('Sign in 😀 to Bazaar');
   });
 });
+
+describe('deep JSON (issue 21 item 8)', () => {
+  const deep = (levels: number) => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels);
+  it('a body nested 10,000 levels is 400 naming the depth, before the Idempotency-Key fingerprint walks it', async () => {
+    const user = await loginAs(t);
+    for (const [method, path, key] of [
+      ['post', `${API}/listings`, true],
+      ['post', `${API}/orders`, true],
+      ['post', `${API}/wallet/withdraw`, true],
+      ['post', `${API}/webhooks`, false],
+      ['patch', `${API}/user/me`, false],
+    ] as const) {
+      let req = request(t.app)[method](path).set(user.headers).type('json');
+      if (key) req = req.set('Idempotency-Key', `deep-${method}-${path.length}`);
+      const res = await req.send(deep(10_000));
+      expect(res.status, `${method} ${path}: ${JSON.stringify(res.body).slice(0, 300)}`).toBe(400);
+      expect(res.body.type).toBe(PROBLEM('validation-error'));
+      expect(res.body.errors).toEqual([expect.objectContaining({ code: 'too_deep' })]);
+      expect(res.body.detail).toMatch(/nested deeper than 32 levels/);
+    }
+  });
+
+  it('32 levels pass the guard (the schema then decides), 33 do not', async () => {
+    const user = await loginAs(t);
+    const at = async (levels: number) => (await request(t.app).patch(`${API}/user/me`).set(user.headers).type('json').send(deep(levels))).body.errors?.[0]?.code;
+    expect(await at(32)).not.toBe('too_deep');
+    expect(await at(33)).toBe('too_deep');
+  });
+});

@@ -2341,7 +2341,7 @@ export interface components {
             /**
              * @description `https://bazaar.dev/problems/<slug>`. New types may be added within v1 (treat an unknown one by its `status`).
              *
-             *     - `validation-error` (400): The path, query, headers or body do not match the schema or a server-side rule; see `errors`. Text anywhere in the body (values and member names), the query or the path that cannot be stored is refused on every route, before authentication: a NUL character (`code` invalid_text_nul) or an unpaired UTF-16 surrogate (invalid_text_surrogate, e.g. the JSON escape "\ud800" alone).
+             *     - `validation-error` (400): The path, query, headers or body do not match the schema or a server-side rule; see `errors`. Text anywhere in the body (values and member names), the query or the path that cannot be stored is refused on every route, before authentication: a NUL character (`code` invalid_text_nul) or an unpaired UTF-16 surrogate (invalid_text_surrogate, e.g. the JSON escape "\ud800" alone); so is a body nested deeper than 32 levels (too_deep).
              *     - `malformed-json` (400): The request body is not valid JSON.
              *     - `malformed-request` (400): The request cannot be read: malformed percent-encoding in a path parameter (`errors` names it), a body that does not decode under its Content-Encoding, or a body shorter than its Content-Length.
              *     - `webhook-url-refused` (400): The webhook URL is not http(s), carries credentials, does not resolve, or resolves to a loopback, private, link-local or otherwise non-public address (SSRF guard; the operator may allow private addresses).

@@ -26,7 +26,8 @@ export const problemTypes = {
       'The path, query, headers or body do not match the schema or a server-side rule; see `errors`. Text anywhere in ' +
       'the body (values and member names), the query or the path that cannot be stored is refused on every route, ' +
       'before authentication: a NUL character (`code` invalid_text_nul) or an unpaired UTF-16 surrogate ' +
-      '(invalid_text_surrogate, e.g. the JSON escape "\\ud800" alone).',
+      '(invalid_text_surrogate, e.g. the JSON escape "\\ud800" alone); so is a body nested deeper than 32 levels ' +
+      '(too_deep).',
   },
   'malformed-json': { status: 400, title: 'Malformed JSON', description: 'The request body is not valid JSON.' },
   'malformed-request': {

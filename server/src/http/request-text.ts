@@ -12,7 +12,9 @@
  *   and PostgreSQL and the Token-2022 metadata (Borsh UTF-8 strings) cannot store it (ECMAScript
  *   `String.prototype.isWellFormed`, Unicode 15 §3.9 D76).
  *
- * The walk is iterative (no recursion: a deeply nested body cannot overflow the stack here).
+ * And a body nested deeper than MAX_JSON_DEPTH (32) levels is refused the same way (`too_deep`), before
+ * anything that walks it recursively (the Idempotency-Key fingerprint, zod) runs. The walk itself is
+ * iterative: no nesting can overflow its stack.
  */
 import type { Request, RequestHandler } from 'express';
 import type { ProblemFieldError } from '@bazaar/contract';
@@ -34,25 +36,41 @@ const MESSAGES = {
 } as const;
 
 /**
- * The first string in `value` (any JSON value, walked depth-first in document order, member names
- * included) that cannot be stored, as a field error whose path starts with `prefix`; null when all can.
+ * How deeply a JSON request body may nest (objects and arrays; the top-level value is depth 1). The
+ * contract's deepest body nests 3 levels; a body nested 10,000 levels overflowed the stack of the
+ * Idempotency-Key fingerprint (a recursive canonical JSON) and answered 500 (issue 21 item 8).
  */
-export function findUnstorableText(value: unknown, prefix: string): ProblemFieldError | null {
-  const stack: Array<[unknown, string]> = [[value, prefix]];
+export const MAX_JSON_DEPTH = 32;
+
+/**
+ * The first problem in `value` (any JSON value, walked depth-first in document order, member names
+ * included), as a field error whose path starts with `prefix`: a string that cannot be stored
+ * (`invalid_text_nul`, `invalid_text_surrogate`), or an object or array nested deeper than `maxDepth`
+ * (`too_deep`, path of the first container past the limit, cut to its first 10 segments); null when none.
+ */
+export function findUnstorableText(value: unknown, prefix: string, maxDepth = MAX_JSON_DEPTH): ProblemFieldError | null {
+  const stack: Array<[unknown, string, number]> = [[value, prefix, 1]];
   while (stack.length) {
-    const [v, path] = stack.pop()!;
+    const [v, path, depth] = stack.pop()!;
     if (typeof v === 'string') {
       const code = unstorableText(v);
       if (code) return { path, message: MESSAGES[code], code };
-    } else if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}.${i}`]);
-    } else if (v !== null && typeof v === 'object') {
+      continue;
+    }
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > maxDepth) {
+      const cut = path.split('.').slice(0, 10).join('.');
+      return { path: cut, message: `nested deeper than ${maxDepth} levels of objects and arrays`, code: 'too_deep' };
+    }
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}.${i}`, depth + 1]);
+    } else {
       const entries = Object.entries(v as Record<string, unknown>);
       for (const [k] of entries) {
         const code = unstorableText(k);
         if (code) return { path: `${path}.${JSON.stringify(k).slice(1, 41)}`, message: `member name ${MESSAGES[code]}`, code };
       }
-      for (let i = entries.length - 1; i >= 0; i--) stack.push([entries[i]![1], `${path}.${entries[i]![0]}`]);
+      for (let i = entries.length - 1; i >= 0; i--) stack.push([entries[i]![1], `${path}.${entries[i]![0]}`, depth + 1]);
     }
   }
   return null;
@@ -64,7 +82,7 @@ function refuse(req: Request, res: Parameters<RequestHandler>[1], error: Problem
 
 /**
  * Middleware after the JSON body parser: 400 when the body or the query string holds text that cannot
- * be stored (see the module comment).
+ * be stored, or the body nests too deeply (see the module comment).
  */
 export const refuseUnstorableText: RequestHandler = (req, res, next) => {
   const error = findUnstorableText(req.body, 'body') ?? findUnstorableText(req.query, 'query');
