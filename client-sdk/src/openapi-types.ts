@@ -143,7 +143,7 @@ export interface paths {
         };
         /**
          * Off-chain token metadata JSON of a listing
-         * @description Public (wallets and explorers fetch it without credentials): the JSON the listing token's metadata `uri` points at. Attributes: category, price, currency, duration_days, seller, status.
+         * @description Public (wallets and explorers fetch it without credentials): the JSON the listing token's metadata `uri` points at, with only what a wallet shows for the token: name (the title, cut to the on-chain name), symbol, a fixed description naming the marketplace and `external_url` (the listing's URL), and the category as the one attribute. The listing's description, price and seller are served by the listing routes only. An unlisted listing answers 404 not-found.
          */
         get: operations["getListingTokenMetadata"];
         put?: never;
