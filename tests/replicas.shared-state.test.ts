@@ -85,6 +85,16 @@ describe.each(dbBackends)('two replicas on one $name database', ({ postgres }) =
     expect(me.status).toBe(200);
   });
 
+  it('a session logged out through one replica is refused by the other (issue 21 item 7)', async () => {
+    const r = await replicas({});
+    const session = await loginAs({ app: r.apps[0]! });
+    // (replica 1 has not cached this token's principal: a cached one would be reused up to 5 s)
+    expect((await request(r.apps[0]!).post(`${API}/auth/logout`).set(session.headers)).status).toBe(200);
+    const refused = await request(r.apps[1]!).get(`${API}/user/me`).set(session.headers);
+    expect(refused.status).toBe(401);
+    expect(refused.body.detail).toMatch(/logged out/);
+  });
+
   it('the chat limit per sender is global: the N+1st message across both replicas is 429', async () => {
     const LIMIT = 4;
     const r = await replicas({ chatRateLimitPerMinute: LIMIT });

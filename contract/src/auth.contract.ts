@@ -164,12 +164,22 @@ export const LoginResponse = named(
   }),
 );
 
+/** The answer of logout; component name SessionRevoked (generators derive `LogoutResponse` from the operationId). */
+export const LogoutResponse = named(
+  'SessionRevoked',
+  z.object({
+    logged_out: z.literal(true),
+    token_expires_at: Timestamp.describe('When the revoked token would have expired; it is refused until then, and forgotten after'),
+  }),
+);
+
 const reasonList = Object.entries(loginFailureReasons)
   .map(([reason, text]) => `\`${reason}\` (${text})`)
   .join('; ');
 
 const requestLogin = routeErrors('public', [...bodyProblems]);
 const verifyLogin = routeErrors('public', ['login-failed', ...bodyProblems]);
+const logout = routeErrors('user', ['forbidden']);
 
 export const auth = c.router({
   requestLogin: {
@@ -217,6 +227,20 @@ export const auth = c.router({
     responses: { 200: LoginResponse, ...verifyLogin.responses },
     metadata: verifyLogin.metadata,
   },
+  logout: {
+    method: 'POST',
+    path: '/auth/logout',
+    body: c.noBody(),
+    summary: 'Log out: revoke this session\'s access token',
+    description:
+      'Revokes the access token (JWT) the request authenticates with, as Bearer or as the `bazaar_session` cookie, ' +
+      'on the server: from now on every request with it is 401 invalid-token ("the session was logged out") ' +
+      'until it would have expired (`token_expires_at`); on other replicas within 5 s (their principal cache). ' +
+      'Also expires the `bazaar_session` cookie. Other sessions of the same wallet stay valid. An API key or ' +
+      'a personal access token does not log out (403 forbidden / insufficient-scope): revoke it with its own route.',
+    responses: { 200: LogoutResponse, ...logout.responses },
+    metadata: logout.metadata,
+  },
 });
 
 export type SignInInput = z.infer<typeof SignInInput>;
@@ -224,3 +248,4 @@ export type RequestLoginBody = z.infer<typeof RequestLoginBody>;
 export type RequestLoginResponse = z.infer<typeof RequestLoginResponse>;
 export type VerifyLoginBody = z.infer<typeof VerifyLoginBody>;
 export type LoginResponse = z.infer<typeof LoginResponse>;
+export type LogoutResponse = z.infer<typeof LogoutResponse>;

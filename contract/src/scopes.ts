@@ -7,6 +7,7 @@
 import type { TokenScope } from './tokens.contract.js';
 
 export const routeScopes: Record<string, TokenScope | null> = {
+  'auth.logout': null,
   'users.getMe': 'profile:read',
   'users.updateMe': 'profile:write',
   'users.getUser': 'listings:read',

@@ -1,4 +1,4 @@
-/** ts-rest handlers of `contract.auth`: SIWS login. Rules in modules/auth. */
+/** ts-rest handlers of `contract.auth`: SIWS login and logout. Rules in modules/auth. */
 import { initServer } from '@ts-rest/express';
 import { contract, SESSION_COOKIE_NAME } from '@bazaar/contract';
 import type { AuthService } from '../modules/auth/index.js';
@@ -26,6 +26,12 @@ export function authHandlers(deps: AuthHttpDeps) {
       }
       res.setHeader('Cache-Control', 'no-store');
       return { status: 200 as const, body: out };
+    },
+    logout: async ({ req, res }) => {
+      const out = await deps.service.logout(req.principal!);
+      res.clearCookie(SESSION_COOKIE_NAME, { httpOnly: true, secure: deps.secureCookie, sameSite: 'lax', path: '/' });
+      res.setHeader('Cache-Control', 'no-store');
+      return { status: 200 as const, body: { logged_out: true as const, ...out } };
     },
   });
 }

@@ -6,6 +6,7 @@ import { looksLikePat } from './personal-tokens.js';
 import { LRUCache } from 'lru-cache';
 import type { LoginResponse, RequestLoginBody, RequestLoginResponse } from '@bazaar/contract';
 import type { User } from '../../db/client.js';
+import { DomainError } from '../../errors.js';
 import { authErrors } from './auth.errors.js';
 import type { AuthRepo } from './auth.repo.js';
 import { hashApiKey, looksLikeApiKey } from './api-keys.js';
@@ -39,6 +40,8 @@ export interface Principal {
   isAdmin: boolean;
   role: 'user' | 'admin' | null;
   apiKeyId?: string;
+  /** kind `user` only: the access token (JWT) the request authenticated with; logout revokes it */
+  accessToken?: string;
 }
 
 export interface AuthDeps {
@@ -165,8 +168,10 @@ export function createAuthService(deps: AuthDeps) {
     },
 
     /**
-     * A JWT (Bearer or cookie) -> principal; the user must still exist. A token verified less than
-     * principalCacheTtlMs ago (and not expired) reuses that result without a database read.
+     * A JWT (Bearer or cookie) -> principal; the user must still exist and the token must not be logged
+     * out (revoked). A token verified less than principalCacheTtlMs ago (and not expired) reuses that
+     * result without a database read: a logout reaches this replica at once (`logout` drops the entry),
+     * other replicas within principalCacheTtlMs (5 s).
      */
     async principalFromJwt(token: string): Promise<Principal> {
       const t = now();
@@ -174,11 +179,39 @@ export function createAuthService(deps: AuthDeps) {
       if (cached && t.getTime() < cached.until) return cached.principal;
       const res = await verifyAccessToken(token, settings.jwtSecret, t);
       if (!res.ok) throw res.reason === 'expired' ? authErrors.tokenExpired() : authErrors.invalidToken('bad or unreadable token');
-      const user = await repo.getUser(res.claims.sub);
+      const [user, revoked] = await Promise.all([repo.getUser(res.claims.sub), repo.isAccessTokenRevoked(hashApiKey(token))]);
+      if (revoked) throw authErrors.invalidToken('the session was logged out');
       if (!user || user.wallet !== res.claims.wallet) throw authErrors.invalidToken('unknown user');
-      const principal: Principal = { kind: 'user', userId: user.id, wallet: user.wallet, isAdmin: user.role === 'admin', role: user.role as 'user' | 'admin' };
+      const principal: Principal = {
+        kind: 'user',
+        userId: user.id,
+        wallet: user.wallet,
+        isAdmin: user.role === 'admin',
+        role: user.role as 'user' | 'admin',
+        accessToken: token,
+      };
       if (cacheTtlMs > 0) principals.set(token, { principal, until: Math.min(t.getTime() + cacheTtlMs, res.claims.exp * 1000) });
       return principal;
+    },
+
+    /**
+     * Logout: revoke the session's access token server-side (every replica refuses it from now until its
+     * own expiry; this replica at once, others within principalCacheTtlMs). `principal` is the request's
+     * (authenticate middleware). Only a login session (JWT) logs out: an API key or personal access token
+     * is revoked with its own route (403 forbidden). Returns when the token would have expired.
+     */
+    async logout(principal: Principal): Promise<{ token_expires_at: string }> {
+      const token = principal.kind === 'user' ? principal.accessToken : undefined;
+      if (!token || !principal.userId) {
+        throw new DomainError('forbidden', 'Logout ends a login session (an access token from verify_login); revoke an API key or a personal access token with its own route.');
+      }
+      const t = now();
+      const res = await verifyAccessToken(token, settings.jwtSecret, t);
+      if (!res.ok) throw res.reason === 'expired' ? authErrors.tokenExpired() : authErrors.invalidToken('bad or unreadable token');
+      const expiresAt = new Date(res.claims.exp * 1000);
+      await repo.revokeAccessToken(hashApiKey(token), principal.userId, t, expiresAt);
+      principals.delete(token);
+      return { token_expires_at: expiresAt.toISOString() };
     },
 
     /** A personal access token -> principal of its user with its scopes, never admin; 401 when unknown, revoked or expired. */
