@@ -122,7 +122,8 @@ export const ENV_VARS: readonly EnvVar[] = [
     group: 'service',
     default: computed('none; under `npm start` with the embedded localnet: `http://localhost:*,http://127.0.0.1:*`'),
     meaning:
-      'comma-separated origins browsers may call the API from (`*` any origin, `scheme://host:*` any port); the ' +
+      'comma-separated origins browsers may call the API from (`*` any origin, `scheme://host:*` any port; credentials, ' +
+      'i.e. the session cookie, only for an origin listed exactly); the ' +
       'Solana Pay endpoints and `/icon.svg` allow any origin whatever this says',
     example: 'https://app.example.com',
     readers: S,
