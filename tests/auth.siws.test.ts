@@ -118,7 +118,7 @@ describe('verify_login', () => {
     const cookie = String(res.headers['set-cookie']);
     expect(cookie).toMatch(/bazaar_session=/);
     expect(cookie).toMatch(/HttpOnly/);
-    expect(cookie).toMatch(/SameSite=Lax/);
+    expect(cookie).toMatch(/SameSite=Strict/);
     const me = await request(t.app).get(`${API}/user/me`).set('Cookie', cookie.split(';')[0]!);
     expect(me.status).toBe(200);
   });

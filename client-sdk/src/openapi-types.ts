@@ -33,7 +33,7 @@ export interface paths {
         put?: never;
         /**
          * Verify a signed login message and get a token
-         * @description Public. Verifies the SIWS message the wallet signed (`signed_message`, parsed as SIWS; optional fields such as statement, uri, requestId, resources, notBefore, and times with or without milliseconds or as `+00:00` are accepted) and the ed25519 signature over those exact bytes by `address`. Checked: the message's address is `address`; its domain is an allowed SIWS domain (SIWS_DOMAINS: by default the host of this service's public URL, plus localhost and 127.0.0.1 on any port under `npm start`) and the one its nonce was issued for; its URI, when present, is on this service's public origin or http(s) on an allowed SIWS domain; Version, when present, is 1; Chain ID, when present, is the configured cluster (bare or "solana:" prefixed); the nonce was issued by this service to `address`, is unexpired and unused (consumed atomically: of concurrent verifications one succeeds); Issued At is not in the future nor before the nonce was issued, Expiration Time has not passed, Not Before has passed, each allowing 60 s of clock skew (SIWS_CLOCK_SKEW_SECONDS). On success the nonce is consumed, the user is created on first login, and a JWT is returned (`token_type` Bearer, lifetime `expires_in` seconds: 3600 s (1 h) by default, JWT_TTL_SECONDS). With `set_cookie: true` the same token is also set as the `bazaar_session` cookie (HttpOnly, Secure, SameSite=Lax, Path=/). Each refusal is 401 login-failed with a `reason` member naming the field and `detail` saying why: `message` (the signed bytes are not a SIWS message); `address` (the message's address is not the body `address`); `signature` (the signature is not 64 bytes or does not verify over the signed bytes with `address`); `domain` (the message's domain is not an allowed SIWS domain, or not the domain its nonce was issued for); `uri` (the message's URI is not on an allowed origin (this service's public URL, or http(s) on an allowed SIWS domain)); `version` (Version is not 1); `chain_id` (Chain ID is not the cluster this service runs on); `nonce` (no Nonce, or one this service did not issue to `address`, already used or expired); `issued_at` (Issued At is not an RFC 3339 time, lies in the future, or before the nonce was issued); `expiration_time` (Expiration Time is not an RFC 3339 time or has passed); `not_before` (Not Before is not an RFC 3339 time or has not come yet). Rate-limited per login route (request_login and verify_login are counted apart): 120 requests per minute per client IP (AUTH_RATE_LIMIT_PER_MINUTE), and on verify_login 10 per minute per wallet `address` of requests whose signature does not verify with that address (AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE; a request the wallet really signed is never refused by it, so naming a wallet cannot lock it out), defaults shown; over a budget the answer is 429 rate-limited with Retry-After (seconds). The SDK's loginWithWallet waits Retry-After and retries once.
+         * @description Public. Verifies the SIWS message the wallet signed (`signed_message`, parsed as SIWS; optional fields such as statement, uri, requestId, resources, notBefore, and times with or without milliseconds or as `+00:00` are accepted) and the ed25519 signature over those exact bytes by `address`. Checked: the message's address is `address`; its domain is an allowed SIWS domain (SIWS_DOMAINS: by default the host of this service's public URL, plus localhost and 127.0.0.1 on any port under `npm start`) and the one its nonce was issued for; its URI, when present, is on this service's public origin or http(s) on an allowed SIWS domain; Version, when present, is 1; Chain ID, when present, is the configured cluster (bare or "solana:" prefixed); the nonce was issued by this service to `address`, is unexpired and unused (consumed atomically: of concurrent verifications one succeeds); Issued At is not in the future nor before the nonce was issued, Expiration Time has not passed, Not Before has passed, each allowing 60 s of clock skew (SIWS_CLOCK_SKEW_SECONDS). On success the nonce is consumed, the user is created on first login, and a JWT is returned (`token_type` Bearer, lifetime `expires_in` seconds: 3600 s (1 h) by default, JWT_TTL_SECONDS). With `set_cookie: true` the same token is also set as the `bazaar_session` cookie (HttpOnly, Secure, SameSite=Strict, Path=/). Each refusal is 401 login-failed with a `reason` member naming the field and `detail` saying why: `message` (the signed bytes are not a SIWS message); `address` (the message's address is not the body `address`); `signature` (the signature is not 64 bytes or does not verify over the signed bytes with `address`); `domain` (the message's domain is not an allowed SIWS domain, or not the domain its nonce was issued for); `uri` (the message's URI is not on an allowed origin (this service's public URL, or http(s) on an allowed SIWS domain)); `version` (Version is not 1); `chain_id` (Chain ID is not the cluster this service runs on); `nonce` (no Nonce, or one this service did not issue to `address`, already used or expired); `issued_at` (Issued At is not an RFC 3339 time, lies in the future, or before the nonce was issued); `expiration_time` (Expiration Time is not an RFC 3339 time or has passed); `not_before` (Not Before is not an RFC 3339 time or has not come yet). Rate-limited per login route (request_login and verify_login are counted apart): 120 requests per minute per client IP (AUTH_RATE_LIMIT_PER_MINUTE), and on verify_login 10 per minute per wallet `address` of requests whose signature does not verify with that address (AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE; a request the wallet really signed is never refused by it, so naming a wallet cannot lock it out), defaults shown; over a budget the answer is 429 rate-limited with Retry-After (seconds). The SDK's loginWithWallet waits Retry-After and retries once.
          */
         post: operations["verifyLogin"];
         delete?: never;
@@ -2371,6 +2371,7 @@ export interface components {
              *     - `token-expired` (401): The access token has expired; log in again.
              *     - `login-failed` (401): Wallet login (verify_login) refused; the `reason` member names the SIWS field that failed (one of `loginFailureReasons`: message, address, signature, domain, uri, version, chain_id, nonce, issued_at, expiration_time, not_before) and `detail` says why.
              *     - `forbidden` (403): The caller is authenticated but may not do this (e.g. not the seller of the order, not an admin).
+             *     - `cross-origin-refused` (403): A state-changing request authenticated by the session cookie came from a page on another origin (Origin, or Sec-Fetch-Site) that is neither this service nor listed in CORS_ORIGINS (cross-site request forgery guard). Send the token as Authorization: Bearer, or have the operator list the page's origin.
              *     - `insufficient-scope` (403): The personal access token lacks the scope this route requires (`required_scope` names it), or the route takes no token at all (token management, admin routes).
              *     - `not-found` (404): The resource does not exist or is not visible to the caller.
              *     - `route-not-found` (404): No route matches method and path.
@@ -2397,7 +2398,7 @@ export interface components {
              *     - `service-unavailable` (503): A dependency of the service is down or overloaded (the database unreachable, its connection pool or a statement/lock timeout exhausted) or the server is shutting down; retry after the Retry-After seconds. When a chain action had already landed, `chain_transaction` {action, signature} says so: the order converges to it (the reconciler records it) and a retry of the action returns the updated order.
              * @enum {string}
              */
-            type: "https://bazaar.dev/problems/validation-error" | "https://bazaar.dev/problems/malformed-json" | "https://bazaar.dev/problems/malformed-request" | "https://bazaar.dev/problems/webhook-url-refused" | "https://bazaar.dev/problems/idempotency-key-missing" | "https://bazaar.dev/problems/unauthorized" | "https://bazaar.dev/problems/invalid-token" | "https://bazaar.dev/problems/token-expired" | "https://bazaar.dev/problems/login-failed" | "https://bazaar.dev/problems/forbidden" | "https://bazaar.dev/problems/insufficient-scope" | "https://bazaar.dev/problems/not-found" | "https://bazaar.dev/problems/route-not-found" | "https://bazaar.dev/problems/custody-disabled" | "https://bazaar.dev/problems/method-not-allowed" | "https://bazaar.dev/problems/request-timeout" | "https://bazaar.dev/problems/conflict" | "https://bazaar.dev/problems/invalid-state-transition" | "https://bazaar.dev/problems/idempotency-key-in-use" | "https://bazaar.dev/problems/listing-unavailable" | "https://bazaar.dev/problems/own-listing" | "https://bazaar.dev/problems/review-not-allowed" | "https://bazaar.dev/problems/too-many-unpaid-orders" | "https://bazaar.dev/problems/insufficient-funds" | "https://bazaar.dev/problems/payload-too-large" | "https://bazaar.dev/problems/uri-too-long" | "https://bazaar.dev/problems/unsupported-media-type" | "https://bazaar.dev/problems/idempotency-key-reused" | "https://bazaar.dev/problems/rate-limited" | "https://bazaar.dev/problems/header-fields-too-large" | "https://bazaar.dev/problems/internal-error" | "https://bazaar.dev/problems/chain-transaction-failed" | "https://bazaar.dev/problems/chain-unavailable" | "https://bazaar.dev/problems/service-unavailable";
+            type: "https://bazaar.dev/problems/validation-error" | "https://bazaar.dev/problems/malformed-json" | "https://bazaar.dev/problems/malformed-request" | "https://bazaar.dev/problems/webhook-url-refused" | "https://bazaar.dev/problems/idempotency-key-missing" | "https://bazaar.dev/problems/unauthorized" | "https://bazaar.dev/problems/invalid-token" | "https://bazaar.dev/problems/token-expired" | "https://bazaar.dev/problems/login-failed" | "https://bazaar.dev/problems/forbidden" | "https://bazaar.dev/problems/cross-origin-refused" | "https://bazaar.dev/problems/insufficient-scope" | "https://bazaar.dev/problems/not-found" | "https://bazaar.dev/problems/route-not-found" | "https://bazaar.dev/problems/custody-disabled" | "https://bazaar.dev/problems/method-not-allowed" | "https://bazaar.dev/problems/request-timeout" | "https://bazaar.dev/problems/conflict" | "https://bazaar.dev/problems/invalid-state-transition" | "https://bazaar.dev/problems/idempotency-key-in-use" | "https://bazaar.dev/problems/listing-unavailable" | "https://bazaar.dev/problems/own-listing" | "https://bazaar.dev/problems/review-not-allowed" | "https://bazaar.dev/problems/too-many-unpaid-orders" | "https://bazaar.dev/problems/insufficient-funds" | "https://bazaar.dev/problems/payload-too-large" | "https://bazaar.dev/problems/uri-too-long" | "https://bazaar.dev/problems/unsupported-media-type" | "https://bazaar.dev/problems/idempotency-key-reused" | "https://bazaar.dev/problems/rate-limited" | "https://bazaar.dev/problems/header-fields-too-large" | "https://bazaar.dev/problems/internal-error" | "https://bazaar.dev/problems/chain-transaction-failed" | "https://bazaar.dev/problems/chain-unavailable" | "https://bazaar.dev/problems/service-unavailable";
             title: string;
             status: number;
             detail: string;
@@ -2889,7 +2890,7 @@ export interface components {
             signed_message: string;
             /** @description Base64 of the 64-byte ed25519 signature */
             signature: string;
-            /** @description When true the response also sets the bazaar_session cookie (HttpOnly, Secure, SameSite=Lax) */
+            /** @description When true the response also sets the bazaar_session cookie (HttpOnly, Secure, SameSite=Strict) */
             set_cookie?: boolean;
         };
         /** WebhookAttempt */
@@ -3437,7 +3438,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description bazaar_session=<JWT>; HttpOnly; Secure; SameSite=Lax; Path=/ (only when set_cookie is true) */
+                    /** @description bazaar_session=<JWT>; HttpOnly; Secure; SameSite=Strict; Path=/ (only when set_cookie is true) */
                     "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
@@ -3545,7 +3546,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3627,6 +3628,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
@@ -3697,6 +3707,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3782,6 +3801,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3882,6 +3910,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
@@ -3955,6 +3992,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4074,6 +4120,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not found (`not-found`) */
             404: {
                 headers: {
@@ -4163,7 +4218,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4376,6 +4431,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
@@ -4458,6 +4522,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
@@ -4531,6 +4604,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
@@ -4597,6 +4679,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4685,6 +4776,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
@@ -4765,7 +4865,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4895,6 +4995,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not found (`not-found`) */
             404: {
                 headers: {
@@ -4984,7 +5093,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5105,7 +5214,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5391,7 +5500,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5503,7 +5612,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5619,7 +5728,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5740,7 +5849,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5856,7 +5965,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5981,7 +6090,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6098,6 +6207,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
@@ -6164,6 +6282,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6241,6 +6368,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6344,6 +6480,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Custody disabled (`custody-disabled`) */
             404: {
                 headers: {
@@ -6426,6 +6571,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6547,6 +6701,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Custody disabled (`custody-disabled`) */
             404: {
                 headers: {
@@ -6625,6 +6788,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6724,6 +6896,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
@@ -6800,6 +6981,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6885,6 +7075,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
@@ -6962,7 +7161,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7056,6 +7255,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not found (`not-found`) */
             404: {
                 headers: {
@@ -7134,6 +7342,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7223,6 +7440,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7324,6 +7550,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not found (`not-found`) */
             404: {
                 headers: {
@@ -7415,6 +7650,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not found (`not-found`) */
             404: {
                 headers: {
@@ -7495,6 +7739,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7592,6 +7845,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not found (`not-found`) */
             404: {
                 headers: {
@@ -7681,7 +7943,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7781,6 +8043,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7893,6 +8164,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
@@ -7967,6 +8247,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8063,7 +8352,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (`forbidden`) */
+            /** @description Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8170,6 +8459,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not found (`not-found`) */
             404: {
                 headers: {
@@ -8261,6 +8559,15 @@ export interface operations {
             };
             /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Cross-origin request refused (`cross-origin-refused`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8368,7 +8675,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Cross-origin request refused (`cross-origin-refused`); Insufficient scope (`insufficient-scope`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8454,7 +8761,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Cross-origin request refused (`cross-origin-refused`); Insufficient scope (`insufficient-scope`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8548,7 +8855,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Cross-origin request refused (`cross-origin-refused`); Insufficient scope (`insufficient-scope`) */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -310,7 +310,7 @@ function operationMapper(operation: Json, route: AppRoute): Json {
   if (operation.operationId === 'verifyLogin') {
     responses['200'].headers = {
       'Set-Cookie': {
-        description: 'bazaar_session=<JWT>; HttpOnly; Secure; SameSite=Lax; Path=/ (only when set_cookie is true)',
+        description: 'bazaar_session=<JWT>; HttpOnly; Secure; SameSite=Strict; Path=/ (only when set_cookie is true)',
         schema: { type: 'string' },
       },
     };

@@ -144,7 +144,7 @@ export const VerifyLoginBody = named(
     set_cookie: z
       .boolean()
       .optional()
-      .describe('When true the response also sets the bazaar_session cookie (HttpOnly, Secure, SameSite=Lax)'),
+      .describe('When true the response also sets the bazaar_session cookie (HttpOnly, Secure, SameSite=Strict)'),
   })
   .strict(),
 );
@@ -220,7 +220,7 @@ export const auth = c.router({
       'consumed, the user is created on first login, and a JWT is returned (`token_type` Bearer, lifetime ' +
       `\`expires_in\` seconds: ${seconds(authDefaults.jwtTtlSeconds)} by default, JWT_TTL_SECONDS). With ` +
       '`set_cookie: true` the same token is also set as the `bazaar_session` cookie (HttpOnly, Secure, ' +
-      'SameSite=Lax, Path=/). Each refusal is 401 login-failed with a `reason` member naming the field and ' +
+      'SameSite=Strict, Path=/). Each refusal is 401 login-failed with a `reason` member naming the field and ' +
       `\`detail\` saying why: ${reasonList}. ` +
       rateLimitText,
     body: VerifyLoginBody,

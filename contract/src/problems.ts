@@ -73,6 +73,14 @@ export const problemTypes = {
     title: 'Forbidden',
     description: 'The caller is authenticated but may not do this (e.g. not the seller of the order, not an admin).',
   },
+  'cross-origin-refused': {
+    status: 403,
+    title: 'Cross-origin request refused',
+    description:
+      'A state-changing request authenticated by the session cookie came from a page on another origin (Origin, or ' +
+      'Sec-Fetch-Site) that is neither this service nor listed in CORS_ORIGINS (cross-site request forgery guard). ' +
+      'Send the token as Authorization: Bearer, or have the operator list the page\'s origin.',
+  },
   'insufficient-scope': {
     status: 403,
     title: 'Insufficient scope',
@@ -320,8 +328,12 @@ export const commonProblems = [
 ] as const;
 export const commonResponses = problemResponses(commonProblems);
 
-/** Problems of any authenticated route. */
-export const authProblems = ['unauthorized', 'invalid-token', 'token-expired'] as const;
+/**
+ * Problems of any authenticated route: 401 for a missing or bad credential, 403 cross-origin-refused for a
+ * cookie-authenticated write from another origin (only on routes with unsafe methods, but listed on all:
+ * one set per auth level).
+ */
+export const authProblems = ['unauthorized', 'invalid-token', 'token-expired', 'cross-origin-refused'] as const;
 /** Problems of any route with a JSON body. */
 export const bodyProblems = ['payload-too-large', 'unsupported-media-type'] as const;
 

@@ -3,7 +3,8 @@
  *
  * Order: request id -> JSON access log -> 414 for a request target over 8 KiB -> one warning on the first X-Forwarded-For while TRUST_PROXY=0
  * (http/proxy-warning.ts) -> helmet -> CORS (http/cors.ts: any origin on the Solana Pay
- * endpoints and /icon.svg, CORS_ORIGINS elsewhere) -> cookies -> login rate limits per route and IP (counters in the database: shared by every replica) ->
+ * endpoints and /icon.svg, CORS_ORIGINS elsewhere) -> cookies -> 403 for a cookie-authenticated write from
+ * another origin (http/csrf.ts) -> login rate limits per route and IP (counters in the database: shared by every replica) ->
  * 413 for a declared Content-Length over the limit -> 415 for non-JSON bodies -> JSON body parser
  * (limit) -> 400 for text PostgreSQL cannot store (NUL, unpaired surrogates) in body or query
  * (http/request-text.ts; path parameters once the route matched) -> verify_login rate limit per wallet address for requests that wallet did not sign -> ops routes (/healthz, /readyz, /docs,
@@ -45,6 +46,7 @@ import { custodyErrors } from './modules/custody/index.js';
 import { authenticate, authRateLimit } from './http/security.js';
 import { PrismaRateLimitStore } from './http/rate-limit-store.js';
 import { corsPolicy, ICON_PATH } from './http/cors.js';
+import { refuseCrossOriginCookieWrites } from './http/csrf.js';
 import { WEB_APP_PATH, webAppRoutes } from './http/web-app.js';
 
 /** The service's Solana Pay icon (served at ICON_PATH). */
@@ -93,6 +95,8 @@ export function createApp(ctx: AppContext): BazaarApp {
   );
   app.use(corsPolicy(config.corsOrigins));
   app.use(cookieParser());
+  // a cookie-authenticated write must come from this service or an origin listed exactly in CORS_ORIGINS
+  app.use(refuseCrossOriginCookieWrites({ publicBaseUrl: config.publicBaseUrl, corsOrigins: config.corsOrigins }));
   const loginRoutes = [`${API_PREFIX}/auth/request_login`, `${API_PREFIX}/auth/verify_login`];
   // one budget per route and client IP, then (once the body is parsed) per route and wallet address
   // counters in the database (http/rate-limit-store.ts): one budget across every replica

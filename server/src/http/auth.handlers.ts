@@ -19,7 +19,7 @@ export function authHandlers(deps: AuthHttpDeps) {
         res.cookie(SESSION_COOKIE_NAME, out.access_token, {
           httpOnly: true,
           secure: deps.secureCookie,
-          sameSite: 'lax',
+          sameSite: 'strict',
           path: '/',
           maxAge: out.expires_in * 1000,
         });
@@ -29,7 +29,7 @@ export function authHandlers(deps: AuthHttpDeps) {
     },
     logout: async ({ req, res }) => {
       const out = await deps.service.logout(req.principal!);
-      res.clearCookie(SESSION_COOKIE_NAME, { httpOnly: true, secure: deps.secureCookie, sameSite: 'lax', path: '/' });
+      res.clearCookie(SESSION_COOKIE_NAME, { httpOnly: true, secure: deps.secureCookie, sameSite: 'strict', path: '/' });
       res.setHeader('Cache-Control', 'no-store');
       return { status: 200 as const, body: { logged_out: true as const, ...out } };
     },
