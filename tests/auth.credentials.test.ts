@@ -134,25 +134,34 @@ describe('login rate limit', () => {
     }
   });
 
-  it('limits one wallet address on both routes whatever the IP; other wallets of that office go on', async () => {
+  it('an attacker naming a victim\'s address from many IPs cannot lock her out of login (issue 20 item 5)', async () => {
     const t3 = await createTestApp({ config: { authRateLimitPerMinute: 100, authAddressRateLimitPerMinute: 2, trustProxy: 1 } });
     try {
-      const kp = newKeypair();
-      const address = walletOf(kp);
-      const send = (ip: string, body: object = { address }) => request(t3.app).post(`${API}/auth/request_login`).set('x-forwarded-for', ip).send(body);
-      const r1 = await send('10.0.0.1');
-      expect(r1.status).toBe(200);
-      expect((await send('10.0.0.2')).status).toBe(200);
-      const limited = await send('10.0.0.3');
-      expect(limited.status).toBe(429);
-      expect(limited.body.detail).toMatch(/for this wallet address \(2 per minute\)/);
-      expect((await send('10.0.0.3', { address: walletOf(newKeypair()) })).status).toBe(200);
+      const victim = newKeypair();
+      const address = walletOf(victim);
+      const attacker = newKeypair();
+      const requestLogin = (ip: string) => request(t3.app).post(`${API}/auth/request_login`).set('x-forwarded-for', ip).send({ address });
+      const verify = (ip: string, body: object) => request(t3.app).post(`${API}/auth/verify_login`).set('x-forwarded-for', ip).send(body);
+      // the flood: nonces for her address, and verifications she did not sign (another key, garbage)
+      const nonces = [];
+      for (let i = 0; i < 6; i++) nonces.push(await requestLogin(`10.0.0.${i + 1}`));
+      expect(nonces.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+      const forged = { ...signSiws(attacker, { ...nonces[0]!.body.sign_in_input }), address };
+      const floods = [];
+      for (let i = 0; i < 5; i++) floods.push(await verify(`10.0.1.${i + 1}`, forged));
+      expect(floods.map((r) => r.status)).toEqual([401, 401, 429, 429, 429]);
+      expect(floods[2]!.body.detail).toMatch(/not signed by this wallet address \(2 per minute\)/);
 
-      const verify = (ip: string) =>
-        request(t3.app).post(`${API}/auth/verify_login`).set('x-forwarded-for', ip).send(signSiws(kp, r1.body.sign_in_input));
-      expect((await verify('10.0.0.4')).status).toBe(200);
-      expect((await verify('10.0.0.5')).status).toBe(401); // nonce used
-      expect((await verify('10.0.0.6')).status).toBe(429);
+      // she still logs in, from her own IP, with the nonce she asks for while the flood goes on
+      const mine = await requestLogin('192.0.2.7');
+      expect(mine.status, JSON.stringify(mine.body)).toBe(200);
+      const login = await verify('192.0.2.7', signSiws(victim, mine.body.sign_in_input));
+      expect(login.status, JSON.stringify(login.body)).toBe(200);
+      expect(login.body.user.wallet).toBe(address);
+      // a nonce the attacker asked for is useless to him but still hers to sign
+      expect((await verify('192.0.2.7', signSiws(victim, nonces[1]!.body.sign_in_input))).status).toBe(200);
+      // her own failing request (a replay: signed, nonce used) is not counted against the address either
+      expect((await verify('192.0.2.7', signSiws(victim, mine.body.sign_in_input))).status).toBe(401);
     } finally {
       await t3.close();
     }

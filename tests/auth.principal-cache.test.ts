@@ -21,6 +21,7 @@ function setup(ttlMs?: number) {
       lookups++;
       return users.get(id) ?? null;
     },
+    isAccessTokenRevoked: async () => false,
   } as unknown as AuthRepo;
   const auth = createAuthService({
     repo,

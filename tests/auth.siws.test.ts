@@ -118,7 +118,7 @@ describe('verify_login', () => {
     const cookie = String(res.headers['set-cookie']);
     expect(cookie).toMatch(/bazaar_session=/);
     expect(cookie).toMatch(/HttpOnly/);
-    expect(cookie).toMatch(/SameSite=Lax/);
+    expect(cookie).toMatch(/SameSite=Strict/);
     const me = await request(t.app).get(`${API}/user/me`).set('Cookie', cookie.split(';')[0]!);
     expect(me.status).toBe(200);
   });
@@ -319,7 +319,7 @@ describe('messages as wallets and dApps send them', () => {
       .send({
         address: walletOf(kp),
         statement: 'Sign in to Example on Bazaar',
-        uri: 'https://example.app/login',
+        uri: 'http://bazaar.test/login',
         chain_id: 'solana:localnet',
         request_id: 'abc-123',
         resources: ['https://example.app/tos'],
@@ -329,7 +329,7 @@ describe('messages as wallets and dApps send them', () => {
       domain: 'bazaar.test',
       address: walletOf(kp),
       statement: 'Sign in to Example on Bazaar',
-      uri: 'https://example.app/login',
+      uri: 'http://bazaar.test/login',
       version: '1',
       chainId: 'solana:localnet',
       requestId: 'abc-123',
@@ -337,6 +337,40 @@ describe('messages as wallets and dApps send them', () => {
     });
     const ok = await verify(signed(kp, res.body.sign_in_input));
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+  });
+
+  it('a nonce is bound to the domain it was issued for; a message URI must be on an allowed origin (issue 20 item 7)', async () => {
+    const dev = await createTestApp({ config: { siwsDomains: ['bazaar.test', 'localhost:*'] } });
+    try {
+      const kp = newKeypair();
+      const ask = (body: object) => request(dev.app).post(`${API}/auth/request_login`).send({ address: walletOf(kp), ...body });
+      const check = (input: Input) => request(dev.app).post(`${API}/auth/verify_login`).send(signed(kp, input));
+      // issued for localhost:5173, signed for bazaar.test (allowed too): the nonce does not carry over
+      const local = await ask({ domain: 'localhost:5173', uri: 'http://localhost:5173' });
+      expect(local.status, JSON.stringify(local.body)).toBe(200);
+      expectLoginFailed(await check({ ...local.body.sign_in_input, domain: 'bazaar.test' }), /issued for localhost:5173/, 'domain');
+      // and the other way round; the nonce stays usable for its own domain (a refusal does not consume it)
+      const main = await ask({});
+      expectLoginFailed(await check({ ...main.body.sign_in_input, domain: 'localhost:5173' }), /issued for bazaar\.test/, 'domain');
+      expect((await check(main.body.sign_in_input)).status).toBe(200);
+
+      // the right domain, a URI on another origin: refused, and request_login does not issue one
+      const r = await ask({});
+      for (const uri of ['https://evil.example.com', 'https://evil.example.com/login?next=http://bazaar.test', 'http://user@bazaar.test/', 'javascript:alert(1)']) {
+        expectLoginFailed(await check({ ...r.body.sign_in_input, uri }), /uri mismatch/, 'uri');
+      }
+      const refused = await ask({ uri: 'https://evil.example.com' });
+      expect(refused.status).toBe(400);
+      expect(refused.body.errors).toEqual([expect.objectContaining({ path: 'body.uri', code: 'not_allowed' })]);
+      // allowed origins: the public URL's, and http(s) on an allowed SIWS domain
+      for (const uri of ['http://bazaar.test/app', 'https://bazaar.test', 'http://localhost:5173/login']) {
+        const ok = await ask({ uri });
+        expect(ok.status, uri).toBe(200);
+        expect((await check(ok.body.sign_in_input)).status, uri).toBe(200);
+      }
+    } finally {
+      await dev.close();
+    }
   });
 
   it('request_login refuses another cluster and fields that would break the message', async () => {

@@ -21,7 +21,7 @@ const preflight = (app: Parameters<typeof request>[0], url: string, origin: stri
   request(app).options(url).set('Origin', origin).set('Access-Control-Request-Method', method).set('Access-Control-Request-Headers', 'content-type,authorization');
 
 describe('CORS of the API routes', () => {
-  it('npm start (dev defaults): a Vite app on localhost or 127.0.0.1, any port, may call the API with credentials', async () => {
+  it('npm start (dev defaults): a Vite app on localhost or 127.0.0.1, any port, may call the API, without credentials', async () => {
     const config = loadConfig(env, { dev: true });
     expect(config.corsOrigins).toEqual(['http://localhost:*', 'http://127.0.0.1:*']);
     const t = await createTestApp({ config: { corsOrigins: config.corsOrigins } });
@@ -30,7 +30,8 @@ describe('CORS of the API routes', () => {
         const res = await preflight(t.app, `${API}/marketplace/search`, origin);
         expect(res.status, origin).toBe(204);
         expect(res.headers['access-control-allow-origin']).toBe(origin);
-        expect(res.headers['access-control-allow-credentials']).toBe('true');
+        // the session cookie is not for any local page (issue 21 item 6): only for an origin listed exactly
+        expect(res.headers['access-control-allow-credentials'], origin).toBeUndefined();
         const get = await request(t.app).get(`${API}/categories`).set('Origin', origin);
         expect(get.headers['access-control-allow-origin']).toBe(origin);
         expect(get.headers['access-control-expose-headers']).toMatch(/Retry-After/);
@@ -38,6 +39,24 @@ describe('CORS of the API routes', () => {
       for (const origin of ['https://evil.example', 'http://localhost.evil.example:5173', 'https://localhost:5173']) {
         const res = await preflight(t.app, `${API}/marketplace/search`, origin);
         expect(res.headers['access-control-allow-origin'], origin).toBeUndefined();
+      }
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('credentials (the session cookie) only for an origin listed exactly, also in development (issue 21 item 6)', async () => {
+    const t = await createTestApp({ config: { corsOrigins: ['http://localhost:5173', 'http://localhost:*', 'http://127.0.0.1:*'] } });
+    try {
+      const listed = await preflight(t.app, `${API}/user/tokens`, 'http://localhost:5173', 'POST');
+      expect(listed.headers['access-control-allow-origin']).toBe('http://localhost:5173');
+      expect(listed.headers['access-control-allow-credentials']).toBe('true');
+      for (const origin of ['http://localhost:4000', 'http://127.0.0.1:5173']) {
+        const pre = await preflight(t.app, `${API}/user/tokens`, origin, 'POST');
+        expect(pre.headers['access-control-allow-origin'], origin).toBe(origin);
+        expect(pre.headers['access-control-allow-credentials'], origin).toBeUndefined();
+        const get = await request(t.app).get(`${API}/categories`).set('Origin', origin);
+        expect(get.headers['access-control-allow-credentials'], origin).toBeUndefined();
       }
     } finally {
       await t.close();

@@ -263,9 +263,23 @@ describe('GET /listings/{id}/token-metadata.json', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ name: 'Logo design in three days', symbol: 'BZR', description: expect.any(String) });
     expect(res.body.external_url).toMatch(new RegExp(`/api/v1/listings/${l.listing_id}$`));
-    const attrs = Object.fromEntries((res.body.attributes as Array<{ trait_type: string; value: unknown }>).map((a) => [a.trait_type, a.value]));
-    expect(attrs).toMatchObject({ price: '12.5', currency: 'USDC', duration_days: 4 });
-    expect(attrs.category).toBeTruthy();
+    expect(res.body.attributes).toEqual([{ trait_type: 'category', value: expect.any(String) }]);
+  });
+
+  it('serves only what the token needs, and nothing while the listing is unlisted (issue 21 item 9)', async () => {
+    const l = await createListing(app, alice, { description: 'Private brief: client ACME, budget 12.5', price: 12.5 });
+    const listed = await request(app).get(`${API}/listings/${l.listing_id}/token-metadata.json`);
+    expect(listed.status).toBe(200);
+    expect(Object.keys(listed.body).sort()).toEqual(['attributes', 'description', 'external_url', 'name', 'symbol']);
+    const text = JSON.stringify(listed.body);
+    for (const leak of ['Private brief', '12.5', alice.wallet, 'USDC']) expect(text, leak).not.toContain(leak);
+
+    expect((await request(app).patch(`${API}/listings/${l.listing_id}`).set(alice.headers).send({ status: 'unlisted' })).status).toBe(200);
+    expectProblem(await request(app).get(`${API}/listings/${l.listing_id}`).set(bob.headers), 404, 'not-found');
+    expectProblem(await request(app).get(`${API}/listings/${l.listing_id}/token-metadata.json`), 404, 'not-found');
+    // relisted: served again
+    expect((await request(app).patch(`${API}/listings/${l.listing_id}`).set(alice.headers).send({ status: 'available' })).status).toBe(200);
+    expect((await request(app).get(`${API}/listings/${l.listing_id}/token-metadata.json`)).status).toBe(200);
   });
 
   it('404 for an unknown listing', async () => {

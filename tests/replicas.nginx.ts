@@ -12,7 +12,7 @@
  * Then, through nginx: N (default 50) concurrent full order lifecycles (the buyer pays from their own
  * wallet: signs the fund transaction and sends it to the chain itself; the leader's payment watcher
  * detects it; the seller delivers; the buyer confirms; each createOrder is sent twice with its
- * Idempotency-Key and must return the same order, whichever replica answers), then the login rate limit per wallet address.
+ * Idempotency-Key and must return the same order, whichever replica answers), then the login rate limit per wallet address (verify_login requests it did not sign).
  * Checks (each one test): every order completed exactly once; no chain action sent twice (every escrow
  * account has exactly three transactions on chain: fund, mark_delivered, release; and one confirmed
  * intent per action in the database); both replicas served traffic; one replica held the leader lease
@@ -401,15 +401,17 @@ async function main(): Promise<void> {
   const wallet = Keypair.generate().publicKey.toBase58();
   const served: string[] = [];
   const statuses: number[] = [];
+  // verify_login requests the wallet did not sign (a garbage signature) are what the address limit counts
+  const unsigned = JSON.stringify({ address: wallet, signed_message: Buffer.from('not signed').toString('base64'), signature: Buffer.alloc(64, 7).toString('base64') });
   for (let i = 0; i <= ADDRESS_LIMIT; i++) {
-    const r = await fetch(`${base}/api/v1/auth/request_login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ address: wallet }) });
+    const r = await fetch(`${base}/api/v1/auth/verify_login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: unsigned });
     statuses.push(r.status);
     served.push(r.headers.get('x-upstream') ?? '?');
     await r.arrayBuffer();
   }
-  const expected = [...Array(ADDRESS_LIMIT).fill(200), 429];
+  const expected = [...Array(ADDRESS_LIMIT).fill(401), 429];
   check(
-    `the login rate limit is global: the ${ADDRESS_LIMIT + 1}th request_login of one wallet across both replicas is 429`,
+    `the login rate limit is global: the ${ADDRESS_LIMIT + 1}th unsigned verify_login naming one wallet across both replicas is 429`,
     JSON.stringify(statuses) === JSON.stringify(expected) && new Set(served.slice(0, ADDRESS_LIMIT)).size === 2,
     `statuses ${statuses.join(',')}; served by ${[...new Set(served)].join(' and ')}`,
   );

@@ -58,7 +58,7 @@ describe.each(dbBackends)('two replicas on one $name database', ({ postgres }) =
     expect((await request(r.pick(0)).post(`${API}/auth/verify_login`).send({})).status).not.toBe(429);
   });
 
-  it('the limit per wallet address is global too, and a nonce issued by one replica logs in on the other exactly once', async () => {
+  it('the limit per wallet address (requests it did not sign) is global too, and a nonce issued by one replica logs in on the other exactly once', async () => {
     const r = await replicas({ authAddressRateLimitPerMinute: 3 });
     const kp = newKeypair();
     const issued = await request(r.pick(0)).post(`${API}/auth/request_login`).send({ address: walletOf(kp) });
@@ -69,18 +69,30 @@ describe.each(dbBackends)('two replicas on one $name database', ({ postgres }) =
     const replay = await request(r.pick(0)).post(`${API}/auth/verify_login`).send(proof);
     expect(replay.status).toBe(401);
     expect(replay.body.reason ?? replay.body.detail).toMatch(/nonce/);
-    // request_login: 1 used above, 2 more fit, the 4th of the wallet (on either replica) is refused
-    expect((await request(r.pick(1)).post(`${API}/auth/request_login`).send({ address: walletOf(kp) })).status).toBe(200);
-    expect((await request(r.pick(0)).post(`${API}/auth/request_login`).send({ address: walletOf(kp) })).status).toBe(200);
-    const over = await request(r.pick(1)).post(`${API}/auth/request_login`).send({ address: walletOf(kp) });
+    // verify_login requests the wallet did not sign: 3 fit, the 4th (on either replica) is refused
+    const forged = { ...proof, signature: Buffer.alloc(64, 7).toString('base64') };
+    expect((await request(r.pick(1)).post(`${API}/auth/verify_login`).send(forged)).status).toBe(401);
+    expect((await request(r.pick(0)).post(`${API}/auth/verify_login`).send(forged)).status).toBe(401);
+    expect((await request(r.pick(0)).post(`${API}/auth/verify_login`).send(forged)).status).toBe(401);
+    const over = await request(r.pick(1)).post(`${API}/auth/verify_login`).send(forged);
     expect(over.status).toBe(429);
-    expect(over.body.detail).toMatch(/for this wallet address/);
-    // another wallet from the same IP goes on
-    expect((await request(r.pick(0)).post(`${API}/auth/request_login`).send({ address: walletOf(newKeypair()) })).status).toBe(200);
+    expect(over.body.detail).toMatch(/not signed by this wallet address/);
+    // the wallet itself still logs in (its signed requests are not counted), on either replica
+    expect((await loginAs({ app: r.apps[1]! }, kp)).wallet).toBe(walletOf(kp));
 
     // the access token issued by replica 1 works on replica 0
     const me = await request(r.pick(0)).get(`${API}/user/me`).set('authorization', `Bearer ${login.body.access_token}`);
     expect(me.status).toBe(200);
+  });
+
+  it('a session logged out through one replica is refused by the other (issue 21 item 7)', async () => {
+    const r = await replicas({});
+    const session = await loginAs({ app: r.apps[0]! });
+    // (replica 1 has not cached this token's principal: a cached one would be reused up to 5 s)
+    expect((await request(r.apps[0]!).post(`${API}/auth/logout`).set(session.headers)).status).toBe(200);
+    const refused = await request(r.apps[1]!).get(`${API}/user/me`).set(session.headers);
+    expect(refused.status).toBe(401);
+    expect(refused.body.detail).toMatch(/logged out/);
   });
 
   it('the chat limit per sender is global: the N+1st message across both replicas is 429', async () => {

@@ -1,7 +1,7 @@
 /**
  * The SDK's loginWithWallet honours Retry-After once (issue 10 point 5): a 429 from either login route
  * is retried after the seconds the server asked for, a second 429 is thrown, `retryAfter: false`
- * turns it off. Against the real app; the 429s come from the server's own per-address limit.
+ * turns it off. Against the real app; the 429s come from the server's own per-IP limit.
  */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
@@ -17,8 +17,7 @@ let server: Server;
 let baseUrl: string;
 
 beforeAll(async () => {
-  // one request per minute per wallet address and route: a second login of a wallet is 429
-  t = await createTestApp({ config: { authAddressRateLimitPerMinute: 1 } });
+  t = await createTestApp();
   server = t.app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -60,21 +59,31 @@ describe('loginWithWallet and Retry-After', () => {
     expect(calls.filter((c) => c.endsWith('/verify_login'))).toHaveLength(2);
   });
 
-  it('the server\'s own 429 (per-address limit) is retried once, and thrown when it persists', async () => {
+  it('the server\'s own 429 (per-IP limit) is retried once, and thrown when it persists', async () => {
     const { createBazaarClient } = await import('@bazaar/client-sdk');
-    const signer = keypairSigner(nacl.sign.keyPair().secretKey);
-    await loginWithWallet(baseUrl, signer); // uses the wallet's one request per route this minute
-    const { fetch, calls } = countingFetch();
-    const waits: number[] = [];
-    const err = await loginWithWallet(createBazaarClient({ baseUrl, fetch }), signer, {
-      retryAfter: { sleep: async (ms) => void waits.push(ms) },
-    }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(BazaarApiError);
-    expect((err as BazaarApiError).status).toBe(429);
-    expect(waits).toHaveLength(1);
-    expect(waits[0]).toBeGreaterThan(0);
-    expect(waits[0]).toBeLessThanOrEqual(60_000);
-    expect(calls.filter((c) => c.endsWith('/request_login'))).toHaveLength(2);
+    // one request per minute per client IP and route: a second login from this IP is 429
+    const limited = await createTestApp({ config: { authRateLimitPerMinute: 1 } });
+    const limitedServer = limited.app.listen(0, '127.0.0.1');
+    await new Promise((r) => limitedServer.once('listening', r));
+    const baseUrl = `http://127.0.0.1:${(limitedServer.address() as AddressInfo).port}`;
+    try {
+      const signer = keypairSigner(nacl.sign.keyPair().secretKey);
+      await loginWithWallet(baseUrl, signer); // uses this IP's one request per route this minute
+      const { fetch, calls } = countingFetch();
+      const waits: number[] = [];
+      const err = await loginWithWallet(createBazaarClient({ baseUrl, fetch }), signer, {
+        retryAfter: { sleep: async (ms) => void waits.push(ms) },
+      }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(BazaarApiError);
+      expect((err as BazaarApiError).status).toBe(429);
+      expect(waits).toHaveLength(1);
+      expect(waits[0]).toBeGreaterThan(0);
+      expect(waits[0]).toBeLessThanOrEqual(60_000);
+      expect(calls.filter((c) => c.endsWith('/request_login'))).toHaveLength(2);
+    } finally {
+      await new Promise((r) => limitedServer.close(r));
+      await limited.close();
+    }
   });
 
   it('retryAfter: false, or a wait longer than maxWaitSeconds, throws at once', async () => {

@@ -13,7 +13,7 @@ export interface paths {
         put?: never;
         /**
          * Request a wallet login nonce
-         * @description Public. Issues a single-use nonce bound to `address` (valid 300 s (5 min) by default, LOGIN_NONCE_TTL_SECONDS) and returns the SIWS `sign_in_input`: domain (the requested `domain`, else this service's host), uri, statement, version "1", chainId of the configured cluster, nonce, issuedAt, expirationTime (= the nonce expiry) and the optional requestId and resources the body asked for. Pass it to `wallet.signIn(sign_in_input)`, or sign `createSignInMessage(sign_in_input)` with `signMessage`. A `domain` that is not an allowed SIWS domain (SIWS_DOMAINS) or a `chain_id` of another cluster is 400 validation-error. Rate-limited per login route (request_login and verify_login are counted apart): 120 requests per minute per client IP (AUTH_RATE_LIMIT_PER_MINUTE) and 10 per minute per wallet `address` (AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE), defaults shown; over either budget the answer is 429 rate-limited with Retry-After (seconds). The SDK's loginWithWallet waits Retry-After and retries once.
+         * @description Public. Issues a single-use nonce bound to `address` (valid 300 s (5 min) by default, LOGIN_NONCE_TTL_SECONDS) and returns the SIWS `sign_in_input`: domain (the requested `domain`, else this service's host), uri, statement, version "1", chainId of the configured cluster, nonce, issuedAt, expirationTime (= the nonce expiry) and the optional requestId and resources the body asked for. Pass it to `wallet.signIn(sign_in_input)`, or sign `createSignInMessage(sign_in_input)` with `signMessage`. A `domain` that is not an allowed SIWS domain (SIWS_DOMAINS), a `uri` whose origin is neither this service's public URL nor http(s) on an allowed SIWS domain, or a `chain_id` of another cluster is 400 validation-error. The nonce is bound to the domain it was issued for. Rate-limited per login route (request_login and verify_login are counted apart): 120 requests per minute per client IP (AUTH_RATE_LIMIT_PER_MINUTE), and on verify_login 10 per minute per wallet `address` of requests whose signature does not verify with that address (AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE; a request the wallet really signed is never refused by it, so naming a wallet cannot lock it out), defaults shown; over a budget the answer is 429 rate-limited with Retry-After (seconds). The SDK's loginWithWallet waits Retry-After and retries once.
          */
         post: operations["requestLogin"];
         delete?: never;
@@ -33,9 +33,29 @@ export interface paths {
         put?: never;
         /**
          * Verify a signed login message and get a token
-         * @description Public. Verifies the SIWS message the wallet signed (`signed_message`, parsed as SIWS; optional fields such as statement, uri, requestId, resources, notBefore, and times with or without milliseconds or as `+00:00` are accepted) and the ed25519 signature over those exact bytes by `address`. Checked: the message's address is `address`; its domain is an allowed SIWS domain (SIWS_DOMAINS: by default the host of this service's public URL, plus localhost and 127.0.0.1 on any port under `npm start`); Version, when present, is 1; Chain ID, when present, is the configured cluster (bare or "solana:" prefixed); the nonce was issued by this service to `address`, is unexpired and unused (consumed atomically: of concurrent verifications one succeeds); Issued At is not in the future nor before the nonce was issued, Expiration Time has not passed, Not Before has passed, each allowing 60 s of clock skew (SIWS_CLOCK_SKEW_SECONDS). On success the nonce is consumed, the user is created on first login, and a JWT is returned (`token_type` Bearer, lifetime `expires_in` seconds: 3600 s (1 h) by default, JWT_TTL_SECONDS). With `set_cookie: true` the same token is also set as the `bazaar_session` cookie (HttpOnly, Secure, SameSite=Lax, Path=/). Each refusal is 401 login-failed with a `reason` member naming the field and `detail` saying why: `message` (the signed bytes are not a SIWS message); `address` (the message's address is not the body `address`); `signature` (the signature is not 64 bytes or does not verify over the signed bytes with `address`); `domain` (the message's domain is not an allowed SIWS domain); `version` (Version is not 1); `chain_id` (Chain ID is not the cluster this service runs on); `nonce` (no Nonce, or one this service did not issue to `address`, already used or expired); `issued_at` (Issued At is not an RFC 3339 time, lies in the future, or before the nonce was issued); `expiration_time` (Expiration Time is not an RFC 3339 time or has passed); `not_before` (Not Before is not an RFC 3339 time or has not come yet). Rate-limited per login route (request_login and verify_login are counted apart): 120 requests per minute per client IP (AUTH_RATE_LIMIT_PER_MINUTE) and 10 per minute per wallet `address` (AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE), defaults shown; over either budget the answer is 429 rate-limited with Retry-After (seconds). The SDK's loginWithWallet waits Retry-After and retries once.
+         * @description Public. Verifies the SIWS message the wallet signed (`signed_message`, parsed as SIWS; optional fields such as statement, uri, requestId, resources, notBefore, and times with or without milliseconds or as `+00:00` are accepted) and the ed25519 signature over those exact bytes by `address`. Checked: the message's address is `address`; its domain is an allowed SIWS domain (SIWS_DOMAINS: by default the host of this service's public URL, plus localhost and 127.0.0.1 on any port under `npm start`) and the one its nonce was issued for; its URI, when present, is on this service's public origin or http(s) on an allowed SIWS domain; Version, when present, is 1; Chain ID, when present, is the configured cluster (bare or "solana:" prefixed); the nonce was issued by this service to `address`, is unexpired and unused (consumed atomically: of concurrent verifications one succeeds); Issued At is not in the future nor before the nonce was issued, Expiration Time has not passed, Not Before has passed, each allowing 60 s of clock skew (SIWS_CLOCK_SKEW_SECONDS). On success the nonce is consumed, the user is created on first login, and a JWT is returned (`token_type` Bearer, lifetime `expires_in` seconds: 3600 s (1 h) by default, JWT_TTL_SECONDS). With `set_cookie: true` the same token is also set as the `bazaar_session` cookie (HttpOnly, Secure, SameSite=Strict, Path=/). Each refusal is 401 login-failed with a `reason` member naming the field and `detail` saying why: `message` (the signed bytes are not a SIWS message); `address` (the message's address is not the body `address`); `signature` (the signature is not 64 bytes or does not verify over the signed bytes with `address`); `domain` (the message's domain is not an allowed SIWS domain, or not the domain its nonce was issued for); `uri` (the message's URI is not on an allowed origin (this service's public URL, or http(s) on an allowed SIWS domain)); `version` (Version is not 1); `chain_id` (Chain ID is not the cluster this service runs on); `nonce` (no Nonce, or one this service did not issue to `address`, already used or expired); `issued_at` (Issued At is not an RFC 3339 time, lies in the future, or before the nonce was issued); `expiration_time` (Expiration Time is not an RFC 3339 time or has passed); `not_before` (Not Before is not an RFC 3339 time or has not come yet). Rate-limited per login route (request_login and verify_login are counted apart): 120 requests per minute per client IP (AUTH_RATE_LIMIT_PER_MINUTE), and on verify_login 10 per minute per wallet `address` of requests whose signature does not verify with that address (AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE; a request the wallet really signed is never refused by it, so naming a wallet cannot lock it out), defaults shown; over a budget the answer is 429 rate-limited with Retry-After (seconds). The SDK's loginWithWallet waits Retry-After and retries once.
          */
         post: operations["verifyLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Log out: revoke this session's access token
+         * @description Revokes the access token (JWT) the request authenticates with, as Bearer or as the `bazaar_session` cookie, on the server: from now on every request with it is 401 invalid-token ("the session was logged out") until it would have expired (`token_expires_at`); on other replicas within 5 s (their principal cache). Also expires the `bazaar_session` cookie. Other sessions of the same wallet stay valid. An API key or a personal access token does not log out (403 forbidden / insufficient-scope): revoke it with its own route.
+         */
+        post: operations["logout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -143,7 +163,7 @@ export interface paths {
         };
         /**
          * Off-chain token metadata JSON of a listing
-         * @description Public (wallets and explorers fetch it without credentials): the JSON the listing token's metadata `uri` points at. Attributes: category, price, currency, duration_days, seller, status.
+         * @description Public (wallets and explorers fetch it without credentials): the JSON the listing token's metadata `uri` points at, with only what a wallet shows for the token: name (the title, cut to the on-chain name), symbol, a fixed description naming the marketplace and `external_url` (the listing's URL), and the category as the one attribute. The listing's description, price and seller are served by the listing routes only. An unlisted listing answers 404 not-found.
          */
         get: operations["getListingTokenMetadata"];
         put?: never;
@@ -2363,7 +2383,7 @@ export interface components {
             /**
              * @description `https://bazaar.dev/problems/<slug>`. New types may be added within v1 (treat an unknown one by its `status`).
              *
-             *     - `validation-error` (400): The path, query, headers or body do not match the schema or a server-side rule; see `errors`.
+             *     - `validation-error` (400): The path, query, headers or body do not match the schema or a server-side rule; see `errors`. Text anywhere in the body (values and member names), the query or the path that cannot be stored is refused on every route, before authentication: a NUL character (`code` invalid_text_nul) or an unpaired UTF-16 surrogate (invalid_text_surrogate, e.g. the JSON escape "\ud800" alone); so is a body nested deeper than 32 levels (too_deep).
              *     - `malformed-json` (400): The request body is not valid JSON.
              *     - `malformed-request` (400): The request cannot be read: malformed percent-encoding in a path parameter (`errors` names it), a body that does not decode under its Content-Encoding, or a body shorter than its Content-Length.
              *     - `webhook-url-refused` (400): The webhook URL is not http(s), carries credentials, does not resolve, or resolves to a loopback, private, link-local or otherwise non-public address (SSRF guard; the operator may allow private addresses).
@@ -2371,8 +2391,9 @@ export interface components {
              *     - `unauthorized` (401): No credential was sent (Bearer token, X-API-Key header or bazaar_session cookie).
              *     - `invalid-token` (401): The credential is malformed, has a bad signature, or the API key is unknown or revoked.
              *     - `token-expired` (401): The access token has expired; log in again.
-             *     - `login-failed` (401): Wallet login (verify_login) refused; the `reason` member names the SIWS field that failed (one of `loginFailureReasons`: message, address, signature, domain, version, chain_id, nonce, issued_at, expiration_time, not_before) and `detail` says why.
+             *     - `login-failed` (401): Wallet login (verify_login) refused; the `reason` member names the SIWS field that failed (one of `loginFailureReasons`: message, address, signature, domain, uri, version, chain_id, nonce, issued_at, expiration_time, not_before) and `detail` says why.
              *     - `forbidden` (403): The caller is authenticated but may not do this (e.g. not the seller of the order, not an admin).
+             *     - `cross-origin-refused` (403): A state-changing request authenticated by the session cookie came from a page on another origin (Origin, or Sec-Fetch-Site) that is neither this service nor listed in CORS_ORIGINS (cross-site request forgery guard). Send the token as Authorization: Bearer, or have the operator list the page's origin.
              *     - `insufficient-scope` (403): The personal access token lacks a scope this request needs (`required_scope` names it): the route's scope, or the money scope of a request that moves the user's money (`capability` names it, e.g. custodial-payment; see the operation's `x-bazaar-token-scopes`); or the route takes no token at all (token management, admin routes).
              *     - `not-found` (404): The resource does not exist or is not visible to the caller.
              *     - `route-not-found` (404): No route matches method and path.
@@ -2390,7 +2411,8 @@ export interface components {
              *     - `insufficient-funds` (409): The balance does not cover the request: the available custodial balance (a withdrawal's amount + fee, or a custodial order payment), or, for an order paid from a wallet, the buyer wallet's balance on chain (its token balance of the order's currency must cover this order and its other unpaid orders; its SOL the network fee and the rent of the escrow accounts the fund transaction creates). `required_base_units` and `available_base_units` say by how much; for a wallet order `balance` names which one is short (`token`: base units of `currency`, `sol`: lamports) and `wallet` the wallet read.
              *     - `hold-cooldown` (409): An order of this buyer (the same user, wallet or client network) for this listing expired unpaid recently: the listing cannot be held by the same buyer again until `retry_at` (also `Retry-After`, seconds), so one buyer cannot keep a listing blocked by ordering it again and again without paying.
              *     - `token-account-required` (409): A payout goes to a token account that does not exist, and the service does not pay its rent (it would be the payee's to recover by closing it: docs/threat-model.md#who-pays-for-what-on-chain). `token_account`, `owner` and `mint` name it: the payee (or anyone) creates that associated token account, then the action is retried (the auto-release crank retries by itself).
-             *     - `payload-too-large` (413): The request body exceeds 100 kB.
+             *     - `payload-too-large` (413): The request body exceeds the body limit (BODY_LIMIT, 100 kB by default), on any route and method.
+             *     - `uri-too-long` (414): The request target (path and query) exceeds 8 KiB; longer than the 16 kB of the request line and headers it is 431 header-fields-too-large. Send long filters in fewer values.
              *     - `unsupported-media-type` (415): Request bodies must be application/json.
              *     - `idempotency-key-reused` (422): The Idempotency-Key was already used with a different request body.
              *     - `too-many-holds` (429): The client network (an IPv4 address, or an IPv6 /64) already holds the maximum number of unpaid orders, each holding its listing during its payment window; `holds` and `limit` say how many, `Retry-After` when the earliest of them lapses at the latest.
@@ -2402,11 +2424,11 @@ export interface components {
              *     - `service-unavailable` (503): A dependency of the service is down or overloaded (the database unreachable, its connection pool or a statement/lock timeout exhausted) or the server is shutting down; retry after the Retry-After seconds. When a chain action had already landed, `chain_transaction` {action, signature} says so: the order converges to it (the reconciler records it) and a retry of the action returns the updated order.
              * @enum {string}
              */
-            type: "https://bazaar.dev/problems/validation-error" | "https://bazaar.dev/problems/malformed-json" | "https://bazaar.dev/problems/malformed-request" | "https://bazaar.dev/problems/webhook-url-refused" | "https://bazaar.dev/problems/idempotency-key-missing" | "https://bazaar.dev/problems/unauthorized" | "https://bazaar.dev/problems/invalid-token" | "https://bazaar.dev/problems/token-expired" | "https://bazaar.dev/problems/login-failed" | "https://bazaar.dev/problems/forbidden" | "https://bazaar.dev/problems/insufficient-scope" | "https://bazaar.dev/problems/not-found" | "https://bazaar.dev/problems/route-not-found" | "https://bazaar.dev/problems/custody-disabled" | "https://bazaar.dev/problems/method-not-allowed" | "https://bazaar.dev/problems/request-timeout" | "https://bazaar.dev/problems/conflict" | "https://bazaar.dev/problems/invalid-state-transition" | "https://bazaar.dev/problems/idempotency-key-in-use" | "https://bazaar.dev/problems/listing-unavailable" | "https://bazaar.dev/problems/own-listing" | "https://bazaar.dev/problems/review-not-allowed" | "https://bazaar.dev/problems/too-many-unpaid-orders" | "https://bazaar.dev/problems/webhook-limit-reached" | "https://bazaar.dev/problems/insufficient-funds" | "https://bazaar.dev/problems/hold-cooldown" | "https://bazaar.dev/problems/token-account-required" | "https://bazaar.dev/problems/payload-too-large" | "https://bazaar.dev/problems/unsupported-media-type" | "https://bazaar.dev/problems/idempotency-key-reused" | "https://bazaar.dev/problems/too-many-holds" | "https://bazaar.dev/problems/rate-limited" | "https://bazaar.dev/problems/header-fields-too-large" | "https://bazaar.dev/problems/internal-error" | "https://bazaar.dev/problems/chain-transaction-failed" | "https://bazaar.dev/problems/chain-unavailable" | "https://bazaar.dev/problems/service-unavailable";
+            type: "https://bazaar.dev/problems/validation-error" | "https://bazaar.dev/problems/malformed-json" | "https://bazaar.dev/problems/malformed-request" | "https://bazaar.dev/problems/webhook-url-refused" | "https://bazaar.dev/problems/idempotency-key-missing" | "https://bazaar.dev/problems/unauthorized" | "https://bazaar.dev/problems/invalid-token" | "https://bazaar.dev/problems/token-expired" | "https://bazaar.dev/problems/login-failed" | "https://bazaar.dev/problems/forbidden" | "https://bazaar.dev/problems/cross-origin-refused" | "https://bazaar.dev/problems/insufficient-scope" | "https://bazaar.dev/problems/not-found" | "https://bazaar.dev/problems/route-not-found" | "https://bazaar.dev/problems/custody-disabled" | "https://bazaar.dev/problems/method-not-allowed" | "https://bazaar.dev/problems/request-timeout" | "https://bazaar.dev/problems/conflict" | "https://bazaar.dev/problems/invalid-state-transition" | "https://bazaar.dev/problems/idempotency-key-in-use" | "https://bazaar.dev/problems/listing-unavailable" | "https://bazaar.dev/problems/own-listing" | "https://bazaar.dev/problems/review-not-allowed" | "https://bazaar.dev/problems/too-many-unpaid-orders" | "https://bazaar.dev/problems/webhook-limit-reached" | "https://bazaar.dev/problems/insufficient-funds" | "https://bazaar.dev/problems/hold-cooldown" | "https://bazaar.dev/problems/token-account-required" | "https://bazaar.dev/problems/payload-too-large" | "https://bazaar.dev/problems/uri-too-long" | "https://bazaar.dev/problems/unsupported-media-type" | "https://bazaar.dev/problems/idempotency-key-reused" | "https://bazaar.dev/problems/too-many-holds" | "https://bazaar.dev/problems/rate-limited" | "https://bazaar.dev/problems/header-fields-too-large" | "https://bazaar.dev/problems/internal-error" | "https://bazaar.dev/problems/chain-transaction-failed" | "https://bazaar.dev/problems/chain-unavailable" | "https://bazaar.dev/problems/service-unavailable";
             title: string;
             status: number;
             detail: string;
-            /** @description The request path */
+            /** @description The request path; `urn:uuid:<request_id>` for 408 and 431, answered before the request was read whole */
             instance: string;
             /** @description Same value as the X-Request-Id response header */
             request_id: string;
@@ -2418,7 +2440,7 @@ export interface components {
              * @description login-failed only: the SIWS field that refused the login
              * @enum {string}
              */
-            reason?: "message" | "address" | "signature" | "domain" | "version" | "chain_id" | "nonce" | "issued_at" | "expiration_time" | "not_before";
+            reason?: "message" | "address" | "signature" | "domain" | "uri" | "version" | "chain_id" | "nonce" | "issued_at" | "expiration_time" | "not_before";
             chain_transaction?: components["schemas"]["ChainTransactionLanded"];
         } & {
             [key: string]: unknown;
@@ -2498,7 +2520,7 @@ export interface components {
             domain?: string;
             /**
              * Format: uri
-             * @description URI of the dApp (default: this service's public URL)
+             * @description URI of the dApp (default: this service's public URL); its origin must be this service's public URL or http(s) on an allowed SIWS domain (SIWS_DOMAINS)
              */
             uri?: string;
             /** @description Statement the wallet shows (default "Sign in to Bazaar") */
@@ -2661,6 +2683,17 @@ export interface components {
         SendMessageBody: {
             /** @description 1..4000 characters */
             body: string;
+        };
+        /** SessionRevoked */
+        SessionRevoked: {
+            /** @enum {boolean} */
+            logged_out: true;
+            /**
+             * Format: date-time
+             * @description When the revoked token would have expired; it is refused until then, and forgotten after
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            token_expires_at: string;
         };
         /**
          * SignInInput
@@ -2883,7 +2916,7 @@ export interface components {
             signed_message: string;
             /** @description Base64 of the 64-byte ed25519 signature */
             signature: string;
-            /** @description When true the response also sets the bazaar_session cookie (HttpOnly, Secure, SameSite=Lax) */
+            /** @description When true the response also sets the bazaar_session cookie (HttpOnly, Secure, SameSite=Strict) */
             set_cookie?: boolean;
         };
         /** WebhookAttempt */
@@ -3293,7 +3326,44 @@ export interface components {
             next_cursor: string | null;
         };
     };
-    responses: never;
+    responses: {
+        /** @description Request timeout (`request-timeout`): The request (headers and body) did not arrive within the server's request timeout; the connection is closed. */
+        RequestTimeout: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Payload too large (`payload-too-large`): The request body exceeds the body limit (BODY_LIMIT, 100 kB by default), on any route and method. */
+        PayloadTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description URI too long (`uri-too-long`): The request target (path and query) exceeds 8 KiB; longer than the 16 kB of the request line and headers it is 431 header-fields-too-large. Send long filters in fewer values. */
+        UriTooLong: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Request header fields too large (`header-fields-too-large`): The request line and headers exceed 16 kB (URL included); the connection is closed. */
+        HeaderFieldsTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: never;
@@ -3332,15 +3402,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -3361,6 +3425,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -3399,7 +3464,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description bazaar_session=<JWT>; HttpOnly; Secure; SameSite=Lax; Path=/ (only when set_cookie is true) */
+                    /** @description bazaar_session=<JWT>; HttpOnly; Secure; SameSite=Strict; Path=/ (only when set_cookie is true) */
                     "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
@@ -3425,15 +3490,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -3454,6 +3513,89 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    logout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionRevoked"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (`unauthorized`); Invalid token (`invalid-token`); Token expired (`token-expired`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -3512,7 +3654,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3521,6 +3663,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -3532,6 +3677,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -3594,7 +3740,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3603,15 +3749,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -3632,6 +3772,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -3693,7 +3834,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3711,6 +3852,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -3722,6 +3866,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -3791,7 +3936,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3800,6 +3945,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -3811,6 +3959,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -3876,7 +4025,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3885,6 +4034,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Idempotency-Key in use (`idempotency-key-in-use`) */
             409: {
                 headers: {
@@ -3894,15 +4044,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -3932,6 +4075,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -4002,7 +4146,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4020,6 +4164,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -4031,6 +4178,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -4096,7 +4244,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4114,6 +4262,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid state transition (`invalid-state-transition`) */
             409: {
                 headers: {
@@ -4123,15 +4272,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -4152,6 +4294,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -4222,6 +4365,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -4233,6 +4379,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -4310,7 +4457,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4319,6 +4466,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -4330,6 +4480,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -4397,7 +4548,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4406,6 +4557,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -4417,6 +4571,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -4475,7 +4630,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4484,6 +4639,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -4495,6 +4653,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -4553,7 +4712,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4562,6 +4721,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -4573,6 +4735,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -4639,7 +4802,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4648,6 +4811,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -4659,6 +4825,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -4724,7 +4891,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4742,6 +4909,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Listing unavailable (`listing-unavailable`); Too many unpaid orders (`too-many-unpaid-orders`); Hold cool-down (`hold-cooldown`); Own listing (`own-listing`); Idempotency-Key in use (`idempotency-key-in-use`); Insufficient funds (`insufficient-funds`) */
             409: {
                 headers: {
@@ -4751,15 +4919,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -4789,6 +4950,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -4859,7 +5021,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4877,6 +5039,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -4888,6 +5053,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -4953,7 +5119,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4971,6 +5137,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid state transition (`invalid-state-transition`) */
             409: {
                 headers: {
@@ -4980,15 +5147,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -5009,6 +5169,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -5079,7 +5240,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5097,6 +5258,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid state transition (`invalid-state-transition`) */
             409: {
                 headers: {
@@ -5106,6 +5268,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -5117,6 +5281,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -5178,6 +5343,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -5189,6 +5357,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -5263,6 +5432,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid state transition (`invalid-state-transition`) */
             409: {
                 headers: {
@@ -5272,15 +5442,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -5301,6 +5464,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -5362,7 +5526,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5380,6 +5544,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid state transition (`invalid-state-transition`) */
             409: {
                 headers: {
@@ -5389,6 +5554,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -5400,6 +5567,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -5470,7 +5638,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5488,6 +5656,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid state transition (`invalid-state-transition`); Token account required (`token-account-required`) */
             409: {
                 headers: {
@@ -5497,6 +5666,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -5508,6 +5679,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -5582,7 +5754,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5600,6 +5772,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid state transition (`invalid-state-transition`) */
             409: {
                 headers: {
@@ -5609,15 +5782,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -5638,6 +5804,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -5708,7 +5875,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5726,6 +5893,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid state transition (`invalid-state-transition`); Token account required (`token-account-required`) */
             409: {
                 headers: {
@@ -5735,6 +5903,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -5746,6 +5916,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -5820,7 +5991,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5838,6 +6009,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid state transition (`invalid-state-transition`) */
             409: {
                 headers: {
@@ -5847,15 +6019,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -5876,6 +6041,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -5950,7 +6116,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5968,6 +6134,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Review not allowed (`review-not-allowed`) */
             409: {
                 headers: {
@@ -5977,15 +6144,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -6006,6 +6166,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -6072,7 +6233,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6081,6 +6242,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -6092,6 +6256,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -6150,7 +6315,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6159,6 +6324,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -6170,6 +6338,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -6232,7 +6401,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6250,15 +6419,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -6279,6 +6442,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -6342,7 +6506,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6360,6 +6524,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -6371,6 +6538,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -6436,7 +6604,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6454,6 +6622,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Insufficient funds (`insufficient-funds`); Idempotency-Key in use (`idempotency-key-in-use`) */
             409: {
                 headers: {
@@ -6463,15 +6632,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -6501,6 +6663,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -6564,7 +6727,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6582,6 +6745,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -6593,6 +6759,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -6654,7 +6821,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6672,6 +6839,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -6683,6 +6853,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -6751,7 +6922,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6760,6 +6931,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -6771,6 +6945,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -6839,7 +7014,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6848,6 +7023,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -6859,6 +7037,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -6922,7 +7101,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6931,6 +7110,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -6942,6 +7124,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -7004,7 +7187,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7013,6 +7196,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Webhook limit reached (`webhook-limit-reached`) */
             409: {
                 headers: {
@@ -7022,15 +7206,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -7051,6 +7228,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -7112,7 +7290,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7130,6 +7308,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -7141,6 +7322,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -7202,7 +7384,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7220,6 +7402,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -7231,6 +7416,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -7296,7 +7482,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7314,15 +7500,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -7343,6 +7523,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -7404,7 +7585,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7422,6 +7603,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -7433,6 +7617,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -7500,7 +7685,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7518,6 +7703,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -7529,6 +7717,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -7592,7 +7781,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7610,6 +7799,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -7621,6 +7813,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -7687,7 +7880,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7705,6 +7898,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -7716,6 +7912,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -7781,7 +7978,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7799,15 +7996,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -7828,6 +8019,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -7893,7 +8085,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7911,6 +8103,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Own listing (`own-listing`) */
             409: {
                 headers: {
@@ -7920,15 +8113,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -7949,6 +8135,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -8012,7 +8199,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8021,6 +8208,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -8032,6 +8222,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -8098,7 +8289,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8116,6 +8307,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -8127,6 +8321,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -8192,7 +8387,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`); Forbidden (`forbidden`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`); Forbidden (`forbidden`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8210,15 +8405,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -8239,6 +8428,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -8304,7 +8494,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8322,15 +8512,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -8351,6 +8535,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -8416,7 +8601,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8434,6 +8619,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description Conflict (`conflict`) */
             409: {
                 headers: {
@@ -8443,15 +8629,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -8472,6 +8651,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -8530,7 +8710,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8539,6 +8719,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -8550,6 +8733,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -8612,7 +8796,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8621,15 +8805,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payload too large (`payload-too-large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Unsupported media type (`unsupported-media-type`) */
             415: {
                 headers: {
@@ -8650,6 +8828,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {
@@ -8711,7 +8890,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Insufficient scope (`insufficient-scope`) */
+            /** @description Insufficient scope (`insufficient-scope`); Cross-origin request refused (`cross-origin-refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8729,6 +8908,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited (`rate-limited`) */
             429: {
                 headers: {
@@ -8740,6 +8922,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Internal error (`internal-error`) */
             500: {
                 headers: {

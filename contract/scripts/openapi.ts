@@ -188,7 +188,7 @@ function problemExample(slug: ProblemSlug, path: string): Json {
     title: p.title,
     status: p.status,
     detail: p.description,
-    instance: path.replace(/:(\w+)/g, (_, name: string) => EXAMPLE_PATH_PARAMS[name] ?? name),
+    instance: path.startsWith('urn:') ? path : path.replace(/:(\w+)/g, (_, name: string) => EXAMPLE_PATH_PARAMS[name] ?? name),
     request_id: EXAMPLE_REQUEST_ID,
     ...EXAMPLE_EXTENSIONS[slug],
   };
@@ -264,6 +264,36 @@ function problemDescription(status: number, slugs: readonly ProblemSlug[]): stri
 /** Schemas of non-JSON success bodies (text/event-stream), collected while mapping operations. */
 const textComponents = new Map<string, Json>();
 
+/**
+ * The transport-layer responses every operation refers to (`#/components/responses/<name>`): statuses the
+ * HTTP server answers before or without the route (contract `transportProblems`).
+ */
+const TRANSPORT_RESPONSES: Record<string, { name: string; slug: ProblemSlug }> = {
+  '408': { name: 'RequestTimeout', slug: 'request-timeout' },
+  '413': { name: 'PayloadTooLarge', slug: 'payload-too-large' },
+  '414': { name: 'UriTooLong', slug: 'uri-too-long' },
+  '431': { name: 'HeaderFieldsTooLarge', slug: 'header-fields-too-large' },
+};
+/** Problems answered before a request was read whole: their `instance` is `urn:uuid:<request_id>`. */
+const BEFORE_PARSING: readonly ProblemSlug[] = ['request-timeout', 'header-fields-too-large'];
+
+/** `components/responses`: one shared problem+json response per transport status (see TRANSPORT_RESPONSES). */
+function transportResponseComponents(): Json {
+  const out: Json = {};
+  for (const { name, slug } of Object.values(TRANSPORT_RESPONSES)) {
+    if (!problemExamplePaths.has(slug) || BEFORE_PARSING.includes(slug)) {
+      problemExamplePaths.set(slug, BEFORE_PARSING.includes(slug) ? `urn:uuid:${EXAMPLE_REQUEST_ID}` : `${API_PREFIX}/events`);
+    }
+    out[name] = {
+      description: `${problemTypes[slug].title} (\`${slug}\`): ${problemTypes[slug].description}`,
+      content: {
+        [PROBLEM_CONTENT_TYPE]: { schema: { $ref: '#/components/schemas/Problem' }, examples: { [slug]: { $ref: `#/components/examples/${slug}` } } },
+      },
+    };
+  }
+  return out;
+}
+
 function operationMapper(operation: Json, route: AppRoute): Json {
   const meta = route.metadata as RouteMetadata;
   if (routeKeyOf.size === 0) for (const r of contractRoutes()) routeKeyOf.set(r.route, `${r.tag}.${r.operationId}` as RouteKey);
@@ -284,6 +314,9 @@ function operationMapper(operation: Json, route: AppRoute): Json {
         description: SUCCESS_DESCRIPTIONS[status] ?? status,
         content: { [response.contentType]: { schema: { $ref: `#/components/schemas/${title}` } } },
       };
+    } else if (isAppRouteOtherResponse(response) && TRANSPORT_RESPONSES[status]) {
+      // shared: the transport layer answers it the same way on every operation
+      responses[status] = { $ref: `#/components/responses/${TRANSPORT_RESPONSES[status].name}` };
     } else if (isAppRouteOtherResponse(response)) {
       const examples = Object.fromEntries(
         slugsWithStatus(Number(status), slugs).map((slug) => {
@@ -332,7 +365,7 @@ function operationMapper(operation: Json, route: AppRoute): Json {
   if (operation.operationId === 'verifyLogin') {
     responses['200'].headers = {
       'Set-Cookie': {
-        description: 'bazaar_session=<JWT>; HttpOnly; Secure; SameSite=Lax; Path=/ (only when set_cookie is true)',
+        description: 'bazaar_session=<JWT>; HttpOnly; Secure; SameSite=Strict; Path=/ (only when set_cookie is true)',
         schema: { type: 'string' },
       },
     };
@@ -471,6 +504,7 @@ export function buildOpenApiDocument(): Json {
     { setOperationId: true, operationMapper: operationMapper as never },
   ) as Json;
 
+  const transportResponses = transportResponseComponents();
   const schemas = sortKeys({ ...(generated.components?.schemas ?? {}), ...problemComponents(), ...Object.fromEntries(textComponents) });
   schemas.Problem.properties.type.description = PROBLEM_TYPE_DESCRIPTION;
   schemas.SignInInput.example = EXAMPLE_SIGN_IN_INPUT;
@@ -494,7 +528,7 @@ export function buildOpenApiDocument(): Json {
     security: AUTHENTICATED,
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     paths: generated.paths,
-    components: { schemas, examples: problemExampleComponents(), securitySchemes: SECURITY_SCHEMES },
+    components: { schemas, responses: transportResponses, examples: problemExampleComponents(), securitySchemes: SECURITY_SCHEMES },
   };
 }
 

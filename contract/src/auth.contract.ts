@@ -31,7 +31,11 @@ export const authDefaults = {
   clockSkewSeconds: 60,
   /** requests per minute per client IP, counted per login route (AUTH_RATE_LIMIT_PER_MINUTE) */
   rateLimitPerIpPerMinute: 120,
-  /** requests per minute per wallet address, counted per login route (AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE) */
+  /**
+   * verify_login requests per minute per wallet address whose signature does not verify with that address
+   * (AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE); a request the address's key signed is never counted nor refused by it,
+   * so nobody can lock a wallet out of login by naming it (issue 20 item 5)
+   */
   rateLimitPerAddressPerMinute: 10,
   /** statement of the sign-in input when request_login names none */
   statement: 'Sign in to Bazaar',
@@ -43,10 +47,11 @@ const seconds = (n: number) =>
 
 const rateLimitText =
   `Rate-limited per login route (request_login and verify_login are counted apart): ` +
-  `${authDefaults.rateLimitPerIpPerMinute} requests per minute per client IP (AUTH_RATE_LIMIT_PER_MINUTE) and ` +
-  `${authDefaults.rateLimitPerAddressPerMinute} per minute per wallet \`address\` (AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE), ` +
-  'defaults shown; over either budget the answer is 429 rate-limited with Retry-After (seconds). The SDK\'s ' +
-  'loginWithWallet waits Retry-After and retries once.';
+  `${authDefaults.rateLimitPerIpPerMinute} requests per minute per client IP (AUTH_RATE_LIMIT_PER_MINUTE), and on ` +
+  `verify_login ${authDefaults.rateLimitPerAddressPerMinute} per minute per wallet \`address\` of requests whose ` +
+  'signature does not verify with that address (AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE; a request the wallet really ' +
+  'signed is never refused by it, so naming a wallet cannot lock it out), defaults shown; over a budget the answer ' +
+  'is 429 rate-limited with Retry-After (seconds). The SDK\'s loginWithWallet waits Retry-After and retries once.';
 
 /** SIWS nonce: at least 8 alphanumerics (the server issues 24). */
 export const Nonce = z.string().regex(/^[A-Za-z0-9]{8,64}$/, 'must be 8..64 alphanumerics');
@@ -98,7 +103,13 @@ export const RequestLoginBody = named(
             'Authority of the page asking for the sign-in (wallets compare it with the page\'s origin), e.g. ' +
               '"localhost:5173"; must be an allowed SIWS domain (SIWS_DOMAINS). Default: the host of this service\'s public URL',
           ),
-        uri: SiwsLine(2048).url().optional().describe('URI of the dApp (default: this service\'s public URL)'),
+        uri: SiwsLine(2048)
+          .url()
+          .optional()
+          .describe(
+            'URI of the dApp (default: this service\'s public URL); its origin must be this service\'s public URL or ' +
+              'http(s) on an allowed SIWS domain (SIWS_DOMAINS)',
+          ),
         statement: SiwsLine(500).optional().describe(`Statement the wallet shows (default "${authDefaults.statement}")`),
         chain_id: SiwsChainId.optional().describe('Cluster the dApp expects; must be the one this service runs on'),
         request_id: SiwsLine(200).optional().describe('The dApp\'s own request id, signed as "Request ID"'),
@@ -133,7 +144,7 @@ export const VerifyLoginBody = named(
     set_cookie: z
       .boolean()
       .optional()
-      .describe('When true the response also sets the bazaar_session cookie (HttpOnly, Secure, SameSite=Lax)'),
+      .describe('When true the response also sets the bazaar_session cookie (HttpOnly, Secure, SameSite=Strict)'),
   })
   .strict(),
 );
@@ -153,12 +164,22 @@ export const LoginResponse = named(
   }),
 );
 
+/** The answer of logout; component name SessionRevoked (generators derive `LogoutResponse` from the operationId). */
+export const LogoutResponse = named(
+  'SessionRevoked',
+  z.object({
+    logged_out: z.literal(true),
+    token_expires_at: Timestamp.describe('When the revoked token would have expired; it is refused until then, and forgotten after'),
+  }),
+);
+
 const reasonList = Object.entries(loginFailureReasons)
   .map(([reason, text]) => `\`${reason}\` (${text})`)
   .join('; ');
 
 const requestLogin = routeErrors('public', [...bodyProblems]);
 const verifyLogin = routeErrors('public', ['login-failed', ...bodyProblems]);
+const logout = routeErrors('user', ['forbidden']);
 
 export const auth = c.router({
   requestLogin: {
@@ -171,7 +192,9 @@ export const auth = c.router({
       'service\'s host), uri, statement, version "1", chainId of the configured cluster, nonce, issuedAt, ' +
       'expirationTime (= the nonce expiry) and the optional requestId and resources the body asked for. Pass it to ' +
       '`wallet.signIn(sign_in_input)`, or sign `createSignInMessage(sign_in_input)` with `signMessage`. A `domain` ' +
-      'that is not an allowed SIWS domain (SIWS_DOMAINS) or a `chain_id` of another cluster is 400 validation-error. ' +
+      'that is not an allowed SIWS domain (SIWS_DOMAINS), a `uri` whose origin is neither this service\'s public URL nor ' +
+      'http(s) on an allowed SIWS domain, or a `chain_id` of another cluster is 400 validation-error. The nonce is bound ' +
+      'to the domain it was issued for. ' +
       rateLimitText,
     body: RequestLoginBody,
     responses: { 200: RequestLoginResponse, ...requestLogin.responses },
@@ -186,7 +209,9 @@ export const auth = c.router({
       'such as statement, uri, requestId, resources, notBefore, and times with or without milliseconds or as ' +
       '`+00:00` are accepted) and the ed25519 signature over those exact bytes by `address`. Checked: the ' +
       'message\'s address is `address`; its domain is an allowed SIWS domain (SIWS_DOMAINS: by default the host ' +
-      'of this service\'s public URL, plus localhost and 127.0.0.1 on any port under `npm start`); ' +
+      'of this service\'s public URL, plus localhost and 127.0.0.1 on any port under `npm start`) and the one its ' +
+      'nonce was issued for; its URI, when present, is on this service\'s public origin or http(s) on an allowed ' +
+      'SIWS domain; ' +
       'Version, when present, is 1; Chain ID, when present, is the configured cluster (bare or "solana:" ' +
       'prefixed); the nonce was issued by this service to `address`, is unexpired and unused (consumed ' +
       'atomically: of concurrent verifications one succeeds); Issued At is not in the future nor before the ' +
@@ -195,12 +220,26 @@ export const auth = c.router({
       'consumed, the user is created on first login, and a JWT is returned (`token_type` Bearer, lifetime ' +
       `\`expires_in\` seconds: ${seconds(authDefaults.jwtTtlSeconds)} by default, JWT_TTL_SECONDS). With ` +
       '`set_cookie: true` the same token is also set as the `bazaar_session` cookie (HttpOnly, Secure, ' +
-      'SameSite=Lax, Path=/). Each refusal is 401 login-failed with a `reason` member naming the field and ' +
+      'SameSite=Strict, Path=/). Each refusal is 401 login-failed with a `reason` member naming the field and ' +
       `\`detail\` saying why: ${reasonList}. ` +
       rateLimitText,
     body: VerifyLoginBody,
     responses: { 200: LoginResponse, ...verifyLogin.responses },
     metadata: verifyLogin.metadata,
+  },
+  logout: {
+    method: 'POST',
+    path: '/auth/logout',
+    body: c.noBody(),
+    summary: 'Log out: revoke this session\'s access token',
+    description:
+      'Revokes the access token (JWT) the request authenticates with, as Bearer or as the `bazaar_session` cookie, ' +
+      'on the server: from now on every request with it is 401 invalid-token ("the session was logged out") ' +
+      'until it would have expired (`token_expires_at`); on other replicas within 5 s (their principal cache). ' +
+      'Also expires the `bazaar_session` cookie. Other sessions of the same wallet stay valid. An API key or ' +
+      'a personal access token does not log out (403 forbidden / insufficient-scope): revoke it with its own route.',
+    responses: { 200: LogoutResponse, ...logout.responses },
+    metadata: logout.metadata,
   },
 });
 
@@ -209,3 +248,4 @@ export type RequestLoginBody = z.infer<typeof RequestLoginBody>;
 export type RequestLoginResponse = z.infer<typeof RequestLoginResponse>;
 export type VerifyLoginBody = z.infer<typeof VerifyLoginBody>;
 export type LoginResponse = z.infer<typeof LoginResponse>;
+export type LogoutResponse = z.infer<typeof LogoutResponse>;

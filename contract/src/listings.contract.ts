@@ -304,7 +304,10 @@ export const listings = c.router({
     summary: 'Off-chain token metadata JSON of a listing',
     description:
       'Public (wallets and explorers fetch it without credentials): the JSON the listing token\'s metadata ' +
-      '`uri` points at. Attributes: category, price, currency, duration_days, seller, status.',
+      '`uri` points at, with only what a wallet shows for the token: name (the title, cut to the on-chain name), ' +
+      'symbol, a fixed description naming the marketplace and `external_url` (the listing\'s URL), and the ' +
+      'category as the one attribute. The listing\'s description, price and seller are served by the listing ' +
+      'routes only. An unlisted listing answers 404 not-found.',
     responses: { 200: TokenMetadataJson, ...getListingTokenMetadata.responses },
     metadata: getListingTokenMetadata.metadata,
   },

@@ -32,7 +32,8 @@ describe('generated OpenAPI document', () => {
     const auth = (route.metadata as RouteMetadata).auth;
     if (auth === 'public') expect(op.security).toEqual([]);
     else expect(op.security).toEqual([{ bearerAuth: [] }, { apiKeyHeader: [] }, { sessionCookie: [] }]);
-    for (const [status, response] of Object.entries(op.responses as Record<string, { content?: Record<string, unknown> }>)) {
+    for (const [status, entry] of Object.entries(op.responses as Record<string, { $ref?: string; content?: Record<string, unknown> }>)) {
+      const response = entry.$ref ? doc.components.responses[entry.$ref.replace('#/components/responses/', '')] : entry;
       const types = Object.keys(response.content ?? {});
       // the SSE stream is the one success that is not JSON
       const success = operationId === 'streamEvents' ? 'text/event-stream' : 'application/json';
@@ -116,12 +117,31 @@ describe('OpenAPI document for client generators', () => {
     expect(json.split(JSON.stringify(doc.info.description).slice(1, -1)).length - 1).toBe(1);
   });
 
+  it('documents the transport-layer statuses on every operation, as shared problem+json responses (issue 20 item 16)', () => {
+    const responses = doc.components.responses as Record<string, Json>;
+    for (const { operationId, op } of operations()) {
+      const r = op.responses as Json;
+      for (const status of ['408', '413', '414', '429', '431', '503']) expect(r[status], `${operationId} ${status}`).toBeDefined();
+      expect(r['408'], operationId).toEqual({ $ref: '#/components/responses/RequestTimeout' });
+      expect(r['413'], operationId).toEqual({ $ref: '#/components/responses/PayloadTooLarge' });
+      expect(r['414'], operationId).toEqual({ $ref: '#/components/responses/UriTooLong' });
+      expect(r['431'], operationId).toEqual({ $ref: '#/components/responses/HeaderFieldsTooLarge' });
+      for (const status of ['429', '503']) expect(Object.keys(r[status].content), `${operationId} ${status}`).toEqual(['application/problem+json']);
+    }
+    for (const name of ['RequestTimeout', 'PayloadTooLarge', 'UriTooLong', 'HeaderFieldsTooLarge']) {
+      expect(responses[name]!.content['application/problem+json'].schema).toEqual({ $ref: '#/components/schemas/Problem' });
+    }
+    const examples = doc.components.examples as Record<string, { value: Json }>;
+    expect(examples['header-fields-too-large']!.value.instance).toBe('urn:uuid:5f0c6f0e-2d7a-4f4e-8a53-0c1b9b7e4d21');
+  });
+
   it('gives every error response an example of each of its problem types, with its status', () => {
     const examples = doc.components.examples as Record<string, { value: Json }>;
     for (const { operationId, op, route } of operations()) {
       const slugs = [...commonProblems, ...(route.metadata as RouteMetadata).problems];
-      for (const [status, response] of Object.entries(op.responses as Json)) {
+      for (const [status, entry] of Object.entries(op.responses as Json)) {
         if (Number(status) < 400) continue;
+        const response = entry.$ref ? doc.components.responses[entry.$ref.replace('#/components/responses/', '')] : entry;
         const media = response.content['application/problem+json'];
         const expected = slugs.filter((slug) => problemTypes[slug].status === Number(status));
         expect(Object.keys(media.examples).sort(), `${operationId} ${status}`).toEqual([...new Set(expected)].sort());

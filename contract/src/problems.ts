@@ -8,8 +8,9 @@
  * such as `body.price`, `query.limit`).
  *
  * Every route declares the statuses it can return in its `responses` and the slugs in
- * `metadata.problems`; 400 validation-error / malformed-json, 429 rate-limited and 500 internal-error
- * are common to all routes (`commonProblems`).
+ * `metadata.problems`; 400 validation-error / malformed-json, 429 rate-limited, 500 internal-error, 503
+ * service-unavailable and the transport-layer problems (408, 413, 414, 431: `transportProblems`) are common
+ * to all routes (`commonProblems`).
  */
 import { z } from 'zod';
 import { c, named, type RouteAuth } from './common.js';
@@ -21,7 +22,12 @@ export const problemTypes = {
   'validation-error': {
     status: 400,
     title: 'Validation error',
-    description: 'The path, query, headers or body do not match the schema or a server-side rule; see `errors`.',
+    description:
+      'The path, query, headers or body do not match the schema or a server-side rule; see `errors`. Text anywhere in ' +
+      'the body (values and member names), the query or the path that cannot be stored is refused on every route, ' +
+      'before authentication: a NUL character (`code` invalid_text_nul) or an unpaired UTF-16 surrogate ' +
+      '(invalid_text_surrogate, e.g. the JSON escape "\\ud800" alone); so is a body nested deeper than 32 levels ' +
+      '(too_deep).',
   },
   'malformed-json': { status: 400, title: 'Malformed JSON', description: 'The request body is not valid JSON.' },
   'malformed-request': {
@@ -59,13 +65,21 @@ export const problemTypes = {
     title: 'Login failed',
     description:
       'Wallet login (verify_login) refused; the `reason` member names the SIWS field that failed (one of ' +
-      '`loginFailureReasons`: message, address, signature, domain, version, chain_id, nonce, issued_at, ' +
+      '`loginFailureReasons`: message, address, signature, domain, uri, version, chain_id, nonce, issued_at, ' +
       'expiration_time, not_before) and `detail` says why.',
   },
   forbidden: {
     status: 403,
     title: 'Forbidden',
     description: 'The caller is authenticated but may not do this (e.g. not the seller of the order, not an admin).',
+  },
+  'cross-origin-refused': {
+    status: 403,
+    title: 'Cross-origin request refused',
+    description:
+      'A state-changing request authenticated by the session cookie came from a page on another origin (Origin, or ' +
+      'Sec-Fetch-Site) that is neither this service nor listed in CORS_ORIGINS (cross-site request forgery guard). ' +
+      'Send the token as Authorization: Bearer, or have the operator list the page\'s origin.',
   },
   'insufficient-scope': {
     status: 403,
@@ -163,7 +177,18 @@ export const problemTypes = {
       '(or anyone) creates that associated token account, then the action is retried (the auto-release crank retries ' +
       'by itself).',
   },
-  'payload-too-large': { status: 413, title: 'Payload too large', description: 'The request body exceeds 100 kB.' },
+  'payload-too-large': {
+    status: 413,
+    title: 'Payload too large',
+    description: 'The request body exceeds the body limit (BODY_LIMIT, 100 kB by default), on any route and method.',
+  },
+  'uri-too-long': {
+    status: 414,
+    title: 'URI too long',
+    description:
+      'The request target (path and query) exceeds 8 KiB; longer than the 16 kB of the request line and headers it ' +
+      'is 431 header-fields-too-large. Send long filters in fewer values.',
+  },
   'unsupported-media-type': {
     status: 415,
     title: 'Unsupported media type',
@@ -222,7 +247,8 @@ export const loginFailureReasons = {
   message: 'the signed bytes are not a SIWS message',
   address: 'the message\'s address is not the body `address`',
   signature: 'the signature is not 64 bytes or does not verify over the signed bytes with `address`',
-  domain: 'the message\'s domain is not an allowed SIWS domain',
+  domain: 'the message\'s domain is not an allowed SIWS domain, or not the domain its nonce was issued for',
+  uri: 'the message\'s URI is not on an allowed origin (this service\'s public URL, or http(s) on an allowed SIWS domain)',
   version: 'Version is not 1',
   chain_id: 'Chain ID is not the cluster this service runs on',
   nonce: 'no Nonce, or one this service did not issue to `address`, already used or expired',
@@ -262,7 +288,9 @@ const problemShape = {
   title: z.string(),
   status: z.number().int().min(400).max(599),
   detail: z.string(),
-  instance: z.string().describe('The request path'),
+  instance: z
+    .string()
+    .describe('The request path; `urn:uuid:<request_id>` for 408 and 431, answered before the request was read whole'),
   request_id: z.string().describe('Same value as the X-Request-Id response header'),
   errors: z.array(ProblemFieldError).optional().describe('Field errors (validation-error)'),
   program_error: z
@@ -312,8 +340,19 @@ export function problemResponses<const S extends readonly ProblemSlug[]>(slugs: 
 }
 
 /**
- * Problems every route may return (added through the router's commonResponses). 405, 408 and 431 are
- * answers to requests that match no route (or never reached one): listed in `problemTypes`, not per route.
+ * Problems the transport layer answers on any operation, before or without its route running
+ * (server/src/http/server.ts, app.ts), each as problem+json: 408 request-timeout (headers or body not
+ * received in time), 413 payload-too-large (a declared or actual body over BODY_LIMIT, on any method), 414
+ * uri-too-long (a request target over 8 KiB), 431 header-fields-too-large (request line and headers over
+ * Node's 16 kB). openapi.json refers to them as shared `components/responses`. 429 rate-limited and 503
+ * service-unavailable are in `commonProblems` too.
+ */
+export const transportProblems = ['request-timeout', 'payload-too-large', 'uri-too-long', 'header-fields-too-large'] as const;
+
+/**
+ * Problems every route may return (added through the router's commonResponses), the transport problems
+ * included. 405 method-not-allowed answers requests that match no route: listed in `problemTypes`, not per
+ * route.
  */
 export const commonProblems = [
   'validation-error',
@@ -322,14 +361,17 @@ export const commonProblems = [
   'rate-limited',
   'internal-error',
   'service-unavailable',
+  ...transportProblems,
 ] as const;
 export const commonResponses = problemResponses(commonProblems);
 
 /**
- * Problems of any authenticated route: a missing or bad credential (401), and a personal access token
- * without a scope the request needs (403 insufficient-scope; scopes.ts).
+ * Problems of any authenticated route: a missing or bad credential (401), a personal access token
+ * without a scope the request needs (403 insufficient-scope; scopes.ts), and a cookie-authenticated write
+ * from another origin (403 cross-origin-refused; only on routes with unsafe methods, but listed on all:
+ * one set per auth level).
  */
-export const authProblems = ['unauthorized', 'invalid-token', 'token-expired', 'insufficient-scope'] as const;
+export const authProblems = ['unauthorized', 'invalid-token', 'token-expired', 'insufficient-scope', 'cross-origin-refused'] as const;
 /** Problems of any route with a JSON body. */
 export const bodyProblems = ['payload-too-large', 'unsupported-media-type'] as const;
 

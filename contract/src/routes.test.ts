@@ -24,6 +24,7 @@ import {
 const ROUTE_TABLE: Record<string, [string, string, RouteMetadata['auth']]> = {
   'auth.requestLogin': ['POST', '/auth/request_login', 'public'],
   'auth.verifyLogin': ['POST', '/auth/verify_login', 'public'],
+  'auth.logout': ['POST', '/auth/logout', 'user'],
   'users.getMe': ['GET', '/user/me', 'user'],
   'users.updateMe': ['PATCH', '/user/me', 'user'],
   'users.getUser': ['GET', '/users/:wallet', 'user'],

@@ -80,6 +80,8 @@ const NO_TOKEN: RouteAccess = { scope: null, money: null };
 export const routeAccess = {
   'auth.requestLogin': PUBLIC,
   'auth.verifyLogin': PUBLIC,
+  // a session logs itself out; an API key or a personal access token is not a session (403)
+  'auth.logout': NO_TOKEN,
   'users.getMe': needs('profile:read'),
   'users.updateMe': needs('profile:write'),
   'users.getUser': needs('listings:read'),

@@ -37,6 +37,7 @@ import { join } from 'node:path';
 import { loadConfig, loadStartConfig, loadToolConfig, scriptEnvFor, type Config, type StartConfig } from '../src/config.js';
 import { Lifecycle, StartAborted } from '../src/lifecycle.js';
 import { announcedOrigin } from '../src/http/docs.js';
+import { clientIpNote } from '../src/http/proxy-warning.js';
 import { createLogger } from '../src/logger.js';
 import { main as startServer } from '../src/main.js';
 import { ensureDataDir, ensureHttpPortFree, ensureLocalnetPortsFree, probeDatabase, reportStartupFailure } from '../src/startup.js';
@@ -139,6 +140,7 @@ async function run() {
     `  API docs   ${base}/docs   (OpenAPI: ${base}/openapi.json)`,
     `  health     ${base}/healthz  ${base}/readyz`,
     `  Solana RPC ${localnet?.rpcUrl ?? start.solanaRpcUrl}${localnet ? `  (websocket ${localnet.wsUrl}; dev methods localnet_getClock, localnet_advanceClock)` : ''}`,
+    `  client IP  ${clientIpNote(config.trustProxy)}`,
     `  database   ${early.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PostgreSQL (PGlite) in ${join(dataDir, 'pglite')}`}`,
     `  dev keys   ${join(dataDir, 'keys')}  (service = platform authority + arbiter, admin, treasury, test USDC mint authority; never commit them)`,
     `  chain      ${join(dataDir, 'chain.json')}`,

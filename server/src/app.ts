@@ -1,10 +1,13 @@
 /**
  * createApp(ctx): the Express application (no listen; main.ts listens, tests use supertest).
  *
- * Order: request id -> JSON access log -> helmet -> CORS (http/cors.ts: any origin on the Solana Pay
- * endpoints and /icon.svg, CORS_ORIGINS elsewhere) -> cookies -> login rate limits per route and IP (counters in the database: shared by every replica) ->
+ * Order: request id -> JSON access log -> 414 for a request target over 8 KiB -> one warning on the first X-Forwarded-For while TRUST_PROXY=0
+ * (http/proxy-warning.ts) -> helmet -> CORS (http/cors.ts: any origin on the Solana Pay
+ * endpoints and /icon.svg, CORS_ORIGINS elsewhere) -> cookies -> 403 for a cookie-authenticated write from
+ * another origin (http/csrf.ts) -> login rate limits per route and IP (counters in the database: shared by every replica) ->
  * 413 for a declared Content-Length over the limit -> 415 for non-JSON bodies -> JSON body parser
- * (limit) -> login rate limits per route and wallet address -> ops routes (/healthz, /readyz, /docs,
+ * (limit) -> 400 for text PostgreSQL cannot store (NUL, unpaired surrogates) in body or query
+ * (http/request-text.ts; path parameters once the route matched) -> verify_login rate limit per wallet address for requests that wallet did not sign -> ops routes (/healthz, /readyz, /docs,
  * /openapi.json, /icon.svg, the web app at /app/ when built) -> ts-rest endpoints (auth middleware per route metadata, then 400 when a
  * declared body is missing) -> 404 / 405 -> problem+json.
  *
@@ -30,17 +33,21 @@ import {
   requestValidationErrorHandler,
   requireDeclaredBody,
   refuseOversizedBody,
+  refuseLongUrl,
   requireJsonBody,
   routeNotFound,
 } from './http/problem.js';
 import { docsConnectSrc, docsRoutes } from './http/docs.js';
 import { accessLog } from './http/access-log.js';
+import { untrustedProxyWarning } from './http/proxy-warning.js';
+import { refuseUnstorableParams, refuseUnstorableText } from './http/request-text.js';
 import { buildServices, type Services } from './http/router.js';
 import { streamEventsHandler } from './http/events.handlers.js';
 import { custodyErrors } from './modules/custody/index.js';
 import { authenticate, authRateLimit } from './http/security.js';
 import { PrismaRateLimitStore } from './http/rate-limit-store.js';
 import { corsPolicy, ICON_PATH } from './http/cors.js';
+import { refuseCrossOriginCookieWrites } from './http/csrf.js';
 import { WEB_APP_PATH, webAppRoutes } from './http/web-app.js';
 
 /** The service's Solana Pay icon (served at ICON_PATH). */
@@ -74,6 +81,8 @@ export function createApp(ctx: AppContext): BazaarApp {
     next();
   });
   app.use(accessLog(log));
+  app.use(refuseLongUrl());
+  app.use(untrustedProxyWarning(config.trustProxy, log));
   const https = config.publicBaseUrl.startsWith('https://');
   // over plain http (local development) no HSTS and no upgrade-insecure-requests, or /docs breaks;
   // connect-src: /docs "Try it out" calls the origin its /openapi.json names (http/docs.ts)
@@ -87,6 +96,8 @@ export function createApp(ctx: AppContext): BazaarApp {
   );
   app.use(corsPolicy(config.corsOrigins));
   app.use(cookieParser());
+  // a cookie-authenticated write must come from this service or an origin listed exactly in CORS_ORIGINS
+  app.use(refuseCrossOriginCookieWrites({ publicBaseUrl: config.publicBaseUrl, corsOrigins: config.corsOrigins }));
   const loginRoutes = [`${API_PREFIX}/auth/request_login`, `${API_PREFIX}/auth/verify_login`];
   // one budget per route and client IP, then (once the body is parsed) per route and wallet address
   // counters in the database (http/rate-limit-store.ts): one budget across every replica
@@ -94,9 +105,12 @@ export function createApp(ctx: AppContext): BazaarApp {
   app.use(refuseOversizedBody(bytes.parse(config.bodyLimit) ?? 100 * 1024));
   app.use(requireJsonBody);
   app.use(express.json({ limit: config.bodyLimit, type: ['application/json', 'application/*+json'] }));
-  for (const route of loginRoutes) {
-    app.post(route, authRateLimit(config.authAddressRateLimitPerMinute, { byAddress: true, store: new PrismaRateLimitStore(ctx.db, `auth:address:${route}`) }));
-  }
+  // NUL and unpaired surrogates anywhere in the body or query: 400 before a limiter, hash or handler reads them
+  app.use(refuseUnstorableText);
+  // per wallet address only the verify_login requests that wallet did not sign: naming an address costs its
+  // owner nothing (request_login has the IP limit only; a nonce is useless to anyone but the key's holder)
+  const verifyRoute = `${API_PREFIX}/auth/verify_login`;
+  app.post(verifyRoute, authRateLimit(config.authAddressRateLimitPerMinute, { unsignedByAddress: true, store: new PrismaRateLimitStore(ctx.db, `auth:address:${verifyRoute}`) }));
 
   // ops
   app.get('/healthz', (_req, res) => {
@@ -160,7 +174,7 @@ export function createApp(ctx: AppContext): BazaarApp {
   const streamAuthn = authenticate(services.auth, { publicMarketplace: config.publicMarketplace }, contract.events.streamEvents);
   app.get(contract.events.streamEvents.path, streamAuthn, streamEventsHandler({ ...services.events.http, refresh: services.auth.refreshPrincipal }));
   createExpressEndpoints(contract, services.router, app, {
-    globalMiddleware: [authn, requireDeclaredBody],
+    globalMiddleware: [refuseUnstorableParams, authn, requireDeclaredBody],
     requestValidationErrorHandler: requestValidationErrorHandler as never,
     responseValidation: false,
   });

@@ -161,7 +161,8 @@ export const ENV_VARS: readonly EnvVar[] = [
     group: 'service',
     default: computed('none; under `npm start` with the embedded localnet: `http://localhost:*,http://127.0.0.1:*`'),
     meaning:
-      'comma-separated origins browsers may call the API from (`*` any origin, `scheme://host:*` any port); the ' +
+      'comma-separated origins browsers may call the API from (`*` any origin, `scheme://host:*` any port; credentials, ' +
+      'i.e. the session cookie, only for an origin listed exactly); the ' +
       'Solana Pay endpoints and `/icon.svg` allow any origin whatever this says',
     example: 'https://app.example.com',
     readers: S,
@@ -180,7 +181,7 @@ export const ENV_VARS: readonly EnvVar[] = [
     readers: S,
   },
   { name: 'LEADER_LEASE_RENEW_MS', group: 'service', default: lit(5_000), meaning: 'how often the holder renews the lease and the others try to take it, ms (below `LEADER_LEASE_TTL_MS`)', example: '2000', readers: S },
-  { name: 'TRUST_PROXY', group: 'service', default: lit(0), meaning: 'reverse proxies in front (client IP from `X-Forwarded-For`); `true` = 1', example: '1', readers: S },
+  { name: 'TRUST_PROXY', group: 'service', default: lit(0), meaning: 'reverse proxies in front (client IP from `X-Forwarded-For`); `true` = 1. With 0 behind a proxy every client shares one login rate-limit bucket: the start-up banner says which IP is used and the first request with `X-Forwarded-For` logs a warning', example: '1', readers: S },
   // login
   { name: 'JWT_SECRET', group: 'login', default: computed('generated once into `DATA_DIR/keys/jwt-secret`'), meaning: 'HS256 key of the access tokens (at least 32 bytes)', example: 'example-secret-example-secret-example-secret', readers: S },
   { name: 'JWT_TTL_SECONDS', group: 'login', default: lit(authDefaults.jwtTtlSeconds), meaning: 'access token lifetime, seconds (`expires_in` of a login)', example: '7200', readers: S },
@@ -198,7 +199,7 @@ export const ENV_VARS: readonly EnvVar[] = [
   { name: 'SIWS_CHAIN_ID', group: 'login', default: lit('localnet'), meaning: 'cluster of SIWS `chainId` (`mainnet`, `devnet`, `testnet`, `localnet`; `solana:` prefix accepted)', example: 'devnet', readers: S },
   { name: 'SIWS_CLOCK_SKEW_SECONDS', group: 'login', default: lit(authDefaults.clockSkewSeconds), meaning: 'clock skew allowed on the SIWS Issued At / Expiration Time / Not Before fields, seconds', example: '30', readers: S },
   { name: 'AUTH_RATE_LIMIT_PER_MINUTE', group: 'login', default: lit(authDefaults.rateLimitPerIpPerMinute), meaning: 'requests per minute per client IP, counted per login route (`request_login`, `verify_login`)', example: '30', readers: S },
-  { name: 'AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE', group: 'login', default: lit(authDefaults.rateLimitPerAddressPerMinute), meaning: 'requests per minute per wallet address, counted per login route', example: '5', readers: S },
+  { name: 'AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE', group: 'login', default: lit(authDefaults.rateLimitPerAddressPerMinute), meaning: '`verify_login` requests per minute per wallet address whose signature does not verify with that address (a request the wallet signed is never refused by it: naming an address cannot lock its owner out)', example: '5', readers: S },
   // chain
   {
     name: 'SOLANA_RPC_URL',
@@ -519,7 +520,7 @@ export interface Config {
   bodyLimit: string;
   /** login requests per minute per client IP, per login route */
   authRateLimitPerMinute: number;
-  /** login requests per minute per wallet address, per login route */
+  /** verify_login requests per minute per wallet address not signed by that address's key (http/security.ts authRateLimit) */
   authAddressRateLimitPerMinute: number;
   orders: OrdersSettings;
   custodyEnabled: boolean;

@@ -25,6 +25,7 @@ import type { AppContext } from './context.js';
 import { createDb, type Db } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
 import { createHttpServer, type HttpServer } from './http/server.js';
+import { clientIpNote } from './http/proxy-warning.js';
 import type { Services } from './http/router.js';
 import { Lifecycle, StartAborted } from './lifecycle.js';
 import { createLogger, type Logger } from './logger.js';
@@ -120,7 +121,10 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
     }),
   );
   lifecycle.checkpoint();
-  log.info({ url: `http://${config.host}:${config.port}`, public: config.publicBaseUrl, limits: config.http }, 'bazaar listening');
+  log.info(
+    { url: `http://${config.host}:${config.port}`, public: config.publicBaseUrl, limits: config.http, trust_proxy: config.trustProxy, client_ip: clientIpNote(config.trustProxy) },
+    'bazaar listening',
+  );
   await run(app.services.start());
   lifecycle.checkpoint();
 

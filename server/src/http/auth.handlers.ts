@@ -1,4 +1,4 @@
-/** ts-rest handlers of `contract.auth`: SIWS login. Rules in modules/auth. */
+/** ts-rest handlers of `contract.auth`: SIWS login and logout. Rules in modules/auth. */
 import { initServer } from '@ts-rest/express';
 import { contract, SESSION_COOKIE_NAME } from '@bazaar/contract';
 import type { AuthService } from '../modules/auth/index.js';
@@ -19,13 +19,19 @@ export function authHandlers(deps: AuthHttpDeps) {
         res.cookie(SESSION_COOKIE_NAME, out.access_token, {
           httpOnly: true,
           secure: deps.secureCookie,
-          sameSite: 'lax',
+          sameSite: 'strict',
           path: '/',
           maxAge: out.expires_in * 1000,
         });
       }
       res.setHeader('Cache-Control', 'no-store');
       return { status: 200 as const, body: out };
+    },
+    logout: async ({ req, res }) => {
+      const out = await deps.service.logout(req.principal!);
+      res.clearCookie(SESSION_COOKIE_NAME, { httpOnly: true, secure: deps.secureCookie, sameSite: 'strict', path: '/' });
+      res.setHeader('Cache-Control', 'no-store');
+      return { status: 200 as const, body: { logged_out: true as const, ...out } };
     },
   });
 }

@@ -9,7 +9,10 @@
  *   credentials), or `scheme://host:*` for any port of a host. `npm start` with the embedded localnet
  *   defaults to `http://localhost:*` and `http://127.0.0.1:*` (a Vite dev server works at once);
  *   elsewhere the default is none (no CORS headers: browsers refuse cross-origin calls).
- *   Credentials (the bazaar_session cookie) are allowed for listed origins, not for `*`.
+ *   Credentials (the bazaar_session cookie) are allowed only for origins listed exactly, never for `*`
+ *   nor for a `:*` port wildcard, also in development: with credentials for `http://localhost:*`, a page
+ *   on any local port could act with a signed-in user's cookie (it created a wallet:write token, issue 21
+ *   item 6). A wildcard-matched origin may call the API with a Bearer token it holds itself.
  */
 import cors from 'cors';
 import type { RequestHandler } from 'express';
@@ -41,17 +44,34 @@ export function originAllowed(origin: string, allowed: readonly string[]): boole
   });
 }
 
+/**
+ * Is `origin` listed exactly in `allowed` (no `*`, no port wildcard)? Only such origins get
+ * `Access-Control-Allow-Credentials` (see the module comment).
+ */
+export function originListedExactly(origin: string, allowed: readonly string[]): boolean {
+  const o = origin.toLowerCase();
+  return allowed.some((entry) => {
+    const e = entry.toLowerCase().replace(/\/+$/, '');
+    return e !== '*' && !e.endsWith(':*') && o === e;
+  });
+}
+
 /** The CORS middleware for the whole app (see the module comment); `allowed` is Config.corsOrigins. */
 export function corsPolicy(allowed: readonly string[]): RequestHandler {
   const anyOrigin = cors({ origin: '*', methods: ['GET', 'POST'], exposedHeaders: EXPOSED, maxAge: 600 });
   const any = allowed.includes('*');
   const listed: RequestHandler | null = !allowed.length
     ? null
-    : cors({
-        origin: any ? '*' : (origin, done) => done(null, origin !== undefined && originAllowed(origin, allowed)),
-        credentials: !any,
-        exposedHeaders: EXPOSED,
-        maxAge: 600,
+    : cors((req, done) => {
+        const origin = req.headers.origin;
+        if (any) return done(null, { origin: '*', credentials: false, exposedHeaders: EXPOSED, maxAge: 600 });
+        const ok = origin !== undefined && originAllowed(origin, allowed);
+        done(null, {
+          origin: ok,
+          credentials: ok && originListedExactly(origin!, allowed),
+          exposedHeaders: EXPOSED,
+          maxAge: 600,
+        });
       });
   return (req, res, next) => {
     if (isAnyOriginPath(req.path)) {

@@ -4,6 +4,7 @@
  *
  * - DomainError(slug, detail, extensions)             -> the slug's status (contract problems table)
  * - ts-rest RequestValidationError                     -> 400 validation-error, errors: [{path, message, code}]
+ * - a request target over MAX_URL_BYTES (8 KiB)       -> 414 uri-too-long (refuseLongUrl)
  * - body-parser: invalid JSON / too large / charset   -> 400 malformed-json / 413 payload-too-large / 415
  * - body-parser: Content-Encoding does not decode, body
  *   shorter than Content-Length                        -> 400 malformed-request
@@ -224,6 +225,22 @@ export function refuseOversizedBody(limitBytes: number): RequestHandler {
     if (!(declared > limitBytes)) return next();
     res.setHeader('Connection', 'close');
     sendProblem(req, res, 'payload-too-large', `The request body (${declared} bytes) exceeds ${limitBytes} bytes.`);
+  };
+}
+
+/**
+ * Longest request target (path and query, bytes) served: 8 KiB, what common proxies allow (nginx's
+ * large_client_header_buffers line). Node's own limit is 16 kB for the request line and headers together
+ * (431 from http/server.ts); between the two this answers 414.
+ */
+export const MAX_URL_BYTES = 8 * 1024;
+
+/** 414 uri-too-long when the request target exceeds `maxBytes` (default MAX_URL_BYTES), before anything reads it. */
+export function refuseLongUrl(maxBytes = MAX_URL_BYTES): RequestHandler {
+  return (req, res, next) => {
+    const bytes = Buffer.byteLength(req.originalUrl);
+    if (bytes <= maxBytes) return next();
+    sendProblem(req, res, 'uri-too-long', `The request target (${bytes} bytes) exceeds ${maxBytes} bytes; send fewer or shorter query values.`);
   };
 }
 

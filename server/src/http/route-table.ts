@@ -3,7 +3,8 @@
  * - which methods a path has (405 method-not-allowed with `Allow` instead of 404 for an undeclared
  *   method on a known path), derived from the contract, never listed by hand;
  * - which route declares a request body (a missing required body is 400, not an empty object);
- * - which path parameter does not percent-decode (400 malformed-request naming `params.<name>`).
+ * - which path parameter does not percent-decode (400 malformed-request naming `params.<name>`);
+ * - whether a route takes credentials (the cross-origin check of cookie-authenticated writes, http/csrf.ts).
  *
  * Patterns match the raw (still percent-encoded) request path, like Express: `:name` is one non-empty
  * segment, an optional trailing slash, case-insensitive.
@@ -16,6 +17,8 @@ export interface RoutePattern {
   path: string;
   regex: RegExp;
   params: string[];
+  /** the contract route's `metadata.auth` ('public' | 'user' | 'admin'); undefined for ops routes */
+  auth?: string;
 }
 
 /** Routes outside the contract served by the app itself (app.ts). */
@@ -31,7 +34,7 @@ function routesOf(router: AppRouter): AppRoute[] {
   );
 }
 
-function compile(method: string, path: string): RoutePattern {
+function compile(method: string, path: string, auth?: string): RoutePattern {
   const params: string[] = [];
   const source = path
     .split(/(:\w+)/)
@@ -43,11 +46,11 @@ function compile(method: string, path: string): RoutePattern {
       return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     })
     .join('');
-  return { method, path, regex: new RegExp(`^${source}/?$`, 'i'), params };
+  return { method, path, regex: new RegExp(`^${source}/?$`, 'i'), params, ...(auth ? { auth } : {}) };
 }
 
 export const ROUTE_PATTERNS: readonly RoutePattern[] = [
-  ...routesOf(contract).map((r) => compile(r.method, r.path)),
+  ...routesOf(contract).map((r) => compile(r.method, r.path, (r.metadata as { auth?: string } | undefined)?.auth)),
   ...OPS_ROUTES.map((r) => compile(r.method, r.path)),
 ];
 
@@ -61,6 +64,14 @@ export function allowedMethods(rawPath: string): string[] {
   const methods = new Set(matching(rawPath).map((p) => p.method));
   if (methods.has('GET')) methods.add('HEAD');
   return [...methods].sort();
+}
+
+/**
+ * Does a contract route that takes credentials ('user' or 'admin', not 'public') answer `method` on
+ * `rawPath`? False for public and unknown routes.
+ */
+export function takesCredentials(method: string, rawPath: string): boolean {
+  return matching(rawPath).some((p) => p.method === method && p.auth !== undefined && p.auth !== 'public');
 }
 
 /** The name of the first path parameter of `rawPath` that is not valid percent-encoded UTF-8, if any. */

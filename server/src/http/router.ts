@@ -166,6 +166,7 @@ export function buildServices(ctx: AppContext) {
     async start() {
       const purge = () => {
         void authRepo.purgeNonces(new Date(ctx.now().getTime() - 86_400_000)).catch((err) => log.warn({ err }, 'nonce purge failed'));
+        void authRepo.purgeRevokedAccessTokens(ctx.now()).catch((err) => log.warn({ err }, 'revoked token purge failed'));
         void purgeRateLimitHits(db, new Date(Date.now() - 3_600_000)).catch((err) => log.warn({ err }, 'rate-limit purge failed'));
       };
       purge();

@@ -11,7 +11,7 @@ import type { Request, RequestHandler } from 'express';
 import { rateLimit, type Store } from 'express-rate-limit';
 import { contract, requiredScopes, routeAccess, SESSION_COOKIE_NAME, type RouteAccess, type RouteKey, type RouteMetadata } from '@bazaar/contract';
 import type { AppRoute } from '@ts-rest/core';
-import { authErrors, type AuthService, type Principal } from '../modules/auth/index.js';
+import { authErrors, signedBy, type AuthService, type Principal } from '../modules/auth/index.js';
 import { sendProblem } from './problem.js';
 
 declare module 'express-serve-static-core' {
@@ -96,24 +96,34 @@ export function authenticate(auth: AuthService, opts: { publicMarketplace: boole
 
 /**
  * A login rate limit (mount one per login route: each gets its own counters): `perMinute` requests per
- * minute per client IP, or with `byAddress` per wallet `address` of the JSON body (mount it after the
- * JSON parser; a body without an address is left to the IP limit). Over the budget: 429 rate-limited
- * problem with `Retry-After` (seconds until the window resets) and the draft-7 RateLimit headers.
+ * minute per client IP, or with `unsignedByAddress` per wallet `address` of a verify_login body counting
+ * only requests whose signature does not verify with that address (mount it after the JSON parser; a body
+ * without an address is left to the IP limit). A request the wallet's key really signed is never counted
+ * nor refused by the address limit: anyone may name an address, so a limit on naming it (the old
+ * request_login limit) let anyone lock its owner out of login (issue 20 item 5). Over the budget: 429
+ * rate-limited problem with `Retry-After` (seconds until the window resets) and the draft-7 RateLimit headers.
  * Defaults and variables: contract `authDefaults`, AUTH_RATE_LIMIT_PER_MINUTE and
  * AUTH_ADDRESS_RATE_LIMIT_PER_MINUTE (config.ts). `store`: where the counters live; the app passes a
  * PrismaRateLimitStore (http/rate-limit-store.ts) so the budget is shared by every replica; absent:
  * express-rate-limit's memory store (this process only).
  */
-export function authRateLimit(perMinute: number, opts: { byAddress?: boolean; store?: Store } = {}): RequestHandler {
+export function authRateLimit(perMinute: number, opts: { unsignedByAddress?: boolean; store?: Store } = {}): RequestHandler {
+  const body = (req: Request) => (req.body ?? {}) as { address?: unknown; signed_message?: unknown; signature?: unknown };
   const addressOf = (req: Request) => {
-    const a = (req.body as { address?: unknown } | undefined)?.address;
+    const a = body(req).address;
     return typeof a === 'string' ? a : null;
   };
-  const per = opts.byAddress ? 'for this wallet address' : 'from this client IP';
+  const signedByAddress = (req: Request) => {
+    const { address, signed_message, signature } = body(req);
+    return typeof address === 'string' && typeof signed_message === 'string' && typeof signature === 'string' && signedBy(address, signed_message, signature);
+  };
+  const per = opts.unsignedByAddress ? 'not signed by this wallet address' : 'from this client IP';
   return perMinuteLimit({
     perMinute,
     store: opts.store,
-    ...(opts.byAddress ? { key: (req: Request) => `address:${addressOf(req)}`, skip: (req: Request) => addressOf(req) === null } : {}),
+    ...(opts.unsignedByAddress
+      ? { key: (req: Request) => `address:${addressOf(req)}`, skip: (req: Request) => addressOf(req) === null || signedByAddress(req) }
+      : {}),
     detail: (req, retryAfter) => `Too many requests to ${req.originalUrl.split('?')[0]} ${per} (${perMinute} per minute); retry in ${retryAfter} s.`,
   });
 }

@@ -14,6 +14,15 @@ export function createAuthRepo(db: PrismaClient) {
       });
       return count === 1;
     },
+    /** logout: refuse the access token whose sha256 is `tokenHash` until `expiresAt` (its exp); idempotent */
+    async revokeAccessToken(tokenHash: string, userId: string, now: Date, expiresAt: Date): Promise<void> {
+      await db.revokedAccessToken.createMany({ data: [{ tokenHash, userId, revokedAt: now, expiresAt }], skipDuplicates: true });
+    },
+    /** was the access token whose sha256 is `tokenHash` revoked (logout)? */
+    isAccessTokenRevoked: async (tokenHash: string): Promise<boolean> =>
+      (await db.revokedAccessToken.findUnique({ where: { tokenHash }, select: { tokenHash: true } })) !== null,
+    /** housekeeping: revocations of tokens that expired anyway */
+    purgeRevokedAccessTokens: (before: Date) => db.revokedAccessToken.deleteMany({ where: { expiresAt: { lt: before } } }),
     /** housekeeping: nonces expired for more than a day */
     purgeNonces: (before: Date) => db.loginNonce.deleteMany({ where: { expiresAt: { lt: before } } }),
     /** create on first login; always stamp last_login_at */

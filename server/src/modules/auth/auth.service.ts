@@ -6,10 +6,11 @@ import { looksLikePat } from './personal-tokens.js';
 import { LRUCache } from 'lru-cache';
 import type { LoginResponse, RequestLoginBody, RequestLoginResponse } from '@bazaar/contract';
 import type { User } from '../../db/client.js';
+import { DomainError } from '../../errors.js';
 import { authErrors } from './auth.errors.js';
 import type { AuthRepo } from './auth.repo.js';
 import { hashApiKey, looksLikeApiKey } from './api-keys.js';
-import { checkSignedMessage, domainAllowed, newNonce, normalizeChainId, signInInputFor, type SiwsPolicy } from './siws.js';
+import { checkSignedMessage, domainAllowed, newNonce, normalizeChainId, signInInputFor, uriAllowed, type SiwsPolicy } from './siws.js';
 import { signAccessToken, verifyAccessToken } from './tokens.js';
 
 /** The auth part of Config (server/src/config.ts documents each variable). */
@@ -43,6 +44,8 @@ export interface Principal {
   tokenId?: string;
   /** when the credential stops being valid (a JWT's `exp`, a token's `expires_at`); absent or null: never */
   expiresAt?: Date | null;
+  /** kind `user` only: the access token (JWT) the request authenticated with; logout revokes it */
+  accessToken?: string;
 }
 
 /**
@@ -88,6 +91,7 @@ export function createAuthService(deps: AuthDeps) {
   const { repo, settings, now } = deps;
   const policy: SiwsPolicy = {
     domains: settings.siwsDomains,
+    publicBaseUrl: settings.publicBaseUrl,
     chainId: settings.siwsChainId,
     skewSeconds: settings.clockSkewSeconds,
   };
@@ -100,11 +104,15 @@ export function createAuthService(deps: AuthDeps) {
     /**
      * A single-use nonce for `body.address` and the SIWS input to sign. Optional fields of the body
      * shape the input (domain, uri, statement, chain_id, request_id, resources). Throws DomainError
-     * 400 validation-error when `domain` is not an allowed SIWS domain or `chain_id` another cluster.
+     * 400 validation-error when `domain` is not an allowed SIWS domain, `uri` not on an allowed origin
+     * (siws.ts uriAllowed) or `chain_id` another cluster.
      */
     async requestLogin(body: RequestLoginBody): Promise<RequestLoginResponse> {
       if (body.domain !== undefined && !domainAllowed(body.domain, settings.siwsDomains)) {
         throw authErrors.field('body.domain', 'not_allowed', `${body.domain} is not an allowed SIWS domain (SIWS_DOMAINS)`);
+      }
+      if (body.uri !== undefined && !uriAllowed(body.uri, settings.publicBaseUrl, settings.siwsDomains)) {
+        throw authErrors.field('body.uri', 'not_allowed', `${body.uri} is not on an allowed origin (PUBLIC_BASE_URL, or http(s) on a SIWS_DOMAINS domain)`);
       }
       if (body.chain_id !== undefined && normalizeChainId(body.chain_id) !== normalizeChainId(settings.siwsChainId)) {
         throw authErrors.field('body.chain_id', 'wrong_cluster', `this service runs on ${normalizeChainId(settings.siwsChainId)}`);
@@ -128,7 +136,9 @@ export function createAuthService(deps: AuthDeps) {
 
     /**
      * Verify the SIWS message the wallet signed (siws.ts checkSignedMessage), then the nonce: issued by
-     * this service to `address`, unused, unexpired, and not issued after the message's Issued At; it is
+     * this service to `address` for the message's domain (a nonce issued for one allowed domain does not
+     * log in through a message for another: `domain`), unused, unexpired, and not issued after the
+     * message's Issued At; it is
      * consumed atomically (of concurrent verifications exactly one passes). Returns the login response
      * (`expires_in` in seconds). Throws DomainError 401 login-failed with `reason` (loginFailureReasons).
      */
@@ -143,6 +153,9 @@ export function createAuthService(deps: AuthDeps) {
       const stored = await repo.getNonce(nonce);
       if (!stored) throw authErrors.loginFailed('nonce', 'nonce unknown');
       if (stored.address !== body.address) throw authErrors.loginFailed('nonce', 'nonce unknown for this address');
+      if (stored.domain.toLowerCase() !== check.message.domain.toLowerCase()) {
+        throw authErrors.loginFailed('domain', `domain mismatch (the nonce was issued for ${stored.domain}, the message is for ${check.message.domain.slice(0, 253)})`);
+      }
       if (stored.usedAt) throw authErrors.loginFailed('nonce', 'nonce already used');
       if (stored.expiresAt.getTime() <= t.getTime()) throw authErrors.loginFailed('nonce', 'nonce expired');
       if (issuedAtMs !== undefined && issuedAtMs < stored.issuedAt.getTime() - settings.clockSkewSeconds * 1000) {
@@ -169,8 +182,10 @@ export function createAuthService(deps: AuthDeps) {
     },
 
     /**
-     * A JWT (Bearer or cookie) -> principal; the user must still exist. A token verified less than
-     * principalCacheTtlMs ago (and not expired) reuses that result without a database read.
+     * A JWT (Bearer or cookie) -> principal; the user must still exist and the token must not be logged
+     * out (revoked). A token verified less than principalCacheTtlMs ago (and not expired) reuses that
+     * result without a database read: a logout reaches this replica at once (`logout` drops the entry),
+     * other replicas within principalCacheTtlMs (5 s).
      */
     async principalFromJwt(token: string): Promise<Principal> {
       const t = now();
@@ -178,7 +193,8 @@ export function createAuthService(deps: AuthDeps) {
       if (cached && t.getTime() < cached.until) return cached.principal;
       const res = await verifyAccessToken(token, settings.jwtSecret, t);
       if (!res.ok) throw res.reason === 'expired' ? authErrors.tokenExpired() : authErrors.invalidToken('bad or unreadable token');
-      const user = await repo.getUser(res.claims.sub);
+      const [user, revoked] = await Promise.all([repo.getUser(res.claims.sub), repo.isAccessTokenRevoked(hashApiKey(token))]);
+      if (revoked) throw authErrors.invalidToken('the session was logged out');
       if (!user || user.wallet !== res.claims.wallet) throw authErrors.invalidToken('unknown user');
       const principal: Principal = {
         kind: 'user',
@@ -187,9 +203,30 @@ export function createAuthService(deps: AuthDeps) {
         isAdmin: user.role === 'admin',
         role: user.role as 'user' | 'admin',
         expiresAt: new Date(res.claims.exp * 1000),
+        accessToken: token,
       };
       if (cacheTtlMs > 0) principals.set(token, { principal, until: Math.min(t.getTime() + cacheTtlMs, res.claims.exp * 1000) });
       return principal;
+    },
+
+    /**
+     * Logout: revoke the session's access token server-side (every replica refuses it from now until its
+     * own expiry; this replica at once, others within principalCacheTtlMs). `principal` is the request's
+     * (authenticate middleware). Only a login session (JWT) logs out: an API key or personal access token
+     * is revoked with its own route (403 forbidden). Returns when the token would have expired.
+     */
+    async logout(principal: Principal): Promise<{ token_expires_at: string }> {
+      const token = principal.kind === 'user' ? principal.accessToken : undefined;
+      if (!token || !principal.userId) {
+        throw new DomainError('forbidden', 'Logout ends a login session (an access token from verify_login); revoke an API key or a personal access token with its own route.');
+      }
+      const t = now();
+      const res = await verifyAccessToken(token, settings.jwtSecret, t);
+      if (!res.ok) throw res.reason === 'expired' ? authErrors.tokenExpired() : authErrors.invalidToken('bad or unreadable token');
+      const expiresAt = new Date(res.claims.exp * 1000);
+      await repo.revokeAccessToken(hashApiKey(token), principal.userId, t, expiresAt);
+      principals.delete(token);
+      return { token_expires_at: expiresAt.toISOString() };
     },
 
     /** A personal access token -> principal of its user with its scopes, never admin; 401 when unknown, revoked or expired. */

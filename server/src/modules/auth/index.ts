@@ -3,6 +3,6 @@ export { createAuthRepo } from './auth.repo.js';
 export { authErrors } from './auth.errors.js';
 export { createApiKey, listApiKeys, revokeApiKey, hashApiKey, API_KEY_PREFIX } from './api-keys.js';
 export { signAccessToken, verifyAccessToken } from './tokens.js';
-export { SIWS_STATEMENT, checkSignedMessage, domainAllowed, newNonce, normalizeChainId, parseRfc3339, signInInputFor } from './siws.js';
+export { SIWS_STATEMENT, checkSignedMessage, domainAllowed, newNonce, normalizeChainId, parseRfc3339, signedBy, signInInputFor } from './siws.js';
 export { createTokensService, presentToken, PAT_PREFIX, type TokensService } from './personal-tokens.js';
 export { credentialSignal, notifyCredentialChanged } from './revocation.js';

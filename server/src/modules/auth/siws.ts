@@ -92,6 +92,24 @@ export function domainAllowed(domain: string, allowed: readonly string[]): boole
   });
 }
 
+/**
+ * May a SIWS `uri` (RFC 3986) name `uri`? Its origin must be one this service answers for: the origin of
+ * `publicBaseUrl` (PUBLIC_BASE_URL), or http(s) on an allowed SIWS domain (`domainAllowed`: a frontend on
+ * its own origin, e.g. `http://localhost:5173`). Anything else (`https://evil.example.com`, `javascript:`,
+ * an unparsable text) is refused: a wallet shows the URI to its owner as what she signs in to.
+ */
+export function uriAllowed(uri: string, publicBaseUrl: string, domains: readonly string[]): boolean {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return false;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return false;
+  if (url.username || url.password) return false;
+  return url.origin === new URL(publicBaseUrl).origin || domainAllowed(url.host, domains);
+}
+
 const RFC3339 =
   /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/;
 
@@ -116,10 +134,29 @@ export function parseRfc3339(text: string): number | null {
   return utc - offsetMin * 60_000;
 }
 
+/**
+ * Did the key of `address` (base58) sign `signedMessageBase64` with `signatureBase64` (64-byte ed25519
+ * over the exact bytes)? Only that, no SIWS rule: the login rate limit uses it to tell a wallet's own
+ * verify_login requests from requests that merely name the wallet (issue 20 item 5). Never throws.
+ */
+export function signedBy(address: string, signedMessageBase64: string, signatureBase64: string): boolean {
+  try {
+    const publicKey = bs58.decode(address);
+    const message = new Uint8Array(Buffer.from(signedMessageBase64, 'base64'));
+    const signature = new Uint8Array(Buffer.from(signatureBase64, 'base64'));
+    if (publicKey.length !== 32 || signature.length !== 64) return false;
+    return verifyMessageSignature({ message, signedMessage: message, signature, publicKey });
+  } catch {
+    return false;
+  }
+}
+
 /** The SIWS rules of this service (config: SIWS_DOMAINS, SIWS_CHAIN_ID, SIWS_CLOCK_SKEW_SECONDS). */
 export interface SiwsPolicy {
   /** allowed domains: `host`, `host:port` or `host:*` */
   domains: readonly string[];
+  /** the service's public origin (PUBLIC_BASE_URL): a message's URI may name it (see uriAllowed) */
+  publicBaseUrl: string;
   /** configured cluster, bare or `solana:` prefixed */
   chainId: string;
   /** clock skew allowed on every time field, seconds */
@@ -143,7 +180,8 @@ const refuse = (reason: LoginFailureReason, detail: string): SiwsCheck => ({ ok:
 /**
  * The checks that need no database, in this order: the bytes parse as SIWS (`message`), the message's
  * address is `address` (`address`), the 64-byte ed25519 signature verifies over the exact bytes with
- * `address` (`signature`), domain allowed (`domain`), Version 1 when present (`version`), Chain ID the
+ * `address` (`signature`), domain allowed (`domain`), URI on an allowed origin when present (`uri`,
+ * uriAllowed), Version 1 when present (`version`), Chain ID the
  * configured cluster when present (`chain_id`), Issued At / Expiration Time / Not Before well-formed and
  * within `now` ± skew when present (`issued_at`, `expiration_time`, `not_before`). Never throws.
  *
@@ -171,6 +209,9 @@ export function checkSignedMessage(
   }
   if (!domainAllowed(parsed.domain, policy.domains)) {
     return refuse('domain', `domain mismatch (${parsed.domain.slice(0, 253)} is not an allowed SIWS domain)`);
+  }
+  if (parsed.uri !== undefined && !uriAllowed(parsed.uri, policy.publicBaseUrl, policy.domains)) {
+    return refuse('uri', `uri mismatch (${parsed.uri.slice(0, 200)} is not on an allowed origin)`);
   }
   if (parsed.version !== undefined && parsed.version !== '1') return refuse('version', `version ${parsed.version.slice(0, 20)} is not supported (want 1)`);
   if (parsed.chainId !== undefined && normalizeChainId(parsed.chainId) !== normalizeChainId(policy.chainId)) {

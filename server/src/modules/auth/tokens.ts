@@ -1,4 +1,8 @@
-/** Access tokens: JWT HS256 (jose). Claims: sub = user id, wallet, iat, exp, iss/aud = the service. */
+/**
+ * Access tokens: JWT HS256 (jose). Claims: sub = user id, wallet, iat, exp, iss/aud = the service, jti = a
+ * random id, so two logins of one wallet in the same second get two tokens (logout revokes one session).
+ */
+import { randomUUID } from 'node:crypto';
 import { errors, jwtVerify, SignJWT } from 'jose';
 
 export const JWT_ISSUER = 'bazaar';
@@ -31,6 +35,7 @@ export async function signAccessToken(
     .setAudience(JWT_AUDIENCE)
     .setIssuedAt(iat)
     .setExpirationTime(exp)
+    .setJti(randomUUID())
     .sign(keyOf(secret));
   return { token, expiresAt: new Date(exp * 1000) };
 }

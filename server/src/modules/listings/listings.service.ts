@@ -308,24 +308,24 @@ export function createListingsService(deps: ListingsDeps) {
       return rename(current, newName, patch);
     },
 
-    /** The public Metaplex-style JSON the token's `uri` points at (any status: the token exists). */
+    /**
+     * The public Metaplex-style JSON the token's `uri` points at: only what a wallet or explorer shows for
+     * the token (name, symbol, a description naming the marketplace, the listing's URL, its category),
+     * never the listing's own description, price or seller, which the listing routes serve to whom they
+     * allow. An unlisted listing has none: 404 not-found, as GET /listings/{id} answers a stranger (issue 21
+     * item 9). Throws DomainError 404 not-found.
+     */
     async tokenMetadata(listingId: string) {
       const l = await load(listingId);
-      const cur = currency(l.currency);
+      if (l.status === 'unlisted') throw listingErrors.notFound(listingId);
       const category = config.categories.find((c) => c.slug === l.category);
+      const external_url = `${config.publicBaseUrl.replace(/\/+$/, '')}/api/v1/listings/${l.id}`;
       return {
         name: tokenName(l.title),
         symbol: TOKEN_SYMBOL,
-        description: l.description,
-        external_url: `${config.publicBaseUrl.replace(/\/+$/, '')}/api/v1/listings/${l.id}`,
-        attributes: [
-          { trait_type: 'category', value: category?.name ?? l.category },
-          { trait_type: 'price', value: cur ? formatUiAmount(l.priceBaseUnits, cur.decimals) : l.priceBaseUnits.toString() },
-          { trait_type: 'currency', value: l.currency },
-          { trait_type: 'duration_days', value: l.durationDays },
-          { trait_type: 'seller', value: l.sellerWallet },
-          { trait_type: 'status', value: l.status },
-        ],
+        description: `A service listed on Bazaar; details at ${external_url}`,
+        external_url,
+        attributes: [{ trait_type: 'category', value: category?.name ?? l.category }],
       };
     },
 
