@@ -39,7 +39,7 @@ export function toEscrowOrderView(a: EscrowOrder): EscrowOrderView {
 export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number; log?: Log } = {}): EscrowPort {
   let fee: { bps: number; at: number } | null = null;
   const ttl = opts.feeBpsTtlMs ?? 60_000;
-  const o = (s?: SendOptions) => (s?.onSigned ? { onSigned: s.onSigned } : {});
+  const o = (s?: SendOptions) => ({ ...(s?.onSigned ? { onSigned: s.onSigned } : {}), ...(s?.distinctFrom ? { distinctFrom: s.distinctFrom } : {}) });
   return {
     addresses: (orderId, mint, tokenProgram) => client.addresses(orderId, mint, tokenProgram),
     buildFundTransaction: async (t) => {
