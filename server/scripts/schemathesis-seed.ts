@@ -198,6 +198,8 @@ const dictionaries: Record<string, string[]> = {
   listings_available: available,
   listings_all: [...available],
   wallets: [sellerKp.publicKey.toBase58(), buyerKp.publicKey.toBase58()],
+  buyer_wallet: [buyerKp.publicKey.toBase58()],
+  custody_currencies: ['USDC'],
   withdrawals: [withdrawal.withdrawal_id],
   webhooks: [hook.webhook_id],
   webhooks_deleted: [doomedHook.webhook_id],
@@ -208,7 +210,9 @@ const dictionaries: Record<string, string[]> = {
 };
 const bindings: Array<[string[], Record<string, string>]> = [
   [['getOrder', 'listOrderMessages', 'sendOrderMessage'], { 'path.order_id': 'orders_all' }],
-  [['submitOrderTransaction', 'createOrderPayment', 'getSolanaPayLabel', 'createSolanaPayTransaction'], { 'path.order_id': 'orders_awaiting' }],
+  [['submitOrderTransaction', 'createOrderPayment', 'getSolanaPayLabel'], { 'path.order_id': 'orders_awaiting' }],
+  // the wallet that may pay: its buyer's (any other is 403)
+  [['createSolanaPayTransaction'], { 'path.order_id': 'orders_awaiting', 'body.account': 'buyer_wallet' }],
   [['deliverOrder', 'refundOrder'], { 'path.order_id': 'orders_funded' }],
   [['disputeOrder'], { 'path.order_id': 'orders_open' }],
   [['confirmOrder'], { 'path.order_id': 'orders_delivered' }],
@@ -219,6 +223,8 @@ const bindings: Array<[string[], Record<string, string>]> = [
   [['getUser'], { 'path.wallet': 'wallets' }],
   [['listSellerReviews'], { 'path.seller_wallet': 'wallets' }],
   [['getWithdrawal'], { 'path.withdrawal_id': 'withdrawals' }],
+  // a destination the schema cannot tell from random base58 (a 32-byte key) and a custody currency
+  [['createWithdrawal'], { 'body.destination': 'buyer_wallet', 'body.currency': 'custody_currencies' }],
   [['getWebhook', 'updateWebhook', 'rotateWebhookSecret', 'listWebhookDeliveries'], { 'path.webhook_id': 'webhooks' }],
   [['deleteWebhook'], { 'path.webhook_id': 'webhooks_deleted' }],
   [['redeliverWebhook'], { 'path.webhook_id': 'webhooks', 'path.delivery_id': 'deliveries' }],
