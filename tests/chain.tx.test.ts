@@ -127,4 +127,51 @@ describe('sendAndConfirm', () => {
     expect(tx.verifySignatures()).toBe(true);
     expect(res).toEqual({ signature: bs58.encode(tx.signature!), slot: 2 });
   });
+
+  it('distinctFrom: a transaction that would repeat one already sent (same blockhash) is signed again on a newer blockhash', async () => {
+    const payer = Keypair.generate();
+    const to = Keypair.generate().publicKey;
+    const transfer = () => new Transaction().add(SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: to, lamports: 1 }));
+    const [older, newer] = [Keypair.generate().publicKey.toBase58(), Keypair.generate().publicKey.toBase58()];
+    // the transaction sent before: the same instruction and signer on `older`
+    const before = transfer();
+    before.feePayer = payer.publicKey;
+    before.recentBlockhash = older;
+    before.sign(payer);
+    const sentBefore = bs58.encode(before.signature!);
+    const { conn, calls } = fakeConnection([{ slot: 2, confirmationStatus: 'confirmed', err: null }]);
+    const answers = [older, older, newer]; // the node answers the older blockhash twice more
+    (conn as unknown as { getLatestBlockhash: () => unknown }).getLatestBlockhash = async () => ({ blockhash: answers.shift() ?? newer, lastValidBlockHeight: 100 });
+    const onSigned = vi.fn();
+    const tx = transfer();
+    const res = await sendAndConfirm(conn, tx, [payer], { distinctFrom: new Set([sentBefore]), pollIntervalMs: 1, onSigned });
+    expect(tx.recentBlockhash).toBe(newer);
+    expect(res.signature).not.toBe(sentBefore);
+    expect(onSigned).toHaveBeenCalledTimes(1);
+    expect(onSigned.mock.calls[0]![0]).toBe(res.signature);
+    expect(calls.filter((c) => c === 'send')).toHaveLength(1);
+    // without distinctFrom the same inputs give the very transaction sent before
+    const again = transfer();
+    (conn as unknown as { getLatestBlockhash: () => unknown }).getLatestBlockhash = async () => ({ blockhash: older, lastValidBlockHeight: 100 });
+    expect((await sendAndConfirm(conn, again, [payer])).signature).toBe(sentBefore);
+  });
+
+  it('distinctFrom: no newer blockhash within timeoutMs -> chain-unavailable, nothing signed for sending', async () => {
+    const payer = Keypair.generate();
+    const to = Keypair.generate().publicKey;
+    const blockhash = Keypair.generate().publicKey.toBase58();
+    const before = new Transaction().add(SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: to, lamports: 1 }));
+    before.feePayer = payer.publicKey;
+    before.recentBlockhash = blockhash;
+    before.sign(payer);
+    const { conn, calls } = fakeConnection([{ slot: 2, confirmationStatus: 'confirmed', err: null }]);
+    (conn as unknown as { getLatestBlockhash: () => unknown }).getLatestBlockhash = async () => ({ blockhash, lastValidBlockHeight: 100 });
+    const onSigned = vi.fn();
+    const tx = new Transaction().add(SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: to, lamports: 1 }));
+    await expect(
+      sendAndConfirm(conn, tx, [payer], { distinctFrom: new Set([bs58.encode(before.signature!)]), pollIntervalMs: 1, timeoutMs: 30, onSigned }),
+    ).rejects.toMatchObject({ slug: 'chain-unavailable' });
+    expect(onSigned).not.toHaveBeenCalled();
+    expect(calls).not.toContain('send');
+  });
 });

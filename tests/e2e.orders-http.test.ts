@@ -491,11 +491,14 @@ describe('orders over HTTP on the real chain', () => {
     expect(none.body.type).toBe('https://bazaar.dev/problems/invalid-state-transition');
   });
 
-  it('a closed order funded again with an earlier fund transaction: the watcher refunds that escrow, the order stays refunded', async () => {
+  /**
+   * A refunded order whose escrow is funded again: a second fund transaction (a wallet asked the Solana Pay
+   * endpoint too, on another blockhash; on the same one it would be the very same transaction) lands after
+   * the seller's refund. `beforeRefund` runs right before that refund.
+   */
+  async function refundedThenFundedAgain(beforeRefund?: () => void) {
     const [buyer, seller] = await Promise.all([party(20), party()]);
     const created = await order(buyer, await listing(seller, 5));
-    // a second fund transaction for the same order (a wallet asked the Solana Pay endpoint too), on
-    // another blockhash (on the same one it would be the very same transaction)
     const blockhashOf = (b64: string) => Transaction.from(Buffer.from(b64, 'base64')).recentBlockhash;
     let spare = await request(t.app).post(`${API}/orders/${created.order_id}/solana-pay`).send({ account: buyer.wallet });
     for (let i = 0; i < 5 && blockhashOf(spare.body.transaction) === blockhashOf(created.payment.transaction); i++) {
@@ -505,6 +508,7 @@ describe('orders over HTTP on the real chain', () => {
     expect(spare.status).toBe(200);
     expect(blockhashOf(spare.body.transaction)).not.toBe(blockhashOf(created.payment.transaction));
     await pay(buyer, created);
+    beforeRefund?.();
     expect((await post(seller, `/orders/${created.order_id}/refund`)).status).toBe(200);
     expect(await usdcBalance(buyer.wallet)).toBe(USDC(20));
     // the spare one is still valid: the buyer's wallet sends it, the escrow exists again
@@ -515,18 +519,60 @@ describe('orders over HTTP on the real chain', () => {
     expect(await usdcBalance(buyer.wallet)).toBe(USDC(15));
     // no more fund transactions for it
     expect((await request(t.app).post(`${API}/orders/${created.order_id}/solana-pay`).send({ account: buyer.wallet })).status).toBe(409);
-    // the watcher refunds it; a pass whose refund fails (e.g. an RPC timeout on a loaded machine) leaves
-    // it for the next pass, as the background loop would: at most three passes here
-    const refunded: string[] = [];
-    for (let pass = 0; pass < 3 && !refunded.includes(created.order_id); pass++) {
-      refunded.push(...(await t.services.orders!.watcher.runOnce()).strayRefunds);
-    }
-    expect(refunded).toEqual([created.order_id]);
-    expect(await chain.escrow.fetchOrder(created.order_id)).toBeNull();
+    return { buyer, orderId: created.order_id as string };
+  }
+
+  /** The order's escrow is gone, the buyer whole, the order refunded with both refunds among its transactions. */
+  async function expectStrayRefunded(buyer: Party, orderId: string) {
+    expect(await chain.escrow.fetchOrder(orderId)).toBeNull();
     expect(await usdcBalance(buyer.wallet)).toBe(USDC(20));
-    const read = (await request(t.app).get(`${API}/orders/${created.order_id}`).set(buyer.headers)).body;
+    const read = (await request(t.app).get(`${API}/orders/${orderId}`).set(buyer.headers)).body;
     expect(read).toMatchObject({ status: 'refunded', escrow_state: 'refunded' });
     expect(read.transactions.map((x: { action: string }) => x.action)).toEqual(['fund', 'refund', 'refund']);
+    expect(new Set(read.transactions.map((x: { signature: string }) => x.signature)).size).toBe(3);
+  }
+
+  it('a closed order funded again with an earlier fund transaction: the watcher refunds that escrow, the order stays refunded', async () => {
+    const { buyer, orderId } = await refundedThenFundedAgain();
+    // watcher passes until the stray escrow is refunded (the condition, not a number of passes): a pass whose
+    // refund attempt did not settle (an RPC failure on a loaded machine) leaves it in flight, and its outcome
+    // is final once its blockhash expired, so the chain is moved past that instead of waiting for it
+    const refunded: string[] = [];
+    for (let pass = 1; !refunded.includes(orderId); pass++) {
+      refunded.push(...(await t.services.orders!.watcher.runOnce()).strayRefunds);
+      if (refunded.includes(orderId)) break;
+      expect(pass, `watcher pass ${pass} left the stray escrow unrefunded`).toBeLessThan(10); // a safety net, not the criterion
+      const open = await t.ctx.db.chainIntent.findFirst({ where: { orderId, status: { in: ['pending', 'sent'] } } });
+      if (open?.lastValidBlockHeight != null) {
+        while ((await chain.connection.getBlockHeight('confirmed')) <= Number(open.lastValidBlockHeight)) await localnet.advanceClock(1);
+      }
+    }
+    expect(refunded).toEqual([orderId]);
+    await expectStrayRefunded(buyer, orderId);
+  });
+
+  it('the stray refund built on the blockhash of the order\'s own refund (same slot, or a lagging RPC node) is signed on a newer one: the first watcher pass refunds', async () => {
+    // the RPC node answers the blockhash it gave the seller's refund once more, to the watcher's refund: the
+    // same instruction on the same blockhash is the same transaction (same signature), so it must not be sent as such
+    const connection = chain.connection;
+    const latest = connection.getLatestBlockhash.bind(connection);
+    let refundBlockhash: Awaited<ReturnType<typeof latest>> | null = null;
+    let replays = 0;
+    let recording = false;
+    connection.getLatestBlockhash = async (...a: Parameters<typeof latest>) => {
+      if (recording && !refundBlockhash) return (refundBlockhash = await latest(...a));
+      if (refundBlockhash && replays++ === 0) return refundBlockhash;
+      return latest(...a);
+    };
+    try {
+      const { buyer, orderId } = await refundedThenFundedAgain(() => (recording = true));
+      expect(refundBlockhash).not.toBeNull();
+      expect((await t.services.orders!.watcher.runOnce()).strayRefunds).toEqual([orderId]);
+      expect(replays).toBeGreaterThan(1); // the replayed blockhash was answered, and a newer one asked for
+      await expectStrayRefunded(buyer, orderId);
+    } finally {
+      connection.getLatestBlockhash = latest;
+    }
   });
 
   it('Solana Pay: GET label (public), POST only for the buyer account', async () => {

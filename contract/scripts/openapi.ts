@@ -10,6 +10,7 @@ import { generateOpenApi } from '@ts-rest/open-api';
 import bs58 from 'bs58';
 import openapiTS, { astToString } from 'openapi-typescript';
 import nacl from 'tweetnacl';
+import { addLinks } from './openapi-links.js';
 import {
   API_PREFIX,
   commonProblems,
@@ -515,6 +516,7 @@ export function buildOpenApiDocument(): Json {
   normalizeTo30(schemas, schemas);
   discriminatorMappings(schemas, schemas);
   discriminatorMappings(generated.paths, schemas);
+  addLinks(generated.paths, schemas);
 
   return {
     openapi: generated.openapi,

@@ -1,6 +1,6 @@
 /**
  * Log a fresh wallet in over SIWS and print its access token (JWT) on stdout: a credential for tools
- * that drive the API from outside (the schemathesis run in .ci/run). Development only: the wallet is
+ * that drive the API from outside. Development only: the wallet is
  * generated, used once and forgotten.
  *
  *   BAZAAR_URL=http://127.0.0.1:3000 npx tsx server/scripts/dev-login.ts

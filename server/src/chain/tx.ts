@@ -39,6 +39,15 @@ export interface ConfirmOptions {
    * anything is sent.
    */
   onSigned?: (signature: string, lifetime?: { blockhash: string; lastValidBlockHeight: number }) => Promise<void> | void;
+  /**
+   * Signatures of transactions already sent that this one must not repeat (sendAndConfirm only). The same
+   * instructions signed by the same keys on the same blockhash ARE the same transaction (ed25519 signatures
+   * are deterministic): the cluster drops it as already processed, and the service's records see the earlier
+   * attempt. When the signature comes out as one of these, the transaction is signed again on a newer
+   * blockhash (polled every `pollIntervalMs`, until `timeoutMs`: then chain-unavailable, nothing sent).
+   * E.g. the refund of an escrow funded again after its order was refunded, built in the slot of that refund.
+   */
+  distinctFrom?: ReadonlySet<string>;
 }
 
 export const DEFAULT_CONFIRM_TIMEOUT_MS = 30_000;
@@ -145,16 +154,31 @@ export async function sendAndConfirm(
   opts: ConfirmOptions = {},
 ): Promise<TxResult> {
   const commitment = opts.commitment ?? connection.commitment ?? 'confirmed';
-  let latest;
-  try {
-    latest = await connection.getLatestBlockhash(commitment);
-  } catch (err) {
-    throw translateChainError(err, opts.errors);
-  }
-  tx.recentBlockhash = latest.blockhash;
-  tx.lastValidBlockHeight = latest.lastValidBlockHeight;
+  const latestBlockhash = async () => {
+    try {
+      return await connection.getLatestBlockhash(commitment);
+    } catch (err) {
+      throw translateChainError(err, opts.errors);
+    }
+  };
   if (!tx.feePayer) tx.feePayer = signers[0].publicKey;
-  tx.partialSign(...signers);
+  let latest = await latestBlockhash();
+  const started = Date.now();
+  for (;;) {
+    tx.recentBlockhash = latest.blockhash;
+    tx.lastValidBlockHeight = latest.lastValidBlockHeight;
+    tx.partialSign(...signers);
+    if (!opts.distinctFrom?.has(bs58.encode(tx.signature!))) break;
+    // the very transaction sent before: wait for the next block's blockhash
+    const used = latest.blockhash;
+    while (latest.blockhash === used) {
+      if (Date.now() - started > (opts.timeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS)) {
+        throw new DomainError('chain-unavailable', `no blockhash newer than ${used} within ${opts.timeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS} ms`);
+      }
+      await sleep(Math.min(opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, 100));
+      latest = await latestBlockhash();
+    }
+  }
   const programIds = tx.instructions.map((ix) => ix.programId.toBase58());
   return sendRawAndConfirm(connection, tx.serialize(), {
     ...opts,

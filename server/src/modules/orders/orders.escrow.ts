@@ -55,6 +55,7 @@ export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number; l
   const budget = opts.budget;
   const o = (s?: SendOptions) => ({
     ...(s?.onSigned ? { onSigned: s.onSigned } : {}),
+    ...(s?.distinctFrom ? { distinctFrom: s.distinctFrom } : {}),
     ...(budget ? { payeeAccounts: budget.sponsorPayeeAccount } : {}),
   });
   return {

@@ -914,7 +914,13 @@ export class OrdersService {
     if (!isTerminal(order.status)) return false;
     const intent = await repo.beginIntent(orderId, order.status, 'refund', { reason: 'stray-escrow' });
     if (!intent) return false;
-    const o = { onSigned: recordAttempt(`order ${orderId} stray refund`, (a) => repo.markIntentSent(intent.id, a.signature, lifetimeOf(a))) };
+    // the refund that closed the order is this very instruction: built on the same blockhash it would be
+    // that transaction again (same signature), which the chain drops and the intent cannot record
+    const sent = new Set((await repo.listIntents(orderId)).flatMap((i) => (i.signature ? [i.signature] : [])));
+    const o = {
+      onSigned: recordAttempt(`order ${orderId} stray refund`, (a) => repo.markIntentSent(intent.id, a.signature, lifetimeOf(a))),
+      distinctFrom: sent,
+    };
     let tx: TxResult;
     try {
       tx = await this.deps.escrow.send('refund', orderId, o);

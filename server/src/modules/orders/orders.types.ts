@@ -313,6 +313,11 @@ export interface EscrowOrderView {
 export interface SendOptions {
   /** a throw aborts before anything is sent */
   onSigned?: (signature: string, lifetime?: BlockhashLifetime) => Promise<void>;
+  /**
+   * signatures of this order's transactions sent before: the new one is signed on a newer blockhash rather than
+   * repeat one of them (the same instruction again on the same blockhash is the same transaction; chain/tx.ts)
+   */
+  distinctFrom?: ReadonlySet<string>;
 }
 
 /** What the orders module needs from the escrow program (adapter over chain/escrow.ts EscrowClient). */

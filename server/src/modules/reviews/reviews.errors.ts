@@ -11,8 +11,12 @@ export const reviewErrors = {
       `Order ${orderId} is ${status}; a review is allowed once the order is completed or resolved.`,
       { order_status: status },
     ),
-  alreadyReviewed: (orderId: string) =>
-    new DomainError('review-not-allowed', `Order ${orderId} has already been reviewed.`, { reason: 'already_reviewed' }),
+  /**
+   * the order was reviewed already: `order_status` (completed / resolved: a status notReviewable never has) tells
+   * it from notReviewable; not `reason`, which the contract's Problem reserves for login-failed's SIWS field
+   */
+  alreadyReviewed: (orderId: string, status: string) =>
+    new DomainError('review-not-allowed', `Order ${orderId} has already been reviewed.`, { order_status: status }),
   invalidRating: () =>
     new DomainError('validation-error', 'body.rating must be an integer from 1 to 5', {
       errors: [{ path: 'body.rating', message: 'must be an integer from 1 to 5', code: 'invalid_rating' }],

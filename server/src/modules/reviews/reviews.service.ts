@@ -48,7 +48,7 @@ export function createReviewsService(deps: ReviewsDeps) {
         rating: input.rating,
         text: (input.text ?? '').trim().slice(0, REVIEW_TEXT_MAX),
       });
-      if (!review) throw reviewErrors.alreadyReviewed(orderId);
+      if (!review) throw reviewErrors.alreadyReviewed(orderId, order.status);
       return review;
     },
 
