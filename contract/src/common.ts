@@ -128,8 +128,14 @@ export const TxSignature = extendApi(
 export const SAFE_TEXT = /^[^\u0000-\u0008\u000B\u000C\u000E-\u001F]*$/;
 export const SAFE_TEXT_MESSAGE = 'must not contain NUL or control characters other than tab, line feed and carriage return';
 
-/** `schema` (a z.string() with its own bounds) refusing NUL and control characters (see SAFE_TEXT). */
-export const safeText = (schema: z.ZodString): z.ZodString => schema.regex(SAFE_TEXT, SAFE_TEXT_MESSAGE);
+/**
+ * `schema` (a z.string() with its own bounds) refusing NUL and control characters (see SAFE_TEXT). The
+ * check runs first, on the text as sent: a `.trim()` in `schema` would otherwise strip a trailing form feed
+ * or vertical tab before the pattern sees it, and the server would accept what openapi.json's `pattern`
+ * refuses (found by schemathesis on `sendOrderMessage`).
+ */
+export const safeText = (schema: z.ZodString): z.ZodString =>
+  new z.ZodString({ ...schema._def, checks: [{ kind: 'regex', regex: SAFE_TEXT, message: SAFE_TEXT_MESSAGE }, ...schema._def.checks] });
 
 /** Decimal number text in a query string: optional minus, digits, optional fraction. No hex, exponent, blanks. */
 const DECIMAL_TEXT = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/;

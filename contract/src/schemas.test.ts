@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MessageBody } from './chat.contract.js';
 import {
   BaseUnits,
   CreateListingBody,
@@ -171,3 +172,15 @@ describe('problems', () => {
     expect(Problem.safeParse({ ...doc, type: 'not-found' }).success).toBe(false);
   });
 });
+
+describe('safe text', () => {
+  it('checks the text as sent, before trimming: a trailing form feed or vertical tab is refused as the published pattern says', () => {
+    for (const bad of ['hello\f', '\fhello', 'hello\u000b', 'a\u0000b']) {
+      expect(MessageBody.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
+      expect(ListingTitleOf(bad).success, JSON.stringify(bad)).toBe(false);
+    }
+    expect(MessageBody.parse('  hello\n')).toBe('hello'); // whitespace the pattern allows is still trimmed
+  });
+});
+
+const ListingTitleOf = (title: string) => CreateListingBody.safeParse({ ...listing, title: `Logo ${title}` });
