@@ -81,4 +81,16 @@ pub mod escrow {
     pub fn refund(ctx: Context<Refund>) -> Result<()> {
         instructions::refund::handler(ctx)
     }
+
+    /// Upgrade authority only: rewrites the config into the current layout after an in-place
+    /// upgrade (see `instructions/migrate.rs`); `args` fill the fields the old layout lacks.
+    pub fn migrate_config(ctx: Context<MigrateConfig>, args: MigrateConfigArgs) -> Result<()> {
+        instructions::migrate::config_handler(ctx, args)
+    }
+
+    /// Upgrade authority only: rewrites an open order into the current layout after an in-place
+    /// upgrade; every field keeps its value.
+    pub fn migrate_order(ctx: Context<MigrateOrder>) -> Result<()> {
+        instructions::migrate::order_handler(ctx)
+    }
 }
