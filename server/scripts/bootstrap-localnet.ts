@@ -10,7 +10,10 @@
  *  3. the test USDC mint (SPL Token, 6 decimals, freeze authority none) if absent
  *  4. the escrow config (fee 250 bps, default review window 3 days, at most 30 days; delivery
  *     deadlines at most 366 days ahead; allowed mints [test USDC, wSOL])
- *     if absent; an existing config is kept (a mismatch is reported in `warnings`)
+ *     if absent; an existing config is kept (a mismatch is reported in `warnings`). Before that, a
+ *     config or open orders in the layout of an earlier program version (a ledger from before an
+ *     in-place upgrade) are migrated with the admin key (migrate_config / migrate_order; on the
+ *     localnet the admin is the upgrade authority); `created` lists them
  *  5. the treasury's associated token accounts for both mints
  *  6. DATA_DIR/chain.json: { rpcUrl, programId, currencies, servicePublicKey, adminPublicKey, arbiter,
  *     treasury, usdcMint, usdcMintAuthority, feeBps, defaultReviewWindow, keysDir, bootstrappedAt }
@@ -135,7 +138,17 @@ export async function bootstrapLocalnet(opts: { rpcUrl: string; dataDir: string;
   ];
   const chain = createChain({ rpcUrl: opts.rpcUrl, serviceKeypair: keys.service, programId, currencies });
 
-  // 4. escrow config
+  // 4. escrow config; accounts an earlier version of the program wrote (a ledger from before an upgrade)
+  // are migrated first: on the dev localnet the admin key is the program's upgrade authority
+  const legacy = await chain.escrow.legacyAccounts();
+  if (legacy.config || legacy.orders.length) {
+    const migrated = await chain.escrow.migrateLegacyAccounts(keys.admin, {
+      maxReviewWindow: DEFAULT_MAX_REVIEW_WINDOW_S,
+      maxDeliveryWindow: DEFAULT_MAX_DELIVERY_WINDOW_S,
+    });
+    if (migrated.config) created.push('escrow-config-migrated');
+    for (const order of migrated.orders) created.push(`escrow-order-migrated:${order}`);
+  }
   const cfg = await chain.escrow.fetchConfig();
   if (!cfg) {
     await chain.escrow.initializeConfig({
