@@ -17,6 +17,7 @@ import {
   bootstrapLocalnet,
   ensureSol,
   loadOrCreateKeypair,
+  migrateEscrowAccounts,
   mintTestUsdc,
   type BootstrapResult,
 } from '../server/scripts/bootstrap-localnet';
@@ -427,7 +428,8 @@ describe('upgrade in place (issue 20 item 12): accounts of the previous layout a
     await expect(chain.escrow.migrateConfig(admin)).rejects.toMatchObject({
       extensions: expect.objectContaining({ program_error: 'MigrationValueMissing' }),
     });
-    const migrated = await chain.escrow.migrateLegacyAccounts(admin, { maxReviewWindow: 30 * DAY, maxDeliveryWindow: 366 * DAY });
+    // the operator's command after an upgrade: npm run chain:bootstrap -- migrate <windows> (admin.json = upgrade authority)
+    const migrated = await migrateEscrowAccounts(dataDir, localnet.rpcUrl, boot.programId, { maxReviewWindow: 30 * DAY, maxDeliveryWindow: 366 * DAY });
     expect(migrated).toEqual({ config: true, orders: [...addresses].sort() });
     expect(await chain.escrow.legacyAccounts()).toEqual({ config: null, orders: [] });
     expect(await chain.escrow.fetchConfig()).toEqual(cfg);
