@@ -368,7 +368,7 @@ describe('orders service', () => {
     expect(await slug(ctx.service.resolve(ctx.admin, o.id, 5000))).toBe('invalid-state-transition');
     expect(await slug(ctx.service.refund(ctx.buyer, o.id))).toBe('forbidden'); // deadline not passed
     await ctx.service.deliver(ctx.seller, o.id);
-    expect(await slug(ctx.service.refund(ctx.buyer, o.id))).toBe('forbidden'); // seller-only from delivered
+    expect(await slug(ctx.service.refund(ctx.buyer, o.id))).toBe('forbidden'); // delivered on time: not the buyer's alone
     await ctx.service.confirm(ctx.buyer, o.id);
     expect(await slug(ctx.service.dispute(ctx.buyer, o.id, 'this is too late now'))).toBe('invalid-state-transition');
     expect(await slug(ctx.service.deliver(ctx.seller, o.id))).toBe('invalid-state-transition');
