@@ -148,6 +148,10 @@ const MUTANTS = [
     name: `${ix}: config of an earlier layout accepted`,
     edits: [drop(`instructions/${ix}.rs`, '        constraint = config.is_current() @ EscrowError::AccountNotMigrated,\n')],
   })),
+  ...['mark_delivered', 'open_dispute', 'release', 'claim', 'resolve_dispute', 'refund'].map((ix) => ({
+    name: `${ix}: order of another version accepted`,
+    edits: [drop(`instructions/${ix}.rs`, '        constraint = order.is_current() @ EscrowError::AccountNotMigrated,\n')],
+  })),
   { name: 'migrate_config: anyone', edits: [['instructions/migrate.rs', '(see initialize_config).\n    #[account(\n        seeds = [crate::ID.as_ref()],\n        bump,\n        seeds::program = bpf_loader_upgradeable::ID,\n        constraint = program_data.upgrade_authority_address == Some(authority.key()) @ EscrowError::NotUpgradeAuthority,\n', '(see initialize_config).\n    #[account(\n        seeds = [crate::ID.as_ref()],\n        bump,\n        seeds::program = bpf_loader_upgradeable::ID,\n']] },
   { name: 'migrate_order: anyone', edits: [['instructions/migrate.rs', 'pub order: UncheckedAccount<\'info>,\n    #[account(\n        seeds = [crate::ID.as_ref()],\n        bump,\n        seeds::program = bpf_loader_upgradeable::ID,\n        constraint = program_data.upgrade_authority_address == Some(authority.key()) @ EscrowError::NotUpgradeAuthority,\n', 'pub order: UncheckedAccount<\'info>,\n    #[account(\n        seeds = [crate::ID.as_ref()],\n        bump,\n        seeds::program = bpf_loader_upgradeable::ID,\n']] },
   { name: 'migrate_order: an account that is not its order id\'s PDA', edits: [drop('instructions/migrate.rs', '    require_keys_eq!(pda, info.key(), anchor_lang::error::ErrorCode::ConstraintSeeds);\n')] },
@@ -184,7 +188,7 @@ const copy = mkdtempSync(join(tmpdir(), 'bazaar-constraint-mutants-'));
 cpSync(programs, copy, { recursive: true, filter: (src) => !/\/(target|node_modules)(\/|$)/.test(src) });
 const src = (f) => join(copy, 'escrow', 'src', f);
 const env = { ...process.env, CARGO_TARGET_DIR: process.env.CARGO_TARGET_DIR || join(homedir(), '.cache', 'bazaar', 'cargo-target') };
-const tests = ['--test', 'escrow_flows', '--test', 'payout_props', '--lib', ...(withProptest ? ['--test', 'conservation'] : [])];
+const tests = ['--test', 'escrow_flows', '--test', 'migration', '--test', 'payout_props', '--lib', ...(withProptest ? ['--test', 'conservation'] : [])];
 const cargoTest = () =>
   spawnSync('cargo', ['test', '-p', 'bazaar-escrow', '--manifest-path', join(copy, 'Cargo.toml'), ...tests], { env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
 
