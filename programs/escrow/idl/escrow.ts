@@ -224,8 +224,9 @@ export type Escrow = {
     {
       "name": "fund",
       "docs": [
-        "Buyer deposits `amount` (base units) into a fresh vault owned by the order PDA; the platform",
-        "co-signs the terms, which are valid until `expires_at` (unix seconds, cluster clock)."
+        "Buyer deposits `amount` (base units) into the vault owned by the order PDA (its associated",
+        "token account, created or, when someone created it first, accepted); the platform co-signs",
+        "the terms, which are valid until `expires_at` (unix seconds, cluster clock)."
       ],
       "discriminator": [
         218,
@@ -974,7 +975,8 @@ export type Escrow = {
     {
       "name": "refund",
       "docs": [
-        "Full amount back to the buyer: seller/platform any time; buyer alone after a missed deadline."
+        "Full amount back to the buyer: seller/platform any time; buyer alone after a missed deadline",
+        "(`Order::buyer_may_refund`: a late delivery until auto-release, a dispute does not stop the clock)."
       ],
       "discriminator": [
         2,
