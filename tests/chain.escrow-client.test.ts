@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction } from '@solana/web3.js';
 import { NATIVE_MINT, TOKEN_PROGRAM_ID, getAccount, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalnet } from './helpers/localnet';
+import { rpcCall, startLocalnet } from './helpers/localnet';
 import { decodeFundTransaction } from './helpers/decode-fund-tx.js';
 import { createChain, type ChainClient } from '../server/src/chain/index';
 import {
@@ -17,6 +17,7 @@ import {
   bootstrapLocalnet,
   ensureSol,
   loadOrCreateKeypair,
+  migrateEscrowAccounts,
   mintTestUsdc,
   type BootstrapResult,
 } from '../server/scripts/bootstrap-localnet';
@@ -337,5 +338,131 @@ describe('error translation', () => {
     });
     expect(await dead.health()).toEqual({ ok: false });
     expect((await chain.health()).ok).toBe(true);
+  });
+});
+
+describe('upgrade in place (issue 20 item 12): accounts of the previous layout are migrated by the upgrade authority and settle', () => {
+  // Runs last: it rewrites the config. The program on the localnet is the current code; the accounts are
+  // put back byte by byte in the previous release's layouts (localnet_setAccount), which is what the new
+  // code finds after `solana program deploy` replaced the program in place.
+  const setAccount = async (address: string, data: Buffer) => {
+    const lamports = await chain.connection.getMinimumBalanceForRentExemption(data.length);
+    await rpcCall(localnet.rpcUrl, 'localnet_setAccount', [address, { lamports, data: data.toString('base64'), owner: chain.escrow.programId.toBase58() }]);
+  };
+  /** The first release's config (programs/escrow/src/state/config.rs at 9c8bb43), 407 bytes, by hand. */
+  const configV0 = (current: Buffer, cfg: NonNullable<Awaited<ReturnType<ChainClient['escrow']['fetchConfig']>>>) => {
+    const parts = [current.subarray(0, 8)]; // discriminator of `Config`, unchanged
+    for (const k of [cfg.admin, cfg.platformAuthority, cfg.arbiter, cfg.treasury]) parts.push(new PublicKey(k).toBuffer());
+    const fee = Buffer.alloc(2);
+    fee.writeUInt16LE(cfg.feeBps);
+    const window = Buffer.alloc(8);
+    window.writeBigInt64LE(BigInt(cfg.defaultReviewWindow));
+    const len = Buffer.alloc(4);
+    len.writeUInt32LE(cfg.allowedMints.length);
+    parts.push(fee, window, len, ...cfg.allowedMints.map((m) => new PublicKey(m).toBuffer()), Buffer.from([cfg.bump]));
+    const out = Buffer.alloc(407);
+    Buffer.concat(parts).copy(out);
+    return out;
+  };
+
+  it('refuses them until migrated, migrates the config and every open order, and each order then settles', async () => {
+    const admin = loadOrCreateKeypair(dataDir, 'admin');
+    const usdc = new PublicKey(boot.usdcMint);
+    const [funded, delivered, disputed] = [randomUUID(), randomUUID(), randomUUID()];
+    for (const id of [funded, delivered, disputed]) await fund(id, boot.usdcMint, USDC(2));
+    await chain.escrow.markDelivered(delivered);
+    await chain.escrow.openDispute(disputed);
+    const cfg = (await chain.escrow.fetchConfig())!;
+    expect(cfg.version).toBe(1);
+    const configAddress = chain.escrow.configAddress();
+    const configData = (await chain.connection.getAccountInfo(configAddress, 'confirmed'))!.data;
+    expect(configData.length).toBe(424);
+    await setAccount(configAddress.toBase58(), configV0(configData, cfg));
+    const addresses = [funded, delivered, disputed].map((id) => chain.escrow.orderAddress(id).toBase58());
+    for (const address of addresses) {
+      const data = (await chain.connection.getAccountInfo(new PublicKey(address), 'confirmed'))!.data;
+      expect(data.length).toBe(237);
+      await setAccount(address, data.subarray(0, 236)); // the first release's order: no version byte
+    }
+    expect(await chain.escrow.legacyAccounts()).toEqual({ config: configAddress.toBase58(), orders: [...addresses].sort() });
+
+    // The new code refuses the old accounts: an old order does not deserialize, an old config is not current.
+    const order = chain.escrow.orderAddress(funded);
+    const refused = await chain.escrow.program.methods
+      .refund()
+      .accountsPartial({
+        authority: chain.escrow.service.publicKey,
+        config: configAddress,
+        order,
+        mint: usdc,
+        vault: getAssociatedTokenAddressSync(usdc, order, true),
+        buyerTokenAccount: getAssociatedTokenAddressSync(usdc, alice.publicKey),
+        rentPayer: alice.publicKey,
+        tokenProgram: TOKEN_PROGRAM_ID,
+      })
+      .rpc()
+      .catch((e: unknown) => e);
+    expect((refused as { error?: { errorCode?: { code?: string } } }).error?.errorCode?.code).toBe('AccountDidNotDeserialize');
+    const now = await chain.escrow.chainNow();
+    await expect(
+      chain.escrow.buildFundTransaction({
+        orderId: randomUUID(),
+        buyer: alice.publicKey.toBase58(),
+        seller: bob.publicKey.toBase58(),
+        mint: boot.usdcMint,
+        amount: USDC(1),
+        deliveryDeadline: now + DAY,
+        reviewWindow: 0,
+        expiresAt: now + 900,
+      }).then(async (built) => {
+        const tx = Transaction.from(Buffer.from(built.transaction, 'base64'));
+        tx.partialSign(alice);
+        return chain.escrow.submitSignedTransaction(tx.serialize().toString('base64'));
+      }),
+    ).rejects.toMatchObject({ extensions: expect.objectContaining({ program_error: 'AccountNotMigrated' }) });
+
+    // Only the upgrade authority migrates; the first release's config needs the windows.
+    await expect(chain.escrow.migrateConfig(chain.escrow.service, { maxReviewWindow: 30 * DAY, maxDeliveryWindow: 366 * DAY })).rejects.toMatchObject({
+      extensions: expect.objectContaining({ program_error: 'NotUpgradeAuthority' }),
+    });
+    await expect(chain.escrow.migrateConfig(admin)).rejects.toMatchObject({
+      extensions: expect.objectContaining({ program_error: 'MigrationValueMissing' }),
+    });
+    // the operator's command after an upgrade: npm run chain:bootstrap -- migrate <windows> (admin.json = upgrade authority)
+    const migrated = await migrateEscrowAccounts(dataDir, localnet.rpcUrl, boot.programId, { maxReviewWindow: 30 * DAY, maxDeliveryWindow: 366 * DAY });
+    expect(migrated).toEqual({ config: true, orders: [...addresses].sort() });
+    expect(await chain.escrow.legacyAccounts()).toEqual({ config: null, orders: [] });
+    expect(await chain.escrow.fetchConfig()).toEqual(cfg);
+    expect((await chain.escrow.fetchOrder(delivered))?.state).toBe('delivered');
+    // (not the same migrate_order again: within one block it would be the same transaction, AlreadyProcessed)
+    await expect(chain.escrow.migrateConfig(admin, { maxReviewWindow: 20 * DAY })).rejects.toMatchObject({
+      extensions: expect.objectContaining({ program_error: 'AccountAlreadyCurrent' }),
+    });
+
+    const before = await tokenBalance(alice.publicKey, usdc);
+    await chain.escrow.refund(funded);
+    await chain.escrow.release(delivered);
+    await chain.escrow.resolveDispute(disputed, 5_000);
+    for (const id of [funded, delivered, disputed]) expect(await chain.escrow.fetchOrder(id)).toBeNull();
+    expect(await tokenBalance(alice.publicKey, usdc)).toBe(before + USDC(2) + USDC(1));
+    await fund(randomUUID(), boot.usdcMint, USDC(1));
+  });
+
+  it('the dev bootstrap migrates a config a dev ledger kept from before the versioning (windows in the middle, 423 bytes)', async () => {
+    const cfg = (await chain.escrow.fetchConfig())!;
+    const configAddress = chain.escrow.configAddress();
+    const current = (await chain.connection.getAccountInfo(configAddress, 'confirmed'))!.data;
+    const v0 = configV0(current, cfg);
+    const windows = Buffer.alloc(16);
+    windows.writeBigInt64LE(BigInt(cfg.maxReviewWindow), 0);
+    windows.writeBigInt64LE(BigInt(cfg.maxDeliveryWindow), 8);
+    // admin..default_review_window (8 + 4*32 + 2 + 8 = 146 bytes), the windows, then the mints and bump
+    const unreleased = Buffer.concat([v0.subarray(0, 146), windows, v0.subarray(146)]);
+    expect(unreleased.length).toBe(423);
+    await setAccount(configAddress.toBase58(), unreleased);
+    await expect(chain.escrow.fetchConfig()).rejects.toBeTruthy(); // the current layout cannot read it
+    const again = await bootstrapLocalnet({ rpcUrl: localnet.rpcUrl, dataDir });
+    expect(again.created).toEqual(['escrow-config-migrated']);
+    expect(await chain.escrow.fetchConfig()).toEqual(cfg);
   });
 });

@@ -22,6 +22,7 @@ import {
 import {
   ASSOCIATED_TOKEN_PROGRAM_ID,
   TOKEN_PROGRAM_ID,
+  createAssociatedTokenAccountIdempotentInstruction,
   createMint,
   getAccount,
   getAssociatedTokenAddressSync,
@@ -390,6 +391,37 @@ describe.skipIf(!haveIdl)('escrow lifecycle on the localnet', () => {
     await claim();
     const fee = Math.floor((AMOUNT * FEE_BPS) / 10_000);
     expect(await balance(sellerAta)).toBe(sellerBefore + AMOUNT - fee);
+  });
+
+  it('funds an order whose vault someone created first (issue 20 item 10: the vault is accepted as the order PDA\'s ATA)', async () => {
+    // The order id is known before funding (it is in the Solana Pay link, the order API): anyone can
+    // derive the order PDA and create its associated token account first, and put tokens in it.
+    const id = randomBytes(16);
+    const order = orderPda(id);
+    const vault = getAssociatedTokenAddressSync(mint, order, true);
+    const mallory = Keypair.generate();
+    await airdrop(mallory.publicKey, 1);
+    const front = new Transaction().add(
+      createAssociatedTokenAccountIdempotentInstruction(mallory.publicKey, vault, order, mint),
+    );
+    // a fresh Connection: web3.js reuses a blockhash fetched in the last 30 s, which the claim test's warp expired
+    const fresh = new Connection(net.rpcUrl, { commitment: 'confirmed' });
+    await fresh.sendTransaction(front, [mallory]).then((sig) => fresh.confirmTransaction(sig, 'confirmed'));
+    expect(await balance(vault)).toBe(0);
+    await mintTo(fresh, admin, mint, vault, admin, 3);
+
+    await fund(id);
+    expect(await balance(vault)).toBe(AMOUNT + 3);
+    const [sellerBefore, treasuryBefore] = [await balance(sellerAta), await balance(treasuryAta)];
+    await program.methods
+      .release()
+      .accountsPartial({ authority: buyer.publicKey, ...payoutAccounts(order) })
+      .signers([buyer])
+      .rpc();
+    const fee = Math.floor((AMOUNT * FEE_BPS) / 10_000);
+    expect(await balance(sellerAta)).toBe(sellerBefore + AMOUNT - fee);
+    expect(await balance(treasuryAta)).toBe(treasuryBefore + fee + 3); // the stray tokens are swept
+    expect(await connection.getAccountInfo(vault)).toBeNull();
   });
 
   it('refuses a release signed by someone who is neither buyer nor platform', async () => {

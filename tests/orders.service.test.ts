@@ -369,7 +369,7 @@ describe('orders service', () => {
     expect(await slug(ctx.service.resolve(ctx.admin, o.id, 5000))).toBe('invalid-state-transition');
     expect(await slug(ctx.service.refund(ctx.buyer, o.id))).toBe('forbidden'); // deadline not passed
     await ctx.service.deliver(ctx.seller, o.id);
-    expect(await slug(ctx.service.refund(ctx.buyer, o.id))).toBe('forbidden'); // seller-only from delivered
+    expect(await slug(ctx.service.refund(ctx.buyer, o.id))).toBe('forbidden'); // delivered on time: not the buyer's alone
     await ctx.service.confirm(ctx.buyer, o.id);
     expect(await slug(ctx.service.dispute(ctx.buyer, o.id, 'this is too late now'))).toBe('invalid-state-transition');
     expect(await slug(ctx.service.deliver(ctx.seller, o.id))).toBe('invalid-state-transition');
@@ -602,9 +602,13 @@ describe('the lifecycle table, row by row (contract orderTransitions): service a
   // the rows a party takes through an order route on an existing escrow (pay is signed by the buyer's wallet: tested above)
   const routed = rows.filter((t) => t.from && t.route && t.action !== 'pay');
 
-  /** an order of a fresh context in `status`, reached along the table's own rows */
-  async function inStatus(ctx: Ctx, status: OrderTransition['from']): Promise<OrderRecord> {
+  /**
+   * an order of a fresh context in `status`, reached along the table's own rows; `late`: the seller
+   * missed delivery_deadline (the chain clock is past it before the delivery or dispute)
+   */
+  async function inStatus(ctx: Ctx, status: OrderTransition['from'], late = false): Promise<OrderRecord> {
     const o = await funded(ctx);
+    if (late) ctx.escrow.now = o.deliveryDeadline + 1;
     if (status === 'delivered') return ctx.service.deliver(ctx.seller, o.id);
     if (status === 'disputed') return ctx.service.dispute(ctx.buyer, o.id, 'not what we agreed on');
     expect(o.status).toBe(status);
@@ -640,7 +644,7 @@ describe('the lifecycle table, row by row (contract orderTransitions): service a
       const may = row.by.includes(role);
       it(`${row.from} -${row.action}-> ${row.to}: the ${role} ${may ? 'may' : 'may not (403)'}`, async () => {
         const ctx = setup();
-        const o = await inStatus(ctx, row.from);
+        const o = await inStatus(ctx, row.from, !!row.timing?.late);
         meetTiming(ctx, o, row.timing, role);
         const listingBefore = ctx.listings.rows.get(ctx.listing.id)!.status;
         const sent = ctx.escrow.sent.length;
@@ -664,7 +668,7 @@ describe('the lifecycle table, row by row (contract orderTransitions): service a
     const role = (t.only ?? row.by.find((b) => b !== 'system')) as Actor;
     it(`${row.from} -${row.action}-> ${row.to}: the ${role} is refused (${t.refusal}) on the wrong side of ${t.at} on the ${t.clock} clock, and allowed_actions agrees`, async () => {
       const ctx = setup();
-      const o = await inStatus(ctx, row.from);
+      const o = await inStatus(ctx, row.from, !!t.late);
       expect(t.clock).toBe('chain'); // the fakes' chain clock runs apart from the service clock
       const at = t.at === 'delivery_deadline' ? o.deliveryDeadline : Math.ceil(o.autoReleaseAt!.getTime() / 1000);
       ctx.escrow.now = t.allowed === 'before' ? at + 1 : at; // 'after' refuses at the instant itself
@@ -673,6 +677,49 @@ describe('the lifecycle table, row by row (contract orderTransitions): service a
       expect((await ctx.repo.get(o.id))!.status).toBe(row.from);
     });
   }
+
+  describe('deadline rule (issue 20 item 11): a seller who missed delivery_deadline cannot lock the buyer out', () => {
+    const refundable = async (ctx: Ctx, id: string) => (await allowed(ctx, 'buyer', id)).includes('refund');
+
+    it('a late delivery: the buyer refunds during its review window, not from auto_release_at on', async () => {
+      const ctx = setup();
+      const o = await inStatus(ctx, 'delivered', true);
+      expect(await refundable(ctx, o.id)).toBe(true);
+      const autoRelease = Math.ceil(o.autoReleaseAt!.getTime() / 1000);
+      ctx.escrow.now = autoRelease;
+      expect(await refundable(ctx, o.id)).toBe(false);
+      expect(await slug(ctx.service.refund(ctx.buyer, o.id))).toBe('forbidden');
+      ctx.escrow.now = autoRelease - 1;
+      const sent = ctx.escrow.sent.length;
+      expect((await ctx.service.refund(ctx.buyer, o.id)).status).toBe('refunded');
+      expect(ctx.escrow.sent.slice(sent).map((x) => x.ix)).toEqual(['refund']);
+    });
+
+    it('a dispute the seller opened does not stop the clock: the buyer refunds once the deadline has passed', async () => {
+      const ctx = setup();
+      const o = await funded(ctx);
+      await ctx.service.dispute(ctx.seller, o.id, 'the buyer never sent the brief');
+      ctx.escrow.now = o.deliveryDeadline;
+      expect(await refundable(ctx, o.id)).toBe(false);
+      expect(await slug(ctx.service.refund(ctx.buyer, o.id))).toBe('forbidden');
+      ctx.escrow.now = o.deliveryDeadline + 1;
+      expect(await refundable(ctx, o.id)).toBe(true);
+      expect((await ctx.service.refund(ctx.buyer, o.id)).status).toBe('refunded');
+    });
+
+    it('delivered on time: past the deadline the buyer confirms or disputes, she does not refund alone', async () => {
+      const ctx = setup();
+      const paid = await funded(ctx);
+      ctx.escrow.now = paid.deliveryDeadline; // the last second on time
+      const o = await ctx.service.deliver(ctx.seller, paid.id);
+      ctx.escrow.now = o.deliveryDeadline + 1;
+      expect(await allowed(ctx, 'buyer', o.id)).toEqual(['confirm', 'dispute']);
+      expect(await slug(ctx.service.refund(ctx.buyer, o.id))).toBe('forbidden');
+      await ctx.service.dispute(ctx.buyer, o.id, 'not what we agreed on');
+      expect(await refundable(ctx, o.id)).toBe(false);
+      expect(await slug(ctx.service.refund(ctx.buyer, o.id))).toBe('forbidden');
+    });
+  });
 
   it('allowed_actions reads the chain clock, not the server clock: past auto_release_at on chain the buyer no longer sees dispute', async () => {
     const ctx = setup({ now: () => new Date(1_700_000_000_000) }); // the server clock far behind the chain

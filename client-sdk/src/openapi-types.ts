@@ -413,7 +413,7 @@ export interface paths {
         put?: never;
         /**
          * Open a dispute
-         * @description Buyer or seller. in_progress or delivered (before auto_release_at) -> disputed; reason 10..2000 characters. The service calls open_dispute on chain, which freezes the escrow until an admin resolves it or the seller refunds. Other states: 409 invalid-state-transition. See the order lifecycle table (the Order schema, `x-order-transitions`).
+         * @description Buyer or seller. in_progress or delivered (before auto_release_at) -> disputed; reason 10..2000 characters. The service calls open_dispute on chain, which freezes the escrow until an admin resolves it or the seller refunds (or the buyer, when the seller missed delivery_deadline: a dispute does not stop the deadline clock). Other states: 409 invalid-state-transition. See the order lifecycle table (the Order schema, `x-order-transitions`).
          */
         post: operations["disputeOrder"];
         delete?: never;
@@ -433,7 +433,7 @@ export interface paths {
         put?: never;
         /**
          * Refund the buyer in full
-         * @description The seller from in_progress, delivered or disputed; the buyer from in_progress once delivery_deadline has passed (403 forbidden before). -> refunded; the full amount returns to the buyer, no fee. No body. See the order lifecycle table (the Order schema, `x-order-transitions`). Moves money (escrow-refund: return an order's escrow to the buyer: the seller gives up a payment (irreversible), or the buyer cancels a late order): a personal access token needs `payments:write` besides `orders:write` (else 403 insufficient-scope).
+         * @description The seller from in_progress, delivered or disputed; the buyer once delivery_deadline has passed without an on-time delivery (deadline rule, enforced by the escrow program too): from in_progress, from delivered when the delivery came late (until auto_release_at), from disputed when nothing was delivered on time (403 forbidden otherwise). -> refunded; the full amount returns to the buyer, no fee. No body. See the order lifecycle table (the Order schema, `x-order-transitions`). Moves money (escrow-refund: return an order's escrow to the buyer: the seller gives up a payment (irreversible), or the buyer cancels a late order): a personal access token needs `payments:write` besides `orders:write` (else 403 insufficient-scope).
          */
         post: operations["refundOrder"];
         delete?: never;
@@ -1930,9 +1930,9 @@ export interface components {
          *     | delivered | confirm | completed | buyer |  | release | order_completed | order.completed |
          *     | delivered | auto_release | completed | system | from auto_release_at (chain clock; else invalid-state-transition) | claim | order_completed | order.auto_released |
          *     | delivered | dispute | disputed | buyer, seller | before auto_release_at (chain clock; else invalid-state-transition) | open_dispute |  | order.disputed |
-         *     | delivered | refund | refunded | seller |  | refund | order_refunded | order.refunded |
+         *     | delivered | refund | refunded | seller, buyer | buyer: after delivery_deadline if not delivered by delivery_deadline, before auto_release_at (chain clock; else forbidden) | refund | order_refunded | order.refunded |
          *     | disputed | resolve | resolved | admin |  | resolve_dispute | order_resolved_partial; order_resolved_full at buyer_bps 10000 | order.resolved |
-         *     | disputed | refund | refunded | seller |  | refund | order_refunded | order.refunded |
+         *     | disputed | refund | refunded | seller, buyer | buyer: after delivery_deadline if not delivered by delivery_deadline (chain clock; else forbidden) | refund | order_refunded | order.refunded |
          */
         Order: {
             /**

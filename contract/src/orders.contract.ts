@@ -17,9 +17,16 @@
  * | delivered        | confirm      | completed        | buyer            | -                                               | release         | order_completed        | order.completed     |
  * | delivered        | auto_release | completed        | system           | from auto_release_at (chain) else 409           | claim           | order_completed        | order.auto_released |
  * | delivered        | dispute      | disputed         | buyer, seller    | before auto_release_at (chain) else 409         | open_dispute    | -                      | order.disputed      |
- * | delivered        | refund       | refunded         | seller           | -                                               | refund          | order_refunded         | order.refunded      |
+ * | delivered        | refund       | refunded         | seller, buyer    | buyer: after delivery_deadline if delivered late, before auto_release_at (chain) else 403 | refund | order_refunded | order.refunded |
  * | disputed         | resolve      | resolved         | admin (arbiter)  | -                                               | resolve_dispute | order_resolved_partial | order.resolved      |
- * | disputed         | refund       | refunded         | seller           | -                                               | refund          | order_refunded         | order.refunded      |
+ * | disputed         | refund       | refunded         | seller, buyer    | buyer: after delivery_deadline if not delivered by it (chain) else 403 | refund | order_refunded | order.refunded |
+ *
+ * Deadline rule (the escrow program enforces it too, `Order::buyer_may_refund`): once delivery_deadline has
+ * passed without an on-time delivery, the buyer may refund alone: a funded order at any time, a late delivery
+ * during its review window (before auto_release_at; then auto-release is the seller's), a disputed order at any
+ * time (a dispute, whoever opened it, does not stop the deadline clock). A seller who missed the deadline
+ * cannot block the refund by delivering late or by opening a dispute (Fiverr: a late order may be cancelled
+ * by the buyer; Upwork: the client may still get a refund). Delivered on time, the buyer confirms or disputes.
  *
  * Timing compares a clock with an order field: `chain` is the cluster's unix time (the escrow program's
  * Clock: what the program itself enforces), `service` the server's clock (payment window). A resolve with
@@ -182,6 +189,8 @@ export const PAYMENT_GRACE_SECONDS = 120;
  *  - before: now < at (a field that is not set yet, e.g. auto_release_at before delivery, never blocks);
  *  - from:   now >= at;
  *  - after:  now > at (a field that is not set never allows).
+ * `late`: the rule also requires that the seller missed delivery_deadline (delivered_at unset or after it);
+ * `until`: and now < that field (the second bound of a window, e.g. a late delivery's review window).
  * `clock` chain = the cluster's unix time (the escrow program's Clock sysvar, what the program enforces);
  * service = the server's wall clock. `only`: the rule binds that actor only. `refusal`: the problem a
  * caller gets when the rule refuses (403 forbidden or 409 invalid-state-transition).
@@ -191,6 +200,10 @@ export interface OrderTiming {
   at: 'payment_expires_at' | 'delivery_deadline' | 'auto_release_at';
   allowed: 'before' | 'from' | 'after';
   grace?: 'payment';
+  /** and the seller missed delivery_deadline: delivered_at is not set, or later than delivery_deadline */
+  late?: true;
+  /** and now < this field on the same clock (a field that is not set never blocks) */
+  until?: 'auto_release_at';
   only?: OrderActor;
   refusal: 'forbidden' | 'invalid-state-transition';
 }
@@ -281,7 +294,18 @@ export const orderTransitions = [
     emits: 'order.disputed',
     route: 'disputeOrder',
   },
-  { from: 'delivered', action: 'refund', to: 'refunded', by: ['seller'], instruction: 'refund', listing: 'order_refunded', emits: 'order.refunded', route: 'refundOrder' },
+  {
+    from: 'delivered',
+    action: 'refund',
+    to: 'refunded',
+    by: ['seller', 'buyer'],
+    timing: { clock: 'chain', at: 'delivery_deadline', allowed: 'after', late: true, until: 'auto_release_at', only: 'buyer', refusal: 'forbidden' },
+    instruction: 'refund',
+    listing: 'order_refunded',
+    emits: 'order.refunded',
+    route: 'refundOrder',
+    note: 'buyer: a late delivery may be refused by a refund during its review window (deadline rule)',
+  },
   {
     from: 'disputed',
     action: 'resolve',
@@ -294,7 +318,18 @@ export const orderTransitions = [
     route: 'resolveDispute',
     note: 'any buyer_bps split, signed by the arbiter',
   },
-  { from: 'disputed', action: 'refund', to: 'refunded', by: ['seller'], instruction: 'refund', listing: 'order_refunded', emits: 'order.refunded', route: 'refundOrder', note: 'the seller gives up the dispute' },
+  {
+    from: 'disputed',
+    action: 'refund',
+    to: 'refunded',
+    by: ['seller', 'buyer'],
+    timing: { clock: 'chain', at: 'delivery_deadline', allowed: 'after', late: true, only: 'buyer', refusal: 'forbidden' },
+    instruction: 'refund',
+    listing: 'order_refunded',
+    emits: 'order.refunded',
+    route: 'refundOrder',
+    note: 'the seller gives up the dispute; the buyer: a dispute does not stop the deadline clock (deadline rule)',
+  },
 ] as const satisfies readonly OrderTransition[];
 
 /** One row of the order lifecycle table, with its literal types. */
@@ -307,7 +342,8 @@ export const REVIEWABLE_ORDER_STATUSES = ['completed', 'resolved'] as const sati
 export function orderTransitionsMarkdown(): string {
   const timing = (t?: OrderTiming) =>
     t
-      ? `${t.only ? `${t.only}: ` : ''}${t.allowed} ${t.at}${t.grace ? ' + grace' : ''} (${t.clock} clock; else ${t.refusal})`
+      ? `${t.only ? `${t.only}: ` : ''}${t.allowed} ${t.at}${t.grace ? ' + grace' : ''}` +
+        `${t.late ? ' if not delivered by delivery_deadline' : ''}${t.until ? `, before ${t.until}` : ''} (${t.clock} clock; else ${t.refusal})`
       : '';
   const rows = (orderTransitions as readonly OrderTransition[]).map((t) =>
     [
@@ -727,7 +763,8 @@ export const orders = c.router({
     description:
       'Buyer or seller. in_progress or delivered (before auto_release_at) -> disputed; reason 10..2000 ' +
       'characters. The service calls open_dispute on chain, which freezes the escrow until an admin ' +
-      'resolves it or the seller refunds. Other states: 409 invalid-state-transition.' +
+      'resolves it or the seller refunds (or the buyer, when the seller missed delivery_deadline: a ' +
+      'dispute does not stop the deadline clock). Other states: 409 invalid-state-transition.' +
       seeTable,
     body: DisputeOrderBody,
     responses: { 200: Order, ...disputeOrder.responses },
@@ -739,9 +776,11 @@ export const orders = c.router({
     pathParams: OrderIdParams,
     summary: 'Refund the buyer in full',
     description:
-      'The seller from in_progress, delivered or disputed; the buyer from in_progress once ' +
-      'delivery_deadline has passed (403 forbidden before). -> refunded; the full amount returns to the ' +
-      'buyer, no fee. No body.' +
+      'The seller from in_progress, delivered or disputed; the buyer once delivery_deadline has passed ' +
+      'without an on-time delivery (deadline rule, enforced by the escrow program too): from in_progress, ' +
+      'from delivered when the delivery came late (until auto_release_at), from disputed when nothing was ' +
+      'delivered on time (403 forbidden otherwise). -> refunded; the full amount returns to the buyer, no ' +
+      'fee. No body.' +
       seeTable,
     body: c.noBody(),
     responses: { 200: Order, ...refundOrder.responses },

@@ -129,8 +129,19 @@ describe('order lifecycle columns', () => {
     expect(find('in_progress', 'refund').timing).toEqual({ clock: 'chain', at: 'delivery_deadline', allowed: 'after', only: 'buyer', refusal: 'forbidden' });
     expect(find('delivered', 'dispute').timing).toMatchObject({ clock: 'chain', at: 'auto_release_at', allowed: 'before', refusal: 'invalid-state-transition' });
     expect(find('delivered', 'auto_release').timing).toMatchObject({ clock: 'chain', at: 'auto_release_at', allowed: 'from' });
+    // deadline rule (issue 20 item 11, the escrow program's Order::buyer_may_refund): after a missed
+    // delivery_deadline the buyer refunds a late delivery until auto-release, and a disputed order
+    expect(find('delivered', 'refund')).toMatchObject({
+      by: ['seller', 'buyer'],
+      timing: { clock: 'chain', at: 'delivery_deadline', allowed: 'after', late: true, until: 'auto_release_at', only: 'buyer', refusal: 'forbidden' },
+    });
+    expect(find('disputed', 'refund')).toMatchObject({
+      by: ['seller', 'buyer'],
+      timing: { clock: 'chain', at: 'delivery_deadline', allowed: 'after', late: true, only: 'buyer', refusal: 'forbidden' },
+    });
+    expect(find('disputed', 'refund').timing).not.toHaveProperty('until');
     // auto_release_at exists only once delivered: no rule reads it from an earlier state
-    for (const t of rows) if (t.timing?.at === 'auto_release_at') expect(t.from).toBe('delivered');
+    for (const t of rows) if (t.timing?.at === 'auto_release_at' || t.timing?.until === 'auto_release_at') expect(t.from).toBe('delivered');
   });
 
   it('lets the buyer review completed and resolved orders, which are terminal', () => {

@@ -10,13 +10,18 @@
  *  3. the test USDC mint (SPL Token, 6 decimals, freeze authority none) if absent
  *  4. the escrow config (fee 250 bps, default review window 3 days, at most 30 days; delivery
  *     deadlines at most 366 days ahead; allowed mints [test USDC, wSOL])
- *     if absent; an existing config is kept (a mismatch is reported in `warnings`)
+ *     if absent; an existing config is kept (a mismatch is reported in `warnings`). Before that, a
+ *     config or open orders in the layout of an earlier program version (a ledger from before an
+ *     in-place upgrade) are migrated with the admin key (migrate_config / migrate_order; on the
+ *     localnet the admin is the upgrade authority); `created` lists them
  *  5. the treasury's associated token accounts for both mints
  *  6. DATA_DIR/chain.json: { rpcUrl, programId, currencies, servicePublicKey, adminPublicKey, arbiter,
  *     treasury, usdcMint, usdcMintAuthority, feeBps, defaultReviewWindow, keysDir, bootstrappedAt }
  *
  * CLI: `npm run chain:bootstrap` (env SOLANA_RPC_URL default http://127.0.0.1:SOLANA_RPC_PORT, DATA_DIR
  * default ./data, ESCROW_PROGRAM_ID default the IDL address; server/src/config.ts loadToolConfig). Faucet: `npm run chain:bootstrap -- faucet <wallet> <usdc>`.
+ * After an in-place program upgrade: `npm run chain:bootstrap -- migrate [max_review_window_s max_delivery_window_s]`
+ * (signed by DATA_DIR/keys/admin.json, the upgrade authority; windows default to 30 and 366 days).
  */
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -135,7 +140,17 @@ export async function bootstrapLocalnet(opts: { rpcUrl: string; dataDir: string;
   ];
   const chain = createChain({ rpcUrl: opts.rpcUrl, serviceKeypair: keys.service, programId, currencies });
 
-  // 4. escrow config
+  // 4. escrow config; accounts an earlier version of the program wrote (a ledger from before an upgrade)
+  // are migrated first: on the dev localnet the admin key is the program's upgrade authority
+  const legacy = await chain.escrow.legacyAccounts();
+  if (legacy.config || legacy.orders.length) {
+    const migrated = await chain.escrow.migrateLegacyAccounts(keys.admin, {
+      maxReviewWindow: DEFAULT_MAX_REVIEW_WINDOW_S,
+      maxDeliveryWindow: DEFAULT_MAX_DELIVERY_WINDOW_S,
+    });
+    if (migrated.config) created.push('escrow-config-migrated');
+    for (const order of migrated.orders) created.push(`escrow-order-migrated:${order}`);
+  }
   const cfg = await chain.escrow.fetchConfig();
   if (!cfg) {
     await chain.escrow.initializeConfig({
@@ -223,11 +238,42 @@ export async function mintTestUsdc(dataDir: string, rpcUrl: string, toWallet: st
   return { ...res, tokenAccount: ata.toBase58() };
 }
 
+/**
+ * After an in-place upgrade of the escrow program (`anchor upgrade` / `solana program deploy` over the
+ * same id): migrates the config and every open order an earlier version wrote (EscrowClient
+ * `migrateLegacyAccounts`), signed by DATA_DIR/keys/admin.json, which must be the program's upgrade
+ * authority. `windows` (seconds) fill a first-release config, which has none. Returns what it migrated.
+ */
+export async function migrateEscrowAccounts(
+  dataDir: string,
+  rpcUrl: string,
+  programId: string | undefined,
+  windows: { maxReviewWindow?: number; maxDeliveryWindow?: number },
+) {
+  const admin = loadOrCreateKeypair(resolve(dataDir), 'admin');
+  const chain = createChain({
+    rpcUrl,
+    serviceKeypair: admin,
+    programId: programId ?? (escrowIdl as { address: string }).address,
+    currencies: [],
+  });
+  return chain.escrow.migrateLegacyAccounts(admin, windows);
+}
+
 async function main() {
   const tool = loadToolConfig(process.env);
   const rpcUrl = tool.solanaRpcUrl ?? tool.localnetRpcUrl;
   const dataDir = tool.dataDir;
   const [cmd, wallet, amount] = process.argv.slice(2);
+  if (cmd === 'migrate') {
+    const seconds = (v: string | undefined) => (v === undefined ? undefined : Number.parseInt(v, 10));
+    const res = await migrateEscrowAccounts(dataDir, rpcUrl, tool.escrowProgramId, {
+      maxReviewWindow: seconds(wallet) ?? DEFAULT_MAX_REVIEW_WINDOW_S,
+      maxDeliveryWindow: seconds(amount) ?? DEFAULT_MAX_DELIVERY_WINDOW_S,
+    });
+    console.log(JSON.stringify(res, null, 2));
+    return;
+  }
   if (cmd === 'faucet') {
     if (!wallet || !amount) throw new Error('usage: bootstrap-localnet.ts faucet <wallet> <usdc amount, e.g. 100.5>');
     const res = await mintTestUsdc(dataDir, rpcUrl, wallet, parseUnits(amount, TEST_USDC_DECIMALS));

@@ -224,8 +224,9 @@ export type Escrow = {
     {
       "name": "fund",
       "docs": [
-        "Buyer deposits `amount` (base units) into a fresh vault owned by the order PDA; the platform",
-        "co-signs the terms, which are valid until `expires_at` (unix seconds, cluster clock)."
+        "Buyer deposits `amount` (base units) into the vault owned by the order PDA (its associated",
+        "token account, created or, when someone created it first, accepted); the platform co-signs",
+        "the terms, which are valid until `expires_at` (unix seconds, cluster clock)."
       ],
       "discriminator": [
         218,
@@ -314,7 +315,14 @@ export type Escrow = {
         {
           "name": "vault",
           "docs": [
-            "Associated token account of (order PDA, mint): one vault authority per order."
+            "Associated token account of (order PDA, mint): one vault authority per order. Created if",
+            "missing, accepted if it already exists (the idempotent ATA create): anyone can create the",
+            "ATA of an order PDA before it is funded, and plain `init` let that block the funding. An",
+            "existing account must be the associated token account of (order PDA, mint, token program)",
+            "(address, mint, owner and token program checked by Anchor: ConstraintTokenMint /",
+            "ConstraintTokenOwner / ConstraintAssociatedTokenTokenProgram / AccountNotAssociatedTokenAccount).",
+            "Only the order PDA can move tokens out of it or close it; tokens someone put there first",
+            "are surplus, swept at settlement (`vault.rs`)."
           ],
           "writable": true,
           "pda": {
@@ -629,6 +637,275 @@ export type Escrow = {
       "args": []
     },
     {
+      "name": "migrateConfig",
+      "docs": [
+        "Upgrade authority only: rewrites the config into the current layout after an in-place",
+        "upgrade (see `instructions/migrate.rs`); `args` fill the fields the old layout lacks."
+      ],
+      "discriminator": [
+        92,
+        131,
+        58,
+        105,
+        210,
+        154,
+        224,
+        193
+      ],
+      "accounts": [
+        {
+          "name": "authority",
+          "docs": [
+            "The program's upgrade authority; pays the rent of the added bytes."
+          ],
+          "writable": true,
+          "signer": true
+        },
+        {
+          "name": "config",
+          "docs": [
+            "The config PDA in whatever layout an earlier version left it."
+          ],
+          "writable": true,
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [
+                  99,
+                  111,
+                  110,
+                  102,
+                  105,
+                  103
+                ]
+              }
+            ]
+          }
+        },
+        {
+          "name": "programData",
+          "docs": [
+            "The program's ProgramData account, naming `authority` as upgrade authority (see initialize_config)."
+          ],
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [
+                  141,
+                  216,
+                  185,
+                  55,
+                  160,
+                  247,
+                  68,
+                  30,
+                  149,
+                  11,
+                  115,
+                  222,
+                  178,
+                  176,
+                  5,
+                  185,
+                  242,
+                  47,
+                  119,
+                  213,
+                  79,
+                  178,
+                  129,
+                  207,
+                  237,
+                  174,
+                  152,
+                  88,
+                  175,
+                  203,
+                  2,
+                  163
+                ]
+              }
+            ],
+            "program": {
+              "kind": "const",
+              "value": [
+                2,
+                168,
+                246,
+                145,
+                78,
+                136,
+                161,
+                176,
+                226,
+                16,
+                21,
+                62,
+                247,
+                99,
+                174,
+                43,
+                0,
+                194,
+                185,
+                61,
+                22,
+                193,
+                36,
+                210,
+                192,
+                83,
+                122,
+                16,
+                4,
+                128,
+                0,
+                0
+              ]
+            }
+          }
+        },
+        {
+          "name": "systemProgram",
+          "address": "11111111111111111111111111111111"
+        }
+      ],
+      "args": [
+        {
+          "name": "args",
+          "type": {
+            "defined": {
+              "name": "migrateConfigArgs"
+            }
+          }
+        }
+      ]
+    },
+    {
+      "name": "migrateOrder",
+      "docs": [
+        "Upgrade authority only: rewrites an open order into the current layout after an in-place",
+        "upgrade; every field keeps its value."
+      ],
+      "discriminator": [
+        177,
+        81,
+        189,
+        119,
+        98,
+        91,
+        63,
+        189
+      ],
+      "accounts": [
+        {
+          "name": "authority",
+          "docs": [
+            "The program's upgrade authority; pays the rent of the added bytes (returned to the order's",
+            "`rent_payer` with the rest when the order closes)."
+          ],
+          "writable": true,
+          "signer": true
+        },
+        {
+          "name": "order",
+          "docs": [
+            "An open order in whatever layout an earlier version left it.",
+            "(`[\"order\", order_id]` with the stored bump) checked in the handler."
+          ],
+          "writable": true
+        },
+        {
+          "name": "programData",
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [
+                  141,
+                  216,
+                  185,
+                  55,
+                  160,
+                  247,
+                  68,
+                  30,
+                  149,
+                  11,
+                  115,
+                  222,
+                  178,
+                  176,
+                  5,
+                  185,
+                  242,
+                  47,
+                  119,
+                  213,
+                  79,
+                  178,
+                  129,
+                  207,
+                  237,
+                  174,
+                  152,
+                  88,
+                  175,
+                  203,
+                  2,
+                  163
+                ]
+              }
+            ],
+            "program": {
+              "kind": "const",
+              "value": [
+                2,
+                168,
+                246,
+                145,
+                78,
+                136,
+                161,
+                176,
+                226,
+                16,
+                21,
+                62,
+                247,
+                99,
+                174,
+                43,
+                0,
+                194,
+                185,
+                61,
+                22,
+                193,
+                36,
+                210,
+                192,
+                83,
+                122,
+                16,
+                4,
+                128,
+                0,
+                0
+              ]
+            }
+          }
+        },
+        {
+          "name": "systemProgram",
+          "address": "11111111111111111111111111111111"
+        }
+      ],
+      "args": []
+    },
+    {
       "name": "openDispute",
       "docs": [
         "Buyer, seller or platform; before auto-release is due."
@@ -698,7 +975,8 @@ export type Escrow = {
     {
       "name": "refund",
       "docs": [
-        "Full amount back to the buyer: seller/platform any time; buyer alone after a missed deadline."
+        "Full amount back to the buyer: seller/platform any time; buyer alone after a missed deadline",
+        "(`Order::buyer_may_refund`: a late delivery until auto-release, a dispute does not stop the clock)."
       ],
       "discriminator": [
         2,
@@ -714,8 +992,9 @@ export type Escrow = {
         {
           "name": "authority",
           "docs": [
-            "The seller or the platform authority at any time; the buyer alone only after a",
-            "missed delivery deadline on a Funded order."
+            "The seller or the platform authority at any time; the buyer alone only after a missed",
+            "delivery deadline (`Order::buyer_may_refund`: not delivered on time; a late delivery",
+            "until auto-release; a dispute does not stop the clock)."
           ],
           "signer": true
         },
@@ -1358,6 +1637,19 @@ export type Escrow = {
   "events": [
     {
       "discriminator": [
+        153,
+        121,
+        252,
+        128,
+        30,
+        241,
+        166,
+        101
+      ],
+      "name": "accountMigrated"
+    },
+    {
+      "discriminator": [
         181,
         49,
         200,
@@ -1583,7 +1875,7 @@ export type Escrow = {
     {
       "code": 6021,
       "name": "buyerRefundNotAllowed",
-      "msg": "buyer may refund alone only a Funded order whose delivery deadline has passed"
+      "msg": "buyer may refund alone only after a missed delivery deadline (not delivered on time; a late delivery only before auto-release)"
     },
     {
       "code": 6022,
@@ -1644,15 +1936,63 @@ export type Escrow = {
       "code": 6033,
       "name": "maxDeliveryWindowOutOfRange",
       "msg": "max_delivery_window must be positive and at most DELIVERY_WINDOW_LIMIT"
+    },
+    {
+      "code": 6034,
+      "name": "accountNotMigrated",
+      "msg": "account has the layout of an earlier program version; the upgrade authority must migrate it"
+    },
+    {
+      "code": 6035,
+      "name": "accountAlreadyCurrent",
+      "msg": "account already has the current layout"
+    },
+    {
+      "code": 6036,
+      "name": "unknownAccountLayout",
+      "msg": "account data matches no known layout of this program"
+    },
+    {
+      "code": 6037,
+      "name": "migrationValueMissing",
+      "msg": "the old config has no value for a field the migration must set"
     }
   ],
   "types": [
+    {
+      "docs": [
+        "`migrate_config` / `migrate_order` rewrote `account` from layout `from_version` to `to_version`."
+      ],
+      "name": "accountMigrated",
+      "type": {
+        "fields": [
+          {
+            "name": "account",
+            "type": "pubkey"
+          },
+          {
+            "name": "by",
+            "type": "pubkey"
+          },
+          {
+            "name": "fromVersion",
+            "type": "u8"
+          },
+          {
+            "name": "toVersion",
+            "type": "u8"
+          }
+        ],
+        "kind": "struct"
+      }
+    },
     {
       "name": "config",
       "docs": [
         "Singleton PDA `[\"config\"]`. The platform authority, arbiter and windows are read live by every",
         "instruction (only `fee_bps` and `treasury` are snapshotted per order): rotating them moves control",
-        "of the orders already open."
+        "of the orders already open. Every instruction refuses a config whose `version` is not",
+        "`CONFIG_VERSION` (`AccountNotMigrated`): `migrate_config` rewrites it first."
       ],
       "type": {
         "kind": "struct",
@@ -1694,21 +2034,6 @@ export type Escrow = {
             "type": "i64"
           },
           {
-            "name": "maxReviewWindow",
-            "docs": [
-              "Longest review window (seconds) `fund` accepts; `default_review_window <= this <= REVIEW_WINDOW_LIMIT`."
-            ],
-            "type": "i64"
-          },
-          {
-            "name": "maxDeliveryWindow",
-            "docs": [
-              "Longest delivery window (seconds) `fund` accepts: `delivery_deadline - now <= this`;",
-              "`0 < this <= DELIVERY_WINDOW_LIMIT`."
-            ],
-            "type": "i64"
-          },
-          {
             "name": "allowedMints",
             "type": {
               "vec": "pubkey"
@@ -1717,6 +2042,28 @@ export type Escrow = {
           {
             "name": "bump",
             "type": "u8"
+          },
+          {
+            "name": "version",
+            "docs": [
+              "Layout version (`CONFIG_VERSION`); fields added after the first release follow it."
+            ],
+            "type": "u8"
+          },
+          {
+            "name": "maxReviewWindow",
+            "docs": [
+              "(version 1) Longest review window (seconds) `fund` accepts; `default_review_window <= this <= REVIEW_WINDOW_LIMIT`."
+            ],
+            "type": "i64"
+          },
+          {
+            "name": "maxDeliveryWindow",
+            "docs": [
+              "(version 1) Longest delivery window (seconds) `fund` accepts: `delivery_deadline - now <= this`;",
+              "`0 < this <= DELIVERY_WINDOW_LIMIT`."
+            ],
+            "type": "i64"
           }
         ]
       }
@@ -1933,10 +2280,37 @@ export type Escrow = {
       }
     },
     {
+      "name": "migrateConfigArgs",
+      "docs": [
+        "Values of config fields that the old layout may lack, in seconds. `None` keeps the value the",
+        "old account holds; a version-0 config holds neither window, so both are required for it",
+        "(`MigrationValueMissing`). The result must satisfy the config invariants (`validate`)."
+      ],
+      "type": {
+        "kind": "struct",
+        "fields": [
+          {
+            "name": "maxReviewWindow",
+            "type": {
+              "option": "i64"
+            }
+          },
+          {
+            "name": "maxDeliveryWindow",
+            "type": {
+              "option": "i64"
+            }
+          }
+        ]
+      }
+    },
+    {
       "name": "order",
       "docs": [
         "PDA `[\"order\", order_id]`. Exists only while money is in escrow: every terminal",
-        "instruction closes it (and its vault) and returns the rent to `rent_payer`."
+        "instruction closes it (and its vault) and returns the rent to `rent_payer`. Every instruction",
+        "refuses an order whose `version` is not `ORDER_VERSION` (`AccountNotMigrated`; an order of the",
+        "first release does not even deserialize): `migrate_order` rewrites it first."
       ],
       "type": {
         "kind": "struct",
@@ -2023,6 +2397,13 @@ export type Escrow = {
           },
           {
             "name": "bump",
+            "type": "u8"
+          },
+          {
+            "name": "version",
+            "docs": [
+              "Layout version (`ORDER_VERSION`); fields added after the first release follow it."
+            ],
             "type": "u8"
           }
         ]

@@ -91,7 +91,7 @@ const MUTANTS = [
   { name: 'config: max_delivery_window limit unchecked', edits: [['instructions/initialize_config.rs', ' && config.max_delivery_window <= DELIVERY_WINDOW_LIMIT', '']] },
   { name: 'config: max_delivery_window limit exclusive', edits: [['instructions/initialize_config.rs', 'config.max_delivery_window <= DELIVERY_WINDOW_LIMIT', 'config.max_delivery_window < DELIVERY_WINDOW_LIMIT']] },
   // ---- signers, roles and payees
-  { name: 'update_config: anyone', edits: [['instructions/update_config.rs', ', has_one = admin @ EscrowError::NotAdmin', '']] },
+  { name: 'update_config: anyone', edits: [drop('instructions/update_config.rs', '        has_one = admin @ EscrowError::NotAdmin,\n')] },
   { name: 'fund: no platform co-signer check', edits: [drop('instructions/fund.rs', '        has_one = platform_authority @ EscrowError::PlatformAuthorityMismatch,\n')] },
   { name: 'fund: buyer may be the seller', edits: [['instructions/fund.rs', '#[account(constraint = seller.key() != buyer.key() @ EscrowError::BuyerIsSeller)]\n', '']] },
   { name: 'fund: any mint', edits: [drop('instructions/fund.rs', '        constraint = config.allowed_mints.contains(&mint.key()) @ EscrowError::MintNotAllowed,\n')] },
@@ -119,7 +119,7 @@ const MUTANTS = [
       ],
     ],
   },
-  { name: 'resolve_dispute: anyone', edits: [['instructions/resolve_dispute.rs', ', has_one = arbiter @ EscrowError::NotArbiter', '']] },
+  { name: 'resolve_dispute: anyone', edits: [drop('instructions/resolve_dispute.rs', '        has_one = arbiter @ EscrowError::NotArbiter,\n')] },
   {
     name: 'resolve_dispute: any buyer token account',
     edits: [drop('instructions/resolve_dispute.rs', '        constraint = buyer_token_account.owner == order.buyer @ EscrowError::BuyerTokenAccountMismatch,\n')],
@@ -136,8 +136,26 @@ const MUTANTS = [
   { name: 'claim: only after the window (exclusive)', edits: [['instructions/claim.rs', 'require!(now >= due', 'require!(now > due']] },
   { name: 'resolve_dispute: from any state', edits: [['instructions/resolve_dispute.rs', 'require!(a.order.state == OrderState::Disputed', 'require!(true']] },
   { name: 'open_dispute: still at auto-release time', edits: [['instructions/open_dispute.rs', 'require!(now < due', 'require!(now <= due']] },
-  { name: 'refund: buyer alone at the deadline', edits: [['instructions/refund.rs', 'now > a.order.delivery_deadline', 'now >= a.order.delivery_deadline']] },
-  { name: 'refund: buyer alone once delivered', edits: [['instructions/refund.rs', 'a.order.state == OrderState::Funded && ', '']] },
+  { name: 'refund: buyer alone any time', edits: [drop('instructions/refund.rs', '        require!(allowed, EscrowError::BuyerRefundNotAllowed);\n')] },
+  { name: 'refund: buyer alone at the deadline', edits: [['state/order.rs', 'if now <= self.delivery_deadline ||', 'if now < self.delivery_deadline ||']] },
+  { name: 'refund: buyer alone once delivered on time', edits: [['state/order.rs', ' || self.delivered_on_time() {', ' {']] },
+  { name: 'refund: buyer alone after a late delivery was due for claim', edits: [['state/order.rs', 'OrderState::Delivered => now < self.auto_release_at()?,', 'OrderState::Delivered => true,']] },
+  { name: 'refund: buyer alone never on a dispute', edits: [['state/order.rs', 'OrderState::Funded | OrderState::Disputed => true,', 'OrderState::Funded => true,\n            OrderState::Disputed => false,']] },
+  { name: 'refund: delivery at the deadline is late', edits: [['state/order.rs', 'self.delivered_at <= self.delivery_deadline', 'self.delivered_at < self.delivery_deadline']] },
+  // ---- issue 20: a vault created before funding, accounts of an earlier version
+  { name: 'fund: vault with plain init (front-run blocks funding)', edits: [['instructions/fund.rs', '        init_if_needed,\n', '        init,\n']] },
+  ...['mark_delivered', 'open_dispute', 'release', 'claim', 'resolve_dispute', 'refund', 'update_config', 'fund'].map((ix) => ({
+    name: `${ix}: config of an earlier layout accepted`,
+    edits: [drop(`instructions/${ix}.rs`, '        constraint = config.is_current() @ EscrowError::AccountNotMigrated,\n')],
+  })),
+  ...['mark_delivered', 'open_dispute', 'release', 'claim', 'resolve_dispute', 'refund'].map((ix) => ({
+    name: `${ix}: order of another version accepted`,
+    edits: [drop(`instructions/${ix}.rs`, '        constraint = order.is_current() @ EscrowError::AccountNotMigrated,\n')],
+  })),
+  { name: 'migrate_config: anyone', edits: [['instructions/migrate.rs', '(see initialize_config).\n    #[account(\n        seeds = [crate::ID.as_ref()],\n        bump,\n        seeds::program = bpf_loader_upgradeable::ID,\n        constraint = program_data.upgrade_authority_address == Some(authority.key()) @ EscrowError::NotUpgradeAuthority,\n', '(see initialize_config).\n    #[account(\n        seeds = [crate::ID.as_ref()],\n        bump,\n        seeds::program = bpf_loader_upgradeable::ID,\n']] },
+  { name: 'migrate_order: anyone', edits: [['instructions/migrate.rs', 'pub order: UncheckedAccount<\'info>,\n    #[account(\n        seeds = [crate::ID.as_ref()],\n        bump,\n        seeds::program = bpf_loader_upgradeable::ID,\n        constraint = program_data.upgrade_authority_address == Some(authority.key()) @ EscrowError::NotUpgradeAuthority,\n', 'pub order: UncheckedAccount<\'info>,\n    #[account(\n        seeds = [crate::ID.as_ref()],\n        bump,\n        seeds::program = bpf_loader_upgradeable::ID,\n']] },
+  { name: 'migrate_order: an account that is not its order id\'s PDA', edits: [drop('instructions/migrate.rs', '    require_keys_eq!(pda, info.key(), anchor_lang::error::ErrorCode::ConstraintSeeds);\n')] },
+  { name: 'migrate_config: windows out of range', edits: [drop('instructions/migrate.rs', '    validate(&config)?;\n')] },
   { name: 'fund: deadline may be now', edits: [['instructions/fund.rs', 'require!(delivery_deadline > now', 'require!(delivery_deadline >= now']] },
   { name: 'fund: zero amount', edits: [['instructions/fund.rs', 'require!(amount > 0', 'require!(amount >= 0']] },
   { name: 'fund: negative review window', edits: [drop('instructions/fund.rs', '    require!(review_window >= 0, EscrowError::ReviewWindowNegative);\n')] },
@@ -170,7 +188,7 @@ const copy = mkdtempSync(join(tmpdir(), 'bazaar-constraint-mutants-'));
 cpSync(programs, copy, { recursive: true, filter: (src) => !/\/(target|node_modules)(\/|$)/.test(src) });
 const src = (f) => join(copy, 'escrow', 'src', f);
 const env = { ...process.env, CARGO_TARGET_DIR: process.env.CARGO_TARGET_DIR || join(homedir(), '.cache', 'bazaar', 'cargo-target') };
-const tests = ['--test', 'escrow_flows', '--test', 'payout_props', '--lib', ...(withProptest ? ['--test', 'conservation'] : [])];
+const tests = ['--test', 'escrow_flows', '--test', 'migration', '--test', 'payout_props', '--lib', ...(withProptest ? ['--test', 'conservation'] : [])];
 const cargoTest = () =>
   spawnSync('cargo', ['test', '-p', 'bazaar-escrow', '--manifest-path', join(copy, 'Cargo.toml'), ...tests], { env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
 

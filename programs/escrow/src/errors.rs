@@ -45,7 +45,7 @@ pub enum EscrowError {
     ReviewWindowNotElapsed,
     #[msg("review window after delivery has elapsed; the order can only be claimed")]
     ReviewWindowElapsed,
-    #[msg("buyer may refund alone only a Funded order whose delivery deadline has passed")]
+    #[msg("buyer may refund alone only after a missed delivery deadline (not delivered on time; a late delivery only before auto-release)")]
     BuyerRefundNotAllowed,
     #[msg("buyer_bps exceeds 10000")]
     BuyerBpsTooHigh,
@@ -71,4 +71,12 @@ pub enum EscrowError {
     MaxReviewWindowOutOfRange,
     #[msg("max_delivery_window must be positive and at most DELIVERY_WINDOW_LIMIT")]
     MaxDeliveryWindowOutOfRange,
+    #[msg("account has the layout of an earlier program version; the upgrade authority must migrate it")]
+    AccountNotMigrated,
+    #[msg("account already has the current layout")]
+    AccountAlreadyCurrent,
+    #[msg("account data matches no known layout of this program")]
+    UnknownAccountLayout,
+    #[msg("the old config has no value for a field the migration must set")]
+    MigrationValueMissing,
 }

@@ -118,3 +118,12 @@ pub struct OrderRefunded {
     pub amount: u64,
     pub refunded_at: i64,
 }
+
+/// `migrate_config` / `migrate_order` rewrote `account` from layout `from_version` to `to_version`.
+#[event]
+pub struct AccountMigrated {
+    pub account: Pubkey,
+    pub by: Pubkey,
+    pub from_version: u8,
+    pub to_version: u8,
+}

@@ -38,8 +38,9 @@ pub mod escrow {
         instructions::update_config::handler(ctx, args)
     }
 
-    /// Buyer deposits `amount` (base units) into a fresh vault owned by the order PDA; the platform
-    /// co-signs the terms, which are valid until `expires_at` (unix seconds, cluster clock).
+    /// Buyer deposits `amount` (base units) into the vault owned by the order PDA (its associated
+    /// token account, created or, when someone created it first, accepted); the platform co-signs
+    /// the terms, which are valid until `expires_at` (unix seconds, cluster clock).
     pub fn fund(
         ctx: Context<Fund>,
         order_id: [u8; 16],
@@ -77,8 +78,21 @@ pub mod escrow {
         instructions::resolve_dispute::handler(ctx, buyer_bps)
     }
 
-    /// Full amount back to the buyer: seller/platform any time; buyer alone after a missed deadline.
+    /// Full amount back to the buyer: seller/platform any time; buyer alone after a missed deadline
+    /// (`Order::buyer_may_refund`: a late delivery until auto-release, a dispute does not stop the clock).
     pub fn refund(ctx: Context<Refund>) -> Result<()> {
         instructions::refund::handler(ctx)
+    }
+
+    /// Upgrade authority only: rewrites the config into the current layout after an in-place
+    /// upgrade (see `instructions/migrate.rs`); `args` fill the fields the old layout lacks.
+    pub fn migrate_config(ctx: Context<MigrateConfig>, args: MigrateConfigArgs) -> Result<()> {
+        instructions::migrate::config_handler(ctx, args)
+    }
+
+    /// Upgrade authority only: rewrites an open order into the current layout after an in-place
+    /// upgrade; every field keeps its value.
+    pub fn migrate_order(ctx: Context<MigrateOrder>) -> Result<()> {
+        instructions::migrate::order_handler(ctx)
     }
 }

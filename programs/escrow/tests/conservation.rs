@@ -115,7 +115,17 @@ fn predict(m: Model, a: Action, now: i64, deadline: i64, window: i64) -> bool {
         Action::Resolve(w, _) => state == OrderState::Disputed && w == Who::Carol,
         Action::Refund(w) => match w {
             Who::Bob | Who::Pat => true,
-            Who::Alice => state == OrderState::Funded && now > deadline,
+            // Deadline rule: after a missed deadline with no on-time delivery; a late delivery
+            // only until auto-release; a dispute does not stop the clock.
+            Who::Alice => {
+                let on_time = delivered_at != 0 && delivered_at <= deadline;
+                now > deadline
+                    && !on_time
+                    && match state {
+                        OrderState::Funded | OrderState::Disputed => true,
+                        OrderState::Delivered => now < due,
+                    }
+            }
             Who::Carol | Who::Mallory => false,
         },
         Action::Forged(..) => false,

@@ -7,6 +7,7 @@ mod common;
 
 use anchor_lang::error::ErrorCode as Anchor;
 use anchor_lang::AccountSerialize;
+use anchor_spl::associated_token::spl_associated_token_account;
 use common::*;
 use escrow::errors::EscrowError;
 use escrow::state::OrderState;
@@ -490,6 +491,68 @@ async fn an_order_id_cannot_be_funded_twice_while_open() {
     assert_eq!(env.balance(env.alice.pubkey(), usdc).await, ALICE_START - PRICE);
 }
 
+#[tokio::test]
+async fn a_vault_created_before_funding_does_not_block_it() {
+    // Issue 20 item 10: Mallory knows the next order id, so she knows its PDA and the vault
+    // address (the PDA's associated token account), and creates that account first, with a few
+    // tokens of her own in it. Funding accepts the existing account (the idempotent ATA create)
+    // and the order settles; her tokens are surplus, swept like any tokens sent unasked.
+    let mut env = Env::new().await;
+    let (usdc, t22) = (env.usdc, env.t22);
+    let (alice, bob, mallory) = (kp(&env.alice), kp(&env.bob), kp(&env.mallory));
+    env.mint_to(usdc, mallory.pubkey(), 7).await;
+    for m in [usdc, t22] {
+        let o = env.order_ref(m, PRICE);
+        let ix = spl_associated_token_account::instruction::create_associated_token_account(
+            &mallory.pubkey(),
+            &o.pda,
+            &m.mint,
+            &m.token_program,
+        );
+        env.send(vec![ix], &[&mallory]).await.unwrap();
+        assert!(env.exists(o.vault).await, "the vault exists before funding");
+        if m.mint == usdc.mint {
+            env.transfer_tokens(usdc, &mallory, o.vault, 7).await;
+        }
+        let deadline = env.now().await + DAY;
+        env.fund(&o, deadline, 0).await.unwrap();
+        let surplus = if m.mint == usdc.mint { 7 } else { 0 };
+        assert_eq!(env.balance_of(o.vault).await, PRICE + surplus);
+        assert_eq!(env.order(&o).await.unwrap().amount, PRICE);
+        env.deliver(&o, &bob).await.unwrap();
+        env.release(&o, &alice).await.unwrap();
+        assert!(!env.exists(o.vault).await);
+        assert!(!env.exists(o.pda).await);
+    }
+    assert_eq!(env.balance(env.bob.pubkey(), usdc).await, PRICE - FEE);
+    assert_eq!(env.balance(env.trent.pubkey(), usdc).await, FEE + 7, "Mallory's tokens swept to the treasury");
+}
+
+#[tokio::test]
+async fn an_existing_vault_must_be_the_order_s_own_associated_token_account() {
+    // The account passed as vault already exists but is not the order PDA's ATA for this mint
+    // and token program: Alice's own USDC account, or the PDA's ATA for another mint.
+    let mut env = Env::new().await;
+    let (usdc, stray) = (env.usdc, env.stray);
+    let (alice, pat) = (kp(&env.alice), kp(&env.platform));
+    let deadline = env.now().await + DAY;
+    let expires_at = env.now().await + PAYMENT_WINDOW;
+
+    let o = env.order_ref(usdc, PRICE);
+    let mut accounts = env.fund_accounts(&o);
+    accounts.vault = env.ata(env.bob.pubkey(), usdc);
+    let ix = env.ix_fund_with(&o, accounts, deadline, 0, expires_at);
+    assert_anchor_err(env.send(vec![ix], &[&alice, &pat]).await, Anchor::ConstraintTokenOwner);
+
+    let other_mint_vault = env.create_ata(o.pda, stray).await;
+    let mut accounts = env.fund_accounts(&o);
+    accounts.vault = other_mint_vault;
+    let ix = env.ix_fund_with(&o, accounts, deadline, 0, expires_at);
+    assert_anchor_err(env.send(vec![ix], &[&alice, &pat]).await, Anchor::ConstraintTokenMint);
+    assert!(!env.exists(o.pda).await);
+    assert_eq!(env.balance(env.alice.pubkey(), usdc).await, ALICE_START);
+}
+
 // ---------------------------------------------------------------- deliver
 
 #[tokio::test]
@@ -958,11 +1021,81 @@ async fn alice_alone_refunds_only_after_bob_missed_the_deadline() {
     env.refund(&o, &alice).await.unwrap();
     assert_paid_out(&mut env, &o, before, PRICE, 0, 0).await;
 
-    // Late delivery closes the door on a buyer-only refund.
+    // An on-time delivery closes the door on a buyer-only refund (she may dispute instead).
     let o2 = env.funded_order(usdc, PRICE).await;
-    env.warp_by(8 * DAY).await;
     env.deliver(&o2, &bob).await.unwrap();
+    env.warp_by(8 * DAY).await;
     assert_escrow_err(env.refund(&o2, &alice).await, EscrowError::BuyerRefundNotAllowed);
+}
+
+#[tokio::test]
+async fn a_seller_who_missed_the_deadline_cannot_lock_the_buyer_out() {
+    // Issue 20 item 11. Deadline rule: once the delivery deadline has passed without an on-time
+    // delivery, Alice may take her money back alone: a late delivery only lets Bob keep the order
+    // if she accepts it within the review window, and a dispute (his or hers) does not stop the
+    // clock. Before, a late `mark_delivered` or an `open_dispute` left her waiting on him or Carol.
+    let mut env = Env::new().await;
+    let usdc = env.usdc;
+    let (alice, bob) = (kp(&env.alice), kp(&env.bob));
+    let alice_key = alice.pubkey();
+
+    // Late delivery: Alice refunds during the review window.
+    let late = env.funded_order(usdc, PRICE).await;
+    let deadline = env.order(&late).await.unwrap().delivery_deadline;
+    env.warp_to(deadline + 1).await;
+    env.deliver(&late, &bob).await.unwrap();
+    env.refund(&late, &alice).await.unwrap();
+    assert!(!env.exists(late.pda).await);
+    assert_eq!(env.balance(alice_key, usdc).await, ALICE_START);
+
+    // Late delivery left unanswered for the whole review window: the claim is Bob's, no race.
+    let unanswered = env.funded_order(usdc, PRICE).await;
+    let deadline = env.order(&unanswered).await.unwrap().delivery_deadline;
+    env.warp_to(deadline + 1).await;
+    env.deliver(&unanswered, &bob).await.unwrap();
+    let due = env.order(&unanswered).await.unwrap().auto_release_at().unwrap();
+    env.warp_to(due - 1).await;
+    env.refund(&unanswered, &alice).await.unwrap(); // the last second of the window is still hers
+    assert!(!env.exists(unanswered.pda).await);
+    let unanswered = env.funded_order(usdc, PRICE).await;
+    let deadline = env.order(&unanswered).await.unwrap().delivery_deadline;
+    env.warp_to(deadline + 1).await;
+    env.deliver(&unanswered, &bob).await.unwrap();
+    let due = env.order(&unanswered).await.unwrap().auto_release_at().unwrap();
+    env.warp_to(due).await;
+    assert_escrow_err(env.refund(&unanswered, &alice).await, EscrowError::BuyerRefundNotAllowed);
+    env.claim(&unanswered, &bob).await.unwrap();
+
+    // Bob disputes a funded order: refused while the deadline runs, Alice's once it has passed,
+    // whether or not he delivered late meanwhile (he cannot: a disputed order is not Funded).
+    let disputed = env.funded_order(usdc, PRICE).await;
+    let deadline = env.order(&disputed).await.unwrap().delivery_deadline;
+    env.dispute(&disputed, &bob).await.unwrap();
+    env.warp_to(deadline).await;
+    assert_escrow_err(env.refund(&disputed, &alice).await, EscrowError::BuyerRefundNotAllowed);
+    env.warp_to(deadline + 1).await;
+    env.refund(&disputed, &alice).await.unwrap();
+    assert!(!env.exists(disputed.pda).await);
+
+    // A dispute after a late delivery: still hers, even once auto-release would have been due.
+    let late_disputed = env.funded_order(usdc, PRICE).await;
+    let deadline = env.order(&late_disputed).await.unwrap().delivery_deadline;
+    env.warp_to(deadline + 1).await;
+    env.deliver(&late_disputed, &bob).await.unwrap();
+    env.dispute(&late_disputed, &bob).await.unwrap();
+    env.warp_by(REVIEW_WINDOW + 1).await;
+    env.refund(&late_disputed, &alice).await.unwrap();
+
+    // Delivered on time (exactly at the deadline) and then disputed: Carol decides, not Alice.
+    let on_time = env.funded_order(usdc, PRICE).await;
+    let deadline = env.order(&on_time).await.unwrap().delivery_deadline;
+    env.warp_to(deadline).await;
+    env.deliver(&on_time, &bob).await.unwrap();
+    env.dispute(&on_time, &alice).await.unwrap();
+    env.warp_by(1).await;
+    assert_escrow_err(env.refund(&on_time, &alice).await, EscrowError::BuyerRefundNotAllowed);
+
+    assert_eq!(env.balance(env.bob.pubkey(), usdc).await, PRICE - FEE, "Bob was paid only for the claimed order");
 }
 
 // ---------------------------------------------------------------- events

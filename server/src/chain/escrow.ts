@@ -115,6 +115,11 @@ export interface EscrowConfig {
   maxDeliveryWindow: number;
   allowedMints: string[];
   bump: number;
+  /**
+   * layout version (the program's CONFIG_VERSION, 1); 0: a first-release config read through the current
+   * layout, which every instruction refuses until `migrateConfig` (its windows then read 0)
+   */
+  version: number;
 }
 
 export interface FundTerms {
@@ -200,6 +205,14 @@ export interface OrderWatchHandlers {
   /** a live subscription was lost; it is being retried */
   onDown?: (reason: string) => void;
 }
+
+/**
+ * Allocated sizes (bytes, discriminator included) of accounts written by earlier versions of the escrow
+ * program, which carry no version byte (programs/escrow/src/state/legacy.rs): the first release's config
+ * (407) and the unreleased one with the windows in the middle (423); the first release's order (236).
+ */
+export const LEGACY_CONFIG_SIZES: readonly number[] = [407, 423];
+export const LEGACY_ORDER_SIZE = 236;
 
 /** The escrow instructions on an existing order account (the IDL's names), see `orderInstruction`. */
 export type OrderInstructionName = 'mark_delivered' | 'release' | 'claim' | 'open_dispute' | 'resolve_dispute' | 'refund';
@@ -396,6 +409,7 @@ export class EscrowClient {
       maxDeliveryWindow: toNumber(a.maxDeliveryWindow),
       allowedMints: a.allowedMints.map((m) => m.toBase58()),
       bump: toNumber(a.bump),
+      version: toNumber(a.version),
     };
   }
 
@@ -598,6 +612,111 @@ export class EscrowClient {
       ...o,
       errors: this.errorContext('initializing the escrow config'),
     });
+  }
+
+  /**
+   * Accounts of this program that an earlier version wrote and the current one refuses until they are
+   * migrated (programs/escrow README, "Account versions"): the config when its size is one of
+   * LEGACY_CONFIG_SIZES (null otherwise, or when there is none), and every order account of
+   * LEGACY_ORDER_SIZE bytes (getProgramAccounts: dataSize + the Order discriminator). Addresses base58.
+   */
+  async legacyAccounts(): Promise<{ config: string | null; orders: string[] }> {
+    const ctx = this.errorContext('looking for accounts of an earlier program version');
+    const configInfo = await rpc(() => this.connection.getAccountInfo(this.configAddress(), this.commitment), ctx);
+    const config = configInfo && LEGACY_CONFIG_SIZES.includes(configInfo.data.length) ? this.configAddress().toBase58() : null;
+    const discriminator = this.discriminatorOf('order');
+    const orders = await rpc(
+      () =>
+        this.connection.getProgramAccounts(this.programId, {
+          commitment: this.commitment,
+          dataSlice: { offset: 0, length: 0 },
+          filters: [{ dataSize: LEGACY_ORDER_SIZE }, { memcmp: { offset: 0, bytes: bs58.encode(discriminator) } }],
+        }),
+      ctx,
+    );
+    return { config, orders: orders.map((o) => o.pubkey.toBase58()).sort() };
+  }
+
+  /**
+   * migrate_config: rewrites a config of an earlier layout into the current one. `authority` must be the
+   * program's upgrade authority (NotUpgradeAuthority) and pays the rent of the added bytes. Windows in
+   * seconds: required for a first-release config, which has none (MigrationValueMissing); otherwise
+   * omitted keeps the old value. Errors: AccountAlreadyCurrent, UnknownAccountLayout, the config invariants.
+   */
+  async migrateConfig(
+    authority: Keypair,
+    windows: { maxReviewWindow?: number; maxDeliveryWindow?: number } = {},
+    o: ConfirmOptions = {},
+  ): Promise<TxResult> {
+    const ix = await this.program.methods
+      .migrateConfig({
+        maxReviewWindow: windows.maxReviewWindow === undefined ? null : new BN(windows.maxReviewWindow),
+        maxDeliveryWindow: windows.maxDeliveryWindow === undefined ? null : new BN(windows.maxDeliveryWindow),
+      })
+      .accountsPartial({
+        authority: authority.publicKey,
+        config: this.configAddress(),
+        programData: programDataAddress(this.programId),
+        systemProgram: SystemProgram.programId,
+      })
+      .instruction();
+    return this.sendAs(authority, ix, o, 'migrating the escrow config');
+  }
+
+  /**
+   * migrate_order: rewrites one open order (address base58) of an earlier layout into the current one,
+   * every field kept. Same authority and errors as `migrateConfig` (ConstraintSeeds for an account that
+   * is not its order id's PDA).
+   */
+  async migrateOrder(authority: Keypair, order: string, o: ConfirmOptions = {}): Promise<TxResult> {
+    const ix = await this.program.methods
+      .migrateOrder()
+      .accountsPartial({
+        authority: authority.publicKey,
+        order: new PublicKey(order),
+        programData: programDataAddress(this.programId),
+        systemProgram: SystemProgram.programId,
+      })
+      .instruction();
+    return this.sendAs(authority, ix, o, 'migrating an escrow order');
+  }
+
+  /**
+   * After an in-place upgrade: migrates the config first, then every open order found by
+   * `legacyAccounts`, one transaction each. `windows` (seconds) fill a first-release config, which has
+   * none (required then); a config of the unreleased issue-8 layout keeps its own. Returns what it
+   * migrated; an order that closed meanwhile is skipped. Throws on the first other failure.
+   */
+  async migrateLegacyAccounts(
+    authority: Keypair,
+    windows: { maxReviewWindow?: number; maxDeliveryWindow?: number } = {},
+  ): Promise<{ config: boolean; orders: string[] }> {
+    const found = await this.legacyAccounts();
+    if (found.config) {
+      const info = await rpc(() => this.connection.getAccountInfo(this.configAddress(), this.commitment), this.errorContext('reading the escrow config'));
+      await this.migrateConfig(authority, info?.data.length === LEGACY_CONFIG_SIZES[0] ? windows : {});
+    }
+    const orders: string[] = [];
+    for (const order of found.orders) {
+      const still = await rpc(() => this.connection.getAccountInfo(new PublicKey(order), this.commitment), this.errorContext('reading an escrow order'));
+      if (!still || !still.owner.equals(this.programId)) continue;
+      await this.migrateOrder(authority, order);
+      orders.push(order);
+    }
+    return { config: found.config !== null, orders };
+  }
+
+  private discriminatorOf(account: 'order' | 'config'): Uint8Array {
+    const accounts = (this.program.idl.accounts ?? []) as Array<{ name: string; discriminator: number[] }>;
+    const discriminator = accounts.find((a) => a.name.toLowerCase() === account)?.discriminator;
+    if (!discriminator) throw new Error(`the escrow IDL has no ${account} account`);
+    return Uint8Array.from(discriminator);
+  }
+
+  private sendAs(signer: Keypair, ix: TransactionInstruction, o: ConfirmOptions, action: string): Promise<TxResult> {
+    const tx = new Transaction().add(ix);
+    tx.feePayer = signer.publicKey;
+    return sendAndConfirm(this.connection, tx, [signer], { commitment: this.commitment, ...this.confirmDefaults, ...o, errors: this.errorContext(action) });
   }
 
   /**

@@ -11,12 +11,17 @@ use anchor_spl::token_interface::{Mint, TokenAccount, TokenInterface};
 pub struct Claim<'info> {
     /// Anyone (usually the seller or a crank); only pays the transaction fee.
     pub payer: Signer<'info>,
-    #[account(seeds = [CONFIG_SEED], bump = config.bump)]
+    #[account(
+        seeds = [CONFIG_SEED],
+        bump = config.bump,
+        constraint = config.is_current() @ EscrowError::AccountNotMigrated,
+    )]
     pub config: Box<Account<'info, Config>>,
     #[account(
         mut,
         seeds = [ORDER_SEED, order.order_id.as_ref()],
         bump = order.bump,
+        constraint = order.is_current() @ EscrowError::AccountNotMigrated,
         has_one = mint,
         has_one = rent_payer @ EscrowError::RentReceiverMismatch,
         close = rent_payer,

@@ -2,7 +2,7 @@ use crate::constants::{CONFIG_SEED, MAX_FUND_TERMS_LIFETIME, ORDER_SEED};
 use crate::errors::EscrowError;
 use crate::events::OrderFunded;
 use crate::mint_guard::assert_mint_extensions_allowed;
-use crate::state::{Config, Order, OrderState};
+use crate::state::{Config, Order, OrderState, ORDER_VERSION};
 use anchor_lang::prelude::*;
 use anchor_spl::associated_token::AssociatedToken;
 use anchor_spl::token_interface::{transfer_checked, Mint, TokenAccount, TokenInterface, TransferChecked};
@@ -22,12 +22,13 @@ pub struct Fund<'info> {
         seeds = [CONFIG_SEED],
         bump = config.bump,
         has_one = platform_authority @ EscrowError::PlatformAuthorityMismatch,
+        constraint = config.is_current() @ EscrowError::AccountNotMigrated,
     )]
     pub config: Box<Account<'info, Config>>,
     #[account(
         init,
         payer = buyer,
-        space = 8 + Order::INIT_SPACE,
+        space = Order::LEN,
         seeds = [ORDER_SEED, order_id.as_ref()],
         bump,
     )]
@@ -47,9 +48,16 @@ pub struct Fund<'info> {
         token::token_program = token_program,
     )]
     pub buyer_token_account: Box<InterfaceAccount<'info, TokenAccount>>,
-    /// Associated token account of (order PDA, mint): one vault authority per order.
+    /// Associated token account of (order PDA, mint): one vault authority per order. Created if
+    /// missing, accepted if it already exists (the idempotent ATA create): anyone can create the
+    /// ATA of an order PDA before it is funded, and plain `init` let that block the funding. An
+    /// existing account must be the associated token account of (order PDA, mint, token program)
+    /// (address, mint, owner and token program checked by Anchor: ConstraintTokenMint /
+    /// ConstraintTokenOwner / ConstraintAssociatedTokenTokenProgram / AccountNotAssociatedTokenAccount).
+    /// Only the order PDA can move tokens out of it or close it; tokens someone put there first
+    /// are surplus, swept at settlement (`vault.rs`).
     #[account(
-        init,
+        init_if_needed,
         payer = buyer,
         associated_token::mint = mint,
         associated_token::authority = order,
@@ -126,6 +134,7 @@ pub fn handler(
         review_window,
         rent_payer: ctx.accounts.buyer.key(),
         bump: ctx.bumps.order,
+        version: ORDER_VERSION,
     });
     crate::emit_event!(OrderFunded {
         order: order.key(),

@@ -1,7 +1,7 @@
 use crate::constants::{CONFIG_SEED, DELIVERY_WINDOW_LIMIT, MAX_ALLOWED_MINTS, MAX_FEE_BPS, REVIEW_WINDOW_LIMIT};
 use crate::errors::EscrowError;
 use crate::events::ConfigInitialized;
-use crate::state::Config;
+use crate::state::{Config, CONFIG_VERSION};
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::bpf_loader_upgradeable;
 
@@ -23,7 +23,7 @@ pub struct InitializeConfig<'info> {
     /// The program's upgrade authority; pays for the config and becomes its admin.
     #[account(mut)]
     pub admin: Signer<'info>,
-    #[account(init, payer = admin, space = 8 + Config::INIT_SPACE, seeds = [CONFIG_SEED], bump)]
+    #[account(init, payer = admin, space = Config::LEN, seeds = [CONFIG_SEED], bump)]
     pub config: Account<'info, Config>,
     /// The program's ProgramData account (BPF upgradeable loader). Its address is derived rather
     /// than read from the program account (`program.programdata_address()`): on chain the two are
@@ -70,6 +70,7 @@ pub fn handler(ctx: Context<InitializeConfig>, args: ConfigArgs) -> Result<()> {
         max_delivery_window: args.max_delivery_window,
         allowed_mints: args.allowed_mints,
         bump: ctx.bumps.config,
+        version: CONFIG_VERSION,
     });
     validate(config)?;
     crate::emit_event!(ConfigInitialized {

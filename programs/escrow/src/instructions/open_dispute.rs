@@ -8,12 +8,17 @@ use anchor_lang::prelude::*;
 pub struct OpenDispute<'info> {
     /// The buyer, the seller or the platform authority.
     pub authority: Signer<'info>,
-    #[account(seeds = [CONFIG_SEED], bump = config.bump)]
+    #[account(
+        seeds = [CONFIG_SEED],
+        bump = config.bump,
+        constraint = config.is_current() @ EscrowError::AccountNotMigrated,
+    )]
     pub config: Box<Account<'info, Config>>,
     #[account(
         mut,
         seeds = [ORDER_SEED, order.order_id.as_ref()],
         bump = order.bump,
+        constraint = order.is_current() @ EscrowError::AccountNotMigrated,
         constraint = authority.key() == order.buyer
             || authority.key() == order.seller
             || authority.key() == config.platform_authority @ EscrowError::NotOrderParty,

@@ -2,22 +2,28 @@ use crate::constants::{BPS_DENOMINATOR, CONFIG_SEED, ORDER_SEED};
 use crate::errors::EscrowError;
 use crate::events::OrderRefunded;
 use crate::payout::split;
-use crate::state::{Config, Order, OrderState};
+use crate::state::{Config, Order};
 use crate::vault::Vault;
 use anchor_lang::prelude::*;
 use anchor_spl::token_interface::{Mint, TokenAccount, TokenInterface};
 
 #[derive(Accounts)]
 pub struct Refund<'info> {
-    /// The seller or the platform authority at any time; the buyer alone only after a
-    /// missed delivery deadline on a Funded order.
+    /// The seller or the platform authority at any time; the buyer alone only after a missed
+    /// delivery deadline (`Order::buyer_may_refund`: not delivered on time; a late delivery
+    /// until auto-release; a dispute does not stop the clock).
     pub authority: Signer<'info>,
-    #[account(seeds = [CONFIG_SEED], bump = config.bump)]
+    #[account(
+        seeds = [CONFIG_SEED],
+        bump = config.bump,
+        constraint = config.is_current() @ EscrowError::AccountNotMigrated,
+    )]
     pub config: Box<Account<'info, Config>>,
     #[account(
         mut,
         seeds = [ORDER_SEED, order.order_id.as_ref()],
         bump = order.bump,
+        constraint = order.is_current() @ EscrowError::AccountNotMigrated,
         has_one = mint,
         has_one = rent_payer @ EscrowError::RentReceiverMismatch,
         close = rent_payer,
@@ -54,10 +60,10 @@ pub fn handler(ctx: Context<Refund>) -> Result<()> {
     let by = a.authority.key();
     if by != a.order.seller && by != a.config.platform_authority {
         require_keys_eq!(by, a.order.buyer, EscrowError::NotOrderParty);
-        require!(
-            a.order.state == OrderState::Funded && now > a.order.delivery_deadline,
-            EscrowError::BuyerRefundNotAllowed
-        );
+        // Deadline rule (Order::buyer_may_refund): after a missed delivery deadline, a late
+        // delivery (until auto-release) or a dispute no longer keeps the buyer from her money.
+        let allowed = a.order.buyer_may_refund(now).ok_or(EscrowError::MathOverflow)?;
+        require!(allowed, EscrowError::BuyerRefundNotAllowed);
     }
     let payouts = split(a.order.amount, BPS_DENOMINATOR, a.order.fee_bps)?;
     Vault { order: &a.order, vault: &mut a.vault, mint: &a.mint, token_program: &a.token_program }.settle(

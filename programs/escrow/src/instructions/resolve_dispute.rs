@@ -10,12 +10,18 @@ use anchor_spl::token_interface::{Mint, TokenAccount, TokenInterface};
 #[derive(Accounts)]
 pub struct ResolveDispute<'info> {
     pub arbiter: Signer<'info>,
-    #[account(seeds = [CONFIG_SEED], bump = config.bump, has_one = arbiter @ EscrowError::NotArbiter)]
+    #[account(
+        seeds = [CONFIG_SEED],
+        bump = config.bump,
+        has_one = arbiter @ EscrowError::NotArbiter,
+        constraint = config.is_current() @ EscrowError::AccountNotMigrated,
+    )]
     pub config: Box<Account<'info, Config>>,
     #[account(
         mut,
         seeds = [ORDER_SEED, order.order_id.as_ref()],
         bump = order.bump,
+        constraint = order.is_current() @ EscrowError::AccountNotMigrated,
         has_one = mint,
         has_one = rent_payer @ EscrowError::RentReceiverMismatch,
         close = rent_payer,

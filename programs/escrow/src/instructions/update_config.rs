@@ -23,7 +23,13 @@ pub struct UpdateConfigArgs {
 #[derive(Accounts)]
 pub struct UpdateConfig<'info> {
     pub admin: Signer<'info>,
-    #[account(mut, seeds = [CONFIG_SEED], bump = config.bump, has_one = admin @ EscrowError::NotAdmin)]
+    #[account(
+        mut,
+        seeds = [CONFIG_SEED],
+        bump = config.bump,
+        has_one = admin @ EscrowError::NotAdmin,
+        constraint = config.is_current() @ EscrowError::AccountNotMigrated,
+    )]
     pub config: Account<'info, Config>,
 }
 

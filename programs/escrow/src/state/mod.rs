@@ -1,4 +1,5 @@
 pub mod config;
+pub mod legacy;
 pub mod order;
 
 pub use config::*;

@@ -630,6 +630,104 @@ impl Env {
         }
     }
 
+    pub fn ix_migrate_config(&self, authority: Pubkey, args: escrow::MigrateConfigArgs) -> Instruction {
+        Instruction {
+            program_id: escrow::ID,
+            accounts: escrow::accounts::MigrateConfig {
+                authority,
+                config: self.config,
+                program_data: program_data_address(),
+                system_program: system_program::ID,
+            }
+            .to_account_metas(None),
+            data: escrow::instruction::MigrateConfig { args }.data(),
+        }
+    }
+
+    pub fn ix_migrate_order(&self, authority: Pubkey, order: Pubkey) -> Instruction {
+        Instruction {
+            program_id: escrow::ID,
+            accounts: escrow::accounts::MigrateOrder {
+                authority,
+                order,
+                program_data: program_data_address(),
+                system_program: system_program::ID,
+            }
+            .to_account_metas(None),
+            data: escrow::instruction::MigrateOrder {}.data(),
+        }
+    }
+
+    /// Replaces `address`'s data with `data` (owner: the escrow program), rent-exempt for its size:
+    /// what an earlier version of the program would have written there.
+    pub async fn write_program_account(&mut self, address: Pubkey, data: Vec<u8>) {
+        let lamports = self.ctx.banks_client.get_rent().await.unwrap().minimum_balance(data.len());
+        let account = solana_sdk::account::Account { lamports, data, owner: escrow::ID, executable: false, rent_epoch: 0 };
+        self.ctx.set_account(&address, &account.into());
+    }
+
+    /// Rewrites the live config byte by byte in the first release's layout (version 0, commit
+    /// 9c8bb43 `state/config.rs`: admin, platform_authority, arbiter, treasury, fee_bps u16,
+    /// default_review_window i64, allowed_mints Vec<Pubkey> (max 8), bump; `8 + INIT_SPACE` = 407
+    /// bytes), as that release's `initialize_config` wrote it. Built by hand, not with the program's
+    /// own legacy structs, so a wrong legacy struct cannot agree with itself.
+    pub async fn downgrade_config_to_v0(&mut self) -> Vec<u8> {
+        use anchor_lang::Discriminator;
+        let c = self.config().await;
+        let mut data = Config::DISCRIMINATOR.to_vec();
+        for key in [c.admin, c.platform_authority, c.arbiter, c.treasury] {
+            data.extend_from_slice(key.as_ref());
+        }
+        data.extend_from_slice(&c.fee_bps.to_le_bytes());
+        data.extend_from_slice(&c.default_review_window.to_le_bytes());
+        data.extend_from_slice(&(c.allowed_mints.len() as u32).to_le_bytes());
+        for m in &c.allowed_mints {
+            data.extend_from_slice(m.as_ref());
+        }
+        data.push(c.bump);
+        data.resize(8 + 4 * 32 + 2 + 8 + 4 + 8 * 32 + 1, 0);
+        assert_eq!(data.len(), 407);
+        let address = self.config;
+        self.write_program_account(address, data.clone()).await;
+        data
+    }
+
+    /// Like `downgrade_config_to_v0`, in the unreleased layout main had between issue 8 and the
+    /// versioning (windows inserted after default_review_window, 423 bytes), what a dev localnet
+    /// ledger may hold.
+    pub async fn downgrade_config_to_unversioned_windows(&mut self) -> Vec<u8> {
+        use anchor_lang::Discriminator;
+        let c = self.config().await;
+        let mut data = Config::DISCRIMINATOR.to_vec();
+        for key in [c.admin, c.platform_authority, c.arbiter, c.treasury] {
+            data.extend_from_slice(key.as_ref());
+        }
+        data.extend_from_slice(&c.fee_bps.to_le_bytes());
+        data.extend_from_slice(&c.default_review_window.to_le_bytes());
+        data.extend_from_slice(&c.max_review_window.to_le_bytes());
+        data.extend_from_slice(&c.max_delivery_window.to_le_bytes());
+        data.extend_from_slice(&(c.allowed_mints.len() as u32).to_le_bytes());
+        for m in &c.allowed_mints {
+            data.extend_from_slice(m.as_ref());
+        }
+        data.push(c.bump);
+        data.resize(423, 0);
+        let address = self.config;
+        self.write_program_account(address, data.clone()).await;
+        data
+    }
+
+    /// Rewrites an open order in the first release's layout (version 0, `state/order.rs` at
+    /// 9c8bb43: the current fields without the trailing version byte, 236 bytes).
+    pub async fn downgrade_order_to_v0(&mut self, o: &OrderRef) -> Vec<u8> {
+        let acc = self.ctx.banks_client.get_account(o.pda).await.unwrap().expect("open order");
+        assert_eq!(acc.data.len(), 237);
+        assert_eq!(acc.data[236], escrow::state::ORDER_VERSION);
+        let data = acc.data[..236].to_vec();
+        self.write_program_account(o.pda, data.clone()).await;
+        data
+    }
+
     pub fn ix_update_config(&self, admin: &Pubkey, args: UpdateConfigArgs) -> Instruction {
         Instruction {
             program_id: escrow::ID,

@@ -135,6 +135,8 @@ export interface TimedOrder {
   paymentExpiresAt: Date;
   /** unix seconds */
   deliveryDeadline: number;
+  /** when the seller delivered, on the chain clock (the escrow's delivered_at); null while not delivered */
+  deliveredAt: Date | null;
   autoReleaseAt: Date | null;
 }
 
@@ -154,11 +156,24 @@ export function timingBinds(t: OrderTiming | undefined, role: OrderRole): t is O
   return !!t && (!t.only || t.only === role);
 }
 
-/** Timing rule `t` for `role` on `clocks` (`graceSeconds`: the payment grace, for rules with grace). */
+/** The seller missed delivery_deadline: not delivered, or delivered after it (the contract's `late`). */
+export function deliveredLate(o: TimedOrder): boolean {
+  return o.deliveredAt === null || o.deliveredAt.getTime() > o.deliveryDeadline * 1000;
+}
+
+/**
+ * Timing rule `t` for `role` on `clocks` (`graceSeconds`: the payment grace, for rules with grace): the
+ * clock against `at`, and when the rule says so, a missed delivery deadline (`late`) and now < `until`.
+ */
 export function timingAllows(t: OrderTiming | undefined, role: OrderRole, o: TimedOrder, clocks: Clocks, graceSeconds = 0): boolean {
   if (!timingBinds(t, role)) return true;
   const base = deadlineMs(o, t.at);
   const now = t.clock === 'chain' ? clocks.chainSeconds * 1000 : clocks.serviceMs;
+  if (t.late && !deliveredLate(o)) return false;
+  if (t.until) {
+    const end = deadlineMs(o, t.until);
+    if (end !== null && now >= end) return false;
+  }
   if (base === null) return t.allowed === 'before';
   const at = base + (t.grace ? graceSeconds * 1000 : 0);
   return t.allowed === 'before' ? now < at : t.allowed === 'from' ? now >= at : now > at;
@@ -186,7 +201,11 @@ export function refusal(o: TimedOrder, role: OrderRole, action: TransitionAction
   const t = row.timing;
   if (timingBinds(t, role) && !timingAllows(t, role, o, clocks, graceSeconds)) {
     const at = deadlineMs(o, t.at);
-    const when = at === null ? `once its ${t.at} is set` : `${t.allowed} its ${t.at} (${new Date(at).toISOString()})`;
+    const end = t.until ? deadlineMs(o, t.until) : null;
+    const when =
+      (at === null ? `once its ${t.at} is set` : `${t.allowed} its ${t.at} (${new Date(at).toISOString()})`) +
+      (t.late ? ' when it was not delivered by then' : '') +
+      (t.until && end !== null ? ` and before its ${t.until} (${new Date(end).toISOString()})` : '');
     const detail = `The ${role === 'system' ? 'service' : role} may ${action} order ${o.id} only ${when}.`;
     return t.refusal === 'forbidden' ? new DomainError('forbidden', detail) : invalidTransition(o.id, o.status, action, detail);
   }
