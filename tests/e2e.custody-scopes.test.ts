@@ -114,7 +114,9 @@ beforeAll(async () => {
   ({ localnet, dataDir, boot, chain } = env);
   t = await createTestApp({
     chain,
-    config: { currencies: boot.currencies, custodyEnabled: true, custodySeed: 'e5'.repeat(32), custodyMinDeposit: { USDC: '0.5' } },
+    // a seed of its own: a suite sharing this worker's localnet with the same seed (e2e.custody's PostgreSQL
+    // app uses 'e5') would derive the same deposit addresses, whose history this worker would then credit
+    config: { currencies: boot.currencies, custodyEnabled: true, custodySeed: 'c7'.repeat(32), custodyMinDeposit: { USDC: '0.5' } },
   });
   custody = t.services.custody!;
   funder = Keypair.generate();
