@@ -146,17 +146,12 @@ describe('order lifecycle transitions', () => {
     expect((await svc.update(l.id, alice, { status: row.to as 'available' | 'unlisted' })).status).toBe(row.to);
   });
 
-  it('token metadata JSON carries category, price, currency and duration', async () => {
+  it('token metadata JSON carries the name, symbol and category, and nothing else of the listing (issue 21 item 9)', async () => {
     const l = await svc.create(alice, body);
     const m = await svc.tokenMetadata(l.id);
-    expect(m).toMatchObject({ name: body.title, symbol: 'BZR', description: 'A clean logo' });
-    expect(m.attributes).toEqual(
-      expect.arrayContaining([
-        { trait_type: 'category', value: 'Design' },
-        { trait_type: 'price', value: '25.5' },
-        { trait_type: 'currency', value: 'USDC' },
-        { trait_type: 'duration_days', value: 3 },
-      ]),
-    );
+    expect(m).toMatchObject({ name: body.title, symbol: 'BZR' });
+    expect(m.description).toContain(l.id); // a fixed text that links the listing, not the seller's description
+    expect(m.description).not.toContain('A clean logo');
+    expect(m.attributes).toEqual([{ trait_type: 'category', value: 'Design' }]);
   });
 });

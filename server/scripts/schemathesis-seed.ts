@@ -12,7 +12,7 @@
  *    worker), so custodial orders and withdrawals can succeed, and one withdrawal;
  *  - an inquiry conversation, order messages, a webhook endpoint (with its deliveries) and a personal access
  *    token of the buyer.
- * The arbiter is an admin API key created before the service started (`BAZAAR_ARBITER_KEY`; PGlite has one
+ * The arbiter is an admin API key created before the service started (read from <arbiter-key-file>; PGlite has one
  * process).
  *
  * Output: shell assignments on stdout (`BAZAAR_BUYER_TOKEN`, `BAZAAR_SELLER_TOKEN`, ...), and the TOML
@@ -20,13 +20,13 @@
  * about half of the generated requests, generated ones in the others) written to the file named by the first
  * argument, to be appended to .ci/schemathesis.toml.
  *
- *   BAZAAR_URL=http://127.0.0.1:3310 DATA_DIR=/tmp/x/data BAZAAR_ARBITER_KEY=bzk_... \
- *     npx tsx server/scripts/schemathesis-seed.ts /tmp/x/seed.toml > /tmp/x/seed.env
+ *   BAZAAR_URL=http://127.0.0.1:3310 DATA_DIR=/tmp/x/data \
+ *     npx tsx server/scripts/schemathesis-seed.ts /tmp/x/seed.toml /tmp/x/arbiter.key > /tmp/x/seed.env
  *
  * Errors: any refused step exits 1 with the step and the answer.
  */
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction } from '@solana/web3.js';
 import {
   TOKEN_PROGRAM_ID,
@@ -40,15 +40,16 @@ import { loginWithWallet } from '@bazaar/client-sdk/login';
 import { loadToolConfig } from '../src/config.js';
 import { TEST_USDC_DECIMALS, ensureSol, mintTestUsdc, readChainFile } from './bootstrap-localnet.js';
 
-const tomlOut = process.argv[2];
-if (!tomlOut) {
-  console.error('usage: schemathesis-seed.ts <toml-out>  (env: BAZAAR_URL, DATA_DIR, BAZAAR_ARBITER_KEY)');
+const [tomlOut, arbiterKeyFile] = process.argv.slice(2);
+if (!tomlOut || !arbiterKeyFile) {
+  console.error('usage: schemathesis-seed.ts <toml-out> <arbiter-key-file>  (env: BAZAAR_URL, DATA_DIR)');
   process.exit(2);
 }
 const tool = loadToolConfig(process.env);
 const { baseUrl, dataDir } = tool;
-const arbiterKey = process.env.BAZAAR_ARBITER_KEY;
-if (!arbiterKey) throw new Error('BAZAAR_ARBITER_KEY is not set (an admin API key: npm run api-key -- create --admin)');
+// a file, not the environment: configuration is read only through config.ts (ENV_VARS), and this is a CI fixture
+const arbiterKey = readFileSync(arbiterKeyFile, 'utf8').trim();
+if (!arbiterKey) throw new Error(`${arbiterKeyFile} holds no API key (an admin API key: npm run api-key -- create --admin)`);
 const t0 = Date.now();
 
 type Answer = { status: number; body: unknown };
