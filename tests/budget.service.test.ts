@@ -8,7 +8,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../server/src/db/client';
 import { DomainError } from '../server/src/errors';
-import { createChainBudget, TOKEN_ACCOUNT_RENT } from '../server/src/modules/budget/index';
+import { createChainBudget, SPONSORSHIP_IN_FLIGHT_MS, TOKEN_ACCOUNT_RENT } from '../server/src/modules/budget/index';
 import { freshPGlite, freshPostgres } from './helpers/db';
 import { dbBackends } from './helpers/shared-db';
 
@@ -67,7 +67,8 @@ describe.each(dbBackends)('chain budget on $name', ({ postgres }) => {
   });
 
   it('payee accounts: the treasury always, a seller once per wallet and mint, a buyer never (409 token-account-required)', async () => {
-    const budget = createChainBudget({ db: db.prisma, settings: { dailyLamports: 1e12, caps: {} }, now: nextDay() });
+    let clock = nextDay()();
+    const budget = createChainBudget({ db: db.prisma, settings: { dailyLamports: 1e12, caps: {} }, now: () => clock });
     const seller = `seller-${randomUUID()}`;
     const p = (role: 'buyer' | 'seller' | 'treasury', owner: string, mint = 'MINT') => ({ role, owner, mint, tokenAccount: `ata-${owner}`, orderId: randomUUID() });
     await budget.sponsorPayeeAccount(p('treasury', 'treasury'));
@@ -76,6 +77,11 @@ describe.each(dbBackends)('chain budget on $name', ({ postgres }) => {
     await budget.sponsorPayeeAccount(first);
     await budget.sponsorPayeeAccount(first); // the same order's payout retried (the first attempt failed)
     await budget.sponsorPayeeAccount(p('seller', seller, 'OTHER-MINT'));
+    // another order's payout while the first is in flight (a new seller's concurrent releases): allowed
+    await budget.sponsorPayeeAccount(p('seller', seller));
+    clock = new Date(clock.getTime() + SPONSORSHIP_IN_FLIGHT_MS - 1000);
+    await budget.sponsorPayeeAccount(p('seller', seller)); // the window is not extended by those payouts
+    clock = new Date(clock.getTime() + 2000);
     const again = await budget.sponsorPayeeAccount(p('seller', seller)).catch((e: DomainError) => e);
     expect(again).toMatchObject({ slug: 'token-account-required', extensions: { owner: seller, role: 'seller', token_account: `ata-${seller}` } });
     const buyer = await budget.sponsorPayeeAccount(p('buyer', 'buyer')).catch((e: DomainError) => e);
@@ -83,6 +89,6 @@ describe.each(dbBackends)('chain budget on $name', ({ postgres }) => {
     // an arbiter's ruling is never blocked by a party who closed her account
     await budget.sponsorPayeeAccount({ ...p('buyer', 'buyer'), instruction: 'resolve_dispute' });
     await budget.sponsorPayeeAccount({ ...p('seller', seller), instruction: 'resolve_dispute' });
-    expect((await budget.state()).by_action.payout_account).toEqual({ count: 7, lamports: 7 * TOKEN_ACCOUNT_RENT });
+    expect((await budget.state()).by_action.payout_account).toEqual({ count: 9, lamports: 9 * TOKEN_ACCOUNT_RENT });
   });
 });

@@ -244,13 +244,21 @@ export function createChainBudget(deps: ChainBudgetDeps) {
     const lamports = BigInt(p.lamports ?? TOKEN_ACCOUNT_RENT);
     let crossed: readonly [bigint, bigint] | null = null;
     // once per (owner, mint); a retry of the same order's payout may take it again (a payout that failed
-    // created nothing: the transaction is atomic; one that landed closed the escrow, so it is not retried)
+    // created nothing: the transaction is atomic; one that landed closed the escrow, so it is not retried).
+    // Other orders' payouts may take it again only while the first sponsorship is in flight
+    // (SPONSORSHIP_IN_FLIGHT_MS after it, never extended by them): a new seller's concurrent releases each
+    // carry the idempotent create, and only the first to land pays the rent; after the window a missing
+    // account was closed by its owner and is not paid again.
+    const inFlightSince = new Date(at.getTime() - SPONSORSHIP_IN_FLIGHT_MS);
     await db.$transaction(async (tx) => {
       const taken = await tx.$queryRaw<{ owner: string }[]>`
-        INSERT INTO chain_sponsored_accounts (owner, mint, token_account, role, order_id, lamports)
-        VALUES (${p.owner}, ${p.mint}, ${p.tokenAccount}, ${p.role}, ${p.orderId ?? null}, ${lamports}::bigint)
-        ON CONFLICT (owner, mint) DO UPDATE SET created_at = now()
+        INSERT INTO chain_sponsored_accounts (owner, mint, token_account, role, order_id, lamports, created_at)
+        VALUES (${p.owner}, ${p.mint}, ${p.tokenAccount}, ${p.role}, ${p.orderId ?? null}, ${lamports}::bigint, ${at})
+        ON CONFLICT (owner, mint) DO UPDATE SET created_at = CASE
+            WHEN chain_sponsored_accounts.order_id IS NOT DISTINCT FROM EXCLUDED.order_id THEN EXCLUDED.created_at
+            ELSE chain_sponsored_accounts.created_at END
           WHERE chain_sponsored_accounts.order_id IS NOT DISTINCT FROM EXCLUDED.order_id
+             OR chain_sponsored_accounts.created_at > ${inFlightSince}
         RETURNING owner`;
       if (!taken.length) throw accountRequired(p, 'the service paid for it once already (it was closed since)');
       await bump(tx, day, 'all', 'payout_account', lamports);
@@ -286,6 +294,14 @@ export function createChainBudget(deps: ChainBudgetDeps) {
 
   return { charge, record, sponsorPayeeAccount, state, settings };
 }
+
+/**
+ * How long (ms, by the budget's clock) after a seller's account was first sponsored other orders' payouts may
+ * sponsor it again: about the life of a blockhash and a confirmation, so the first payout has landed or
+ * failed by then. A seller who closes her account inside the window can have it re-created at most by the
+ * payouts of her orders that land inside it (each a funded, released order); never after.
+ */
+export const SPONSORSHIP_IN_FLIGHT_MS = 90_000;
 
 /** A payee token account missing before a payout (escrow release, claim, refund, resolve). */
 export interface PayeeAccount {
