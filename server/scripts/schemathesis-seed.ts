@@ -96,6 +96,9 @@ const [sellerLogin, buyerLogin] = await Promise.all([
   loginWithWallet(seller, keypairSigner(sellerKp.secretKey)),
   loginWithWallet(buyer, keypairSigner(buyerKp.secretKey)),
 ]);
+// a second session of the buyer's, for POST /auth/logout alone: logging out the session every other operation
+// uses would leave the rest of the run at 401
+const logoutLogin = await loginWithWallet(createBazaarClient({ baseUrl }), keypairSigner(buyerKp.secretKey));
 
 const newListing = async (n: number) =>
   ok(
@@ -180,6 +183,7 @@ ok('getOrder (arbiter)', await arbiter.orders.getOrder({ params: { order_id: dis
 
 const env: Record<string, string> = {
   BAZAAR_BUYER_TOKEN: buyerLogin.token,
+  BAZAAR_LOGOUT_TOKEN: logoutLogin.token,
   BAZAAR_SELLER_TOKEN: sellerLogin.token,
   BAZAAR_ARBITER_KEY: arbiterKey,
   BAZAAR_BUYER_WALLET: buyerKp.publicKey.toBase58(),
