@@ -129,10 +129,9 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     if (err instanceof DomainError) {
       if (err.status >= 500) log.warn({ err, request_id: requestIdOf(req), slug: err.slug }, err.detail);
       if (err.slug === 'chain-unavailable' && !res.getHeader('retry-after')) res.setHeader('Retry-After', '5');
-      // when to come back: a domain rule (holds, cool-downs), or a daily cap / the daily chain budget
-      // (modules/budget, extension retry_after_seconds) says when it resets
-      const retry = err.retryAfterSeconds ?? err.extensions.retry_after_seconds;
-      if (typeof retry === 'number' && retry > 0) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(retry))));
+      // when to come back: a domain rule (holds, cool-downs, daily caps, the daily chain budget) says when it ends
+      const retry = err.retryAfterSeconds;
+      if (retry !== undefined) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(retry))));
       return sendProblem(req, res, err.slug, err.detail, err.extensions);
     }
     if (err instanceof RequestValidationError) {

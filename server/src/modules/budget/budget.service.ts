@@ -168,23 +168,29 @@ export function createChainBudget(deps: ChainBudgetDeps) {
     return [after - lamports, after] as const;
   }
 
+  /** `e` with its Retry-After (seconds): the error handler sends the header from `retryAfterSeconds` alone. */
+  function withRetryAfter(e: DomainError, seconds: number): DomainError {
+    e.retryAfterSeconds = seconds;
+    return e;
+  }
+
   function capReached(action: SpendAction, scope: 'user' | 'ip', limit: number, at: Date): DomainError {
     const retry = secondsToReset(at);
-    return new DomainError(
+    return withRetryAfter(new DomainError(
       'rate-limited',
       `At most ${limit} ${action.replace(/_/g, ' ')} action(s) per ${scope === 'user' ? 'account' : 'client address'} per UTC day; ` +
         `retry after ${retry} s.`,
       { action, limit, scope, retry_after_seconds: retry },
-    );
+    ), retry);
   }
 
   function budgetSpent(action: SpendAction, at: Date): DomainError {
     const retry = secondsToReset(at);
-    return new DomainError(
+    return withRetryAfter(new DomainError(
       'service-unavailable',
       `The service's daily budget for on-chain costs is spent; ${action.replace(/_/g, ' ')} resumes at ${nextUtcDay(at).toISOString()}.`,
       { reason: 'chain_budget_exhausted', retry_after_seconds: retry },
-    );
+    ), retry);
   }
 
   async function charge(c: { action: SpendAction; lamports: number; userId?: string | null; ip?: string | null }): Promise<void> {
