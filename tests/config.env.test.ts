@@ -21,7 +21,6 @@ import {
   renderConfigTable,
   type EnvReader,
 } from '../server/src/config.js';
-import { defaultOrdersConfig } from '../server/src/modules/orders/orders.service.js';
 import { DEFAULT_WATCHER_FALLBACK_INTERVAL_MS } from '../server/src/modules/orders/payment-watcher.js';
 import { withConfigTable, README_PATH } from '../server/scripts/config-docs.js';
 import { API, createTestApp, newKeypair, signSiws, walletOf } from './helpers/app.js';
@@ -111,10 +110,17 @@ describe('ENV_VARS: the one definition of the environment', () => {
     expect(loadConfig({ ...base, SIWS_DOMAINS: 'app.example.com, localhost:*' }).siwsDomains).toEqual(['app.example.com', 'localhost:*']);
   });
 
-  it('the orders defaults are the service\'s own defaults', () => {
+  it('the orders defaults are the service\'s own defaults', async () => {
     const { orders } = loadConfig(base);
     const { solanaPayIcon: _icon, watcherIntervalMs: _w, watcherFallbackIntervalMs: fallback, reconcileIntervalMs: _r, idempotencyLeaseMs: _l, ...rest } = orders;
-    expect(defaultOrdersConfig).toMatchObject(rest);
+    // the service has no defaults of its own (one set: ENV_VARS): what it runs with is what config.ts read
+    const chain = Object.assign(new FakeChain(), { escrow: {} as never, currencies: [] });
+    const t = await createTestApp({ chain, config: { orders } });
+    try {
+      expect(t.services.orders!.service.config).toMatchObject(rest);
+    } finally {
+      await t.close();
+    }
     expect(fallback).toBe(DEFAULT_WATCHER_FALLBACK_INTERVAL_MS);
   });
 

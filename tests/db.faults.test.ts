@@ -24,7 +24,7 @@ import { API, createTestApp, loginAs, type TestApp } from './helpers/app.js';
 import { TEST_DATABASE_URL } from './helpers/db.js';
 import { FakeChain } from './helpers/fake-chain.js';
 import { listingBody } from './helpers/marketplace-fixtures.js';
-import { FakeEscrow, FakeListings, user } from './orders.fakes.js';
+import { FakeEscrow, FakeListings, testOrdersSettings, user } from './orders.fakes.js';
 
 const PROBLEM = (slug: string) => `https://bazaar.dev/problems/${slug}`;
 
@@ -93,7 +93,7 @@ describe('a chain action that landed before the database write failed', () => {
       escrow,
       listings,
       currency: (c) => (c === 'USDC' ? usdc : undefined),
-      config: { reviewWindowSeconds: 3600, paymentTtlSeconds: 900, paymentGraceSeconds: 60, inflightWaitMs: 300 },
+      settings: testOrdersSettings({ reviewWindowSeconds: 3600, paymentTtlSeconds: 900, paymentGraceSeconds: 60, inflightWaitMs: 300 }),
     });
     const buyer = user(randomUUID(), Keypair.generate().publicKey.toBase58());
     const seller = user(randomUUID(), Keypair.generate().publicKey.toBase58());

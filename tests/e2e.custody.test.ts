@@ -9,6 +9,7 @@
  * The custody worker's timer is off: tests run its passes (`worker.runOnce()`) and wait for
  * background withdrawals (`service.idle()`).
  */
+import { crashingCustodyRepo } from './helpers/crash-ports.js';
 import { randomUUID } from 'node:crypto';
 import {
   type AddressLookupTableAccount,
@@ -158,10 +159,13 @@ const orderCustodially = (buyer: Party, listingId: string) =>
     .set('Idempotency-Key', randomUUID())
     .send({ listing_id: listingId, payment_source: 'custodial' });
 
+const crash = crashingCustodyRepo();
+
 beforeAll(async () => {
   env = await sharedBootstrappedChain('custody-e2e');
   ({ localnet, dataDir, boot, chain } = env);
-  t = await createTestApp({ chain, config: { currencies: boot.currencies, ...custodyConfig }, orders: { reviewWindowSeconds: 60 } });
+  // the custody repository with a crash switch around a transfer's send (off unless a test sets it)
+  t = await createTestApp({ chain, config: { currencies: boot.currencies, ...custodyConfig }, orders: { reviewWindowSeconds: 60 }, custody: { ports: { repo: crash.wrap } } });
   custody = t.services.custody!;
   funder = Keypair.generate();
   await ensureSol(chain.connection, funder.publicKey, BigInt(LAMPORTS_PER_SOL), 5 * LAMPORTS_PER_SOL);
@@ -369,7 +373,7 @@ describe('withdrawals', () => {
     await credit(me, USDC(4));
     const dest = await walletWithAccount();
     let landed = '';
-    custody.service.hooks.afterSend = (_t, tx) => {
+    crash.afterSend = (_t, tx) => {
       landed = tx.signature;
       throw new Error('simulated crash');
     };
@@ -380,7 +384,7 @@ describe('withdrawals', () => {
       id = res.body.withdrawal_id;
       await custody.service.idle();
     } finally {
-      custody.service.hooks.afterSend = undefined;
+      crash.afterSend = undefined;
     }
     // on chain the money moved; the books still hold it
     expect(landed).toBeTruthy();
@@ -408,7 +412,7 @@ describe('withdrawals', () => {
     const me = await party();
     await credit(me, USDC(5));
     const dest = await walletWithAccount();
-    custody.service.hooks.beforeSend = () => {
+    crash.beforeSend = () => {
       throw new Error('simulated crash before the first send');
     };
     let id: string;
@@ -418,7 +422,7 @@ describe('withdrawals', () => {
       id = res.body.withdrawal_id;
       await custody.service.idle();
     } finally {
-      custody.service.hooks.beforeSend = undefined;
+      crash.beforeSend = undefined;
     }
     const signed = (await get(me, `/wallet/withdrawals/${id}`)).body;
     expect(signed).toMatchObject({ status: 'submitted' });
@@ -754,14 +758,14 @@ describe('custodial order payment, crash', () => {
     const [buyer, seller] = await Promise.all([party(), party()]);
     const depositAddress = await credit(buyer, USDC(9));
     const l = await listing(seller, 7);
-    custody.service.hooks.afterSend = (tr) => {
+    crash.afterSend = (tr) => {
       if (tr.kind === 'order_fund') throw new Error('simulated crash');
     };
     let res;
     try {
       res = await orderCustodially(buyer, l);
     } finally {
-      custody.service.hooks.afterSend = undefined;
+      crash.afterSend = undefined;
     }
     expect(res.status).toBe(500);
     const [order] = (await get(buyer, '/orders?role=buyer')).body.data;

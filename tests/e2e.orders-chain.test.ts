@@ -26,7 +26,7 @@ import { OrdersService } from '../server/src/modules/orders/orders.service';
 import { escrowPort } from '../server/src/modules/orders/orders.escrow';
 import { checkEscrowIntegrity } from '../server/src/modules/orders/orders.integrity';
 import { createChain } from '../server/src/chain/index';
-import { FakeListings, user } from './orders.fakes';
+import { FakeListings, testOrdersSettings, user } from './orders.fakes';
 import { startRpcProxy, type RpcProxy } from './helpers/rpc-proxy';
 
 const USDC = (n: number) => BigInt(Math.round(n * 1e6));
@@ -80,7 +80,7 @@ beforeAll(async () => {
     listings,
     escrow: escrowPort(chain.escrow),
     currency: (code) => boot.currencies.find((c) => c.code === code),
-    config: { reviewWindowSeconds: REVIEW_WINDOW },
+    settings: testOrdersSettings({ reviewWindowSeconds: REVIEW_WINDOW }),
   });
   watcher = new PaymentWatcher({ service, repo });
   console.info(`[timing] localnet + bootstrap: ${Date.now() - t0} ms`);
@@ -177,7 +177,7 @@ async function proxiedService(): Promise<{ proxy: RpcProxy; svc: OrdersService }
     listings,
     escrow: escrowPort(viaProxy.escrow),
     currency: (code) => boot.currencies.find((c) => c.code === code),
-    config: { reviewWindowSeconds: REVIEW_WINDOW, inflightWaitMs: 300 },
+    settings: testOrdersSettings({ reviewWindowSeconds: REVIEW_WINDOW, inflightWaitMs: 300 }),
   });
   return { proxy, svc };
 }

@@ -4,6 +4,7 @@
  * minted on chain); Alice orders it, signs the returned transaction with web3.js and submits it;
  * the seller's USDC balance on chain is the proof that money moved exactly once.
  */
+import { crashingEscrow, crashingOrdersRepo } from './helpers/crash-ports.js';
 import { randomUUID } from 'node:crypto';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction } from '@solana/web3.js';
 import { TOKEN_PROGRAM_ID, getAccount, getAssociatedTokenAddressSync } from '@solana/spl-token';
@@ -94,6 +95,10 @@ async function fundedOrder(price = 25, duration = 3) {
   return { buyer, seller, listingId, id: created.order_id as string, created, paid };
 }
 
+/** the app's escrow port crashes after a send landed, its repository at the named steps of POST /orders, when set */
+const sendCrash = crashingEscrow();
+const createCrash = crashingOrdersRepo();
+
 beforeAll(async () => {
   env = await sharedBootstrappedChain('orders-http');
   ({ localnet, dataDir, boot, chain } = env);
@@ -103,7 +108,14 @@ beforeAll(async () => {
     config: { currencies: boot.currencies },
     // every buyer of this suite calls from 127.0.0.1: the per-network hold limit is not what it tests
     // (tests/e2e.order-holds.test.ts does)
-    orders: { reviewWindowSeconds: 60, watcherIntervalMs: 0, reconcileIntervalMs: 0, maxUnpaidOrdersPerIp: 10_000 },
+    orders: {
+      reviewWindowSeconds: 60,
+      watcherIntervalMs: 0,
+      reconcileIntervalMs: 0,
+      maxUnpaidOrdersPerIp: 10_000,
+      // ports with a crash switch (off unless a test sets it)
+      ports: { escrow: sendCrash.wrap, repo: createCrash.wrap },
+    },
   });
   const key = await createApiKey(t, { name: 'arbiter', isAdmin: true });
   admin = { kp: Keypair.generate(), wallet: '', headers: { 'x-api-key': key.key } };
@@ -314,12 +326,12 @@ describe('orders over HTTP on the real chain', () => {
     expect((await post(o.seller, `/orders/${o.id}/deliver`)).status).toBe(200);
     const orders = t.services.orders!;
     let sent = '';
-    orders.service.hooks.afterSend = ({ tx }) => {
+    sendCrash.afterSend = ({ tx }) => {
       sent = tx.signature;
       throw new Error('simulated crash');
     };
     const crashed = await post(o.buyer, `/orders/${o.id}/confirm`);
-    orders.service.hooks.afterSend = undefined;
+    sendCrash.afterSend = undefined;
     expect(crashed.status).toBe(500);
     expect((await request(t.app).get(`${API}/orders/${o.id}`).set(o.buyer.headers)).body.status).toBe('delivered');
     expect(await chain.escrow.fetchOrder(o.id)).toBeNull(); // the money moved
@@ -388,8 +400,9 @@ describe('orders over HTTP on the real chain', () => {
       const l = await listing(seller, 3);
       const key = randomUUID();
       // process A dies at `step`: its handler never returns, its timers (lease renewals) stop
-      const a = createApp({ ...t.ctx, orders: { ...t.ctx.orders, idempotencyLeaseMs: leaseMs } });
-      a.services.orders!.service.hooks.createStep = (s) => (s === step ? new Promise<void>(() => undefined) : undefined);
+      const dies = crashingOrdersRepo();
+      dies.createStep = (s) => (s === step ? new Promise<void>(() => undefined) : undefined);
+      const a = createApp({ ...t.ctx, orders: { ...t.ctx.orders, idempotencyLeaseMs: leaseMs, ports: { repo: dies.wrap } } });
       const dying = request(a).post(`${API}/orders`).set(buyer.headers).set('Idempotency-Key', key).send({ listing_id: l }).timeout(4_000).then(
         () => 'answered',
         () => 'no answer',
@@ -430,11 +443,11 @@ describe('orders over HTTP on the real chain', () => {
     const l = await listing(seller, 3);
     const key = randomUUID();
     const orders = t.services.orders!;
-    orders.service.hooks.createStep = (s) => {
+    createCrash.createStep = (s) => {
       if (s === 'order-inserted') throw new Error('simulated crash');
     };
     const crashed = await request(t.app).post(`${API}/orders`).set(buyer.headers).set('Idempotency-Key', key).send({ listing_id: l });
-    orders.service.hooks.createStep = undefined;
+    createCrash.createStep = undefined;
     expect(crashed.status).toBe(500);
     const retry = await request(t.app).post(`${API}/orders`).set(buyer.headers).set('Idempotency-Key', key).send({ listing_id: l });
     expect(retry.status, JSON.stringify(retry.body)).toBe(201);

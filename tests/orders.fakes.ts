@@ -22,6 +22,8 @@ import type {
   TxResult,
 } from '../server/src/modules/orders/orders.types.js';
 import type { PrincipalLike } from '../server/src/modules/orders/orders.service.js';
+import type { OrdersServiceSettings } from '../server/src/modules/orders/orders.settings.js';
+import { ordersSettings } from '../server/src/config.js';
 
 const FAKE_PROGRAM = new PublicKey('AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r');
 const BLOCKHASH = bs58.encode(Buffer.alloc(32, 7));
@@ -289,4 +291,13 @@ export class FakeListings implements ListingsPort {
 
 export function user(id: string, wallet: string, extra: Partial<PrincipalLike> = {}): PrincipalLike {
   return { kind: 'user', userId: id, wallet, isAdmin: false, ...extra };
+}
+
+/**
+ * Complete orders settings for a service built in a test: the ENV_VARS defaults (read by config.ts
+ * `ordersSettings` from an empty environment, the one place defaults live) with `over` on top.
+ */
+export function testOrdersSettings(over: Partial<OrdersServiceSettings> = {}): OrdersServiceSettings {
+  const publicBaseUrl = over.publicBaseUrl ?? 'http://127.0.0.1:3000';
+  return { ...ordersSettings({}, publicBaseUrl), publicBaseUrl, ...over };
 }

@@ -17,7 +17,7 @@ import { OrdersService } from '../server/src/modules/orders/orders.service.js';
 import { PaymentWatcher } from '../server/src/modules/orders/payment-watcher.js';
 import { freshPGlite, freshPostgres } from './helpers/db.js';
 import { dbBackends } from './helpers/shared-db.js';
-import { FakeEscrow, FakeListings, user } from './orders.fakes.js';
+import { FakeEscrow, FakeListings, testOrdersSettings, user } from './orders.fakes.js';
 
 const USDC = { code: 'USDC', mint: Keypair.generate().publicKey.toBase58(), decimals: 6 };
 const N = 8;
@@ -58,7 +58,7 @@ describe.each(dbBackends)('orders on two replicas sharing $name', ({ postgres })
     const listings = new FakeListings();
     const replica = (db: Db) => {
       const repo = new PrismaOrdersRepo(db.prisma);
-      const service = new OrdersService({ repo, escrow, listings, currency: () => USDC, config: { reviewWindowSeconds: 3600, inflightWaitMs: 5_000 } });
+      const service = new OrdersService({ repo, escrow, listings, currency: () => USDC, settings: testOrdersSettings({ reviewWindowSeconds: 3600, inflightWaitMs: 5_000 }) });
       return { repo, service, watcher: new PaymentWatcher({ service, repo }) };
     };
     const a = replica(dbA);

@@ -11,7 +11,9 @@ import { TEST_DATABASE_URL, freshPGlite, freshPostgres } from './helpers/db.js';
 import { PrismaOrdersRepo } from '../server/src/modules/orders/orders.repo.js';
 import { OrdersService } from '../server/src/modules/orders/orders.service.js';
 import { PrismaIdempotencyStore } from '../server/src/modules/idempotency/idempotency.repo.js';
-import { FakeEscrow, FakeListings, user } from './orders.fakes.js';
+import { FakeEscrow, FakeListings, testOrdersSettings, user } from './orders.fakes.js';
+import { crashingEscrow } from './helpers/crash-ports.js';
+import type { EscrowPort } from '../server/src/modules/orders/orders.types.js';
 
 const USDC = { code: 'USDC', mint: Keypair.generate().publicKey.toBase58(), decimals: 6 };
 
@@ -61,9 +63,11 @@ describe.each(targets)('orders storage on %s', (_name, open) => {
     const listingId = await newListing();
     const repo = new PrismaOrdersRepo(p);
     const escrow = new FakeEscrow();
-    const mkService = () =>
-      new OrdersService({ repo, escrow, listings, currency: () => USDC, config: { reviewWindowSeconds: 3600, inflightWaitMs: 3_000 } });
-    return { repo, escrow, listings, buyer, seller, listingId, newListing, mk, service: mkService(), mkService };
+    const mkService = (port: EscrowPort = escrow) =>
+      new OrdersService({ repo, escrow: port, listings, currency: () => USDC, settings: testOrdersSettings({ reviewWindowSeconds: 3600, inflightWaitMs: 3_000 }) });
+    // the first instance's escrow port has a switch that crashes right after a send landed; a restarted one does not
+    const crash = crashingEscrow();
+    return { repo, escrow, crash, listings, buyer, seller, listingId, newListing, mk, service: mkService(crash.wrap(escrow)), mkService };
   }
 
   it('round-trips an order (u64 amount, wallets, deadline) and lists it by role with keyset pages', async () => {
@@ -174,7 +178,7 @@ describe.each(targets)('orders storage on %s', (_name, open) => {
     w.escrow.fund(w.service.fundTerms(order));
     await w.service.checkPayment((await w.repo.get(order.id))!);
     await w.service.deliver(w.seller, order.id);
-    w.service.hooks.afterSend = () => {
+    w.crash.afterSend = () => {
       throw new Error('simulated crash');
     };
     await expect(w.service.confirm(w.buyer, order.id)).rejects.toThrow('simulated crash');

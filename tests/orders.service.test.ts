@@ -8,26 +8,30 @@ import { Keypair, Transaction } from '@solana/web3.js';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { AutoReleaseCrank, PaymentWatcher } from '../server/src/modules/orders/payment-watcher.js';
 import { MemoryOrdersRepo } from './helpers/memory-orders-repo.js';
-import { OrdersService, type OrdersConfig } from '../server/src/modules/orders/orders.service.js';
+import { OrdersService } from '../server/src/modules/orders/orders.service.js';
+import type { OrdersServiceSettings } from '../server/src/modules/orders/orders.settings.js';
+import { crashingEscrow } from './helpers/crash-ports.js';
 import { DomainError } from '../server/src/errors.js';
 import { checkEscrowIntegrity } from '../server/src/modules/orders/orders.integrity.js';
-import { FakeEscrow, FakeListings, user } from './orders.fakes.js';
+import { FakeEscrow, FakeListings, testOrdersSettings, user } from './orders.fakes.js';
 import { listingTransitions, orderTransitions, type OrderTransition } from '@bazaar/contract';
 import type { OrderRecord, OrderWatchHandlers } from '../server/src/modules/orders/orders.types.js';
 import type { SubscriptionState } from '../server/src/chain/pubsub.js';
 
 const USDC = { code: 'USDC', mint: Keypair.generate().publicKey.toBase58(), decimals: 6 };
 
-function setup(opts: { now?: () => Date; config?: Partial<OrdersConfig> } = {}) {
+function setup(opts: { now?: () => Date; config?: Partial<OrdersServiceSettings> } = {}) {
   const repo = new MemoryOrdersRepo();
   const escrow = new FakeEscrow();
   const listings = new FakeListings();
+  // the escrow port the service uses: the fake, with a switch that crashes right after a send landed
+  const crash = crashingEscrow();
   const service = new OrdersService({
     repo,
-    escrow,
+    escrow: crash.wrap(escrow),
     listings,
     currency: (c) => (c === 'USDC' ? USDC : undefined),
-    config: { reviewWindowSeconds: 3600, paymentTtlSeconds: 900, paymentGraceSeconds: 60, inflightWaitMs: 300, ...opts.config },
+    settings: testOrdersSettings({ reviewWindowSeconds: 3600, paymentTtlSeconds: 900, paymentGraceSeconds: 60, inflightWaitMs: 300, ...opts.config }),
     now: opts.now,
   });
   const buyerKp = Keypair.generate();
@@ -41,7 +45,7 @@ function setup(opts: { now?: () => Date; config?: Partial<OrdersConfig> } = {}) 
   const crank = new AutoReleaseCrank({ service });
   /** another listing of the same seller (a listing holds one open order at a time) */
   const another = () => listings.add({ id: randomUUID(), sellerId: seller.userId!, sellerWallet: seller.wallet! });
-  return { repo, escrow, listings, service, buyer, seller, admin, stranger, listing, buyerKp, watcher, crank, another };
+  return { repo, escrow, crash, listings, service, buyer, seller, admin, stranger, listing, buyerKp, watcher, crank, another };
 }
 
 type Ctx = ReturnType<typeof setup>;
@@ -436,11 +440,11 @@ describe('orders service', () => {
 
   it('crash after send, before the DB write: the reconciler converges to completed without a second release', async () => {
     const o = await delivered(ctx);
-    ctx.service.hooks.afterSend = () => {
+    ctx.crash.afterSend = () => {
       throw new Error('simulated crash');
     };
     await expect(ctx.service.confirm(ctx.buyer, o.id)).rejects.toThrow('simulated crash');
-    ctx.service.hooks.afterSend = undefined;
+    ctx.crash.afterSend = undefined;
     expect((await ctx.repo.get(o.id))!.status).toBe('delivered');
     const open = await ctx.repo.openIntentFor(o.id);
     expect(open).toMatchObject({ action: 'release', status: 'sent' });
@@ -456,11 +460,11 @@ describe('orders service', () => {
 
   it('a crash is also healed inline by the next call on that order', async () => {
     const o = await delivered(ctx);
-    ctx.service.hooks.afterSend = () => {
+    ctx.crash.afterSend = () => {
       throw new Error('simulated crash');
     };
     await expect(ctx.service.confirm(ctx.buyer, o.id)).rejects.toThrow();
-    ctx.service.hooks.afterSend = undefined;
+    ctx.crash.afterSend = undefined;
     expect((await ctx.service.confirm(ctx.buyer, o.id)).status).toBe('completed');
     expect(ctx.escrow.count('release')).toBe(1);
   });

@@ -22,6 +22,7 @@ import path from 'node:path';
 import { authDefaults, STREAM_DEFAULTS } from '@bazaar/contract';
 import type { CurrencyInfo } from './chain/types.js';
 import { websocketUrlFor } from './chain/pubsub.js';
+import type { OrdersSettings } from './modules/orders/orders.settings.js';
 
 /**
  * What the service may spend on chain per UTC day (modules/budget, docs/threat-model.md#who-pays-for-what-on-chain): the daily budget in
@@ -457,33 +458,8 @@ export interface CategoryConfig {
   name: string;
 }
 
-/** Orders module settings (ORDER_*, SOLANA_PAY_*), passed to createOrdersModule as they are. */
-export interface OrdersSettings {
-  /** payment window, seconds */
-  paymentTtlSeconds: number;
-  /** review window after delivery, seconds */
-  reviewWindowSeconds: number;
-  maxUnpaidOrdersPerBuyer: number;
-  /** unpaid orders one client network (IPv4 address / IPv6 /64) may hold at once */
-  maxUnpaidOrdersPerIp: number;
-  /** payment window of an order on a contested listing or from a pressed network, seconds */
-  contestedPaymentTtlSeconds: number;
-  /** cool-down after an unpaid expiry before the same buyer may order the same listing, seconds (0 = none) */
-  holdCooldownSeconds: number;
-  /** payment watcher + crank interval, ms; 0 = off (the watcher's pace while it has no live subscription) */
-  watcherIntervalMs: number;
-  /** payment watcher full-pass interval while its order-account subscription is live, ms */
-  watcherFallbackIntervalMs: number;
-  /** reconciler interval, ms; 0 = start-up pass only */
-  reconcileIntervalMs: number;
-  /** wait for an in-flight action on the same order, ms */
-  inflightWaitMs: number;
-  /** lease of a running POST /orders Idempotency-Key, ms */
-  idempotencyLeaseMs: number;
-  solanaPayLabel: string;
-  /** absolute URL of an SVG/PNG/WebP icon */
-  solanaPayIcon: string;
-}
+/** Orders module settings (ORDER_*, SOLANA_PAY_*): the type is the orders module's own; defaults only in ENV_VARS. */
+export type { OrdersSettings };
 
 export interface Config {
   port: number;

@@ -6,8 +6,9 @@ import type { Chain, ChainClient } from './chain/index.js';
 import type { Config } from './config.js';
 import type { PrismaClient } from './db/client.js';
 import type { Logger } from './logger.js';
-import type { CustodyHooks } from './modules/custody/index.js';
+import type { CustodyPortDecorators } from './modules/custody/index.js';
 import type { ListingsHooks } from './modules/listings/index.js';
+import type { OrdersPortDecorators } from './modules/orders/index.js';
 import type { WebhooksModuleOptions } from './modules/webhooks/index.js';
 
 export interface AppContext {
@@ -17,12 +18,12 @@ export interface AppContext {
   /** a full ChainClient in production; tests may pass any Chain (e.g. tests/helpers/fake-chain.ts),
    *  in which case the escrow-backed order routes answer 503 chain-unavailable */
   chain: (Chain & Partial<Pick<ChainClient, 'escrow' | 'currencies'>>) | null;
-  /** options for the orders module (tests: timers off, hooks) */
-  orders?: Record<string, unknown>;
+  /** options for the orders module (tests: settings overrides, e.g. timers off; port decorators) */
+  orders?: Record<string, unknown> & { ports?: OrdersPortDecorators };
   /** options for the listings module (tests: recovery timer off, crash hooks) */
   listings?: { recoveryIntervalMs?: number; hooks?: ListingsHooks };
-  /** options for the custody module (tests: hooks, lease); settings come from config */
-  custody?: { hooks?: CustodyHooks; leaseMs?: number };
+  /** options for the custody module (tests: port decorators, lease); settings come from config */
+  custody?: { ports?: CustodyPortDecorators; leaseMs?: number };
   /** options for the webhooks module (tests: worker retry delays and thresholds, DNS); settings come from config */
   webhooks?: Pick<WebhooksModuleOptions, 'worker' | 'resolve'>;
   /** injectable clock (tests) */

@@ -68,7 +68,10 @@ export interface TestAppOptions {
   config?: Partial<Config>;
   chain?: AppContext['chain'];
   now?: () => Date;
-  orders?: Record<string, unknown>;
+  /** orders settings overrides and port decorators */
+  orders?: AppContext['orders'];
+  /** custody module options (port decorators, lease) */
+  custody?: AppContext['custody'];
   /** listings module options (the recovery timer is off unless set) */
   listings?: AppContext['listings'];
   /** webhooks module seams (worker retry delays, thresholds, DNS) */
@@ -98,6 +101,7 @@ export async function createTestApp(opts: TestAppOptions = {}) {
     now: opts.now ?? (() => new Date()),
     orders: { watcherIntervalMs: 0, reconcileIntervalMs: 0, ...(opts.orders ?? {}) },
     listings: { recoveryIntervalMs: 0, ...(opts.listings ?? {}) },
+    ...(opts.custody ? { custody: opts.custody } : {}),
     webhooks: opts.webhooks,
     dbPing: db.ping,
     ...(opts.webAppDir !== undefined ? { webAppDir: opts.webAppDir } : {}),

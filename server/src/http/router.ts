@@ -106,7 +106,7 @@ export function buildServices(ctx: AppContext) {
       },
       // the orders it funds, read through the orders module's port (the orders module gets custody below)
       orders: ordersReadPort(db),
-      hooks: ctx.custody?.hooks,
+      ports: ctx.custody?.ports,
       budget,
       log,
       now: ctx.now,
@@ -114,11 +114,13 @@ export function buildServices(ctx: AppContext) {
   }
   let orders: OrdersModule | null = null;
   if (chain?.escrow) {
+    const { ports: orderPorts, ...orderOverrides } = ctx.orders ?? {};
     orders = createOrdersModule({
       db,
       chain: { escrow: chain.escrow, currencies: chain.currencies ?? currencies },
       listings: listings.port,
-      config: { publicBaseUrl: config.publicBaseUrl, ...config.orders, ...(ctx.orders ?? {}) },
+      config: { publicBaseUrl: config.publicBaseUrl, ...config.orders, ...orderOverrides },
+      ports: orderPorts,
       log,
       hasReview: reviews.hasReview,
       now: ctx.now,

@@ -14,12 +14,12 @@ import { CustodyChain, type CustodyChainPort } from './custody.chain.js';
 import { DepositKeys } from './custody.keys.js';
 import { Ledger } from './custody.ledger.js';
 import { CustodyRepo } from './custody.repo.js';
-import { type CustodyBudget, type CustodyHooks, type CustodyOrdersPort, CustodyService } from './custody.service.js';
+import { type CustodyBudget, type CustodyOrdersPort, CustodyService } from './custody.service.js';
 import type { CustodyCurrency, Log } from './custody.types.js';
 import { CustodyWorker } from './custody.worker.js';
 
 export { CustodyService, holdEntry, settleEntry, releaseEntry, closeEntry, depositEntry } from './custody.service.js';
-export type { CustodyHooks, CustodyOrdersPort, WithdrawalView, DepositView, CustodialBalanceView } from './custody.service.js';
+export type { CustodyOrdersPort, WithdrawalView, DepositView, CustodialBalanceView } from './custody.service.js';
 export { Ledger, accountCode, normalBalance, userAccount, systemAccount } from './custody.ledger.js';
 export { CustodyRepo } from './custody.repo.js';
 export { CustodyChain } from './custody.chain.js';
@@ -65,6 +65,16 @@ export function custodyCurrencies(currencies: CurrencyInfo[], s: Pick<CustodySet
   });
 }
 
+/**
+ * Replacements of the ports the module builds: each gets the port as built and returns the one the
+ * module uses. Tests supply them (a repository whose write fails where a crashed process would stop);
+ * production passes none.
+ */
+export interface CustodyPortDecorators {
+  repo?: (built: CustodyRepo) => CustodyRepo;
+  chain?: (built: CustodyChainPort) => CustodyChainPort;
+}
+
 export interface CustodyModuleOptions {
   db: PrismaClient;
   /** the chain client's pieces: RPC connection, the service keypair (hot wallet), the escrow client */
@@ -74,7 +84,8 @@ export interface CustodyModuleOptions {
   orders?: CustodyOrdersPort;
   log?: Log;
   now?: () => Date;
-  hooks?: CustodyHooks;
+  /** port decorators (tests) */
+  ports?: CustodyPortDecorators;
   /** the service's SOL budget (modules/budget): withdrawals are charged to it */
   budget?: CustodyBudget;
   /** test seam: another chain port */
@@ -84,9 +95,10 @@ export interface CustodyModuleOptions {
 export function createCustodyModule(o: CustodyModuleOptions) {
   const currencies = custodyCurrencies(o.currencies, o.settings);
   const ledger = new Ledger(o.db);
-  const repo = new CustodyRepo(o.db, ledger);
+  const builtRepo = new CustodyRepo(o.db, ledger);
+  const repo = o.ports?.repo?.(builtRepo) ?? builtRepo;
   const keys = new DepositKeys(o.settings.seed);
-  const chain =
+  const builtChain =
     o.chainPort ??
     new CustodyChain({
       connection: o.chain.connection,
@@ -94,6 +106,7 @@ export function createCustodyModule(o: CustodyModuleOptions) {
       escrow: o.chain.escrow,
       tokenPrograms: Object.fromEntries(currencies.filter((c) => c.tokenProgram).map((c) => [c.mint, c.tokenProgram!])),
     });
+  const chain = o.ports?.chain?.(builtChain) ?? builtChain;
   const service = new CustodyService({
     repo,
     ledger,
@@ -103,7 +116,6 @@ export function createCustodyModule(o: CustodyModuleOptions) {
     orders: o.orders,
     log: o.log,
     now: o.now,
-    hooks: o.hooks,
     leaseMs: o.settings.leaseMs,
     budget: o.budget,
   });

@@ -13,12 +13,14 @@ import { IdempotencyLeases, PrismaIdempotencyStore, type IdempotencyStore } from
 import { escrowPort, type OrdersBudget } from './orders.escrow.js';
 import { checkEscrowIntegrity } from './orders.integrity.js';
 import { PrismaOrdersRepo, userOrderStats, type UserOrderStats } from './orders.repo.js';
-import { OrdersService, type OrdersConfig, type OrdersHooks } from './orders.service.js';
+import { OrdersService } from './orders.service.js';
+import type { OrdersServiceSettings } from './orders.settings.js';
 import type { CustodialPaymentsPort, EscrowPort, ListingsPort, OrderRecord, OrderWatchOptions, OrdersRepo } from './orders.types.js';
 import { DomainError } from '../../errors.js';
 
 export { OrdersService } from './orders.service.js';
-export type { OrdersConfig, PrincipalLike } from './orders.service.js';
+export type { PrincipalLike } from './orders.service.js';
+export type { OrdersSettings, OrdersServiceSettings } from './orders.settings.js';
 export { PrismaOrdersRepo, type UserOrderStats } from './orders.repo.js';
 export { escrowPort, type OrdersBudget } from './orders.escrow.js';
 export { checkEscrowIntegrity, compareOrderWithEscrow, type IntegrityReport } from './orders.integrity.js';
@@ -38,6 +40,16 @@ export function ordersReadPort(db: PrismaClient): {
 
 type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
 
+/**
+ * Replacements of the ports the module builds: each gets the port as built and returns the one the
+ * module uses. Tests supply them (a port that fails where a crashed process would stop, e.g. an escrow
+ * whose send lands and then throws); production passes none.
+ */
+export interface OrdersPortDecorators {
+  repo?: (built: OrdersRepo) => OrdersRepo;
+  escrow?: (built: EscrowPort) => EscrowPort;
+}
+
 export interface OrdersModuleOptions {
   db: PrismaClient;
   /** null / a chain without an escrow client (fake chains in HTTP tests): chain calls answer 503 */
@@ -45,20 +57,14 @@ export interface OrdersModuleOptions {
   /** payment currencies (defaults to the chain client's) */
   currencies?: Array<{ code: string; mint: string; decimals: number; tokenProgram?: string }>;
   listings: ListingsPort;
-  config?: Partial<OrdersConfig> & {
-    /** payment watcher + auto-release crank interval (default 2000 ms); 0 disables the timers (tests drive them) */
-    watcherIntervalMs?: number;
-    /** payment watcher full-pass interval while its order-account subscription is live (default 10 000 ms) */
-    watcherFallbackIntervalMs?: number;
+  /** the settings (complete: `Config.orders` + PUBLIC_BASE_URL; defaults only in config.ts ENV_VARS) */
+  config: OrdersServiceSettings & {
     /** order-account subscription reconnect back-off and heartbeat (tests) */
     watch?: OrderWatchOptions;
-    /** reconciler interval (default 30 000 ms); 0 = only the start-up pass */
-    reconcileIntervalMs?: number;
-    /** lease of a running POST /orders Idempotency-Key (default 10 000 ms): a key whose request died is retryable after it */
-    idempotencyLeaseMs?: number;
   };
   log?: Log;
-  hooks?: OrdersHooks;
+  /** port decorators (tests) */
+  ports?: OrdersPortDecorators;
   /** test seams */
   repo?: OrdersRepo;
   escrow?: EscrowPort;
@@ -75,8 +81,11 @@ export interface OrdersModuleOptions {
 }
 
 export function createOrdersModule(o: OrdersModuleOptions) {
-  const repo = o.repo ?? new PrismaOrdersRepo(o.db);
-  const escrow = o.escrow ?? (o.chain?.escrow ? escrowPort(o.chain.escrow, { log: o.log, budget: o.budget }) : unavailableEscrow());
+  const builtRepo = o.repo ?? new PrismaOrdersRepo(o.db);
+  const builtEscrow = o.escrow ?? (o.chain?.escrow ? escrowPort(o.chain.escrow, { log: o.log, budget: o.budget }) : unavailableEscrow());
+  const repo = o.ports?.repo?.(builtRepo) ?? builtRepo;
+  const escrow = o.ports?.escrow?.(builtEscrow) ?? builtEscrow;
+  const { watch, ...settings } = o.config;
   const idempotencyStore = o.idempotencyStore ?? new PrismaIdempotencyStore(o.db);
   const currencies = o.currencies ?? o.chain?.currencies ?? [];
   const service = new OrdersService({
@@ -84,9 +93,8 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     escrow,
     listings: o.listings,
     currency: (code) => currencies.find((c) => c.code === code),
-    config: o.config,
+    settings,
     log: o.log,
-    hooks: o.hooks,
     now: o.now,
     custody: o.custody,
     hasReview: o.hasReview,
@@ -96,13 +104,13 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     repo,
     log: o.log,
     escrow,
-    fallbackIntervalMs: o.config?.watcherFallbackIntervalMs,
-    watch: o.config?.watch,
+    fallbackIntervalMs: settings.watcherFallbackIntervalMs,
+    watch,
   });
   const autoRelease = new AutoReleaseCrank({ service, log: o.log });
   const leases = new IdempotencyLeases();
-  const watcherMs = o.config?.watcherIntervalMs ?? 2_000;
-  const reconcileMs = o.config?.reconcileIntervalMs ?? 30_000;
+  const watcherMs = settings.watcherIntervalMs;
+  const reconcileMs = settings.reconcileIntervalMs;
   let purge: NodeJS.Timeout | null = null;
   const stopLoops = async () => {
     if (purge) clearInterval(purge);
@@ -120,7 +128,7 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     idempotencyStore,
     /** every order's database state against its escrow account on chain (orders.integrity.ts) */
     checkIntegrity: () => checkEscrowIntegrity({ repo, escrow }),
-    http: { service, idempotencyStore, idempotencyLeases: leases, idempotencyLeaseMs: o.config?.idempotencyLeaseMs, now: o.now },
+    http: { service, idempotencyStore, idempotencyLeases: leases, idempotencyLeaseMs: settings.idempotencyLeaseMs, now: o.now },
     /**
      * The background loops (run by the replica holding the leader lease, modules/leader): start-up
      * reconciliation, then the payment watcher, auto-release crank, reconciler and Idempotency-Key

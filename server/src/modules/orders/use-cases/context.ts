@@ -1,0 +1,132 @@
+/**
+ * What every orders use case is given: the module's ports, its settings, the clock, the log and the
+ * per-order mutex, plus the small rules more than one use case applies (the caller's role, the clocks
+ * of the timing rules, the listing and custody effects of a status). A use case imports this file,
+ * `../order-state.ts`, `../orders.types.ts`, `../orders.errors.ts`, the shared libraries and another
+ * use case's factory result passed in by the facade, never the facade (`../orders.service.ts`) or
+ * another use case's internals.
+ */
+import { listingTransitions, PAYMENT_GRACE_SECONDS } from '@bazaar/contract';
+import type { Principal } from '../../auth/index.js';
+import { type Clocks, type OrderRole, listingEventAfter } from '../order-state.js';
+import type { OrdersServiceSettings } from '../orders.settings.js';
+import type { CustodialPaymentsPort, CurrencyView, EscrowOrderView, EscrowPort, FundTerms, ListingsPort, OrderRecord, OrdersRepo } from '../orders.types.js';
+
+/** The caller, as the auth module's `Principal` (req.principal) carries it: the fields the orders rules read. */
+export type PrincipalLike = Pick<Principal, 'kind' | 'userId' | 'wallet' | 'isAdmin'>;
+
+export type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
+
+const silent: Log = { info() {}, warn() {}, error() {} };
+
+/** The ports of the orders module: what its use cases may reach outside themselves. */
+export interface OrdersPorts {
+  repo: OrdersRepo;
+  listings: ListingsPort;
+  escrow: EscrowPort;
+  currency: (code: string) => CurrencyView | undefined;
+  /** custodial payments (custody enabled); absent: payment_source custodial answers 404 custody-disabled */
+  custody?: CustodialPaymentsPort;
+  /** whether the buyer already reviewed the order (the reviews module; hides `review` from allowed_actions) */
+  hasReview?: (orderId: string) => Promise<boolean>;
+}
+
+/** Promise-chain mutex per key: calls for one order run one after another, others in parallel. */
+export class KeyedMutex {
+  private tails = new Map<string, Promise<void>>();
+  async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.tails.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((r) => (release = r));
+    const tail = prev.then(() => mine);
+    this.tails.set(key, tail);
+    await prev;
+    try {
+      return await fn();
+    } finally {
+      release();
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    }
+  }
+}
+
+/** The context of the orders use cases (built once by the facade). */
+export interface OrdersContext extends OrdersPorts {
+  settings: Required<OrdersServiceSettings>;
+  log: Log;
+  now: () => Date;
+  /** serializes the calls on one order in this process (the DB guard serializes processes) */
+  mutex: KeyedMutex;
+}
+
+export function ordersContext(ports: OrdersPorts, settings: OrdersServiceSettings, o: { log?: Log; now?: () => Date } = {}): OrdersContext {
+  return {
+    ...ports,
+    settings: { ...settings, paymentGraceSeconds: settings.paymentGraceSeconds ?? PAYMENT_GRACE_SECONDS },
+    log: o.log ?? silent,
+    now: o.now ?? (() => new Date()),
+    mutex: new KeyedMutex(),
+  };
+}
+
+/** The caller's role on the order: buyer, seller, admin, or null (a stranger). */
+export function roleOf(order: OrderRecord, p: PrincipalLike): OrderRole | null {
+  if (p.userId && p.userId === order.buyerId) return 'buyer';
+  if (p.userId && p.userId === order.sellerId) return 'seller';
+  if (p.isAdmin) return 'admin';
+  return null;
+}
+
+/**
+ * The clocks of the timing rules, now: the chain clock (read from the cluster only when `needChain`)
+ * and the service clock. Throws chain-unavailable when the chain clock is needed and unreadable.
+ */
+export async function clocks(c: Pick<OrdersContext, 'now' | 'escrow'>, needChain: boolean): Promise<Clocks> {
+  const serviceMs = c.now().getTime();
+  return { serviceMs, chainSeconds: needChain ? await c.escrow.chainNow() : Math.floor(serviceMs / 1000) };
+}
+
+/** The escrow account holds the order's quoted terms (buyer, seller, mint, amount). */
+export function termsMatch(order: OrderRecord, v: EscrowOrderView): boolean {
+  return v.buyer === order.buyerWallet && v.seller === order.sellerWallet && v.mint === order.mint && v.amount === order.amount;
+}
+
+/** The escrow fund terms of an order (what its fund transaction carries). */
+export function fundTerms(order: OrderRecord): FundTerms {
+  return {
+    orderId: order.id,
+    buyer: order.buyerWallet,
+    seller: order.sellerWallet,
+    mint: order.mint,
+    amount: order.amount,
+    deliveryDeadline: order.deliveryDeadline,
+    reviewWindow: order.reviewWindow,
+    expiresAt: order.fundExpiresAt,
+  };
+}
+
+/**
+ * The listing follows the order: the listing transition of the status the order reached (the table's
+ * `listing` column). Best effort: the money already moved, so this never fails the call.
+ */
+export async function applyListingEffect(c: OrdersContext, order: OrderRecord): Promise<void> {
+  const event = listingEventAfter(order);
+  if (!event) return;
+  // an order that never reserved its listing must not free a listing another order holds
+  if (!order.fundedAt && listingTransitions.find((l) => l.event === event)?.to === 'available') return;
+  try {
+    await c.listings.applyOrderEvent(order.listingId, event);
+  } catch (err) {
+    c.log.warn({ err, order_id: order.id, listing_id: order.listingId, event }, 'listing update failed');
+  }
+}
+
+/** Book a custodial order's escrow outcome in the custody ledger (best effort: the custody worker catches up). */
+export async function bookCustodial(c: OrdersContext, order: OrderRecord): Promise<void> {
+  if (order.paymentSource !== 'custodial' || !c.custody) return;
+  try {
+    await c.custody.bookOrderOutcome(order);
+  } catch (err) {
+    c.log.warn({ err, order_id: order.id }, 'custodial order outcome not booked yet');
+  }
+}

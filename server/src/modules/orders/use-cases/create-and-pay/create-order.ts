@@ -1,0 +1,239 @@
+/**
+ * Use case "create an order" (POST /orders), as steps:
+ *   1. resume: an order this buyer created with the same Idempotency-Key is returned instead (a retry
+ *      after a crash), with a fresh fund transaction while it awaits payment;
+ *   2. check: listing, buyer wallet, currency, the custodial balance or the buyer wallet's balances on
+ *      chain (holds are tied to a buyer who can pay);
+ *   3. hold: the order row inserted with its listing hold, under the per-buyer / per-network / cool-down
+ *      rules (`repo.createHeld`, one transaction);
+ *   4. pay: a wallet order gets its fund transaction (compensation: the order row is discarded, so a
+ *      503 holds nothing); a custodial order is funded by the custody module (compensation inside
+ *      `payCustodially`: the order expires when nothing is held any more).
+ * A crash after 3 leaves an order row the retry with the same key finds (step 1).
+ */
+import { randomUUID } from 'node:crypto';
+import { DomainError } from '../../../../errors.js';
+import { compensated } from '../../../../lib/steps.js';
+import { orderErrors } from '../../orders.errors.js';
+import type { FundTerms, HoldPressure, OrderRecord, PaymentSource } from '../../orders.types.js';
+import type { OrdersContext, PrincipalLike } from '../context.js';
+import type { PaymentInstructions, PayOrder } from './pay.js';
+
+export interface CreateOrderInput {
+  listingId: string;
+  /** API keys only: the paying wallet */
+  buyerWallet?: string | null;
+  /** default wallet */
+  paymentSource?: PaymentSource;
+  /** the request's Idempotency-Key: stored on the order, so a retry after a crash finds it */
+  idempotencyKey?: string | null;
+  /**
+   * the client network of the request (`lib/client-network.ts`: IPv4 address or IPv6 /64), counted by
+   * the per-network hold limit; null/absent: not counted (API keys, calls from inside the service)
+   */
+  network?: string | null;
+}
+
+export type CreatedOrder = { order: OrderRecord; payment: PaymentInstructions | null };
+
+export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'paymentFor' | 'payCustodially'> }) {
+  /**
+   * The payment window of a new order, seconds: `contestedPaymentTtlSeconds` when the listing is
+   * contested (an unpaid wallet order for it lapsed within the cool-down) or the order's network already
+   * holds at least half of `maxUnpaidOrdersPerIp`; else `paymentTtlSeconds`. Never longer than the latter.
+   */
+  function paymentWindowSeconds(p: HoldPressure): number {
+    const s = c.settings;
+    const pressed = p.contested || p.networkHolds >= Math.ceil(s.maxUnpaidOrdersPerIp / 2);
+    return pressed ? Math.min(s.contestedPaymentTtlSeconds, s.paymentTtlSeconds) : s.paymentTtlSeconds;
+  }
+
+  /**
+   * A hold is tied to a buyer who can pay: the buyer wallet's balances on chain must cover this order's
+   * fund transaction and the wallet's other unpaid wallet orders (their tokens in the same mint, their
+   * fees and rent). Token: balance of the wallet's associated token account >= amounts; SOL: lamports >=
+   * (network fee + rent of the order PDA and the vault) per order, plus for wrapped SOL the amounts and
+   * the wSOL account's rent (`EscrowPort.fundingNeeds`, read from the RPC). Throws 409 insufficient-funds
+   * (`balance` token | sol), 503 chain-unavailable. Without `fundingNeeds` (fakes) nothing is checked.
+   */
+  async function assertWalletCanFund(terms: FundTerms, currencyCode: string): Promise<void> {
+    const needsOf = c.escrow.fundingNeeds?.bind(c.escrow);
+    if (!needsOf) return;
+    const [needs, others] = await Promise.all([needsOf(terms), c.repo.unpaidOfWallet(terms.buyer)]);
+    const sameMint = others.filter((o) => o.mint === terms.mint);
+    const otherTokens = sameMint.reduce((sum, o) => sum + o.amount, 0n);
+    // each other unpaid order takes the same fee + rent again (plus its own amount when paid in lamports)
+    const perOrderCost = needs.lamports - needs.amountInLamports;
+    const lamports = needs.lamports + BigInt(others.length) * perOrderCost + (needs.tokenBalance === null ? otherTokens : 0n);
+    if (needs.tokenBalance !== null && needs.tokenBalance < terms.amount + otherTokens) {
+      throw orderErrors.walletShort({ balance: 'token', wallet: terms.buyer, currency: currencyCode, required: terms.amount + otherTokens, available: needs.tokenBalance });
+    }
+    if (needs.lamportsBalance < lamports) {
+      throw orderErrors.walletShort({ balance: 'sol', wallet: terms.buyer, currency: currencyCode, required: lamports, available: needs.lamportsBalance });
+    }
+  }
+
+  /** Step 1: an order found by its Idempotency-Key, as it is now, with a fresh fund transaction while payable. */
+  async function resume(order: OrderRecord): Promise<CreatedOrder> {
+    if (order.paymentSource === 'custodial') {
+      // finish a custodial funding the first attempt may not have reached (idempotent per order)
+      const current = order.status === 'awaiting_payment' ? await deps.pay.payCustodially(order) : order;
+      return { order: current, payment: null };
+    }
+    const payable = order.status === 'awaiting_payment' && order.paymentExpiresAt > c.now();
+    return { order, payment: payable ? await deps.pay.paymentFor(order) : null };
+  }
+
+  /**
+   * POST /orders. `paymentSource` wallet (default): the order waits for the buyer's fund transaction
+   * (returned as `payment`). custodial: the custody module holds the price from the buyer's custodial
+   * balance and funds the escrow (buyer = the user's deposit address); `payment` is null and the order
+   * comes back in_progress (awaiting_payment while the funding is unconfirmed).
+   *
+   * The listing is held for the order from creation (one open order per listing: later buyers get 409
+   * listing-unavailable before paying, until this one expires unpaid or is refunded), and a buyer may
+   * hold at most `maxUnpaidOrdersPerBuyer` unpaid orders (409 too-many-unpaid-orders). Against holds by
+   * buyers who never pay (README "Holds"): a wallet order needs the buyer wallet's balances on chain to
+   * cover it (`assertWalletCanFund`, 409 insufficient-funds); a network holds at most
+   * `maxUnpaidOrdersPerIp` unpaid orders (429 too-many-holds); a buyer whose wallet order for the listing
+   * expired unpaid within `holdCooldownSeconds` is refused (409 hold-cooldown); a contested listing or a
+   * network holding half its limit gets the `contestedPaymentTtlSeconds` payment window. With an
+   * `idempotencyKey`, an order this buyer already created with it is returned instead (a retry after a
+   * crash), with a fresh fund transaction while it awaits payment.
+   *
+   * Errors besides the listing ones: 404 custody-disabled, 400 validation-error (buyer_wallet with
+   * custodial), 409 insufficient-funds, 502 chain-transaction-failed (funding rejected: order expired,
+   * hold released), 503 chain-unavailable (nothing kept: the order row is discarded).
+   */
+  async function create(p: PrincipalLike, input: CreateOrderInput): Promise<CreatedOrder> {
+    if (!p.userId) throw orderErrors.forbidden('Creating an order needs a user credential.');
+    if (input.idempotencyKey) {
+      const existing = await c.repo.findByIdempotencyKey(p.userId, input.idempotencyKey);
+      if (existing) return resume(existing);
+    }
+    // step 2: check
+    const listing = await c.listings.get(input.listingId);
+    if (!listing) throw orderErrors.listingNotFound(input.listingId);
+    if (listing.sellerId === p.userId) throw orderErrors.ownListing();
+    if (listing.status !== 'available') throw orderErrors.listingUnavailable(listing.status);
+
+    const custodial = input.paymentSource === 'custodial';
+    const custody = c.custody;
+    if (custodial && !custody) {
+      throw new DomainError('custody-disabled', 'Custodial accounts are disabled on this service: pay with your wallet (payment_source wallet).');
+    }
+    if (custodial && input.buyerWallet) {
+      throw new DomainError('validation-error', 'buyer_wallet cannot be combined with payment_source custodial.', {
+        errors: [{ path: 'body.buyer_wallet', message: 'not allowed with payment_source custodial', code: 'not_allowed' }],
+      });
+    }
+    let buyerWallet = custodial ? await custody!.buyerAddressFor(p.userId) : p.wallet;
+    if (!custodial && input.buyerWallet && input.buyerWallet !== p.wallet) {
+      // only an API key acting for a user may name another paying wallet
+      if (p.kind !== 'api_key') throw orderErrors.forbidden('buyer_wallet must be the wallet of the authenticated user.');
+      buyerWallet = input.buyerWallet;
+    }
+    if (!buyerWallet) throw orderErrors.forbidden('No buyer wallet: the credential has no linked wallet and none was given.');
+    if (buyerWallet === listing.sellerWallet) throw orderErrors.ownListing();
+
+    const currency = c.currency(listing.currency);
+    if (!currency) throw orderErrors.listingUnavailable(`currency ${listing.currency} is not accepted`);
+    if (custodial) await custody!.assertAvailable(p.userId, currency.mint, listing.priceBaseUnits);
+
+    const id = randomUUID();
+    const [chainNow, feeBps] = await Promise.all([c.escrow.chainNow(), c.escrow.feeBps()]);
+    const { escrow, vault } = c.escrow.addresses(id, currency.mint, currency.tokenProgram);
+    const deliveryDeadline = chainNow + Math.max(1, listing.durationDays) * 86_400;
+    const reviewWindow = c.settings.reviewWindowSeconds;
+    // (a listing another order holds is refused by createHeld below: no balance read for that)
+    if (!custodial && !listing.heldUntil) {
+      await assertWalletCanFund(
+        {
+          orderId: id,
+          buyer: buyerWallet,
+          seller: listing.sellerWallet,
+          mint: currency.mint,
+          amount: listing.priceBaseUnits,
+          deliveryDeadline,
+          reviewWindow,
+          expiresAt: chainNow + c.settings.paymentTtlSeconds,
+        },
+        currency.code,
+      );
+    }
+    // step 3: hold
+    const createdAt = c.now();
+    const network = input.network ?? null;
+    const cooldown = c.settings.holdCooldownSeconds;
+    const held = await c.repo.createHeld(
+      {
+        id,
+        createdAt,
+        listingId: listing.id,
+        buyerId: p.userId,
+        sellerId: listing.sellerId,
+        buyerWallet,
+        sellerWallet: listing.sellerWallet,
+        paymentSource: custodial ? 'custodial' : 'wallet',
+        currency: currency.code,
+        mint: currency.mint,
+        decimals: currency.decimals,
+        amount: listing.priceBaseUnits,
+        status: 'awaiting_payment',
+        tokenMint: listing.tokenMint ?? null,
+        feeBps,
+        escrowAddress: escrow,
+        vaultAddress: vault,
+        // set by the hold guard's `window` below
+        paymentExpiresAt: createdAt,
+        // contract: delivery_deadline = created_at + listing duration days (chain clock)
+        deliveryDeadline,
+        reviewWindow,
+        idempotencyKey: input.idempotencyKey ?? null,
+        holdNetwork: network,
+        fundedAt: null,
+        deliveredAt: null,
+        autoReleaseAt: null,
+        disputedAt: null,
+        completedAt: null,
+        disputeReason: null,
+        disputedBy: null,
+        buyerBps: null,
+        fundSignature: null,
+        lastSignature: null,
+      },
+      {
+        maxUnpaidPerBuyer: c.settings.maxUnpaidOrdersPerBuyer,
+        maxUnpaidPerNetwork: c.settings.maxUnpaidOrdersPerIp,
+        recentSince: cooldown > 0 ? new Date(createdAt.getTime() - cooldown * 1000) : null,
+        window: (pressure) => {
+          const ttl = paymentWindowSeconds(pressure);
+          // the program refuses the funding after fundExpiresAt (chain clock): a closed order cannot be re-funded later
+          return { paymentExpiresAt: new Date(createdAt.getTime() + ttl * 1000), fundExpiresAt: chainNow + ttl };
+        },
+      },
+    );
+    if ('duplicate' in held) return resume(held.duplicate);
+    if ('listingHeld' in held) throw orderErrors.listingHeld(held.listingHeld.status, held.listingHeld.paymentExpiresAt, c.settings.paymentGraceSeconds);
+    if ('cooldown' in held) throw orderErrors.holdCooldown(new Date(held.cooldown.lapsedAt.getTime() + cooldown * 1000), createdAt);
+    if ('buyerLimit' in held) throw orderErrors.tooManyUnpaid(held.buyerLimit.unpaid, c.settings.maxUnpaidOrdersPerBuyer);
+    if ('networkLimit' in held) {
+      const lapses = held.networkLimit.earliestExpiresAt.getTime() + c.settings.paymentGraceSeconds * 1000;
+      throw orderErrors.tooManyHolds(held.networkLimit.holds, c.settings.maxUnpaidOrdersPerIp, (lapses - createdAt.getTime()) / 1000);
+    }
+    const order = held.created;
+    // step 4: pay
+    if (custodial) return { order: await deps.pay.payCustodially(order), payment: null };
+    const payment = await compensated(
+      () => deps.pay.paymentFor(order),
+      // nobody saw this order and nothing is on chain: drop it, so the listing is not held by it
+      () => c.repo.discardUnpaid(order.id),
+      (e) => c.log.warn({ err: e, order_id: order.id }, 'unpaid order not discarded'),
+    );
+    return { order, payment };
+  }
+
+  return { create, paymentWindowSeconds };
+}
+
+export type CreateOrder = ReturnType<typeof createOrder>;

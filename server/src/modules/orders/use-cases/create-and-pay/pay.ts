@@ -1,0 +1,215 @@
+/**
+ * Use case "pay an order": the fund transaction the buyer signs (POST /orders/{id}/payment, Solana
+ * Pay), its submission (POST /orders/{id}/transaction), the custodial funding, and payment detection
+ * (the watcher's `checkPayment`: funded -> in_progress, past expiry -> expired). `markFunded` is the
+ * one place an order becomes funded; when its listing was taken meanwhile, the order is refunded at
+ * once through the record-before-send pipeline.
+ */
+import { ChainActionLandedError, DomainError } from '../../../../errors.js';
+import { formatUiAmount } from '../../../../lib/money.js';
+import { compareFundTransaction, normalizeTransaction } from '../../fund-tx.js';
+import { type OrderStatus, listingEventAfter, needsChainClock, refusal, targetStatus } from '../../order-state.js';
+import { orderErrors } from '../../orders.errors.js';
+import type { EscrowOrderView, IssuedFundTransaction, OrderRecord, TxResult } from '../../orders.types.js';
+import type { PerformLocked } from '../act-on-chain/record-before-send.js';
+import { type OrdersContext, type PrincipalLike, applyListingEffect, clocks, fundTerms, roleOf, termsMatch } from '../context.js';
+import type { ReadAndPresent } from '../read-and-present.js';
+
+/** contract OrderPayment */
+export interface PaymentInstructions {
+  transaction: string;
+  solana_pay_url: string;
+  /** last moment `transaction` can land: min(its blockhash's validity, payment_expires_at) */
+  expires_at: Date;
+}
+
+export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'get'>; perform: PerformLocked }) {
+  /** The order, while the table lets its buyer `pay` it now (awaiting payment, from a wallet, in the window); 409 otherwise. */
+  async function requireAwaitingPayment(orderId: string): Promise<OrderRecord> {
+    const order = await c.repo.get(orderId);
+    if (!order) throw orderErrors.notFound(orderId);
+    const refused = refusal(order, 'buyer', 'pay', await clocks(c, needsChainClock(order.status, 'buyer', 'pay')));
+    if (refused) throw refused;
+    return order;
+  }
+
+  /**
+   * The one place fund transactions are built for buyers: only for an order that is still
+   * awaiting_payment, paid from a wallet, inside its payment window (409 otherwise). The transaction
+   * carries the order's fund expiry, so once the program checks it a closed order can never be
+   * funded again; until then the stray-escrow refund returns such an escrow (../recover-and-reconcile).
+   */
+  async function issueFundTransaction(order: OrderRecord): Promise<IssuedFundTransaction> {
+    const current = await requireAwaitingPayment(order.id);
+    const issued = await c.escrow.buildFundTransaction(fundTerms(current));
+    // until about then it may land, even after the order closed (the stray-escrow refund looks at these)
+    await c.repo.noteFundIssued(order.id, issued.validUntil);
+    return issued;
+  }
+
+  /**
+   * The Solana Pay transaction-request link of an order: `solana:<link>` where link is the https URL
+   * of the order's solana-pay endpoint. Per the Solana Pay spec the link is URL-encoded only when it
+   * has query parameters (ours has none), which keeps the URL and its QR code short.
+   */
+  function solanaPayUrl(orderId: string): string {
+    const link = `${c.settings.publicBaseUrl.replace(/\/+$/, '')}/api/v1/orders/${orderId}/solana-pay`;
+    return `solana:${new URL(link).search ? encodeURIComponent(link) : link}`;
+  }
+
+  /** A fresh fund transaction for an awaiting_payment wallet order (never for any other order). */
+  async function paymentFor(order: OrderRecord): Promise<PaymentInstructions> {
+    const issued = await issueFundTransaction(order);
+    return {
+      transaction: issued.transaction,
+      solana_pay_url: solanaPayUrl(order.id),
+      expires_at: new Date(Math.min(order.paymentExpiresAt.getTime(), issued.validUntil.getTime())),
+    };
+  }
+
+  /** awaiting_payment -> in_progress (escrow funded), listing reserved. Idempotent. */
+  async function markFunded(orderId: string, view: EscrowOrderView, signature: string | null, slot: number | null = null): Promise<OrderRecord> {
+    return c.mutex.run(orderId, async () => {
+      const changed = await c.repo.updateIf(orderId, 'awaiting_payment', {
+        status: targetStatus('pay'),
+        transition: 'pay',
+        fundedAt: new Date(view.fundedAt * 1000),
+        // the program snapshots the fee when funded: that one applies to the payout
+        ...(view.feeBps !== undefined ? { feeBps: view.feeBps } : {}),
+        fundSignature: signature,
+        ...(signature ? { lastSignature: signature } : {}),
+      });
+      const order = (await c.repo.get(orderId))!;
+      if (changed) {
+        if (signature) await c.repo.recordConfirmed(orderId, 'fund', signature, slot);
+        c.log.info({ order_id: orderId, signature }, 'order funded');
+        try {
+          await c.listings.applyOrderEvent(order.listingId, listingEventAfter(order)!);
+        } catch (err) {
+          if (!(err instanceof DomainError && err.slug === 'listing-unavailable')) {
+            c.log.error({ err, order_id: orderId }, 'listing could not be reserved');
+            return order;
+          }
+          // another order of the same listing was funded first: give this buyer the money back
+          c.log.warn({ order_id: orderId }, 'listing already taken; refunding the order');
+          return deps.perform(orderId, 'system', 'refund', { reason: 'listing-taken' });
+        }
+      }
+      return order;
+    });
+  }
+
+  /** Fund a new custodial order through the custody module (see createOrder). */
+  async function payCustodially(order: OrderRecord): Promise<OrderRecord> {
+    let outcome;
+    try {
+      outcome = await c.custody!.payOrder(order);
+    } catch (err) {
+      if (err instanceof DomainError && (err.slug === 'insufficient-funds' || err.slug === 'chain-transaction-failed')) {
+        // compensation: nothing is held any more, the order can never be paid
+        await c.repo.updateIf(order.id, 'awaiting_payment', { status: targetStatus('expire'), transition: 'expire' });
+      }
+      throw err;
+    }
+    if (outcome.status === 'funded') {
+      const view = await c.escrow.fetchOrder(order.id).catch(() => null);
+      if (view && termsMatch(order, view)) return markFunded(order.id, view, outcome.signature, outcome.slot);
+    }
+    // not confirmed yet: the custody reconciler finishes the funding, the payment watcher sees the escrow
+    return (await c.repo.get(order.id))!;
+  }
+
+  return {
+    paymentFor,
+    payCustodially,
+    markFunded,
+    solanaPayUrl,
+
+    /**
+     * POST /orders/{id}/payment: the buyer gets a fresh fund transaction (the previous one's blockhash
+     * expired, or is about to). 404 for strangers, 403 for the seller or an admin, 409 unless the order
+     * is a wallet order awaiting payment inside its payment window.
+     */
+    async refreshPayment(p: PrincipalLike, orderId: string): Promise<{ order: OrderRecord; payment: PaymentInstructions }> {
+      const order = await deps.read.get(p, orderId);
+      if (roleOf(order, p) !== 'buyer') throw orderErrors.forbidden('Only the buyer of an order gets its fund transaction.');
+      const payment = await paymentFor(order);
+      return { order: (await c.repo.get(orderId))!, payment };
+    },
+
+    /** Solana Pay POST: a fresh fund transaction for the order's buyer (403 for any other account). */
+    async solanaPayTransaction(orderId: string, account: string): Promise<{ transaction: string; message: string }> {
+      const order = await requireAwaitingPayment(orderId);
+      if (account !== order.buyerWallet) throw orderErrors.forbidden('Only the buyer wallet quoted for this order may pay it.');
+      const { transaction } = await issueFundTransaction(order);
+      const ui = formatUiAmount(order.amount, order.decimals);
+      return { transaction, message: `Pay ${ui} ${order.currency} into escrow for order ${order.id.slice(0, 8)}` };
+    },
+
+    /** POST /orders/{id}/transaction: verify, submit, confirm, then mark funded. */
+    async submitTransaction(p: PrincipalLike, orderId: string, signedBase64: string): Promise<OrderRecord> {
+      const visible = await deps.read.get(p, orderId);
+      if (roleOf(visible, p) !== 'buyer') throw orderErrors.forbidden('Only the buyer submits the fund transaction.');
+      let signed;
+      try {
+        signed = normalizeTransaction(signedBase64);
+      } catch {
+        throw orderErrors.fundMismatch('not a serialized Solana transaction');
+      }
+      // a repeat of the submission that funded the order: answer with the order, send nothing
+      if (visible.status !== 'awaiting_payment' && signed.signature && signed.signature === visible.fundSignature) return visible;
+      const order = await requireAwaitingPayment(orderId);
+      // the same instructions as the transaction issued for this order (only the blockhash may differ)
+      const expected = normalizeTransaction((await c.escrow.buildFundTransaction(fundTerms(order))).transaction);
+      const diff = compareFundTransaction(signed, expected);
+      if (diff) throw orderErrors.fundMismatch(diff);
+
+      let tx: TxResult;
+      try {
+        tx = await c.escrow.submitSignedTransaction(signedBase64);
+      } catch (err) {
+        // the buyer may have sent it already (wallet + API): if the escrow exists, it is funded anyway
+        const view = await c.escrow.fetchOrder(order.id).catch(() => null);
+        if (view && termsMatch(order, view)) return markFunded(order.id, view, signed.signature);
+        throw err;
+      }
+      const view = await c.escrow.fetchOrder(order.id);
+      if (!view || !termsMatch(order, view)) throw orderErrors.notFundedOnChain(order.id);
+      return markFunded(order.id, view, tx.signature, tx.slot).catch((err) => {
+        // funded on chain; the payment watcher records it once the database answers again
+        throw err instanceof DomainError ? err : new ChainActionLandedError(err, { action: 'fund', order_id: order.id, signature: tx.signature });
+      });
+    },
+
+    /**
+     * Watcher step for one awaiting_payment order: funded on chain -> in_progress; past expiry -> expired.
+     * `known`: the escrow account as a subscription notification carried it (else it is read).
+     */
+    async checkPayment(order: OrderRecord, known?: EscrowOrderView): Promise<OrderStatus> {
+      if (order.status !== 'awaiting_payment') return order.status;
+      const view = known ?? (await c.escrow.fetchOrder(order.id));
+      if (view) {
+        if (termsMatch(order, view)) {
+          // paid by a wallet directly (Solana Pay): look the fund transaction up for the record
+          const found = await c.escrow.findFundSignature?.(order.id).catch(() => null);
+          return (await markFunded(order.id, view, found?.signature ?? null, found?.slot ?? null)).status;
+        }
+        c.log.error({ order_id: order.id }, 'escrow account does not match the quoted terms');
+        return order.status;
+      }
+      const at = await clocks(c, needsChainClock(order.status, 'system', 'expire'));
+      if (!refusal(order, 'system', 'expire', at, c.settings.paymentGraceSeconds)) {
+        const expired = await c.mutex.run(order.id, () => c.repo.updateIf(order.id, 'awaiting_payment', { status: targetStatus('expire'), transition: 'expire' }));
+        if (expired) {
+          c.log.info({ order_id: order.id }, 'order expired unpaid');
+          const after = await c.repo.get(order.id);
+          if (after) await applyListingEffect(c, after);
+          return after?.status ?? 'expired';
+        }
+      }
+      return order.status;
+    },
+  };
+}
+
+export type PayOrder = ReturnType<typeof payOrder>;
