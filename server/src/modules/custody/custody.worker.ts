@@ -19,7 +19,8 @@
 import type { CustodyChainPort } from './custody.chain.js';
 import { userAccount } from './custody.ledger.js';
 import type { CustodyRepo } from './custody.repo.js';
-import { type CustodyService, depositCredit, depositEntry } from './custody.service.js';
+import type { CustodyService } from './custody.service.js';
+import { depositCredit, depositEntry } from './custody.entries.js';
 import { type Log, silentLog } from './custody.types.js';
 import { Poller } from '../../lib/poller.js';
 

@@ -30,10 +30,9 @@
  */
 import { type Instruction, type ServiceInstruction, closesEscrow, instructionAction, instructionEscrowState, targetStatus } from './order-state.js';
 import { formulaPayout, patchForInstruction } from './order-patch.js';
-import type { ChainIntentRecord, EscrowPort, OrderRecord, OrderSettlement, OrdersRepo } from './orders.types.js';
+import type { ChainIntentRecord, EscrowPort, Log, OrderRecord, OrderSettlement, OrdersRepo } from './orders.types.js';
 import { Poller } from '../../lib/poller.js';
 
-type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
 
 export interface ReconcilerDeps {
   repo: OrdersRepo;

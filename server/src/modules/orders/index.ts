@@ -15,7 +15,7 @@ import { checkEscrowIntegrity } from './orders.integrity.js';
 import { PrismaOrdersRepo, userOrderStats, type UserOrderStats } from './orders.repo.js';
 import { OrdersService } from './orders.service.js';
 import type { OrdersServiceSettings } from './orders.settings.js';
-import type { CustodialPaymentsPort, EscrowPort, ListingsPort, OrderRecord, OrderWatchOptions, OrdersRepo } from './orders.types.js';
+import type { CustodialPaymentsPort, EscrowPort, ListingsPort, Log, OrderRecord, OrderWatchOptions, OrdersRepo } from './orders.types.js';
 import { DomainError } from '../../errors.js';
 
 export { OrdersService } from './orders.service.js';
@@ -38,7 +38,6 @@ export function ordersReadPort(db: PrismaClient): {
   return { get: (orderId) => repo.get(orderId), userStats: (userId) => userOrderStats(db, userId) };
 }
 
-type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
 
 /**
  * Replacements of the ports the module builds: each gets the port as built and returns the one the

@@ -3,7 +3,7 @@
  */
 import type { EscrowClient, EscrowOrder, PayeeAccountPolicy } from '../../chain/escrow.js';
 import type { EscrowSettlement } from '../../chain/settlement.js';
-import type { EscrowOrderView, EscrowPort, OrderSettlement, SendOptions } from './orders.types.js';
+import type { EscrowOrderView, EscrowPort, Log, OrderSettlement, SendOptions } from './orders.types.js';
 
 /** The chain's settlement record as the orders module stores it (payout per role + the buyer's token account). */
 export function toOrderSettlement(s: EscrowSettlement): OrderSettlement {
@@ -16,7 +16,6 @@ export function toOrderSettlement(s: EscrowSettlement): OrderSettlement {
   };
 }
 
-type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void };
 
 /** `log`: where the order-account subscription reports going down and coming back. */
 /** The escrow client's decoded order account as the orders module sees it. */

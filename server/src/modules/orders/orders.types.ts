@@ -422,3 +422,6 @@ export interface OrderSettlement {
   /** base units that left the vault per payee, and where the buyer's share went */
   payout: OrderPayout;
 }
+
+/** The logger the orders module writes to (pino's shape: a bindings object, then the message). */
+export type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };

@@ -23,12 +23,11 @@
  * Buyers reclaim after a missed delivery deadline themselves (POST /orders/{id}/refund).
  */
 import type { OrdersService } from './orders.service.js';
-import type { EscrowOrderView, EscrowPort, OrderWatch, OrderWatchOptions, OrdersRepo } from './orders.types.js';
+import type { EscrowOrderView, EscrowPort, Log, OrderWatch, OrderWatchOptions, OrdersRepo } from './orders.types.js';
 import { isTerminal } from './order-state.js';
 import { Poller } from '../../lib/poller.js';
 import type { SubscriptionState } from '../../chain/pubsub.js';
 
-type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
 
 export interface PaymentWatcherDeps {
   service: OrdersService;

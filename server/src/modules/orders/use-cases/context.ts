@@ -10,12 +10,12 @@ import { listingTransitions, PAYMENT_GRACE_SECONDS } from '@bazaar/contract';
 import type { Principal } from '../../auth/index.js';
 import { type Clocks, type OrderRole, listingEventAfter } from '../order-state.js';
 import type { OrdersServiceSettings } from '../orders.settings.js';
-import type { CustodialPaymentsPort, CurrencyView, EscrowOrderView, EscrowPort, FundTerms, ListingsPort, OrderRecord, OrdersRepo } from '../orders.types.js';
+import type { CustodialPaymentsPort, CurrencyView, EscrowOrderView, EscrowPort, FundTerms, ListingsPort, Log, OrderRecord, OrdersRepo } from '../orders.types.js';
 
 /** The caller, as the auth module's `Principal` (req.principal) carries it: the fields the orders rules read. */
 export type PrincipalLike = Pick<Principal, 'kind' | 'userId' | 'wallet' | 'isAdmin'>;
 
-export type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
+export type { Log } from '../orders.types.js';
 
 const silent: Log = { info() {}, warn() {}, error() {} };
 
