@@ -207,7 +207,7 @@ export interface HoldPressure {
   networkHolds: number;
 }
 
-/** The anti-griefing rules createHeld applies (settings in OrdersConfig; see the orders README). */
+/** The anti-griefing rules createHeld applies (settings in OrdersSettings; see the orders README). */
 export interface HoldGuard {
   maxUnpaidPerBuyer: number;
   /** unpaid orders one network may hold (only when the order has a `holdNetwork`) */
