@@ -9,7 +9,6 @@
  * The custody worker's timer is off: tests run its passes (`worker.runOnce()`) and wait for
  * background withdrawals (`service.idle()`).
  */
-import { crashingCustodyRepo } from './helpers/crash-ports.js';
 import { randomUUID } from 'node:crypto';
 import {
   type AddressLookupTableAccount,
@@ -38,6 +37,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Localnet, type BootstrappedChain } from './helpers/localnet';
 import { sharedBootstrappedChain } from './helpers/shared-chain';
 import { API, createApiKey, createTestApp, loginAs, type TestApp } from './helpers/app';
+import { crashingCustodyRepo } from './helpers/crash-ports.js';
 import { TEST_DATABASE_URL } from './helpers/db';
 import { createApp } from '../server/src/app';
 import { createChain, type ChainClient } from '../server/src/chain/index';

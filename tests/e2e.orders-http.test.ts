@@ -4,7 +4,6 @@
  * minted on chain); Alice orders it, signs the returned transaction with web3.js and submits it;
  * the seller's USDC balance on chain is the proof that money moved exactly once.
  */
-import { crashingEscrow, crashingOrdersRepo } from './helpers/crash-ports.js';
 import { randomUUID } from 'node:crypto';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction } from '@solana/web3.js';
 import { TOKEN_PROGRAM_ID, getAccount, getAssociatedTokenAddressSync } from '@solana/spl-token';
@@ -13,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Localnet, type BootstrappedChain } from './helpers/localnet';
 import { sharedBootstrappedChain } from './helpers/shared-chain';
 import { createApiKey, createTestApp, loginAs } from './helpers/app';
+import { crashingEscrow, crashingOrdersRepo } from './helpers/crash-ports.js';
 import { type ChainClient } from '../server/src/chain/index';
 import { createApp } from '../server/src/app';
 import { ensureSol, mintTestUsdc, type BootstrapResult } from '../server/scripts/bootstrap-localnet';
