@@ -18,6 +18,7 @@
 import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { createApp } from './app.js';
+import { composeServices, type Services } from './composition.js';
 import { createChain } from './chain/index.js';
 import { readKeypairFile } from './chain/keys.js';
 import { dataDirOf, loadConfig, type Config } from './config.js';
@@ -26,7 +27,6 @@ import { createDb, type Db } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
 import { createHttpServer, type HttpServer } from './http/server.js';
 import { clientIpNote } from './http/proxy-warning.js';
-import type { Services } from './http/router.js';
 import { Lifecycle, StartAborted } from './lifecycle.js';
 import { createLogger, type Logger } from './logger.js';
 import { ensureDataDir, probeDatabase, reportStartupFailure, startupFailureLine } from './startup.js';
@@ -107,8 +107,9 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
     // PGlite: one process owns the database, so a stale lease can only be this process's dead predecessor
     ...(db.kind === 'pglite' ? { leaderHolder: `pglite:${config.dataDir}` } : {}),
   };
-  const app = createApp(ctx);
-  services = app.services;
+  // the composition root builds every module; the app maps the contract's routes onto them
+  services = composeServices(ctx);
+  const app = createApp(ctx, services);
   http = createHttpServer(app, config.http, log);
   const listening = http.server;
   await run(
@@ -125,7 +126,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
     { url: `http://${config.host}:${config.port}`, public: config.publicBaseUrl, limits: config.http, trust_proxy: config.trustProxy, client_ip: clientIpNote(config.trustProxy) },
     'bazaar listening',
   );
-  await run(app.services.start());
+  await run(services.start());
   lifecycle.checkpoint();
 
   return {
