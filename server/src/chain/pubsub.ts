@@ -15,6 +15,7 @@
  */
 import WebSocket from 'ws';
 import type { Commitment } from '@solana/web3.js';
+import type { Log } from '../lib/log.js';
 
 /** Where a subscription stands: `subscribed` = the RPC confirmed it and notifications flow. */
 export type SubscriptionState = 'stopped' | 'connecting' | 'subscribed' | 'retrying';
@@ -29,8 +30,6 @@ export interface ProgramAccountChange {
   lamports: number;
   slot: number;
 }
-
-type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void };
 
 export interface ProgramSubscriptionOptions {
   /** PubSub endpoint, `ws://` or `wss://` */
@@ -49,7 +48,7 @@ export interface ProgramSubscriptionOptions {
   backoff?: { initialMs: number; maxMs: number };
   /** ping period, ms: a socket that has not answered the previous ping is closed (default 10 000) */
   heartbeatMs?: number;
-  log?: Log;
+  log?: Pick<Log, 'info' | 'warn'>;
 }
 
 const SUBSCRIBE_ID = 1;
