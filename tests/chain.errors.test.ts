@@ -1,11 +1,10 @@
 /**
- * Pure unit tests of chain/errors.ts (RPC failure and program error translation) and of the exact
- * decimal formatting used for balances.
+ * Pure unit tests of chain/errors.ts (RPC failure and program error translation). The exact decimal
+ * parser they once shared this file with is lib/money.ts `parseUnits` (server/src/lib/money.test.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../server/src/errors';
 import { isNetworkError, parseLogs, parseTransactionError, translateChainError } from '../server/src/chain/errors';
-import { parseUnits } from '../server/src/chain/balances';
 
 const ESCROW = 'AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r';
 const TOKEN = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
@@ -63,16 +62,6 @@ describe('program errors -> chain-transaction-failed with the Anchor error name'
     expect(parseTransactionError({ InstructionError: [0, { Custom: 1 }] }, ctx, [TOKEN])).toMatchObject({ program_error: 'InsufficientFunds' });
     expect(parseTransactionError({ InstructionError: [0, { Custom: 2006 }] }, ctx, [ESCROW])).toMatchObject({ program_error: 'ConstraintSeeds' });
     expect(parseTransactionError('AccountNotFound')).toEqual({ program_error: 'AccountNotFound' });
-  });
-});
-
-describe('exact decimal amounts', () => {
-  it('parses decimal strings and refuses excess precision', () => {
-    expect(parseUnits('100.5', 6)).toBe(100_500_000n);
-    expect(parseUnits('0.000001', 6)).toBe(1n);
-    expect(parseUnits('2', 9)).toBe(2_000_000_000n);
-    expect(() => parseUnits('0.0000001', 6)).toThrow(RangeError);
-    expect(() => parseUnits('-1', 6)).toThrow(TypeError);
   });
 });
 

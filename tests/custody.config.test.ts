@@ -1,13 +1,14 @@
 /**
  * Custody settings from the environment: off by default (no seed file is created), the seed
- * generated once into DATA_DIR/keys/custody-seed with 0600 permissions (or taken from CUSTODY_SEED),
- * per-currency limits parsed exactly, defaults 0.01 of the currency and no fee.
+ * generated once at start-up into DATA_DIR/keys/custody-seed with 0600 permissions (or taken from
+ * CUSTODY_SEED), per-currency limits parsed exactly, defaults 0.01 of the currency and no fee.
  */
 import { mkdtempSync, readFileSync, rmSync, statSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../server/src/config';
+import { loadServerConfig } from '../server/src/startup';
 import { custodyCurrencies } from '../server/src/modules/custody/index';
 
 const dirs: string[] = [];
@@ -23,7 +24,7 @@ const base = { JWT_SECRET: 'x'.repeat(40) };
 describe('custody configuration', () => {
   it('is off by default and then reads no seed', () => {
     const dir = dataDir();
-    const c = loadConfig({ ...base, DATA_DIR: dir });
+    const c = loadServerConfig({ ...base, DATA_DIR: dir });
     expect(c.custodyEnabled).toBe(false);
     expect(c.custodySeed).toBeUndefined();
     expect(existsSync(join(dir, 'keys', 'custody-seed'))).toBe(false);
@@ -31,13 +32,13 @@ describe('custody configuration', () => {
 
   it('generates the seed once (0600) and keeps it across restarts; CUSTODY_SEED wins', () => {
     const dir = dataDir();
-    const a = loadConfig({ ...base, DATA_DIR: dir, CUSTODY_ENABLED: 'true' });
+    const a = loadServerConfig({ ...base, DATA_DIR: dir, CUSTODY_ENABLED: 'true' });
     expect(a.custodySeed).toMatch(/^[0-9a-f]{64}$/);
     const file = join(dir, 'keys', 'custody-seed');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(readFileSync(file, 'utf8').trim()).toBe(a.custodySeed);
-    expect(loadConfig({ ...base, DATA_DIR: dir, CUSTODY_ENABLED: '1' }).custodySeed).toBe(a.custodySeed);
-    expect(loadConfig({ ...base, DATA_DIR: dir, CUSTODY_ENABLED: 'on', CUSTODY_SEED: 'ab'.repeat(32) }).custodySeed).toBe('ab'.repeat(32));
+    expect(loadServerConfig({ ...base, DATA_DIR: dir, CUSTODY_ENABLED: '1' }).custodySeed).toBe(a.custodySeed);
+    expect(loadServerConfig({ ...base, DATA_DIR: dir, CUSTODY_ENABLED: 'on', CUSTODY_SEED: 'ab'.repeat(32) }).custodySeed).toBe('ab'.repeat(32));
     expect(a.custodyPollIntervalMs).toBe(5000);
   });
 

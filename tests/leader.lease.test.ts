@@ -3,7 +3,7 @@
  * database: PGlite always (two Prisma clients on one instance), PostgreSQL too when TEST_DATABASE_URL
  * is set (two connection pools: real concurrent sessions).
  *
- * - two whole service instances (buildServices via createApp): only the lease holder runs the loops
+ * - two whole service instances (composeServices via createApp): only the lease holder runs the loops
  *   (witness: the listing recovery pass); stopping it (SIGTERM path) hands over at once;
  * - a leader whose renewals hang (a paused process) is replaced within the TTL, and stops its loops
  *   when it wakes up: the two terms never overlap;

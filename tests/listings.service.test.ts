@@ -22,8 +22,8 @@ const config = {
   ],
   publicBaseUrl: 'https://api.bazaar.test',
 };
-const alice = { userId: 'u-alice', wallet: Keypair.generate().publicKey.toBase58() };
-const bob = { userId: 'u-bob', wallet: Keypair.generate().publicKey.toBase58() };
+const alice = { userId: 'u-alice', wallet: Keypair.generate().publicKey.toBase58(), isAdmin: false };
+const bob = { userId: 'u-bob', wallet: Keypair.generate().publicKey.toBase58(), isAdmin: false };
 const body = { title: 'Logo design in three days', description: 'A clean logo', price: 25.5, currency: 'USDC', category: 'design', duration: 3 };
 
 async function slugOf(p: Promise<unknown>): Promise<string> {

@@ -38,7 +38,7 @@ import {
 } from '@solana/spl-token';
 import escrowIdl from '@bazaar/escrow-idl';
 import { createChain, createConnection } from '../src/chain/index.js';
-import { parseUnits } from '../src/chain/balances.js';
+import { parseUnits } from '../src/lib/money.js';
 import { sendAndConfirm } from '../src/chain/tx.js';
 import { type ChainFile, loadOrCreateKeypair, readChainFile } from '../src/chain/keys.js';
 import type { CurrencyInfo } from '../src/chain/types.js';

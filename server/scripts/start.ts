@@ -34,13 +34,13 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig, loadStartConfig, loadToolConfig, scriptEnvFor, type Config, type StartConfig } from '../src/config.js';
+import { loadStartConfig, loadToolConfig, scriptEnvFor, type Config, type StartConfig } from '../src/config.js';
 import { Lifecycle, StartAborted } from '../src/lifecycle.js';
 import { announcedOrigin } from '../src/http/docs.js';
 import { clientIpNote } from '../src/http/proxy-warning.js';
 import { createLogger } from '../src/logger.js';
 import { main as startServer } from '../src/main.js';
-import { ensureDataDir, ensureHttpPortFree, ensureLocalnetPortsFree, probeDatabase, reportStartupFailure } from '../src/startup.js';
+import { ensureDataDir, ensureHttpPortFree, ensureLocalnetPortsFree, loadServerConfig, probeDatabase, reportStartupFailure } from '../src/startup.js';
 import { adminPublicKeyFor, bootstrapLocalnet } from './bootstrap-localnet.js';
 import { localnetNeedsBuild, startLocalnet, type Localnet } from './localnet-process.js';
 import { ensureWebApp, webAppNeedsBuild } from './web-build.js';
@@ -56,7 +56,7 @@ try {
   ensureDataDir(start.dataDir);
   env.DATA_DIR = start.dataDir;
   // the deadline, log level and listener only: the server reads its full configuration after the chain bootstrap
-  early = loadConfig(env);
+  early = loadServerConfig(env);
 } catch (err) {
   reportStartupFailure(err);
   process.exit(1);
@@ -128,7 +128,7 @@ async function run() {
   }
   lifecycle.checkpoint();
 
-  const { server, config } = await startServer(env, { lifecycle, config: loadConfig(env, { dev }) });
+  const { server, config } = await startServer(env, { lifecycle, config: loadServerConfig(env, { dev }) });
   const addr = server.address();
   // the origin SIWS expects and /openapi.json names: /docs opened there calls the API from its own origin
   const base = announcedOrigin(config, typeof addr === 'object' && addr ? addr.port : config.port);

@@ -41,7 +41,8 @@ import { docsConnectSrc, docsRoutes } from './http/docs.js';
 import { accessLog } from './http/access-log.js';
 import { untrustedProxyWarning } from './http/proxy-warning.js';
 import { refuseUnstorableParams, refuseUnstorableText } from './http/request-text.js';
-import { buildServices, type Services } from './http/router.js';
+import { composeServices, type Services } from './composition.js';
+import { createRouter } from './http/router.js';
 import { streamEventsHandler } from './http/events.handlers.js';
 import { custodyErrors } from './modules/custody/index.js';
 import { authenticate, authRateLimit } from './http/security.js';
@@ -66,7 +67,11 @@ function within<T>(ms: number, work: Promise<T>): Promise<T> {
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
-export function createApp(ctx: AppContext): BazaarApp {
+/**
+ * The Express app over `services` (built from `ctx` by the composition root when not given: tests).
+ * `app.services` is what main.ts starts after listen and stops on shutdown.
+ */
+export function createApp(ctx: AppContext, given?: Services): BazaarApp {
   const { config, log } = ctx;
   const app = express() as BazaarApp;
   app.disable('x-powered-by');
@@ -155,7 +160,7 @@ export function createApp(ctx: AppContext): BazaarApp {
   const webApp = ctx.webAppDir === null ? null : webAppRoutes(ctx.webAppDir);
   if (webApp) app.use(WEB_APP_PATH, webApp);
 
-  const services = buildServices(ctx);
+  const services = given ?? composeServices(ctx);
   app.services = services;
   const authn = authenticate(services.auth, { publicMarketplace: config.publicMarketplace });
   if (!config.custodyEnabled) {
@@ -173,7 +178,12 @@ export function createApp(ctx: AppContext): BazaarApp {
   // the SSE stream writes its own response (ts-rest answers JSON): mounted first, after the auth middleware
   const streamAuthn = authenticate(services.auth, { publicMarketplace: config.publicMarketplace }, contract.events.streamEvents);
   app.get(contract.events.streamEvents.path, streamAuthn, streamEventsHandler({ ...services.events.http, refresh: services.auth.refreshPrincipal }));
-  createExpressEndpoints(contract, services.router, app, {
+  const router = createRouter(services, {
+    secureCookie: https,
+    custodyEnabled: config.custodyEnabled,
+    chatRateLimitStore: new PrismaRateLimitStore(ctx.db, 'chat:sender'),
+  });
+  createExpressEndpoints(contract, router, app, {
     globalMiddleware: [refuseUnstorableParams, authn, requireDeclaredBody],
     requestValidationErrorHandler: requestValidationErrorHandler as never,
     responseValidation: false,

@@ -14,14 +14,16 @@
  * nothing reads fails it). Tests build a Config directly (`testConfig()` in tests/helpers/app.ts).
  *
  * Errors: a bad value throws ConfigError naming the variable (npm start prints it as one line).
+ *
+ * Pure: environment in, typed configuration out. Nothing here reads or writes a file: what the service
+ * keeps under DATA_DIR (the JWT key, the custody seed, the bootstrap's chain.json) is read, or created on
+ * first start, by start-up (startup.ts `loadServerConfig`) and passed in as `LoadConfigOptions.stored`.
  */
-import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { authDefaults, STREAM_DEFAULTS } from '@bazaar/contract';
-import type { CurrencyInfo } from './chain/types.js';
-import { websocketUrlFor } from './chain/pubsub.js';
+import type { CurrencyInfo } from './lib/currency.js';
+import { websocketUrlFor } from './lib/rpc-url.js';
 import type { OrdersSettings } from './modules/orders/orders.settings.js';
 
 /**
@@ -450,9 +452,6 @@ function wsUrl(value: string | undefined, rpcUrl: string): string | null {
   return url;
 }
 
-/** A payment currency (the one currency shape: chain/types.ts CurrencyInfo). */
-export type CurrencyConfig = CurrencyInfo;
-
 export interface CategoryConfig {
   slug: string;
   name: string;
@@ -488,7 +487,7 @@ export interface Config {
   solanaWsUrl?: string | null;
   escrowProgramId?: string;
   serviceKeypairPath: string;
-  currencies: CurrencyConfig[];
+  currencies: CurrencyInfo[];
   categories: CategoryConfig[];
   publicMarketplace: boolean;
   /** allowed browser origins: exact, `*`, or `scheme://host:*` (any port) */
@@ -500,7 +499,7 @@ export interface Config {
   authAddressRateLimitPerMinute: number;
   orders: OrdersSettings;
   custodyEnabled: boolean;
-  /** hex master seed of the deposit addresses (set when custody is enabled; see loadOrCreateCustodySeed) */
+  /** hex master seed of the deposit addresses (CUSTODY_SEED, else DATA_DIR/keys/custody-seed: startup.ts loadOrCreateCustodySeed) */
   custodySeed?: string;
   /** per currency code, UI amounts as decimal text (e.g. { USDC: '0.01' }); defaults in modules/custody */
   custodyMinDeposit?: Record<string, string>;
@@ -568,7 +567,7 @@ export const categoriesFromSlugs = (slugs: string[]): CategoryConfig[] =>
   slugs.map((slug) => ({ slug, name: titleCase(slug) }));
 
 /** `USDC:<mint>:6,SOL:So111...:9` */
-export function parseCurrencies(spec: string): CurrencyConfig[] {
+export function parseCurrencies(spec: string): CurrencyInfo[] {
   return spec
     .split(',')
     .map((s) => s.trim())
@@ -580,34 +579,6 @@ export function parseCurrencies(spec: string): CurrencyConfig[] {
       }
       return { code: code.toUpperCase(), mint, decimals: Number(decimals), ...(tokenProgram ? { tokenProgram } : {}) };
     });
-}
-
-/** JWT_SECRET or DATA_DIR/keys/jwt-secret (created on first start, 0600). */
-export function loadOrCreateJwtSecret(dataDir: string): string {
-  const dir = path.join(dataDir, 'keys');
-  const file = path.join(dir, 'jwt-secret');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const secret = randomBytes(48).toString('base64url');
-  writeFileSync(file, secret + '\n', { mode: 0o600 });
-  chmodSync(file, 0o600);
-  return secret;
-}
-
-/**
- * CUSTODY_SEED or DATA_DIR/keys/custody-seed (32 random bytes as hex, created on first start, 0600).
- * The seed is the root of every deposit address: back it up. Losing it loses the tokens still at
- * deposit addresses (not yet swept); changing it orphans every address already handed out.
- */
-export function loadOrCreateCustodySeed(dataDir: string): string {
-  const dir = path.join(dataDir, 'keys');
-  const file = path.join(dir, 'custody-seed');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const seed = randomBytes(32).toString('hex');
-  writeFileSync(file, seed + '\n', { mode: 0o600 });
-  chmodSync(file, 0o600);
-  return seed;
 }
 
 /** `USDC:0.01,SOL:0.001` -> { USDC: '0.01', SOL: '0.001' } (UI amounts as decimal text). */
@@ -622,19 +593,24 @@ export function parseCurrencyAmounts(name: string, spec: string | undefined): Re
   return out;
 }
 
-/** Currencies written by the dev bootstrap into DATA_DIR/chain.json (empty when absent). */
-export function currenciesFromChainFile(dataDir: string): { currencies: CurrencyConfig[]; programId?: string } {
-  const file = path.join(dataDir, 'chain.json');
-  if (!existsSync(file)) return { currencies: [] };
-  const parsed = JSON.parse(readFileSync(file, 'utf8')) as { currencies?: CurrencyConfig[]; programId?: string };
-  return { currencies: parsed.currencies ?? [], programId: parsed.programId };
-}
-
 /** DATA_DIR as an absolute path (not created here). */
 export const dataDirOf = (env: NodeJS.ProcessEnv): string => path.resolve(raw(env, 'DATA_DIR')!);
 
 /** The embedded localnet's RPC URL for SOLANA_RPC_PORT. */
 const localnetRpcUrl = (env: NodeJS.ProcessEnv) => `http://127.0.0.1:${port(env, 'SOLANA_RPC_PORT')}`;
+
+/**
+ * What the service keeps under DATA_DIR, as start-up read (or created) it: each value is used when its
+ * variable is unset. The parse never reads these files itself.
+ */
+export interface StoredSettings {
+  /** DATA_DIR/keys/jwt-secret (JWT_SECRET unset) */
+  jwtSecret?: string;
+  /** DATA_DIR/keys/custody-seed (CUSTODY_ENABLED, CUSTODY_SEED unset) */
+  custodySeed?: string;
+  /** DATA_DIR/chain.json of the dev bootstrap: its currencies (CURRENCIES unset) and program id (ESCROW_PROGRAM_ID unset) */
+  chain?: { currencies: CurrencyInfo[]; programId?: string };
+}
 
 export interface LoadConfigOptions {
   /**
@@ -642,11 +618,27 @@ export interface LoadConfigOptions {
    * origins (DEV_LOCAL_ORIGINS) and unset SIWS_DOMAINS adds local hosts (DEV_LOCAL_SIWS_DOMAINS).
    */
   dev?: boolean;
+  /** what start-up read from DATA_DIR (startup.ts loadServerConfig); absent: nothing */
+  stored?: StoredSettings;
 }
 
 /**
- * The server's configuration from `env` (see ENV_VARS). Creates DATA_DIR/keys/jwt-secret (and the
- * custody seed when custody is on) on first use unless given. Throws ConfigError on a bad value.
+ * The secrets this environment takes from DATA_DIR, for start-up to read or create before parsing: the
+ * JWT key unless JWT_SECRET is set, the custody seed when CUSTODY_ENABLED and CUSTODY_SEED is unset.
+ * Throws ConfigError for a CUSTODY_ENABLED that is not a boolean.
+ */
+export function storedSecretsNeeded(env: NodeJS.ProcessEnv): { jwtSecret: boolean; custodySeed: boolean } {
+  return {
+    jwtSecret: raw(env, 'JWT_SECRET') === undefined,
+    custodySeed: bool(env, 'CUSTODY_ENABLED') && raw(env, 'CUSTODY_SEED') === undefined,
+  };
+}
+
+/**
+ * The server's configuration from `env` (see ENV_VARS) and what start-up read from DATA_DIR
+ * (`opts.stored`). Pure: touches no file. Throws ConfigError on a bad value, and names JWT_SECRET when
+ * neither it nor a stored key is given. With custody on and no seed given, `custodySeed` is absent (the
+ * composition root refuses to build custody without one).
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfigOptions = {}): Config {
   const dev = opts.dev ?? false;
@@ -654,8 +646,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
   const dataDir = dataDirOf(env);
   const publicBaseUrl = (raw(env, 'PUBLIC_BASE_URL') ?? `http://localhost:${httpPort}`).replace(/\/+$/, '');
   const publicHost = httpUrl('PUBLIC_BASE_URL', publicBaseUrl).host;
-  const chainFile = currenciesFromChainFile(dataDir);
-  const jwtSecret = raw(env, 'JWT_SECRET') ?? loadOrCreateJwtSecret(dataDir);
+  const chainFile = opts.stored?.chain ?? { currencies: [] };
+  const jwtSecret = raw(env, 'JWT_SECRET') ?? opts.stored?.jwtSecret;
+  if (jwtSecret === undefined) {
+    throw new ConfigError('JWT_SECRET', 'JWT_SECRET is unset and no DATA_DIR/keys/jwt-secret was read: set JWT_SECRET (at least 32 bytes) or start the server, which creates the file');
+  }
   if (Buffer.byteLength(jwtSecret) < 32) throw new ConfigError('JWT_SECRET', 'JWT_SECRET must be at least 32 bytes');
   for (const [old, now] of Object.entries(RENAMED_VARS)) {
     if (env[old]) throw new ConfigError(now, `${old} was renamed ${now}: rename it in your environment`);
@@ -700,7 +695,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     custodyEnabled,
     ...(custodyEnabled
       ? {
-          custodySeed: raw(env, 'CUSTODY_SEED') ?? loadOrCreateCustodySeed(dataDir),
+          custodySeed: raw(env, 'CUSTODY_SEED') ?? opts.stored?.custodySeed,
           custodyMinDeposit: parseCurrencyAmounts('CUSTODY_MIN_DEPOSIT', raw(env, 'CUSTODY_MIN_DEPOSIT')),
           custodyMinWithdrawal: parseCurrencyAmounts('CUSTODY_MIN_WITHDRAWAL', raw(env, 'CUSTODY_MIN_WITHDRAWAL')),
           custodyWithdrawalFee: parseCurrencyAmounts('CUSTODY_WITHDRAWAL_FEE', raw(env, 'CUSTODY_WITHDRAWAL_FEE')),

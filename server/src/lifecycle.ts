@@ -14,7 +14,7 @@
  * Repeated signals are ignored (npm/tsx relay a terminal's Ctrl-C a second time): the deadline bounds
  * the wait.
  */
-import type { Logger } from './logger.js';
+import type { Log } from './lib/log.js';
 
 /** Thrown by checkpoint() once a stop began; the entry point then waits for the stop to finish. */
 export class StartAborted extends Error {
@@ -32,7 +32,7 @@ export class Lifecycle {
   private onDeadline: (() => void) | null = null;
 
   constructor(
-    private readonly log: Pick<Logger, 'info' | 'warn' | 'error'>,
+    private readonly log: Log,
     /** stop deadline, ms */
     readonly deadlineMs: number,
   ) {}

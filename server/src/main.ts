@@ -18,18 +18,18 @@
 import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { createApp } from './app.js';
+import { composeServices, type Services } from './composition.js';
 import { createChain } from './chain/index.js';
 import { readKeypairFile } from './chain/keys.js';
-import { dataDirOf, loadConfig, type Config } from './config.js';
+import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import { createDb, type Db } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
 import { createHttpServer, type HttpServer } from './http/server.js';
 import { clientIpNote } from './http/proxy-warning.js';
-import type { Services } from './http/router.js';
 import { Lifecycle, StartAborted } from './lifecycle.js';
 import { createLogger, type Logger } from './logger.js';
-import { ensureDataDir, probeDatabase, reportStartupFailure, startupFailureLine } from './startup.js';
+import { loadServerConfig, probeDatabase, reportStartupFailure, startupFailureLine } from './startup.js';
 
 function chainFor(config: Config, log: Logger): AppContext['chain'] {
   if (!existsSync(config.serviceKeypairPath)) {
@@ -66,8 +66,7 @@ export interface Running {
  * then finishes the job), or the start-up error.
  */
 export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptions = {}): Promise<Running> {
-  if (!opts.config) ensureDataDir(dataDirOf(env));
-  const config = opts.config ?? loadConfig(env);
+  const config = opts.config ?? loadServerConfig(env);
   const log = opts.log ?? createLogger(config.logLevel);
   const lifecycle = opts.lifecycle ?? new Lifecycle(log, config.shutdownTimeoutMs);
 
@@ -107,8 +106,9 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
     // PGlite: one process owns the database, so a stale lease can only be this process's dead predecessor
     ...(db.kind === 'pglite' ? { leaderHolder: `pglite:${config.dataDir}` } : {}),
   };
-  const app = createApp(ctx);
-  services = app.services;
+  // the composition root builds every module; the app maps the contract's routes onto them
+  services = composeServices(ctx);
+  const app = createApp(ctx, services);
   http = createHttpServer(app, config.http, log);
   const listening = http.server;
   await run(
@@ -125,7 +125,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
     { url: `http://${config.host}:${config.port}`, public: config.publicBaseUrl, limits: config.http, trust_proxy: config.trustProxy, client_ip: clientIpNote(config.trustProxy) },
     'bazaar listening',
   );
-  await run(app.services.start());
+  await run(services.start());
   lifecycle.checkpoint();
 
   return {
@@ -143,8 +143,7 @@ const isEntry = process.argv[1] && import.meta.url === new URL(`file://${process
 if (isEntry || process.env.BAZAAR_MAIN === '1') {
   let config: Config;
   try {
-    ensureDataDir(dataDirOf(process.env));
-    config = loadConfig(process.env);
+    config = loadServerConfig(process.env);
   } catch (err) {
     reportStartupFailure(err);
     process.exit(1);

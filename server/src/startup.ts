@@ -10,11 +10,17 @@
  * | the localnet port (or port + 1) taken  | SOLANA_RPC_PORT     | npm start, before spawning the localnet    |
  * | cargo missing (localnet must be built) | BAZAAR_LOCALNET_BIN, SOLANA_RPC_URL | scripts/localnet-process.ts |
  * | the database unreachable / refusing    | DATABASE_URL        | probeDatabase, before migrating            |
+ *
+ * Also the start-up's file work that configuration parsing does not do (config.ts is pure):
+ * `loadServerConfig` creates DATA_DIR and, on first start, the secrets kept there.
  */
-import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import path from 'node:path';
 import pg from 'pg';
-import { ConfigError } from './config.js';
+import { readChainFile } from './chain/keys.js';
+import { ConfigError, dataDirOf, loadConfig, storedSecretsNeeded, type Config, type LoadConfigOptions } from './config.js';
 
 /** A start-up failure with a known cause: `message` is the one line to print. */
 export class StartupError extends Error {
@@ -44,6 +50,53 @@ export function ensureDataDir(dir: string): void {
     const why = code === 'ENOTDIR' ? 'a parent of it is a file' : code === 'EACCES' || code === 'EPERM' || code === 'EROFS' ? 'not writable' : code;
     throw new StartupError(`DATA_DIR=${dir} cannot be used (${why}, ${code}): set DATA_DIR to a writable directory`, 'DATA_DIR');
   }
+}
+
+/**
+ * The server's configuration at start-up: DATA_DIR made usable (ensureDataDir), the secrets the service
+ * keeps there read or, on first start, created (keys/jwt-secret unless JWT_SECRET is set;
+ * keys/custody-seed when CUSTODY_ENABLED and CUSTODY_SEED is unset), the bootstrap's chain.json read,
+ * then the environment parsed (config.ts `loadConfig`, which touches no file). Throws StartupError
+ * (DATA_DIR) or ConfigError.
+ */
+export function loadServerConfig(env: NodeJS.ProcessEnv = process.env, opts: Omit<LoadConfigOptions, 'stored'> = {}): Config {
+  const dataDir = dataDirOf(env);
+  ensureDataDir(dataDir);
+  const needs = storedSecretsNeeded(env);
+  const chain = readChainFile(dataDir);
+  return loadConfig(env, {
+    ...opts,
+    stored: {
+      ...(needs.jwtSecret ? { jwtSecret: loadOrCreateJwtSecret(dataDir) } : {}),
+      ...(needs.custodySeed ? { custodySeed: loadOrCreateCustodySeed(dataDir) } : {}),
+      ...(chain ? { chain: { currencies: chain.currencies, programId: chain.programId } } : {}),
+    },
+  });
+}
+
+/** DATA_DIR/keys/jwt-secret: read, or created on first start (48 random bytes, base64url; file 0600, directory 0700). */
+export function loadOrCreateJwtSecret(dataDir: string): string {
+  return loadOrCreateSecret(dataDir, 'jwt-secret', () => randomBytes(48).toString('base64url'));
+}
+
+/**
+ * DATA_DIR/keys/custody-seed: read, or created on first start (32 random bytes as hex, file 0600).
+ * The seed is the root of every deposit address: back it up. Losing it loses the tokens still at
+ * deposit addresses (not yet swept); changing it orphans every address already handed out.
+ */
+export function loadOrCreateCustodySeed(dataDir: string): string {
+  return loadOrCreateSecret(dataDir, 'custody-seed', () => randomBytes(32).toString('hex'));
+}
+
+function loadOrCreateSecret(dataDir: string, name: string, generate: () => string): string {
+  const dir = path.join(dataDir, 'keys');
+  const file = path.join(dir, name);
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const secret = generate();
+  writeFileSync(file, secret + '\n', { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return secret;
 }
 
 /** True when nothing listens on `host:port` (we could bind it). */

@@ -15,15 +15,6 @@ import type { CurrencyInfo, WalletBalance } from './types.js';
 import { formatUiAmount } from '../lib/money.js';
 import { rpc } from './tx.js';
 
-/** Parse an exact decimal string ("12.5") into base units; throws on more fractional digits than `decimals`. */
-export function parseUnits(value: string, decimals: number): bigint {
-  const m = /^(\d+)(?:\.(\d*))?$/.exec(value.trim());
-  if (!m) throw new TypeError(`not a decimal amount: ${value}`);
-  const frac = (m[2] ?? '').replace(/0+$/, '');
-  if (frac.length > decimals) throw new RangeError(`${value} has more than ${decimals} decimals`);
-  return BigInt(m[1]) * 10n ** BigInt(decimals) + BigInt(frac.padEnd(decimals, '0') || '0');
-}
-
 export const SOL_DECIMALS = 9;
 
 export async function getWalletBalances(

@@ -17,7 +17,6 @@ export * from './types.js';
 export { EscrowClient } from './escrow.js';
 export type { EscrowOrder, EscrowConfig, FundTerms, FundTransaction, EscrowState, OrderId } from './escrow.js';
 export { configPda, orderPda, vaultAddress, uuidToBytes, bytesToUuid, orderIdBytes } from './pda.js';
-export { parseUnits } from './balances.js';
 export { listingMintKeypair } from './listing-mint.js';
 export { sendAndConfirm, sendRawAndConfirm, type ConfirmOptions } from './tx.js';
 export { ProgramSubscription, websocketUrlFor, type SubscriptionState } from './pubsub.js';

@@ -15,6 +15,7 @@
  */
 import WebSocket from 'ws';
 import type { Commitment } from '@solana/web3.js';
+import type { Log } from '../lib/log.js';
 
 /** Where a subscription stands: `subscribed` = the RPC confirmed it and notifications flow. */
 export type SubscriptionState = 'stopped' | 'connecting' | 'subscribed' | 'retrying';
@@ -29,8 +30,6 @@ export interface ProgramAccountChange {
   lamports: number;
   slot: number;
 }
-
-type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void };
 
 export interface ProgramSubscriptionOptions {
   /** PubSub endpoint, `ws://` or `wss://` */
@@ -49,7 +48,7 @@ export interface ProgramSubscriptionOptions {
   backoff?: { initialMs: number; maxMs: number };
   /** ping period, ms: a socket that has not answered the previous ping is closed (default 10 000) */
   heartbeatMs?: number;
-  log?: Log;
+  log?: Pick<Log, 'info' | 'warn'>;
 }
 
 const SUBSCRIBE_ID = 1;
@@ -195,16 +194,5 @@ export class ProgramSubscription {
   }
 }
 
-/**
- * The PubSub endpoint web3.js 1.x derives from an RPC URL (its `makeWebsocketUrl`, same rules):
- * `https:` -> `wss:`, anything else -> `ws:`, an explicit port + 1 (8899 -> 8900), path kept.
- * E.g. `http://127.0.0.1:8899` -> `ws://127.0.0.1:8900`, `https://api.devnet.solana.com` ->
- * `wss://api.devnet.solana.com`. Throws on a string that is not an absolute URL.
- */
-export function websocketUrlFor(rpcUrl: string): string {
-  const m = /^[^:]+:\/\/([^:[]+|\[[^\]]+\])(:\d+)?(.*)/i.exec(rpcUrl);
-  if (!m) throw new Error(`not an RPC URL: ${rpcUrl}`);
-  const [, host, port, rest] = m;
-  const protocol = rpcUrl.startsWith('https:') ? 'wss:' : 'ws:';
-  return `${protocol}//${host}${port ? `:${Number(port.slice(1)) + 1}` : ''}${rest}`;
-}
+/** The PubSub endpoint of an RPC URL (lib/rpc-url.ts: text only, so config.ts can use it without the chain client). */
+export { websocketUrlFor } from '../lib/rpc-url.js';

@@ -9,6 +9,8 @@
  * (503 problem) and `DomainError('chain-transaction-failed', ...)` when a transaction is rejected
  * (on-chain program errors translated to their Anchor error name in `extensions.program_error`).
  */
+import type { CurrencyInfo } from '../lib/currency.js';
+
 export interface TxResult {
   /** base58 transaction signature */
   signature: string;
@@ -16,17 +18,8 @@ export interface TxResult {
   slot: number;
 }
 
-/** A payment currency configured for the marketplace (e.g. USDC, SOL via wrapped SOL). */
-export interface CurrencyInfo {
-  /** Currency code, upper case, e.g. "USDC" */
-  code: string;
-  /** SPL mint address (base58) */
-  mint: string;
-  /** mint decimals: base units per UI unit = 10^decimals */
-  decimals: number;
-  /** token program owning the mint (base58): SPL Token or Token-2022 */
-  tokenProgram?: string;
-}
+/** A payment currency configured for the marketplace (e.g. USDC, SOL via wrapped SOL): lib/currency.ts, the contract's `Currency` plus its token program. */
+export type { CurrencyInfo };
 
 /** One balance line; `amountBaseUnits` is exact, `uiAmount` is a display string. */
 export interface WalletBalance {

@@ -9,6 +9,7 @@ import type { Store } from 'express-rate-limit';
 import { initServer } from '@ts-rest/express';
 import { contract } from '@bazaar/contract';
 import { DomainError } from '../errors.js';
+import type { AccessPrincipal, Principal } from '../modules/auth/index.js';
 import { presentMessage, type ChatService, type ConversationRecord } from '../modules/chat/index.js';
 import { perMinuteLimit } from './security.js';
 
@@ -19,8 +20,8 @@ export interface ChatHttpDeps {
   rateLimitStore?: Store;
 }
 
-function principalOf(req: unknown): { userId: string | null; isAdmin: boolean } {
-  const p = (req as { principal?: { userId?: string | null; isAdmin?: boolean } }).principal;
+function principalOf(req: unknown): AccessPrincipal {
+  const p = (req as { principal?: Partial<Principal> }).principal;
   if (!p) throw new DomainError('unauthorized', 'No credential was sent.');
   return { userId: p.userId ?? null, isAdmin: !!p.isAdmin };
 }

@@ -26,7 +26,7 @@ type PrincipalLike = Principal;
 export function viewerOf(req: unknown): Viewer | null {
   const p = (req as { principal?: PrincipalLike }).principal;
   if (!p?.userId || !p.wallet) return null;
-  return { userId: p.userId, wallet: p.wallet, role: p.isAdmin ? 'admin' : 'user' };
+  return { userId: p.userId, wallet: p.wallet, isAdmin: p.isAdmin };
 }
 
 /** The caller as a user acting on its own behalf (seller); 401/403 otherwise. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatUiAmount, parseDecimal, toBaseUnits, toBaseUnitsBound, toUiNumber, U64_MAX } from './money.js';
+import { formatUiAmount, parseDecimal, parseUnits, toBaseUnits, toBaseUnitsBound, toUiNumber, U64_MAX } from './money.js';
 
 describe('money: UI amounts <-> base units, exact', () => {
   it('converts UI numbers to base units without floating-point error', () => {
@@ -54,5 +54,16 @@ describe('money: UI amounts <-> base units, exact', () => {
     expect(parseDecimal(1e21)).toEqual({ negative: false, int: '1000000000000000000000', frac: '' });
     expect(parseDecimal('.5')).toEqual({ negative: false, int: '0', frac: '5' });
     expect(parseDecimal('.')).toBeNull();
+  });
+});
+
+// moved from tests/chain.errors.test.ts with the parser (chain/balances.ts had a second one)
+describe('exact decimal amounts', () => {
+  it('parses decimal strings and refuses excess precision', () => {
+    expect(parseUnits('100.5', 6)).toBe(100_500_000n);
+    expect(parseUnits('0.000001', 6)).toBe(1n);
+    expect(parseUnits('2', 9)).toBe(2_000_000_000n);
+    expect(() => parseUnits('0.0000001', 6)).toThrow(RangeError);
+    expect(() => parseUnits('-1', 6)).toThrow(TypeError);
   });
 });

@@ -67,6 +67,21 @@ export function toBaseUnits(amount: number | string, decimals: number): AmountRe
 }
 
 /**
+ * Exact decimal text ("12.5", "0") -> base units, throwing: for amounts a script or a setting gives
+ * (request input goes through toBaseUnits, which answers a result instead). Zero is allowed. Throws
+ * TypeError when the text is not a non-negative decimal, RangeError for more fractional digits than
+ * `decimals` or a value above u64. Same name and arguments as ethers' `parseUnits(value, decimals)`.
+ */
+export function parseUnits(value: string, decimals: number): bigint {
+  const p = parseDecimal(value);
+  if (!p || p.negative) throw new TypeError(`not a decimal amount: ${value}`);
+  if (p.frac.length > decimals) throw new RangeError(`${value} has more than ${decimals} decimals`);
+  const units = BigInt(p.int + p.frac.padEnd(decimals, '0'));
+  if (units > U64_MAX) throw new RangeError(`${value} is too large for a u64 amount`);
+  return units;
+}
+
+/**
  * A filter bound in UI units -> the equivalent bound in base units, exactly:
  * `price >= min` <=> `base >= ceil(min * 10^d)`, `price <= max` <=> `base <= floor(max * 10^d)`.
  * Returns null when the text is not a non-negative decimal.

@@ -30,14 +30,23 @@ export interface AuthSettings {
   jwtTtlSeconds: number;
 }
 
+/**
+ * Who acts, as an access rule reads it: the acting user (null: a service API key that acts as no user)
+ * and whether the credential holds the admin role (a user whose role is `admin`, an admin API key).
+ * Modules that decide access (chat, events, webhooks, listings) take this, or `Pick<Principal, ...>`
+ * when they need more of the credential; none declares its own.
+ */
+export interface AccessPrincipal {
+  userId: string | null;
+  isAdmin: boolean;
+}
+
 /** Who is calling, as the handlers see it (req.principal). */
-export interface Principal {
+export interface Principal extends AccessPrincipal {
   kind: 'user' | 'api_key' | 'pat';
   /** personal access tokens only: the scopes it grants */
   scopes?: readonly string[];
-  userId: string | null;
   wallet: string | null;
-  isAdmin: boolean;
   role: 'user' | 'admin' | null;
   apiKeyId?: string;
   /** personal access tokens: the token's id (revocation, webhooks tied to it) */

@@ -1,5 +1,5 @@
-export { createAuthService, credentialKey, defaultSiwsDomain, type AuthService, type Principal, type AuthSettings } from './auth.service.js';
-export { createAuthRepo } from './auth.repo.js';
+export { createAuthService, credentialKey, defaultSiwsDomain, type AuthService, type AccessPrincipal, type Principal, type AuthSettings } from './auth.service.js';
+export { createAuthRepo, type AuthRepo } from './auth.repo.js';
 export { authErrors } from './auth.errors.js';
 export { createApiKey, listApiKeys, revokeApiKey, hashApiKey, API_KEY_PREFIX } from './api-keys.js';
 export { signAccessToken, verifyAccessToken } from './tokens.js';

@@ -27,6 +27,7 @@
  */
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { DomainError } from '../../errors.js';
+import type { Log } from '../../lib/log.js';
 
 /** The costly actions, as counted and capped (`chain_spend_usage.action`). */
 export type SpendAction =
@@ -90,15 +91,13 @@ export interface ChainBudgetState {
   by_action: Record<string, { count: number; lamports: number }>;
 }
 
-type Log = { warn: (...a: unknown[]) => void; info?: (...a: unknown[]) => void };
-
 /** Fractions of the daily budget whose crossing logs a warning. */
 export const BUDGET_WARN_THRESHOLDS = [0.5, 0.8, 1] as const;
 
 export interface ChainBudgetDeps {
   db: PrismaClient;
   settings: ChainBudgetSettings;
-  log?: Log;
+  log?: Pick<Log, 'warn'>;
   /** clock (tests); the UTC day of `now()` is the budget's day */
   now?: () => Date;
 }

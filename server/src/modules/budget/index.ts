@@ -10,6 +10,7 @@
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import { SPENDING_DEFAULTS, type SpendingSettings } from '../../config.js';
 import { createChainBudget, type ChainBudget } from './budget.service.js';
+import type { Log } from '../../lib/log.js';
 
 export * from './budget.service.js';
 
@@ -24,7 +25,7 @@ export function defaultSpending(): SpendingSettings {
 export function createBudgetModule(o: {
   db: PrismaClient;
   spending?: SpendingSettings;
-  log?: { warn: (...a: unknown[]) => void };
+  log?: Pick<Log, 'warn'>;
   now?: () => Date;
 }): ChainBudget {
   const s = o.spending ?? defaultSpending();

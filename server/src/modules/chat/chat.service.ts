@@ -5,12 +5,8 @@
  */
 import { DomainError } from '../../errors.js';
 import { cursorKey, decodeCursor, newestPage } from '../../lib/cursor.js';
+import type { AccessPrincipal } from '../auth/index.js';
 import type { ChatRepo, ConversationRecord, MessageRecord } from './chat.repo.js';
-
-export interface ChatPrincipal {
-  userId: string | null;
-  isAdmin: boolean;
-}
 
 type Role = MessageRecord['senderRole'];
 const ARBITER_READS = new Set(['disputed', 'resolved']);
@@ -28,7 +24,7 @@ export function createChatService(deps: { repo: ChatRepo; now?: () => Date }) {
   };
 
   /** The caller's role in `c`, or the refusal. `write`: posting (the arbiter only while disputed). */
-  async function roleIn(c: ConversationRecord, p: ChatPrincipal, write: boolean): Promise<Role> {
+  async function roleIn(c: ConversationRecord, p: AccessPrincipal, write: boolean): Promise<Role> {
     if (p.userId && p.userId === c.buyerId) return 'buyer';
     if (p.userId && p.userId === c.sellerId) return 'seller';
     if (p.isAdmin && c.orderId) {
@@ -39,13 +35,13 @@ export function createChatService(deps: { repo: ChatRepo; now?: () => Date }) {
     throw notFound(`Conversation ${c.id}`);
   }
 
-  async function conversation(p: ChatPrincipal, id: string, write: boolean) {
+  async function conversation(p: AccessPrincipal, id: string, write: boolean) {
     const c = await repo.conversation(id);
     if (!c) throw notFound(`Conversation ${id}`);
     return { c, role: await roleIn(c, p, write) };
   }
 
-  async function orderConversation(p: ChatPrincipal, orderId: string, write: boolean) {
+  async function orderConversation(p: AccessPrincipal, orderId: string, write: boolean) {
     const o = await repo.order(orderId);
     const party = o && p.userId && (p.userId === o.buyerId || p.userId === o.sellerId);
     if (!o || (!party && !p.isAdmin)) throw notFound(`Order ${orderId}`);
@@ -53,38 +49,38 @@ export function createChatService(deps: { repo: ChatRepo; now?: () => Date }) {
     return { c, role: await roleIn(c, p, write) };
   }
 
-  async function view(c: ConversationRecord, p: ChatPrincipal) {
+  async function view(c: ConversationRecord, p: AccessPrincipal) {
     const marker = p.userId ? await repo.readMarker(c.id, p.userId) : null;
     const unread = p.userId ? await repo.unread(c.id, p.userId, marker ? { at: marker.lastReadAt, id: marker.lastReadId } : null) : 0;
     return { c, unread, lastReadId: marker?.lastReadId ?? null };
   }
 
-  async function page(c: ConversationRecord, p: ChatPrincipal, q: { limit: number; cursor?: string }) {
+  async function page(c: ConversationRecord, p: AccessPrincipal, q: { limit: number; cursor?: string }) {
     const rows = await repo.messages(c.id, q.limit + 1, afterOf(q.cursor, `messages:${c.id}`));
     const { items, nextCursor } = newestPage(rows, q.limit, spec(`messages:${c.id}`));
     return { items, nextCursor, conversation: await view(c, p) };
   }
 
   return {
-    async listOrderMessages(p: ChatPrincipal, orderId: string, q: { limit: number; cursor?: string }) {
+    async listOrderMessages(p: AccessPrincipal, orderId: string, q: { limit: number; cursor?: string }) {
       const { c } = await orderConversation(p, orderId, false);
       return page(c, p, q);
     },
-    async sendOrderMessage(p: ChatPrincipal, orderId: string, body: string) {
+    async sendOrderMessage(p: AccessPrincipal, orderId: string, body: string) {
       const { c, role } = await orderConversation(p, orderId, true);
       if (!p.userId) throw new DomainError('forbidden', 'Posting needs a user credential (the arbiter: an admin user, not a service API key).');
       return repo.post(c, p.userId, role, body, now());
     },
-    async listMessages(p: ChatPrincipal, id: string, q: { limit: number; cursor?: string }) {
+    async listMessages(p: AccessPrincipal, id: string, q: { limit: number; cursor?: string }) {
       const { c } = await conversation(p, id, false);
       return page(c, p, q);
     },
-    async send(p: ChatPrincipal, id: string, body: string) {
+    async send(p: AccessPrincipal, id: string, body: string) {
       const { c, role } = await conversation(p, id, true);
       if (!p.userId) throw new DomainError('forbidden', 'Posting needs a user credential (the arbiter: an admin user, not a service API key).');
       return repo.post(c, p.userId, role, body, now());
     },
-    async inquire(p: ChatPrincipal, listingId: string, body: string) {
+    async inquire(p: AccessPrincipal, listingId: string, body: string) {
       if (!p.userId) throw new DomainError('forbidden', 'Inquiries need a user credential.');
       const l = await repo.listing(listingId);
       if (!l || (l.status === 'unlisted' && l.sellerId !== p.userId)) throw notFound(`Listing ${listingId}`);
@@ -93,21 +89,21 @@ export function createChatService(deps: { repo: ChatRepo; now?: () => Date }) {
       const message = await repo.post(c, p.userId, 'buyer', body, now());
       return { conversation: await view((await repo.conversation(c.id))!, p), message };
     },
-    async list(p: ChatPrincipal, q: { limit: number; cursor?: string }) {
+    async list(p: AccessPrincipal, q: { limit: number; cursor?: string }) {
       if (!p.userId) return { items: [], nextCursor: null };
       const rows = await repo.conversationsOf(p.userId, q.limit + 1, afterOf(q.cursor, 'conversations'));
       const keyed = rows.map((c) => ({ ...c, createdAt: c.lastMessageAt ?? c.createdAt, created: c.createdAt }));
       const { items, nextCursor } = newestPage(keyed, q.limit, spec('conversations'));
       return { items: await Promise.all(items.map((c) => view({ ...c, createdAt: c.created }, p))), nextCursor };
     },
-    async markRead(p: ChatPrincipal, id: string, messageId: string) {
+    async markRead(p: AccessPrincipal, id: string, messageId: string) {
       const { c } = await conversation(p, id, false);
       const m = await repo.message(messageId);
       if (!m || m.conversationId !== c.id) throw notFound(`Message ${messageId}`);
       if (p.userId) await repo.markRead(c.id, p.userId, m);
       return view(c, p);
     },
-    async report(p: ChatPrincipal, messageId: string, reason: string) {
+    async report(p: AccessPrincipal, messageId: string, reason: string) {
       const m = await repo.message(messageId);
       if (!m) throw notFound(`Message ${messageId}`);
       const c = (await repo.conversation(m.conversationId))!;

@@ -104,5 +104,5 @@ export interface OrderView {
   payout?: { buyer: bigint; buyerTokenAccount: string | null } | null;
 }
 
-export type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
-export const silentLog: Log = { info() {}, warn() {}, error() {} };
+/** The module's logger: the shared shape and silent default (server/src/lib/log.ts). */
+export { type Log, silentLog } from '../../lib/log.js';

@@ -4,14 +4,13 @@
  */
 import type { Event, EventType, ResourceType } from '@bazaar/contract';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
+import type { AccessPrincipal } from '../auth/index.js';
 
 /**
  * Who reads: a user sees events whose audience holds them; an admin every event. `types`: the event
  * types the credential's scopes may read (events.scopes.ts `eventTypesFor`); absent or null = all.
  */
-export interface EventViewer {
-  userId: string | null;
-  isAdmin: boolean;
+export interface EventViewer extends AccessPrincipal {
   types?: readonly EventType[] | null;
 }
 

@@ -11,9 +11,8 @@
  * Runs hourly on the process that holds the background lease; `retentionDays = 0` keeps everything.
  */
 import { Poller } from '../../lib/poller.js';
+import type { Log } from '../../lib/log.js';
 import type { EventsRepo } from './events.repo.js';
-
-type Log = { info: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
 
 export interface EventRetentionOptions {
   repo: Pick<EventsRepo, 'purgeBefore'>;
@@ -26,7 +25,7 @@ export interface EventRetentionOptions {
   /** rows per DELETE statement (default 5000) */
   batch?: number;
   now?: () => Date;
-  log?: Log;
+  log?: Pick<Log, 'info' | 'error'>;
 }
 
 export interface RetentionPass {

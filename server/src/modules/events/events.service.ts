@@ -7,15 +7,11 @@ import type { Event, EventType, ResourceType } from '@bazaar/contract';
 import { DomainError } from '../../errors.js';
 import { cursorKey, decodeCursor, encodeCursor } from '../../lib/cursor.js';
 import { eventTypesFor } from './events.scopes.js';
+import type { AccessPrincipal } from '../auth/index.js';
 import { toEventDto, type EventFilter, type EventsRepo, type EventViewer } from './events.repo.js';
 
-/** The caller as the events module sees it. */
-export interface EventsPrincipal {
-  userId: string | null;
-  isAdmin: boolean;
-  /** a personal access token's scopes (they limit the event types it sees); absent: no scopes (all types) */
-  scopes?: readonly string[] | null;
-}
+/** The caller as the events module sees it: `scopes`, a personal access token's (they limit the event types it sees); absent: no scopes (all types). */
+export type EventsPrincipal = AccessPrincipal & { scopes?: readonly string[] | null };
 
 export interface ListEventsInput {
   limit: number;

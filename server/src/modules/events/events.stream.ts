@@ -32,10 +32,9 @@ import type { Request, Response } from 'express';
 import { STREAM_CLOSED_EVENT, STREAM_DEFAULTS, STREAM_HEARTBEAT_SECONDS, type StreamClosed } from '@bazaar/contract';
 import { DomainError } from '../../errors.js';
 import { Poller } from '../../lib/poller.js';
+import type { Log } from '../../lib/log.js';
 import { matches, toEventDto, type EventFilter, type EventRecord, type EventsRepo, type EventViewer } from './events.repo.js';
 import { outboxSignal } from './outbox.js';
-
-type Log = { warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
 
 interface Subscriber {
   viewer: EventViewer;
@@ -69,7 +68,7 @@ export interface EventHubOptions {
   recheckMs?: number;
   /** events queued for a stream that does not drain before it is disconnected (default 10 000) */
   maxBuffered?: number;
-  log?: Log;
+  log?: Pick<Log, 'warn' | 'error'>;
 }
 
 interface OpenStream {

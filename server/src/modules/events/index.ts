@@ -11,6 +11,7 @@ import { createEventsRepo } from './events.repo.js';
 import { createEventsService } from './events.service.js';
 import { EventHub } from './events.stream.js';
 import { OutboxListener } from './outbox-listener.js';
+import type { Log } from '../../lib/log.js';
 
 export { appendEvents, notifyAppended, outboxSignal, withEvents, type NewEvent, type SqlClient } from './outbox.js';
 export { createEventsRepo, toEventDto, matches, type EventRecord, type EventViewer, type EventFilter } from './events.repo.js';
@@ -19,8 +20,6 @@ export { EventHub, type EventHubOptions, type StreamAccess } from './events.stre
 export { EVENT_READ_SCOPES, eventTypesFor, resourceTypesFor } from './events.scopes.js';
 export { EventRetention, type EventRetentionOptions, type RetentionPass } from './events.retention.js';
 export { OutboxListener } from './outbox-listener.js';
-
-type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
 
 /** Stream limits (EVENTS_STREAM_* variables); absent fields: contract STREAM_DEFAULTS. */
 export interface StreamSettings {

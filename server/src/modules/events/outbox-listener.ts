@@ -12,13 +12,12 @@
  */
 import pg from 'pg';
 import { OUTBOX_CHANNEL, notifyAppended } from './outbox.js';
-
-type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void };
+import type { Log } from '../../lib/log.js';
 
 export interface OutboxListenerOptions {
   /** `postgres://…` of the database the events are written to */
   connectionString: string;
-  log?: Log;
+  log?: Pick<Log, 'info' | 'warn'>;
   /** reconnect delays, ms (default 250 .. 30 000) */
   backoff?: { initialMs: number; maxMs: number };
 }

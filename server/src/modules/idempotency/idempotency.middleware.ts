@@ -23,6 +23,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { idempotencyErrors } from './idempotency.errors.js';
 import type { IdempotencyStore } from './idempotency.store.js';
 import type { Principal } from '../auth/index.js';
+import type { Log } from '../../lib/log.js';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 export const DEFAULT_IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
@@ -176,7 +177,7 @@ export function idempotency(opts: IdempotencyOptions): RequestHandler {
         persist.then(
           () => origSend(body as never),
           (err) => {
-            (req as Request & { log?: { error: (...a: unknown[]) => void } }).log?.error({ err }, 'idempotency store failed');
+            (req as Request & { log?: Pick<Log, 'error'> }).log?.error({ err }, 'idempotency store failed');
             origSend(body as never);
           },
         );

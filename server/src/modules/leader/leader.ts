@@ -22,8 +22,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { LeaderRepo, LeaseRecord } from './leader.repo.js';
-
-type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
+import type { Log } from '../../lib/log.js';
 
 export interface LeaderElectionOptions {
   repo: LeaderRepo;

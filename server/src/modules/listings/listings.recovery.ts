@@ -12,15 +12,16 @@
  * A chain or database error on one intent leaves it open for the next pass.
  */
 import { Poller } from '../../lib/poller.js';
+import type { Log } from '../../lib/log.js';
 import type { TokenSteps } from './listings.token-steps.js';
-import type { ListingIntent, ListingsLog, ListingsRepo } from './listings.types.js';
+import type { ListingIntent, ListingsRepo } from './listings.types.js';
 
 export type RecoveryOutcome = 'confirmed' | 'failed' | 'open';
 
 export interface ListingsRecoveryDeps {
   repo: ListingsRepo;
   steps: TokenSteps;
-  log?: ListingsLog;
+  log?: Log;
 }
 
 export class ListingsRecovery {

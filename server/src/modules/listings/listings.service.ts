@@ -15,12 +15,12 @@ import { createHash, randomUUID } from 'node:crypto';
 import { type CreateListingBody, LISTING_EDITABLE_STATUSES, type ListingOrderEvent, listingTransitions, type UpdateListingBody } from '@bazaar/contract';
 import { DomainError } from '../../errors.js';
 import { cursorKey, decodeCursor, newestPage, type CursorSpec, type Page } from '../../lib/cursor.js';
+import type { CurrencyInfo } from '../../lib/currency.js';
 import { formatUiAmount, toBaseUnits } from '../../lib/money.js';
 import { SPEND_ESTIMATES } from '../budget/index.js';
 import { listingErrors, type FieldError } from './listings.errors.js';
 import { createTokenSteps, TOKEN_SYMBOL, tokenName } from './listings.token-steps.js';
 import type {
-  CurrencyConfig,
   ListingDraft,
   ListingIntent,
   ListingPatch,
@@ -59,11 +59,11 @@ export function createListingsService(deps: ListingsDeps) {
   const newId = deps.newId ?? randomUUID;
   const steps = createTokenSteps(deps);
 
-  function currency(code: string): CurrencyConfig | undefined {
+  function currency(code: string): CurrencyInfo | undefined {
     return config.currencies.find((c) => c.code === code);
   }
 
-  function checkCurrency(code: string, errors: FieldError[]): CurrencyConfig | undefined {
+  function checkCurrency(code: string, errors: FieldError[]): CurrencyInfo | undefined {
     const cur = currency(code);
     if (!cur) {
       errors.push({
@@ -85,7 +85,7 @@ export function createListingsService(deps: ListingsDeps) {
     }
   }
 
-  function checkPrice(price: number, cur: CurrencyConfig, errors: FieldError[]): bigint | undefined {
+  function checkPrice(price: number, cur: CurrencyInfo, errors: FieldError[]): bigint | undefined {
     const r = toBaseUnits(price, cur.decimals);
     if (!r.ok) {
       errors.push({ path: 'body.price', message: r.message, code: r.code });
@@ -103,7 +103,7 @@ export function createListingsService(deps: ListingsDeps) {
 
   /** Visible to the viewer: everything but unlisted, which only its seller (and admins) see. */
   function visible(l: ListingRecord, viewer: Viewer | null): boolean {
-    return l.status !== 'unlisted' || (viewer !== null && (viewer.userId === l.sellerId || viewer.role === 'admin'));
+    return l.status !== 'unlisted' || (viewer !== null && (viewer.userId === l.sellerId || viewer.isAdmin));
   }
 
   async function load(listingId: string): Promise<ListingRecord> {

@@ -165,7 +165,7 @@ export function createTokenSteps(deps: Pick<ListingsDeps, 'repo' | 'chain' | 'lo
         mintSignature: state.signature ?? intent.signature ?? '',
         mintSlot: state.slot ?? 0,
       });
-      deps.log?.info?.({ listing_id: intent.listingId, mint: intent.mint, intent_id: intent.id }, 'listing recovery: minted token stored');
+      deps.log?.info({ listing_id: intent.listingId, mint: intent.mint, intent_id: intent.id }, 'listing recovery: minted token stored');
       return 'confirmed';
     }
     if (state.state === 'in_flight') return 'open';
@@ -214,7 +214,7 @@ export function createTokenSteps(deps: Pick<ListingsDeps, 'repo' | 'chain' | 'lo
       if (outcome.state === 'in_flight') return 'open';
     }
     const done = await syncName(listingId, intents.map((i) => i.id));
-    if (done) deps.log?.info?.({ listing_id: listingId, intents: intents.length }, 'listing recovery: token name reconciled with the title');
+    if (done) deps.log?.info({ listing_id: listingId, intents: intents.length }, 'listing recovery: token name reconciled with the title');
     return done ? 'confirmed' : 'open';
   }
 

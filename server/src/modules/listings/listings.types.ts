@@ -4,6 +4,8 @@
  */
 import type { ListingStatus } from '@bazaar/contract';
 import type { Chain, CurrencyInfo, ListingMintAttempt, TxAttempt, TxResult } from '../../chain/types.js';
+import type { Log } from '../../lib/log.js';
+import type { AccessPrincipal } from '../auth/index.js';
 
 export type { ListingStatus };
 
@@ -136,16 +138,13 @@ export interface ListingsHooks {
   afterTokenUpdate?: (info: { listingId: string; name: string; tx: TxResult }) => Promise<void> | void;
 }
 
-/** A payment currency (the one currency shape: chain/types.ts CurrencyInfo). */
-export type CurrencyConfig = CurrencyInfo;
-
 export interface CategoryConfig {
   slug: string;
   name: string;
 }
 
 export interface ListingsConfig {
-  currencies: readonly CurrencyConfig[];
+  currencies: readonly CurrencyInfo[];
   categories: readonly CategoryConfig[];
   /** e.g. https://api.bazaar.dev (no trailing slash); token metadata URIs are built from it */
   publicBaseUrl: string;
@@ -156,27 +155,20 @@ export interface ListingsConfig {
   minPrice?: Readonly<Record<string, string>>;
 }
 
-/** Who is calling (from the auth middleware's principal). */
-export interface Viewer {
+/** Who is calling (from the auth middleware's principal): a user, with its wallet. */
+export interface Viewer extends AccessPrincipal {
   userId: string;
   wallet: string;
-  role?: 'user' | 'admin';
 }
 
 /** The chain calls the listings module makes (server/src/chain/types.ts). */
 export type ListingsChain = Pick<Chain, 'mintListingToken' | 'updateListingToken' | 'readListingMint' | 'transactionOutcome'>;
 
-export interface ListingsLog {
-  info?(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
 export interface ListingsDeps {
   repo: ListingsRepo;
   chain: ListingsChain;
   config: ListingsConfig;
-  log?: ListingsLog;
+  log?: Log;
   /** listing id generator (tests may fix it) */
   newId?: () => string;
   hooks?: ListingsHooks;

@@ -32,6 +32,7 @@ import { type Instruction, type ServiceInstruction, closesEscrow, instructionAct
 import { formulaPayout, patchForInstruction } from './order-patch.js';
 import type { ChainIntentRecord, EscrowPort, Log, OrderRecord, OrderSettlement, OrdersRepo } from './orders.types.js';
 import { Poller } from '../../lib/poller.js';
+import { silentLog } from '../../lib/log.js';
 
 
 export interface ReconcilerDeps {
@@ -51,7 +52,6 @@ export interface ReconcilerDeps {
 
 export type ReconcileOutcome = 'confirmed' | 'failed' | 'open';
 
-const silent: Log = { info() {}, warn() {}, error() {} };
 
 /** An intent the service opened to refund an escrow re-funded after its order was closed (see OrdersService). */
 export const isStrayRefund = (intent: Pick<ChainIntentRecord, 'action' | 'params'>) =>
@@ -66,7 +66,7 @@ export class EscrowReconciler {
   private readonly log: Log;
 
   constructor(private readonly deps: ReconcilerDeps) {
-    this.log = deps.log ?? silent;
+    this.log = deps.log ?? silentLog;
   }
 
   /** Settle one intent (caller holds the order lock, or use `reconcileIntentLocked`). */

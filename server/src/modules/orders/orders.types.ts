@@ -424,4 +424,5 @@ export interface OrderSettlement {
 }
 
 /** The logger the orders module writes to (pino's shape: a bindings object, then the message). */
-export type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
+/** The module's logger: the shared shape (server/src/lib/log.ts). */
+export type { Log } from '../../lib/log.js';

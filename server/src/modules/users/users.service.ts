@@ -11,7 +11,7 @@ import type { UsersRepo } from './users.repo.js';
 
 /**
  * What a profile's statistics are read from, one port per owning module, given at construction
- * (http/router.ts passes `listingsReadPort`, `ordersReadPort` and the reviews module).
+ * (composition.ts passes `listingsReadPort`, `ordersReadPort` and the reviews module).
  */
 export interface UserStatsPorts {
   /** listings module: the seller's listings, all and `available` */

@@ -11,6 +11,7 @@ import { WEBHOOK_DEFAULTS, type WebhookSettings } from '../../config.js';
 import { createWebhooksRepo } from './webhooks.repo.js';
 import { createWebhooksService } from './webhooks.service.js';
 import { WebhookWorker, type WebhookWorkerOptions } from './webhooks.worker.js';
+import type { Log } from '../../lib/log.js';
 
 export { createWebhooksRepo, EndpointLimitReached, type WebhooksRepo, type RevokedBecause } from './webhooks.repo.js';
 export { createWebhooksService, type WebhooksService } from './webhooks.service.js';
@@ -18,8 +19,6 @@ export { WebhookWorker, retryDelay, RETRY_DELAYS_MS } from './webhooks.worker.js
 export { presentWebhook, presentDelivery } from './webhooks.presenter.js';
 export { assertWebhookUrl, refusedAddress } from './ssrf.js';
 export { sendWebhook, signedHeaders } from './webhooks.sender.js';
-
-type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
 
 export interface WebhooksModuleOptions {
   db: PrismaClient;

@@ -12,16 +12,12 @@ import { randomBytes } from 'node:crypto';
 import type { EventType } from '@bazaar/contract';
 import { DomainError } from '../../errors.js';
 import { decodeCursor, newestPage, cursorKey } from '../../lib/cursor.js';
+import type { AccessPrincipal } from '../auth/index.js';
 import { assertWebhookUrl } from './ssrf.js';
 import { EndpointLimitReached, type EndpointRecord, type WebhooksRepo } from './webhooks.repo.js';
 
-export interface WebhookPrincipal {
-  userId: string | null;
-  isAdmin: boolean;
-  /** the credential: a personal access token's id, an API key's id (both absent: a session) */
-  tokenId?: string | null;
-  apiKeyId?: string | null;
-}
+/** The caller with its credential: a personal access token's id, an API key's id (both absent: a session). */
+export type WebhookPrincipal = AccessPrincipal & { tokenId?: string | null; apiKeyId?: string | null };
 
 /** The credential columns of an endpoint made or re-enabled by `p`. */
 const tieTo = (p: WebhookPrincipal) => ({ tokenId: p.tokenId ?? null, apiKeyId: p.tokenId ? null : (p.apiKeyId ?? null) });

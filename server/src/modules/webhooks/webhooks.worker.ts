@@ -10,13 +10,12 @@
  * whose credential was revoked (or marketplace-wide ones whose creator lost admin): see webhooks.repo.ts.
  */
 import { Poller } from '../../lib/poller.js';
+import type { Log } from '../../lib/log.js';
 import { outboxSignal } from '../events/index.js';
 import { toEventDto } from '../events/index.js';
 import { presentWebhook } from './webhooks.presenter.js';
 import type { ClaimedDelivery, WebhooksRepo } from './webhooks.repo.js';
 import { sendWebhook, type AttemptOutcome, type SendInput } from './webhooks.sender.js';
-
-type Log = { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void };
 
 /** Delays before attempts 2, 3, ... (ms); after the list, the last value repeats. */
 export const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000];

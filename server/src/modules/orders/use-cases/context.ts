@@ -10,6 +10,7 @@ import { listingTransitions, PAYMENT_GRACE_SECONDS } from '@bazaar/contract';
 import type { Principal } from '../../auth/index.js';
 import { type Clocks, type OrderRole, listingEventAfter } from '../order-state.js';
 import type { OrdersServiceSettings } from '../orders.settings.js';
+import { silentLog } from '../../../lib/log.js';
 import type { CustodialPaymentsPort, CurrencyView, EscrowOrderView, EscrowPort, FundTerms, ListingsPort, Log, OrderRecord, OrdersRepo } from '../orders.types.js';
 
 /** The caller, as the auth module's `Principal` (req.principal) carries it: the fields the orders rules read. */
@@ -17,7 +18,6 @@ export type PrincipalLike = Pick<Principal, 'kind' | 'userId' | 'wallet' | 'isAd
 
 export type { Log } from '../orders.types.js';
 
-const silent: Log = { info() {}, warn() {}, error() {} };
 
 /** The ports of the orders module: what its use cases may reach outside themselves. */
 export interface OrdersPorts {
@@ -63,7 +63,7 @@ export function ordersContext(ports: OrdersPorts, settings: OrdersServiceSetting
   return {
     ...ports,
     settings: { ...settings, paymentGraceSeconds: settings.paymentGraceSeconds ?? PAYMENT_GRACE_SECONDS },
-    log: o.log ?? silent,
+    log: o.log ?? silentLog,
     now: o.now ?? (() => new Date()),
     mutex: new KeyedMutex(),
   };

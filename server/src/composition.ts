@@ -1,0 +1,239 @@
+/**
+ * Composition root: the one place that knows every module. `composeServices(ctx)` builds each module
+ * from the AppContext (configuration, database, logger, chain client, clock), hands each the ports of
+ * the others it needs (docs/design.md "Module edges"), and owns the background work: the per-process
+ * workers (SSE hub, webhook worker) and the loops that run on one replica at a time under the leader
+ * lease (purges, event retention, listing recovery, the orders' watcher, crank and reconciler, the
+ * custody worker).
+ *
+ * Who calls it: main.ts (then `start()` after listen, `stop()` on SIGTERM through lifecycle.ts), and
+ * `createApp(ctx)` when no services are given (tests). The HTTP layer only maps contract routes onto
+ * what this returns (http/router.ts).
+ */
+import type { ChainClient } from './chain/index.js';
+import type { AppContext } from './context.js';
+import { DomainError } from './errors.js';
+import { createAuthRepo, createAuthService, createTokensService, credentialSignal, type AuthRepo } from './modules/auth/index.js';
+import { createListingsModule, listingsReadPort, type ListingsModule } from './modules/listings/index.js';
+import { createBudgetModule, defaultSpending } from './modules/budget/index.js';
+import { createMarketplaceModule } from './modules/marketplace/index.js';
+import { createEventsModule, EventRetention } from './modules/events/index.js';
+import { createWebhooksModule } from './modules/webhooks/index.js';
+import { createChatModule } from './modules/chat/index.js';
+import { createCustodyModule, type CustodyModule } from './modules/custody/index.js';
+import { BACKGROUND_LEASE, createLeaderRepo, LEADER_LEASE_DEFAULTS, LeaderElection } from './modules/leader/index.js';
+import { PrismaIdempotencyStore } from './modules/idempotency/index.js';
+import { createOrdersModule, ordersReadPort, type OrdersModule } from './modules/orders/index.js';
+import { createReviewsModule } from './modules/reviews/index.js';
+import { createUsersRepo, createUsersService } from './modules/users/index.js';
+import { createWalletService } from './modules/wallet/index.js';
+import { purgeRateLimitHits } from './http/rate-limit-store.js';
+
+/** What a route or port needing the chain does when the service runs without one: 503 chain-unavailable. */
+export const chainMissing = (): never => {
+  throw new DomainError('chain-unavailable', 'The service runs without a Solana connection; order routes are unavailable.');
+};
+
+/** Build every module (nothing runs until `start()`). */
+export function composeServices(ctx: AppContext) {
+  const { config, db, log } = ctx;
+  const currencies = config.currencies.length ? config.currencies : (ctx.chain?.currencies ?? []);
+  const listingsConfig = { currencies, categories: config.categories, publicBaseUrl: config.publicBaseUrl };
+
+  const reviews = createReviewsModule({ db, orders: ordersReadPort(db) });
+  const users = createUsersService({
+    repo: createUsersRepo(db),
+    // a profile's statistics, each from the module that owns it
+    listings: listingsReadPort(db),
+    orders: ordersReadPort(db),
+    reviews,
+    decimalsOf: (code) => currencies.find((c) => c.code === code)?.decimals,
+    custodyEnabled: config.custodyEnabled,
+  });
+  const authRepo = createAuthRepo(db);
+  const auth = createAuthService({
+    repo: authRepo,
+    settings: config,
+    now: ctx.now,
+    presentUser: (u) => users.privateView(u),
+  });
+  const tokens = createTokensService(db, ctx.now);
+  const chain = ctx.chain;
+  // what the service keypair may spend on chain (docs/threat-model.md#who-pays-for-what-on-chain): listings, custody and payouts charge it
+  const spending = config.spending ?? defaultSpending();
+  const budget = createBudgetModule({ db, spending, log, now: ctx.now });
+  const listings = createListingsModule({
+    db,
+    chain,
+    config: { ...listingsConfig, minPrice: spending.listingMinPrice },
+    log,
+    budget,
+    ...ctx.listings,
+  });
+  const marketplace = createMarketplaceModule({ db, config: listingsConfig });
+  // streams and webhooks re-check their credential: at once on a revocation here (credentialSignal),
+  // periodically for revocations elsewhere (they are in the database)
+  const events = createEventsModule({ db, log, databaseUrl: config.databaseUrl, stream: config.eventStreams, credentialChanges: credentialSignal });
+  const chat = createChatModule({ db, now: ctx.now, rateLimitPerMinute: config.chatRateLimitPerMinute });
+  const webhooks = createWebhooksModule({ db, settings: config.webhooks, log, now: ctx.now, credentialChanges: credentialSignal, ...ctx.webhooks });
+  const wallet = createWalletService({
+    chain: chain ?? { getWalletBalances: chainMissing },
+    currencies,
+  });
+  // custody (operator setting, off by default): needs the chain client's connection and service keypair
+  let custody: CustodyModule | null = null;
+  const chainClient = chain as (typeof chain & Partial<Pick<ChainClient, 'connection' | 'service'>>) | null;
+  if (config.custodyEnabled && chainClient?.escrow && chainClient.connection && chainClient.service) {
+    if (!config.custodySeed) throw new Error('CUSTODY_ENABLED needs CUSTODY_SEED (or DATA_DIR/keys/custody-seed)');
+    custody = createCustodyModule({
+      db,
+      chain: { connection: chainClient.connection, service: chainClient.service, escrow: chainClient.escrow },
+      currencies,
+      settings: {
+        seed: config.custodySeed,
+        minDeposit: config.custodyMinDeposit,
+        minWithdrawal: config.custodyMinWithdrawal,
+        withdrawalFee: config.custodyWithdrawalFee,
+        pollIntervalMs: config.custodyPollIntervalMs,
+        leaseMs: ctx.custody?.leaseMs,
+      },
+      // the orders it funds, read through the orders module's port (the orders module gets custody below)
+      orders: ordersReadPort(db),
+      ports: ctx.custody?.ports,
+      budget,
+      log,
+      now: ctx.now,
+    });
+  }
+  let orders: OrdersModule | null = null;
+  if (chain?.escrow) {
+    const { ports: orderPorts, ...orderOverrides } = ctx.orders ?? {};
+    orders = createOrdersModule({
+      db,
+      chain: { escrow: chain.escrow, currencies: chain.currencies ?? currencies },
+      listings: listings.port,
+      config: { publicBaseUrl: config.publicBaseUrl, ...config.orders, ...orderOverrides },
+      ports: orderPorts,
+      log,
+      hasReview: reviews.hasReview,
+      now: ctx.now,
+      custody: custody?.service,
+      budget: { sponsorPayeeAccount: (p) => budget.sponsorPayeeAccount(p), record: (c) => budget.record(c) },
+    });
+  }
+  // one Idempotency-Key store for orders, listings and withdrawals
+  const idempotencyStore = orders?.idempotencyStore ?? new PrismaIdempotencyStore(db);
+
+  const retention = config.eventsRetentionDays
+    ? new EventRetention({
+        repo: events.repo,
+        retentionDays: config.eventsRetentionDays,
+        holdBack: [() => webhooks.repo.oldestNeededSeq()],
+        alsoPurge: [(cutoff, batch) => webhooks.repo.purgeFinishedBefore(cutoff, batch)],
+        now: ctx.now,
+        log,
+      })
+    : null;
+  const leader = leaderLoops(ctx, { authRepo, retention, listings, orders, custody });
+
+  return {
+    /** the service's SOL budget of the day (modules/budget; /readyz `chain_budget`) */
+    budget,
+    auth,
+    /** personal access tokens (modules/auth personal-tokens.ts) */
+    tokens,
+    users,
+    listings,
+    marketplace,
+    reviews,
+    /** the orders module when the chain client has the escrow program, else null (order routes: 503) */
+    orders,
+    wallet,
+    events,
+    webhooks,
+    chat,
+    /** the custody module (CUSTODY_ENABLED), else null */
+    custody,
+    idempotencyStore,
+    /** the leader lease of the background loops (modules/leader): `leader.isLeader`, `leader.holder` */
+    leader,
+    /**
+     * background work; main.ts calls these, tests usually do not. Every replica: the SSE hub and the
+     * webhook worker. The lease holder only: purges, listing recovery, the orders' watcher, crank and
+     * reconciler, the custody worker (the first lease attempt and, when won, their start-up passes are
+     * awaited).
+     */
+    async start() {
+      await events.start();
+      await webhooks.start();
+      await leader.start();
+    },
+    /** stop the loops (awaiting their passes), release the lease, stop the per-process work */
+    async stop() {
+      await leader.stop();
+      await custody?.stop();
+      await orders?.stop();
+      await listings.stop();
+      await webhooks.stop();
+      await events.stop();
+    },
+  };
+}
+
+export type Services = ReturnType<typeof composeServices>;
+
+/**
+ * The loops that run on exactly one replica at a time, the holder of the leader lease
+ * (modules/leader): hourly purges of login nonces, revoked access tokens and rate-limit counters, event
+ * retention, listing recovery, the orders' watcher, crank and reconciler, the custody worker. Every
+ * replica runs the per-process work itself (the SSE hub: its own streams; the webhook worker: claims
+ * with FOR UPDATE SKIP LOCKED, safe on N replicas). Returns the election: `start()` makes the first
+ * lease attempt (and, when won, awaits the loops' start-up passes), `stop()` stops the loops and
+ * releases the lease.
+ */
+function leaderLoops(
+  ctx: AppContext,
+  m: {
+    authRepo: AuthRepo;
+    retention: EventRetention | null;
+    listings: ListingsModule;
+    orders: OrdersModule | null;
+    custody: CustodyModule | null;
+  },
+): LeaderElection {
+  const { config, db, log } = ctx;
+  let purgeTimer: NodeJS.Timeout | null = null;
+  const loops = {
+    async start() {
+      const purge = () => {
+        void m.authRepo.purgeNonces(new Date(ctx.now().getTime() - 86_400_000)).catch((err) => log.warn({ err }, 'nonce purge failed'));
+        void m.authRepo.purgeRevokedAccessTokens(ctx.now()).catch((err) => log.warn({ err }, 'revoked token purge failed'));
+        void purgeRateLimitHits(db, new Date(Date.now() - 3_600_000)).catch((err) => log.warn({ err }, 'rate-limit purge failed'));
+      };
+      purge();
+      if (purgeTimer) clearInterval(purgeTimer);
+      purgeTimer = setInterval(purge, 3_600_000);
+      purgeTimer.unref?.();
+      m.retention?.start();
+      await m.listings.start();
+      await m.orders?.start();
+      await m.custody?.start();
+    },
+    async stop() {
+      if (purgeTimer) clearInterval(purgeTimer);
+      purgeTimer = null;
+      await Promise.all([m.custody?.stopLoops(), m.orders?.stopLoops(), m.listings.stop(), m.retention?.stop()]);
+    },
+  };
+  const lease = config.leaderLease ?? LEADER_LEASE_DEFAULTS;
+  return new LeaderElection({
+    repo: createLeaderRepo(db),
+    name: BACKGROUND_LEASE,
+    holder: ctx.leaderHolder,
+    ttlMs: lease.ttlMs,
+    renewMs: lease.renewMs,
+    onElected: () => loops.start(),
+    onDeposed: () => loops.stop(),
+    log,
+  });
+}
