@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AnchorProvider, Program, type Idl } from '@coral-xyz/anchor';
 import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction, TransactionMessage } from '@solana/web3.js';
 import * as splToken from '@solana/spl-token';
+import type { Escrow } from '../programs/escrow/idl/escrow';
 import { startLocalnet, type Localnet } from './helpers/localnet';
 
 const repo = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -125,7 +126,7 @@ const samples: Record<string, () => Promise<unknown>> = {
   'spl:getTokenMetadata': () => splToken.getTokenMetadata(conn, Keypair.generate().publicKey),
   // Anchor account reads of the escrow client
   'anchor:fetchNullable': () =>
-    new Program(idl, new AnchorProvider(conn, { publicKey: payer.publicKey } as never, {})).account.order.fetchNullable(
+    new Program<Escrow>(idl as unknown as Escrow, new AnchorProvider(conn, { publicKey: payer.publicKey } as never, {})).account.order.fetchNullable(
       Keypair.generate().publicKey,
     ),
 };
