@@ -42,7 +42,7 @@
  * from-state, within their `chain` timing: the buyer's wallet (`pay` with the platform's co-signature of
  * the fund terms, `confirm`, `dispute`, `refund` under the deadline rule), the seller's wallet (`deliver`,
  * `dispute`, `refund`), the arbiter (`resolve`); any other (state, action, party) fails with the program's
- * error. `auto_release` (`claim`) is permissionless: anyone may crank it once due. The platform authority
+ * error. A `permissionless` row (`auto_release`, `claim`) may be signed by any key once its timing allows. The platform authority
  * is the service: it signs the system rows and signs for the buyer and the seller when they act through
  * the API (the server checks the caller, the row and its timing first), so the program lets it take any
  * instruction some buyer, seller or system row allows in that state (the buyer's timing binds only the
@@ -239,6 +239,11 @@ export interface OrderTransition {
   paymentSource?: PaymentSource;
   /** escrow program instruction, when the transition happens on chain */
   instruction?: EscrowInstruction;
+  /**
+   * the program lets any key sign `instruction` (a crank: only the state and the timing are checked);
+   * `by` is who takes the transition in the service
+   */
+  permissionless?: true;
   /** listing transition it causes (an `event` of `listingTransitions`) */
   listing?: ListingOrderEvent;
   /** the listing transition instead, when a resolve returns everything to the buyer (buyer_bps = 10000) */
@@ -311,6 +316,7 @@ export const orderTransitions = [
     by: ['system'],
     timing: { clock: 'chain', at: 'auto_release_at', allowed: 'from', refusal: 'invalid-state-transition' },
     instruction: 'claim',
+    permissionless: true,
     listing: 'order_completed',
     emits: 'order.auto_released',
     note: 'the service cranks claim; anyone may',
