@@ -9,13 +9,14 @@ use crate::chain::{is_builtin_owned, wall_now, Chain, Note, B64, MAX_ADVANCE_SEC
 use crate::ledger::StoredAccount;
 use crate::rpc::{cfg_bool, cfg_str, parse_pubkey, Params, RpcError, RpcResult};
 
-/// `localnet_getClock`.
+/// `localnet_getClock` -> `{slot, unix_timestamp}` (the on-chain `Clock`).
 pub async fn get_clock(c: &mut Chain, _: Params<'_>) -> RpcResult {
-    let c = c.clock.clone();
-    Ok(json!({"slot": c.slot, "unix_timestamp": c.unix_timestamp}))
+    let clock = c.clock.clone();
+    Ok(json!({"slot": clock.slot, "unix_timestamp": clock.unix_timestamp}))
 }
 
-/// `localnet_advanceClock`.
+/// `localnet_advanceClock [seconds]` -> the new clock: unix time moves by exactly `seconds`, slot and
+/// block height by `seconds / 0.4` (1 ..= `MAX_WARP_SLOTS`).
 pub async fn advance_clock(c: &mut Chain, p: Params<'_>) -> RpcResult {
     let seconds = p.get(0).and_then(Value::as_i64).filter(|s| (0..=MAX_ADVANCE_SECONDS).contains(s)).ok_or_else(|| {
         RpcError::invalid_params(format!(
@@ -34,7 +35,8 @@ pub async fn advance_clock(c: &mut Chain, p: Params<'_>) -> RpcResult {
     Ok(json!({"slot": c.clock.slot, "unix_timestamp": c.clock.unix_timestamp}))
 }
 
-/// `localnet_setAccount`.
+/// `localnet_setAccount [pubkey, {lamports, data (base64), owner, executable}]` -> null; persisted and
+/// notified like a transaction's write.
 pub async fn set_account(c: &mut Chain, p: Params<'_>) -> RpcResult {
     // Dev helper: [pubkey, {lamports, data(base64), owner, executable}]
     let key = p.pubkey(0)?;
