@@ -275,6 +275,9 @@ async function accountState(o: Order): Promise<{ state: string; data: string } |
 }
 
 const ESCROW_ERROR = /Error Code: (\w+)\. Error Number: (\d+)/;
+/** errors that refuse the signer (its role, a missing signature), and those that refuse the moment */
+const SIGNER_ERRORS = /^(Not\w+|AccountNotSigner|BuyerIsSeller)$/;
+const TIMING_ERRORS = /^(ReviewWindowNotElapsed|ReviewWindowElapsed|BuyerRefundNotAllowed)$/;
 
 async function expectRefused(a: Attempt, o: Order) {
   const before = await accountState(o);
@@ -340,9 +343,11 @@ describe('the escrow program conforms to the lifecycle table (issue 22 item 4)',
     for (const [state, attempts] of byState) {
       it(`${state}: ${attempts.length} refused (${[...new Set(attempts.map((a) => a.action))].join(', ')})`, async () => {
         const o = await orderIn(state, BASE);
-        const errors = new Set<string>();
-        for (const a of attempts) errors.add(await expectRefused(a, o));
-        expect(errors.size).toBeGreaterThan(0);
+        for (const a of attempts) {
+          const error = await expectRefused(a, o);
+          // where the table lets another actor take the action, the program refuses this one for its key
+          if (rows.some((r) => r.from === state && r.action === a.action && r.instruction)) expect(error, `${state} ${a.action} by the ${a.actor}`).toMatch(SIGNER_ERRORS);
+        }
       });
     }
   });
@@ -355,7 +360,7 @@ describe('the escrow program conforms to the lifecycle table (issue 22 item 4)',
     for (const a of sorted) {
       it(`${a.state} ${a.action} by the ${a.actor} (${label(a.scenario)})`, async () => {
         if (last?.key !== key(a)) last = { key: key(a), order: orderIn(a.state, a.scenario) };
-        await expectRefused(a, await last.order);
+        expect(await expectRefused(a, await last.order)).toMatch(TIMING_ERRORS);
       });
     }
   });
