@@ -89,6 +89,13 @@ describe.each(targets)('orders storage on %s', (_name, open) => {
     expect((await w.service.list(w.seller, { role: 'seller', status: 'awaiting_payment' })).data).toHaveLength(3);
   });
 
+  it('stores no escrow_state (issue 22 item 4): it is derived from status where read', async () => {
+    const cols = await db.prisma.$queryRaw<Array<{ column_name: string }>>`
+      SELECT column_name FROM information_schema.columns WHERE table_name = 'orders'`;
+    expect(cols.map((c) => c.column_name)).toContain('status');
+    expect(cols.map((c) => c.column_name)).not.toContain('escrow_state');
+  });
+
   it('beginIntent refuses a second open intent and a stale status; confirmIntent is conditional', async () => {
     const w = await world();
     const { order } = await w.service.create(w.buyer, { listingId: w.listingId });

@@ -368,7 +368,6 @@ describe('orders service', () => {
     expect(await slug(ctx.service.get(ctx.stranger, o.id))).toBe('not-found');
     expect(await slug(ctx.service.deliver(ctx.admin, o.id))).toBe('forbidden');
     expect(await slug(ctx.service.confirm(ctx.seller, o.id))).toBe('forbidden');
-    expect(await slug(ctx.service.confirm(ctx.buyer, o.id))).toBe('invalid-state-transition');
     expect(await slug(ctx.service.resolve(ctx.buyer, o.id, 5000))).toBe('forbidden');
     expect(await slug(ctx.service.resolve(ctx.admin, o.id, 5000))).toBe('invalid-state-transition');
     expect(await slug(ctx.service.refund(ctx.buyer, o.id))).toBe('forbidden'); // deadline not passed
@@ -379,6 +378,18 @@ describe('orders service', () => {
     expect(await slug(ctx.service.deliver(ctx.seller, o.id))).toBe('invalid-state-transition');
     expect(await slug(ctx.service.refund(ctx.seller, o.id))).toBe('invalid-state-transition');
     expect(ctx.escrow.sent.map((s) => s.ix)).toEqual(['mark_delivered', 'release']);
+  });
+
+  it('early release (issue 22 item 4): the buyer may confirm before delivery; release pays the seller as after one', async () => {
+    const o = await funded(ctx);
+    expect((await ctx.service.presentOne(ctx.buyer, o)).allowed_actions).toContain('confirm');
+    expect((await ctx.service.presentOne(ctx.seller, o)).allowed_actions).not.toContain('confirm');
+    expect(await slug(ctx.service.confirm(ctx.seller, o.id))).toBe('forbidden');
+    const done = await ctx.service.confirm(ctx.buyer, o.id);
+    expect(done).toMatchObject({ status: 'completed', deliveredAt: null });
+    expect(ctx.escrow.sent.map((s) => s.ix)).toEqual(['release']);
+    expect(ctx.escrow.balances.get(ctx.seller.wallet!)).toBe(25_000_000n - 625_000n);
+    expect(ctx.listings.rows.get(ctx.listing.id)!.status).toBe(listingTransitions.find((l) => l.event === 'order_completed')!.to);
   });
 
   it('repeats are harmless: a confirmed action returns the current order and sends nothing', async () => {

@@ -393,7 +393,7 @@ export interface paths {
         put?: never;
         /**
          * Confirm delivery and release the escrow
-         * @description Buyer only (403 forbidden for the seller). delivered -> completed; the service calls release on chain: the seller receives amount minus fee, the treasury the fee. No body. See the order lifecycle table (the Order schema, `x-order-transitions`). Moves money (escrow-release: release an order's escrow to the seller (the buyer confirms delivery): irreversible, and it ends the buyer's right to dispute, whether the escrow was funded from a wallet or from custody): a personal access token needs `payments:write` besides `orders:write` (else 403 insufficient-scope).
+         * @description Buyer only (403 forbidden for the seller). delivered -> completed, or in_progress -> completed (an early release before the seller marked it delivered); the service calls release on chain: the seller receives amount minus fee, the treasury the fee. No body. See the order lifecycle table (the Order schema, `x-order-transitions`). Moves money (escrow-release: release an order's escrow to the seller (the buyer confirms delivery): irreversible, and it ends the buyer's right to dispute, whether the escrow was funded from a wallet or from custody): a personal access token needs `payments:write` besides `orders:write` (else 403 insufficient-scope).
          */
         post: operations["confirmOrder"];
         delete?: never;
@@ -1927,6 +1927,7 @@ export interface components {
          *     | in_progress | deliver | delivered | seller |  | mark_delivered |  | order.delivered |
          *     | in_progress | dispute | disputed | buyer, seller |  | open_dispute |  | order.disputed |
          *     | in_progress | refund | refunded | seller, buyer, system | buyer: after delivery_deadline (chain clock; else forbidden) | refund | order_refunded | order.refunded |
+         *     | in_progress | confirm | completed | buyer |  | release | order_completed | order.completed |
          *     | delivered | confirm | completed | buyer |  | release | order_completed | order.completed |
          *     | delivered | auto_release | completed | system | from auto_release_at (chain clock; else invalid-state-transition) | claim | order_completed | order.auto_released |
          *     | delivered | dispute | disputed | buyer, seller | before auto_release_at (chain clock; else invalid-state-transition) | open_dispute |  | order.disputed |

@@ -14,6 +14,7 @@
  * | in_progress      | deliver      | delivered        | seller           | -                                               | mark_delivered  | -                      | order.delivered     |
  * | in_progress      | dispute      | disputed         | buyer, seller    | -                                               | open_dispute    | -                      | order.disputed      |
  * | in_progress      | refund       | refunded         | seller, buyer, system | buyer: after delivery_deadline (chain) else 403 | refund          | order_refunded         | order.refunded      |
+ * | in_progress      | confirm      | completed        | buyer            | -                                               | release         | order_completed        | order.completed     |
  * | delivered        | confirm      | completed        | buyer            | -                                               | release         | order_completed        | order.completed     |
  * | delivered        | auto_release | completed        | system           | from auto_release_at (chain) else 409           | claim           | order_completed        | order.auto_released |
  * | delivered        | dispute      | disputed         | buyer, seller    | before auto_release_at (chain) else 409         | open_dispute    | -                      | order.disputed      |
@@ -28,13 +29,32 @@
  * cannot block the refund by delivering late or by opening a dispute (Fiverr: a late order may be cancelled
  * by the buyer; Upwork: the client may still get a refund). Delivered on time, the buyer confirms or disputes.
  *
+ * Early release (decision, issue 22): the buyer may confirm an order the seller has not marked delivered
+ * (in_progress -> completed by `release`, the same payout as a confirmation after delivery). Upwork lets a
+ * client release a milestone before work is submitted ("pay early"; it advises against it: the client
+ * loses leverage), and a service may well be delivered outside the marketplace (a call, a session) before
+ * the seller marks it. It is the buyer's own money, the seller only gains, and the escrow program has
+ * always allowed it (`release` from Funded or Delivered): refusing it would take a program upgrade for no
+ * one's protection. The web app puts it behind a warning. The program enforces this table as described
+ * in "On chain" below, and tests/localnet.lifecycle-conformance.test.ts proves it row by row.
+ *
+ * On chain (programs/escrow): each party's own key may sign exactly its rows' instructions, in their
+ * from-state, within their `chain` timing: the buyer's wallet (`pay` with the platform's co-signature of
+ * the fund terms, `confirm`, `dispute`, `refund` under the deadline rule), the seller's wallet (`deliver`,
+ * `dispute`, `refund`), the arbiter (`resolve`); any other (state, action, party) fails with the program's
+ * error. A `permissionless` row (`auto_release`, `claim`) may be signed by any key once its timing allows. The platform authority
+ * is the service: it signs the system rows and signs for the buyer and the seller when they act through
+ * the API (the server checks the caller, the row and its timing first), so the program lets it take any
+ * instruction some buyer, seller or system row allows in that state (the buyer's timing binds only the
+ * buyer's key), and refuses the others.
+ *
  * Timing compares a clock with an order field: `chain` is the cluster's unix time (the escrow program's
  * Clock: what the program itself enforces), `service` the server's clock (payment window). A resolve with
  * buyer_bps = 10000 (a full refund) puts the listing back on sale (`order_resolved_full`). The buyer may
  * review a completed or resolved order once (`review` in allowed_actions, REVIEWABLE_ORDER_STATUSES).
  *
  * completed, resolved, refunded and expired are terminal. Any other action answers 409
- * invalid-state-transition (e.g. dispute on a completed order, confirm before delivery). A party acting
+ * invalid-state-transition (e.g. dispute on a completed order, confirm during a dispute). A party acting
  * outside its role gets 403 forbidden; a caller who is neither buyer, seller nor admin gets 404 not-found.
  * The spec's example statuses `in_escrow` and `dispute` are aliases of `in_progress` and `disputed`;
  * they are accepted nowhere and never emitted.
@@ -219,6 +239,11 @@ export interface OrderTransition {
   paymentSource?: PaymentSource;
   /** escrow program instruction, when the transition happens on chain */
   instruction?: EscrowInstruction;
+  /**
+   * the program lets any key sign `instruction` (a crank: only the state and the timing are checked);
+   * `by` is who takes the transition in the service
+   */
+  permissionless?: true;
   /** listing transition it causes (an `event` of `listingTransitions`) */
   listing?: ListingOrderEvent;
   /** the listing transition instead, when a resolve returns everything to the buyer (buyer_bps = 10000) */
@@ -272,6 +297,17 @@ export const orderTransitions = [
     route: 'refundOrder',
     note: 'system: the service refunds a funded order whose listing another order took meanwhile',
   },
+  {
+    from: 'in_progress',
+    action: 'confirm',
+    to: 'completed',
+    by: ['buyer'],
+    instruction: 'release',
+    listing: 'order_completed',
+    emits: 'order.completed',
+    route: 'confirmOrder',
+    note: 'early release: the buyer pays before the seller marked the order delivered (Upwork: "pay early")',
+  },
   { from: 'delivered', action: 'confirm', to: 'completed', by: ['buyer'], instruction: 'release', listing: 'order_completed', emits: 'order.completed', route: 'confirmOrder' },
   {
     from: 'delivered',
@@ -280,6 +316,7 @@ export const orderTransitions = [
     by: ['system'],
     timing: { clock: 'chain', at: 'auto_release_at', allowed: 'from', refusal: 'invalid-state-transition' },
     instruction: 'claim',
+    permissionless: true,
     listing: 'order_completed',
     emits: 'order.auto_released',
     note: 'the service cranks claim; anyone may',
@@ -748,8 +785,9 @@ export const orders = c.router({
     pathParams: OrderIdParams,
     summary: 'Confirm delivery and release the escrow',
     description:
-      'Buyer only (403 forbidden for the seller). delivered -> completed; the service calls release on ' +
-      'chain: the seller receives amount minus fee, the treasury the fee. No body.' +
+      'Buyer only (403 forbidden for the seller). delivered -> completed, or in_progress -> completed (an early ' +
+      'release before the seller marked it delivered); the service calls release on chain: the seller receives ' +
+      'amount minus fee, the treasury the fee. No body.' +
       seeTable,
     body: c.noBody(),
     responses: { 200: Order, ...confirmOrder.responses },

@@ -30,7 +30,7 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use solana_sdk::{account::Account, pubkey::Pubkey};
 
-use crate::chain::TxRecord;
+use crate::record::TxRecord;
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 

@@ -10,6 +10,7 @@ mod chain;
 mod ledger;
 mod native;
 mod pubsub;
+mod record;
 mod rpc;
 mod tokens;
 

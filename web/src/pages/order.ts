@@ -76,6 +76,13 @@ function actionPanel(order: Order, done: (o: Order) => void): HTMLElement {
         done(next);
       }),
     );
+    // an early release (before the seller marked it delivered) pays the seller at once and ends the
+    // buyer's dispute and refund: one more step (a disclosure with the warning) before the button
+    if (action === 'confirm' && order.status === 'in_progress') {
+      b.textContent = 'Release payment now';
+      panel.append(h('details', {}, h('summary', {}, 'Release the payment before delivery'), h('p', {}, 'The seller has not marked this order delivered. Releasing pays the seller now (the amount minus the fee); you can no longer dispute or get a refund.'), b));
+      continue;
+    }
     // a refund gives the whole escrow back: one more step (a disclosure) before the button
     if (action === 'refund') {
       panel.append(h('details', {}, h('summary', {}, buyer ? 'Get a refund' : ACTION_LABELS.refund), h('p', {}, 'The buyer gets the whole amount back; no fee is charged.'), b));

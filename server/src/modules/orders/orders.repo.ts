@@ -42,22 +42,6 @@ const OPEN: IntentStatus[] = ['pending', 'sent'];
 const HOLDING = [...OPEN_ORDER_STATUSES];
 const TERMINAL: OrderStatus[] = [...TERMINAL_ORDER_STATUSES];
 
-/** escrow_state column (storage detail; the API derives escrow_state from status). */
-function escrowStateFor(status: OrderStatus): string {
-  switch (status) {
-    case 'in_progress':
-      return 'funded';
-    case 'delivered':
-    case 'disputed':
-      return status;
-    case 'awaiting_payment':
-    case 'expired':
-      return 'none';
-    default:
-      return 'closed';
-  }
-}
-
 const toSeconds = (d: Date) => Math.floor(d.getTime() / 1000);
 
 function toRecord(r: OrderRow): OrderRecord {
@@ -115,7 +99,6 @@ function toData(p: OrderPatch): Prisma.OrderUncheckedUpdateManyInput {
   const d: Prisma.OrderUncheckedUpdateManyInput = {};
   if (p.status !== undefined) {
     d.status = p.status;
-    d.escrowState = escrowStateFor(p.status);
   }
   if (p.fundedAt !== undefined) d.fundedAt = p.fundedAt;
   if (p.feeBps !== undefined) d.feeBps = p.feeBps;
@@ -218,7 +201,6 @@ export class PrismaOrdersRepo implements OrdersRepo {
         sellerWallet: o.sellerWallet,
         paymentSource: o.paymentSource ?? 'wallet',
         status: o.status,
-        escrowState: escrowStateFor(o.status),
         amountBaseUnits: o.amount.toString(),
         currency: o.currency,
         paymentMint: o.mint,
