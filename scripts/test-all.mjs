@@ -157,6 +157,7 @@ async function runVitest() {
   return { passed, failed, skipped };
 }
 
+console.log(`npm test on Node ${process.version}${only ? ` (ONLY=${[...only].join(',')})` : ''}`);
 const selected = stages.filter((s) => !only || only.has(s.name));
 const lanes = ['cargo', 'js'].map((lane) => selected.filter((s) => s.lane === lane)).filter((l) => l.length);
 const side = lanes.length > 1; // two lanes at once: buffer each stage's output
