@@ -96,6 +96,15 @@ describe('npm test counts skipped tests and fails on a skip outside the document
     expect(withUrl.lines.slice(-2)).toEqual(['1 skipped (0 allowed; 1 not allowed)', '1 passed, 1 failed']);
   });
 
+  it("a PostgreSQL-only case may skip in the PGlite variant of marketplace.scale (describe.each titles it 'PGlite'), nowhere else", async () => {
+    const scale = (variant: string): Case => ({ status: 'skipped', file: 'tests/marketplace.scale.test.ts', name: [variant, 'concurrent reviews'] });
+    const allowed = await testAll('vitest', { STUB_REPORT: report([passed, scale("'PGlite'")]), TEST_DATABASE_URL: 'postgres://x@127.0.0.1:1/x' });
+    expect(allowed.code, allowed.lines.join('\n')).toBe(0);
+    expect(allowed.lines.at(-2)).toBe('1 skipped (1 allowed: 1 postgresql-only-case; 0 not allowed)');
+    const other = await testAll('vitest', { STUB_REPORT: report([passed, { ...scale("'PGlite'"), file: 'tests/listings.http.test.ts' }]) });
+    expect(other.code).toBe(1);
+  });
+
   it('browser suites may skip only without Chromium and without BAZAAR_REQUIRE_CHROMIUM=1', async () => {
     const allowed = await testAll('vitest', { STUB_REPORT: report([passed, browserSkip]), CHROMIUM_PATH: noChromium });
     expect(allowed.code, allowed.lines.join('\n')).toBe(0);
