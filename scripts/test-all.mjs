@@ -175,7 +175,7 @@ const checksSeconds = (Date.now() - t0) / 1000;
 for (const stage of selected.filter((s) => s.lane === 'vitest')) results.push(await runStage(stage, false));
 
 console.log('\n=== summary ===');
-if (lanes.length) console.log(`checks and cargo (side by side): ${checksSeconds.toFixed(1)} s`);
+if (lanes.length) console.log(`${side ? 'checks and cargo (side by side)' : `${lanes[0][0].lane} lane`}: ${checksSeconds.toFixed(1)} s`);
 for (const r of results) console.log(`${r.name}: ${r.passed} passed, ${r.failed} failed, ${r.skipped.reduce((a, s) => a + s.count, 0)} skipped (${r.seconds.toFixed(1)} s)`);
 const skips = results.flatMap((r) => r.skipped);
 const notAllowed = [];
