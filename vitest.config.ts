@@ -1,7 +1,17 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 const r = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+
+/**
+ * Test files run side by side: at least 2 even on 2 cores (vitest's default there is 1, cores - 1). Most
+ * files wait on other processes much of the time (the localnet, PostgreSQL, spawned servers and CLIs,
+ * Chromium, tsc), so a second worker uses the core the first leaves idle. Each worker slot has its own
+ * shared localnet (tests/helpers/chain-broker.ts); ports are picked free, databases and DATA_DIRs are
+ * fresh per suite. VITEST_MAX_WORKERS overrides (1 to run one file at a time).
+ */
+const maxWorkers = Number(process.env.VITEST_MAX_WORKERS) || Math.max(2, availableParallelism() - 1);
 
 export default defineConfig({
   resolve: {
@@ -19,6 +29,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    maxWorkers,
+    minWorkers: 1,
     globalSetup: ['tests/helpers/global-setup.ts'],
   },
 });

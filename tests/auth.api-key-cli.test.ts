@@ -3,18 +3,23 @@
  * list, revoke; then a server on that database refuses the revoked key.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../server/src/app.js';
 import { createDb } from '../server/src/db/client.js';
 import { createLogger } from '../server/src/logger.js';
 import { hashApiKey } from '../server/src/modules/auth/api-keys.js';
 import { API, testConfig } from './helpers/app.js';
+import { migratedDataDir } from './helpers/db.js';
 
-const dataDir = mkdtempSync(path.join(tmpdir(), 'bazaar-cli-'));
+// a copy of the migrated DATA_DIR template: each command opens a ready database (the command still
+// applies pending migrations, none here) instead of the first one running initdb and the migrations
+let dataDir: string;
+beforeAll(async () => {
+  dataDir = await migratedDataDir('bazaar-cli-');
+});
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 // async (not spawnSync): a blocked worker event loop trips vitest's RPC timeout

@@ -6,14 +6,12 @@
  * are refused; URLs and headers over 16 kB get a 431 problem+json instead of Node's bare status line.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPGlite } from '../server/src/db/pglite.js';
-import { ensurePGliteTemplate } from './helpers/db.js';
+import { migratedDataDir } from './helpers/db.js';
 import { freePort } from './helpers/ports.js';
 
 const REPO = path.resolve(__dirname, '..');
@@ -61,9 +59,8 @@ function problemOf(raw: string): { status: number; contentType: string; body: Re
 }
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(path.join(tmpdir(), 'bazaar-limits-'));
-  const db = await openPGlite({ dataDir: path.join(dataDir, 'pglite'), loadDataDir: new Blob([readFileSync(await ensurePGliteTemplate())]) });
-  await db.close();
+  // a copy of the migrated DATA_DIR template: the server opens a ready database
+  dataDir = await migratedDataDir('bazaar-limits-');
   port = await freePort();
   child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], {
     cwd: REPO,

@@ -6,15 +6,14 @@
  * SHUTDOWN_TIMEOUT_MS exits 1.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Keypair } from '@solana/web3.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openPGlite } from '../server/src/db/pglite.js';
-import { ensurePGliteTemplate } from './helpers/db.js';
+import { migratedDataDir as copyMigratedDataDir } from './helpers/db.js';
 import { freePort } from './helpers/ports.js';
 
 const REPO = path.resolve(__dirname, '..');
@@ -35,10 +34,8 @@ interface Server {
 
 /** A DATA_DIR whose embedded database is a copy of the migrated test template (saves initdb + migrations). */
 async function migratedDataDir(): Promise<string> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'bazaar-shutdown-'));
+  const dir = await copyMigratedDataDir('bazaar-shutdown-');
   dirs.push(dir);
-  const db = await openPGlite({ dataDir: path.join(dir, 'pglite'), loadDataDir: new Blob([readFileSync(await ensurePGliteTemplate())]) });
-  await db.close();
   return dir;
 }
 

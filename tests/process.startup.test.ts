@@ -13,6 +13,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { migratedDataDir } from './helpers/db.js';
 import { freePortPair } from './helpers/localnet.js';
 import { freePort } from './helpers/ports.js';
 
@@ -128,7 +129,11 @@ describe('start-up failures: one line naming the variable', () => {
 
 describe('npm start on non-default PORT, DATA_DIR and SOLANA_RPC_PORT', () => {
   it('prints the exact npm run demo command, which passes as printed; a local frontend origin is allowed', async () => {
-    const env = await baseEnv();
+    // DATA_DIR holds a copy of the migrated embedded database (tests/helpers/db.ts): the start skips initdb
+    // and the migrations (tests/process.shutdown.test.ts starts on an empty one); keys/, chain.json and the
+    // ledger are created by this start
+    const env: Record<string, string> = { ...(await baseEnv()), DATA_DIR: await migratedDataDir('bazaar-startup-demo-') };
+    dirs.push(env.DATA_DIR);
     const started = spawnEntry('npm start', env);
     const line = await new Promise<string>((resolve, reject) => {
       const timer = setInterval(() => {

@@ -153,12 +153,12 @@ const kB = (n: number) => `${(n / 1000).toFixed(1)} kB`;
 describe('the SDK as an npm package', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'bazaar-sdk-app-'));
-    const { stdout } = await sh(
-      'npm',
-      ['pack', '--json', '--pack-destination', dir, '-w', '@bazaar/contract', '-w', '@bazaar/client-sdk'],
-      ROOT,
-    );
-    packed.push(...JSON.parse(stdout.slice(stdout.indexOf('['))));
+    // the SDK's prepack builds @bazaar/contract and then the SDK; the contract is then packed from that
+    // fresh dist/ without running its own prepack (the same tsc build a second time)
+    for (const [ws, scripts] of [['@bazaar/client-sdk', []], ['@bazaar/contract', ['--ignore-scripts']]] as const) {
+      const { stdout } = await sh('npm', ['pack', '--json', '--pack-destination', dir, '-w', ws, ...scripts], ROOT);
+      packed.push(...JSON.parse(stdout.slice(stdout.indexOf('['))));
+    }
     const tarball = (name: string) => `file:./${packed.find((p) => p.name === name)!.filename}`;
     await writeFile(
       join(dir, 'package.json'),
