@@ -59,7 +59,9 @@ describe('personal access tokens', () => {
     expectProblem(await request(t.app).delete(`${API}/user/tokens/${created.token_id}`).set(stranger.headers), 404, 'not-found');
     const revoked = await request(t.app).delete(`${API}/user/tokens/${created.token_id}`).set(owner.headers);
     expect(revoked.status).toBe(200);
-    expect(revoked.body.revoked_at).toBeTruthy();
+    // the revocation time: an RFC 3339 UTC timestamp of this moment
+    expect(revoked.body.revoked_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    expect(Math.abs(Date.parse(revoked.body.revoked_at) - Date.now())).toBeLessThan(60_000);
     expectProblem(await request(t.app).get(`${API}/events`).set(bearer(created.token)), 401, 'invalid-token');
   });
 

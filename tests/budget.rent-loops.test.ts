@@ -27,8 +27,8 @@ import { sendAndConfirm } from '../server/src/chain/tx';
 import { transferMemo } from '../server/src/modules/custody/custody.chain';
 import { defaultSpending, LAMPORTS_PER_SIGNATURE, SPEND_ESTIMATES, SPONSORSHIP_IN_FLIGHT_MS, TOKEN_ACCOUNT_RENT } from '../server/src/modules/budget/index';
 import { ensureSol, mintTestUsdc, type BootstrapResult } from '../server/scripts/bootstrap-localnet';
+import { party as newParty, USDC, type Party } from './helpers/parties';
 
-const USDC = (n: number) => BigInt(Math.round(n * 1e6));
 
 let env: BootstrappedChain;
 let chain: ChainClient;
@@ -36,19 +36,8 @@ let boot: BootstrapResult;
 let funder: Keypair;
 const apps: TestApp[] = [];
 
-interface Party {
-  kp: Keypair;
-  wallet: string;
-  headers: Record<string, string>;
-}
-
 /** A caller with `sol` SOL (0: a wallet that never held any). */
-async function party(t: TestApp, sol = 1): Promise<Party> {
-  const kp = Keypair.generate();
-  if (sol) await ensureSol(chain.connection, kp.publicKey, BigInt(sol * LAMPORTS_PER_SOL), sol * LAMPORTS_PER_SOL);
-  const s = await loginAs(t, kp);
-  return { kp, wallet: kp.publicKey.toBase58(), headers: s.headers };
-}
+const party = (t: TestApp, sol = 1) => newParty(t, env, { sol });
 
 const mint = () => new PublicKey(boot.usdcMint);
 const ata = (owner: PublicKey) => getAssociatedTokenAddressSync(mint(), owner, true, TOKEN_PROGRAM_ID);

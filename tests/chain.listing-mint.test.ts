@@ -12,6 +12,7 @@ import {
   getTokenMetadata,
 } from '@solana/spl-token';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectConfirmedSignature } from './helpers/signatures';
 import type { BootstrappedChain } from './helpers/localnet';
 import { sharedBootstrappedChain } from './helpers/shared-chain';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -76,7 +77,7 @@ describe('listing token (Token-2022 NFT)', () => {
   it('updates name and uri on chain (growing the account and topping up its rent)', async () => {
     const uri = `http://localhost:3000/api/v1/listings/6a1f/token-metadata.json?v=2&${'x'.repeat(60)}`;
     const res = await chain.updateListingToken(mint.toBase58(), { name: 'Logo design in 2 days', uri });
-    expect(res?.signature).toBeTruthy();
+    await expectConfirmedSignature(chain.connection, res?.signature, 'the update signature');
     const meta = await getTokenMetadata(chain.connection, mint, 'confirmed', TOKEN_2022_PROGRAM_ID);
     expect(meta).toMatchObject({ name: 'Logo design in 2 days', symbol: 'BZR', uri });
     const acc = await chain.connection.getAccountInfo(mint, 'confirmed');

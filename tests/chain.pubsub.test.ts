@@ -10,6 +10,7 @@ import WebSocket from 'ws';
 const WebSocketServer = WebSocket.Server;
 type WebSocketServer = WebSocket.Server;
 import { ProgramSubscription, websocketUrlFor, type ProgramAccountChange } from '../server/src/chain/pubsub.js';
+import { eventually } from './helpers/eventually';
 
 const PROGRAM = 'AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r';
 
@@ -78,14 +79,6 @@ const notification = (subscription: number, pubkey: string, data: Buffer, slot =
     },
   });
 
-async function until(check: () => boolean, what: string, ms = 5_000) {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 function subscription(server: Server, extra: Partial<ConstructorParameters<typeof ProgramSubscription>[0]> = {}) {
   const log = { changes: [] as ProgramAccountChange[], up: 0, down: [] as string[] };
   const sub = new ProgramSubscription({
@@ -108,7 +101,7 @@ describe('ProgramSubscription', () => {
     const { sub, log } = subscription(server);
     expect(sub.state).toBe('stopped');
     sub.start();
-    await until(() => sub.state === 'subscribed', 'subscribed');
+    await eventually(() => sub.state === 'subscribed', { what: 'subscribed', timeoutMs: 5_000, intervalMs: 10 });
     expect(log.up).toBe(1);
     expect(server.requests).toEqual([
       { jsonrpc: '2.0', id: 1, method: 'programSubscribe', params: [PROGRAM, { encoding: 'base64', commitment: 'confirmed', filters: [{ memcmp: { offset: 0, bytes: '3xYz' } }] }] },
@@ -116,7 +109,7 @@ describe('ProgramSubscription', () => {
     const ws = server.sockets[0]!;
     ws.send(notification(99, 'Other111111111111111111111111111111111111', Buffer.from([9]))); // not ours
     ws.send(notification(40, 'Acct1111111111111111111111111111111111111', Buffer.from([1, 2, 3]), 55));
-    await until(() => log.changes.length > 0, 'a change');
+    await eventually(() => log.changes.length > 0, { what: 'a change', timeoutMs: 5_000, intervalMs: 10 });
     expect(log.changes).toEqual([{ pubkey: 'Acct1111111111111111111111111111111111111', data: Buffer.from([1, 2, 3]), lamports: 1234, slot: 55 }]);
   });
 
@@ -124,16 +117,16 @@ describe('ProgramSubscription', () => {
     const server = await startServer();
     const { sub, log } = subscription(server);
     sub.start();
-    await until(() => sub.state === 'subscribed', 'subscribed');
+    await eventually(() => sub.state === 'subscribed', { what: 'subscribed', timeoutMs: 5_000, intervalMs: 10 });
     server.sockets[0]!.terminate();
-    await until(() => log.down.length === 1, 'onDown');
+    await eventually(() => log.down.length === 1, { what: 'onDown', timeoutMs: 5_000, intervalMs: 10 });
     expect(sub.state).not.toBe('subscribed');
-    await until(() => sub.state === 'subscribed' && log.up === 2, 'resubscribed');
+    await eventually(() => sub.state === 'subscribed' && log.up === 2, { what: 'resubscribed', timeoutMs: 5_000, intervalMs: 10 });
     expect(server.sockets).toHaveLength(2);
     expect(server.requests.map((r) => r.method)).toEqual(['programSubscribe', 'programSubscribe']);
     // the new subscription's notifications flow (id 41 now)
     server.sockets[1]!.send(notification(41, 'Acct1111111111111111111111111111111111111', Buffer.from([4])));
-    await until(() => log.changes.length === 1, 'a change after resubscription');
+    await eventually(() => log.changes.length === 1, { what: 'a change after resubscription', timeoutMs: 5_000, intervalMs: 10 });
   });
 
   it('a refused programSubscribe is retried; the server away at start is retried until it listens', async () => {
@@ -141,20 +134,20 @@ describe('ProgramSubscription', () => {
     server.refuseNext = true;
     const { sub, log } = subscription(server);
     sub.start();
-    await until(() => sub.state === 'subscribed', 'subscribed after a refusal');
+    await eventually(() => sub.state === 'subscribed', { what: 'subscribed after a refusal', timeoutMs: 5_000, intervalMs: 10 });
     expect(server.requests).toHaveLength(2);
     expect(log.down).toEqual([]); // it was never live before
 
     const port = Number(new URL(server.url).port);
     await server.close();
     servers.length = 0;
-    await until(() => log.down.length === 1, 'onDown');
+    await eventually(() => log.down.length === 1, { what: 'onDown', timeoutMs: 5_000, intervalMs: 10 });
     await new Promise((r) => setTimeout(r, 300)); // several refused connections (nothing listens)
     expect(sub.state).toBe('retrying');
     const again = new WebSocketServer({ port, host: '127.0.0.1' });
     again.on('connection', (ws: WebSocket) => ws.on('message', (raw: WebSocket.Data) => ws.send(JSON.stringify({ jsonrpc: '2.0', id: JSON.parse(String(raw)).id, result: 1 }))));
     try {
-      await until(() => sub.state === 'subscribed' && log.up === 2, 'subscribed to the returning server');
+      await eventually(() => sub.state === 'subscribed' && log.up === 2, { what: 'subscribed to the returning server', timeoutMs: 5_000, intervalMs: 10 });
     } finally {
       await sub.stop();
       for (const c of again.clients) c.terminate();
@@ -166,11 +159,11 @@ describe('ProgramSubscription', () => {
     const server = await startServer();
     const { sub, log } = subscription(server, { heartbeatMs: 100 });
     sub.start();
-    await until(() => sub.state === 'subscribed', 'subscribed');
+    await eventually(() => sub.state === 'subscribed', { what: 'subscribed', timeoutMs: 5_000, intervalMs: 10 });
     // freeze the server side of the connection: no pong, no close
     (server.sockets[0] as unknown as { _socket: { pause(): void } })._socket.pause();
-    await until(() => log.down.length === 1, 'the heartbeat to notice', 3_000);
-    await until(() => log.up === 2, 'a new subscription', 3_000);
+    await eventually(() => log.down.length === 1, { what: 'the heartbeat to notice', timeoutMs: 3_000, intervalMs: 10 });
+    await eventually(() => log.up === 2, { what: 'a new subscription', timeoutMs: 3_000, intervalMs: 10 });
     expect(server.sockets).toHaveLength(2);
   });
 
@@ -178,7 +171,7 @@ describe('ProgramSubscription', () => {
     const server = await startServer();
     const { sub, log } = subscription(server);
     sub.start();
-    await until(() => sub.state === 'subscribed', 'subscribed');
+    await eventually(() => sub.state === 'subscribed', { what: 'subscribed', timeoutMs: 5_000, intervalMs: 10 });
     await sub.stop();
     expect(sub.state).toBe('stopped');
     await new Promise((r) => setTimeout(r, 300));

@@ -75,6 +75,11 @@ describe.skipIf(!runBrowserSuite('docs.browser.test'))('/docs in headless Chromi
     await bearer.locator('input').first().fill(token);
     await bearer.locator('button.authorize').click();
     await page.locator('button.btn-done').first().click();
+    // Swagger UI holds the token for bearerAuth (what "Try it out" sends; swagger-ui-express exposes it
+    // as window.ui) and shows the lock closed
+    const authorized = await page.evaluate(() => (globalThis as unknown as { ui: { authSelectors: { authorized(): { toJS(): unknown } } } }).ui.authSelectors.authorized().toJS());
+    expect(authorized).toEqual({ bearerAuth: expect.objectContaining({ name: 'bearerAuth', value: token }) });
+    expect(await page.locator('.auth-wrapper button.authorize').getAttribute('class')).toMatch(/\blocked\b/);
   }, 60_000);
 
   it('searches listings with the pre-filled example parameters: 200, sent with the token', async () => {

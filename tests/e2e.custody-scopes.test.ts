@@ -26,16 +26,11 @@ import { type ChainClient } from '../server/src/chain/index';
 import { sendAndConfirm } from '../server/src/chain/tx';
 import type { CustodyModule } from '../server/src/modules/custody/index';
 import { ensureSol, mintTestUsdc, type BootstrapResult } from '../server/scripts/bootstrap-localnet';
+import { party as newParty, usdcBalance, USDC, type Party } from './helpers/parties';
 
-const USDC = (n: number) => BigInt(Math.round(n * 1e6));
 /** Every scope but the money scopes: what an app that may "manage your orders" holds. */
 const NO_MONEY = (Object.keys(TOKEN_SCOPES) as TokenScope[]).filter((s) => !(MONEY_SCOPES as readonly string[]).includes(s));
 
-interface Party {
-  kp: Keypair;
-  wallet: string;
-  headers: Record<string, string>;
-}
 
 let localnet: Localnet;
 let dataDir: string;
@@ -46,12 +41,7 @@ let t: TestApp;
 let custody: CustodyModule;
 let funder: Keypair;
 
-async function party(): Promise<Party> {
-  const kp = Keypair.generate();
-  await ensureSol(chain.connection, kp.publicKey, BigInt(LAMPORTS_PER_SOL), 2 * LAMPORTS_PER_SOL);
-  const s = await loginAs(t, kp);
-  return { kp, wallet: kp.publicKey.toBase58(), headers: s.headers };
-}
+const party = () => newParty(t, env, { sol: 2 });
 
 /** A personal access token of `who` with `scopes`, as request headers. */
 async function tokenOf(who: Party, scopes: readonly string[]): Promise<Record<string, string>> {
@@ -61,7 +51,7 @@ async function tokenOf(who: Party, scopes: readonly string[]): Promise<Record<st
 }
 
 const ata = (owner: string) => getAssociatedTokenAddressSync(new PublicKey(boot.usdcMint), new PublicKey(owner), true, TOKEN_PROGRAM_ID);
-const usdc = (owner: string) => getAccount(chain.connection, ata(owner), 'confirmed', TOKEN_PROGRAM_ID).then((a) => a.amount, () => 0n);
+const usdc = (owner: string) => usdcBalance(env, owner);
 
 async function sendUsdc(owner: string, amount: bigint): Promise<void> {
   const mint = new PublicKey(boot.usdcMint);

@@ -34,6 +34,7 @@ import {
 } from '@solana/spl-token';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectConfirmedSignature, expectSignatureShape } from './helpers/signatures';
 import { type Localnet, type BootstrappedChain } from './helpers/localnet';
 import { sharedBootstrappedChain } from './helpers/shared-chain';
 import { API, createApiKey, createTestApp, loginAs, type TestApp } from './helpers/app';
@@ -45,8 +46,8 @@ import { sendAndConfirm } from '../server/src/chain/tx';
 import { systemAccount } from '../server/src/modules/custody/custody.ledger';
 import type { CustodyModule } from '../server/src/modules/custody/index';
 import { ensureSol, mintTestUsdc, type BootstrapResult } from '../server/scripts/bootstrap-localnet';
+import { party as newParty, USDC, type Party } from './helpers/parties';
 
-const USDC = (n: number) => BigInt(Math.round(n * 1e6));
 const SEED = 'd4'.repeat(32);
 const custodyConfig = {
   custodyEnabled: true,
@@ -56,12 +57,6 @@ const custodyConfig = {
   custodyWithdrawalFee: { USDC: '0.1' },
 };
 
-interface Party {
-  kp: Keypair;
-  wallet: string;
-  userId: string;
-  headers: Record<string, string>;
-}
 
 let localnet: Localnet;
 let dataDir: string;
@@ -73,12 +68,7 @@ let custody: CustodyModule;
 let funder: Keypair;
 const t0 = Date.now();
 
-async function party(app: TestApp = t): Promise<Party> {
-  const kp = Keypair.generate();
-  await ensureSol(chain.connection, kp.publicKey, BigInt(LAMPORTS_PER_SOL), 2 * LAMPORTS_PER_SOL);
-  const s = await loginAs(app, kp);
-  return { kp, wallet: kp.publicKey.toBase58(), userId: s.userId, headers: s.headers };
-}
+const party = (app: TestApp = t) => newParty(app, env, { sol: 2 });
 
 const ata = (owner: string) => getAssociatedTokenAddressSync(new PublicKey(boot.usdcMint), new PublicKey(owner), true, TOKEN_PROGRAM_ID);
 
@@ -258,8 +248,9 @@ describe('withdrawals', () => {
     await custody.service.idle();
     const done = await get(me, `/wallet/withdrawals/${res.body.withdrawal_id}`);
     expect(done.body).toMatchObject({ status: 'confirmed', failure_reason: null });
-    expect(done.body.signature).toBeTruthy();
-    expect(done.body.confirmed_at).toBeTruthy();
+    await expectConfirmedSignature(chain.connection, done.body.signature, 'the withdrawal signature');
+    expect(done.body.confirmed_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    expect(Date.parse(done.body.confirmed_at)).toBeGreaterThanOrEqual(Date.parse(done.body.created_at));
     expect(await usdc(dest)).toBe(USDC(2.5));
     expect(await custodial(me)).toEqual({ available: USDC(7.4), held: 0n, escrow: 0n });
 
@@ -387,7 +378,7 @@ describe('withdrawals', () => {
       crash.afterSend = undefined;
     }
     // on chain the money moved; the books still hold it
-    expect(landed).toBeTruthy();
+    await expectConfirmedSignature(chain.connection, landed, 'the landed withdrawal');
     expect(await usdc(dest)).toBe(USDC(2));
     expect((await get(me, `/wallet/withdrawals/${id}`)).body).toMatchObject({ status: 'submitted', signature: landed });
     expect(await custodial(me)).toEqual({ available: USDC(1.9), held: USDC(2.1), escrow: 0n });
@@ -426,7 +417,7 @@ describe('withdrawals', () => {
     }
     const signed = (await get(me, `/wallet/withdrawals/${id}`)).body;
     expect(signed).toMatchObject({ status: 'submitted' });
-    expect(signed.signature).toBeTruthy();
+    expectSignatureShape(signed.signature, 'the signed (unsent) withdrawal');
     expect(await custodial(me)).toEqual({ available: USDC(1.9), held: USDC(3.1), escrow: 0n });
     // its blockhash is still valid: the outcome is unknown, nothing is released yet
     expect((await custody.worker.runOnce()).reconciled[id]).toBe('submitted');
@@ -509,7 +500,7 @@ describe('custodial order payment', () => {
     expect(done.body.status).toBe('completed');
     expect(await usdc(seller.wallet)).toBe(USDC(20) - USDC(0.5));
     expect(await custodial(buyer)).toEqual({ available: USDC(10), held: 0n, escrow: 0n });
-    expect((await custody.repo.transferForOrder(id))!.closedAt).not.toBeNull();
+    expect((await custody.repo.transferForOrder(id))!.closedAt).toBeInstanceOf(Date);
     // the rent of the escrow accounts came back to the deposit key, not counted as a deposit
     expect((await custody.worker.runOnce()).credited).toEqual([]);
     await expectBooksBalanced();
@@ -699,7 +690,7 @@ describe('custodial refunds the service did not send', () => {
       status: 'refunded',
       payout: { buyer_base_units: String(USDC(10)), verified: true },
     });
-    expect((await custody.repo.transferForOrder(id))!.closedAt).not.toBeNull(); // booked through the order
+    expect((await custody.repo.transferForOrder(id))!.closedAt).toBeInstanceOf(Date); // booked through the order
     expect(credited).toEqual([]); // the escrow payout is not a deposit
     expect(await custodial(buyer)).toEqual({ available: USDC(10), held: 0n, escrow: 0n });
     expect((await get(buyer, '/wallet/deposits')).body.data).toHaveLength(1); // only the real deposit
@@ -744,7 +735,7 @@ describe('custodial refunds the service did not send', () => {
 
     const { credited } = await catchUp();
     expect((await get(buyer, `/orders/${id}`)).body).toMatchObject({ status: 'refunded', payout: { buyer_base_units: String(USDC(6)) } });
-    expect((await custody.repo.transferForOrder(id))!.closedAt).not.toBeNull(); // booked through the order
+    expect((await custody.repo.transferForOrder(id))!.closedAt).toBeInstanceOf(Date); // booked through the order
     expect(credited).toEqual([]);
     expect(await custodial(buyer)).toEqual({ available: USDC(6), held: 0n, escrow: 0n });
     // the sweep collected it from that account: the hot wallet holds it (solvency below)

@@ -8,8 +8,6 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomUUID } from 'node:crypto';
-import { Keypair, LAMPORTS_PER_SOL, Transaction } from '@solana/web3.js';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,16 +15,12 @@ import { orderTransitions } from '@bazaar/contract';
 import { type BootstrappedChain } from './helpers/localnet';
 import { sharedBootstrappedChain } from './helpers/shared-chain';
 import { createApiKey, createTestApp, loginAs } from './helpers/app';
+import { eventually } from './helpers/eventually';
 import { connectSse, type SseConnection } from './helpers/sse';
-import { ensureSol, mintTestUsdc } from '../server/scripts/bootstrap-localnet';
+import { fundedOrder, party as newParty, type Party } from './helpers/parties';
 
 const API = '/api/v1';
 type TestApp = Awaited<ReturnType<typeof createTestApp>>;
-interface Party {
-  kp: Keypair;
-  wallet: string;
-  headers: Record<string, string>;
-}
 
 let env: BootstrappedChain;
 let t: TestApp;
@@ -34,26 +28,13 @@ let base: string;
 let server: http.Server;
 let admin: Record<string, string>;
 
-async function party(usdc = 0): Promise<Party> {
-  const kp = Keypair.generate();
-  await ensureSol(env.chain.connection, kp.publicKey, BigInt(LAMPORTS_PER_SOL), 2 * LAMPORTS_PER_SOL);
-  if (usdc) await mintTestUsdc(env.dataDir, env.localnet.rpcUrl, kp.publicKey.toBase58(), BigInt(usdc * 1e6));
-  const s = await loginAs(t, kp);
-  return { kp, wallet: kp.publicKey.toBase58(), headers: s.headers };
-}
+const party = (usdc = 0) => newParty(t, env, { sol: 2, usdc });
 
 const post = (who: Record<string, string>, path: string, body?: object) => request(t.app).post(`${API}${path}`).set(who).send(body ?? {});
 
 async function orderAndPay(buyer: Party, seller: Party) {
-  const l = await post(seller.headers, '/listings', { title: 'Logo design', description: 'A logo.', price: 10, currency: 'USDC', category: 'design', duration: 3 });
-  expect(l.status, JSON.stringify(l.body)).toBe(201);
-  const created = await request(t.app).post(`${API}/orders`).set(buyer.headers).set('Idempotency-Key', randomUUID()).send({ listing_id: l.body.listing_id });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  const tx = Transaction.from(Buffer.from(created.body.payment.transaction, 'base64'));
-  tx.partialSign(buyer.kp);
-  const paid = await post(buyer.headers, `/orders/${created.body.order_id}/transaction`, { signed_transaction: tx.serialize().toString('base64') });
-  expect(paid.status, JSON.stringify(paid.body)).toBe(200);
-  return { listingId: l.body.listing_id as string, orderId: created.body.order_id as string, paid: paid.body };
+  const o = await fundedOrder(t, env, { buyer, seller, price: 10, title: 'Logo design' });
+  return { listingId: o.listingId, orderId: o.id, paid: o.paid };
 }
 
 /** The event the lifecycle table emits for `action` from `from`. */
@@ -135,7 +116,7 @@ describe('order events on the real chain', () => {
     const positions = msgs.map((m) => BigInt(m.id!));
     expect(positions).toEqual([...positions].sort((a, b) => (a < b ? -1 : 1)));
 
-    for (let i = 0; i < 100 && got.length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    await eventually(() => got.length >= 2, { what: 'the two webhook deliveries', timeoutMs: 5_000, intervalMs: 50 });
     rx.close();
     expect(got.map((g) => JSON.parse(g.body).type)).toEqual(['order.funded', 'order.completed']);
     expect(got.every((g) => g.verified)).toBe(true);

@@ -17,37 +17,23 @@ import { sharedBootstrappedChain } from './helpers/shared-chain';
 import type { BootstrappedChain } from './helpers/localnet';
 import { createApiKey, createTestApp, loginAs, type TestApp } from './helpers/app';
 import { dbBackends } from './helpers/shared-db';
-import { ensureSol, mintTestUsdc } from '../server/scripts/bootstrap-localnet';
+import { party as newParty, USDC, type Party, type PartyOptions } from './helpers/parties';
 
 const API = '/api/v1';
 const PROBLEM = 'https://bazaar.dev/problems/';
-const USDC = (n: number) => BigInt(Math.round(n * 1e6));
 const TTL = 900;
 const CONTESTED_TTL = 300;
 /** below the access tokens' hour, so the test's sessions outlive the clock moves */
 const COOLDOWN = 1200;
 const PER_NETWORK = 2;
 
-interface Party {
-  kp: Keypair;
-  wallet: string;
-  userId: string;
-  headers: Record<string, string>;
-}
 
 let env: BootstrappedChain;
 let t: TestApp;
 let clockOffsetMs = 0;
 
-/** A logged-in wallet with `sol` SOL and `usdc` test USDC on chain. */
-async function party(o: { usdc?: number; sol?: number } = {}): Promise<Party> {
-  const kp = Keypair.generate();
-  const sol = o.sol ?? 1;
-  if (sol > 0) await ensureSol(env.chain.connection, kp.publicKey, BigInt(sol * LAMPORTS_PER_SOL), sol * LAMPORTS_PER_SOL);
-  if (o.usdc) await mintTestUsdc(env.dataDir, env.localnet.rpcUrl, kp.publicKey.toBase58(), USDC(o.usdc));
-  const s = await loginAs(t, kp);
-  return { kp, wallet: s.wallet, userId: s.userId, headers: s.headers };
-}
+/** A logged-in wallet with `sol` SOL (default 1) and `usdc` test USDC on chain. */
+const party = (o: PartyOptions = {}) => newParty(t, env, o);
 
 async function listing(seller: Party, price = 1): Promise<string> {
   const res = await request(t.app)

@@ -14,6 +14,10 @@ import { randomUUID } from 'node:crypto';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction } from '@solana/web3.js';
 import { TOKEN_PROGRAM_ID, getAccount, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import bs58 from 'bs58';
+import { eventually } from './helpers/eventually';
+import { expectConfirmedSignature } from './helpers/signatures';
+import { signedBy, usdcBalance as usdcOf, USDC } from './helpers/parties';
 import { type Localnet, type BootstrappedChain } from './helpers/localnet';
 import { sharedBootstrappedChain } from './helpers/shared-chain';
 import { EscrowClient, type ChainClient } from '../server/src/chain/index';
@@ -29,7 +33,6 @@ import { createChain } from '../server/src/chain/index';
 import { FakeListings, testOrdersSettings, user } from './orders.fakes';
 import { startRpcProxy, type RpcProxy } from './helpers/rpc-proxy';
 
-const USDC = (n: number) => BigInt(Math.round(n * 1e6));
 const REVIEW_WINDOW = 120;
 
 let localnet: Localnet;
@@ -43,10 +46,7 @@ let service: OrdersService;
 let watcher: PaymentWatcher;
 const t0 = Date.now();
 
-async function usdcBalance(owner: string): Promise<bigint> {
-  const ata = getAssociatedTokenAddressSync(new PublicKey(boot.usdcMint), new PublicKey(owner), true, TOKEN_PROGRAM_ID);
-  return getAccount(chain.connection, ata, 'confirmed', TOKEN_PROGRAM_ID).then((a) => a.amount, () => 0n);
-}
+const usdcBalance = (owner: string) => usdcOf(env, owner);
 
 /** A funded buyer (SOL for fees + 100 USDC) and a seller with a listing of `price` USDC. */
 async function parties(price = 25, durationDays = 3) {
@@ -65,9 +65,7 @@ async function parties(price = 25, durationDays = 3) {
 /** Create the order, sign the returned transaction as the buyer's wallet would, submit it. */
 async function fundedOrder(p: Awaited<ReturnType<typeof parties>>) {
   const { order, payment } = await service.create(p.buyer, { listingId: p.listing.id });
-  const tx = Transaction.from(Buffer.from(payment.transaction, 'base64'));
-  tx.partialSign(p.buyerKp);
-  return service.submitTransaction(p.buyer, order.id, tx.serialize().toString('base64'));
+  return service.submitTransaction(p.buyer, order.id, signedBy(p.buyerKp, payment.transaction));
 }
 
 beforeAll(async () => {
@@ -100,8 +98,9 @@ describe('orders on the real escrow program', () => {
     const tx = Transaction.from(Buffer.from(transaction, 'base64'));
     tx.partialSign(p.buyerKp);
     const sig = await chain.connection.sendRawTransaction(tx.serialize());
-    for (let i = 0; i < 40 && !(await chain.escrow.fetchOrder(order.id)); i++) await new Promise((r) => setTimeout(r, 100));
-    expect(sig).toBeTruthy();
+    await expectConfirmedSignature(chain.connection, sig, "the wallet's fund transaction");
+    expect(sig).toBe(bs58.encode(tx.signature!));
+    await eventually(() => chain.escrow.fetchOrder(order.id), { what: `the escrow account of order ${order.id}`, timeoutMs: 10_000, intervalMs: 100 });
     const pass = await watcher.runOnce();
     expect(pass.funded).toContain(order.id);
     expect((await repo.get(order.id))!).toMatchObject({ status: 'in_progress', fundSignature: sig });

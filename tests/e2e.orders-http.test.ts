@@ -5,27 +5,31 @@
  * the seller's USDC balance on chain is the proof that money moved exactly once.
  */
 import { randomUUID } from 'node:crypto';
-import { Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction } from '@solana/web3.js';
-import { TOKEN_PROGRAM_ID, getAccount, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import { Keypair, Transaction } from '@solana/web3.js';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Localnet, type BootstrappedChain } from './helpers/localnet';
 import { sharedBootstrappedChain } from './helpers/shared-chain';
+import { eventually } from './helpers/eventually';
 import { createApiKey, createTestApp, loginAs } from './helpers/app';
 import { crashingEscrow, crashingOrdersRepo } from './helpers/crash-ports.js';
 import { type ChainClient } from '../server/src/chain/index';
 import { createApp } from '../server/src/app';
-import { ensureSol, mintTestUsdc, type BootstrapResult } from '../server/scripts/bootstrap-localnet';
+import { type BootstrapResult } from '../server/scripts/bootstrap-localnet';
+import {
+  fundedOrder as fundedOrderOf,
+  listing as newListing,
+  order as placeOrder,
+  party as newParty,
+  pay as payOrder,
+  usdcBalance as usdcOf,
+  USDC,
+  type Party,
+} from './helpers/parties';
 
 const API = '/api/v1';
-const USDC = (n: number) => BigInt(Math.round(n * 1e6));
 
 type TestApp = Awaited<ReturnType<typeof createTestApp>>;
-interface Party {
-  kp: Keypair;
-  wallet: string;
-  headers: Record<string, string>;
-}
 
 let localnet: Localnet;
 let dataDir: string;
@@ -38,62 +42,19 @@ let admin: Party;
 let clockOffsetMs = 0;
 const t0 = Date.now();
 
-function headersOf(session: unknown): Record<string, string> {
-  const s = session as Record<string, unknown>;
-  const token = (s.token ?? s.access_token ?? s.accessToken) as string | undefined;
-  return (s.headers as Record<string, string> | undefined) ?? { authorization: `Bearer ${token}` };
-}
-
-async function party(usdc = 0): Promise<Party> {
-  const kp = Keypair.generate();
-  await ensureSol(chain.connection, kp.publicKey, BigInt(LAMPORTS_PER_SOL), 2 * LAMPORTS_PER_SOL);
-  if (usdc) await mintTestUsdc(dataDir, localnet.rpcUrl, kp.publicKey.toBase58(), USDC(usdc));
-  return { kp, wallet: kp.publicKey.toBase58(), headers: headersOf(await loginAs(t, kp)) };
-}
-
-async function usdcBalance(owner: string): Promise<bigint> {
-  const ata = getAssociatedTokenAddressSync(new PublicKey(boot.usdcMint), new PublicKey(owner), true, TOKEN_PROGRAM_ID);
-  return getAccount(chain.connection, ata, 'confirmed', TOKEN_PROGRAM_ID).then((a) => a.amount, () => 0n);
-}
-
+// the shared fixtures (tests/helpers/parties.ts), bound to this suite's app and chain
+const party = (usdc = 0) => newParty(t, env, { sol: 2, usdc });
+const usdcBalance = (owner: string) => usdcOf(env, owner);
 const listingMints = new Map<string, string>();
-
 async function listing(seller: Party, price = 25, duration = 3): Promise<string> {
-  const res = await request(t.app)
-    .post(`${API}/listings`)
-    .set(seller.headers)
-    .send({ title: 'Logo design in three days', description: 'A clean, modern logo.', price, currency: 'USDC', category: 'design', duration });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  listingMints.set(res.body.listing_id, res.body.token_mint_address);
-  return res.body.listing_id;
+  const l = await newListing(t, seller, { price, duration });
+  listingMints.set(l.listing_id, l.token_mint_address);
+  return l.listing_id;
 }
-
-async function order(buyer: Party, listingId: string, key = randomUUID()) {
-  const res = await request(t.app).post(`${API}/orders`).set(buyer.headers).set('Idempotency-Key', key).send({ listing_id: listingId });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body;
-}
-
-async function pay(buyer: Party, created: { order_id: string; payment: { transaction: string } }) {
-  const tx = Transaction.from(Buffer.from(created.payment.transaction, 'base64'));
-  tx.partialSign(buyer.kp);
-  const res = await request(t.app)
-    .post(`${API}/orders/${created.order_id}/transaction`)
-    .set(buyer.headers)
-    .send({ signed_transaction: tx.serialize().toString('base64') });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body;
-}
-
+const order = (buyer: Pick<Party, 'headers'>, listingId: string, key?: string) => placeOrder(t, buyer, listingId, key);
+const pay = (buyer: Pick<Party, 'kp' | 'headers'>, created: { order_id: string; payment: { transaction: string } }) => payOrder(t, buyer, created);
 const post = (who: Party, path: string, body?: object) => request(t.app).post(`${API}${path}`).set(who.headers).send(body ?? {});
-
-async function fundedOrder(price = 25, duration = 3) {
-  const [buyer, seller] = await Promise.all([party(100), party()]);
-  const listingId = await listing(seller, price, duration);
-  const created = await order(buyer, listingId);
-  const paid = await pay(buyer, created);
-  return { buyer, seller, listingId, id: created.order_id as string, created, paid };
-}
+const fundedOrder = (price = 25, duration = 3) => fundedOrderOf(t, env, { price, duration });
 
 /** the app's escrow port crashes after a send landed, its repository at the named steps of POST /orders, when set */
 const sendCrash = crashingEscrow();
@@ -118,7 +79,7 @@ beforeAll(async () => {
     },
   });
   const key = await createApiKey(t, { name: 'arbiter', isAdmin: true });
-  admin = { kp: Keypair.generate(), wallet: '', headers: { 'x-api-key': key.key } };
+  admin = { kp: Keypair.generate(), wallet: '', userId: '', headers: { 'x-api-key': key.key } };
   console.info(`[timing] localnet + bootstrap + app: ${Date.now() - t0} ms`);
 });
 
@@ -408,7 +369,7 @@ describe('orders over HTTP on the real chain', () => {
         () => 'answered',
         () => 'no answer',
       );
-      for (let i = 0; i < 100 && !(await t.ctx.db.order.count({ where: { listingId: l } })); i++) await new Promise((r) => setTimeout(r, 20));
+      await eventually(async () => (await t.ctx.db.order.count({ where: { listingId: l } })) === 1, { what: `process A's order row (dying at ${step})`, timeoutMs: 5_000 });
       await a.services.stop();
       // process B, same database: 409 (Retry-After) while the dead request's lease runs, then the order it created
       const b = createApp({ ...t.ctx, orders: { ...t.ctx.orders, idempotencyLeaseMs: leaseMs } });
@@ -580,7 +541,7 @@ describe('orders over HTTP on the real chain', () => {
     };
     try {
       const { buyer, orderId } = await refundedThenFundedAgain(() => (recording = true));
-      expect(refundBlockhash).not.toBeNull();
+      expect(refundBlockhash).toEqual({ blockhash: expect.stringMatching(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/), lastValidBlockHeight: expect.any(Number) });
       expect((await t.services.orders!.watcher.runOnce()).strayRefunds).toEqual([orderId]);
       expect(replays).toBeGreaterThan(1); // the replayed blockhash was answered, and a newer one asked for
       await expectStrayRefunded(buyer, orderId);

@@ -21,6 +21,7 @@ import { chainOptionsFromDataDir } from '../server/src/chain/keys.js';
 import type { PaymentWatcher } from '../server/src/modules/orders/payment-watcher.js';
 import { startBootstrappedChain, type BootstrappedChain } from './helpers/localnet.js';
 import { API, createTestApp, loginAs, type TestApp } from './helpers/app.js';
+import { eventually } from './helpers/eventually.js';
 
 /** A TCP proxy to the localnet's websocket port that can be cut (every connection reset, new ones refused). */
 async function startTcpProxy(targetPort: number) {
@@ -66,15 +67,6 @@ let t: TestApp;
 let proxy: Awaited<ReturnType<typeof startTcpProxy>>;
 let watcher: PaymentWatcher;
 let seller: Awaited<ReturnType<typeof loginAs>>;
-
-/** Wait until `check` holds (polled every 20 ms), at most `ms`. */
-async function until(check: () => boolean | Promise<boolean>, ms: number, what: string) {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** A fresh buyer orders a fresh listing and pays it from her own wallet; returns the order id once the fund transaction is confirmed. */
 async function payFromWallet(i: number): Promise<{ orderId: string; status: () => Promise<string> }> {
@@ -123,32 +115,32 @@ afterAll(async () => {
 
 describe('payment watcher subscription', () => {
   it('sees a payment through its programSubscribe, with the poll 10 minutes away', async () => {
-    await until(() => watcher.subscription === 'subscribed', 10_000, 'the subscription');
+    await eventually(() => watcher.subscription === 'subscribed', { what: 'the subscription', timeoutMs: 10_000 });
     const paid = await payFromWallet(1);
-    await until(async () => (await paid.status()) === 'in_progress', 10_000, 'in_progress');
+    await eventually(async () => (await paid.status()) === 'in_progress', { what: 'in_progress', timeoutMs: 10_000 });
     expect(watcher.subscription).toBe('subscribed');
   });
 
   it('socket cut: the poll still sees a payment; socket back: resubscribed, and notifications drive detection again', async () => {
-    await until(() => watcher.subscription === 'subscribed', 10_000, 'the subscription');
+    await eventually(() => watcher.subscription === 'subscribed', { what: 'the subscription', timeoutMs: 10_000 });
     const connections = proxy.accepted;
     proxy.down();
-    await until(() => watcher.subscription !== 'subscribed', 5_000, 'the subscription to go down');
+    await eventually(() => watcher.subscription !== 'subscribed', { what: 'the subscription to go down', timeoutMs: 5_000 });
     const whileDown = await payFromWallet(2);
-    await until(async () => (await whileDown.status()) === 'in_progress', 15_000, 'in_progress by the fallback poll');
+    await eventually(async () => (await whileDown.status()) === 'in_progress', { what: 'in_progress by the fallback poll', timeoutMs: 15_000 });
     expect(watcher.subscription).not.toBe('subscribed');
 
     proxy.up();
-    await until(() => watcher.subscription === 'subscribed', 10_000, 'the subscription to come back');
+    await eventually(() => watcher.subscription === 'subscribed', { what: 'the subscription to come back', timeoutMs: 10_000 });
     expect(proxy.accepted).toBeGreaterThan(connections);
     const afterReturn = await payFromWallet(3);
-    await until(async () => (await afterReturn.status()) === 'in_progress', 10_000, 'in_progress after resubscription');
+    await eventually(async () => (await afterReturn.status()) === 'in_progress', { what: 'in_progress after resubscription', timeoutMs: 10_000 });
   });
 
   it('stop() closes the subscription; start() opens it again (what a leader lease does)', async () => {
     await watcher.stop();
     expect(watcher.subscription).toBe('stopped');
     watcher.start(300);
-    await until(() => watcher.subscription === 'subscribed', 10_000, 'the subscription after restart');
+    await eventually(() => watcher.subscription === 'subscribed', { what: 'the subscription after restart', timeoutMs: 10_000 });
   });
 });

@@ -18,6 +18,8 @@ import { Keypair, LAMPORTS_PER_SOL, sendAndConfirmRawTransaction } from '@solana
 import { encodeURL, fetchTransaction, parseURL, type TransactionRequestURL } from '@solana/pay';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import bs58 from 'bs58';
+import { expectConfirmedSignature } from './helpers/signatures';
 import { loadConfig } from '../server/src/config.js';
 import { ensureSol, mintTestUsdc } from '../server/scripts/bootstrap-localnet.js';
 import { type BootstrappedChain } from './helpers/localnet.js';
@@ -106,7 +108,8 @@ describe('a wallet pays an order through Solana Pay', () => {
     expect(tx.feePayer?.equals(buyer.publicKey)).toBe(true);
     tx.partialSign(buyer);
     const signature = await sendAndConfirmRawTransaction(env.chain.connection, tx.serialize(), { commitment: 'confirmed' });
-    expect(signature).toBeTruthy();
+    expect(signature).toBe(bs58.encode(tx.signature!)); // the wallet's own transaction
+    await expectConfirmedSignature(env.chain.connection, signature, 'the Solana Pay payment');
 
     // the payment watcher finds the funded escrow
     await t.services.orders!.watcher.runOnce();

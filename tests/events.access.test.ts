@@ -29,6 +29,7 @@ import { createApiKey, createTestApp } from './helpers/app.js';
 import { FakeChain } from './helpers/fake-chain.js';
 import { API, createListing, expectProblem, user, type TestApp, type TestUser } from './helpers/marketplace-fixtures.js';
 import { dbBackends } from './helpers/shared-db.js';
+import { eventually } from './helpers/eventually.js';
 
 const WEBHOOKS = { allowPrivateUrls: true, timeoutMs: 2_000, intervalMs: 0, concurrency: 8, maxPerUser: 3 };
 const STREAMS = { maxPerUser: 2, replayMax: 5, recheckMs: 60_000 };
@@ -44,15 +45,6 @@ function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([p, new Promise<never>((_, fail) => (timer = setTimeout(() => fail(new Error(`${what}: not within ${ms} ms`)), ms)))]).finally(() =>
     clearTimeout(timer),
   );
-}
-
-/** poll `cond` until true (fails after `ms`) */
-async function until(cond: () => Promise<boolean> | boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 async function token(u: TestUser, scopes: string[]) {
@@ -308,12 +300,12 @@ describe.each(dbBackends)('$name', ({ postgres }) => {
       expect([a.status, b.status]).toEqual([200, 200]);
       const refused = await request(t.app).get(`${API}/events/stream`).set(u.headers);
       expectProblem(refused, 429, 'rate-limited');
-      expect(refused.headers['retry-after']).toBeDefined();
+      expect(refused.headers['retry-after']).toMatch(/^[1-9]\d*$/); // delay-seconds (RFC 9110 10.2.3)
       // another user is not affected
       const other = await stream((await user(t)).headers);
       expect(other.status).toBe(200);
       a.close();
-      await until(() => t.services.events.hub.streamsOf(u.userId) === 1, 5_000, 'closed stream released');
+      await eventually(() => t.services.events.hub.streamsOf(u.userId) === 1, { what: 'closed stream released', timeoutMs: 5_000 });
       const c = await stream(u.headers);
       expect(c.status).toBe(200);
     });
@@ -353,7 +345,7 @@ describe.each(dbBackends)('$name', ({ postgres }) => {
         onClosed: (w) => void closed.push(w.reason),
         onEvent: (e) => void got.push(e.sequence),
       });
-      await until(() => got.length >= 12, 10_000, 'all events through the SDK');
+      await eventually(() => got.length >= 12, { what: 'all events through the SDK', timeoutMs: 10_000 });
       stop.abort();
       await following;
       expect(got).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
@@ -377,14 +369,14 @@ describe.each(dbBackends)('$name', ({ postgres }) => {
       const req = { socket: { setTimeout: () => undefined, setNoDelay: () => undefined } };
       const eventWrites = () => writes.filter((w) => w.startsWith('id: ')).length;
       const serving = hub.serve(req as never, res as never, { viewer: { userId: u.userId, isAdmin: false } }, { resourceId: l.listing_id }, 0n);
-      await until(() => eventWrites() >= 1, 5_000, 'first replayed event');
+      await eventually(() => eventWrites() >= 1, { what: 'first replayed event', timeoutMs: 5_000 });
       // give the replay every chance to write more: it must not before 'drain'
       await new Promise((r) => setImmediate(r));
       await t.ctx.db.$queryRaw`SELECT 1`;
       expect(eventWrites()).toBe(1);
       for (let n = 2; n <= 6; n++) {
         res.emit('drain');
-        await until(() => eventWrites() === n, 5_000, `event ${n} after drain`);
+        await eventually(() => eventWrites() === n, { what: `event ${n} after drain`, timeoutMs: 5_000 });
       }
       res.emit('close');
       await serving;

@@ -16,16 +16,9 @@ import { createDb, type Db } from '../server/src/db/client.js';
 import { appendEvents } from '../server/src/modules/events/outbox.js';
 import { createEventsModule, type EventRecord, type EventsModule } from '../server/src/modules/events/index.js';
 import { freshPostgres, TEST_DATABASE_URL } from './helpers/db.js';
+import { eventually } from './helpers/eventually.js';
 
 const ev = (id: string) => ({ type: 'listing.updated' as const, resourceType: 'listing' as const, resourceId: id, audience: [], data: {} });
-
-async function until(check: () => boolean, what: string, ms = 10_000) {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 describe.skipIf(!TEST_DATABASE_URL)('outbox LISTEN/NOTIFY across replicas', () => {
   let database: Awaited<ReturnType<typeof freshPostgres>>;
@@ -41,7 +34,7 @@ describe.skipIf(!TEST_DATABASE_URL)('outbox LISTEN/NOTIFY across replicas', () =
     replicaB = createEventsModule({ db: b.prisma, pollMs: 600_000, databaseUrl: database.url });
     replicaB.hub.onEvent((e) => seen.push(e));
     await replicaB.start();
-    await until(() => replicaB.listener!.listening, 'the listener');
+    await eventually(() => replicaB.listener!.listening, { what: 'the listener', timeoutMs: 10_000, intervalMs: 10 });
   });
 
   afterAll(async () => {
@@ -56,7 +49,7 @@ describe.skipIf(!TEST_DATABASE_URL)('outbox LISTEN/NOTIFY across replicas', () =
   it("replica A's commit reaches replica B's hub at once, not at its poll 10 minutes away; a rollback notifies nothing", async () => {
     const id = randomUUID();
     await writeOnA(id);
-    await until(() => seen.some((e) => e.resourceId === id), "B's hub to read A's event");
+    await eventually(() => seen.some((e) => e.resourceId === id), { what: "B's hub to read A's event", timeoutMs: 10_000, intervalMs: 10 });
 
     const rolledBack = randomUUID();
     await a.prisma
@@ -67,7 +60,7 @@ describe.skipIf(!TEST_DATABASE_URL)('outbox LISTEN/NOTIFY across replicas', () =
       .catch(() => undefined);
     const after = randomUUID();
     await writeOnA(after);
-    await until(() => seen.some((e) => e.resourceId === after), 'the next event');
+    await eventually(() => seen.some((e) => e.resourceId === after), { what: 'the next event', timeoutMs: 10_000, intervalMs: 10 });
     expect(seen.some((e) => e.resourceId === rolledBack)).toBe(false);
   });
 
@@ -79,14 +72,14 @@ describe.skipIf(!TEST_DATABASE_URL)('outbox LISTEN/NOTIFY across replicas', () =
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'bazaar-outbox-listener' AND datname = current_database()",
       );
       expect(killed.rowCount).toBe(1);
-      await until(() => !replicaB.listener!.listening, 'the listener to notice');
+      await eventually(() => !replicaB.listener!.listening, { what: 'the listener to notice', timeoutMs: 10_000, intervalMs: 10 });
       const meanwhile = randomUUID();
       await writeOnA(meanwhile); // nobody listens now
-      await until(() => replicaB.listener!.listening, 'the listener to reconnect');
-      await until(() => seen.some((e) => e.resourceId === meanwhile), 'the catch-up read after reconnecting');
+      await eventually(() => replicaB.listener!.listening, { what: 'the listener to reconnect', timeoutMs: 10_000, intervalMs: 10 });
+      await eventually(() => seen.some((e) => e.resourceId === meanwhile), { what: 'the catch-up read after reconnecting', timeoutMs: 10_000, intervalMs: 10 });
       const later = randomUUID();
       await writeOnA(later);
-      await until(() => seen.some((e) => e.resourceId === later), 'notifications after reconnecting');
+      await eventually(() => seen.some((e) => e.resourceId === later), { what: 'notifications after reconnecting', timeoutMs: 10_000, intervalMs: 10 });
     } finally {
       await admin.end();
     }

@@ -16,6 +16,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../server/src/app.js';
 import { createApiKey } from './helpers/app.js';
+import { eventually } from './helpers/eventually.js';
 import { connectSse } from './helpers/sse.js';
 import { followEvents } from '../client-sdk/src/events.js';
 import { verifyWebhook } from '../client-sdk/src/webhooks.js';
@@ -180,16 +181,18 @@ describe('GET /events/stream (SSE)', () => {
     const l = await createListing(t.app, seller);
     const got: Array<{ type: string; sequence: number; resource_id: string }> = [];
     const stop = new AbortController();
+    const streams = () => t.services.events.hub.streamsOf(seller.userId);
+    const open = streams();
     const following = followEvents({ baseUrl: base, token, resourceType: 'listing', retryMs: 50, signal: stop.signal, onEvent: (e) => void got.push(e) });
-    await new Promise((r) => setTimeout(r, 200));
+    await eventually(() => streams() > open, { what: "the SDK's stream to be open" });
     await request(t.app).patch(`${API}/listings/${l.listing_id}`).set(seller.headers).send({ description: 'one' }).expect(200);
-    for (let i = 0; i < 50 && got.length < 1; i++) await new Promise((r) => setTimeout(r, 20));
+    await eventually(() => got.length >= 1, { what: 'the live event before the shutdown' });
     // the server ends every stream (a replica draining); changes happen while the client reconnects
     await t.services.events.stop();
     await request(t.app).patch(`${API}/listings/${l.listing_id}`).set(seller.headers).send({ description: 'two' }).expect(200);
     await t.services.events.start();
     await request(t.app).patch(`${API}/listings/${l.listing_id}`).set(seller.headers).send({ description: 'three' }).expect(200);
-    for (let i = 0; i < 100 && got.length < 3; i++) await new Promise((r) => setTimeout(r, 20));
+    await eventually(() => got.length >= 3, { what: 'the events written while the client reconnected, and after' });
     stop.abort();
     await following;
     expect(got.filter((e) => e.resource_id === l.listing_id).map((e) => e.sequence)).toEqual([2, 3, 4]);
@@ -203,23 +206,31 @@ describe('GET /events/stream (SSE)', () => {
     const srv = http.createServer(express().get('/', (req, res) => void hub.serve(req, res, { viewer: { userId: seller.userId, isAdmin: false } }, {}, null)));
     await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
     const sse = await connectSse(`http://127.0.0.1:${(srv.address() as AddressInfo).port}/`);
-    for (let i = 0; i < 100 && sse.comments.filter((c) => c === 'heartbeat').length < 2; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(sse.comments.filter((c) => c === 'heartbeat').length).toBeGreaterThanOrEqual(2);
+    await eventually(() => sse.comments.filter((c) => c === 'heartbeat').length >= 2, { what: 'two heartbeat comments', timeoutMs: 5_000 });
     expect(sse.messages).toEqual([]);
     expect((hub as unknown as { subscribers: Set<unknown> }).subscribers.size).toBe(1);
     sse.close();
     const subs = () => (hub as unknown as { subscribers: Set<unknown> }).subscribers.size;
-    for (let i = 0; i < 100 && subs() > 0; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(subs()).toBe(0);
+    await eventually(() => subs() === 0, { what: 'the hub to let go of the disconnected client', timeoutMs: 2_000 });
     await hub.stop();
     await new Promise((r) => srv.close(r));
   });
 
   it('ends open streams cleanly when the events module stops (shutdown drain)', async () => {
     const sse = await connectSse(`${base}${API}/events/stream`, seller.headers);
+    expect(sse.status).toBe(200);
+    let ended = false;
+    void sse.ended.then(() => (ended = true));
+    await eventually(() => t.services.events.hub.streamsOf(seller.userId) >= 1, { what: 'the stream to be registered' });
     await t.services.events.stop();
-    await sse.ended;
-    await t.services.events.start();
+    try {
+      // within a bound: a stream the stop left open fails here, not on the suite's timeout
+      await eventually(() => ended, { what: 'the server to end the open stream on stop', timeoutMs: 2_000 });
+      expect(t.services.events.hub.streamsOf(seller.userId)).toBe(0);
+    } finally {
+      sse.close();
+      await t.services.events.start();
+    }
   });
 });
 
@@ -253,10 +264,13 @@ describe('webhooks', () => {
     await request(t.app).patch(`${API}/listings/${l.listing_id}`).set(u.headers).send({ description: 'edit 1' }).expect(200);
     await request(t.app).patch(`${API}/listings/${l.listing_id}`).set(u.headers).send({ description: 'edit 2' }).expect(200);
 
-    for (let i = 0; i < 100 && rx.got.filter((g) => g.status === 200).length < 3; i++) {
-      await t.services.webhooks!.worker.runOnce();
-      await new Promise((r) => setTimeout(r, 60));
-    }
+    await eventually(
+      async () => {
+        await t.services.webhooks!.worker.runOnce();
+        return rx.got.filter((g) => g.status === 200).length >= 3;
+      },
+      { what: 'three accepted deliveries', intervalMs: 60 },
+    );
     expect(rx.got.every((g) => g.verified)).toBe(true);
     const accepted = rx.got.filter((g) => g.status === 200);
     expect(accepted.map((g) => g.id).sort()).toEqual([...new Set(accepted.map((g) => g.id))].sort());
@@ -315,7 +329,7 @@ describe('webhooks', () => {
     const next = createApp({ ...t.ctx, config: { ...t.ctx.config, webhooks: { ...WEBHOOKS, intervalMs: 50 } } });
     await next.services.webhooks!.start();
     try {
-      for (let i = 0; i < 100 && rx.got.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      await eventually(() => rx.got.length > 0, { what: "the next server's worker to deliver the event", timeoutMs: 5_000, intervalMs: 50 });
     } finally {
       await next.services.webhooks!.stop();
     }
@@ -330,12 +344,13 @@ describe('webhooks', () => {
     const hook = await register(u, rx.url, { event_types: ['listing.created'] });
     const tight = createApp({ ...t.ctx, webhooks: { worker: { retryDelaysMs: [10], jitter: 0, disableAfterMs: 200 } } });
     await createListing(t.app, u);
-    for (let i = 0; i < 60; i++) {
-      await tight.services.webhooks!.worker.runOnce();
-      const h = await request(t.app).get(`${API}/webhooks/${hook.webhook_id}`).set(u.headers);
-      if (!h.body.enabled) break;
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await eventually(
+      async () => {
+        await tight.services.webhooks!.worker.runOnce();
+        return (await request(t.app).get(`${API}/webhooks/${hook.webhook_id}`).set(u.headers)).body.enabled === false;
+      },
+      { what: 'the endpoint to be disabled after sustained failure', timeoutMs: 3_000, intervalMs: 25 },
+    );
     const h = await request(t.app).get(`${API}/webhooks/${hook.webhook_id}`).set(u.headers);
     expect(h.body).toMatchObject({ enabled: false, disabled_reason: expect.stringContaining('failed') });
     const ev = await events(u, '?type=webhook.disabled');

@@ -5,8 +5,9 @@
  *
  * - two whole service instances (composeServices via createApp): only the lease holder runs the loops
  *   (witness: the listing recovery pass); stopping it (SIGTERM path) hands over at once;
- * - a leader whose renewals hang (a paused process) is replaced within the TTL, and stops its loops
- *   when it wakes up: the two terms never overlap;
+ * - a leader whose renewals hang (a paused process) is replaced when its lease expires, and stops its
+ *   loops when it wakes up: the two terms never overlap (on an injected clock shared by the replicas and
+ *   an in-memory lease with the SQL's rules, tests/helpers/memory-leader-repo.ts: no waiting on wall time);
  * - a stale holder's renewal is refused once another replica took the lease (the term grows);
  * - a replica whose own clock shows the lease lapsed (it was paused) stops acting before it renews.
  */
@@ -15,22 +16,13 @@ import { createApp } from '../server/src/app';
 import type { AppContext } from '../server/src/context';
 import type { Db } from '../server/src/db/client';
 import { createLogger } from '../server/src/logger';
-import { createLeaderRepo, LeaderElection, type LeaderRepo } from '../server/src/modules/leader/index';
+import { BACKGROUND_LEASE, createLeaderRepo, LeaderElection } from '../server/src/modules/leader/index';
+import { eventually } from './helpers/eventually';
 import { FakeChain } from './helpers/fake-chain';
+import { MemoryLeaderRepo } from './helpers/memory-leader-repo';
 import { testConfig } from './helpers/app';
 import { dbBackends, sharedDatabase } from './helpers/shared-db';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Poll `cond` every 10 ms for up to `ms`; returns the elapsed time when it held, or throws. */
-async function waitFor(cond: () => boolean, ms: number, what: string): Promise<number> {
-  const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > ms) throw new Error(`not within ${ms} ms: ${what}`);
-    await sleep(10);
-  }
-  return Date.now() - t0;
-}
 
 describe.each(dbBackends)('leader lease on $name', ({ postgres }) => {
   const shared = sharedDatabase(postgres);
@@ -68,9 +60,14 @@ describe.each(dbBackends)('leader lease on $name', ({ postgres }) => {
       const [leader, follower] = a.services.leader.isLeader ? [a, b] : [b, a];
       expect(leader.services.leader.isLeader).toBe(true);
       expect(follower.services.leader.isLeader).toBe(false);
-      await waitFor(() => leader.passes.mock.calls.length >= 5, 5_000, 'the leader runs recovery passes');
-      // several renewal rounds: the follower never runs a pass
-      await sleep(RENEW * 3);
+      await eventually(() => leader.passes.mock.calls.length >= 5, { what: 'the leader runs recovery passes', timeoutMs: 5_000 });
+      // several renewal rounds (each moves the row's expiry): the follower never runs a pass
+      const leaseRepo = createLeaderRepo(dbs[0]!.prisma);
+      const expiries = new Set<number>();
+      await eventually(
+        async () => expiries.add((await leaseRepo.current(BACKGROUND_LEASE))!.expiresAt.getTime()).size >= 4,
+        { what: 'three renewals of the lease', timeoutMs: RENEW * 10, intervalMs: 25 },
+      );
       expect(follower.passes).not.toHaveBeenCalled();
       expect(follower.services.leader.isLeader).toBe(false);
       const row = await createLeaderRepo(dbs[0]!.prisma).current('background-loops');
@@ -80,9 +77,9 @@ describe.each(dbBackends)('leader lease on $name', ({ postgres }) => {
       const t0 = Date.now();
       await leader.services.stop();
       const passesAtStop = leader.passes.mock.calls.length;
-      await waitFor(() => follower.services.leader.isLeader, TTL, 'the follower takes the lease');
+      await eventually(() => follower.services.leader.isLeader, { what: 'the follower takes the lease', timeoutMs: TTL });
       expect(Date.now() - t0).toBeLessThan(TTL); // released: no waiting for the TTL
-      await waitFor(() => follower.passes.mock.calls.length >= 3, 5_000, 'the new leader runs the passes');
+      await eventually(() => follower.passes.mock.calls.length >= 3, { what: 'the new leader runs the passes', timeoutMs: 5_000 });
       expect(leader.passes.mock.calls.length).toBe(passesAtStop); // the old one runs none after its stop
       expect((await createLeaderRepo(dbs[0]!.prisma).current('background-loops'))?.holder).toBe(follower.services.leader.holder);
     } finally {
@@ -91,84 +88,25 @@ describe.each(dbBackends)('leader lease on $name', ({ postgres }) => {
     }
   });
 
-  it('a leader that stops renewing (paused process) is replaced within the TTL and stops its loops when it wakes; terms never overlap', async () => {
-    const name = `pause-${postgres}`;
-    const TTL = 800;
-    const RENEW = 100;
-    const log: string[] = [];
-    let paused: Promise<void> | null = null;
-    let resume = () => undefined as void;
-    /** a's view of itself at the moment b started its loops */
-    let aLeaderWhenBElected: boolean | null = null;
-    let a: LeaderElection | null = null;
-    const pausable = (repo: LeaderRepo): LeaderRepo => ({
-      ...repo,
-      async acquire(...args) {
-        if (paused) await paused; // the process is frozen before its renewal runs
-        return repo.acquire(...args);
-      },
-    });
-    const election = async (id: 'a' | 'b', wrap: (r: LeaderRepo) => LeaderRepo = (r) => r) =>
-      new LeaderElection({
-        repo: wrap(createLeaderRepo((await replicaDb()).prisma)),
-        name,
-        holder: id,
-        ttlMs: TTL,
-        renewMs: RENEW,
-        onElected: async () => {
-          log.push(`${id} elected`);
-          if (id === 'b') aLeaderWhenBElected = a!.isLeader;
-        },
-        onDeposed: async (reason) => void log.push(`${id} deposed: ${reason}`),
-      });
-    a = await election('a', pausable);
-    await a.start();
-    expect(a.isLeader).toBe(true);
-    const b = await election('b');
-    await b.start();
-    expect(b.isLeader).toBe(false);
-
-    // freeze a before its next renewal
-    paused = new Promise<void>((r) => (resume = () => r()));
-    const frozenAt = Date.now();
-    await waitFor(() => b.isLeader, TTL * 3, 'b takes over');
-    expect(Date.now() - frozenAt).toBeLessThan(TTL + 2 * RENEW + 500); // within the TTL (+ one retry)
-    // no overlap: when b started its loops, a's own bound had already run out (it gives up before
-    // the database lease expires), although a was never told anything
-    expect(aLeaderWhenBElected).toBe(false);
-
-    // a wakes up: its renewal is refused (b holds the lease), it deposes itself and stays follower
-    paused = null;
-    resume();
-    await waitFor(() => log.some((l) => l.startsWith('a deposed')), 2_000, 'a deposes');
-    const row = await createLeaderRepo((await replicaDb()).prisma).current(name);
-    expect(row?.holder).toBe('b');
-    expect(row?.term).toBe(2n);
-    await sleep(RENEW * 3);
-    expect(a.isLeader).toBe(false);
-    expect(b.isLeader).toBe(true);
-    expect(log.filter((l) => l === 'a elected')).toHaveLength(1);
-    await a.stop();
-    await b.stop();
-  });
-
   it('a stale holder cannot renew once another replica took the lease (term + 1); release hands it over at once', async () => {
     const repo = createLeaderRepo((await replicaDb()).prisma);
     const other = createLeaderRepo((await replicaDb()).prisma);
     const name = `stale-${postgres}`;
-    const first = await repo.acquire(name, 'a', 200);
+    // leases of a minute: a loaded machine cannot let one lapse between two statements
+    const first = await repo.acquire(name, 'a', 60_000);
     expect(first?.holder).toBe('a');
     expect(first?.term).toBe(1n);
-    expect(await other.acquire(name, 'b', 200)).toBeNull(); // held
-    expect((await repo.acquire(name, 'a', 200))?.term).toBe(1n); // renewal keeps the term
-    await sleep(260);
-    const taken = await other.acquire(name, 'b', 60_000);
+    expect(await other.acquire(name, 'b', 60_000)).toBeNull(); // held
+    expect((await repo.acquire(name, 'a', 60_000))?.term).toBe(1n); // renewal keeps the term
+    // a's last renewal asks for 1 ms: its lease runs out then (database clock), and b takes it
+    expect((await repo.acquire(name, 'a', 1))?.term).toBe(1n);
+    const taken = await eventually(() => other.acquire(name, 'b', 60_000), { what: 'b takes the lapsed lease', timeoutMs: 2_000, intervalMs: 5 });
     expect(taken?.holder).toBe('b');
     expect(taken?.term).toBe(2n);
-    expect(await repo.acquire(name, 'a', 200)).toBeNull(); // the stale holder is refused
+    expect(await repo.acquire(name, 'a', 60_000)).toBeNull(); // the stale holder is refused
     expect(await repo.release(name, 'a')).toBe(false); // and cannot release b's lease
     expect(await other.release(name, 'b')).toBe(true);
-    const back = await repo.acquire(name, 'a', 200);
+    const back = await repo.acquire(name, 'a', 60_000);
     expect(back?.holder).toBe('a');
     expect(back?.term).toBe(3n);
   });
@@ -221,5 +159,90 @@ describe.each(dbBackends)('leader lease on $name', ({ postgres }) => {
     expect(e.isLeader).toBe(true);
     await e.stop();
     expect(events.at(-1)).toMatch(/^deposed/);
+  });
+});
+
+/**
+ * The election's rules on an injected clock: one `now()` (ms) is both the replicas' monotonic clock and
+ * the lease's "database clock" (MemoryLeaderRepo, same rules as the SQL above), and the test calls
+ * `tick()` (what the renewal timer does) after moving it. The real timers never fire: renewMs is far
+ * longer than the test.
+ */
+describe('leader lease on an injected clock', () => {
+  it('a leader that stops renewing (paused process) is replaced when its lease expires and stops its loops when it wakes; terms never overlap', async () => {
+    let now = 1_000_000;
+    const repo = new MemoryLeaderRepo(() => now);
+    // minutes: the real renewal timers never fire within the test, only its tick() calls move the lease
+    const TTL = 600_000;
+    const RENEW = 300_000;
+    const SAFETY = 1_000; // min(1 s, TTL / 10): a replica gives up this long before the database lease ends
+    const log: string[] = [];
+    /** a's view of itself at the moment b started its loops */
+    let aLeaderWhenBElected: boolean | null = null;
+    const election = (id: 'a' | 'b'): LeaderElection =>
+      new LeaderElection({
+        repo,
+        name: 'pause',
+        holder: id,
+        ttlMs: TTL,
+        renewMs: RENEW,
+        clock: () => now,
+        onElected: async () => {
+          log.push(`${id} elected`);
+          if (id === 'b') aLeaderWhenBElected = a.isLeader;
+        },
+        onDeposed: async (reason) => void log.push(`${id} deposed: ${reason}`),
+      });
+    const a = election('a');
+    const b = election('b');
+    await a.start();
+    expect(a.isLeader).toBe(true);
+    await b.start();
+    expect(b.isLeader).toBe(false);
+
+    // a renews on time while b retries: a keeps the lease
+    for (let round = 0; round < 3; round++) {
+      now += RENEW;
+      await a.tick();
+      await b.tick();
+      expect([a.isLeader, b.isLeader]).toEqual([true, false]);
+    }
+    const renewedAt = now;
+
+    // a is frozen (it ticks no more). Its own bound runs out SAFETY before the database lease does
+    now = renewedAt + TTL - SAFETY - 1;
+    expect(a.isLeader).toBe(true);
+    now = renewedAt + TTL - SAFETY;
+    expect(a.isLeader).toBe(false);
+    // b cannot take the lease before it expired in the database
+    now = renewedAt + TTL - 1;
+    await b.tick();
+    expect(b.isLeader).toBe(false);
+    // and takes it at once when it has
+    now = renewedAt + TTL;
+    await b.tick();
+    expect(b.isLeader).toBe(true);
+    // no overlap: when b started its loops, a's own bound had already run out, although a was never told
+    expect(aLeaderWhenBElected).toBe(false);
+
+    // a wakes up: it deposes itself before its renewal runs, the renewal is refused (b holds the lease)
+    now += 1;
+    await a.tick();
+    expect(log.filter((l) => l.startsWith('a deposed'))).toEqual(['a deposed: the lease lapsed before it was renewed']);
+    const row = await repo.current('pause');
+    expect(row?.holder).toBe('b');
+    expect(row?.term).toBe(2n);
+    for (let round = 0; round < 3; round++) {
+      now += RENEW;
+      await a.tick();
+      await b.tick();
+    }
+    expect(a.isLeader).toBe(false);
+    expect(b.isLeader).toBe(true);
+    expect(log.filter((l) => l === 'a elected')).toHaveLength(1);
+    expect(log.filter((l) => l === 'b elected')).toHaveLength(1);
+    await a.stop();
+    await b.stop();
+    expect(log.at(-1)).toBe('b deposed: stopping');
   });
 });

@@ -168,7 +168,7 @@ describe.each(targets)('listing chain steps on %s', (_name, postgres) => {
       }
       expectProblem(first, 503, 'chain-unavailable');
       const id = first.body.listing_id as string;
-      expect(id).toBeTruthy();
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
       expect(first.body.token_mint_address).toBe(FakeChain.mintOf(id));
       expectProblem(again, 503, 'chain-unavailable');
       expect(again.body.listing_id).toBe(id);

@@ -18,6 +18,7 @@ import {
   Transaction,
 } from '@solana/web3.js';
 import { startLocalnet, type Localnet } from './helpers/localnet';
+import { eventually } from './helpers/eventually';
 
 let net: Localnet;
 let connection: Connection;
@@ -31,19 +32,9 @@ afterAll(async () => {
   await net?.stop();
 });
 
-/** Resolves with the first value `pick` accepts among those pushed, within 10 s. */
-function waitFor<T>(values: T[], pick: (v: T) => boolean): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const deadline = Date.now() + 10_000;
-    const poll = () => {
-      const hit = values.find(pick);
-      if (hit !== undefined) return resolve(hit);
-      if (Date.now() > deadline) return reject(new Error(`not notified within 10 s (got ${values.length})`));
-      setTimeout(poll, 10);
-    };
-    poll();
-  });
-}
+/** The first value `pick` accepts among those pushed, within 10 s (rejects naming `what`). */
+const firstOf = <T>(values: T[], pick: (v: T) => boolean, what: string) =>
+  eventually(() => values.find(pick), { what, timeoutMs: 10_000, intervalMs: 10 });
 
 /**
  * Wait until the subscriptions made so far are live on the server: web3.js subscribes lazily, in
@@ -52,7 +43,7 @@ function waitFor<T>(values: T[], pick: (v: T) => boolean): Promise<T> {
 async function live() {
   const slots: number[] = [];
   const id = connection.onSlotChange((s) => slots.push(s.slot));
-  await waitFor(slots, () => true);
+  await firstOf(slots, () => true, 'a slot notification');
   await connection.removeSlotChangeListener(id);
 }
 
@@ -85,7 +76,7 @@ describe('localnet websocket through @solana/web3.js', () => {
     await connection.sendRawTransaction(tx.serialize());
     expect(await signed).toMatchObject({ err: null });
 
-    const change = await waitFor(changes, () => true);
+    const change = await firstOf(changes, () => true, 'an account change');
     expect(change.info.lamports).toBe(2_000_000);
     expect(change.info.owner.equals(SystemProgram.programId)).toBe(true);
     expect(change.info.data.length).toBe(0);
@@ -117,12 +108,12 @@ describe('localnet websocket through @solana/web3.js', () => {
     await setAccount(matching, Buffer.concat([tag, Buffer.alloc(16, 1)]), program, 2_000_000);
     await setAccount(Keypair.generate().publicKey, Buffer.concat([tag, Buffer.alloc(16, 1)]), Keypair.generate().publicKey, 1_000_000);
 
-    const hit = await waitFor(seen, () => true);
+    const hit = await firstOf(seen, () => true, 'a program account change');
     expect(hit.accountId.equals(matching)).toBe(true);
     expect(hit.accountInfo.owner.equals(program)).toBe(true);
     expect(hit.accountInfo.lamports).toBe(2_000_000);
     expect(hit.accountInfo.data.subarray(0, 8)).toEqual(tag);
-    await waitFor(all, (k) => k.accountId.equals(matching));
+    await firstOf(all, (k) => k.accountId.equals(matching), 'the matching account on the unfiltered subscription');
     expect(all.map((k) => k.accountId.toBase58()).sort()).toEqual([matching, untagged].map((k) => k.toBase58()).sort());
     expect(seen).toHaveLength(1);
 
@@ -135,10 +126,10 @@ describe('localnet websocket through @solana/web3.js', () => {
     const roots: number[] = [];
     const s = connection.onSlotChange((info) => slots.push(info));
     const r = connection.onRootChange((root) => roots.push(root));
-    const first = await waitFor(slots, () => true);
+    const first = await firstOf(slots, () => true, 'a slot notification');
     expect(first.parent).toBe(first.slot - 1);
-    await waitFor(slots, (x) => x.slot > first.slot);
-    await waitFor(roots, (x) => x > 0);
+    await firstOf(slots, (x) => x.slot > first.slot, 'a later slot');
+    await firstOf(roots, (x) => x > 0, 'a root notification');
     await connection.removeSlotChangeListener(s);
     await connection.removeRootChangeListener(r);
   });

@@ -15,6 +15,7 @@ import { Keypair } from '@solana/web3.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migratedDataDir as copyMigratedDataDir } from './helpers/db.js';
 import { freePort } from './helpers/ports.js';
+import { eventually } from './helpers/eventually.js';
 
 const REPO = path.resolve(__dirname, '..');
 const dirs: string[] = [];
@@ -69,15 +70,6 @@ async function spawnServer(env: Record<string, string> = {}, dataDir?: string): 
   return { child, port, dataDir: dir, output: () => out, exited };
 }
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 function get(port: number, p: string, agent?: http.Agent): Promise<number> {
   return new Promise((resolve, reject) => {
     http
@@ -96,7 +88,7 @@ describe('graceful shutdown of the server process', () => {
     // the deadline is not what this case tests (the last case does): on a loaded machine draining 50
     // requests and closing the embedded database can take longer than the default 25 s
     const s = await spawnServer({ SHUTDOWN_TIMEOUT_MS: '120000' }, await migratedDataDir());
-    await until('the server to be ready', ready(s));
+    await eventually(ready(s), { what: 'the server to be ready', timeoutMs: 60_000, intervalMs: 50 });
 
     // idle keep-alive connections (as a browser or a load balancer keeps them)
     const agent = new http.Agent({ keepAlive: true, maxSockets: 5 });
@@ -161,13 +153,13 @@ describe('graceful shutdown of the server process', () => {
   it('SIGTERM during start-up exits 0, and the database opens again afterwards', async () => {
     const s = await spawnServer();
     // start-up work has begun: the embedded database directory is being created
-    await until('start-up to begin', () => existsSync(path.join(s.dataDir, 'pglite')));
+    await eventually(() => existsSync(path.join(s.dataDir, 'pglite')), { what: 'start-up to begin', timeoutMs: 60_000, intervalMs: 50 });
     s.child.kill('SIGTERM');
     const exit = await s.exited;
     expect({ code: exit.code, signal: exit.signal }, s.output().slice(-2000)).toEqual({ code: 0, signal: null });
 
     const again = await spawnServer({}, s.dataDir);
-    await until('the restarted server to be ready', ready(again));
+    await eventually(ready(again), { what: 'the restarted server to be ready', timeoutMs: 60_000, intervalMs: 50 });
     again.child.kill('SIGTERM');
     expect((await again.exited).code).toBe(0);
   });
@@ -177,7 +169,7 @@ describe('graceful shutdown of the server process', () => {
       { SHUTDOWN_TIMEOUT_MS: '1500', HTTP_REQUEST_TIMEOUT_MS: '60000', HTTP_HEADERS_TIMEOUT_MS: '60000' },
       await migratedDataDir(),
     );
-    await until('the server to be ready', ready(s));
+    await eventually(ready(s), { what: 'the server to be ready', timeoutMs: 60_000, intervalMs: 50 });
     // a request whose body never completes keeps its connection busy
     const sock = net.connect(s.port, '127.0.0.1');
     await new Promise((r) => sock.once('connect', r));

@@ -35,6 +35,7 @@ import { keypairSigner } from '@bazaar/client-sdk/keypair';
 import { loginWithWallet } from '@bazaar/client-sdk/login';
 import { adminPublicKeyFor, bootstrapLocalnet, loadOrCreateKeypair, readChainFile, TEST_USDC_DECIMALS } from '../server/scripts/bootstrap-localnet.js';
 import { startLocalnet, type Localnet } from '../server/scripts/localnet-process.js';
+import { eventually } from './helpers/eventually.js';
 import { freePort } from './helpers/ports.js';
 
 const N = Number(process.env.REPLICAS_ORDERS ?? 50);
@@ -142,17 +143,7 @@ function startReplica(name: string, port: number, env: Record<string, string>, d
 }
 
 async function waitReady(url: string, what: string, ms = 120_000): Promise<void> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      const r = await fetch(url);
-      if (r.ok) return;
-    } catch {
-      // not yet
-    }
-    if (Date.now() > until) throw new Error(`${what} not ready within ${ms} ms (${url})`);
-    await sleep(250);
-  }
+  await eventually(() => fetch(url).then((r) => r.ok, () => false), { what: `${what} ready (${url})`, timeoutMs: ms, intervalMs: 250 });
 }
 
 function nginxConfig(dir: string, port: number, upstreams: number[]): string {
@@ -195,14 +186,14 @@ ${upstreams.map((p) => `    server 127.0.0.1:${p};`).join('\n')}
 
 /** Wait until `sig` is confirmed (polling: no websocket subscription left open when the localnet stops). */
 async function waitConfirmed(connection: Connection, sig: string): Promise<void> {
-  const until = Date.now() + 30_000;
-  for (;;) {
-    const st = (await connection.getSignatureStatuses([sig])).value[0];
-    if (st?.err) throw new Error(`transaction ${sig} failed: ${JSON.stringify(st.err)}`);
-    if (st && (st.confirmationStatus === 'confirmed' || st.confirmationStatus === 'finalized')) return;
-    if (Date.now() > until) throw new Error(`transaction ${sig} not confirmed within 30 s`);
-    await sleep(100);
-  }
+  const st = await eventually(
+    async () => {
+      const st = (await connection.getSignatureStatuses([sig])).value[0];
+      return st && (st.err || st.confirmationStatus === 'confirmed' || st.confirmationStatus === 'finalized') ? st : null;
+    },
+    { what: `transaction ${sig} confirmed`, timeoutMs: 30_000, intervalMs: 100 },
+  );
+  if (st.err) throw new Error(`transaction ${sig} failed: ${JSON.stringify(st.err)}`);
 }
 
 /** A batch of wallets: SOL for fees and rent, test USDC (the dev faucet keys of `dataDir`), 20 per transaction. */
@@ -338,13 +329,13 @@ async function main(): Promise<void> {
     const sig = await connection.sendRawTransaction(tx.serialize());
     await waitConfirmed(connection, sig);
     // the leader's payment watcher sees the escrow; any replica answers the read
-    const until = Date.now() + 60_000;
-    for (;;) {
-      const o = await buyer.orders.getOrder({ params: { order_id: orderId } });
-      if (o.status === 200 && o.body.status === 'in_progress') break;
-      if (Date.now() > until) throw new Error(`order ${orderId} not seen funded within 60 s (${o.status === 200 ? o.body.status : o.status})`);
-      await sleep(200);
-    }
+    await eventually(
+      async () => {
+        const o = await buyer.orders.getOrder({ params: { order_id: orderId } });
+        return o.status === 200 && o.body.status === 'in_progress';
+      },
+      { what: `order ${orderId} seen funded (in_progress)`, timeoutMs: 60_000, intervalMs: 200 },
+    );
     const delivered = await listings[i]!.seller.c.orders.deliverOrder({ params: { order_id: orderId } });
     if (delivered.status !== 200 || delivered.body.status !== 'delivered') throw new Error(`deliver ${delivered.status}: ${JSON.stringify(delivered.body)}`);
     const confirmed = await buyer.orders.confirmOrder({ params: { order_id: orderId } });

@@ -6,7 +6,8 @@
  * files are checked too), runs in Node from the installed packages, and `vite build` bundles two pages:
  * (a) one that lists listings, (b) one that logs in with a wallet and lists listings. Their sizes are
  * printed (raw and gzip, zlib default level as Vite reports); the listing-only page must not contain the
- * SIWS login code nor tweetnacl, the login page no tweetnacl (a wallet signs).
+ * SIWS login code nor tweetnacl, the login page no tweetnacl (a wallet signs). The SDK ships one type
+ * system, the contract's: no OpenAPI-generated types file.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -197,6 +198,8 @@ describe('the SDK as an npm package', () => {
     }
     const sdk = packed.find((p) => p.name === '@bazaar/client-sdk')!.files.map((f) => f.path);
     expect(sdk).toEqual(expect.arrayContaining(['dist/login.js', 'dist/login.d.ts', 'dist/keypair.js', 'dist/keypair.d.ts']));
+    // one type system: the contract's; no types generated from openapi.json (client-sdk/README.md "Package layout")
+    expect(sdk.filter((f) => /openapi/i.test(f))).toEqual([]);
   });
 
   it('installs next to the app\'s zod 4: the contract keeps its own zod 3 and ts-rest', async () => {

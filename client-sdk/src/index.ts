@@ -3,7 +3,8 @@
  * the contract's state tables and problem types, and all schema types. Other entry points:
  * - `@bazaar/client-sdk/login`: Sign In With Solana (loginWithWallet, buildSignInMessage);
  * - `@bazaar/client-sdk/keypair`: keypairSigner, a local ed25519 signer (Node scripts, tests).
- * Raw OpenAPI types (openapi-typescript) are exported as OpenApiPaths / OpenApiComponents / OpenApiOperations.
+ * One type system: the contract's (ts-rest inference over its zod schemas). No OpenAPI-generated types ship
+ * here: a client generated from openapi.json brings its own (README "From another language").
  */
 export {
   BazaarApiError,
@@ -24,4 +25,3 @@ export {
   problemTypeUri,
 } from '@bazaar/contract';
 export type * from '@bazaar/contract';
-export type { paths as OpenApiPaths, components as OpenApiComponents, operations as OpenApiOperations } from './openapi-types.js';

@@ -39,7 +39,11 @@ export interface LeaderElectionOptions {
   /** stop the leader's work, resolving once the pass in progress finished */
   onDeposed: (reason: string) => Promise<void>;
   log?: Log;
-  /** monotonic clock in ms (tests pause a replica by moving it); default performance.now */
+  /**
+   * `now()`: a monotonic clock in ms, what the local validity and the renewal deadlines are measured on;
+   * default `performance.now` (real time). Tests inject one and move it (pausing a replica without waiting):
+   * tests/leader.lease.test.ts.
+   */
   clock?: () => number;
 }
 
