@@ -110,4 +110,24 @@ describe('insufficient funds: what is needed and what the wallet holds, per asse
     };
     expect(await failure(ctx.service.submitTransaction(ctx.buyer, order.id, ctx.signed(payment.transaction)))).toMatchObject({ slug: 'chain-transaction-failed' });
   });
+
+  it('a balance is disclosed only to the order\'s buyer: the seller gets 403, a stranger 404, the public Solana Pay route nothing, and none of them causes a balance read', async () => {
+    const ctx = setup();
+    const { order } = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+    let reads = 0;
+    ctx.escrow.fundingNeeds = async () => {
+      reads++;
+      return { ...rich, tokenBalance: 0n };
+    };
+    const stranger = user(randomUUID(), Keypair.generate().publicKey.toBase58());
+    expect(await failure(ctx.service.refreshPayment(ctx.seller, order.id))).toMatchObject({ slug: 'forbidden' });
+    expect(await failure(ctx.service.refreshPayment(stranger, order.id))).toMatchObject({ slug: 'not-found' });
+    expect(await failure(ctx.service.submitTransaction(stranger, order.id, 'AAAA'))).toMatchObject({ slug: 'not-found' });
+    // a wallet asking for the transaction gets it (it simulates the payment itself); no balances in the answer
+    const pay = await ctx.service.solanaPayTransaction(order.id, ctx.buyer.wallet!);
+    expect(Object.keys(pay).sort()).toEqual(['message', 'transaction']);
+    expect(reads).toBe(0);
+    expect(await failure(ctx.service.refreshPayment(ctx.buyer, order.id))).toMatchObject({ slug: 'insufficient-funds' });
+    expect(reads).toBe(1);
+  });
 });
