@@ -452,7 +452,9 @@ export class OrdersService {
    * fees and rent). Token: balance of the wallet's associated token account >= amounts; SOL: lamports >=
    * (network fee + rent of the order PDA and the vault) per order, plus for wrapped SOL the amounts and
    * the wSOL account's rent (`EscrowPort.fundingNeeds`, read from the RPC). Throws 409 insufficient-funds
-   * (`balance` token | sol), 503 chain-unavailable. Without `fundingNeeds` (fakes) nothing is checked.
+   * (`balance` token | sol, `needed` / `available` per asset: wallet-funds.ts), 503 chain-unavailable. Without
+   * `fundingNeeds` (fakes) nothing is checked. `alone`: this order only (paying an existing order), not the
+   * wallet's other unpaid orders.
    */
   private async assertWalletCanFund(terms: FundTerms, currency: FundsCurrency, alone = false): Promise<void> {
     const needsOf = this.deps.escrow.fundingNeeds?.bind(this.deps.escrow);
