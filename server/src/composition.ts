@@ -112,6 +112,7 @@ export function composeServices(ctx: AppContext) {
       db,
       chain: { escrow: chain.escrow, currencies: chain.currencies ?? currencies },
       listings: listings.port,
+      categories: config.categories,
       config: { publicBaseUrl: config.publicBaseUrl, ...config.orders, ...orderOverrides },
       ports: orderPorts,
       log,

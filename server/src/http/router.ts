@@ -12,6 +12,8 @@ import { eventsHandlers } from './events.handlers.js';
 import { webhooksHandlers } from './webhooks.handlers.js';
 import { chatHandlers } from './chat.handlers.js';
 import { tokensHandlers } from './tokens.handlers.js';
+import { networkHandlers } from './network.handlers.js';
+import type { NetworkSettings } from '../modules/network/index.js';
 import { listingsHandlers } from './listings.handlers.js';
 import { marketplaceHandlers } from './marketplace.handlers.js';
 import { ordersHandlers } from './orders.handlers.js';
@@ -32,6 +34,8 @@ export interface RouterOptions {
   custodyEnabled: boolean;
   /** counters of the chat per-sender rate limit (shared by every replica) */
   chatRateLimitStore: Store;
+  /** what GET /network states (cluster, RPC URL, explorer links, Solana Pay support): the service's config */
+  network: NetworkSettings;
 }
 
 /** The ts-rest router of the whole contract over `services`. */
@@ -55,5 +59,6 @@ export function createRouter(services: Services, opts: RouterOptions) {
     webhooks: webhooksHandlers(webhooks.http),
     chat: chatHandlers({ ...chat.http, rateLimitStore: opts.chatRateLimitStore }),
     tokens: tokensHandlers({ service: tokens }),
+    network: networkHandlers(opts.network),
   });
 }

@@ -56,6 +56,8 @@ export interface OrdersModuleOptions {
   /** payment currencies (defaults to the chain client's) */
   currencies?: Array<{ code: string; mint: string; decimals: number; tokenProgram?: string }>;
   listings: ListingsPort;
+  /** configured categories: the display names orders show (`listing.category_name`) */
+  categories?: ReadonlyArray<{ slug: string; name: string }>;
   /** the settings (complete: `Config.orders` + PUBLIC_BASE_URL; defaults only in config.ts ENV_VARS) */
   config: OrdersServiceSettings & {
     /** order-account subscription reconnect back-off and heartbeat (tests) */
@@ -80,7 +82,8 @@ export interface OrdersModuleOptions {
 }
 
 export function createOrdersModule(o: OrdersModuleOptions) {
-  const builtRepo = o.repo ?? new PrismaOrdersRepo(o.db);
+  const categoryNames = new Map((o.categories ?? []).map((c) => [c.slug, c.name]));
+  const builtRepo = o.repo ?? new PrismaOrdersRepo(o.db, { categoryName: (slug) => categoryNames.get(slug) });
   const builtEscrow = o.escrow ?? (o.chain?.escrow ? escrowPort(o.chain.escrow, { log: o.log, budget: o.budget }) : unavailableEscrow());
   const repo = o.ports?.repo?.(builtRepo) ?? builtRepo;
   const escrow = o.ports?.escrow?.(builtEscrow) ?? builtEscrow;

@@ -11,6 +11,8 @@ import type { Principal } from '../../auth/index.js';
 import { type Clocks, type OrderRole, listingEventAfter } from '../order-state.js';
 import type { OrdersServiceSettings } from '../orders.settings.js';
 import { silentLog } from '../../../lib/log.js';
+import { DomainError } from '../../../errors.js';
+import { checkWalletFunds, insufficientFunds, type FundsCurrency } from '../wallet-funds.js';
 import type { CustodialPaymentsPort, CurrencyView, EscrowOrderView, EscrowPort, FundTerms, ListingsPort, Log, OrderRecord, OrdersRepo } from '../orders.types.js';
 
 /** The caller, as the auth module's `Principal` (req.principal) carries it: the fields the orders rules read. */
@@ -129,4 +131,30 @@ export async function bookCustodial(c: OrdersContext, order: OrderRecord): Promi
   } catch (err) {
     c.log.warn({ err, order_id: order.id }, 'custodial order outcome not booked yet');
   }
+}
+
+/**
+ * Step "the buyer's wallet can fund it": the wallet's balances on chain must cover this order's fund
+ * transaction and (unless `alone`) the wallet's other unpaid wallet orders (their tokens in the same mint,
+ * their fees and rent). Token: balance of the wallet's associated token account >= amounts; SOL: lamports >=
+ * (network fee + rent of the order PDA and the vault) per order, plus for wrapped SOL the amounts and the
+ * wSOL account's rent (`EscrowPort.fundingNeeds`, read from the RPC). Throws 409 insufficient-funds
+ * (`balance` token | sol, `needed` / `available` per asset: wallet-funds.ts), 503 chain-unavailable. Without
+ * `fundingNeeds` (fakes) nothing is checked. `alone`: this order only (paying an existing order).
+ */
+export async function assertWalletCanFund(c: OrdersContext, terms: FundTerms, currency: FundsCurrency, alone = false): Promise<void> {
+  const needsOf = c.escrow.fundingNeeds?.bind(c.escrow);
+  if (!needsOf) return;
+  const [needs, others] = await Promise.all([needsOf(terms), alone ? [] : c.repo.unpaidOfWallet(terms.buyer)]);
+  // each other unpaid order takes the same fee + rent again (plus its own amount when paid in lamports): wallet-funds.ts
+  const check = checkWalletFunds(terms, needs, currency, others.filter((o) => o.id !== terms.orderId));
+  if (check.short) throw insufficientFunds(terms.buyer, check);
+}
+
+/** A fund transaction the cluster refused for the payer's lack of funds, as 409 insufficient-funds with the balances now. */
+export async function refusedForFunds(c: OrdersContext, order: OrderRecord, err: DomainError): Promise<DomainError> {
+  const reason = String(err.extensions.program_error);
+  const needs = await c.escrow.fundingNeeds?.(fundTerms(order)).catch(() => null);
+  if (!needs) return new DomainError('insufficient-funds', `The cluster refused the payment for lack of funds (${reason}): fund wallet ${order.buyerWallet}, then pay again.`, { wallet: order.buyerWallet });
+  return insufficientFunds(order.buyerWallet, checkWalletFunds(fundTerms(order), needs, { code: order.currency, decimals: order.decimals }), reason);
 }

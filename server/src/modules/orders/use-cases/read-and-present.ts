@@ -4,7 +4,8 @@
  */
 import type { Order } from '@bazaar/contract';
 import { cursorKey, decodeCursor, newestPage } from '../../../lib/cursor.js';
-import { type OrderStatus, allowedActions, needsChainClock, REVIEWABLE_ORDER_STATUSES } from '../order-state.js';
+import { type OrderStatus, allowedActions, needsChainClock } from '../order-state.js';
+import { nextStepOf, presentViews } from '../order-view.js';
 import { toOrderDto } from '../orders.dto.js';
 import { orderErrors } from '../orders.errors.js';
 import type { OrderRecord } from '../orders.types.js';
@@ -51,16 +52,13 @@ export function readAndPresent(c: OrdersContext) {
     const roles = orders.map((o) => roleOf(o, p));
     const needChain = orders.some((o, i) => needsChainClock(o.status, roles[i]!));
     const at = needChain ? await clocks(c, true).catch(() => clocks(c, false)) : await clocks(c, false);
-    return Promise.all(
-      orders.map(async (o, i) => {
-        const reviewable = roles[i] === 'buyer' && (REVIEWABLE_ORDER_STATUSES as readonly string[]).includes(o.status);
-        const [intents, reviewed] = await Promise.all([
-          c.repo.listIntents(o.id),
-          reviewable && c.hasReview ? c.hasReview(o.id) : Promise.resolve(false),
-        ]);
-        return toOrderDto(o, intents, allowedActions(o, roles[i]!, at, reviewed));
-      }),
-    );
+    // a page's listings, parties, reviews and chain transactions in a bounded number of statements (order-view.ts)
+    const views = await presentViews(orders, c.repo, c.hasReview);
+    return orders.map((o, i) => {
+      const view = views.get(o.id)!;
+      const next = nextStepOf(o, at, c.settings.paymentGraceSeconds);
+      return toOrderDto(o, view, allowedActions(o, roles[i]!, at, view.reviewed), next);
+    });
   }
 
   /** Solana Pay GET: public label and icon (404 for unknown orders). */

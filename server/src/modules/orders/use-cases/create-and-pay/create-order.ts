@@ -16,7 +16,7 @@ import { DomainError } from '../../../../errors.js';
 import { compensated } from '../../../../lib/steps.js';
 import { orderErrors } from '../../orders.errors.js';
 import type { FundTerms, HoldPressure, OrderRecord, PaymentSource } from '../../orders.types.js';
-import type { OrdersContext, PrincipalLike } from '../context.js';
+import { type OrdersContext, type PrincipalLike, assertWalletCanFund } from '../context.js';
 import type { PaymentInstructions, PayOrder } from './pay.js';
 
 export interface CreateOrderInput {
@@ -48,30 +48,6 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
     return pressed ? Math.min(s.contestedPaymentTtlSeconds, s.paymentTtlSeconds) : s.paymentTtlSeconds;
   }
 
-  /**
-   * A hold is tied to a buyer who can pay: the buyer wallet's balances on chain must cover this order's
-   * fund transaction and the wallet's other unpaid wallet orders (their tokens in the same mint, their
-   * fees and rent). Token: balance of the wallet's associated token account >= amounts; SOL: lamports >=
-   * (network fee + rent of the order PDA and the vault) per order, plus for wrapped SOL the amounts and
-   * the wSOL account's rent (`EscrowPort.fundingNeeds`, read from the RPC). Throws 409 insufficient-funds
-   * (`balance` token | sol), 503 chain-unavailable. Without `fundingNeeds` (fakes) nothing is checked.
-   */
-  async function assertWalletCanFund(terms: FundTerms, currencyCode: string): Promise<void> {
-    const needsOf = c.escrow.fundingNeeds?.bind(c.escrow);
-    if (!needsOf) return;
-    const [needs, others] = await Promise.all([needsOf(terms), c.repo.unpaidOfWallet(terms.buyer)]);
-    const sameMint = others.filter((o) => o.mint === terms.mint);
-    const otherTokens = sameMint.reduce((sum, o) => sum + o.amount, 0n);
-    // each other unpaid order takes the same fee + rent again (plus its own amount when paid in lamports)
-    const perOrderCost = needs.lamports - needs.amountInLamports;
-    const lamports = needs.lamports + BigInt(others.length) * perOrderCost + (needs.tokenBalance === null ? otherTokens : 0n);
-    if (needs.tokenBalance !== null && needs.tokenBalance < terms.amount + otherTokens) {
-      throw orderErrors.walletShort({ balance: 'token', wallet: terms.buyer, currency: currencyCode, required: terms.amount + otherTokens, available: needs.tokenBalance });
-    }
-    if (needs.lamportsBalance < lamports) {
-      throw orderErrors.walletShort({ balance: 'sol', wallet: terms.buyer, currency: currencyCode, required: lamports, available: needs.lamportsBalance });
-    }
-  }
 
   /** Step 1: an order found by its Idempotency-Key, as it is now, with a fresh fund transaction while payable. */
   async function resume(order: OrderRecord): Promise<CreatedOrder> {
@@ -148,6 +124,7 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
     // (a listing another order holds is refused by createHeld below: no balance read for that)
     if (!custodial && !listing.heldUntil) {
       await assertWalletCanFund(
+        c,
         {
           orderId: id,
           buyer: buyerWallet,
@@ -158,7 +135,7 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
           reviewWindow,
           expiresAt: chainNow + c.settings.paymentTtlSeconds,
         },
-        currency.code,
+        currency,
       );
     }
     // step 3: hold
@@ -214,7 +191,7 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
       },
     );
     if ('duplicate' in held) return resume(held.duplicate);
-    if ('listingHeld' in held) throw orderErrors.listingHeld(held.listingHeld.status, held.listingHeld.paymentExpiresAt, c.settings.paymentGraceSeconds);
+    if ('listingHeld' in held) throw orderErrors.listingHeld(held.listingHeld.status, held.listingHeld.paymentExpiresAt, c.settings.paymentGraceSeconds, createdAt);
     if ('cooldown' in held) throw orderErrors.holdCooldown(new Date(held.cooldown.lapsedAt.getTime() + cooldown * 1000), createdAt);
     if ('buyerLimit' in held) throw orderErrors.tooManyUnpaid(held.buyerLimit.unpaid, c.settings.maxUnpaidOrdersPerBuyer);
     if ('networkLimit' in held) {

@@ -5,6 +5,7 @@
  * one place an order becomes funded; when its listing was taken meanwhile, the order is refunded at
  * once through the record-before-send pipeline.
  */
+import { isLackOfFunds } from '../../wallet-funds.js';
 import { ChainActionLandedError, DomainError } from '../../../../errors.js';
 import { formatUiAmount } from '../../../../lib/money.js';
 import { compareFundTransaction, normalizeTransaction } from '../../fund-tx.js';
@@ -12,7 +13,7 @@ import { type OrderStatus, listingEventAfter, needsChainClock, refusal, targetSt
 import { orderErrors } from '../../orders.errors.js';
 import type { EscrowOrderView, IssuedFundTransaction, OrderRecord, TxResult } from '../../orders.types.js';
 import type { PerformLocked } from '../act-on-chain/record-before-send.js';
-import { type OrdersContext, type PrincipalLike, applyListingEffect, clocks, fundTerms, roleOf, termsMatch } from '../context.js';
+import { type OrdersContext, type PrincipalLike, applyListingEffect, assertWalletCanFund, refusedForFunds, clocks, fundTerms, roleOf, termsMatch } from '../context.js';
 import type { ReadAndPresent } from '../read-and-present.js';
 
 /** contract OrderPayment */
@@ -133,6 +134,8 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
     async refreshPayment(p: PrincipalLike, orderId: string): Promise<{ order: OrderRecord; payment: PaymentInstructions }> {
       const order = await deps.read.get(p, orderId);
       if (roleOf(order, p) !== 'buyer') throw orderErrors.forbidden('Only the buyer of an order gets its fund transaction.');
+      // a wallet that can no longer pay gets 409 insufficient-funds now, not a transaction the cluster refuses
+      if (order.status === 'awaiting_payment' && order.paymentSource === 'wallet') await assertWalletCanFund(c, fundTerms(order), { code: order.currency, decimals: order.decimals }, true);
       const payment = await paymentFor(order);
       return { order: (await c.repo.get(orderId))!, payment };
     },
@@ -166,12 +169,14 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
 
       let tx: TxResult;
       try {
+        // the wallet's balances first: a payer short of tokens or SOL gets 409 insufficient-funds, not a 502
+        await assertWalletCanFund(c, fundTerms(order), { code: order.currency, decimals: order.decimals }, true);
         tx = await c.escrow.submitSignedTransaction(signedBase64);
       } catch (err) {
         // the buyer may have sent it already (wallet + API): if the escrow exists, it is funded anyway
         const view = await c.escrow.fetchOrder(order.id).catch(() => null);
         if (view && termsMatch(order, view)) return markFunded(order.id, view, signed.signature);
-        throw err;
+        throw isLackOfFunds(err) ? await refusedForFunds(c, order, err) : err;
       }
       const view = await c.escrow.fetchOrder(order.id);
       if (!view || !termsMatch(order, view)) throw orderErrors.notFundedOnChain(order.id);
