@@ -115,7 +115,7 @@ export interface paths {
         };
         /**
          * List listings
-         * @description Filter by seller_wallet, status (active = available) and category; newest first; cursor pagination (limit 1..100, default 20). Without `status`, all statuses except unlisted are returned; unlisted listings are returned only when the caller is their seller.
+         * @description Filter by seller_wallet, status (active = available) and category; newest first; cursor pagination (limit 1..100, default 20). Without `status`, all statuses except unlisted are returned; unlisted listings are returned only when the caller is their seller. Anonymous (no credential) when the service runs with PUBLIC_MARKETPLACE=true (`x-bazaar-public-marketplace`).
          */
         get: operations["listListings"];
         put?: never;
@@ -139,7 +139,7 @@ export interface paths {
         };
         /**
          * Get a listing
-         * @description The listing with status and metadata. Unlisted listings are visible only to their seller and admins; others get 404 not-found.
+         * @description The listing with status and metadata. Unlisted listings are visible only to their seller and admins; others get 404 not-found. Anonymous (no credential) when the service runs with PUBLIC_MARKETPLACE=true (`x-bazaar-public-marketplace`).
          */
         get: operations["getListing"];
         put?: never;
@@ -183,7 +183,7 @@ export interface paths {
         };
         /**
          * Search listings
-         * @description Searches available listings only (a listing held by an unpaid order reads reserved and is left out until the hold ends). `query` matches title and description (1..200 characters, web search syntax: quoted phrases, `or`, `-word`); a word of 4+ letters that no listing title contains is also tried corrected to the nearest title word (1 edit for up to 5 letters, 2 beyond: "desgin" finds "design"). min_price/max_price compare the price in each listing's own currency (combine with `currency` for meaningful bounds; min_price > max_price is 400). sort: relevance (default; newest when no query: the 1,000 newest matching listings ranked by text rank, so at most 50 pages of 20), price_asc, price_desc (UI price across currencies), rating (seller reputation average, then review count, unrated last), newest. Every page costs the same whatever its depth (keyset cursors). Cursors are bound to the filters and sort they were issued for (400 validation-error otherwise).
+         * @description Searches available listings only (a listing held by an unpaid order reads reserved and is left out until the hold ends). `query` matches title and description (1..200 characters, web search syntax: quoted phrases, `or`, `-word`); a word of 4+ letters that no listing title contains is also tried corrected to the nearest title word (1 edit for up to 5 letters, 2 beyond: "desgin" finds "design"). min_price/max_price compare the price in each listing's own currency (combine with `currency` for meaningful bounds; min_price > max_price is 400). sort: relevance (default; newest when no query: the 1,000 newest matching listings ranked by text rank, so at most 50 pages of 20), price_asc, price_desc (UI price across currencies), rating (seller reputation average, then review count, unrated last), newest. Every page costs the same whatever its depth (keyset cursors). Cursors are bound to the filters and sort they were issued for (400 validation-error otherwise). Anonymous (no credential) when the service runs with PUBLIC_MARKETPLACE=true (`x-bazaar-public-marketplace`).
          */
         get: operations["searchListings"];
         put?: never;
@@ -203,7 +203,7 @@ export interface paths {
         };
         /**
          * Browse marketplace listings
-         * @description Listings by category and status, newest first. status defaults to active (= available); unlisted listings are never shown here.
+         * @description Listings by category and status, newest first. status defaults to active (= available); unlisted listings are never shown here. Anonymous (no credential) when the service runs with PUBLIC_MARKETPLACE=true (`x-bazaar-public-marketplace`).
          */
         get: operations["listMarketplaceListings"];
         put?: never;
@@ -223,7 +223,7 @@ export interface paths {
         };
         /**
          * List categories with counts
-         * @description All configured categories with the number of available listings in each, in configured order (exact counts kept by the database as listings change, not counted per call).
+         * @description All configured categories with the number of available listings in each, in configured order (exact counts kept by the database as listings change, not counted per call). Anonymous (no credential) when the service runs with PUBLIC_MARKETPLACE=true (`x-bazaar-public-marketplace`).
          */
         get: operations["listCategories"];
         put?: never;
@@ -243,7 +243,7 @@ export interface paths {
         };
         /**
          * List payment currencies
-         * @description The configured payment currencies with their SPL mint and decimals (USDC 6 and SOL 9 by default; SOL is paid as wrapped SOL). Prices may have at most `decimals` decimal places.
+         * @description The configured payment currencies with their SPL mint and decimals (USDC 6 and SOL 9 by default; SOL is paid as wrapped SOL). Prices may have at most `decimals` decimal places. Anonymous (no credential) when the service runs with PUBLIC_MARKETPLACE=true (`x-bazaar-public-marketplace`).
          */
         get: operations["listCurrencies"];
         put?: never;

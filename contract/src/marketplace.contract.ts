@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { c, CategorySlug, CurrencyCode, named, PaginationQuery, Pubkey, queryNumber, safeText } from './common.js';
 import { LISTING_STATUSES, ListingPage } from './listings.contract.js';
+import { access } from './access.js';
 import { routeErrors } from './problems.js';
 
 export const SEARCH_SORTS = ['relevance', 'price_asc', 'price_desc', 'rating', 'newest'] as const;
@@ -56,10 +57,10 @@ export const Currency = named(
 );
 export const CurrencyList = named('CurrencyList', z.object({ data: z.array(Currency) }));
 
-const searchListings = routeErrors('user', []);
-const listMarketplaceListings = routeErrors('user', []);
-const listCategories = routeErrors('user', []);
-const listCurrencies = routeErrors('user', []);
+const searchListings = routeErrors(access.user('listings:read', { public_marketplace: true }), []);
+const listMarketplaceListings = routeErrors(access.user('listings:read', { public_marketplace: true }), []);
+const listCategories = routeErrors(access.user('listings:read', { public_marketplace: true }), []);
+const listCurrencies = routeErrors(access.user('listings:read', { public_marketplace: true }), []);
 
 export const marketplace = c.router({
   searchListings: {
