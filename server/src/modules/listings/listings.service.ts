@@ -47,6 +47,14 @@ export interface ListListingsInput {
 }
 
 
+/**
+ * Is listing `l` visible to `viewer` (null: anonymous or a credential without a user)? Everything but
+ * unlisted is; an unlisted listing only to its seller and admins (everyone else gets 404 not-found).
+ */
+export function listingVisibleTo(l: Pick<ListingRecord, 'status' | 'sellerId'>, viewer: Viewer | null): boolean {
+  return l.status !== 'unlisted' || (viewer !== null && (viewer.userId === l.sellerId || viewer.role === 'admin'));
+}
+
 export function metadataUri(publicBaseUrl: string, listingId: string): string {
   return `${publicBaseUrl.replace(/\/+$/, '')}/api/v1/listings/${listingId}/token-metadata.json`;
 }
@@ -101,10 +109,7 @@ export function createListingsService(deps: ListingsDeps) {
     return r.value;
   }
 
-  /** Visible to the viewer: everything but unlisted, which only its seller (and admins) see. */
-  function visible(l: ListingRecord, viewer: Viewer | null): boolean {
-    return l.status !== 'unlisted' || (viewer !== null && (viewer.userId === l.sellerId || viewer.role === 'admin'));
-  }
+  const visible = listingVisibleTo;
 
   async function load(listingId: string): Promise<ListingRecord> {
     const l = await repo.get(listingId);

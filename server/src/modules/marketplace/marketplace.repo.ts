@@ -50,6 +50,7 @@ function filters(c: SearchCriteria, currency?: string): Prisma.Sql[] {
   if (c.currency !== undefined) where.push(Prisma.sql`l.currency = ${c.currency}`);
   if (currency !== undefined && currency !== c.currency) where.push(Prisma.sql`l.currency = ${currency}`);
   if (c.sellerWallet !== undefined) where.push(Prisma.sql`l.seller_id IN (SELECT id FROM users WHERE wallet = ${c.sellerWallet})`);
+  if (c.excludeId !== undefined) where.push(Prisma.sql`l.id <> ${c.excludeId}::uuid`);
   if (c.price) {
     const bounds = currency === undefined ? c.price : c.price.filter((b) => b.currency === currency);
     const perCurrency = bounds.map((b) => {
@@ -201,6 +202,11 @@ export function createMarketplaceRepo(db: PrismaClient): MarketplaceRepo {
         listing: toListingRecord(r),
         keys: r.k2 !== undefined ? [r.k1 ?? null, r.k2 ?? null] : [r.k1 ?? null],
       }));
+    },
+
+    async get(id: string) {
+      const rows = await db.$queryRaw<ListingRow[]>(selectListings(Prisma.sql`SELECT ${id}::uuid AS id`, Prisma.sql`page.id`));
+      return rows[0] ? toListingRecord(rows[0]) : null;
     },
 
     async wordCandidates(words: readonly string[], perWord: number): Promise<WordCandidate[]> {
