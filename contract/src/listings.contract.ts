@@ -60,7 +60,11 @@ export type ListingStatus = z.infer<typeof ListingStatus>;
 /** Who moves a listing: its seller (HTTP) or the service following one of the listing's orders. */
 export type ListingActor = 'seller' | 'system';
 
-/** Names of the listing events the service will publish (events/webhooks); nothing emits them yet. */
+/**
+ * Names of the listing events: the listings repository appends the `emits` of each transition (and
+ * listing.updated for an edit) to the event outbox in the change's transaction, served by GET /events, the
+ * SSE stream and webhooks (event-types.ts).
+ */
 export const LISTING_EVENTS = ['listing.created', 'listing.updated', 'listing.reserved', 'listing.sold'] as const;
 export type ListingEvent = (typeof LISTING_EVENTS)[number];
 
