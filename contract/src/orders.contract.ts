@@ -162,7 +162,10 @@ export type OrderActor = 'buyer' | 'seller' | 'admin' | 'system';
 export const ESCROW_INSTRUCTIONS = ['fund', 'mark_delivered', 'release', 'claim', 'open_dispute', 'resolve_dispute', 'refund'] as const;
 export type EscrowInstruction = (typeof ESCROW_INSTRUCTIONS)[number];
 
-/** Names of the order events the service will publish (events/webhooks); nothing emits them yet. */
+/**
+ * Names of the order events: the orders repository appends the `emits` of each lifecycle transition to the
+ * event outbox in the change's transaction, served by GET /events, the SSE stream and webhooks.
+ */
 export const ORDER_EVENTS = [
   'order.created',
   'order.funded',
