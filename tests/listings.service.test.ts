@@ -113,6 +113,32 @@ describe('editing a listing', () => {
   });
 });
 
+describe('listing listings (the in-memory repository honours the filter)', () => {
+  it('filters by seller, status and category, shows unlisted only to their seller, newest first in pages', async () => {
+    const a1 = await svc.create(alice, body);
+    const a2 = await svc.create(alice, { ...body, title: 'Blog post writing', category: 'writing' });
+    const b1 = await svc.create(bob, { ...body, title: 'Another logo' });
+    const a3 = await svc.create(alice, { ...body, title: 'Poster design' });
+    await svc.update(a3.id, alice, { status: 'unlisted' });
+    await svc.applyOrderEvent(b1.id, 'order_funded');
+    // distinct creation times (the fake stamps `now`): a1 oldest ... a3 newest
+    [a1, a2, b1, a3].forEach((l, i) => (repo.rows.get(l.id)!.createdAt = new Date(Date.UTC(2026, 0, 1 + i))));
+    const ids = async (input: Parameters<ListingsService['list']>[0], viewer: Parameters<ListingsService['list']>[1] = null) =>
+      (await svc.list(input, viewer)).items.map((l) => l.id);
+
+    expect(await ids({ limit: 20 })).toEqual([b1.id, a2.id, a1.id]);
+    expect(await ids({ limit: 20 }, { ...alice, isAdmin: false })).toEqual([a3.id, b1.id, a2.id, a1.id]);
+    expect(await ids({ limit: 20, sellerWallet: alice.wallet })).toEqual([a2.id, a1.id]);
+    expect(await ids({ limit: 20, category: 'writing' })).toEqual([a2.id]);
+    expect(await ids({ limit: 20, status: 'active' })).toEqual([a2.id, a1.id]);
+    expect(await ids({ limit: 20, status: 'reserved' })).toEqual([b1.id]);
+    expect(await ids({ limit: 20, status: 'unlisted' }, { ...bob, isAdmin: false })).toEqual([]);
+    const first = await svc.list({ limit: 2 }, null);
+    expect(first.items.map((l) => l.id)).toEqual([b1.id, a2.id]);
+    expect(await ids({ limit: 2, cursor: first.nextCursor! })).toEqual([a1.id]);
+  });
+});
+
 describe('order lifecycle transitions', () => {
   it('funded -> refunded -> funded -> completed; funding twice is listing-unavailable', async () => {
     const l = await svc.create(alice, body);

@@ -1,6 +1,6 @@
 /**
  * Marketplace search and browse over HTTP (PGlite + FakeChain): full-text relevance, typo
- * tolerance, price filters, every sort paginated end to end, categories with counts.
+ * tolerance, price filters, every sort paginated end to end, similar listings, categories with counts.
  */
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -252,6 +252,62 @@ describe('GET /marketplace/listings', () => {
     expect(new Set(flat.map((l) => l.listing_id)).size).toBe(flat.length);
     expect(flat.every((l) => l.status === 'available')).toBe(true);
     expect(flat.length).toBeGreaterThanOrEqual(45);
+  });
+});
+
+describe('GET /listings/{listing_id}/similar', () => {
+  it('lists the available listings of the same category, the listing itself left out, newest first, in pages', async () => {
+    const [s0, s1] = [sellers[0]!, sellers[1]!];
+    const ref = await createListing(app, s0, { category: 'music', title: 'Jingle for a podcast' });
+    const others = [];
+    for (let i = 0; i < 5; i++) others.push(await createListing(app, i % 2 ? s0 : s1, { category: 'music', title: `Music gig ${i}` }));
+    const sold = await createListing(app, s1, { category: 'music', title: 'Sold music gig' });
+    const unlisted = await createListing(app, s1, { category: 'music', title: 'Unlisted music gig' });
+    const held = await createListing(app, s1, { category: 'music', title: 'Held music gig' });
+    await createListing(app, s1, { category: 'video', title: 'A video, another category' });
+    await setListingStatus(db, sold.listing_id, 'sold');
+    await setListingStatus(db, unlisted.listing_id, 'unlisted');
+    await insertOrder(db, { listingId: held.listing_id, buyerId: bob.userId, sellerId: s1.userId, status: 'awaiting_payment' });
+
+    const pages = await walk(app, bob, `${API}/listings/${ref.listing_id}/similar`, 2);
+    expect(pages.map((p) => p.length)).toEqual([2, 2, 1]);
+    const flat = pages.flat();
+    // newest first: the reverse of creation order; nothing sold, unlisted, held, of another category, nor the listing itself
+    expect(flat.map((l) => l.listing_id)).toEqual(others.map((l) => l.listing_id).reverse());
+    expect(flat.every((l) => l.status === 'available' && l.category === 'music')).toBe(true);
+
+    // the listing may itself be sold: its similar listings are still the available ones
+    const fromSold = await request(app).get(`${API}/listings/${sold.listing_id}/similar?limit=100`).set(bob.headers);
+    expect(fromSold.status).toBe(200);
+    expect(fromSold.body.data.map((l: { listing_id: string }) => l.listing_id).sort()).toEqual(
+      [ref, ...others].map((l) => l.listing_id).sort(),
+    );
+  });
+
+  it('404 for an unknown listing, and for an unlisted one to all but its seller; a cursor is bound to its listing', async () => {
+    const s = sellers[2]!;
+    const hidden = await createListing(app, s, { category: 'data', title: 'Unlisted data gig' });
+    const a = await createListing(app, s, { category: 'data', title: 'Data gig A' });
+    await createListing(app, s, { category: 'data', title: 'Data gig B' });
+    await setListingStatus(db, hidden.listing_id, 'unlisted');
+    expectProblem(await request(app).get(`${API}/listings/${crypto.randomUUID()}/similar`).set(bob.headers), 404, 'not-found');
+    expectProblem(await request(app).get(`${API}/listings/${hidden.listing_id}/similar`).set(bob.headers), 404, 'not-found');
+    const own = await request(app).get(`${API}/listings/${hidden.listing_id}/similar`).set(s.headers);
+    expect(own.status).toBe(200);
+    expect(own.body.data).toHaveLength(2);
+    const first = await request(app).get(`${API}/listings/${hidden.listing_id}/similar?limit=1`).set(s.headers);
+    expect(first.body.next_cursor).toEqual(expect.any(String));
+    expectProblem(
+      await request(app).get(`${API}/listings/${a.listing_id}/similar?limit=1&cursor=${first.body.next_cursor}`).set(s.headers),
+      400,
+      'validation-error',
+      ['query.cursor'],
+    );
+    expectProblem(await request(app).get(`${API}/listings/not-a-uuid/similar`).set(bob.headers), 400, 'validation-error', ['params.listing_id']);
+  });
+
+  it('401 without a credential (PUBLIC_MARKETPLACE off)', async () => {
+    expectProblem(await request(app).get(`${API}/listings/${set45[0]!.listing_id}/similar`), 401, 'unauthorized');
   });
 });
 

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { DomainError } from '../server/src/errors.js';
 import { createMarketplaceService, splitQuery } from '../server/src/modules/marketplace/marketplace.service.js';
 import type { MarketplaceRepo, SearchCriteria } from '../server/src/modules/marketplace/marketplace.types.js';
+import type { ListingRecord } from '../server/src/modules/listings/index.js';
 
 const config = {
   currencies: [
@@ -15,12 +16,15 @@ const config = {
   categories: [{ slug: 'design', name: 'Design' }],
 };
 
-function service() {
+function service(listings: ListingRecord[] = []) {
   const seen: SearchCriteria[] = [];
   const repo: MarketplaceRepo = {
     async search(c) {
       seen.push(c);
       return [];
+    },
+    async get(id) {
+      return listings.find((l) => l.id === id) ?? null;
     },
     async wordCandidates() {
       return [];
@@ -74,5 +78,30 @@ describe('search criteria', () => {
   it('categories include zero counts in configured order', async () => {
     const { svc } = service();
     expect(await svc.categories()).toEqual([{ slug: 'design', name: 'Design', listing_count: 0 }]);
+  });
+});
+
+describe('similar listings', () => {
+  const listing = (over: Partial<ListingRecord>): ListingRecord =>
+    ({ id: '00000000-0000-4000-8000-000000000001', sellerId: 'seller', category: 'design', status: 'available', ...over }) as ListingRecord;
+
+  it('searches the available listings of the listing\'s category without it, newest first', async () => {
+    const { svc, seen } = service([listing({ status: 'sold' })]);
+    await svc.similar('00000000-0000-4000-8000-000000000001', null, { limit: 5 });
+    expect(seen).toEqual([
+      expect.objectContaining({ statuses: ['available'], category: 'design', excludeId: '00000000-0000-4000-8000-000000000001', sort: 'newest', limit: 6 }),
+    ]);
+  });
+
+  it('404 for an unknown listing, and for an unlisted one to anyone but its seller and admins', async () => {
+    const { svc, seen } = service([listing({ status: 'unlisted' })]);
+    const id = '00000000-0000-4000-8000-000000000001';
+    const slug = (p: Promise<unknown>) => p.then(() => 'ok', (e: DomainError) => e.slug);
+    expect(await slug(svc.similar('00000000-0000-4000-8000-000000000002', null, { limit: 5 }))).toBe('not-found');
+    expect(await slug(svc.similar(id, null, { limit: 5 }))).toBe('not-found');
+    expect(await slug(svc.similar(id, { userId: 'someone', wallet: 'w', isAdmin: false }, { limit: 5 }))).toBe('not-found');
+    expect(await slug(svc.similar(id, { userId: 'seller', wallet: 'w', isAdmin: false }, { limit: 5 }))).toBe('ok');
+    expect(await slug(svc.similar(id, { userId: 'admin', wallet: 'w', isAdmin: true }, { limit: 5 }))).toBe('ok');
+    expect(seen).toHaveLength(2);
   });
 });

@@ -22,6 +22,7 @@ import {
   type ProblemSlug,
   routeAccess,
   type RouteAccess,
+  type RouteAccessRule,
   type RouteKey,
   type RouteMetadata,
   schemaTitle,
@@ -95,6 +96,18 @@ function moneySentence(key: RouteKey): string {
   const needs = c.scope === access.scope ? `\`${c.scope}\`` : `\`${c.scope}\` besides \`${access.scope}\``;
   return ` Moves money (${access.money.capability}: ${c.description}): a personal access token needs ${needs}${when} (else 403 insufficient-scope).`;
 }
+
+/** Does PUBLIC_MARKETPLACE open the route (metadata.access)? */
+const publicMarketplace = (rule: RouteAccessRule) => rule.auth === 'user' && rule.public_marketplace === true;
+
+/**
+ * Appended to the description of the operations PUBLIC_MARKETPLACE opens. Their `security` in the committed
+ * document requires a credential (the default); a service running with PUBLIC_MARKETPLACE=true serves
+ * /openapi.json with an empty requirement added to them (server/src/http/docs.ts), which OpenAPI reads as
+ * "no credential needed".
+ */
+export const PUBLIC_MARKETPLACE_SENTENCE =
+  ' Anonymous (no credential) when the service runs with PUBLIC_MARKETPLACE=true (`x-bazaar-public-marketplace`).';
 
 /** Contract route -> its key (`group.route`). */
 const routeKeyOf = new Map<AppRoute, RouteKey>();
@@ -340,10 +353,11 @@ function operationMapper(operation: Json, route: AppRoute): Json {
   const out: Json = {
     operationId: operation.operationId,
     summary: operation.summary,
-    description: operation.description + moneySentence(key),
+    description: operation.description + moneySentence(key) + (publicMarketplace(meta.access) ? PUBLIC_MARKETPLACE_SENTENCE : ''),
     tags: operation.tags,
-    security: meta.auth === 'public' ? [] : AUTHENTICATED,
-    'x-bazaar-auth': meta.auth,
+    security: meta.access.auth === 'public' ? [] : AUTHENTICATED,
+    'x-bazaar-auth': meta.access.auth,
+    ...(publicMarketplace(meta.access) ? { 'x-bazaar-public-marketplace': true } : {}),
     ...(tokenScopes ? { 'x-bazaar-token-scopes': tokenScopes } : {}),
     ...(meta.actors ? { 'x-bazaar-actors': [...meta.actors] } : {}),
     ...(parameters.length ? { parameters } : {}),

@@ -12,6 +12,7 @@
  */
 import { z } from 'zod';
 import { Base64, c, extendApi, named, Pubkey, safeText, Timestamp } from './common.js';
+import { access } from './access.js';
 import { bodyProblems, loginFailureReasons, routeErrors } from './problems.js';
 import { User } from './users.contract.js';
 
@@ -177,9 +178,10 @@ const reasonList = Object.entries(loginFailureReasons)
   .map(([reason, text]) => `\`${reason}\` (${text})`)
   .join('; ');
 
-const requestLogin = routeErrors('public', [...bodyProblems]);
-const verifyLogin = routeErrors('public', ['login-failed', ...bodyProblems]);
-const logout = routeErrors('user', ['forbidden']);
+const requestLogin = routeErrors(access.public(), [...bodyProblems]);
+const verifyLogin = routeErrors(access.public(), ['login-failed', ...bodyProblems]);
+// a session logs itself out; an API key or a personal access token is not a session (403)
+const logout = routeErrors(access.noToken(), ['forbidden']);
 
 export const auth = c.router({
   requestLogin: {

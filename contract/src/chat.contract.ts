@@ -19,6 +19,7 @@
  */
 import { z } from 'zod';
 import { c, named, PaginationQuery, page, Pubkey, safeText, Timestamp, Uuid } from './common.js';
+import { access } from './access.js';
 import { bodyProblems, routeErrors } from './problems.js';
 
 export const MESSAGE_MAX_LENGTH = 4000;
@@ -73,12 +74,12 @@ export const InquiryCreated = named('InquiryCreated', z.object({ conversation: C
 const OrderParams = z.object({ order_id: Uuid });
 const ConversationParams = z.object({ conversation_id: Uuid });
 
-const read = routeErrors('user', ['not-found']);
-const send = routeErrors('user', [...bodyProblems, 'not-found', 'forbidden'], { actors: ['buyer', 'seller', 'arbiter'] });
-const markRead = routeErrors('user', [...bodyProblems, 'not-found']);
-const inquire = routeErrors('user', [...bodyProblems, 'not-found', 'own-listing']);
-const list = routeErrors('user', []);
-const report = routeErrors('user', [...bodyProblems, 'not-found', 'conflict']);
+const read = routeErrors(access.user('chat:read'), ['not-found']);
+const send = routeErrors(access.user('chat:write'), [...bodyProblems, 'not-found', 'forbidden'], { actors: ['buyer', 'seller', 'arbiter'] });
+const markRead = routeErrors(access.user('chat:write'), [...bodyProblems, 'not-found']);
+const inquire = routeErrors(access.user('chat:write'), [...bodyProblems, 'not-found', 'own-listing']);
+const list = routeErrors(access.user('chat:read'), []);
+const report = routeErrors(access.user('chat:write'), [...bodyProblems, 'not-found', 'conflict']);
 
 export const chat = c.router({
   listOrderMessages: {

@@ -44,6 +44,7 @@ import {
 import { Message } from './chat.contract.js';
 import { Listing, LISTING_EVENTS } from './listings.contract.js';
 import { Order, ORDER_EVENTS } from './orders.contract.js';
+import { access } from './access.js';
 import { routeErrors } from './problems.js';
 import { Review } from './reviews.contract.js';
 import { CustodyDeposit, Withdrawal } from './wallet.contract.js';
@@ -180,8 +181,8 @@ export const STREAM_DEFAULTS = {
 /** The body of the stream: endless `text/event-stream` text. */
 export const EventStream = named('EventStream', z.string(), 'An endless text/event-stream of Event (id: position, event: type, data: JSON)');
 
-const listEvents = routeErrors('user', []);
-const streamEvents = routeErrors('user', []);
+const listEvents = routeErrors(access.user('events:read'), []);
+const streamEvents = routeErrors(access.user('events:read'), []);
 
 export const events = c.router({
   listEvents: {

@@ -50,6 +50,7 @@ import {
   UiAmount,
   Uuid,
 } from './common.js';
+import { access } from './access.js';
 import { bodyProblems, routeErrors } from './problems.js';
 
 export const LISTING_STATUSES = ['available', 'reserved', 'sold', 'unlisted'] as const;
@@ -59,7 +60,11 @@ export type ListingStatus = z.infer<typeof ListingStatus>;
 /** Who moves a listing: its seller (HTTP) or the service following one of the listing's orders. */
 export type ListingActor = 'seller' | 'system';
 
-/** Names of the listing events the service will publish (events/webhooks); nothing emits them yet. */
+/**
+ * Names of the listing events: the listings repository appends the `emits` of each transition (and
+ * listing.updated for an edit) to the event outbox in the change's transaction, served by GET /events, the
+ * SSE stream and webhooks (event-types.ts).
+ */
 export const LISTING_EVENTS = ['listing.created', 'listing.updated', 'listing.reserved', 'listing.sold'] as const;
 export type ListingEvent = (typeof LISTING_EVENTS)[number];
 
@@ -217,18 +222,18 @@ export const TokenMetadataJson = named(
 const ListingIdParams = z.object({ listing_id: Uuid });
 
 const createListing = routeErrors(
-  'user',
+  access.user('listings:write'),
   [...bodyProblems, 'idempotency-key-in-use', 'idempotency-key-reused', 'chain-unavailable', 'chain-transaction-failed'],
   { idempotent: 'optional' },
 );
-const getListing = routeErrors('user', ['not-found']);
-const listListings = routeErrors('user', []);
+const getListing = routeErrors(access.user('listings:read', { public_marketplace: true }), ['not-found']);
+const listListings = routeErrors(access.user('listings:read', { public_marketplace: true }), []);
 const updateListing = routeErrors(
-  'user',
+  access.user('listings:write'),
   [...bodyProblems, 'forbidden', 'not-found', 'invalid-state-transition', 'chain-unavailable', 'chain-transaction-failed'],
   { actors: ['seller'] },
 );
-const getListingTokenMetadata = routeErrors('public', ['not-found']);
+const getListingTokenMetadata = routeErrors(access.public(), ['not-found']);
 
 export const listings = c.router({
   createListing: {

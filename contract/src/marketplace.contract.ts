@@ -1,11 +1,13 @@
 /**
- * Marketplace: search and browse listings, and the configured categories and currencies.
+ * Marketplace: search and browse listings, listings similar to one, and the configured categories and
+ * currencies.
  * Categories and currencies are runtime configuration of the server; these routes expose them so
  * clients can validate input before creating listings.
  */
 import { z } from 'zod';
-import { c, CategorySlug, CurrencyCode, named, PaginationQuery, Pubkey, queryNumber, safeText } from './common.js';
+import { c, CategorySlug, CurrencyCode, named, PaginationQuery, Pubkey, queryNumber, safeText, Uuid } from './common.js';
 import { LISTING_STATUSES, ListingPage } from './listings.contract.js';
+import { access } from './access.js';
 import { routeErrors } from './problems.js';
 
 export const SEARCH_SORTS = ['relevance', 'price_asc', 'price_desc', 'rating', 'newest'] as const;
@@ -56,10 +58,11 @@ export const Currency = named(
 );
 export const CurrencyList = named('CurrencyList', z.object({ data: z.array(Currency) }));
 
-const searchListings = routeErrors('user', []);
-const listMarketplaceListings = routeErrors('user', []);
-const listCategories = routeErrors('user', []);
-const listCurrencies = routeErrors('user', []);
+const searchListings = routeErrors(access.user('listings:read', { public_marketplace: true }), []);
+const listMarketplaceListings = routeErrors(access.user('listings:read', { public_marketplace: true }), []);
+const listCategories = routeErrors(access.user('listings:read', { public_marketplace: true }), []);
+const listCurrencies = routeErrors(access.user('listings:read', { public_marketplace: true }), []);
+const listSimilarListings = routeErrors(access.user('listings:read', { public_marketplace: true }), ['not-found']);
 
 export const marketplace = c.router({
   searchListings: {
@@ -110,6 +113,20 @@ export const marketplace = c.router({
       'is paid as wrapped SOL). Prices may have at most `decimals` decimal places.',
     responses: { 200: CurrencyList, ...listCurrencies.responses },
     metadata: listCurrencies.metadata,
+  },
+  listSimilarListings: {
+    method: 'GET',
+    path: '/listings/:listing_id/similar',
+    pathParams: z.object({ listing_id: Uuid }),
+    query: PaginationQuery,
+    summary: 'Listings similar to a listing',
+    description:
+      'Available listings in the same category as the listing, the listing itself left out, newest first (the ' +
+      'order search uses without a query); cursor pagination (limit 1..100, default 20; a cursor is bound to the ' +
+      'listing it was issued for). The listing itself may be in any status, but must be visible to the caller: ' +
+      'an unlisted listing answers 404 not-found to everyone but its seller and admins, as GET /listings/{listing_id}.',
+    responses: { 200: ListingPage, ...listSimilarListings.responses },
+    metadata: listSimilarListings.metadata,
   },
 });
 

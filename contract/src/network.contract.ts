@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { c, named } from './common.js';
+import { access } from './access.js';
 import { routeErrors } from './problems.js';
 
 /** Cluster names, as wallets and explorers spell them; `localnet` = a cluster on this machine or network. */
@@ -50,7 +51,7 @@ export const NetworkInfo = named(
 );
 export type NetworkInfo = z.infer<typeof NetworkInfo>;
 
-const getNetwork = routeErrors('public', []);
+const getNetwork = routeErrors(access.public(), []);
 
 export const network = c.router({
   getNetwork: {

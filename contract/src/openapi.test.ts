@@ -32,6 +32,11 @@ describe('generated OpenAPI document', () => {
     const auth = (route.metadata as RouteMetadata).auth;
     if (auth === 'public') expect(op.security).toEqual([]);
     else expect(op.security).toEqual([{ bearerAuth: [] }, { apiKeyHeader: [] }, { sessionCookie: [] }]);
+    // PUBLIC_MARKETPLACE: marked per operation from metadata.access, nothing else
+    const access = (route.metadata as RouteMetadata).access;
+    const opened = access.auth === 'user' && access.public_marketplace === true;
+    expect(op['x-bazaar-public-marketplace'], operationId).toBe(opened ? true : undefined);
+    expect(op['x-bazaar-auth'], operationId).toBe(access.auth);
     for (const [status, entry] of Object.entries(op.responses as Record<string, { $ref?: string; content?: Record<string, unknown> }>)) {
       const response = entry.$ref ? doc.components.responses[entry.$ref.replace('#/components/responses/', '')] : entry;
       const types = Object.keys(response.content ?? {});

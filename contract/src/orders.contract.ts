@@ -123,6 +123,7 @@ import {
   Uuid,
 } from './common.js';
 import type { ListingOrderEvent } from './listings.contract.js';
+import { access } from './access.js';
 import { bodyProblems, routeErrors } from './problems.js';
 
 export const ORDER_STATUSES = [
@@ -181,7 +182,10 @@ export type OrderActor = 'buyer' | 'seller' | 'admin' | 'system';
 export const ESCROW_INSTRUCTIONS = ['fund', 'mark_delivered', 'release', 'claim', 'open_dispute', 'resolve_dispute', 'refund'] as const;
 export type EscrowInstruction = (typeof ESCROW_INSTRUCTIONS)[number];
 
-/** Names of the order events the service will publish (events/webhooks); nothing emits them yet. */
+/**
+ * Names of the order events: the orders repository appends the `emits` of each lifecycle transition to the
+ * event outbox in the change's transaction, served by GET /events, the SSE stream and webhooks.
+ */
 export const ORDER_EVENTS = [
   'order.created',
   'order.funded',
@@ -714,7 +718,9 @@ const chain = ['chain-unavailable', 'chain-transaction-failed'] as const;
 const action = ['forbidden', 'not-found', 'invalid-state-transition', ...chain] as const;
 
 const createOrder = routeErrors(
-  'user',
+  access.user('orders:write', {
+    money: { capability: 'custodial-payment', unless: { body_field: 'payment_source', absent_or: ['wallet'] } },
+  }),
   [
     ...bodyProblems,
     'idempotency-key-missing',
@@ -734,25 +740,27 @@ const createOrder = routeErrors(
   ],
   { actors: ['buyer'], idempotent: true },
 );
-const listOrders = routeErrors('user', []);
-const getOrder = routeErrors('user', ['not-found'], { actors: ['buyer', 'seller', 'admin'] });
-const submitOrderTransaction = routeErrors('user', [...bodyProblems, ...action, 'insufficient-funds'], { actors: ['buyer'] });
-const createOrderPayment = routeErrors('user', ['forbidden', 'not-found', 'invalid-state-transition', 'insufficient-funds', 'chain-unavailable'], {
+const listOrders = routeErrors(access.user('orders:read'), []);
+const getOrder = routeErrors(access.user('orders:read'), ['not-found'], { actors: ['buyer', 'seller', 'admin'] });
+// the buyer's wallet signed this transaction: the signature, not the token, authorises the payment
+const submitOrderTransaction = routeErrors(access.user('orders:write'), [...bodyProblems, ...action, 'insufficient-funds'], { actors: ['buyer'] });
+const createOrderPayment = routeErrors(access.user('orders:write'), ['forbidden', 'not-found', 'invalid-state-transition', 'insufficient-funds', 'chain-unavailable'], {
   actors: ['buyer'],
 });
-const getSolanaPayLabel = routeErrors('public', ['not-found']);
-const createSolanaPayTransaction = routeErrors('public', [
+const getSolanaPayLabel = routeErrors(access.public(), ['not-found']);
+const createSolanaPayTransaction = routeErrors(access.public(), [
   ...bodyProblems,
   'forbidden',
   'not-found',
   'invalid-state-transition',
   'chain-unavailable',
 ]);
-const deliverOrder = routeErrors('user', action, { actors: ['seller'] });
-const confirmOrder = routeErrors('user', [...action, 'token-account-required'], { actors: ['buyer'] });
-const disputeOrder = routeErrors('user', [...bodyProblems, ...action], { actors: ['buyer', 'seller'] });
-const refundOrder = routeErrors('user', [...action, 'token-account-required'], { actors: ['seller', 'buyer'] });
-const resolveDispute = routeErrors('admin', [...bodyProblems, ...action], { actors: ['admin'] });
+const deliverOrder = routeErrors(access.user('orders:write'), action, { actors: ['seller'] });
+const confirmOrder = routeErrors(access.user('orders:write', { money: { capability: 'escrow-release' } }), [...action, 'token-account-required'], { actors: ['buyer'] });
+// a dispute freezes the escrow; only the arbiter (no token) moves it
+const disputeOrder = routeErrors(access.user('orders:write'), [...bodyProblems, ...action], { actors: ['buyer', 'seller'] });
+const refundOrder = routeErrors(access.user('orders:write', { money: { capability: 'escrow-refund' } }), [...action, 'token-account-required'], { actors: ['seller', 'buyer'] });
+const resolveDispute = routeErrors(access.admin(), [...bodyProblems, ...action], { actors: ['admin'] });
 
 const seeTable = ' See the order lifecycle table (the Order schema, `x-order-transitions`).';
 

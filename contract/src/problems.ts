@@ -13,6 +13,7 @@
  * to all routes (`commonProblems`).
  */
 import { z } from 'zod';
+import type { RouteAccessRule } from './access.js';
 import { c, named, type RouteAuth } from './common.js';
 
 export const PROBLEM_BASE_URI = 'https://bazaar.dev/problems/';
@@ -421,13 +422,17 @@ export const bodyProblems = ['payload-too-large', 'unsupported-media-type'] as c
 
 /**
  * Route metadata read by the server:
- * - `auth`: 'public' (no credential), 'user' (any authenticated user: JWT, API key or session cookie),
- *   'admin' (an authenticated user with the admin role).
+ * - `access`: who may call the route (access.ts: public / signed in with a token scope / admin role, its
+ *   money capability, whether PUBLIC_MARKETPLACE opens it); the one statement of it, required on every route.
+ * - `auth`: `access.auth`, copied by `routeErrors` for readers that need the level only: 'public' (no
+ *   credential), 'user' (any authenticated user: JWT, API key, session cookie or token), 'admin' (the
+ *   admin role).
  * - `actors`: documentation of resource-level roles enforced by the service (e.g. 'buyer', 'seller').
  * - `problems`: the problem slugs the route can return besides `commonProblems`.
  * - `idempotent`: the route takes the Idempotency-Key header: `true` = required, `'optional'` = accepted.
  */
 export interface RouteMetadata {
+  access: RouteAccessRule;
   auth: RouteAuth;
   actors?: readonly string[];
   problems: readonly ProblemSlug[];
@@ -435,25 +440,26 @@ export interface RouteMetadata {
 }
 
 /**
- * Build a route's error `responses` and `metadata` from its auth level and the slugs it can return.
- * Authenticated routes get 401 and 403 insufficient-scope (`authProblems`) automatically.
+ * Build a route's error `responses` and `metadata` from its access (`access.*`, access.ts) and the slugs
+ * it can return. Authenticated routes get 401 and 403 insufficient-scope (`authProblems`) automatically.
  */
 export function routeErrors<
-  const A extends RouteAuth,
+  const A extends RouteAccessRule,
   const S extends readonly ProblemSlug[],
   const R extends readonly string[] = [],
->(auth: A, slugs: S, extra: { actors?: R; idempotent?: boolean | 'optional' } = {}) {
-  const all = (auth === 'public' ? [...slugs] : [...authProblems, ...slugs]) as ProblemSlug[];
+>(access: A, slugs: S, extra: { actors?: R; idempotent?: boolean | 'optional' } = {}) {
+  const all = (access.auth === 'public' ? [...slugs] : [...authProblems, ...slugs]) as ProblemSlug[];
   const unique = [...new Set(all)];
   return {
     responses: problemResponses(unique) as ProblemResponses<
-      A extends 'public' ? S[number] : S[number] | (typeof authProblems)[number]
+      A['auth'] extends 'public' ? S[number] : S[number] | (typeof authProblems)[number]
     >,
     metadata: {
-      auth,
+      access,
+      auth: access.auth,
       problems: unique,
       ...(extra.actors ? { actors: extra.actors } : {}),
       ...(extra.idempotent ? { idempotent: extra.idempotent } : {}),
-    } as { auth: A; problems: readonly ProblemSlug[]; actors?: R; idempotent?: boolean | 'optional' },
+    } as { access: A; auth: A['auth']; problems: readonly ProblemSlug[]; actors?: R; idempotent?: boolean | 'optional' },
   };
 }

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { c, named, page, PaginationQuery, Pubkey, safeText, Timestamp, Uuid } from './common.js';
+import { access } from './access.js';
 import { bodyProblems, routeErrors } from './problems.js';
 import { Reputation } from './users.contract.js';
 
@@ -43,10 +44,10 @@ export const SellerReviewPage = named(
   'A page of reviews (newest first) and the seller\'s overall reputation',
 );
 
-const createReview = routeErrors('user', [...bodyProblems, 'forbidden', 'not-found', 'review-not-allowed'], {
+const createReview = routeErrors(access.user('reviews:write'), [...bodyProblems, 'forbidden', 'not-found', 'review-not-allowed'], {
   actors: ['buyer'],
 });
-const listSellerReviews = routeErrors('user', []);
+const listSellerReviews = routeErrors(access.user('listings:read'), []);
 
 export const reviews = c.router({
   createReview: {

@@ -1,66 +1,23 @@
 /**
  * Who may call each route with a personal access token (tokens.contract.ts), per capability: the scope
  * every request of the route needs and, for a route whose request can move money, the money capability
- * and its scope. The table is keyed by the contract's route keys (`group.route`) and typed so that a
- * route without an entry does not compile. The auth middleware (server/src/http/security.ts) derives its
- * check from it (`requiredScopes`), openapi.json publishes it per operation (`x-bazaar-token-scopes`) and
- * tests/auth.route-walk.test.ts walks it with a token of each single scope. docs/threat-model.md says
- * why each money capability needs its scope.
+ * and its scope. Derived from each route's `metadata.access` (access.ts), never listed by hand: the
+ * table has one entry per contract route by construction. The auth middleware
+ * (server/src/http/security.ts) checks a token with `requiredScopesFor`, openapi.json publishes the table
+ * per operation (`x-bazaar-token-scopes`) and tests/auth.route-walk.test.ts walks it with a token of each
+ * single scope against docs/threat-model.md, which says why each money capability needs its scope.
  *
  * Only personal access tokens are scoped: a login session (JWT, cookie) and an operator's API key act
  * as their user with every right of that user.
  */
-import type { Contract } from './index.js';
+import type { AppRoute, AppRouter } from '@ts-rest/core';
+import { MONEY_CAPABILITIES, type MoneyRule, type RouteAccessRule } from './access.js';
+import { contract, type Contract } from './contract.js';
+import type { RouteMetadata } from './problems.js';
 import type { TokenScope } from './tokens.contract.js';
 
 /** Every contract route key, `group.route` (e.g. `orders.createOrder`). */
 export type RouteKey = { [G in keyof Contract & string]: `${G}.${keyof Contract[G] & string}` }[keyof Contract & string];
-
-/** The scopes that let a token move money: a money capability needs one of them. */
-export const MONEY_SCOPES = ['payments:write', 'wallet:write'] as const satisfies readonly TokenScope[];
-export type MoneyScope = (typeof MONEY_SCOPES)[number];
-
-/**
- * What a request can do with the user's money without the user's wallet signing it, and the scope a
- * token needs for it. A payment the buyer's wallet signs (payment_source wallet) is not listed: the
- * signature is the user's consent, the token only carries it.
- */
-export const MONEY_CAPABILITIES = {
-  'custodial-payment': {
-    scope: 'payments:write',
-    description:
-      'pay an order from the custodial balance: the service funds the escrow from its hot wallet, no wallet signs',
-  },
-  'escrow-release': {
-    scope: 'payments:write',
-    description:
-      'release an order\'s escrow to the seller (the buyer confirms delivery): irreversible, and it ends the ' +
-      'buyer\'s right to dispute, whether the escrow was funded from a wallet or from custody',
-  },
-  'escrow-refund': {
-    scope: 'payments:write',
-    description:
-      'return an order\'s escrow to the buyer: the seller gives up a payment (irreversible), or the buyer cancels a ' +
-      'late order',
-  },
-  'custody-withdrawal': {
-    scope: 'wallet:write',
-    description: 'send custodial balance to any address',
-  },
-} as const satisfies Record<string, { scope: MoneyScope; description: string }>;
-export type MoneyCapability = keyof typeof MONEY_CAPABILITIES;
-
-/** A route's money capability and the requests it applies to. */
-export interface MoneyRule {
-  capability: MoneyCapability;
-  /**
-   * Absent: every request of the route has the capability. Present: every request has it except those
-   * whose JSON body field `body_field` is absent or one of `absent_or` (e.g. `payment_source` absent or
-   * `wallet`). Any other value, even one the schema then refuses, counts as the capability: the check
-   * runs before validation and errs on the side of asking for the money scope.
-   */
-  unless?: { body_field: string; absent_or: readonly string[] };
-}
 
 /**
  * Token access of one route. `scope`: the scope every request needs; `null`: no token may call it
@@ -73,75 +30,29 @@ export type RouteAccess =
   | { scope: null; money: null }
   | { scope: TokenScope; money: MoneyRule | null };
 
-const needs = (scope: TokenScope, money: MoneyRule | null = null): RouteAccess => ({ scope, money });
-const PUBLIC: RouteAccess = { scope: 'public', money: null };
-const NO_TOKEN: RouteAccess = { scope: null, money: null };
+/** The token view of a route's access rule (metadata.access). */
+export function tokenAccess(rule: RouteAccessRule): RouteAccess {
+  if (rule.auth === 'public') return { scope: 'public', money: null };
+  if (rule.auth === 'admin' || rule.scope === null) return { scope: null, money: null };
+  return { scope: rule.scope, money: rule.money ?? null };
+}
 
-export const routeAccess = {
-  'auth.requestLogin': PUBLIC,
-  'auth.verifyLogin': PUBLIC,
-  // a session logs itself out; an API key or a personal access token is not a session (403)
-  'auth.logout': NO_TOKEN,
-  'users.getMe': needs('profile:read'),
-  'users.updateMe': needs('profile:write'),
-  'users.getUser': needs('listings:read'),
-  'reviews.listSellerReviews': needs('listings:read'),
-  'reviews.createReview': needs('reviews:write'),
-  'listings.createListing': needs('listings:write'),
-  'listings.getListing': needs('listings:read'),
-  'listings.listListings': needs('listings:read'),
-  'listings.updateListing': needs('listings:write'),
-  'listings.getListingTokenMetadata': PUBLIC,
-  'marketplace.searchListings': needs('listings:read'),
-  'marketplace.listMarketplaceListings': needs('listings:read'),
-  'marketplace.listCategories': needs('listings:read'),
-  'marketplace.listCurrencies': needs('listings:read'),
-  'orders.createOrder': needs('orders:write', {
-    capability: 'custodial-payment',
-    unless: { body_field: 'payment_source', absent_or: ['wallet'] },
-  }),
-  'orders.listOrders': needs('orders:read'),
-  'orders.getOrder': needs('orders:read'),
-  // the buyer's wallet signed this transaction: the signature, not the token, authorises the payment
-  'orders.submitOrderTransaction': needs('orders:write'),
-  'orders.createOrderPayment': needs('orders:write'),
-  'orders.getSolanaPayLabel': PUBLIC,
-  'orders.createSolanaPayTransaction': PUBLIC,
-  'orders.deliverOrder': needs('orders:write'),
-  'orders.confirmOrder': needs('orders:write', { capability: 'escrow-release' }),
-  // a dispute freezes the escrow; only the arbiter (no token) moves it
-  'orders.disputeOrder': needs('orders:write'),
-  'orders.refundOrder': needs('orders:write', { capability: 'escrow-refund' }),
-  'orders.resolveDispute': NO_TOKEN,
-  'wallet.getBalances': needs('wallet:read'),
-  'wallet.createDeposit': needs('wallet:write'),
-  'wallet.createWithdrawal': needs('wallet:write', { capability: 'custody-withdrawal' }),
-  'wallet.listWithdrawals': needs('wallet:read'),
-  'wallet.getWithdrawal': needs('wallet:read'),
-  'wallet.listDeposits': needs('wallet:read'),
-  'events.listEvents': needs('events:read'),
-  'events.streamEvents': needs('events:read'),
-  'webhooks.createWebhook': needs('webhooks:manage'),
-  'webhooks.listWebhooks': needs('webhooks:manage'),
-  'webhooks.getWebhook': needs('webhooks:manage'),
-  'webhooks.updateWebhook': needs('webhooks:manage'),
-  'webhooks.deleteWebhook': needs('webhooks:manage'),
-  'webhooks.rotateWebhookSecret': needs('webhooks:manage'),
-  'webhooks.listWebhookDeliveries': needs('webhooks:manage'),
-  'webhooks.redeliverWebhook': needs('webhooks:manage'),
-  'chat.listOrderMessages': needs('chat:read'),
-  'chat.sendOrderMessage': needs('chat:write'),
-  'chat.createInquiry': needs('chat:write'),
-  'chat.listConversations': needs('chat:read'),
-  'chat.listConversationMessages': needs('chat:read'),
-  'chat.sendConversationMessage': needs('chat:write'),
-  'chat.markConversationRead': needs('chat:write'),
-  'chat.reportMessage': needs('chat:write'),
-  'tokens.createToken': NO_TOKEN,
-  'tokens.listTokens': NO_TOKEN,
-  'tokens.revokeToken': NO_TOKEN,
-  'network.getNetwork': PUBLIC,
-} as const satisfies Record<RouteKey, RouteAccess>;
+/** Every route of the contract with its key (`group.route`), in contract order. */
+export function contractRouteEntries(router: AppRouter = contract, prefix = ''): Array<[string, AppRoute]> {
+  return Object.entries(router).flatMap(([key, value]) =>
+    typeof (value as AppRoute).method === 'string' && typeof (value as AppRoute).path === 'string'
+      ? [[prefix + key, value as AppRoute] as [string, AppRoute]]
+      : contractRouteEntries(value as AppRouter, `${prefix}${key}.`),
+  );
+}
+
+/** The access rule a route states (`metadata.access`). */
+export const accessOf = (route: AppRoute): RouteAccessRule => (route.metadata as RouteMetadata).access;
+
+/** Token access per route key, derived from each route's `metadata.access`. */
+export const routeAccess = Object.fromEntries(
+  contractRouteEntries().map(([key, route]) => [key, tokenAccess(accessOf(route))]),
+) as Record<RouteKey, RouteAccess>;
 
 /**
  * Does `rule` apply to a request with this (parsed JSON, not yet validated) body? See MoneyRule.unless.
@@ -154,13 +65,12 @@ export function moneyRuleApplies(rule: MoneyRule, body: unknown): boolean {
 }
 
 /**
- * The scopes a personal access token must hold for this request of route `key`: the route's scope plus,
- * when the request has the route's money capability, that capability's scope (deduplicated, route scope
- * first). `null`: no token may call the route; `'public'`: the route reads no credential. `body`: the
- * parsed JSON body (unvalidated), read only by a money rule with `unless`.
+ * The scopes a personal access token must hold for this request of a route with token access `access`:
+ * the route's scope plus, when the request has the route's money capability, that capability's scope
+ * (deduplicated, route scope first). `null`: no token may call the route; `'public'`: the route reads no
+ * credential. `body`: the parsed JSON body (unvalidated), read only by a money rule with `unless`.
  */
-export function requiredScopes(key: RouteKey, body: unknown): TokenScope[] | null | 'public' {
-  const access: RouteAccess = routeAccess[key];
+export function requiredScopesFor(access: RouteAccess, body: unknown): TokenScope[] | null | 'public' {
   if (access.scope === null || access.scope === 'public') return access.scope;
   const scopes: TokenScope[] = [access.scope];
   if (access.money && moneyRuleApplies(access.money, body)) {
@@ -168,6 +78,11 @@ export function requiredScopes(key: RouteKey, body: unknown): TokenScope[] | nul
     if (!scopes.includes(money)) scopes.push(money);
   }
   return scopes;
+}
+
+/** `requiredScopesFor` the route with contract key `key`. */
+export function requiredScopes(key: RouteKey, body: unknown): TokenScope[] | null | 'public' {
+  return requiredScopesFor(routeAccess[key], body);
 }
 
 /**

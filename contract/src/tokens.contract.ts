@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import { c, named, safeText, Timestamp, Uuid } from './common.js';
+import { access } from './access.js';
 import { bodyProblems, routeErrors } from './problems.js';
 
 export const TOKEN_SCOPES = {
@@ -71,9 +72,9 @@ export const CreateTokenBody = named(
 
 export const TokenList = named('TokenList', z.object({ data: z.array(PersonalAccessToken) }));
 
-const create = routeErrors('user', [...bodyProblems, 'insufficient-scope']);
-const list = routeErrors('user', ['insufficient-scope']);
-const revoke = routeErrors('user', ['not-found', 'insufficient-scope']);
+const create = routeErrors(access.noToken(), [...bodyProblems, 'insufficient-scope']);
+const list = routeErrors(access.noToken(), ['insufficient-scope']);
+const revoke = routeErrors(access.noToken(), ['not-found', 'insufficient-scope']);
 
 export const tokens = c.router({
   createToken: {

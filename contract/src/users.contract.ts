@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { BaseUnits, c, CurrencyCode, named, Pubkey, safeText, Timestamp, Uuid } from './common.js';
+import { access } from './access.js';
 import { bodyProblems, routeErrors } from './problems.js';
 
 export const DisplayName = safeText(z.string().trim().min(1).max(50));
@@ -99,9 +100,9 @@ export const UpdateMeBody = named(
     .strict(),
 );
 
-const getMe = routeErrors('user', []);
-const updateMe = routeErrors('user', [...bodyProblems]);
-const getUser = routeErrors('user', ['not-found']);
+const getMe = routeErrors(access.user('profile:read'), []);
+const updateMe = routeErrors(access.user('profile:write'), [...bodyProblems]);
+const getUser = routeErrors(access.user('listings:read'), ['not-found']);
 
 export const users = c.router({
   getMe: {

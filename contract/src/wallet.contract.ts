@@ -18,6 +18,7 @@ import {
   UiAmount,
   Uuid,
 } from './common.js';
+import { access } from './access.js';
 import { bodyProblems, routeErrors } from './problems.js';
 
 export const Balance = named(
@@ -176,10 +177,10 @@ export const CustodyDepositPage = named('CustodyDepositPage', page(CustodyDeposi
 
 const WithdrawalIdParams = z.object({ withdrawal_id: Uuid });
 
-const getBalances = routeErrors('user', ['chain-unavailable']);
-const createDeposit = routeErrors('user', [...bodyProblems, 'custody-disabled', 'chain-unavailable']);
+const getBalances = routeErrors(access.user('wallet:read'), ['chain-unavailable']);
+const createDeposit = routeErrors(access.user('wallet:write'), [...bodyProblems, 'custody-disabled', 'chain-unavailable']);
 const createWithdrawal = routeErrors(
-  'user',
+  access.user('wallet:write', { money: { capability: 'custody-withdrawal' } }),
   [
     ...bodyProblems,
     'idempotency-key-missing',
@@ -191,9 +192,9 @@ const createWithdrawal = routeErrors(
   ],
   { idempotent: true },
 );
-const getWithdrawal = routeErrors('user', ['custody-disabled', 'not-found']);
-const listWithdrawals = routeErrors('user', ['custody-disabled']);
-const listDeposits = routeErrors('user', ['custody-disabled']);
+const getWithdrawal = routeErrors(access.user('wallet:read'), ['custody-disabled', 'not-found']);
+const listWithdrawals = routeErrors(access.user('wallet:read'), ['custody-disabled']);
+const listDeposits = routeErrors(access.user('wallet:read'), ['custody-disabled']);
 
 const custodyOnly = 'Only when custody is enabled (otherwise 404 custody-disabled, after the 401 checks). ';
 

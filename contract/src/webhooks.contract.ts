@@ -35,6 +35,7 @@
 import { z } from 'zod';
 import { c, named, PaginationQuery, page, safeText, Timestamp, Uuid } from './common.js';
 import { EventType } from './event-types.js';
+import { access } from './access.js';
 import { bodyProblems, routeErrors } from './problems.js';
 
 export const WebhookUrl = z
@@ -126,14 +127,14 @@ export const WebhookDeliveryPage = named('WebhookDeliveryPage', page(WebhookDeli
 const WebhookParams = z.object({ webhook_id: Uuid });
 const DeliveryParams = z.object({ webhook_id: Uuid, delivery_id: Uuid });
 
-const create = routeErrors('user', [...bodyProblems, 'forbidden', 'webhook-url-refused', 'webhook-limit-reached'], { actors: ['owner', 'admin'] });
-const list = routeErrors('user', []);
-const get = routeErrors('user', ['not-found']);
-const update = routeErrors('user', [...bodyProblems, 'forbidden', 'not-found', 'webhook-url-refused']);
-const remove = routeErrors('user', ['not-found']);
-const rotate = routeErrors('user', ['not-found']);
-const deliveries = routeErrors('user', ['not-found']);
-const redeliver = routeErrors('user', ['not-found']);
+const create = routeErrors(access.user('webhooks:manage'), [...bodyProblems, 'forbidden', 'webhook-url-refused', 'webhook-limit-reached'], { actors: ['owner', 'admin'] });
+const list = routeErrors(access.user('webhooks:manage'), []);
+const get = routeErrors(access.user('webhooks:manage'), ['not-found']);
+const update = routeErrors(access.user('webhooks:manage'), [...bodyProblems, 'forbidden', 'not-found', 'webhook-url-refused']);
+const remove = routeErrors(access.user('webhooks:manage'), ['not-found']);
+const rotate = routeErrors(access.user('webhooks:manage'), ['not-found']);
+const deliveries = routeErrors(access.user('webhooks:manage'), ['not-found']);
+const redeliver = routeErrors(access.user('webhooks:manage'), ['not-found']);
 
 export const webhooks = c.router({
   createWebhook: {

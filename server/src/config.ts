@@ -170,7 +170,7 @@ export const ENV_VARS: readonly EnvVar[] = [
     example: 'https://app.example.com',
     readers: S,
   },
-  { name: 'PUBLIC_MARKETPLACE', group: 'service', default: lit('false'), meaning: 'anonymous reads of the listing and marketplace routes', example: 'true', readers: S },
+  { name: 'PUBLIC_MARKETPLACE', group: 'service', default: lit('false'), meaning: 'anonymous reads of the routes the contract marks `public_marketplace` (listing reads, search, browse, similar listings, categories, currencies)', example: 'true', readers: S },
   { name: 'CATEGORIES', group: 'service', default: lit(DEFAULT_CATEGORIES.join(',')), meaning: 'category slugs (`GET /categories`)', example: 'design,other', readers: S },
   { name: 'LOG_LEVEL', group: 'service', default: lit('info'), meaning: 'pino log level (`silent` in tests)', example: 'debug', readers: S },
   {

@@ -14,6 +14,7 @@ import type {
   ListingRecord,
   ListingsRepo,
   ListingStatus,
+  ListListingsFilter,
   NewListing,
   RenameApplied,
 } from '../../server/src/modules/listings/listings.types.js';
@@ -41,9 +42,23 @@ export class MemoryListingsRepo implements ListingsRepo {
     return r ? { ...r } : null;
   }
 
-  async list() {
+  /**
+   * As the Prisma repository's `list`: the listings that READ one of `statuses` (an `available` listing
+   * with `heldUntil` reads reserved), plus the unlisted ones of `unlistedVisibleTo`; then the seller and
+   * category filters; newest first (created_at, id descending) after the keyset position; at most `limit`.
+   */
+  async list(f: ListListingsFilter) {
     this.check('list');
-    return [...this.rows.values()];
+    const reads = (r: ListingRecord): ListingStatus => (r.status === 'available' && r.heldUntil ? 'reserved' : r.status);
+    const newerFirst = (a: ListingRecord, b: ListingRecord) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+    return [...this.rows.values()]
+      .filter((r) => f.statuses.includes(reads(r)) || (!!f.unlistedVisibleTo && r.status === 'unlisted' && r.sellerId === f.unlistedVisibleTo))
+      .filter((r) => f.sellerWallet === undefined || r.sellerWallet === f.sellerWallet)
+      .filter((r) => f.category === undefined || r.category === f.category)
+      .filter((r) => !f.after || newerFirst({ createdAt: f.after.createdAt, id: f.after.id } as ListingRecord, r) < 0)
+      .sort(newerFirst)
+      .slice(0, f.limit)
+      .map((r) => ({ ...r }));
   }
 
   async updateIf(id: string, expected: readonly ListingStatus[], patch: ListingPatch) {

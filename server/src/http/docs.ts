@@ -5,7 +5,8 @@
  * served document replaces it with this service's origin: PUBLIC_BASE_URL when it is configured, else
  * the origin the request came to (`req.protocol`, which honours TRUST_PROXY, and the Host header). So
  * "Try it out" calls the service whatever its port, and from the page's own origin when PUBLIC_BASE_URL
- * is not set (the page's CSP allows those calls: `docsConnectSrc`).
+ * is not set (the page's CSP allows those calls: `docsConnectSrc`). With PUBLIC_MARKETPLACE=true the
+ * operations it opens say so in their `security` (withPublicMarketplace).
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -51,12 +52,38 @@ export function docsConnectSrc(config: Pick<Config, 'publicBaseUrl' | 'publicBas
   return config.publicBaseUrlSet ? ["'self'", new URL(config.publicBaseUrl).origin] : ["'self'"];
 }
 
+type Operation = { security?: unknown[]; 'x-bazaar-public-marketplace'?: boolean };
+
+/**
+ * `doc` as this service answers it: with PUBLIC_MARKETPLACE=true the operations the contract marks
+ * `x-bazaar-public-marketplace` (metadata.access.public_marketplace) also accept no credential, which
+ * OpenAPI states as an empty security requirement `{}` next to the credentials (so /docs "Try it out"
+ * sends them without one). Other operations are left as committed.
+ */
+export function withPublicMarketplace(doc: OpenApiDocument, publicMarketplace: boolean): OpenApiDocument {
+  if (!publicMarketplace) return doc;
+  const paths = doc.paths as Record<string, Record<string, Operation>>;
+  const open = Object.fromEntries(
+    Object.entries(paths).map(([path, ops]) => [
+      path,
+      Object.fromEntries(
+        Object.entries(ops).map(([method, op]) => [
+          method,
+          op['x-bazaar-public-marketplace'] ? { ...op, security: [...(op.security ?? []), {}] } : op,
+        ]),
+      ),
+    ]),
+  );
+  return { ...doc, paths: open };
+}
+
 /** Routes GET /openapi.json (servers = servedOrigin) and /docs (Swagger UI loading /openapi.json). */
-export function docsRoutes(config: Pick<Config, 'publicBaseUrl' | 'publicBaseUrlSet'>): Router {
+export function docsRoutes(config: Pick<Config, 'publicBaseUrl' | 'publicBaseUrlSet' | 'publicMarketplace'>): Router {
   const router = Router();
+  let served: OpenApiDocument | undefined;
   router.get('/openapi.json', (req, res) => {
-    const doc = committedDocument();
-    res.json({ ...doc, servers: [{ url: servedOrigin(config, req), description: 'This service (API paths start with /api/v1)' }] });
+    served ??= withPublicMarketplace(committedDocument(), config.publicMarketplace);
+    res.json({ ...served, servers: [{ url: servedOrigin(config, req), description: 'This service (API paths start with /api/v1)' }] });
   });
   router.use(
     '/docs',

@@ -20,19 +20,19 @@ export interface ListingsHttpDeps {
   idempotencyLeases?: IdempotencyLeases;
 }
 
-type PrincipalLike = Principal;
+/** What the handlers read of a request: the principal the auth middleware set (security.ts). */
+type WithPrincipal = { principal?: Principal };
 
-/** The caller as a listings Viewer; null for credentials without a user (service API keys). */
-export function viewerOf(req: unknown): Viewer | null {
-  const p = (req as { principal?: PrincipalLike }).principal;
+/** The caller as a listings Viewer; null without a credential or for credentials without a user (service API keys). */
+export function viewerOf(req: WithPrincipal): Viewer | null {
+  const p = req.principal;
   if (!p?.userId || !p.wallet) return null;
   return { userId: p.userId, wallet: p.wallet, isAdmin: p.isAdmin };
 }
 
-/** The caller as a user acting on its own behalf (seller); 401/403 otherwise. */
-export function userOf(req: unknown): Viewer {
-  const p = (req as { principal?: PrincipalLike }).principal;
-  if (!p) throw new DomainError('unauthorized', 'No credential was sent.');
+/** The caller as a user acting on its own behalf (seller); 401 without a credential, 403 for one without a user. */
+export function userOf(req: WithPrincipal): Viewer {
+  if (!req.principal) throw new DomainError('unauthorized', 'No credential was sent.');
   const v = viewerOf(req);
   if (!v) throw new DomainError('forbidden', 'This action needs a user credential (a service API key acts as no user).');
   return v;

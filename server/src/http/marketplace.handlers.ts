@@ -1,5 +1,5 @@
 /**
- * ts-rest handlers of `contract.marketplace`: search, browse, categories, currencies.
+ * ts-rest handlers of `contract.marketplace`: search, browse, similar listings, categories, currencies.
  * Rules live in modules/marketplace; errors are DomainErrors (problem+json in one place).
  */
 import { initServer } from '@ts-rest/express';
@@ -7,6 +7,7 @@ import { contract } from '@bazaar/contract';
 import { presentListing } from '../modules/listings/index.js';
 import type { ListingsConfig } from '../modules/listings/index.js';
 import type { MarketplaceService } from '../modules/marketplace/index.js';
+import { viewerOf } from './listings.handlers.js';
 
 export interface MarketplaceHttpDeps {
   service: MarketplaceService;
@@ -44,5 +45,9 @@ export function marketplaceHandlers(deps: MarketplaceHttpDeps) {
     }),
     listCategories: async () => ({ status: 200 as const, body: { data: await service.categories() } }),
     listCurrencies: async () => ({ status: 200 as const, body: { data: service.currencies() } }),
+    listSimilarListings: async ({ params, query, req }) => ({
+      status: 200 as const,
+      body: page(await service.similar(params.listing_id, viewerOf(req), { limit: query.limit, cursor: query.cursor })),
+    }),
   });
 }

@@ -9,7 +9,7 @@
  * Patterns match the raw (still percent-encoded) request path, like Express: `:name` is one non-empty
  * segment, an optional trailing slash, case-insensitive.
  */
-import { contract } from '@bazaar/contract';
+import { accessOf, contract } from '@bazaar/contract';
 import { ContractNoBody, type AppRoute, type AppRouter } from '@ts-rest/core';
 
 export interface RoutePattern {
@@ -17,7 +17,7 @@ export interface RoutePattern {
   path: string;
   regex: RegExp;
   params: string[];
-  /** the contract route's `metadata.auth` ('public' | 'user' | 'admin'); undefined for ops routes */
+  /** the contract route's `metadata.access.auth` ('public' | 'user' | 'admin'); undefined for ops routes */
   auth?: string;
 }
 
@@ -50,7 +50,7 @@ function compile(method: string, path: string, auth?: string): RoutePattern {
 }
 
 export const ROUTE_PATTERNS: readonly RoutePattern[] = [
-  ...routesOf(contract).map((r) => compile(r.method, r.path, (r.metadata as { auth?: string } | undefined)?.auth)),
+  ...routesOf(contract).map((r) => compile(r.method, r.path, accessOf(r).auth)),
   ...OPS_ROUTES.map((r) => compile(r.method, r.path)),
 ];
 

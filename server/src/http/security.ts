@@ -1,15 +1,16 @@
 /**
- * Authentication middleware (ts-rest globalMiddleware): reads the route's `metadata.auth`
- * ('public' | 'user' | 'admin') and sets `req.principal`.
+ * Authentication middleware (ts-rest globalMiddleware): reads the route's `metadata.access` (contract
+ * access.ts) and sets `req.principal`.
  *
  * Credentials, first match wins: `Authorization: Bearer <JWT | bzk_ API key>`, `X-API-Key: <key>`,
  * cookie `bazaar_session` (JWT). A credential that is present but bad is always 401 (also on routes
  * that would allow anonymous access), so clients learn their token expired.
- * PUBLIC_MARKETPLACE=true opens the GET routes of the listings and marketplace groups anonymously.
+ * PUBLIC_MARKETPLACE=true opens, without a credential, exactly the routes whose access says
+ * `public_marketplace: true`; never a route for its group or its method.
  */
 import type { Request, RequestHandler } from 'express';
 import { rateLimit, type Store } from 'express-rate-limit';
-import { contract, requiredScopes, routeAccess, SESSION_COOKIE_NAME, type RouteAccess, type RouteKey, type RouteMetadata } from '@bazaar/contract';
+import { accessOf, requiredScopesFor, SESSION_COOKIE_NAME, tokenAccess, type RouteAccessRule } from '@bazaar/contract';
 import type { AppRoute } from '@ts-rest/core';
 import { authErrors, signedBy, type AuthService, type Principal } from '../modules/auth/index.js';
 import { sendProblem } from './problem.js';
@@ -20,23 +21,9 @@ declare module 'express-serve-static-core' {
   }
 }
 
-const publicReadRoutes = new Set<AppRoute>(
-  ([...Object.values(contract.listings), ...Object.values(contract.marketplace)] as AppRoute[]).filter(
-    (r) => r.method === 'GET',
-  ),
-);
-
-/** The contract key (`group.route`) of every route, for the scope table (contract routeAccess). */
-const routeKeys = new Map<AppRoute, RouteKey>(
-  Object.entries(contract).flatMap(([group, routes]) =>
-    Object.entries(routes as Record<string, AppRoute>).map(([k, r]) => [r, `${group}.${k}` as RouteKey] as const),
-  ),
-);
-
-/** The money capability of route `key` (contract routeAccess), if it has one. */
-function moneyCapabilityOf(key: RouteKey): string | undefined {
-  const access: RouteAccess = routeAccess[key];
-  return access.money?.capability;
+/** Does the route's access let a request without a credential through (`publicMarketplace`: PUBLIC_MARKETPLACE)? */
+export function anonymousAllowed(rule: RouteAccessRule, publicMarketplace: boolean): boolean {
+  return rule.auth === 'public' || (publicMarketplace && rule.auth === 'user' && rule.public_marketplace === true);
 }
 
 function credentialOf(req: Request): { kind: 'jwt' | 'api_key' | 'pat'; value: string } | 'malformed' | null {
@@ -64,16 +51,15 @@ function credentialOf(req: Request): { kind: 'jwt' | 'api_key' | 'pat'; value: s
 export function authenticate(auth: AuthService, opts: { publicMarketplace: boolean }, fixedRoute?: AppRoute): RequestHandler {
   return (req, _res, next) => {
     const route = fixedRoute ?? (req as Request & { tsRestRoute?: AppRoute }).tsRestRoute;
-    const meta = route?.metadata as RouteMetadata | undefined;
-    const level = meta?.auth ?? 'user';
-    const anonymousOk = level === 'public' || (opts.publicMarketplace && !!route && publicReadRoutes.has(route));
+    // a request that reached no contract route is treated as a signed-in route no token may call
+    const rule: RouteAccessRule = route ? accessOf(route) : { auth: 'user', scope: null };
     const cred = credentialOf(req);
     (async () => {
       // public routes (login, Solana Pay, token metadata) never look at credentials
-      if (level === 'public') return;
+      if (rule.auth === 'public') return;
       if (cred === 'malformed') throw authErrors.invalidToken('Authorization header must be "Bearer <token>"');
       if (!cred) {
-        if (anonymousOk) return;
+        if (anonymousAllowed(rule, opts.publicMarketplace)) return;
         throw authErrors.unauthorized();
       }
       req.principal =
@@ -83,13 +69,13 @@ export function authenticate(auth: AuthService, opts: { publicMarketplace: boole
             ? await auth.principalFromPat(cred.value)
             : await auth.principalFromApiKey(cred.value);
       if (req.principal.kind === 'pat') {
-        const key = route ? routeKeys.get(route) : undefined;
-        const required = key ? requiredScopes(key, req.body) : null;
+        const token = tokenAccess(rule);
+        const required = requiredScopesFor(token, req.body);
         if (!Array.isArray(required)) throw authErrors.insufficientScope(null);
         const missing = required.find((s) => !req.principal!.scopes?.includes(s));
-        if (missing) throw authErrors.insufficientScope(missing, missing === required[0] ? undefined : moneyCapabilityOf(key!));
+        if (missing) throw authErrors.insufficientScope(missing, missing === required[0] ? undefined : token.money?.capability);
       }
-      if (level === 'admin' && !req.principal.isAdmin) throw authErrors.adminOnly();
+      if (rule.auth === 'admin' && !req.principal.isAdmin) throw authErrors.adminOnly();
     })().then(() => next(), next);
   };
 }

@@ -15,7 +15,7 @@ import { ListingsRecovery } from './listings.recovery.js';
 import { createListingsService, listingsPort } from './listings.service.js';
 import type { ListingsChain, ListingsConfig, ListingsDeps, ListingsHooks, ListingsRepo } from './listings.types.js';
 
-export { createListingsService, listingsPort, tokenName, metadataUri, TOKEN_SYMBOL } from './listings.service.js';
+export { createListingsService, listingsPort, listingVisibleTo, tokenName, metadataUri, TOKEN_SYMBOL } from './listings.service.js';
 export type { ListingsService } from './listings.service.js';
 export { createListingsRepo } from './listings.repo.js';
 export { ListingsRecovery, type RecoveryOutcome } from './listings.recovery.js';

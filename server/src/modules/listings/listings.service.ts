@@ -47,6 +47,14 @@ export interface ListListingsInput {
 }
 
 
+/**
+ * Is listing `l` visible to `viewer` (null: anonymous or a credential without a user)? Everything but
+ * unlisted is; an unlisted listing only to its seller and admins (everyone else gets 404 not-found).
+ */
+export function listingVisibleTo(l: Pick<ListingRecord, 'status' | 'sellerId'>, viewer: Viewer | null): boolean {
+  return l.status !== 'unlisted' || (viewer !== null && (viewer.userId === l.sellerId || viewer.isAdmin));
+}
+
 export function metadataUri(publicBaseUrl: string, listingId: string): string {
   return `${publicBaseUrl.replace(/\/+$/, '')}/api/v1/listings/${listingId}/token-metadata.json`;
 }
@@ -101,10 +109,7 @@ export function createListingsService(deps: ListingsDeps) {
     return r.value;
   }
 
-  /** Visible to the viewer: everything but unlisted, which only its seller (and admins) see. */
-  function visible(l: ListingRecord, viewer: Viewer | null): boolean {
-    return l.status !== 'unlisted' || (viewer !== null && (viewer.userId === l.sellerId || viewer.isAdmin));
-  }
+  const visible = listingVisibleTo;
 
   async function load(listingId: string): Promise<ListingRecord> {
     const l = await repo.get(listingId);
@@ -180,16 +185,15 @@ export function createListingsService(deps: ListingsDeps) {
     /**
      * Create a listing: validate (400 validation-error, nothing sent), then mint its token and store
      * it, or resume the seller's identical create whose mint is unfinished (never a second token).
-     * `input.price` is a UI amount of `input.currency`. Errors: 503 chain-unavailable / 502
-     * chain-transaction-failed without `listing_id` (nothing minted or stored); 503 chain-unavailable
-     * with `listing_id` (mint sent, outcome unknown); 503 service-unavailable with `listing_id`
-     * (minted, the row not stored yet). The recovery pass finishes the last two.
-     */
-    /**
-     * Create a listing and mint its token. `opts.idempotencyKey` (the request's Idempotency-Key): the key
-     * is part of the request fingerprint, and a create whose key already minted returns that listing,
-     * also when the first response was lost after the listing was stored (the middleware's stored
-     * response is the first line of defence; this closes the crash window between the two).
+     * `input.price` is a UI amount of `input.currency`. `opts.idempotencyKey` (the request's
+     * Idempotency-Key) is part of the request fingerprint, and a create whose key already minted returns
+     * that listing, also when the first response was lost after the listing was stored (the middleware's
+     * stored response is the first line of defence; this closes the crash window between the two).
+     * `opts.ip`: the client IP, counted by the daily creation limit per IP.
+     * Errors: 503 chain-unavailable / 502 chain-transaction-failed without `listing_id` (nothing minted or
+     * stored); 503 chain-unavailable with `listing_id` (mint sent, outcome unknown); 503
+     * service-unavailable with `listing_id` (minted, the row not stored yet). The recovery pass finishes
+     * the last two.
      */
     async create(seller: Viewer, input: CreateListingInput, opts: { idempotencyKey?: string | null; ip?: string | null } = {}): Promise<ListingRecord> {
       const errors: FieldError[] = [];

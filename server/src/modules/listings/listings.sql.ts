@@ -58,16 +58,20 @@ export interface ListingRow {
   seller_review_count: number;
   /** an unpaid order's hold: its payment_expires_at + grace (null: not held) */
   held_until: Date | null;
-  k1?: string | null;
-  k2?: string | null;
+  /**
+   * The page's sort key values as its cursor stores them (text, null for a NULL key), in sort order;
+   * present only when the page yields `cursor_keys` (`selectListings(..., { cursorKeys: true })`).
+   */
+  cursor_keys?: Array<string | null>;
 }
 
 /**
- * `page` is a subquery yielding `id` (uuid) and optionally `k1`, `k2` (sort keys as text), with
- * `orderBy` the ORDER BY over page.k1/page.k2/page.id that keeps its order.
+ * `page` is a subquery yielding `id` (uuid), the columns `orderBy` (the ORDER BY over `page.*` that keeps
+ * its order) reads, and with `cursorKeys` a `cursor_keys text[]` column: the row's sort key values as its
+ * cursor stores them, passed through as `ListingRow.cursor_keys`.
  */
-export function selectListings(page: Prisma.Sql, orderBy: Prisma.Sql, keyCount: 0 | 1 | 2 = 0): Prisma.Sql {
-  const keys = keyCount === 2 ? Prisma.sql`, page.k1, page.k2` : keyCount === 1 ? Prisma.sql`, page.k1` : Prisma.empty;
+export function selectListings(page: Prisma.Sql, orderBy: Prisma.Sql, o: { cursorKeys?: boolean } = {}): Prisma.Sql {
+  const keys = o.cursorKeys ? Prisma.sql`, page.cursor_keys` : Prisma.empty;
   return Prisma.sql`
     SELECT l.id::text AS id, l.seller_id::text AS seller_id, u.wallet AS seller_wallet, l.title, l.description,
            l.price_base_units::text AS price_base_units, l.currency, l.category, l.duration_days, l.status,

@@ -50,6 +50,7 @@ function filters(c: SearchCriteria, currency?: string): Prisma.Sql[] {
   if (c.currency !== undefined) where.push(Prisma.sql`l.currency = ${c.currency}`);
   if (currency !== undefined && currency !== c.currency) where.push(Prisma.sql`l.currency = ${currency}`);
   if (c.sellerWallet !== undefined) where.push(Prisma.sql`l.seller_id IN (SELECT id FROM users WHERE wallet = ${c.sellerWallet})`);
+  if (c.excludeId !== undefined) where.push(Prisma.sql`l.id <> ${c.excludeId}::uuid`);
   if (c.price) {
     const bounds = currency === undefined ? c.price : c.price.filter((b) => b.currency === currency);
     const perCurrency = bounds.map((b) => {
@@ -67,7 +68,8 @@ const and = (where: Prisma.Sql[]) => Prisma.join(where, ' AND ');
 
 /**
  * One keyset range: `keys` are column expressions over `l` (an index's order), `after` the row they
- * must come after. Yields id, s1.. (typed keys for ordering) and k1.. (text keys for the cursor).
+ * must come after. Yields id, s1.. (typed keys for ordering) and cursor_keys (text[]: the keys as the
+ * cursor stores them).
  */
 function range(o: {
   where: Prisma.Sql[];
@@ -88,9 +90,10 @@ function range(o: {
   }
   const out = o.outKeys ?? o.keys;
   const text = o.textKey ?? ((s: Prisma.Sql) => Prisma.sql`(${s})::text`);
-  const cols = out.map((k, i) => Prisma.sql`${k} AS ${Prisma.raw(`s${i + 1}`)}, ${text(k, i)} AS ${Prisma.raw(`k${i + 1}`)}`);
+  const cols = out.map((k, i) => Prisma.sql`${k} AS ${Prisma.raw(`s${i + 1}`)}`);
+  const cursorKeys = Prisma.sql`ARRAY[${Prisma.join(out.map((k, i) => text(k, i)))}]::text[] AS cursor_keys`;
   return Prisma.sql`
-    SELECT l.id, ${Prisma.join(cols)}
+    SELECT l.id, ${Prisma.join(cols)}, ${cursorKeys}
       FROM listings l
      WHERE ${and(where)}
      ORDER BY ${Prisma.join([...o.keys.map((k) => Prisma.sql`${k} ${dir}`), Prisma.sql`l.id ${dir}`])}
@@ -98,6 +101,9 @@ function range(o: {
 }
 
 const isoMs = (s: Prisma.Sql) => Prisma.sql`to_char(${s} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** selectListings option of every search page: pass the page's cursor keys through */
+const WITH_CURSOR_KEYS = { cursorKeys: true } as const;
 
 /** ORDER BY over the page's typed keys and id */
 function pageOrder(keyCount: number, desc: boolean): Prisma.Sql {
@@ -119,7 +125,7 @@ export function buildSearch(c: SearchCriteria): Prisma.Sql {
         limit: c.limit,
         textKey: isoMs,
       });
-      return selectListings(page, pageOrder(1, true), 1);
+      return selectListings(page, pageOrder(1, true), WITH_CURSOR_KEYS);
     }
     case 'rating': {
       const page = range({
@@ -130,7 +136,7 @@ export function buildSearch(c: SearchCriteria): Prisma.Sql {
         desc: true,
         limit: c.limit,
       });
-      return selectListings(page, pageOrder(2, true), 2);
+      return selectListings(page, pageOrder(2, true), WITH_CURSOR_KEYS);
     }
     case 'price_asc':
     case 'price_desc': {
@@ -146,12 +152,12 @@ export function buildSearch(c: SearchCriteria): Prisma.Sql {
           desc,
           limit: c.limit,
         });
-        return selectListings(page, pageOrder(1, desc), 1);
+        return selectListings(page, pageOrder(1, desc), WITH_CURSOR_KEYS);
       }
       // several currencies: one range per currency in base units, merged by the exact UI price
       // (base units / 10^decimals); the cursor holds the UI price, scaled back per branch
       const currencies = c.price ? c.decimals.filter((d) => c.price!.some((b) => b.currency === d.currency)) : c.decimals;
-      if (currencies.length === 0) return selectListings(Prisma.sql`SELECT NULL::uuid AS id, NULL::numeric AS s1, NULL::text AS k1 WHERE false`, pageOrder(1, desc), 1);
+      if (currencies.length === 0) return selectListings(Prisma.sql`SELECT NULL::uuid AS id, NULL::numeric AS s1, NULL::text[] AS cursor_keys WHERE false`, pageOrder(1, desc), WITH_CURSOR_KEYS);
       const branches = currencies.map((d) => {
         const scale = Prisma.raw(`${(10n ** BigInt(d.decimals)).toString()}::numeric`);
         return Prisma.sql`(${range({
@@ -165,10 +171,10 @@ export function buildSearch(c: SearchCriteria): Prisma.Sql {
         })})`;
       });
       const merged = Prisma.sql`
-        SELECT u.id, u.s1, u.k1 FROM (${Prisma.join(branches, ' UNION ALL ')}) u
+        SELECT u.id, u.s1, u.cursor_keys FROM (${Prisma.join(branches, ' UNION ALL ')}) u
          ORDER BY u.s1 ${Prisma.raw(desc ? 'DESC' : 'ASC')}, u.id ${Prisma.raw(desc ? 'DESC' : 'ASC')}
          LIMIT ${c.limit}`;
-      return selectListings(merged, pageOrder(1, desc), 1);
+      return selectListings(merged, pageOrder(1, desc), WITH_CURSOR_KEYS);
     }
     case 'relevance': {
       // the candidate set: the newest RELEVANCE_CANDIDATES matches (a (status[, category], created_at)
@@ -178,7 +184,7 @@ export function buildSearch(c: SearchCriteria): Prisma.Sql {
         ? Prisma.sql`WHERE (r.s1, r.id) < (${asNumeric(after.keys[0] ?? null)}, ${after.id}::uuid)`
         : Prisma.empty;
       const page = Prisma.sql`
-        SELECT r.id, r.s1, r.s1::text AS k1 FROM (
+        SELECT r.id, r.s1, ARRAY[r.s1::text] AS cursor_keys FROM (
           SELECT cand.id, ${rank} AS s1
             FROM (SELECT l.id, l.search_vector FROM listings l
                    WHERE ${and(filters(c))}
@@ -188,7 +194,7 @@ export function buildSearch(c: SearchCriteria): Prisma.Sql {
         ${keyset}
          ORDER BY r.s1 DESC, r.id DESC
          LIMIT ${c.limit}`;
-      return selectListings(page, pageOrder(1, true), 1);
+      return selectListings(page, pageOrder(1, true), WITH_CURSOR_KEYS);
     }
   }
 }
@@ -199,8 +205,13 @@ export function createMarketplaceRepo(db: PrismaClient): MarketplaceRepo {
       const rows = await db.$queryRaw<ListingRow[]>(buildSearch(c));
       return rows.map((r) => ({
         listing: toListingRecord(r),
-        keys: r.k2 !== undefined ? [r.k1 ?? null, r.k2 ?? null] : [r.k1 ?? null],
+        keys: r.cursor_keys ?? [],
       }));
+    },
+
+    async get(id: string) {
+      const rows = await db.$queryRaw<ListingRow[]>(selectListings(Prisma.sql`SELECT ${id}::uuid AS id`, Prisma.sql`page.id`));
+      return rows[0] ? toListingRecord(rows[0]) : null;
     },
 
     async wordCandidates(words: readonly string[], perWord: number): Promise<WordCandidate[]> {

@@ -15,11 +15,13 @@
  * - Price sorts order by the UI price (base units / 10^decimals of the listing's currency); with a
  *   `currency` filter that is the same order as base units, which the repo then uses directly.
  * - Every sort is a keyset on (sort key..., id); cursors are bound to the sort and the filters.
+ * - Similar listings: the available listings of the listing's category but itself, in the search's order
+ *   without a query (newest first); the listing must be visible to the caller (listings' rule).
  */
 import { cursorKey, decodeCursor, encodeCursor, type CursorSpec, type Page } from '../../lib/cursor.js';
 import { toBaseUnitsBound } from '../../lib/money.js';
-import { listingErrors, type FieldError } from '../listings/index.js';
-import type { ListingRecord, ListingsConfig, ListingStatus } from '../listings/index.js';
+import { listingErrors, listingVisibleTo, type FieldError } from '../listings/index.js';
+import type { ListingRecord, ListingsConfig, ListingStatus, Viewer } from '../listings/index.js';
 import type { MarketplaceRepo, PriceBounds, SearchCriteria, SearchSort } from './marketplace.types.js';
 
 /** query words shorter than this are never corrected (too many near neighbours) */
@@ -226,6 +228,22 @@ export function createMarketplaceService(deps: MarketplaceDeps) {
         { category: input.category, status },
         input.limit,
         input.cursor,
+      );
+    },
+
+    /**
+     * Listings similar to `listingId`: available, in its category, itself left out, newest first (search
+     * without a query). 404 not-found when the listing does not exist or is not visible to `viewer`
+     * (unlisted: its seller and admins only). Cursors are bound to the listing.
+     */
+    async similar(listingId: string, viewer: Viewer | null, page: { limit: number; cursor?: string }): Promise<Page<ListingRecord>> {
+      const listing = await repo.get(listingId);
+      if (!listing || !listingVisibleTo(listing, viewer)) throw listingErrors.notFound(listingId);
+      return run(
+        { statuses: ['available'], category: listing.category, excludeId: listing.id, sort: 'newest' },
+        { similar_to: listing.id },
+        page.limit,
+        page.cursor,
       );
     },
 

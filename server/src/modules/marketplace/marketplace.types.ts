@@ -27,6 +27,8 @@ export interface SearchCriteria {
   category?: string;
   currency?: string;
   sellerWallet?: string;
+  /** leave this listing out (similar listings: the listing they are similar to) */
+  excludeId?: string;
   /** one entry per configured currency (or just the filtered one) when a price bound is given */
   price?: PriceBounds[];
   /** decimals per configured currency, to order by UI price across currencies */
@@ -56,6 +58,8 @@ export interface WordCandidate {
 
 export interface MarketplaceRepo {
   search(c: SearchCriteria): Promise<SearchRow[]>;
+  /** one listing as the listings read it (hold included), null when unknown */
+  get(id: string): Promise<ListingRecord | null>;
   /**
    * For each of `words` (lower case) that is not a word of any listing title (table search_words), up
    * to `perWord` title words nearest to it by trigram distance; known words yield nothing.
