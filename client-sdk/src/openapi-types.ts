@@ -263,13 +263,13 @@ export interface paths {
         };
         /**
          * List the caller's orders
-         * @description Orders where the caller is buyer or seller (filter with role), optionally by status; newest first; cursor pagination (limit 1..100, default 20).
+         * @description Orders where the caller is buyer or seller (filter with role), optionally by status; newest first; cursor pagination (limit 1..100, default 20). Each order carries its listing's title and category, both parties' names and ratings and its next step, as GET /orders/{order_id}.
          */
         get: operations["listOrders"];
         put?: never;
         /**
          * Create an order and get the escrow payment transaction
-         * @description Any authenticated user (or API key) buys a listing. Requires Idempotency-Key: a replay returns the stored 201 response. The buyer is `buyer_wallet` when given (a user token may only name its own wallet: 403 forbidden), otherwise the caller's wallet. The order starts in awaiting_payment and expires (status expired) if not funded by payment_expires_at (15 minutes). The response carries `payment`: the fund transaction (base64, partially signed by the platform authority, fee payer = buyer) to sign and send — or POST to submitOrderTransaction — and a Solana Pay transaction-request link for wallets. With payment_source custodial (custody enabled; else 404 custody-disabled) the service pays instead: it holds the price from the buyer's available custodial balance (409 insufficient-funds) and funds the escrow from its hot wallet with the buyer's deposit address as on-chain buyer; the 201 carries payment null and the order in_progress (awaiting_payment while the funding transaction is still unconfirmed; 502 chain-transaction-failed when it was rejected: the order is expired and the hold released). The listing is held for the new order (one open order per listing): a later buyer gets 409 listing-unavailable (with `held_until` while the holder has not paid) before paying anything, and the listing reads `reserved` with `held_until` meanwhile. Holds are tied to buyers who can pay and bounded: a wallet order needs the buyer wallet's token balance to cover its amount (and the buyer's other unpaid orders in that currency) and its SOL the network fee and the rent of the escrow accounts, read on chain at creation (409 insufficient-funds, `balance` token or sol); a buyer may hold at most 3 unpaid orders (409 too-many-unpaid-orders), a client network (IPv4 address or IPv6 /64; API keys excepted) at most 10 (429 too-many-holds, with Retry-After); a buyer whose order for the listing expired unpaid cannot order it again for an hour (409 hold-cooldown, `retry_at`); and the payment window is 5 minutes instead of 15 on a contested listing (an unpaid hold on it lapsed within that hour) or from a network that holds half its limit already (limits: ORDER_* settings). 404 not-found (listing), 409 listing-unavailable (not available), 409 own-listing (buyer is the seller), 400 idempotency-key-missing, 409 idempotency-key-in-use (the first request is still running: retry after Retry-After), 422 idempotency-key-reused. A request that died (the server crashed) holds its key for at most 10 s; a retry with the key then returns the order that request created (with a fresh payment transaction while it awaits payment) or creates it. Moves money (custodial-payment: pay an order from the custodial balance: the service funds the escrow from its hot wallet, no wallet signs): a personal access token needs `payments:write` besides `orders:write` when `payment_source` is given and not `wallet` (else 403 insufficient-scope).
+         * @description Any authenticated user (or API key) buys a listing. Requires Idempotency-Key: a replay returns the stored 201 response. The buyer is `buyer_wallet` when given (a user token may only name its own wallet: 403 forbidden), otherwise the caller's wallet. The order starts in awaiting_payment and expires (status expired) if not funded by payment_expires_at (15 minutes). The response carries `payment`: the fund transaction (base64, partially signed by the platform authority, fee payer = buyer) to sign and send — or POST to submitOrderTransaction — and a Solana Pay transaction-request link for wallets. With payment_source custodial (custody enabled; else 404 custody-disabled) the service pays instead: it holds the price from the buyer's available custodial balance (409 insufficient-funds) and funds the escrow from its hot wallet with the buyer's deposit address as on-chain buyer; the 201 carries payment null and the order in_progress (awaiting_payment while the funding transaction is still unconfirmed; 502 chain-transaction-failed when it was rejected: the order is expired and the hold released). The listing is held for the new order (one open order per listing): a later buyer gets 409 listing-unavailable (with `held_until` while the holder has not paid) before paying anything, and the listing reads `reserved` with `held_until` meanwhile. Holds are tied to buyers who can pay and bounded: a wallet order needs the buyer wallet's token balance to cover its amount (and the buyer's other unpaid orders in that currency) and its SOL the network fee and the rent of the escrow accounts, read on chain at creation (409 insufficient-funds, `balance` token or sol, `needed` and `available` per asset); a buyer may hold at most 3 unpaid orders (409 too-many-unpaid-orders), a client network (IPv4 address or IPv6 /64; API keys excepted) at most 10 (429 too-many-holds, with Retry-After); a buyer whose order for the listing expired unpaid cannot order it again for an hour (409 hold-cooldown, `retry_at`); and the payment window is 5 minutes instead of 15 on a contested listing (an unpaid hold on it lapsed within that hour) or from a network that holds half its limit already (limits: ORDER_* settings). 404 not-found (listing), 409 listing-unavailable (not available), 409 own-listing (buyer is the seller), 400 idempotency-key-missing, 409 idempotency-key-in-use (the first request is still running: retry after Retry-After), 422 idempotency-key-reused. A request that died (the server crashed) holds its key for at most 10 s; a retry with the key then returns the order that request created (with a fresh payment transaction while it awaits payment) or creates it. Moves money (custodial-payment: pay an order from the custodial balance: the service funds the escrow from its hot wallet, no wallet signs): a personal access token needs `payments:write` besides `orders:write` when `payment_source` is given and not `wallet` (else 403 insufficient-scope).
          */
         post: operations["createOrder"];
         delete?: never;
@@ -287,7 +287,7 @@ export interface paths {
         };
         /**
          * Get an order
-         * @description Buyer, seller or admin. Status, escrow state and addresses (escrow_account_address = order PDA, vault_address, token_mint_address), amounts, deadlines, transactions and the caller's allowed_actions. Other callers get 404 not-found (existence is not revealed).
+         * @description Buyer, seller or admin. Status, escrow state and addresses (escrow_account_address = order PDA, vault_address, token_mint_address), amounts, deadlines, transactions and the caller's allowed_actions; what was bought (`listing`), both parties (`seller`, `buyer`: name and rating), what happens next (`next_step`) and the buyer's review once published. Other callers get 404 not-found (existence is not revealed).
          */
         get: operations["getOrder"];
         put?: never;
@@ -309,7 +309,7 @@ export interface paths {
         put?: never;
         /**
          * Submit the signed payment transaction
-         * @description Buyer only. Accepts the payment transaction returned by createOrder (or the Solana Pay endpoint) after the buyer signed it; the server checks it is the transaction it issued for this order (400 validation-error otherwise), sends it and waits for confirmation, then returns the order in in_progress. 409 invalid-state-transition unless awaiting_payment; 502 chain-transaction-failed when it fails on chain (e.g. blockhash expired, insufficient funds). Clients that send the transaction themselves need not call this: the service detects the funding. See the order lifecycle table (the Order schema, `x-order-transitions`).
+         * @description Buyer only. Accepts the payment transaction returned by createOrder (or the Solana Pay endpoint) after the buyer signed it; the server checks it is the transaction it issued for this order (400 validation-error otherwise), sends it and waits for confirmation, then returns the order in in_progress. 409 invalid-state-transition unless awaiting_payment; 409 insufficient-funds when the paying wallet cannot cover the amount, fee or rent (checked before sending, and when the cluster refuses it for that; `needed` and `available` per asset); 502 chain-transaction-failed when it fails on chain otherwise (e.g. blockhash expired). Clients that send the transaction themselves need not call this: the service detects the funding. See the order lifecycle table (the Order schema, `x-order-transitions`).
          */
         post: operations["submitOrderTransaction"];
         delete?: never;
@@ -329,7 +329,7 @@ export interface paths {
         put?: never;
         /**
          * Get a fresh payment transaction
-         * @description Buyer only (403 for the seller or an admin). A new fund transaction for an order awaiting payment, when the one from createOrder expired (`payment.expires_at`, about a minute) or is about to. Same terms, a fresh blockhash; any of them funds the order once. 409 invalid-state-transition unless the order is awaiting_payment, inside its payment window and paid from a wallet (custodial orders are paid by the service). No body.
+         * @description Buyer only (403 for the seller or an admin). A new fund transaction for an order awaiting payment, when the one from createOrder expired (`payment.expires_at`, about a minute) or is about to. Same terms, a fresh blockhash; any of them funds the order once. 409 invalid-state-transition unless the order is awaiting_payment, inside its payment window and paid from a wallet (custodial orders are paid by the service); 409 insufficient-funds (`needed`, `available`) when the buyer wallet no longer covers the payment. No body.
          */
         post: operations["createOrderPayment"];
         delete?: never;
@@ -950,6 +950,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/network": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Cluster, RPC URL, explorer links and Solana Pay support
+         * @description Public (no credential). The Solana cluster the service runs on, the RPC URL a browser can reach, explorer URL templates for transactions (`{signature}`) and accounts (`{address}`) that open that cluster (a localnet via Solana Explorer's custom cluster with the RPC URL, port included), and whether Solana Pay links work there (not on a localnet, nor without an https PUBLIC_BASE_URL: `solana_pay_unsupported_reason` says why). Nothing secret: the same for every caller.
+         */
+        get: operations["getNetwork"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1491,6 +1511,26 @@ export interface components {
              */
             payment_expires_at: string;
         };
+        /**
+         * FundsAmount
+         * @description An amount of one asset (insufficient-funds `needed` and `available`)
+         */
+        FundsAmount: {
+            /**
+             * @description token: the order's currency (an SPL token); sol: native SOL (lamports) for network fees and rent
+             * @enum {string}
+             */
+            asset: "token" | "sol";
+            /** @description Symbol, e.g. "USDC" or "SOL" */
+            currency: string;
+            /** @description SPL mint of the token; null for native SOL */
+            mint: string | null;
+            decimals: number;
+            /** @description Amount in base units (lamports for SOL), decimal string */
+            base_units: string;
+            /** @description The same in UI units, exact decimal text, e.g. "16.91" */
+            amount: string;
+        };
         /** InquiryCreated */
         InquiryCreated: {
             conversation: components["schemas"]["Conversation"];
@@ -1916,6 +1956,36 @@ export interface components {
             explorer_url?: string;
         };
         /**
+         * NetworkInfo
+         * @description The Solana cluster this service runs on and how clients link to it
+         */
+        NetworkInfo: {
+            /**
+             * @description The Solana cluster the service settles on
+             * @enum {string}
+             */
+            cluster: "mainnet-beta" | "devnet" | "testnet" | "localnet";
+            /**
+             * Format: uri
+             * @description JSON-RPC URL of that cluster as a browser reaches it (SOLANA_PUBLIC_RPC_URL, else the RPC URL the service uses, port included); wallets and explorers read the chain there
+             */
+            rpc_url: string;
+            /**
+             * Format: uri
+             * @description Block-explorer link of a transaction: replace `{signature}` (base58). For a localnet it names the RPC URL: Solana Explorer with cluster=custom&customUrl=<rpc_url>
+             */
+            explorer_tx_url_template: string;
+            /**
+             * Format: uri
+             * @description Block-explorer link of an account (wallet, mint, escrow): replace `{address}` (base58)
+             */
+            explorer_address_url_template: string;
+            /** @description Whether wallets accept this service's Solana Pay transaction-request links: they need an https link (PUBLIC_BASE_URL) and a cluster they can reach (no localnet) */
+            solana_pay_supported: boolean;
+            /** @description Why Solana Pay links do not work here, in words to show a user; null when they do */
+            solana_pay_unsupported_reason: string | null;
+        };
+        /**
          * Order
          * @description An order and its place in the lifecycle:
          *
@@ -2067,6 +2137,11 @@ export interface components {
             transactions: components["schemas"]["OrderTransaction"][];
             /** @description Actions the caller may take now: the lifecycle table evaluated for the caller on its clocks, plus review */
             allowed_actions: ("pay" | "deliver" | "confirm" | "dispute" | "refund" | "resolve" | "review")[];
+            listing: components["schemas"]["OrderListingSummary"];
+            seller: components["schemas"]["OrderParty"];
+            buyer: components["schemas"]["OrderParty"];
+            next_step: components["schemas"]["OrderNextStep"];
+            review: components["schemas"]["OrderReview"] | null;
         };
         /**
          * OrderAttention
@@ -2254,13 +2329,76 @@ export interface components {
                 transactions: components["schemas"]["OrderTransaction"][];
                 /** @description Actions the caller may take now: the lifecycle table evaluated for the caller on its clocks, plus review */
                 allowed_actions: ("pay" | "deliver" | "confirm" | "dispute" | "refund" | "resolve" | "review")[];
+                listing: components["schemas"]["OrderListingSummary"];
+                seller: components["schemas"]["OrderParty"];
+                buyer: components["schemas"]["OrderParty"];
+                next_step: components["schemas"]["OrderNextStep"];
+                review: components["schemas"]["OrderReview"] | null;
             };
+        };
+        /**
+         * OrderListingSummary
+         * @description What was bought: the listing's title and category
+         */
+        OrderListingSummary: {
+            /**
+             * Format: uuid
+             * @description UUID (RFC 9562), lower-case hex
+             * @example 0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6
+             */
+            listing_id: string;
+            title: string;
+            /** @description Category slug (GET /categories) */
+            category_slug: string;
+            /** @description The category's display name (the slug when the category is no longer configured) */
+            category_name: string;
+        };
+        /**
+         * OrderNextStep
+         * @description What happens next on the order: who acts, by when, and what the timers do after that (derived from the lifecycle table and the order's deadlines; the same for every caller: allowed_actions says what the caller may do)
+         */
+        OrderNextStep: {
+            /**
+             * @description Who acts next: buyer, seller, arbiter (an admin, disputes), system (timers), none (closed)
+             * @enum {string}
+             */
+            actor: "buyer" | "seller" | "arbiter" | "system" | "none";
+            /**
+             * @description Stable code of the next step: pay, confirm_payment, expire, deliver, refund_available, confirm_or_dispute, auto_release, arbiter_decides, done (new codes may be added within v1: show a generic line for unknown ones)
+             * @enum {string}
+             */
+            kind: "pay" | "confirm_payment" | "expire" | "deliver" | "refund_available" | "confirm_or_dispute" | "auto_release" | "arbiter_decides" | "done";
+            /**
+             * Format: date-time
+             * @description When the step is due (the deadline that applies), or null when nothing times it
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            due_at: string | null;
+            /**
+             * @description What the timers do once due_at passes: hold_lapses (the unpaid order expires, the listing is free again), auto_release (the escrow is released to the seller), buyer_may_refund (the buyer may take the refund alone); null when due_at is null or nothing happens by itself
+             * @enum {string|null}
+             */
+            after_due: "hold_lapses" | "auto_release" | "buyer_may_refund" | null;
         };
         /** OrderPage */
         OrderPage: {
             data: components["schemas"]["Order"][];
             /** @description Cursor of the next page; null on the last page */
             next_cursor: string | null;
+        };
+        /**
+         * OrderParty
+         * @description A buyer or seller of an order: wallet, display name and rating
+         */
+        OrderParty: {
+            /**
+             * @description The party's account wallet (its identity; GET /users/{wallet}). For a custodial order's buyer this is the user's wallet, not buyer_wallet (the deposit address)
+             * @example AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r
+             */
+            wallet: string;
+            /** @description The profile's display name; null when the user set none */
+            display_name: string | null;
+            rating: components["schemas"]["PartyRating"];
         };
         /**
          * OrderPayment
@@ -2307,6 +2445,21 @@ export interface components {
             buyer_bps: number;
         };
         /**
+         * OrderReview
+         * @description The buyer's review of this order, once published; null before
+         */
+        OrderReview: {
+            rating: number;
+            /** @description 0..2000 characters; empty when none was given (as Review.text) */
+            text: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601 timestamp (UTC)
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+        };
+        /**
          * OrderTransaction
          * @description An on-chain transaction of the order
          */
@@ -2337,6 +2490,13 @@ export interface components {
          */
         OrderWithPayment: components["schemas"]["Order"] & {
             payment: components["schemas"]["OrderPayment"] | null;
+        };
+        /** PartyRating */
+        PartyRating: {
+            /** @description Mean rating received as a seller, rounded to 2 decimals; null without reviews */
+            average: number | null;
+            /** @description Reviews received as a seller */
+            review_count: number;
         };
         /** PersonalAccessToken */
         PersonalAccessToken: {
@@ -2383,7 +2543,7 @@ export interface components {
             /**
              * @description `https://bazaar.dev/problems/<slug>`. New types may be added within v1 (treat an unknown one by its `status`).
              *
-             *     - `validation-error` (400): The path, query, headers or body do not match the schema or a server-side rule; see `errors`. Text anywhere in the body (values and member names), the query or the path that cannot be stored is refused on every route, before authentication: a NUL character (`code` invalid_text_nul) or an unpaired UTF-16 surrogate (invalid_text_surrogate, e.g. the JSON escape "\ud800" alone); so is a body nested deeper than 32 levels (too_deep).
+             *     - `validation-error` (400): The path, query, headers or body do not match the schema or a server-side rule; see `errors`. Text anywhere in the body (values and member names), the query or the path that cannot be stored is refused on every route, before authentication: a NUL character (`code` invalid_text_nul) or an unpaired UTF-16 surrogate (invalid_text_surrogate, e.g. the JSON escape "\ud800" alone); so is a bidirectional embedding, override or isolate control (U+202A..U+202E, U+2066..U+2069: `code` invalid_text_bidi; they reorder how text displays, e.g. a title shown as "Invoice ogoL...exe.pdf"; the marks U+200E, U+200F and U+061C are allowed: they cannot reverse a run); so is a body nested deeper than 32 levels (too_deep).
              *     - `malformed-json` (400): The request body is not valid JSON.
              *     - `malformed-request` (400): The request cannot be read: malformed percent-encoding in a path parameter (`errors` names it), a body that does not decode under its Content-Encoding, or a body shorter than its Content-Length.
              *     - `webhook-url-refused` (400): The webhook URL is not http(s), carries credentials, does not resolve, or resolves to a loopback, private, link-local or otherwise non-public address (SSRF guard; the operator may allow private addresses).
@@ -2408,7 +2568,7 @@ export interface components {
              *     - `review-not-allowed` (409): The order is not completed or resolved, or it has already been reviewed.
              *     - `too-many-unpaid-orders` (409): The buyer already holds the maximum number of unpaid orders (each holds its listing for the payment window); pay one or let it expire first. `unpaid_orders` and `limit` say how many.
              *     - `webhook-limit-reached` (409): The user already has the maximum number of webhook endpoints (each event is sent to every one of them); delete one first. `limit` says how many.
-             *     - `insufficient-funds` (409): The balance does not cover the request: the available custodial balance (a withdrawal's amount + fee, or a custodial order payment), or, for an order paid from a wallet, the buyer wallet's balance on chain (its token balance of the order's currency must cover this order and its other unpaid orders; its SOL the network fee and the rent of the escrow accounts the fund transaction creates). `required_base_units` and `available_base_units` say by how much; for a wallet order `balance` names which one is short (`token`: base units of `currency`, `sol`: lamports) and `wallet` the wallet read.
+             *     - `insufficient-funds` (409): The balance does not cover the request: the available custodial balance (a withdrawal's amount + fee, or a custodial order payment), or, for an order paid from a wallet, the buyer wallet's balance on chain (its token balance of the order's currency must cover this order and its other unpaid orders; its SOL the network fee and the rent of the escrow accounts the fund transaction creates). `required_base_units` and `available_base_units` say by how much; for a wallet order `balance` names which one is short (`token`: base units of `currency`, `sol`: lamports) and `wallet` the wallet read, and `needed` and `available` list every asset checked (the order's currency, then SOL) in base units and UI units with the decimals and symbol. Checked when the order is created, again before a fresh fund transaction is issued (POST /orders/{order_id}/payment) and before a signed one is sent (POST /orders/{order_id}/transaction); a fund transaction the cluster refuses for the payer's lack of funds (no token account, insufficient funds, fees or rent) answers this problem too, not 502. Only the paying wallet of the caller's own order is read and disclosed, to its buyer (the public Solana Pay route discloses nothing: the wallet simulates the transaction itself).
              *     - `hold-cooldown` (409): An order of this buyer (the same user, wallet or client network) for this listing expired unpaid recently: the listing cannot be held by the same buyer again until `retry_at` (also `Retry-After`, seconds), so one buyer cannot keep a listing blocked by ordering it again and again without paying.
              *     - `token-account-required` (409): A payout goes to a token account that does not exist, and the service does not pay its rent (it would be the payee's to recover by closing it: docs/threat-model.md#who-pays-for-what-on-chain). `token_account`, `owner` and `mint` name it: the payee (or anyone) creates that associated token account, then the action is retried (the auto-release crank retries by itself).
              *     - `payload-too-large` (413): The request body exceeds the body limit (BODY_LIMIT, 100 kB by default), on any route and method.
@@ -2441,6 +2601,15 @@ export interface components {
              * @enum {string}
              */
             reason?: "message" | "address" | "signature" | "domain" | "uri" | "version" | "chain_id" | "nonce" | "issued_at" | "expiration_time" | "not_before";
+            /**
+             * Format: date-time
+             * @description listing-unavailable only, while an unpaid order holds the listing: when that hold lapses at the latest (ISO 8601, UTC); absent when a paid order reserves it
+             */
+            held_until?: string;
+            /** @description insufficient-funds (wallet payments): what the payment needs, per asset (the order's currency, then SOL) */
+            needed?: components["schemas"]["FundsAmount"][];
+            /** @description insufficient-funds (wallet payments): what the paying wallet holds, per asset, in the order of `needed` */
+            available?: components["schemas"]["FundsAmount"][];
             chain_transaction?: components["schemas"]["ChainTransactionLanded"];
         } & {
             [key: string]: unknown;
@@ -5138,7 +5307,7 @@ export interface operations {
                 };
             };
             408: components["responses"]["RequestTimeout"];
-            /** @description Invalid state transition (`invalid-state-transition`) */
+            /** @description Invalid state transition (`invalid-state-transition`); Insufficient funds (`insufficient-funds`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5259,7 +5428,7 @@ export interface operations {
                 };
             };
             408: components["responses"]["RequestTimeout"];
-            /** @description Invalid state transition (`invalid-state-transition`) */
+            /** @description Invalid state transition (`invalid-state-transition`); Insufficient funds (`insufficient-funds`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8901,6 +9070,70 @@ export interface operations {
             };
             /** @description Not found (`not-found`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            /** @description Rate limited (`rate-limited`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            /** @description Internal error (`internal-error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service-unavailable`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getNetwork: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NetworkInfo"];
+                };
+            };
+            /** @description Validation error (`validation-error`); Malformed JSON (`malformed-json`); Malformed request (`malformed-request`) */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };

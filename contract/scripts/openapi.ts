@@ -51,6 +51,7 @@ const TAGS: Record<string, string> = {
     'live Server-Sent Events stream that resumes with Last-Event-ID.',
   webhooks: 'Endpoints that receive your events, signed per Standard Webhooks v1; delivery log and redelivery.',
   chat: 'Conversations between buyer and seller: order messages (the arbiter joins a dispute) and pre-order inquiries.',
+  network: 'The Solana cluster the service runs on: RPC URL, explorer link templates, Solana Pay support.',
   tokens:
     'Personal access tokens with scopes, for third-party apps acting for you. Each operation names the scopes a ' +
     'token needs in `x-bazaar-token-scopes`: `scope` for every request (null: no token), and `money` when a request ' +

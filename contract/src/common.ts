@@ -121,12 +121,27 @@ export const TxSignature = extendApi(
 
 /**
  * Text the service stores or searches: no NUL and no other C0 control character except tab, line feed
- * and carriage return. PostgreSQL `text` cannot hold NUL (error 22021), and the other controls are never
- * legitimate in titles, names, descriptions or queries. Checked by the schema, so a request carrying them
- * is a 400 validation-error naming the field before any handler (or chain transaction) runs.
+ * and carriage return, and no bidirectional embedding, override or isolate control (U+202A..U+202E,
+ * U+2066..U+2069; BIDI_CONTROLS). PostgreSQL `text` cannot hold NUL (error 22021), and the other controls
+ * are never legitimate in titles, names, descriptions or queries: the bidi ones reorder how the text
+ * displays (a title "Invoice <U+202E>fdp.exe" reads "Invoice exe.pdf"; Unicode UTS #55, CVE-2021-42574).
+ * Checked by the schema, so a request carrying them is a 400 validation-error naming the field before any
+ * handler (or chain transaction) runs; the server refuses the bidi controls in every request string too
+ * (server/src/http/request-text.ts, `invalid_text_bidi`).
  */
-export const SAFE_TEXT = /^[^\u0000-\u0008\u000B\u000C\u000E-\u001F]*$/;
-export const SAFE_TEXT_MESSAGE = 'must not contain NUL or control characters other than tab, line feed and carriage return';
+export const SAFE_TEXT = /^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u202A-\u202E\u2066-\u2069]*$/;
+export const SAFE_TEXT_MESSAGE =
+  'must not contain NUL, control characters other than tab, line feed and carriage return, or bidirectional ' +
+  'embedding, override or isolate controls (U+202A..U+202E, U+2066..U+2069)';
+
+/**
+ * The bidirectional formatting characters refused in request text: embeddings LRE, RLE (U+202A, U+202B),
+ * PDF (U+202C), overrides LRO, RLO (U+202D, U+202E) and isolates LRI, RLI, FSI, PDI (U+2066..U+2069),
+ * the set UTS #55 and CVE-2021-42574 (Trojan Source) name. Allowed: the implicit marks LRM, RLM (U+200E,
+ * U+200F) and ALM (U+061C), which right-to-left text legitimately needs next to neutral characters and
+ * which cannot reverse a run of text.
+ */
+export const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/;
 
 /**
  * `schema` (a z.string() with its own bounds) refusing NUL and control characters (see SAFE_TEXT). The

@@ -15,11 +15,12 @@ import { events } from './events.contract.js';
 import { webhooks } from './webhooks.contract.js';
 import { chat } from './chat.contract.js';
 import { tokens } from './tokens.contract.js';
+import { network } from './network.contract.js';
 
 export const API_PREFIX = '/api/v1';
 
 export const contract = c.router(
-  { auth, users, listings, marketplace, orders, reviews, wallet, events, webhooks, chat, tokens },
+  { auth, users, listings, marketplace, orders, reviews, wallet, events, webhooks, chat, tokens, network },
   { pathPrefix: API_PREFIX, strictStatusCodes: true, commonResponses },
 );
 export type Contract = typeof contract;
@@ -38,4 +39,5 @@ export * from './events.contract.js';
 export * from './webhooks.contract.js';
 export * from './chat.contract.js';
 export * from './tokens.contract.js';
+export * from './network.contract.js';
 export * from './scopes.js';

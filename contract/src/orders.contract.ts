@@ -408,6 +408,110 @@ export const OrderResolution = named(
   z.object({ buyer_bps: Bps.describe('Share of the escrow returned to the buyer, basis points 0..10000') }),
 );
 
+/** What a party summary says of a user's reputation (as a seller: reviews rate sellers). */
+export const PartyRating = named(
+  'PartyRating',
+  z.object({
+    average: z.number().min(1).max(5).nullable().describe('Mean rating received as a seller, rounded to 2 decimals; null without reviews'),
+    review_count: z.number().int().min(0).describe('Reviews received as a seller'),
+  }),
+);
+
+/**
+ * A party of an order as the other party sees it: enough to name them in a list (the full profile is
+ * GET /users/{wallet}).
+ */
+export const OrderParty = named(
+  'OrderParty',
+  z.object({
+    wallet: Pubkey.describe(
+      'The party\'s account wallet (its identity; GET /users/{wallet}). For a custodial order\'s buyer this is the ' +
+        'user\'s wallet, not buyer_wallet (the deposit address)',
+    ),
+    display_name: z.string().nullable().describe('The profile\'s display name; null when the user set none'),
+    rating: PartyRating,
+  }),
+  'A buyer or seller of an order: wallet, display name and rating',
+);
+export type OrderParty = z.infer<typeof OrderParty>;
+
+/** The listing an order bought, as the order shows it (current title and category). */
+export const OrderListingSummary = named(
+  'OrderListingSummary',
+  z.object({
+    listing_id: Uuid,
+    title: z.string(),
+    category_slug: z.string().describe('Category slug (GET /categories)'),
+    category_name: z.string().describe('The category\'s display name (the slug when the category is no longer configured)'),
+  }),
+  'What was bought: the listing\'s title and category',
+);
+export type OrderListingSummary = z.infer<typeof OrderListingSummary>;
+
+/** Who acts next on an order (`arbiter` = an admin resolving a dispute, `system` = the service's timers). */
+export const NEXT_STEP_ACTORS = ['buyer', 'seller', 'arbiter', 'system', 'none'] as const;
+/**
+ * What happens next on an order, one stable code per situation of the lifecycle table:
+ * - pay: the buyer pays (signs the fund transaction) before due_at = payment_expires_at;
+ * - confirm_payment: the service is confirming the funding of a custodial order;
+ * - expire: the payment window closed unpaid; the service expires the order (the hold lapses) at due_at;
+ * - deliver: the seller delivers by due_at = delivery_deadline; after it the buyer may refund;
+ * - refund_available: the seller missed delivery_deadline: the buyer may refund now (the seller may still deliver);
+ * - confirm_or_dispute: the buyer confirms or disputes before due_at = auto_release_at; then the escrow is released;
+ * - auto_release: auto_release_at passed: the service releases the escrow to the seller (anyone may crank it);
+ * - arbiter_decides: a dispute waits for the arbiter (an admin) to split the escrow (no deadline); when the seller
+ *   did not deliver on time, the buyer may refund from due_at = delivery_deadline (or now, due_at null);
+ * - done: the order is closed (completed, resolved, refunded or expired).
+ */
+export const NEXT_STEP_KINDS = [
+  'pay',
+  'confirm_payment',
+  'expire',
+  'deliver',
+  'refund_available',
+  'confirm_or_dispute',
+  'auto_release',
+  'arbiter_decides',
+  'done',
+] as const;
+/** What the service's timers (or the escrow program) let happen once `due_at` passes. */
+export const NEXT_STEP_AFTER_DUE = ['hold_lapses', 'auto_release', 'buyer_may_refund'] as const;
+
+export const OrderNextStep = named(
+  'OrderNextStep',
+  z.object({
+    actor: z.enum(NEXT_STEP_ACTORS).describe('Who acts next: buyer, seller, arbiter (an admin, disputes), system (timers), none (closed)'),
+    kind: z
+      .enum(NEXT_STEP_KINDS)
+      .describe(
+        'Stable code of the next step: pay, confirm_payment, expire, deliver, refund_available, confirm_or_dispute, ' +
+          'auto_release, arbiter_decides, done (new codes may be added within v1: show a generic line for unknown ones)',
+      ),
+    due_at: Timestamp.nullable().describe('When the step is due (the deadline that applies), or null when nothing times it'),
+    after_due: z
+      .enum(NEXT_STEP_AFTER_DUE)
+      .nullable()
+      .describe(
+        'What the timers do once due_at passes: hold_lapses (the unpaid order expires, the listing is free again), ' +
+          'auto_release (the escrow is released to the seller), buyer_may_refund (the buyer may take the refund alone); ' +
+          'null when due_at is null or nothing happens by itself',
+      ),
+  }),
+  'What happens next on the order: who acts, by when, and what the timers do after that (derived from the lifecycle ' +
+    'table and the order\'s deadlines; the same for every caller: allowed_actions says what the caller may do)',
+);
+export type OrderNextStep = z.infer<typeof OrderNextStep>;
+
+/** The buyer's review of the order's seller, once published (POST /orders/{order_id}/review). */
+export const OrderReview = named(
+  'OrderReview',
+  z.object({
+    rating: z.number().int().min(1).max(5),
+    text: z.string().describe('0..2000 characters; empty when none was given (as Review.text)'),
+    created_at: Timestamp,
+  }),
+);
+
 export const Order = named(
   'Order',
   z.object({
@@ -445,6 +549,11 @@ export const Order = named(
     allowed_actions: z
       .array(OrderAction)
       .describe('Actions the caller may take now: the lifecycle table evaluated for the caller on its clocks, plus review'),
+    listing: OrderListingSummary,
+    seller: OrderParty,
+    buyer: OrderParty,
+    next_step: OrderNextStep,
+    review: OrderReview.nullable().describe('The buyer\'s review of this order, once published; null before'),
   }),
 );
 export type Order = z.infer<typeof Order>;
@@ -590,8 +699,8 @@ const createOrder = routeErrors(
 );
 const listOrders = routeErrors('user', []);
 const getOrder = routeErrors('user', ['not-found'], { actors: ['buyer', 'seller', 'admin'] });
-const submitOrderTransaction = routeErrors('user', [...bodyProblems, ...action], { actors: ['buyer'] });
-const createOrderPayment = routeErrors('user', ['forbidden', 'not-found', 'invalid-state-transition', 'chain-unavailable'], {
+const submitOrderTransaction = routeErrors('user', [...bodyProblems, ...action, 'insufficient-funds'], { actors: ['buyer'] });
+const createOrderPayment = routeErrors('user', ['forbidden', 'not-found', 'invalid-state-transition', 'insufficient-funds', 'chain-unavailable'], {
   actors: ['buyer'],
 });
 const getSolanaPayLabel = routeErrors('public', ['not-found']);
@@ -633,7 +742,7 @@ export const orders = c.router({
       'anything, and the listing reads `reserved` with `held_until` meanwhile. Holds are tied to buyers who can pay ' +
       'and bounded: a wallet order needs the buyer wallet\'s token balance to cover its amount (and the buyer\'s other ' +
       'unpaid orders in that currency) and its SOL the network fee and the rent of the escrow accounts, read on chain ' +
-      'at creation (409 insufficient-funds, `balance` token or sol); a buyer may hold at most 3 unpaid orders (409 ' +
+      'at creation (409 insufficient-funds, `balance` token or sol, `needed` and `available` per asset); a buyer may hold at most 3 unpaid orders (409 ' +
       'too-many-unpaid-orders), a client network (IPv4 address or IPv6 /64; API keys excepted) at most 10 (429 ' +
       'too-many-holds, with Retry-After); a buyer whose order for the listing expired unpaid cannot order it again ' +
       'for an hour (409 hold-cooldown, `retry_at`); and the payment window is 5 minutes instead of 15 on a contested ' +
@@ -655,7 +764,8 @@ export const orders = c.router({
     summary: 'List the caller\'s orders',
     description:
       'Orders where the caller is buyer or seller (filter with role), optionally by status; newest first; ' +
-      'cursor pagination (limit 1..100, default 20).',
+      'cursor pagination (limit 1..100, default 20). Each order carries its listing\'s title and category, both ' +
+      'parties\' names and ratings and its next step, as GET /orders/{order_id}.',
     responses: { 200: OrderPage, ...listOrders.responses },
     metadata: listOrders.metadata,
   },
@@ -667,7 +777,9 @@ export const orders = c.router({
     description:
       'Buyer, seller or admin. Status, escrow state and addresses (escrow_account_address = order PDA, ' +
       'vault_address, token_mint_address), amounts, deadlines, transactions and the caller\'s ' +
-      'allowed_actions. Other callers get 404 not-found (existence is not revealed).',
+      'allowed_actions; what was bought (`listing`), both parties (`seller`, `buyer`: name and rating), what ' +
+      'happens next (`next_step`) and the buyer\'s review once published. Other callers get 404 not-found ' +
+      '(existence is not revealed).',
     responses: { 200: Order, ...getOrder.responses },
     metadata: getOrder.metadata,
   },
@@ -680,8 +792,10 @@ export const orders = c.router({
       'Buyer only. Accepts the payment transaction returned by createOrder (or the Solana Pay endpoint) ' +
       'after the buyer signed it; the server checks it is the transaction it issued for this order (400 ' +
       'validation-error otherwise), sends it and waits for confirmation, then returns the order in ' +
-      'in_progress. 409 invalid-state-transition unless awaiting_payment; 502 chain-transaction-failed ' +
-      'when it fails on chain (e.g. blockhash expired, insufficient funds). Clients that send the ' +
+      'in_progress. 409 invalid-state-transition unless awaiting_payment; 409 insufficient-funds when the paying ' +
+      'wallet cannot cover the amount, fee or rent (checked before sending, and when the cluster refuses it for that; ' +
+      '`needed` and `available` per asset); 502 chain-transaction-failed when it fails on chain otherwise (e.g. ' +
+      'blockhash expired). Clients that send the ' +
       'transaction themselves need not call this: the service detects the funding.' +
       seeTable,
     body: SubmitOrderTransactionBody,
@@ -698,7 +812,8 @@ export const orders = c.router({
       'the one from createOrder expired (`payment.expires_at`, about a minute) or is about to. Same terms, a ' +
       'fresh blockhash; any of them funds the order once. 409 invalid-state-transition unless the order is ' +
       'awaiting_payment, inside its payment window and paid from a wallet (custodial orders are paid by the ' +
-      'service). No body.',
+      'service); 409 insufficient-funds (`needed`, `available`) when the buyer wallet no longer covers the payment. ' +
+      'No body.',
     body: c.noBody(),
     responses: { 200: FreshOrderPayment, ...createOrderPayment.responses },
     metadata: createOrderPayment.metadata,

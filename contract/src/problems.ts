@@ -26,8 +26,10 @@ export const problemTypes = {
       'The path, query, headers or body do not match the schema or a server-side rule; see `errors`. Text anywhere in ' +
       'the body (values and member names), the query or the path that cannot be stored is refused on every route, ' +
       'before authentication: a NUL character (`code` invalid_text_nul) or an unpaired UTF-16 surrogate ' +
-      '(invalid_text_surrogate, e.g. the JSON escape "\\ud800" alone); so is a body nested deeper than 32 levels ' +
-      '(too_deep).',
+      '(invalid_text_surrogate, e.g. the JSON escape "\\ud800" alone); so is a bidirectional embedding, override or ' +
+      'isolate control (U+202A..U+202E, U+2066..U+2069: `code` invalid_text_bidi; they reorder how text displays, e.g. ' +
+      'a title shown as "Invoice ogoL...exe.pdf"; the marks U+200E, U+200F and U+061C are allowed: they cannot reverse ' +
+      'a run); so is a body nested deeper than 32 levels (too_deep).',
   },
   'malformed-json': { status: 400, title: 'Malformed JSON', description: 'The request body is not valid JSON.' },
   'malformed-request': {
@@ -158,7 +160,13 @@ export const problemTypes = {
       'balance of the order\'s currency must cover this order and its other unpaid orders; its SOL the network fee and ' +
       'the rent of the escrow accounts the fund transaction creates). `required_base_units` and `available_base_units` ' +
       'say by how much; for a wallet order `balance` names which one is short (`token`: base units of `currency`, ' +
-      '`sol`: lamports) and `wallet` the wallet read.',
+      '`sol`: lamports) and `wallet` the wallet read, and `needed` and `available` list every asset checked (the ' +
+      'order\'s currency, then SOL) in base units and UI units with the decimals and symbol. Checked when the order is ' +
+      'created, again before a fresh fund transaction is issued (POST /orders/{order_id}/payment) and before a signed ' +
+      'one is sent (POST /orders/{order_id}/transaction); a fund transaction the cluster refuses for the payer\'s lack ' +
+      'of funds (no token account, insufficient funds, fees or rent) answers this problem too, not 502. Only the paying ' +
+      'wallet of the caller\'s own order is read and disclosed, to its buyer (the public Solana Pay route discloses ' +
+      'nothing: the wallet simulates the transaction itself).',
   },
   'hold-cooldown': {
     status: 409,
@@ -279,6 +287,26 @@ export const ProblemFieldError = named(
   }),
 );
 
+/**
+ * One asset of an insufficient-funds problem: an amount in base units and in UI units of the asset
+ * (`amount` = base_units / 10^decimals, as decimal text so that 1e-7 never appears).
+ */
+export const FundsAmount = named(
+  'FundsAmount',
+  z.object({
+    asset: z
+      .enum(['token', 'sol'])
+      .describe('token: the order\'s currency (an SPL token); sol: native SOL (lamports) for network fees and rent'),
+    currency: z.string().describe('Symbol, e.g. "USDC" or "SOL"'),
+    mint: z.string().nullable().describe('SPL mint of the token; null for native SOL'),
+    decimals: z.number().int().min(0).max(18),
+    base_units: z.string().regex(/^(0|[1-9][0-9]*)$/).describe('Amount in base units (lamports for SOL), decimal string'),
+    amount: z.string().regex(/^(0|[1-9][0-9]*)(\.[0-9]+)?$/).describe('The same in UI units, exact decimal text, e.g. "16.91"'),
+  }),
+  'An amount of one asset (insufficient-funds `needed` and `available`)',
+);
+export type FundsAmount = z.infer<typeof FundsAmount>;
+
 const problemShape = {
   type: z
     .enum(problemTypeUris)
@@ -298,6 +326,22 @@ const problemShape = {
     .optional()
     .describe('Escrow/token program error name (chain-transaction-failed), e.g. "InvalidState"'),
   reason: LoginFailureReason.optional().describe('login-failed only: the SIWS field that refused the login'),
+  held_until: z
+    .string()
+    .datetime({ offset: true })
+    .optional()
+    .describe(
+      'listing-unavailable only, while an unpaid order holds the listing: when that hold lapses at the latest (ISO 8601, ' +
+        'UTC); absent when a paid order reserves it',
+    ),
+  needed: z
+    .array(FundsAmount)
+    .optional()
+    .describe('insufficient-funds (wallet payments): what the payment needs, per asset (the order\'s currency, then SOL)'),
+  available: z
+    .array(FundsAmount)
+    .optional()
+    .describe('insufficient-funds (wallet payments): what the paying wallet holds, per asset, in the order of `needed`'),
   chain_transaction: named(
     'ChainTransactionLanded',
     z.object({

@@ -78,6 +78,7 @@ const ROUTE_TABLE: Record<string, [string, string, RouteMetadata['auth']]> = {
   'tokens.createToken': ['POST', '/user/tokens', 'user'],
   'tokens.listTokens': ['GET', '/user/tokens', 'user'],
   'tokens.revokeToken': ['DELETE', '/user/tokens/:token_id', 'user'],
+  'network.getNetwork': ['GET', '/network', 'public'],
 };
 
 /** The route rows of docs/design.md ("Contract route keys"): key -> "METHOD /path" with {param} as :param. */

@@ -140,6 +140,7 @@ export const routeAccess = {
   'tokens.createToken': NO_TOKEN,
   'tokens.listTokens': NO_TOKEN,
   'tokens.revokeToken': NO_TOKEN,
+  'network.getNetwork': PUBLIC,
 } as const satisfies Record<RouteKey, RouteAccess>;
 
 /**

@@ -219,6 +219,16 @@ export const ENV_VARS: readonly EnvVar[] = [
     example: 'wss://example.solana-rpc.test/ws',
     readers: S,
   },
+  {
+    name: 'SOLANA_PUBLIC_RPC_URL',
+    group: 'chain',
+    default: computed('the RPC URL the server uses (`SOLANA_RPC_URL`, or the embedded localnet\'s `http://127.0.0.1:SOLANA_RPC_PORT`)'),
+    meaning:
+      'JSON-RPC URL of the same cluster as browsers reach it, published by `GET /network` for wallets and explorer links ' +
+      '(set it when the server\'s own URL is private or carries an API key)',
+    example: 'https://api.devnet.solana.com',
+    readers: S,
+  },
   { name: 'SOLANA_RPC_PORT', group: 'chain', default: lit(8899), meaning: 'port of the embedded localnet (its websocket uses the next one)', example: '18115', readers: ['server', 'npm start', 'scripts'] },
   { name: 'CHAIN_BOOTSTRAP', group: 'chain', default: lit('false'), meaning: '`1`: run the dev bootstrap (keys, test USDC mint, escrow config, `chain.json`) against `SOLANA_RPC_URL` too', example: '1', readers: ['npm start'] },
   { name: 'ESCROW_PROGRAM_ID', group: 'chain', default: computed('from `DATA_DIR/chain.json`, else the IDL address'), meaning: 'escrow program id', example: 'Fg6PaFpoGXkYsidMpWTK6W2BeZ7FEfcYkg476zPFsLnS', readers: ['server', 'scripts'] },
@@ -508,6 +518,8 @@ export interface Config {
   /** accepted clock skew for the SIWS time fields, seconds */
   clockSkewSeconds: number;
   solanaRpcUrl: string;
+  /** SOLANA_PUBLIC_RPC_URL: the cluster's RPC URL as browsers reach it (GET /network); unset: solanaRpcUrl */
+  solanaPublicRpcUrl?: string;
   /** PubSub websocket of the RPC (SOLANA_WS_URL, default derived from solanaRpcUrl); null = off (poll only) */
   solanaWsUrl?: string | null;
   escrowProgramId?: string;
@@ -711,6 +723,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     clockSkewSeconds: int(env, 'SIWS_CLOCK_SKEW_SECONDS'),
     solanaRpcUrl,
     solanaWsUrl: wsUrl(raw(env, 'SOLANA_WS_URL'), solanaRpcUrl),
+    solanaPublicRpcUrl: raw(env, 'SOLANA_PUBLIC_RPC_URL') === undefined ? undefined : httpUrl('SOLANA_PUBLIC_RPC_URL', raw(env, 'SOLANA_PUBLIC_RPC_URL')!).toString().replace(/\/$/, ''),
     escrowProgramId: raw(env, 'ESCROW_PROGRAM_ID') ?? chainFile.programId,
     serviceKeypairPath: raw(env, 'SERVICE_KEYPAIR_PATH') ?? path.join(dataDir, 'keys', 'service.json'),
     currencies: raw(env, 'CURRENCIES') ? parseCurrencies(raw(env, 'CURRENCIES')!) : chainFile.currencies,

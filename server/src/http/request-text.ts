@@ -11,28 +11,38 @@
  *   wrong order, e.g. the JSON escape `"\ud800"`): it is no Unicode scalar value, has no UTF-8 encoding,
  *   and PostgreSQL and the Token-2022 metadata (Borsh UTF-8 strings) cannot store it (ECMAScript
  *   `String.prototype.isWellFormed`, Unicode 15 §3.9 D76).
+ * - `invalid_text_bidi` (issue 23 item 4): a bidirectional embedding, override or isolate control
+ *   (U+202A..U+202E, U+2066..U+2069; contract BIDI_CONTROLS). Storable, but it reorders how a title,
+ *   name, description or message displays: "Invoice <RLO>fdp.exe" shows as "Invoice exe.pdf" (UTS #55,
+ *   CVE-2021-42574 "Trojan Source"). No field of the API needs them; refused everywhere rather than
+ *   stripped, so what is stored is what was sent. The implicit marks LRM, RLM (U+200E, U+200F) and ALM
+ *   (U+061C) stay allowed: right-to-left text needs them next to neutral characters, and they cannot
+ *   reverse a run.
  *
  * And a body nested deeper than MAX_JSON_DEPTH (32) levels is refused the same way (`too_deep`), before
  * anything that walks it recursively (the Idempotency-Key fingerprint, zod) runs. The walk itself is
  * iterative: no nesting can overflow its stack.
  */
 import type { Request, RequestHandler } from 'express';
-import type { ProblemFieldError } from '@bazaar/contract';
+import { BIDI_CONTROLS, type ProblemFieldError } from '@bazaar/contract';
 import { sendProblem } from './problem.js';
 
 /** A high surrogate not followed by a low one, or a low surrogate not preceded by a high one (UTF-16 code units). */
 const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/** Why a string cannot be stored, or null when it can. */
-export function unstorableText(s: string): 'invalid_text_nul' | 'invalid_text_surrogate' | null {
+/** Why a string is refused (cannot be stored, or would display spoofed), or null when it is accepted. */
+export function unstorableText(s: string): 'invalid_text_nul' | 'invalid_text_surrogate' | 'invalid_text_bidi' | null {
   if (s.includes('\u0000')) return 'invalid_text_nul';
   if (UNPAIRED_SURROGATE.test(s)) return 'invalid_text_surrogate';
+  if (BIDI_CONTROLS.test(s)) return 'invalid_text_bidi';
   return null;
 }
 
 const MESSAGES = {
   invalid_text_nul: 'must not contain the NUL character (U+0000)',
   invalid_text_surrogate: 'must be well-formed Unicode text (no unpaired UTF-16 surrogate)',
+  invalid_text_bidi:
+    'must not contain bidirectional embedding, override or isolate controls (U+202A..U+202E, U+2066..U+2069): they reorder how the text displays',
 } as const;
 
 /**

@@ -26,6 +26,7 @@ import { eventsHandlers } from './events.handlers.js';
 import { webhooksHandlers } from './webhooks.handlers.js';
 import { chatHandlers } from './chat.handlers.js';
 import { tokensHandlers } from './tokens.handlers.js';
+import { networkHandlers } from './network.handlers.js';
 import { listingsHandlers } from './listings.handlers.js';
 import { marketplaceHandlers } from './marketplace.handlers.js';
 import { ordersHandlers } from './orders.handlers.js';
@@ -118,6 +119,7 @@ export function buildServices(ctx: AppContext) {
       db,
       chain: { escrow: chain.escrow, currencies: chain.currencies ?? currencies },
       listings: listings.port,
+      categories: config.categories,
       config: { publicBaseUrl: config.publicBaseUrl, ...config.orders, ...(ctx.orders ?? {}) },
       log,
       hasReview: reviews.hasReview,
@@ -146,6 +148,7 @@ export function buildServices(ctx: AppContext) {
     webhooks: webhooksHandlers(webhooks.http),
     chat: chatHandlers({ ...chat.http, rateLimitStore: new PrismaRateLimitStore(db, 'chat:sender') }),
     tokens: tokensHandlers({ service: createTokensService(db, ctx.now) }),
+    network: networkHandlers(config),
   });
 
   const retention = config.eventsRetentionDays

@@ -45,6 +45,8 @@ export interface OrdersModuleOptions {
   /** payment currencies (defaults to the chain client's) */
   currencies?: Array<{ code: string; mint: string; decimals: number; tokenProgram?: string }>;
   listings: ListingsPort;
+  /** configured categories: the display names orders show (`listing.category_name`) */
+  categories?: ReadonlyArray<{ slug: string; name: string }>;
   config?: Partial<OrdersConfig> & {
     /** payment watcher + auto-release crank interval (default 2000 ms); 0 disables the timers (tests drive them) */
     watcherIntervalMs?: number;
@@ -75,7 +77,8 @@ export interface OrdersModuleOptions {
 }
 
 export function createOrdersModule(o: OrdersModuleOptions) {
-  const repo = o.repo ?? new PrismaOrdersRepo(o.db);
+  const categoryNames = new Map((o.categories ?? []).map((c) => [c.slug, c.name]));
+  const repo = o.repo ?? new PrismaOrdersRepo(o.db, { categoryName: (slug) => categoryNames.get(slug) });
   const escrow = o.escrow ?? (o.chain?.escrow ? escrowPort(o.chain.escrow, { log: o.log, budget: o.budget }) : unavailableEscrow());
   const idempotencyStore = o.idempotencyStore ?? new PrismaIdempotencyStore(o.db);
   const currencies = o.currencies ?? o.chain?.currencies ?? [];

@@ -1,15 +1,21 @@
 /**
- * OrderRecord (+ its chain intents and the caller's allowed actions) -> the contract's `Order` JSON.
+ * OrderRecord (+ its view: chain intents, listing, parties, review; the caller's allowed actions and the
+ * next step) -> the contract's `Order` JSON.
  */
-import type { Order, OrderAction } from '@bazaar/contract';
+import type { Order, OrderAction, OrderNextStep } from '@bazaar/contract';
 import { toUiNumber } from '../../lib/money.js';
 import { escrowStateOf } from './order-state.js';
-import type { ChainIntentRecord, OrderRecord } from './orders.types.js';
+import type { OrderView } from './order-view.js';
+import type { OrderRecord } from './orders.types.js';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-/** `allowed`: the caller's allowed_actions (OrdersService.present evaluates the lifecycle table). */
-export function toOrderDto(o: OrderRecord, intents: ChainIntentRecord[], allowed: OrderAction[]): Order {
+/**
+ * `view`: the order's read model (order-view.ts); `allowed`: the caller's allowed_actions
+ * (OrdersService.present evaluates the lifecycle table); `nextStep`: nextStepOf on the same clocks.
+ */
+export function toOrderDto(o: OrderRecord, view: OrderView, allowed: OrderAction[], nextStep: OrderNextStep): Order {
+  const intents = view.intents;
   const fee = (o.amount * BigInt(o.feeBps)) / 10_000n;
   return {
     order_id: o.id,
@@ -59,5 +65,10 @@ export function toOrderDto(o: OrderRecord, intents: ChainIntentRecord[], allowed
         created_at: i.createdAt.toISOString(),
       })),
     allowed_actions: allowed,
+    listing: view.listing,
+    seller: view.seller,
+    buyer: view.buyer,
+    next_step: nextStep,
+    review: view.review ? { rating: view.review.rating, text: view.review.text, created_at: view.review.createdAt.toISOString() } : null,
   };
 }

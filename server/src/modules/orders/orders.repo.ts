@@ -13,10 +13,11 @@
  * caller) and the transaction signature when the chain moved. Creation appends order.created.
  */
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
-import { TERMINAL_ORDER_STATUSES } from '@bazaar/contract';
+import { PAYMENT_GRACE_SECONDS, TERMINAL_ORDER_STATUSES } from '@bazaar/contract';
 import { type Instruction, type OrderStatus, OPEN_ORDER_STATUSES, orderEventFor } from './order-state.js';
 import { appendEvents, notifyAppended, type NewEvent } from '../events/index.js';
 import { toOrderDto } from './orders.dto.js';
+import { nextStepOf, readOrderViews, type CategoryNameOf, type OrderView } from './order-view.js';
 import type {
   BlockhashLifetime,
   ChainIntentRecord,
@@ -165,15 +166,25 @@ function toIntent(r: IntentRow): ChainIntentRecord {
 type Tx = Prisma.TransactionClient;
 
 /** The order.* event of order `id` as it is now inside `tx` (the API's Order; allowed_actions empty). */
-async function orderEvent(tx: Tx, id: string, type: NonNullable<ReturnType<typeof orderEventFor>>, signature: string | null): Promise<NewEvent> {
+async function orderEvent(
+  tx: Tx,
+  id: string,
+  type: NonNullable<ReturnType<typeof orderEventFor>>,
+  signature: string | null,
+  categoryName?: CategoryNameOf,
+): Promise<NewEvent> {
   const row = await tx.order.findUniqueOrThrow({ where: { id }, include: withWallets });
-  const intents = await tx.chainIntent.findMany({ where: { orderId: id }, orderBy: { createdAt: 'asc' } });
+  const order = toRecord(row);
+  const view = (await readOrderViews(tx, [order], { categoryName, toIntent })).get(id)!;
+  // the event's time on both clocks: the next step as it reads when the event is written
+  const nowMs = Date.now();
+  const next = nextStepOf(order, { serviceMs: nowMs, chainSeconds: Math.floor(nowMs / 1000) }, PAYMENT_GRACE_SECONDS);
   return {
     type,
     resourceType: 'order',
     resourceId: id,
     audience: [row.buyerId, row.sellerId],
-    data: toOrderDto(toRecord(row), intents.map(toIntent), []),
+    data: toOrderDto(order, view, [], next),
     signature,
   };
 }
@@ -183,24 +194,40 @@ async function orderEvent(tx: Tx, id: string, type: NonNullable<ReturnType<typeo
  * `version`) and, when the status moved, the event of that lifecycle row, in the caller's transaction.
  * The event's signature: `signature`, else the patch's last/fund signature.
  */
-async function applyTransition(tx: Tx, id: string, expected: OrderStatus, patch: OrderPatch, signature: string | null): Promise<boolean> {
+async function applyTransition(
+  tx: Tx,
+  id: string,
+  expected: OrderStatus,
+  patch: OrderPatch,
+  signature: string | null,
+  categoryName?: CategoryNameOf,
+): Promise<boolean> {
   const r = await tx.order.updateMany({ where: { id, status: expected }, data: { ...toData(patch), version: { increment: 1 } } });
   if (r.count !== 1) return false;
   if (patch.status !== undefined && patch.status !== expected) {
     const type = orderEventFor(expected, patch.status, patch.transition);
-    if (type) await appendEvents(tx, [await orderEvent(tx, id, type, signature ?? patch.lastSignature ?? patch.fundSignature ?? null)]);
+    if (type) await appendEvents(tx, [await orderEvent(tx, id, type, signature ?? patch.lastSignature ?? patch.fundSignature ?? null, categoryName)]);
   }
   return true;
 }
 
 export class PrismaOrdersRepo implements OrdersRepo {
-  constructor(private readonly db: Db) {}
+  /** `categoryName`: display names of the configured categories (order views; default: the slug in title case) */
+  constructor(
+    private readonly db: Db,
+    private readonly opts: { categoryName?: CategoryNameOf } = {},
+  ) {}
+
+  /** The read model of a page of orders (listing, parties, review, chain transactions) in two statements. */
+  async views(orders: readonly OrderRecord[]): Promise<Map<string, OrderView>> {
+    return readOrderViews(this.db, orders, { categoryName: this.opts.categoryName, toIntent });
+  }
 
   async create(o: NewOrder): Promise<OrderRecord> {
     const created = await this.db.$transaction(async (tx) => {
       const row = await this.insert(tx, o);
       const type = orderEventFor(null, row.status, 'create');
-      if (type) await appendEvents(tx, [await orderEvent(tx, row.id, type, null)]);
+      if (type) await appendEvents(tx, [await orderEvent(tx, row.id, type, null, this.opts.categoryName)]);
       return row;
     });
     notifyAppended();
@@ -281,7 +308,7 @@ export class PrismaOrdersRepo implements OrdersRepo {
           if (networkHolds >= guard.maxUnpaidPerNetwork) return { networkLimit: { holds: networkHolds, earliestExpiresAt: held._min.paymentExpiresAt ?? new Date() } };
         }
         const created = await this.insert(tx, { ...o, ...guard.window({ contested, networkHolds }) });
-        await appendEvents(tx, [await orderEvent(tx, created.id, orderEventFor(null, created.status, 'create')!, null)]);
+        await appendEvents(tx, [await orderEvent(tx, created.id, orderEventFor(null, created.status, 'create')!, null, this.opts.categoryName)]);
         return { created };
       });
       if ('created' in result) notifyAppended();
@@ -381,7 +408,7 @@ export class PrismaOrdersRepo implements OrdersRepo {
       const r = await this.db.order.updateMany({ where: { id, status: expected }, data: { ...toData(patch), version: { increment: 1 } } });
       return r.count === 1;
     }
-    const changed = await this.db.$transaction((tx) => applyTransition(tx, id, expected, patch, null));
+    const changed = await this.db.$transaction((tx) => applyTransition(tx, id, expected, patch, null, this.opts.categoryName));
     if (changed) notifyAppended();
     return changed;
   }
@@ -418,7 +445,7 @@ export class PrismaOrdersRepo implements OrdersRepo {
         data: { status: 'confirmed', ...(signature ? { signature } : {}), ...(slot !== null ? { slot: BigInt(slot) } : {}), error: null },
       });
       if (!Object.keys(patch).length) return false;
-      return applyTransition(tx, orderId, expected, patch, signature);
+      return applyTransition(tx, orderId, expected, patch, signature, this.opts.categoryName);
     }).then((changed) => {
       if (changed && patch.status !== undefined && patch.status !== expected) notifyAppended();
       return changed;

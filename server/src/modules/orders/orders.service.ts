@@ -35,12 +35,12 @@ import {
   isTerminal,
   listingEventAfter,
   needsChainClock,
-  REVIEWABLE_ORDER_STATUSES,
   refusal,
   roleMayEver,
   targetStatus,
 } from './order-state.js';
 import { toOrderDto } from './orders.dto.js';
+import { nextStepOf, presentViews } from './order-view.js';
 import { orderErrors } from './orders.errors.js';
 import type { Instruction } from './order-state.js';
 import type {
@@ -267,16 +267,12 @@ export class OrdersService {
     const roles = orders.map((o) => this.roleOf(o, p));
     const needChain = orders.some((o, i) => needsChainClock(o.status, roles[i]!));
     const clocks = needChain ? await this.clocks(true).catch(() => this.clocks(false)) : await this.clocks(false);
-    return Promise.all(
-      orders.map(async (o, i) => {
-        const reviewable = roles[i] === 'buyer' && (REVIEWABLE_ORDER_STATUSES as readonly string[]).includes(o.status);
-        const [intents, reviewed] = await Promise.all([
-          this.deps.repo.listIntents(o.id),
-          reviewable && this.deps.hasReview ? this.deps.hasReview(o.id) : Promise.resolve(false),
-        ]);
-        return toOrderDto(o, intents, allowedActions(o, roles[i]!, clocks, reviewed));
-      }),
-    );
+    const views = await presentViews(orders, this.deps.repo, this.deps.hasReview);
+    return orders.map((o, i) => {
+      const view = views.get(o.id)!;
+      const next = nextStepOf(o, clocks, this.config.paymentGraceSeconds);
+      return toOrderDto(o, view, allowedActions(o, roles[i]!, clocks, view.reviewed), next);
+    });
   }
 
   /** One order as `present` shows it. */

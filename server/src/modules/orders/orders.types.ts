@@ -2,6 +2,7 @@
  * Orders module types and the ports it needs from other modules (listings, chain).
  * Amounts are u64 base units (bigint); chain times are unix seconds.
  */
+import type { OrderView } from './order-view.js';
 import type { TransitionAction } from './order-state.js';
 import type { ListingOrderEvent, ListingStatus, PaymentSource } from '@bazaar/contract';
 
@@ -161,6 +162,8 @@ export interface OrdersRepo {
   openIntentFor(orderId: string): Promise<ChainIntentRecord | null>;
   listOpenIntents(limit: number): Promise<ChainIntentRecord[]>;
   listIntents(orderId: string): Promise<ChainIntentRecord[]>;
+  /** the read model of a page of orders in a bounded number of statements (order-view.ts); fakes may omit it */
+  views?(orders: readonly OrderRecord[]): Promise<Map<string, OrderView>>;
   /** the order a buyer created with this Idempotency-Key, if any */
   findByIdempotencyKey(buyerId: string, key: string): Promise<OrderRecord | null>;
   /**

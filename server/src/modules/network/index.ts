@@ -1,0 +1,64 @@
+/**
+ * Network information (GET /network, contract/src/network.contract.ts): the cluster the service settles
+ * on, the RPC URL browsers reach, explorer link templates for that cluster and whether Solana Pay links
+ * work there. Pure: computed once from the configuration; nothing secret (the RPC URL given is the public
+ * one, SOLANA_PUBLIC_RPC_URL, when the service's own carries a key).
+ */
+import type { Cluster, NetworkInfo } from '@bazaar/contract';
+
+export interface NetworkSettings {
+  /** SIWS_CHAIN_ID: `mainnet`, `devnet`, `testnet`, `localnet`, bare or `solana:` prefixed */
+  siwsChainId: string;
+  /** the RPC URL the service uses (SOLANA_RPC_URL, or the embedded localnet's with its port) */
+  solanaRpcUrl: string;
+  /** SOLANA_PUBLIC_RPC_URL: the URL browsers reach the same cluster at, when not solanaRpcUrl */
+  solanaPublicRpcUrl?: string;
+  /** PUBLIC_BASE_URL: Solana Pay links point at it; wallets fetch https links only */
+  publicBaseUrl: string;
+}
+
+/** The cluster name explorers and wallets use for a SIWS chain id (`mainnet` -> `mainnet-beta`). */
+export function clusterOf(siwsChainId: string): Cluster {
+  const bare = siwsChainId.replace(/^solana:/, '');
+  return bare === 'mainnet' ? 'mainnet-beta' : (bare as Cluster);
+}
+
+const EXPLORER = 'https://explorer.solana.com';
+
+/**
+ * Solana Explorer's query for `cluster`: none for mainnet-beta, `?cluster=devnet|testnet`, and for a
+ * localnet `?cluster=custom&customUrl=<rpc url, URL-encoded>` (the explorer then reads that RPC from the
+ * browser, port included).
+ */
+export function explorerQuery(cluster: Cluster, rpcUrl: string): string {
+  if (cluster === 'mainnet-beta') return '';
+  if (cluster === 'localnet') return `?cluster=custom&customUrl=${encodeURIComponent(rpcUrl)}`;
+  return `?cluster=${cluster}`;
+}
+
+/** Why wallets refuse this service's Solana Pay links, or null when they accept them. */
+export function solanaPayRefusal(cluster: Cluster, publicBaseUrl: string): string | null {
+  if (cluster === 'localnet') {
+    return 'This service runs on a local test network that mobile wallets cannot reach, and wallets accept only https Solana Pay links: pay with a browser wallet instead.';
+  }
+  if (!publicBaseUrl.startsWith('https://')) {
+    return 'Wallets accept only https Solana Pay links and this service is not served over https: pay with a browser wallet instead.';
+  }
+  return null;
+}
+
+/** GET /network's body for these settings. */
+export function networkInfo(s: NetworkSettings): NetworkInfo {
+  const cluster = clusterOf(s.siwsChainId);
+  const rpcUrl = s.solanaPublicRpcUrl ?? s.solanaRpcUrl;
+  const query = explorerQuery(cluster, rpcUrl);
+  const refusal = solanaPayRefusal(cluster, s.publicBaseUrl);
+  return {
+    cluster,
+    rpc_url: rpcUrl,
+    explorer_tx_url_template: `${EXPLORER}/tx/{signature}${query}`,
+    explorer_address_url_template: `${EXPLORER}/address/{address}${query}`,
+    solana_pay_supported: refusal === null,
+    solana_pay_unsupported_reason: refusal,
+  };
+}
