@@ -21,7 +21,7 @@ import { chromium } from 'playwright-core';
 import { API, createTestApp, loginAs } from '../../tests/helpers/app.js';
 import { FakeChain } from '../../tests/helpers/fake-chain.js';
 
-const DIST = fileURLToPath(new URL('../dist', import.meta.url));
+const DIST = process.env.WEB_DIST ?? fileURLToPath(new URL('../dist', import.meta.url));
 const LISTINGS = Number(process.env.LISTINGS ?? 50);
 const RUNS = Number(process.env.RUNS ?? 5);
 
