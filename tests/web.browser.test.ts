@@ -181,7 +181,7 @@ describe.skipIf(!runBrowserSuite('web.browser.test')).each(PROFILES)('the web ap
 
   it('the seller lists a service (its token minted on chain), then edits the price', async () => {
     const page = seller.page;
-    await page.getByRole('link', { name: 'Sell' }).click();
+    await page.getByRole('link', { name: 'Sell', exact: true }).click();
     await heading(page, 'Sell a service');
     await expectLabelledControls(page);
     await page.getByLabel('Title', { exact: true }).fill(TITLE);
@@ -372,7 +372,7 @@ describe.skipIf(!runBrowserSuite('web.browser.test')).each(PROFILES)('the web ap
     const s = seller.page;
     await s.goto(`${origin}/app/#/orders/${orderId2}`);
     await heading(s, /^Order /);
-    await s.getByText('Refund the buyer').click();
+    await s.getByText('Refund the buyer', { exact: true }).click();
     await s.getByRole('button', { name: 'Refund 1 USDC to the buyer' }).click();
     await expect.poll(() => s.getByTestId('order-status').getAttribute('data-status'), { timeout: 30_000 }).toBe('refunded');
     await expect.poll(() => page.getByTestId('order-status').getAttribute('data-status'), { timeout: 20_000 }).toBe('refunded');
