@@ -14,7 +14,7 @@ import { onSessionChange, restoreSession, session, signOut, type Session } from 
 import { followMine, type News } from './live.js';
 import { queryClient } from './queries.js';
 import { navigate, useHashPath, useHashSearch } from './router.js';
-import { StatusRegion, clearNoticeOnNavigation, focusNextHeading, say } from './ui.js';
+import { StatusRegion, clearNoticeOnNavigation, say } from './ui.js';
 import { BalancesPage } from './pages/balances.js';
 import { ListingFormPage } from './pages/listing-form.js';
 import { ListingPage } from './pages/listing.js';
@@ -172,11 +172,8 @@ function App() {
 }
 
 restoreSession();
-// before the router hears of it: a navigation clears old messages, and the next page heading takes the focus
-window.addEventListener('hashchange', () => {
-  clearNoticeOnNavigation();
-  focusNextHeading();
-});
+// a navigation clears old messages (the new page's heading takes the focus: ui.tsx PageHeading)
+window.addEventListener('hashchange', () => clearNoticeOnNavigation());
 // another user, or none: nothing read for the previous one may show
 onSessionChange(() => queryClient.clear());
 render(<App />, document.getElementById('app')!);

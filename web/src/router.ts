@@ -4,6 +4,7 @@
  * path is the fragment before `?`, the query string what follows it.
  */
 import { useSyncExternalStore } from 'preact/compat';
+import { focusNextHeading } from './ui.js';
 
 const subscribe = (cb: () => void) => {
   window.addEventListener('hashchange', cb);
@@ -18,7 +19,10 @@ const split = (h: string): [string, string] => {
 /** Go to a route, e.g. `navigate('/orders/1')`; the same route renders again (its data is re-read). */
 export function navigate(to: string): void {
   const target = `#${to.startsWith('/') ? to : `/${to}`}`;
-  if (window.location.hash === target) window.dispatchEvent(new HashChangeEvent('hashchange'));
+  if (window.location.hash === target) {
+    focusNextHeading();
+    window.dispatchEvent(new HashChangeEvent('hashchange'));
+  }
   else window.location.hash = target;
 }
 

@@ -42,10 +42,11 @@ export function StatusRegion() {
 
 // ---- focus: a new page's heading takes the focus (WCAG 2.4.3), once per navigation ----
 
-let focusPending = true;
-/** Called by the router on each navigation: the next page heading that mounts takes the focus. */
+/** The route (hash) whose page heading last took the focus; null: the next heading takes it anyway. */
+let focusedFor: string | null = null;
+/** The next page heading that mounts takes the focus (a navigation to the same route, a retry). */
 export function focusNextHeading(): void {
-  focusPending = true;
+  focusedFor = null;
 }
 
 /** The page's <h1>: sets the document title; takes the keyboard focus when the page just arrived. */
@@ -54,8 +55,9 @@ export function PageHeading({ children, text }: { children?: ComponentChildren; 
   // a layout effect: the focus moves in the same task the heading appears in (no moment without it)
   useLayoutEffect(() => {
     document.title = `${text} · Bazaar`;
-    if (focusPending && ref.current) {
-      focusPending = false;
+    // the first heading of a route takes the focus (a page may render "Loading" first, without one)
+    if (ref.current && focusedFor !== window.location.hash) {
+      focusedFor = window.location.hash;
       ref.current.focus();
     }
   }, [text]);
@@ -95,7 +97,7 @@ export function ErrorBox({ error, retry, heading }: { error: unknown; retry?: ()
       <div class="error-box" role="alert">
         <p>{p.message}</p>
         {p.retry && retry ? (
-          <button type="button" onClick={retry}>
+          <button type="button" onClick={() => (focusNextHeading(), retry())}>
             Try again
           </button>
         ) : null}
