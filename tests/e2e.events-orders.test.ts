@@ -125,6 +125,14 @@ describe('order events on the real chain', () => {
     ]);
     expect(orderEvents.map((e) => e.sequence)).toEqual([1, 2, 3, 4]);
     expect(orderEvents.map((e) => e.data.status)).toEqual(['awaiting_payment', 'in_progress', 'delivered', 'completed']);
+    // the seller is told of a new sale in words (issue 23 item 7): what was bought, by whom, what comes next
+    for (const e of orderEvents.slice(0, 2)) {
+      expect(e.data.listing).toMatchObject({ listing_id: listingId, title: 'Logo design', category_slug: 'design', category_name: 'Design' });
+      expect(e.data.buyer).toMatchObject({ wallet: buyer.wallet, rating: { average: null, review_count: 0 } });
+      expect(e.data.seller.wallet).toBe(seller.wallet);
+    }
+    expect(orderEvents[0].data.next_step).toMatchObject({ actor: 'buyer', kind: 'pay', after_due: 'hold_lapses' });
+    expect(orderEvents[1].data.next_step).toMatchObject({ actor: 'seller', kind: 'deliver', due_at: orderEvents[1].data.delivery_deadline, after_due: 'buyer_may_refund' });
     const txOf = (action: string) => done.body.transactions.find((x: { action: string }) => x.action === action).signature;
     expect(orderEvents[1].signature).toBe(paid.transactions[0].signature);
     expect(orderEvents.slice(2).map((e) => e.signature)).toEqual([txOf('mark_delivered'), txOf('release')]);

@@ -9,8 +9,8 @@
  * X-Forwarded-For; the service clock runs `clockOffsetMs` ahead of the wall clock to reach expiries.
  */
 import { randomUUID } from 'node:crypto';
-import { Keypair, LAMPORTS_PER_SOL, Transaction } from '@solana/web3.js';
-import { ACCOUNT_SIZE } from '@solana/spl-token';
+import { Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction, sendAndConfirmTransaction } from '@solana/web3.js';
+import { ACCOUNT_SIZE, createBurnCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedBootstrappedChain } from './helpers/shared-chain';
@@ -188,6 +188,55 @@ describe.each(dbBackends)('on $name', ({ postgres }) => {
     });
   });
 
+  describe('insufficient funds over HTTP (issue 23 item 3)', () => {
+    it('needed and available per asset: 16.91 USDC and the SOL for fees, in base units and UI amounts', async () => {
+      const [seller, short] = await Promise.all([party(), party({ usdc: 2 })]);
+      const l = await listing(seller, 16.91);
+      const res = await order(short, l, '192.0.2.40');
+      expect(res.status, JSON.stringify(res.body)).toBe(409);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      const mint = env.boot.currencies.find((c) => c.code === 'USDC')!.mint;
+      expect(res.body).toMatchObject({
+        type: `${PROBLEM}insufficient-funds`,
+        balance: 'token',
+        needed: [
+          { asset: 'token', currency: 'USDC', mint, decimals: 6, base_units: '16910000', amount: '16.91' },
+          { asset: 'sol', currency: 'SOL', mint: null, decimals: 9 },
+        ],
+        available: [
+          { asset: 'token', currency: 'USDC', mint, decimals: 6, base_units: '2000000', amount: '2' },
+          { asset: 'sol', currency: 'SOL', mint: null, decimals: 9, base_units: String(LAMPORTS_PER_SOL), amount: '1' },
+        ],
+      });
+      expect(res.body.detail).toContain('16.91 USDC');
+      console.info(`[funds] ${res.body.detail}`);
+    });
+
+    it('a wallet emptied after ordering: a fresh payment and the signed transaction answer 409 insufficient-funds, not 502', async () => {
+      const [seller, buyer] = await Promise.all([party(), party({ usdc: 3 })]);
+      const l = await listing(seller, 2);
+      const created = await order(buyer, l, '192.0.2.41');
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      // the buyer burns her USDC (spends it elsewhere) before paying
+      const mint = new PublicKey(env.boot.currencies.find((c) => c.code === 'USDC')!.mint);
+      const ata = getAssociatedTokenAddressSync(mint, buyer.kp.publicKey);
+      await sendAndConfirmTransaction(env.chain.connection, new Transaction().add(createBurnCheckedInstruction(ata, mint, buyer.kp.publicKey, USDC(3), 6)), [buyer.kp]);
+      const fresh = await request(t.app).post(`${API}/orders/${created.body.order_id}/payment`).set(buyer.headers);
+      expect(fresh.status, JSON.stringify(fresh.body)).toBe(409);
+      expect(fresh.body).toMatchObject({
+        type: `${PROBLEM}insufficient-funds`,
+        needed: [{ asset: 'token', amount: '2' }, { asset: 'sol' }],
+        available: [{ asset: 'token', amount: '0' }, { asset: 'sol' }],
+      });
+      const tx = Transaction.from(Buffer.from(created.body.payment.transaction, 'base64'));
+      tx.partialSign(buyer.kp);
+      const sent = await request(t.app).post(`${API}/orders/${created.body.order_id}/transaction`).set(buyer.headers).send({ signed_transaction: tx.serialize().toString('base64') });
+      expect(sent.status, JSON.stringify(sent.body)).toBe(409);
+      expect(sent.body).toMatchObject({ type: `${PROBLEM}insufficient-funds`, balance: 'token', available_base_units: '0' });
+      expect((await request(t.app).get(`${API}/orders/${created.body.order_id}`).set(buyer.headers)).body.status).toBe('awaiting_payment');
+    });
+  });
+
   describe('the listing shows its hold', () => {
     it('reads reserved with held_until while an unpaid order holds it; filters and search follow; paid: reserved without end; expired: available', async () => {
       const [seller, buyer, other, stranger] = await Promise.all([party(), party({ usdc: 10 }), party({ usdc: 10 }), party()]);
@@ -200,7 +249,11 @@ describe.each(dbBackends)('on $name', ({ postgres }) => {
       // a later buyer is told the same
       const later = await order(other, held, '192.0.2.31');
       expect(later.status).toBe(409);
+      expect(later.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(later.body).toMatchObject({ type: `${PROBLEM}listing-unavailable`, held_until: heldUntil });
+      // held_until is a member for clients to show in the user's zone; the detail says it in words, no raw timestamp
+      expect(later.body.detail).toMatch(/in at most \d+ minutes/);
+      expect(later.body.detail).not.toMatch(/\d{4}-\d{2}-\d{2}T/);
       // the status filters and search return what the listings read
       const ids = (r: request.Response) => (r.body.data as Array<{ listing_id: string }>).map((x) => x.listing_id);
       const mine = (q: string) => request(t.app).get(`${API}/listings?seller_wallet=${seller.wallet}${q}`).set(stranger.headers);
@@ -208,6 +261,10 @@ describe.each(dbBackends)('on $name', ({ postgres }) => {
       expect(ids(await mine('&status=reserved'))).toEqual([held]);
       const browse = await request(t.app).get(`${API}/marketplace/listings?status=reserved`).set(stranger.headers);
       expect(ids(browse)).toContain(held);
+      // every read of the listing states the same hold
+      const inBrowse = (browse.body.data as Array<{ listing_id: string }>).find((x) => x.listing_id === held);
+      expect(inBrowse).toMatchObject({ status: 'reserved', held_until: heldUntil });
+      expect((await mine('&status=reserved')).body.data[0]).toMatchObject({ status: 'reserved', held_until: heldUntil });
       const search = await request(t.app).get(`${API}/marketplace/search?seller_wallet=${seller.wallet}`).set(stranger.headers);
       expect(ids(search)).toEqual([toPay]);
 

@@ -9,6 +9,7 @@ import { Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction } from '@solana/web3.
 import { TOKEN_PROGRAM_ID, getAccount, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Order } from '@bazaar/contract';
 import { type Localnet, type BootstrappedChain } from './helpers/localnet';
 import { sharedBootstrappedChain } from './helpers/shared-chain';
 import { createApiKey, createTestApp, loginAs } from './helpers/app';
@@ -344,6 +345,19 @@ describe('orders over HTTP on the real chain', () => {
     expect(p2.body.next_cursor).toBeNull();
     expect((await request(t.app).get(`${API}/orders?role=seller&status=awaiting_payment`).set(seller.headers)).body.data).toHaveLength(3);
     expect((await request(t.app).get(`${API}/orders?role=buyer`).set(seller.headers)).body.data).toHaveLength(0);
+    // every row says what was bought, from and by whom, and what happens next (issue 23 item 1)
+    await request(t.app).patch(`${API}/user/me`).set(seller.headers).send({ display_name: 'Sal the designer' }).expect(200);
+    const rows = (await request(t.app).get(`${API}/orders?role=seller`).set(seller.headers)).body.data as Order[];
+    for (const row of rows) {
+      expect(row.listing).toMatchObject({ title: 'Logo design in three days', category_slug: 'design', category_name: 'Design' });
+      expect(row.seller).toEqual({ wallet: seller.wallet, display_name: 'Sal the designer', rating: { average: null, review_count: 0 } });
+      expect(row.buyer).toMatchObject({ wallet: buyer.wallet, display_name: null });
+      expect(row.next_step).toEqual({ actor: 'buyer', kind: 'pay', due_at: row.payment_expires_at, after_due: 'hold_lapses' });
+      expect(row.review).toBeNull();
+    }
+    const one = await request(t.app).get(`${API}/orders/${rows[0]!.order_id}`).set(buyer.headers);
+    expect(Order.parse(one.body)).toEqual(one.body);
+    expect(one.body.seller.display_name).toBe('Sal the designer');
   });
 
   it('unpaid past payment_expires_at: the watcher expires the order; paying is refused afterwards', async () => {

@@ -1,25 +1,4 @@
-import { brotliCompressSync, gzipSync } from 'node:zlib';
-import { defineConfig, type Plugin } from 'vite';
-
-/**
- * Pre-compressed copies of the built text assets (`.gz`, `.br` next to each file), made once at build
- * time at the highest levels, so the server can send them without compressing on every request.
- */
-function precompress(): Plugin {
-  return {
-    name: 'bazaar-precompress',
-    apply: 'build',
-    generateBundle(_options, bundle) {
-      for (const [name, file] of Object.entries(bundle)) {
-        if (!/\.(js|css|html|svg|json)$/.test(name)) continue;
-        const bytes = Buffer.from(file.type === 'chunk' ? file.code : file.source);
-        if (bytes.length < 1024) continue;
-        this.emitFile({ type: 'asset', fileName: `${name}.gz`, source: gzipSync(bytes, { level: 9 }) });
-        this.emitFile({ type: 'asset', fileName: `${name}.br`, source: brotliCompressSync(bytes) });
-      }
-    },
-  };
-}
+import { defineConfig } from 'vite';
 
 /**
  * The app is Preact with the React API (preact/compat) so that React libraries (TanStack Query) run
@@ -39,6 +18,5 @@ export default defineConfig({
     ],
   },
   build: { outDir: 'dist', emptyOutDir: true, target: 'es2022' },
-  plugins: [precompress()],
   server: { port: 5177, strictPort: true },
 });

@@ -11,14 +11,19 @@ export const orderErrors = {
   ownListing: () => new DomainError('own-listing', 'A seller cannot order their own listing.'),
   listingUnavailable: (status: string) =>
     new DomainError('listing-unavailable', `The listing is not available for purchase (status ${status}).`),
-  /** another buyer's open order holds the listing; `held_until` is when an unpaid hold lapses at the latest */
-  listingHeld: (holderStatus: OrderStatus, paymentExpiresAt: Date, graceSeconds: number) => {
+  /**
+   * another buyer's open order holds the listing; `held_until` (an ISO 8601 extension member, for clients
+   * to show in the user's time zone) is when an unpaid hold lapses at the latest. The detail says it in
+   * words relative to `now` ("in at most 15 minutes"), without a raw timestamp.
+   */
+  listingHeld: (holderStatus: OrderStatus, paymentExpiresAt: Date, graceSeconds: number, now: Date = new Date()) => {
     const unpaid = holderStatus === 'awaiting_payment';
     const until = new Date(paymentExpiresAt.getTime() + graceSeconds * 1000);
+    const minutes = Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 60_000));
     return new DomainError(
       'listing-unavailable',
       unpaid
-        ? `The listing is reserved for another buyer's order until it is paid or its payment window closes (at the latest ${until.toISOString()}).`
+        ? `The listing is reserved for another buyer until they pay or their payment window closes, in at most ${minutes} minute${minutes === 1 ? '' : 's'} (held_until); it may be available again then.`
         : 'The listing is reserved by another buyer\'s paid order.',
       { listing_status: 'reserved', ...(unpaid ? { held_until: until.toISOString() } : {}) },
     );
@@ -52,24 +57,7 @@ export const orderErrors = {
     e.retryAfterSeconds = Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 1000));
     return e;
   },
-  /**
-   * 409 insufficient-funds for a wallet order: the buyer wallet's `balance` (`token`: base units of
-   * `currency`; `sol`: lamports) is below what this order and the wallet's other unpaid orders need.
-   */
-  walletShort: (s: { balance: 'token' | 'sol'; wallet: string; currency: string; required: bigint; available: bigint }) =>
-    new DomainError(
-      'insufficient-funds',
-      s.balance === 'token'
-        ? `Wallet ${s.wallet} holds ${s.available} base units of ${s.currency}; this order and the wallet's other unpaid orders need ${s.required}. Fund the wallet, then order again.`
-        : `Wallet ${s.wallet} holds ${s.available} lamports of SOL; the fund transaction needs ${s.required} (network fee and the rent of the escrow accounts, for this order and the wallet's other unpaid orders). Fund the wallet with SOL, then order again.`,
-      {
-        balance: s.balance,
-        wallet: s.wallet,
-        currency: s.balance === 'token' ? s.currency : 'SOL',
-        required_base_units: s.required.toString(),
-        available_base_units: s.available.toString(),
-      },
-    ),
+  // 409 insufficient-funds of a wallet order: wallet-funds.ts insufficientFunds
   actionInProgress: (orderId: string, action: string) =>
     new DomainError('conflict', `An on-chain ${action} for order ${orderId} is still in flight; retry shortly.`, {
       in_flight_action: action,

@@ -41,6 +41,7 @@ import {
 } from './order-state.js';
 import { toOrderDto } from './orders.dto.js';
 import { nextStepOf, presentViews } from './order-view.js';
+import { checkWalletFunds, insufficientFunds, isLackOfFunds, type FundsCurrency } from './wallet-funds.js';
 import { orderErrors } from './orders.errors.js';
 import type { Instruction } from './order-state.js';
 import type {
@@ -355,7 +356,7 @@ export class OrdersService {
         deliveryDeadline,
         reviewWindow,
         expiresAt: chainNow + this.config.paymentTtlSeconds,
-      }, currency.code);
+      }, currency);
     }
     const createdAt = this.now();
     const network = input.network ?? null;
@@ -409,7 +410,7 @@ export class OrdersService {
       },
     );
     if ('duplicate' in held) return this.resume(held.duplicate);
-    if ('listingHeld' in held) throw orderErrors.listingHeld(held.listingHeld.status, held.listingHeld.paymentExpiresAt, this.config.paymentGraceSeconds);
+    if ('listingHeld' in held) throw orderErrors.listingHeld(held.listingHeld.status, held.listingHeld.paymentExpiresAt, this.config.paymentGraceSeconds, createdAt);
     if ('cooldown' in held) throw orderErrors.holdCooldown(new Date(held.cooldown.lapsedAt.getTime() + cooldown * 1000), createdAt);
     if ('buyerLimit' in held) throw orderErrors.tooManyUnpaid(held.buyerLimit.unpaid, this.config.maxUnpaidOrdersPerBuyer);
     if ('networkLimit' in held) {
@@ -451,23 +452,17 @@ export class OrdersService {
    * fees and rent). Token: balance of the wallet's associated token account >= amounts; SOL: lamports >=
    * (network fee + rent of the order PDA and the vault) per order, plus for wrapped SOL the amounts and
    * the wSOL account's rent (`EscrowPort.fundingNeeds`, read from the RPC). Throws 409 insufficient-funds
-   * (`balance` token | sol), 503 chain-unavailable. Without `fundingNeeds` (fakes) nothing is checked.
+   * (`balance` token | sol, `needed` / `available` per asset: wallet-funds.ts), 503 chain-unavailable. Without
+   * `fundingNeeds` (fakes) nothing is checked. `alone`: this order only (paying an existing order), not the
+   * wallet's other unpaid orders.
    */
-  private async assertWalletCanFund(terms: FundTerms, currencyCode: string): Promise<void> {
+  private async assertWalletCanFund(terms: FundTerms, currency: FundsCurrency, alone = false): Promise<void> {
     const needsOf = this.deps.escrow.fundingNeeds?.bind(this.deps.escrow);
     if (!needsOf) return;
-    const [needs, others] = await Promise.all([needsOf(terms), this.deps.repo.unpaidOfWallet(terms.buyer)]);
-    const sameMint = others.filter((o) => o.mint === terms.mint);
-    const otherTokens = sameMint.reduce((sum, o) => sum + o.amount, 0n);
-    // each other unpaid order takes the same fee + rent again (plus its own amount when paid in lamports)
-    const perOrderCost = needs.lamports - needs.amountInLamports;
-    const lamports = needs.lamports + BigInt(others.length) * perOrderCost + (needs.tokenBalance === null ? otherTokens : 0n);
-    if (needs.tokenBalance !== null && needs.tokenBalance < terms.amount + otherTokens) {
-      throw orderErrors.walletShort({ balance: 'token', wallet: terms.buyer, currency: currencyCode, required: terms.amount + otherTokens, available: needs.tokenBalance });
-    }
-    if (needs.lamportsBalance < lamports) {
-      throw orderErrors.walletShort({ balance: 'sol', wallet: terms.buyer, currency: currencyCode, required: lamports, available: needs.lamportsBalance });
-    }
+    const [needs, others] = await Promise.all([needsOf(terms), alone ? [] : this.deps.repo.unpaidOfWallet(terms.buyer)]);
+    // each other unpaid order takes the same fee + rent again (plus its own amount when paid in lamports): wallet-funds.ts
+    const check = checkWalletFunds(terms, needs, currency, others.filter((o) => o.id !== terms.orderId));
+    if (check.short) throw insufficientFunds(terms.buyer, check);
   }
 
   /** An order found by its Idempotency-Key: as it is now, with a fresh fund transaction while payable. */
@@ -513,6 +508,8 @@ export class OrdersService {
   async refreshPayment(p: PrincipalLike, orderId: string): Promise<{ order: OrderRecord; payment: PaymentInstructions }> {
     const order = await this.get(p, orderId);
     if (this.roleOf(order, p) !== 'buyer') throw orderErrors.forbidden('Only the buyer of an order gets its fund transaction.');
+    // a wallet that can no longer pay gets 409 insufficient-funds now, not a transaction the cluster refuses
+    if (order.status === 'awaiting_payment' && order.paymentSource === 'wallet') await this.assertWalletCanFund(this.fundTerms(order), { code: order.currency, decimals: order.decimals }, true);
     const payment = await this.paymentFor(order);
     return { order: (await this.deps.repo.get(orderId))!, payment };
   }
@@ -615,12 +612,14 @@ export class OrdersService {
 
     let tx: TxResult;
     try {
+      // the wallet's balances first: a payer short of tokens or SOL gets 409 insufficient-funds, not a 502
+      await this.assertWalletCanFund(this.fundTerms(order), { code: order.currency, decimals: order.decimals }, true);
       tx = await this.deps.escrow.submitSignedTransaction(signedBase64);
     } catch (err) {
       // the buyer may have sent it already (wallet + API): if the escrow exists, it is funded anyway
       const view = await this.deps.escrow.fetchOrder(order.id).catch(() => null);
       if (view && this.termsMatch(order, view)) return this.markFunded(order.id, view, signed.signature);
-      throw err;
+      throw isLackOfFunds(err) ? await this.refusedForFunds(order, err) : err;
     }
     const view = await this.deps.escrow.fetchOrder(order.id);
     if (!view || !this.termsMatch(order, view)) throw orderErrors.notFundedOnChain(order.id);
@@ -628,6 +627,14 @@ export class OrdersService {
       // funded on chain; the payment watcher records it once the database answers again
       throw err instanceof DomainError ? err : new ChainActionLandedError(err, { action: 'fund', order_id: order.id, signature: tx.signature });
     });
+  }
+
+  /** A fund transaction the cluster refused for the payer's lack of funds, as 409 insufficient-funds with the balances now. */
+  private async refusedForFunds(order: OrderRecord, err: DomainError): Promise<DomainError> {
+    const reason = String(err.extensions.program_error);
+    const needs = await this.deps.escrow.fundingNeeds?.(this.fundTerms(order)).catch(() => null);
+    if (!needs) return new DomainError('insufficient-funds', `The cluster refused the payment for lack of funds (${reason}): fund wallet ${order.buyerWallet}, then pay again.`, { wallet: order.buyerWallet });
+    return insufficientFunds(order.buyerWallet, checkWalletFunds(this.fundTerms(order), needs, { code: order.currency, decimals: order.decimals }), reason);
   }
 
   termsMatch(order: OrderRecord, v: EscrowOrderView): boolean {
