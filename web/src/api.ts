@@ -4,9 +4,11 @@
  * - `client`: `createBazaarClient` from the published SDK package. The API is the page's own origin when
  *   the server serves the app at /app (`npm start`); under `vite` dev (mode development) it is VITE_BAZAAR_URL
  *   of web/.env.development, http://localhost:3000 (`npm start` allows http://localhost:* origins).
- * - The session (access token, wallet address, wallet name, SIWS chain) lives in sessionStorage: it
- *   survives a reload of the tab and ends with it; the token expires after `expiresAt` (the server's
- *   JWT_TTL_SECONDS), and a 401 from any call signs out.
+ * - The session: sign-in asks the service for its `bazaar_session` cookie (HttpOnly, SameSite=Strict) as
+ *   well as the token. The token stays in this tab's sessionStorage (it survives a reload, ends with the
+ *   tab); who is signed in (wallet, wallet name, expiry: no secret) goes to localStorage, so a new tab
+ *   of the same origin knows the user and its requests carry the cookie instead of a token. A 401 from any
+ *   call signs out.
  */
 import { createBazaarClient, isProblem } from '@bazaar/client-sdk';
 
@@ -16,7 +18,8 @@ export const client = createBazaarClient({ baseUrl: API_ORIGIN });
 
 /** What a signed-in tab remembers. `chain` is the Wallet Standard chain of the SIWS login, e.g. "solana:localnet". */
 export interface Session {
-  token: string;
+  /** the access token; absent in a tab opened later, whose requests carry the session cookie */
+  token?: string;
   /** base58 wallet address */
   wallet: string;
   /** Wallet Standard name of the wallet that signed in (to find it again after a reload) */
@@ -27,6 +30,7 @@ export interface Session {
 }
 
 const KEY = 'bazaar.session';
+const PROFILE_KEY = 'bazaar.profile';
 let current: Session | null = null;
 const listeners = new Set<(s: Session | null) => void>();
 
@@ -40,38 +44,47 @@ export function session(): Session | null {
 export function setSession(s: Session | null): void {
   current = s;
   client.setToken(s?.token ?? null);
-  if (s) sessionStorage.setItem(KEY, JSON.stringify(s));
-  else sessionStorage.removeItem(KEY);
+  if (s) {
+    if (s.token) sessionStorage.setItem(KEY, JSON.stringify(s));
+    const { token: _secret, ...profile } = s;
+    localStorage.setItem(PROFILE_KEY, JSON.stringify(profile));
+  } else {
+    sessionStorage.removeItem(KEY);
+    localStorage.removeItem(PROFILE_KEY);
+  }
   for (const l of listeners) l(s);
 }
 
-export function onSessionChange(listener: (s: Session | null) => void): void {
+/** Subscribe to sign-in and sign-out; returns the unsubscribe function. */
+export function onSessionChange(listener: (s: Session | null) => void): () => void {
   listeners.add(listener);
+  return () => listeners.delete(listener);
 }
 
-/** Restore the session of this tab (call once at start-up). */
+/** Restore the session: this tab's (with its token), else the one another tab signed in (the cookie). */
 export function restoreSession(): void {
-  const saved = sessionStorage.getItem(KEY);
-  if (!saved) return;
   try {
-    setSession(JSON.parse(saved) as Session);
+    const saved = sessionStorage.getItem(KEY) ?? localStorage.getItem(PROFILE_KEY);
+    if (saved) setSession(JSON.parse(saved) as Session);
     session();
   } catch {
     setSession(null);
   }
 }
 
-/** Thrown by `ok()` for any answer but the expected status; the message is what the user reads. */
+/** Sign out: the service revokes the token and expires its cookie; this browser forgets the session. */
+export async function signOut(): Promise<void> {
+  await client.auth.logout().catch(() => undefined);
+  setSession(null);
+}
+
+/** Thrown by `ok()` for any answer but the expected status; carries the RFC 9457 problem when there is one. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly body: unknown,
   ) {
-    super(
-      isProblem(body)
-        ? `${body.title}${body.detail ? `: ${body.detail}` : ''}`
-        : `The service answered HTTP ${status}.`,
-    );
+    super(isProblem(body) ? `${body.title}${body.detail ? `: ${body.detail}` : ''}` : `The service answered HTTP ${status}.`);
   }
 }
 
@@ -79,11 +92,8 @@ export class ApiError extends Error {
  * The body of an SDK answer with the expected status, else an ApiError carrying the RFC 9457 problem.
  * A 401 (token expired or revoked) also ends the session.
  */
-export function ok<R extends { status: number; body: unknown }, S extends R['status']>(
-  res: R,
-  expected: S,
-): Extract<R, { status: S }>['body'] {
+export function ok<R extends { status: number; body: unknown }, S extends R['status']>(res: R, expected: S): Extract<R, { status: S }>['body'] {
   if (res.status === expected) return res.body as Extract<R, { status: S }>['body'];
-  if (res.status === 401) setSession(null);
+  if (res.status === 401 && current) setSession(null);
   throw new ApiError(res.status, res.body);
 }

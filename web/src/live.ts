@@ -1,50 +1,65 @@
 /**
- * Live order updates: the ONE place where the service's event stream plugs in.
+ * Live updates: the ONE place where the service's event stream plugs in (`GET /api/v1/events/stream`,
+ * Server-Sent Events, through the SDK's `followEvents`, which reconnects and resumes with Last-Event-ID).
+ * Events do not carry what the caller may do (`allowed_actions` is computed per viewer), so each event
+ * invalidates the cached reads it touches and the page re-reads them:
  *
- * `watchOrder` follows the service's Server-Sent Events stream (`GET /api/v1/events/stream`, filtered to
- * this order, through the SDK's `followEvents`, which reconnects and resumes with Last-Event-ID) and
- * re-reads the order on each of its events (the payment watcher, the other party or the auto-release
- * crank moved it). The event carries the order as the service saw it; the page re-reads it so that
- * `allowed_actions` is computed for this viewer. A slow poll (FALLBACK_POLL_MS) stays as the fallback
- * for a proxy that buffers or cuts the stream.
+ * - `followOrder(id)`: one order's events (the payment watcher, the other party, the auto-release crank)
+ *   -> `['order', id]`; its messages -> `['messages', id]`. The order query also polls slowly
+ *   (queries.ts) for a proxy that cuts the stream.
+ * - `followMine(wallet, notify)`: every event of the signed-in user, for the news a seller must not miss:
+ *   a new sale, a payment, a new message from the other party (`notify` shows it) -> `['orders']`.
  */
-import type { Order } from '@bazaar/client-sdk';
+import type { Event, Message, Order } from '@bazaar/client-sdk';
 import { followEvents } from '@bazaar/client-sdk/events';
-import { API_ORIGIN, client, session } from './api.js';
+import { API_ORIGIN, session } from './api.js';
+import { queryClient } from './queries.js';
 
-/** Fallback poll interval, ms, for when the event stream is unavailable. */
-export const FALLBACK_POLL_MS = 15_000;
-
-const fingerprint = (o: Order) => `${o.status}|${o.escrow_state}|${o.allowed_actions.join(',')}|${o.transactions.length}`;
-
-/**
- * Watch one order: `onChange(order)` on every change after `initial`. Returns the function that stops
- * watching (pages call it when they are left: it closes the stream). Failed reads are skipped (the next
- * event or poll retries); a stream refused for good (401/403) leaves the poll running.
- */
-export function watchOrder(initial: Order, onChange: (order: Order) => void): () => void {
-  let last = fingerprint(initial);
+/** Follow one order; returns the function that stops following (closes the stream). */
+export function followOrder(orderId: string): () => void {
   const stop = new AbortController();
-  const refresh = async () => {
-    const res = await client.orders.getOrder({ params: { order_id: initial.order_id } }).catch(() => null);
-    if (stop.signal.aborted || res?.status !== 200) return;
-    const now = fingerprint(res.body);
-    if (now !== last) {
-      last = now;
-      onChange(res.body);
-    }
-  };
-  const timer = setInterval(() => void refresh(), FALLBACK_POLL_MS);
   void followEvents({
     baseUrl: API_ORIGIN,
     token: session()?.token,
     resourceType: 'order',
-    resourceId: initial.order_id,
+    resourceId: orderId,
     signal: stop.signal,
-    onEvent: () => refresh(),
+    onEvent: () => {
+      void queryClient.invalidateQueries({ queryKey: ['order', orderId] });
+      void queryClient.invalidateQueries({ queryKey: ['orders'] });
+    },
   }).catch(() => undefined);
-  return () => {
-    stop.abort();
-    clearInterval(timer);
-  };
+  return () => stop.abort();
+}
+
+/** News for the signed-in user: what `notify` receives. */
+export type News =
+  | { kind: 'sale'; order: Order }
+  | { kind: 'paid'; order: Order }
+  | { kind: 'message'; message: Message };
+
+/** Follow every event of `wallet` (a sale, a payment, a message); returns the stop function. */
+export function followMine(wallet: string, notify: (n: News) => void): () => void {
+  const stop = new AbortController();
+  void followEvents({
+    baseUrl: API_ORIGIN,
+    token: session()?.token,
+    types: ['order.created', 'order.funded', 'message.created', 'order.delivered', 'order.completed', 'order.disputed', 'order.refunded'],
+    signal: stop.signal,
+    onEvent: (e: Event) => {
+      if (e.type === 'message.created') {
+        const m = e.data as Message;
+        if (m.order_id) void queryClient.invalidateQueries({ queryKey: ['messages', m.order_id] });
+        if (m.sender_wallet !== wallet) notify({ kind: 'message', message: m });
+        return;
+      }
+      const o = e.data as Order;
+      void queryClient.invalidateQueries({ queryKey: ['orders'] });
+      void queryClient.invalidateQueries({ queryKey: ['order', o.order_id] });
+      if (o.seller_wallet !== wallet) return;
+      if (e.type === 'order.created') notify({ kind: 'sale', order: o });
+      else if (e.type === 'order.funded') notify({ kind: 'paid', order: o });
+    },
+  }).catch(() => undefined);
+  return () => stop.abort();
 }

@@ -94,7 +94,7 @@ export async function signIn(wallet: Wallet): Promise<Session> {
   }
   const login = ok(
     await client.auth.verifyLogin({
-      body: { address: account.address, signed_message: bytesToBase64(signedMessage), signature: bytesToBase64(signature) },
+      body: { address: account.address, signed_message: bytesToBase64(signedMessage), signature: bytesToBase64(signature), set_cookie: true },
     }),
     200,
   );

@@ -1,0 +1,90 @@
+/**
+ * Measure the web app (issue 23): the bundle (web/dist, raw, gzip and brotli) and the time until the
+ * marketplace page shows its listings in headless Chromium, cold (a new browser context: empty cache)
+ * and warm (a reload of the same page), each the median of RUNS.
+ *
+ *   npm run -s web:build && npx tsx web/scripts/measure.ts          # prints a JSON line
+ *
+ * The service runs in process (tests/helpers/app.ts: PGlite, the in-memory FakeChain) with LISTINGS
+ * listings of one seller; the page is opened by a signed-in buyer (its session put in sessionStorage
+ * before the app starts, as a reload of a signed-in tab has it). "Listings rendered": the first
+ * min(LISTINGS, 20) listing cards are in the list named "Listings" (measured with performance.now(),
+ * from the navigation's start).
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
+import request from 'supertest';
+import { chromium } from 'playwright-core';
+import { API, createTestApp, loginAs } from '../../tests/helpers/app.js';
+import { FakeChain } from '../../tests/helpers/fake-chain.js';
+
+const DIST = process.env.WEB_DIST ?? fileURLToPath(new URL('../dist', import.meta.url));
+const LISTINGS = Number(process.env.LISTINGS ?? 50);
+const RUNS = Number(process.env.RUNS ?? 5);
+
+/** Sizes of the built JS and CSS in bytes: raw, gzip -9, brotli (max quality). */
+export function bundleSize(dir = DIST) {
+  const files = readdirSync(join(dir, 'assets'))
+    .filter((f) => /\.(js|css)$/.test(f))
+    .map((f) => join(dir, 'assets', f));
+  let raw = 0;
+  let gzip = 0;
+  let brotli = 0;
+  for (const f of files) {
+    const bytes = readFileSync(f);
+    raw += statSync(f).size;
+    gzip += gzipSync(bytes, { level: 9 }).length;
+    brotli += brotliCompressSync(bytes).length;
+  }
+  return { files: files.length, raw, gzip, brotli };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function main() {
+  const t = await createTestApp({ chain: new FakeChain() as never, webAppDir: DIST, config: { publicMarketplace: true } });
+  const server = t.app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const seller = await loginAs(t);
+  for (let i = 0; i < LISTINGS; i++) {
+    const res = await request(t.app)
+      .post(`${API}/listings`)
+      .set(seller.headers)
+      .send({ title: `Service number ${i + 1}`, description: 'Measured listing.', price: 1 + i, currency: 'USDC', category: 'design', duration: 3 });
+    if (res.status !== 201) throw new Error(`create listing ${res.status}: ${JSON.stringify(res.body)}`);
+  }
+  const buyer = await loginAs(t);
+  const session = { token: buyer.token, wallet: buyer.wallet, walletName: 'Bazaar Test Wallet', chain: 'solana:localnet', expiresAt: new Date(Date.now() + 3_600_000).toISOString() };
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+  const want = Math.min(LISTINGS, 20);
+  const rendered = async (page: import('playwright-core').Page) => {
+    await page.waitForFunction((n) => document.querySelectorAll('[aria-label="Listings"] .card').length >= n, want, { polling: 'raf', timeout: 30_000 });
+    return page.evaluate(() => performance.now());
+  };
+  const cold: number[] = [];
+  const warm: number[] = [];
+  try {
+    for (let i = 0; i < RUNS; i++) {
+      const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+      await context.addInitScript((s) => sessionStorage.setItem('bazaar.session', s), JSON.stringify(session));
+      const page = await context.newPage();
+      await page.goto(`${origin}/app/#/`);
+      cold.push(await rendered(page));
+      await page.reload();
+      warm.push(await rendered(page));
+      await context.close();
+    }
+  } finally {
+    await browser.close();
+    await new Promise((r) => server.close(r));
+    await t.close();
+  }
+  const out = { bundle: bundleSize(), listings: LISTINGS, runs: RUNS, cold_ms: Math.round(median(cold)), warm_ms: Math.round(median(warm)), cold_all: cold.map(Math.round), warm_all: warm.map(Math.round) };
+  console.log(JSON.stringify(out));
+}
+
+await main();

@@ -1,0 +1,158 @@
+/**
+ * A listing: details, the seller (name, rating, reviews), its Token-2022 NFT mint (explorer + metadata
+ * JSON), and Buy (or Edit for its seller). A listing an unpaid order holds reads "Reserved until HH:MM"
+ * and has no Buy button. Before creating the order the buyer's balances are checked, and what is
+ * missing is said in plain words (the service checks again: 409 insufficient-funds).
+ */
+import { useState } from 'preact/hooks';
+import { newIdempotencyKey, type Listing } from '@bazaar/client-sdk';
+import { API_ORIGIN, client, ok, session } from '../api.js';
+import { plain } from '../errors.js';
+import { formatAmount } from '../format.js';
+import { explorerUrl, queryClient, useCategories, useDecimals, useListing, useNetwork } from '../queries.js';
+import { navigate } from '../router.js';
+import { ActionButton, ErrorBox, Loading, PageHeading, Party, Time, say } from '../ui.js';
+import { availability } from './marketplace.js';
+import { rememberPayment } from './order.js';
+import { SignInPrompt, isSignInNeeded } from './sign-in.js';
+
+/**
+ * What the signed-in wallet lacks to buy `l`, in words ("2.5 USDC more (you have 0.5 USDC)"), or null
+ * when its chain balances cover the price and it has some SOL for the network fee.
+ */
+export async function whatIsMissing(l: Listing): Promise<string | null> {
+  const balances = ok(await client.wallet.getBalances(), 200).balances.filter((b) => b.source === 'chain');
+  const native = BigInt(balances.find((b) => b.mint === null)?.amount_base_units ?? '0');
+  const missing: string[] = [];
+  const price = BigInt(l.price_base_units);
+  if (l.currency === 'SOL') {
+    const wrapped = BigInt(balances.find((b) => b.currency === 'SOL' && b.mint !== null)?.amount_base_units ?? '0');
+    if (native + wrapped < price) missing.push(`${formatAmount(price - native - wrapped, 9, 'SOL')} more (you have ${formatAmount(native + wrapped, 9, 'SOL')}), and a little SOL for the network fee`);
+    else if (native + wrapped === price) missing.push('a little SOL for the network fee');
+  } else {
+    const line = balances.find((b) => b.mint === l.currency_mint);
+    const have = BigInt(line?.amount_base_units ?? '0');
+    const decimals = line?.decimals ?? 6;
+    if (have < price) missing.push(`${formatAmount(price - have, decimals, l.currency)} more (you have ${formatAmount(have, decimals, l.currency)})`);
+    if (native === 0n) missing.push('a little SOL for the network fee');
+  }
+  return missing.length ? `To buy this you need ${missing.join(' and ')}. Add funds to your wallet, then try again.` : null;
+}
+
+function BuyButton({ l, label }: { l: Listing; label: string }) {
+  const [problem, setProblem] = useState<string | null>(null);
+  return (
+    <div class="buy">
+      <ActionButton
+        class="primary"
+        aria-describedby={problem ? 'buy-problem' : undefined}
+        onError={(e) => {
+          const p = plain(e);
+          setProblem(p.message);
+          // a listing taken meanwhile: show its new state
+          if (p.slug === 'listing-unavailable') void queryClient.invalidateQueries({ queryKey: ['listing', l.listing_id] });
+        }}
+        work={async () => {
+          setProblem(null);
+          const missing = await whatIsMissing(l);
+          if (missing) {
+            setProblem(missing);
+            return;
+          }
+          // one key per click: a retried request returns the same order instead of a second one
+          const order = ok(await client.orders.createOrder({ headers: { 'idempotency-key': newIdempotencyKey() }, body: { listing_id: l.listing_id } }), 201);
+          rememberPayment(order);
+          say('Order created: pay it into escrow.', 'info', true);
+          navigate(`/orders/${order.order_id}`);
+        }}
+      >
+        {label}
+      </ActionButton>
+      {problem ? (
+        <p id="buy-problem" class="error-box" role="alert" data-testid="buy-problem">
+          {problem}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+export function ListingPage({ id }: { id: string }) {
+  const listing = useListing(id);
+  const categories = useCategories();
+  const network = useNetwork();
+  const decimals = useDecimals();
+  if (listing.error) {
+    if (isSignInNeeded(listing.error)) return <SignInPrompt />;
+    return <ErrorBox heading="Listing not available" error={listing.error} retry={() => void listing.refetch()} />;
+  }
+  if (!listing.data) return <Loading what="Loading the listing" />;
+  const l = listing.data;
+  const me = session()?.wallet;
+  const price = formatAmount(l.price_base_units, decimals(l.currency), l.currency);
+  const held = availability(l);
+  const category = categories.data?.find((c) => c.slug === l.category)?.name ?? l.metadata.category_name ?? l.category;
+  return (
+    <article>
+      <PageHeading text={l.title}>
+        <bdi>{l.title}</bdi>
+      </PageHeading>
+      <p class="price">{price}</p>
+      <p class="description" dir="auto">
+        {l.description}
+      </p>
+      <dl>
+        <dt>Category</dt>
+        <dd>{category}</dd>
+        <dt>Delivery</dt>
+        <dd>
+          within {l.duration} day{l.duration === 1 ? '' : 's'}
+        </dd>
+        <dt>Status</dt>
+        <dd data-testid="listing-status" data-status={l.status}>
+          {held ?? 'For sale'}
+        </dd>
+        <dt>Seller</dt>
+        <dd>
+          <Party wallet={l.seller_wallet} testId="seller" />
+        </dd>
+        <dt>Token</dt>
+        <dd>
+          <a href={explorerUrl(network.data, 'address', l.token_mint_address)} target="_blank" rel="noopener" data-testid="mint-link" title={l.token_mint_address} data-mint={l.token_mint_address}>
+            NFT {l.token_mint_address.slice(0, 4)}…{l.token_mint_address.slice(-4)} on the explorer
+          </a>{' '}
+          (
+          <a href={`${API_ORIGIN}/api/v1/listings/${l.listing_id}/token-metadata.json`} target="_blank" rel="noopener">
+            metadata
+          </a>
+          )
+        </dd>
+        <dt>Listed</dt>
+        <dd>
+          <Time iso={l.created_at} />
+        </dd>
+      </dl>
+      <div class="actions">
+        {me === l.seller_wallet ? (
+          <a class="button" href={`#/listings/${l.listing_id}/edit`}>
+            Edit listing
+          </a>
+        ) : l.status === 'available' ? (
+          me ? (
+            <BuyButton l={l} label={`Buy for ${price}`} />
+          ) : (
+            <a class="button primary" href={`#/sign-in?next=${encodeURIComponent(`#/listings/${l.listing_id}`)}`}>
+              Sign in to buy
+            </a>
+          )
+        ) : (
+          <p data-testid="unavailable">
+            {l.status === 'reserved' && l.held_until
+              ? `${held}: another buyer is checking out. It is for sale again if they do not pay by then.`
+              : `${held ?? ''}: not for sale now.`}
+          </p>
+        )}
+      </div>
+    </article>
+  );
+}
