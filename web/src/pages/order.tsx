@@ -119,9 +119,18 @@ function DisputeForm({ order }: { order: RichOrder }) {
   const { fields, onError } = useFormErrors();
   const reason = useRef<HTMLTextAreaElement>(null);
   const hint = '10 to 2000 characters; the arbiter reads it';
+  // the seller before delivery: a dispute is for a buyer who does not answer or asks for more than was sold;
+  // said as such, next to the other ways out (deliver, refund), not as the first thing to do on a new sale
+  const sellerEarly = session()?.wallet === order.seller_wallet && order.status === 'in_progress';
   return (
     <details>
-      <summary>{ACTION_LABELS.dispute}</summary>
+      <summary>{sellerEarly ? 'A problem with the buyer? Ask the arbiter' : ACTION_LABELS.dispute}</summary>
+      {sellerEarly && (
+        <p>
+          For a buyer who does not answer or asks for more than the listing sells. A dispute locks the escrow until the arbiter
+          decides and does not stop the delivery deadline; you can also deliver, or refund the buyer.
+        </p>
+      )}
       <form class="stack" onSubmit={(e) => e.preventDefault()}>
         <Field id="dispute-reason" label="Why do you dispute this order?" hint={hint} error={fields.reason}>
           <textarea ref={reason} {...described('dispute-reason', hint, fields.reason)} name="reason" rows={3} maxLength={2000} />
