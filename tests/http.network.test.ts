@@ -34,6 +34,11 @@ describe('GET /network', () => {
       solana_pay_unsupported_reason: expect.stringMatching(/local test network/),
     });
     expect(anonymous.body.explorer_tx_url_template).toContain('customUrl=http%3A%2F%2F127.0.0.1%3A18115');
+    // a URI template, not a URI (its braces are not URI characters): filled in, it is the explorer link of that transaction
+    const filled = new URL(anonymous.body.explorer_tx_url_template.replace('{signature}', '5'.repeat(88)));
+    expect([filled.pathname, filled.searchParams.get('cluster'), filled.searchParams.get('customUrl')]).toEqual([`/tx/${'5'.repeat(88)}`, 'custom', 'http://127.0.0.1:18115']);
+    const doc = JSON.parse((await request(t.app).get('/openapi.json')).text) as { components: { schemas: Record<string, { properties: Record<string, { format?: string }> }> } };
+    expect(doc.components.schemas.NetworkInfo!.properties.explorer_tx_url_template!.format, 'no format: uri on a template').toBeUndefined();
     const session = await loginAs(t);
     expect((await request(t.app).get(`${API}/network`).set(session.headers)).body).toEqual(anonymous.body);
   });

@@ -25,17 +25,18 @@ export const NetworkInfo = named(
         'JSON-RPC URL of that cluster as a browser reaches it (SOLANA_PUBLIC_RPC_URL, else the RPC URL the service ' +
           'uses, port included); wallets and explorers read the chain there',
       ),
+    // an RFC 6570 URI template (level 1), not a URI: `{` and `}` are not URI characters (RFC 3986), so no format: uri
     explorer_tx_url_template: z
       .string()
-      .url()
+      .regex(/^https:\/\/[^\s]*\{signature\}[^\s]*$/)
       .describe(
-        'Block-explorer link of a transaction: replace `{signature}` (base58). For a localnet it names the RPC URL: ' +
+        'Block-explorer link of a transaction as an RFC 6570 URI template (level 1; not itself a URI): replace `{signature}` (base58). For a localnet it names the RPC URL: ' +
           'Solana Explorer with cluster=custom&customUrl=<rpc_url>',
       ),
     explorer_address_url_template: z
       .string()
-      .url()
-      .describe('Block-explorer link of an account (wallet, mint, escrow): replace `{address}` (base58)'),
+      .regex(/^https:\/\/[^\s]*\{address\}[^\s]*$/)
+      .describe('Block-explorer link of an account (wallet, mint, escrow) as an RFC 6570 URI template (level 1; not itself a URI): replace `{address}` (base58)'),
     solana_pay_supported: z
       .boolean()
       .describe(
