@@ -8,6 +8,7 @@ import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpServer, type HttpServer } from '../server/src/http/server.js';
 import { silentLog } from '../server/src/lib/log.js';
+import { rawExchange } from './helpers/raw-http.js';
 
 let http: HttpServer;
 let port: number;
@@ -26,24 +27,7 @@ afterAll(async () => {
 });
 
 /** Connect, optionally write, read until the server closes (or `waitMs` passes). */
-function exchange(data?: string, waitMs = 4000): Promise<{ closed: boolean; text: string; ms: number }> {
-  return new Promise((resolve) => {
-    const started = Date.now();
-    const sock = net.connect(port, '127.0.0.1');
-    let text = '';
-    const timer = setTimeout(() => {
-      sock.destroy();
-      resolve({ closed: false, text, ms: Date.now() - started });
-    }, waitMs);
-    sock.on('connect', () => data !== undefined && sock.write(data));
-    sock.on('data', (d) => (text += d));
-    sock.on('error', () => undefined);
-    sock.on('close', () => {
-      clearTimeout(timer);
-      resolve({ closed: true, text, ms: Date.now() - started });
-    });
-  });
-}
+const exchange = (data?: string, waitMs = 4000) => rawExchange(port, data, waitMs);
 
 describe('connections that never send a byte', () => {
   it('are closed by the server after twice the headers timeout, not before the headers timeout', async () => {

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migratedDataDir } from './helpers/db.js';
 import { freePort } from './helpers/ports.js';
+import { rawExchange as rawConnection } from './helpers/raw-http.js';
 
 const REPO = path.resolve(__dirname, '..');
 let child: ChildProcess;
@@ -29,27 +30,8 @@ const LIMITS = {
   HTTP_TIMEOUT_CHECK_INTERVAL_MS: '100',
 };
 
-/** Open a raw connection, write `data` (nothing when undefined), collect what comes back until the server closes it. */
-function rawExchange(data?: string, waitMs = 10_000): Promise<{ closed: boolean; text: string; ms: number }> {
-  return new Promise((resolve) => {
-    const started = Date.now();
-    const sock = net.connect(port, '127.0.0.1');
-    let text = '';
-    const timer = setTimeout(() => {
-      sock.destroy();
-      resolve({ closed: false, text, ms: Date.now() - started });
-    }, waitMs);
-    sock.on('connect', () => {
-      if (data !== undefined) sock.write(data);
-    });
-    sock.on('data', (d) => (text += d));
-    sock.on('error', () => undefined);
-    sock.on('close', () => {
-      clearTimeout(timer);
-      resolve({ closed: true, text, ms: Date.now() - started });
-    });
-  });
-}
+/** Open a raw connection to the server under test (tests/helpers/raw-http.ts). */
+const rawExchange = (data?: string, waitMs = 10_000) => rawConnection(port, data, waitMs);
 
 function problemOf(raw: string): { status: number; contentType: string; body: Record<string, unknown> } {
   const [head, body] = raw.split('\r\n\r\n');
