@@ -47,6 +47,15 @@ async fn open_orders_of_the_previous_layout_settle_after_an_upgrade_in_place() {
     assert_escrow_err(env.claim(&delivered, &mallory).await, EscrowError::AccountNotMigrated);
     assert_escrow_err(env.resolve(&disputed, &carol, 5_000).await, EscrowError::AccountNotMigrated);
     assert_escrow_err(env.refund(&funded, &pat).await, EscrowError::AccountNotMigrated);
+    // ... and the instructions of issue 24.
+    let at = env.now().await + DAY;
+    assert_escrow_err(env.request_revision(&delivered, &alice).await, EscrowError::AccountNotMigrated);
+    assert_escrow_err(env.extend_deadline(&funded, &alice, at + 30 * DAY).await, EscrowError::AccountNotMigrated);
+    assert_escrow_err(env.propose(&funded, &alice, escrow::state::PARTY_BUYER, 0, at).await, EscrowError::AccountNotMigrated);
+    assert_escrow_err(env.withdraw(&funded, &alice).await, EscrowError::AccountNotMigrated);
+    assert_escrow_err(env.accept(&funded, &bob, 0).await, EscrowError::AccountNotMigrated);
+    let milestone = env.order_ref(usdc, PRICE);
+    assert_escrow_err(env.fund_milestone(&milestone, milestone.id, 1, 0).await, EscrowError::AccountNotMigrated);
 
     for o in [&funded, &delivered, &disputed] {
         env.downgrade_order_to_v0(o).await;
@@ -223,6 +232,12 @@ async fn an_order_of_the_current_size_with_another_version_is_refused_everywhere
     assert_escrow_err(env.claim(&o, &bob).await, EscrowError::AccountNotMigrated);
     assert_escrow_err(env.resolve(&o, &carol, 0).await, EscrowError::AccountNotMigrated);
     assert_escrow_err(env.refund(&o, &pat).await, EscrowError::AccountNotMigrated);
+    let at = env.now().await + DAY;
+    assert_escrow_err(env.request_revision(&o, &alice).await, EscrowError::AccountNotMigrated);
+    assert_escrow_err(env.extend_deadline(&o, &alice, at + 30 * DAY).await, EscrowError::AccountNotMigrated);
+    assert_escrow_err(env.propose(&o, &alice, escrow::state::PARTY_BUYER, 0, at).await, EscrowError::AccountNotMigrated);
+    assert_escrow_err(env.withdraw(&o, &pat).await, EscrowError::AccountNotMigrated);
+    assert_escrow_err(env.accept(&o, &pat, 0).await, EscrowError::AccountNotMigrated);
     let ix = env.ix_migrate_order(admin.pubkey(), o.pda);
     assert_escrow_err(env.send(vec![ix], &[&admin]).await, EscrowError::UnknownAccountLayout);
 }

@@ -163,6 +163,28 @@ async fn a_milestone_escrow_id_cannot_be_funded_twice() {
     assert_eq!(env.balance(env.alice.pubkey(), usdc).await, ALICE_START - 2 * PRICE);
 }
 
+#[tokio::test]
+async fn a_milestone_vault_created_before_funding_does_not_block_it() {
+    // As for `fund` (issue 20 item 10): milestone ids are known before funding, so anyone can
+    // create a milestone's vault first; funding accepts it and the surplus is swept at settlement.
+    let mut env = Env::new().await;
+    let usdc = env.usdc;
+    let (alice, mallory) = (kp(&env.alice), kp(&env.mallory));
+    let parent = env.funded_with_revisions(usdc, PRICE, 0).await;
+    let o = env.milestone_ref(&parent, PRICE);
+    let ix = anchor_spl::associated_token::spl_associated_token_account::instruction::create_associated_token_account(
+        &mallory.pubkey(),
+        &o.pda,
+        &usdc.mint,
+        &usdc.token_program,
+    );
+    env.send(vec![ix], &[&mallory]).await.unwrap();
+    env.fund_milestone(&o, parent.id, 2, 0).await.unwrap();
+    assert_eq!(env.balance_of(o.vault).await, PRICE);
+    env.release(&o, &alice).await.unwrap();
+    assert!(!env.exists(o.vault).await);
+}
+
 // ---------------------------------------------------------------- request_revision
 
 #[tokio::test]
