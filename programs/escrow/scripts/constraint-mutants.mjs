@@ -10,6 +10,7 @@
 //   ... -- --with-proptest                       also run the random-lifecycle property test
 //   ... -- --check                               only check every mutant still applies (no tests)
 //   ... -- --any fund_milestone accept           those whose name contains any of the words
+//   ... -- --tests=milestones,migration          only these test targets (faster; `lib` for the unit tests)
 //
 // Works on a copy of programs/ in a temporary directory (the checkout is never modified), with the
 // usual CARGO_TARGET_DIR. Exit code 1 when a mutant survives unexpectedly. Not part of CI (slow).
@@ -274,7 +275,10 @@ const copy = mkdtempSync(join(tmpdir(), 'bazaar-constraint-mutants-'));
 cpSync(programs, copy, { recursive: true, filter: (src) => !/\/(target|node_modules)(\/|$)/.test(src) });
 const src = (f) => join(copy, 'escrow', 'src', f);
 const env = { ...process.env, CARGO_TARGET_DIR: process.env.CARGO_TARGET_DIR || join(homedir(), '.cache', 'bazaar', 'cargo-target') };
-const tests = ['--test', 'escrow_flows', '--test', 'migration', '--test', 'milestones', '--test', 'payout_props', '--lib', ...(withProptest ? ['--test', 'conservation'] : [])];
+const only = args.find((a) => a.startsWith('--tests='))?.slice('--tests='.length).split(',');
+const tests = only
+  ? only.flatMap((t) => (t === 'lib' ? ['--lib'] : ['--test', t]))
+  : ['--test', 'escrow_flows', '--test', 'migration', '--test', 'milestones', '--test', 'payout_props', '--lib', ...(withProptest ? ['--test', 'conservation'] : [])];
 const cargoTest = () =>
   spawnSync('cargo', ['test', '-p', 'bazaar-escrow', '--manifest-path', join(copy, 'Cargo.toml'), ...tests], { env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
 

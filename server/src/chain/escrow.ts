@@ -264,6 +264,24 @@ export interface OrderInstructionArgs {
   proposedBy?: 'buyer' | 'seller';
 }
 
+/** snake_case -> camelCase at the type level (the IDL type names instructions in camelCase). */
+type Camel<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capitalize<Camel<T>>}` : S;
+/** Every instruction of the escrow IDL (camelCase), from programs/escrow/idl/escrow.ts. */
+type IdlInstruction = Escrow['instructions'][number]['name'];
+/** The instructions this client sends: on an order (`OrderInstructionName`), funding, config and migration. */
+type ClientInstruction = OrderInstructionName | 'fund' | 'fund_milestone' | 'initialize_config' | 'migrate_config' | 'migrate_order';
+/**
+ * Compile-time check both ways: every instruction this client names exists in the IDL, and every IDL
+ * instruction is one this client knows (`update_config` is the admin's, sent by the operator's tools),
+ * so a program instruction added, renamed or removed without the client is a type error here.
+ */
+const idlInstructionsCovered: [Camel<ClientInstruction>] extends [IdlInstruction]
+  ? [IdlInstruction] extends [Camel<ClientInstruction> | 'updateConfig']
+    ? true
+    : never
+  : never = true;
+void idlInstructionsCovered;
+
 /** `proposed_by` on chain: 1 buyer, 2 seller (programs/escrow state/order.rs PARTY_*). */
 const PARTY_CODE = { buyer: 1, seller: 2 } as const;
 
