@@ -88,8 +88,8 @@ export const TipTransaction = named(
   }),
 );
 
-export const CreateTipResponse = named('CreateTipResponse', Tip.extend({ payment: TipTransaction }), 'A new tip and the transaction that pays it');
-export type CreateTipResponse = z.infer<typeof CreateTipResponse>;
+export const TipWithPayment = named('TipWithPayment', Tip.extend({ payment: TipTransaction }), 'A new tip and the transaction that pays it');
+export type TipWithPayment = z.infer<typeof TipWithPayment>;
 
 export const CreateTipBody = named(
   'CreateTipBody',
@@ -155,7 +155,7 @@ export const tips = c.router({
       'has (`too_many_decimals`) or not positive. The service confirms the tip from the chain (see the tips ' +
       'overview in the contract).',
     body: CreateTipBody,
-    responses: { 201: CreateTipResponse, ...createTip.responses },
+    responses: { 201: TipWithPayment, ...createTip.responses },
     metadata: createTip.metadata,
   },
   submitTipTransaction: {
