@@ -19,7 +19,6 @@ import {
   NATIVE_MINT,
 } from '@solana/spl-token';
 import { tipMemo } from '@bazaar/contract';
-import { blockhashExpired } from '../../chain/recorded-send.js';
 import { parseTransaction, type TransactionEffects } from '../../chain/transaction-effects.js';
 import { rpc, sendRawAndConfirm, type ConfirmOptions } from '../../chain/tx.js';
 import type { TxResult } from '../../chain/types.js';
@@ -46,8 +45,11 @@ export interface TipsChainPort {
   readTransaction(signature: string): Promise<TransactionEffects | null>;
   /** Signatures touching `account`, newest first (at most `limit`). */
   signaturesFor(account: string, limit: number): Promise<SignatureInfo[]>;
-  /** Whether a transaction on this blockhash can no longer land. */
-  blockhashExpired(lifetime: { blockhash: string; lastValidBlockHeight: number }): Promise<boolean>;
+  /**
+   * The block height: a transaction whose blockhash's last valid block height is below it can no longer land
+   * (read BEFORE the transactions a decision rests on, so one that landed before expiry is seen).
+   */
+  blockHeight(): Promise<number>;
 }
 
 export interface TipsChainDeps {
@@ -129,9 +131,9 @@ export function createTipsChain(deps: TipsChainDeps): TipsChainPort {
         () => connection.getSignaturesForAddress(new PublicKey(account), { limit }, finality),
         ctx('reading the signatures of a token account'),
       );
-      return rows.map((r) => ({ signature: r.signature, failed: !!r.err, slot: r.slot }));
+      return rows.map((r) => ({ signature: r.signature, failed: !!r.err, slot: r.slot, memo: r.memo ?? null }));
     },
 
-    blockhashExpired: (lifetime) => blockhashExpired(connection, lifetime, commitment),
+    blockHeight: () => rpc(() => connection.getBlockHeight(commitment), ctx('reading the block height')),
   };
 }

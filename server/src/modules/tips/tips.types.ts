@@ -90,6 +90,8 @@ export interface SignatureInfo {
   signature: string;
   failed: boolean;
   slot: number;
+  /** the memos as the node reports them (`[len] text; ...`), null when it reports none (or does not report memos) */
+  memo: string | null;
 }
 
 export interface Log {

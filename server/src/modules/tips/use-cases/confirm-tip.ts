@@ -6,6 +6,7 @@
  */
 import { Transaction } from '@solana/web3.js';
 import bs58 from 'bs58';
+import { tipMemo } from '@bazaar/contract';
 import { DomainError } from '../../../errors.js';
 import type { TransactionEffects } from '../../../chain/transaction-effects.js';
 import { tipPaidBy } from '../tip-detection.js';
@@ -14,6 +15,11 @@ import type { TipRecord } from '../tips.types.js';
 import { type TipsCaller, type TipsContext, roleOn, visibleOrder } from './context.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** What every tip memo starts with (contract `tipMemo`). */
+const TIP_MEMO_PREFIX = tipMemo('');
+/** Parsed transactions kept across background passes (a confirmed transaction never changes). */
+const EFFECTS_CACHE_SIZE = 2_000;
 
 export function confirmTip(c: TipsContext) {
   /**
@@ -59,6 +65,19 @@ export function confirmTip(c: TipsContext) {
     return bs58.encode(tx.signature);
   }
 
+  const cache = new Map<string, TransactionEffects>();
+  /** A transaction's record, parsed; from the cache when read before (only found ones are kept). */
+  async function effectsOf(signature: string): Promise<TransactionEffects | null> {
+    const known = cache.get(signature);
+    if (known) return known;
+    const fx = await c.chain.readTransaction(signature);
+    if (fx) {
+      cache.set(signature, fx);
+      if (cache.size > EFFECTS_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    }
+    return fx;
+  }
+
   /** Read a just-sent transaction a few times: a load-balanced RPC may not return it at once. */
   async function readBack(signature: string): Promise<TransactionEffects | null> {
     for (let i = 0; i < 5; i++) {
@@ -99,35 +118,35 @@ export function confirmTip(c: TipsContext) {
     },
 
     /**
-     * One pass over pending tips (the background check): for each seller token account with pending tips,
-     * its recent transactions are read once and matched against each tip; a tip whose blockhash expired
-     * (read BEFORE the transactions, so a payment that landed before expiry is seen) and that nothing paid
-     * is expired. Returns how many were confirmed and expired.
+     * One pass over pending tips (the background check): the block height is read first; then for each
+     * seller token account with pending tips its recent transactions (`signaturesPerAccount`, newest first)
+     * are matched against each tip (a node that reports memos lets the pass skip transactions without a tip
+     * memo; parsed transactions are kept across passes, they never change); a tip that nothing paid and whose
+     * blockhash's last valid block height is below that height can no longer be paid by its transaction: it
+     * expires. Returns how many were confirmed and expired.
      */
     async checkPending(limit = 100, signaturesPerAccount = 50): Promise<{ confirmed: number; expired: number }> {
       const pending = await c.repo.pending(limit);
+      if (pending.length === 0) return { confirmed: 0, expired: 0 };
+      const height = await c.chain.blockHeight();
       const byAccount = new Map<string, TipRecord[]>();
       for (const t of pending) byAccount.set(t.destinationTokenAccount, [...(byAccount.get(t.destinationTokenAccount) ?? []), t]);
       let confirmed = 0;
       let expired = 0;
       for (const [account, tips] of byAccount) {
         try {
-          const expiredNow = new Map<string, boolean>();
-          for (const t of tips) expiredNow.set(t.id, await c.chain.blockhashExpired({ blockhash: t.blockhash, lastValidBlockHeight: t.lastValidBlockHeight }));
-          const sigs = (await c.chain.signaturesFor(account, signaturesPerAccount)).filter((s) => !s.failed);
-          const read = new Map<string, TransactionEffects | null>();
+          const sigs = (await c.chain.signaturesFor(account, signaturesPerAccount)).filter((s) => !s.failed && (s.memo === null || s.memo.includes(TIP_MEMO_PREFIX)));
           for (const t of tips) {
             let paid = false;
             for (const s of sigs) {
-              if (!read.has(s.signature)) read.set(s.signature, await c.chain.readTransaction(s.signature));
-              const r = await confirmBy(t, s.signature, read.get(s.signature) ?? null);
+              const r = await confirmBy(t, s.signature, await effectsOf(s.signature));
               if (r.paid) {
                 paid = true;
                 confirmed++;
                 break;
               }
             }
-            if (!paid && expiredNow.get(t.id) && (await c.repo.expire(t.id))) {
+            if (!paid && height > t.lastValidBlockHeight && (await c.repo.expire(t.id))) {
               expired++;
               c.log?.info({ tip_id: t.id }, 'tip expired unpaid');
             }
