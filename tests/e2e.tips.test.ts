@@ -7,6 +7,8 @@
  * tips, replays; a tip the buyer sends herself is still confirmed; one never sent expires.
  */
 import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { Keypair, PublicKey, Transaction, TransactionInstruction, sendAndConfirmTransaction } from '@solana/web3.js';
 import { ASSOCIATED_TOKEN_PROGRAM_ID, createTransferCheckedInstruction, getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import bs58 from 'bs58';
@@ -17,6 +19,7 @@ import type { BootstrappedChain } from './helpers/localnet';
 import { sharedBootstrappedChain } from './helpers/shared-chain';
 import { API, createTestApp, type TestApp } from './helpers/app';
 import { createTipsChain } from '../server/src/modules/tips/index';
+import { connectSse } from './helpers/sse';
 import { fundedOrder as fundedOrderOf, party as newParty, signedBy, usdcBalance as usdcOf, USDC, type Party } from './helpers/parties';
 
 const MEMO = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
@@ -24,6 +27,8 @@ const PROBLEM = 'https://bazaar.dev/problems/';
 
 let env: BootstrappedChain;
 let t: TestApp;
+let server: Server;
+let base: string;
 const t0 = Date.now();
 
 const party = (usdc = 0) => newParty(t, env, { sol: 2, usdc });
@@ -72,17 +77,24 @@ beforeAll(async () => {
     config: { currencies: env.boot.currencies, tips: { maxPercentOfOrder: 50, watcherIntervalMs: 0 } },
     orders: { watcherIntervalMs: 0, reconcileIntervalMs: 0, maxUnpaidOrdersPerIp: 10_000 },
   });
+  // the event stream needs a listening server and the events hub
+  server = t.app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await t.services.events.start();
   console.info(`[timing] tips setup: ${Date.now() - t0} ms`);
 });
 
 afterAll(async () => {
+  await t?.services.events.stop();
+  await new Promise((r) => server?.close(r));
   await t?.close();
   await env?.stop();
   console.info(`[timing] e2e.tips total: ${Date.now() - t0} ms`);
 });
 
 describe('tips on the localnet', () => {
-  it('the buyer signs the returned transaction: the seller\'s token balance rises by exactly the tip; tip.received reaches both parties; seller stats count it', async () => {
+  it('the buyer signs the returned transaction: the seller\'s token balance rises by exactly the tip; tip.received reaches both parties (events, the live stream); seller stats count it', async () => {
     const { buyer, seller, id } = await completedOrder(25);
     const key = randomUUID();
     const res = await tipOf(buyer, id, 2.5, key);
@@ -116,6 +128,7 @@ describe('tips on the localnet', () => {
     const before = await usdc(seller.wallet);
     const buyerBefore = await usdc(buyer.wallet);
     const submit = () => post(buyer, `/orders/${id}/tips/${created.tip_id}/transaction`, { signed_transaction: signedBy(buyer.kp, created.payment.transaction) });
+    const stream = await connectSse(`${base}${API}/events/stream?type=tip.received`, seller.headers);
     const paid = await submit();
     expect(paid.status, JSON.stringify(paid.body)).toBe(200);
     expect(paid.body).toMatchObject({ tip_id: created.tip_id, status: 'confirmed', signature: expect.any(String) });
@@ -128,6 +141,11 @@ describe('tips on the localnet', () => {
     expect(replay.body).toMatchObject({ status: 'confirmed', signature: paid.body.signature });
     expect((await usdc(seller.wallet)) - before).toBe(USDC(2.5));
 
+    // the seller's live stream gets it
+    const [live] = await stream.waitFor(1, 10_000);
+    stream.close();
+    expect(live!.event).toBe('tip.received');
+    expect(JSON.parse(live!.data)).toMatchObject({ resource_id: created.tip_id, data: { status: 'confirmed', amount: 2.5 } });
     for (const who of [buyer, seller]) {
       const ev = await request(t.app).get(`${API}/events?type=tip.received`).set(who.headers);
       expect(ev.status).toBe(200);
