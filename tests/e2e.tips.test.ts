@@ -18,7 +18,9 @@ import { tipMemo, type Tip, type TipWithPayment } from '@bazaar/contract';
 import type { BootstrappedChain } from './helpers/localnet';
 import { sharedBootstrappedChain } from './helpers/shared-chain';
 import { API, createTestApp, type TestApp } from './helpers/app';
-import { createTipsChain } from '../server/src/modules/tips/index';
+import { createTipsChain, createTipsService } from '../server/src/modules/tips/index';
+import { ordersReadPort } from '../server/src/modules/orders/index';
+import { tipOrderOf } from '../server/src/composition';
 import { connectSse } from './helpers/sse';
 import { fundedOrder as fundedOrderOf, party as newParty, signedBy, usdcBalance as usdcOf, USDC, type Party } from './helpers/parties';
 
@@ -269,6 +271,36 @@ describe('tips on the localnet', () => {
     const late = await post(buyer, `/orders/${id}/tips/${never.tip_id}/transaction`, { signed_transaction: signedBy(buyer.kp, never.payment.transaction) });
     expect(late.status).toBe(409);
     expect(late.body).toMatchObject({ type: `${PROBLEM}tip-not-allowed`, why: 'expired' });
+  });
+
+  it('a crash between the chain and the database: the submitted tip landed, its confirmation was not written; the background check records it once', async () => {
+    const { buyer, seller, id } = await completedOrder(25);
+    const created = await newTip(buyer, id, 0.75);
+    const module = tips();
+    // the same module's ports, but the database write of the confirmation fails (the process died there)
+    const crashing = createTipsService({
+      repo: { ...module.repo, confirm: async () => { throw new Error('the database went away'); } },
+      chain: createTipsChain({ connection: env.chain.connection, tokenProgramOf: (m) => env.chain.escrow.tokenProgramOf(m) }),
+      orders: { get: async (orderId) => ((o) => (o ? tipOrderOf(o) : null))(await ordersReadPort(t.db.prisma).get(orderId)) },
+      settings: { maxPercentOfOrder: 50, watcherIntervalMs: 0 },
+      now: () => new Date(),
+      newId: randomUUID,
+    });
+    const before = await usdc(seller.wallet);
+    const signed = signedBy(buyer.kp, created.payment.transaction);
+    const sig = bs58.encode(Transaction.from(Buffer.from(signed, 'base64')).signature!);
+    // the submission: sent and confirmed on chain, then the write fails
+    await expect(crashing.submit({ userId: buyer.userId, isAdmin: false }, id, created.tip_id, signed)).rejects.toThrow(/database went away/);
+    expect((await usdc(seller.wallet)) - before).toBe(USDC(0.75));
+    expect(await tipById(buyer, id, created.tip_id)).toMatchObject({ status: 'pending', signature: null });
+    // after the restart: the background check confirms it, once; a retried submission returns it, nothing sent
+    await module.watcher.runOnce();
+    expect(await tipById(buyer, id, created.tip_id)).toMatchObject({ status: 'confirmed', signature: sig });
+    const retry = await post(buyer, `/orders/${id}/tips/${created.tip_id}/transaction`, { signed_transaction: signed });
+    expect(retry.status).toBe(200);
+    expect(retry.body).toMatchObject({ status: 'confirmed', signature: sig });
+    expect((await usdc(seller.wallet)) - before).toBe(USDC(0.75));
+    expect(await t.db.prisma.event.count({ where: { resourceType: 'tip', resourceId: created.tip_id } })).toBe(1);
   });
 
   it('a seller without a token account of the mint gets it created at the buyer\'s expense, never the service\'s', async () => {
