@@ -9,7 +9,8 @@ import { createTransferCheckedInstruction, getAssociatedTokenAddressSync } from 
 import { describe, expect, it } from 'vitest';
 import { tipMemo } from '@bazaar/contract';
 import { parseTransaction } from '../server/src/chain/transaction-effects.js';
-import { tipPaidBy, tipRefusal, type TipMilestone, type TipOrder } from '../server/src/modules/tips/index.js';
+import { createTipsService, tipPaidBy, tipRefusal, type TipMilestone, type TipOrder, type TipsChainPort, type TipsRepo } from '../server/src/modules/tips/index.js';
+import { DomainError } from '../server/src/errors.js';
 import { fakeTable, fakeTransaction } from './helpers/fake-transaction.js';
 
 const key = () => Keypair.generate().publicKey;
@@ -47,6 +48,45 @@ describe('tip eligibility', () => {
     expect(tipRefusal(order([unit('completed', 1n), unit('in_progress'), unit('scheduled')]))).toBeNull();
     expect(tipRefusal(order([unit('refunded'), unit('resolved', 5n, 9_000)]))).toBeNull();
     expect(tipRefusal(order([unit('refunded'), unit('in_progress'), unit('scheduled')]))).toBe('not_paid_out');
+  });
+});
+
+describe('the tip use case refuses before building anything', () => {
+  // ports that fail when reached: a refusal must come before the chain and the database
+  const unreachable = new Proxy({}, { get: () => () => { throw new Error('reached'); } });
+  const service = (o: TipOrder) =>
+    createTipsService({
+      repo: unreachable as TipsRepo,
+      chain: unreachable as TipsChainPort,
+      orders: { get: async (id) => (id === o.id ? o : null) },
+      settings: { maxPercentOfOrder: 100, watcherIntervalMs: 0 },
+      now: () => new Date(),
+      newId: randomUUID,
+    });
+  const refusal = async (p: Promise<unknown>) => {
+    const err = await p.then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(DomainError);
+    const d = err as DomainError;
+    return { slug: d.slug, ...(d.extensions as object) };
+  };
+
+  it('custodial buyers get 409 tip-not-allowed (custodial), with a clear detail; nothing is built', async () => {
+    const o = order([unit('completed', 24_375_000n)], 'custodial');
+    const buyer = { userId: o.buyerId, isAdmin: false };
+    expect(await refusal(service(o).create(buyer, o.id, { amount: 1 }))).toMatchObject({ slug: 'tip-not-allowed', why: 'custodial' });
+  });
+
+  it('the seller 403, an admin 403, a stranger 404, an unknown order 404; the amount: decimals and the maximum', async () => {
+    const o = order([unit('completed', 24_375_000n)]);
+    const s = service(o);
+    expect(await refusal(s.create({ userId: o.sellerId, isAdmin: false }, o.id, { amount: 1 }))).toMatchObject({ slug: 'forbidden' });
+    expect(await refusal(s.create({ userId: null, isAdmin: true }, o.id, { amount: 1 }))).toMatchObject({ slug: 'forbidden' });
+    expect(await refusal(s.create({ userId: randomUUID(), isAdmin: false }, o.id, { amount: 1 }))).toMatchObject({ slug: 'not-found' });
+    expect(await refusal(s.create({ userId: o.buyerId, isAdmin: false }, randomUUID(), { amount: 1 }))).toMatchObject({ slug: 'not-found' });
+    const buyer = { userId: o.buyerId, isAdmin: false };
+    expect(await refusal(s.create(buyer, o.id, { amount: 0.0000001 }))).toMatchObject({ slug: 'validation-error' });
+    expect(await refusal(s.create(buyer, o.id, { amount: 0 }))).toMatchObject({ slug: 'validation-error' });
+    expect(await refusal(s.create(buyer, o.id, { amount: 25.000001 }))).toMatchObject({ slug: 'tip-not-allowed', why: 'above_maximum', max_amount: '25' });
   });
 });
 
