@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { Keypair, PublicKey, Transaction, TransactionInstruction, sendAndConfirmTransaction } from '@solana/web3.js';
-import { ASSOCIATED_TOKEN_PROGRAM_ID, createTransferCheckedInstruction, getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID } from '@solana/spl-token';
+import { ASSOCIATED_TOKEN_PROGRAM_ID, createTransferCheckedInstruction, getAssociatedTokenAddressSync, NATIVE_MINT, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import bs58 from 'bs58';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,7 +18,7 @@ import { tipMemo, type Tip, type TipWithPayment } from '@bazaar/contract';
 import type { BootstrappedChain } from './helpers/localnet';
 import { sharedBootstrappedChain } from './helpers/shared-chain';
 import { API, createTestApp, type TestApp } from './helpers/app';
-import { createTipsChain, createTipsService } from '../server/src/modules/tips/index';
+import { createTipsChain, createTipsService, tipPaidBy } from '../server/src/modules/tips/index';
 import { ordersReadPort } from '../server/src/modules/orders/index';
 import { tipOrderOf } from '../server/src/composition';
 import { connectSse } from './helpers/sse';
@@ -301,6 +301,25 @@ describe('tips on the localnet', () => {
     expect(retry.body).toMatchObject({ status: 'confirmed', signature: sig });
     expect((await usdc(seller.wallet)) - before).toBe(USDC(0.75));
     expect(await t.db.prisma.event.count({ where: { resourceType: 'tip', resourceId: created.tip_id } })).toBe(1);
+  });
+
+  it('wrapped SOL: the transaction wraps the tip from the buyer\'s SOL and pays it into the seller\'s wSOL account, created by the buyer', async () => {
+    const buyer = await party();
+    const seller = Keypair.generate();
+    const chainPort = createTipsChain({ connection: env.chain.connection, tokenProgramOf: (m) => env.chain.escrow.tokenProgramOf(m) });
+    const tipId = randomUUID();
+    const issued = await chainPort.buildTipTransaction({ tipId, buyer: buyer.wallet, seller: seller.publicKey.toBase58(), mint: NATIVE_MINT.toBase58(), decimals: 9, amount: 50_000_000n });
+    const tx = Transaction.from(Buffer.from(issued.transaction, 'base64'));
+    expect(tx.feePayer?.toBase58()).toBe(buyer.wallet);
+    tx.partialSign(buyer.kp);
+    const sig = await env.chain.connection.sendRawTransaction(tx.serialize());
+    await env.chain.connection.confirmTransaction(sig, 'confirmed');
+    const sellerWsol = getAssociatedTokenAddressSync(NATIVE_MINT, seller.publicKey, true, TOKEN_PROGRAM_ID);
+    expect(issued.destinationTokenAccount).toBe(sellerWsol.toBase58());
+    expect((await env.chain.connection.getTokenAccountBalance(sellerWsol, 'confirmed')).value.amount).toBe('50000000');
+    // and the chain's record proves the payment by the one rule
+    const fx = (await chainPort.readTransaction(sig))!;
+    expect(tipPaidBy(fx, { id: tipId, buyerWallet: buyer.wallet, mint: NATIVE_MINT.toBase58(), amount: 50_000_000n, destinationTokenAccount: sellerWsol.toBase58() })).toEqual({ paid: true });
   });
 
   it('a seller without a token account of the mint gets it created at the buyer\'s expense, never the service\'s', async () => {
