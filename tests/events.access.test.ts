@@ -251,6 +251,9 @@ describe.each(dbBackends)('$name', ({ postgres }) => {
       const types = eventTypesFor(['events:read', 'listings:read', 'orders:read'])!;
       expect(types).toContain('order.funded');
       expect(types).toContain('listing.created');
+      // a tip is read through its order's routes (issue 24 item 8)
+      expect(types).toContain('tip.received');
+      expect(eventTypesFor(['events:read', 'listings:read'])).not.toContain('tip.received');
       for (const hidden of ['message.created', 'deposit.credited', 'withdrawal.created', 'withdrawal.confirmed', 'webhook.disabled']) expect(types).not.toContain(hidden);
       expect(eventTypesFor(['events:read', 'chat:read', 'wallet:read'])).toEqual(['deposit.credited', 'withdrawal.created', 'withdrawal.confirmed', 'withdrawal.failed', 'message.created']);
     });

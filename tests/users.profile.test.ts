@@ -34,7 +34,7 @@ describe('GET /user/me', () => {
       avatar_url: null,
       role: 'user',
       custody_enabled: false,
-      stats: { listings_count: 0, active_listings_count: 0, completed_sales: 0, completed_purchases: 0, sales_volume: [] },
+      stats: { listings_count: 0, active_listings_count: 0, completed_sales: 0, completed_purchases: 0, sales_volume: [], tips_received: [] },
       reputation: { average: null, count: 0, distribution: { 1: 0, 2: 0, 3: 0, 4: 0, 5: 0 } },
     });
     expect(Date.parse(res.body.last_login_at)).not.toBeNaN();
@@ -94,7 +94,7 @@ describe('GET /users/{wallet}', () => {
 });
 
 describe('stats and reputation', () => {
-  it('are computed from listings, completed orders and reviews', async () => {
+  it('are computed from listings, completed orders, reviews and confirmed tips', async () => {
     const db = t.ctx.db;
     const listing = async (status: string) =>
       (
@@ -127,6 +127,17 @@ describe('stats and reputation', () => {
       await db.review.create({ data: { orderId, reviewerId: alice.userId, sellerId: bob.userId, listingId: l1, rating, text: 'ok' } });
     }
 
+    // tips (issue 24 item 8): confirmed ones count, per currency; pending, expired and other sellers' do not
+    const tip = (amount: string, status: string, sellerId = bob.userId) =>
+      db.tip.create({
+        data: {
+          id: randomUUID(), orderId: o1, buyerId: alice.userId, sellerId, buyerWallet: alice.wallet, sellerWallet: bob.wallet, currency: 'USDC',
+          mint: 'M', decimals: 6, amountBaseUnits: amount, sourceTokenAccount: 'S', destinationTokenAccount: 'D', status, message: 'm',
+          blockhash: 'b', lastValidBlockHeight: 1n, validUntil: new Date(), ...(status === 'confirmed' ? { signature: randomUUID() } : {}),
+        },
+      });
+    await Promise.all([tip('1250000', 'confirmed'), tip('750000', 'confirmed'), tip('9000000', 'pending'), tip('8000000', 'expired'), tip('7000000', 'confirmed', alice.userId)]);
+
     const res = await request(t.app).get(`${API}/users/${bob.wallet}`).set(alice.headers);
     expect(res.body.stats).toEqual({
       listings_count: 3,
@@ -137,6 +148,7 @@ describe('stats and reputation', () => {
         { currency: 'SOL', amount_base_units: '1500000000', amount: 1.5 },
         { currency: 'USDC', amount_base_units: '3500000', amount: 3.5 },
       ],
+      tips_received: [{ currency: 'USDC', amount_base_units: '2000000', amount: 2 }],
     });
     expect(res.body.reputation).toEqual({ average: 4.5, count: 2, distribution: { 1: 0, 2: 0, 3: 0, 4: 1, 5: 1 } });
     const mine = await request(t.app).get(`${API}/user/me`).set(alice.headers);

@@ -53,7 +53,7 @@ interface SdkClientArgs {
 
 /**
  * The typed API: one method per contract route, grouped like the contract (`auth`, `users`, `listings`,
- * `marketplace`, `orders`, `reviews`, `wallet`); each resolves to `{ status, body, headers }` with `body`
+ * `marketplace`, `orders`, `reviews`, `wallet`, `tips`, ...); each resolves to `{ status, body, headers }` with `body`
  * typed by `status` (2xx: the resource; 4xx/5xx: a `Problem`).
  */
 export type BazaarApi = InitClientReturn<Contract, SdkClientArgs>;

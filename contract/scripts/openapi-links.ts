@@ -13,7 +13,7 @@
  *
  * The money lifecycle this gives a tester: createListing -> createOrder (body listing_id) -> getOrder,
  * submitOrderTransaction, createOrderPayment, deliverOrder, confirmOrder, disputeOrder, refundOrder,
- * resolveDispute, createReview, listOrderMessages, sendOrderMessage -> reportMessage; createDeposit ->
+ * resolveDispute, createReview, createTip -> submitTipTransaction, listOrderMessages, sendOrderMessage -> reportMessage; createDeposit ->
  * createWithdrawal (body currency) -> getWithdrawal.
  */
 
@@ -31,6 +31,7 @@ type IdKind =
   | 'conversation_id'
   | 'message_id'
   | 'token_id'
+  | 'tip_id'
   | 'currency';
 
 /** One place a response carries an id: `pointer` is a JSON pointer into the response body. */
@@ -88,6 +89,10 @@ const PRODUCERS: Record<IdKind, Producer[]> = {
     { operationId: 'listTokens', status: '200', pointer: first('token_id') },
   ],
   currency: [{ operationId: 'createDeposit', status: '200', pointer: '/currency' }],
+  tip_id: [
+    { operationId: 'createTip', status: '201', pointer: '/tip_id' },
+    { operationId: 'listOrderTips', status: '200', pointer: first('tip_id') },
+  ],
 };
 
 /** Ids taken in a request body (top-level field of the same name), per consumer operation. */

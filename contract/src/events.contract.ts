@@ -23,7 +23,7 @@
  * access token sees only the events of resources its scopes can read through their own routes, on top of
  * `events:read` (or `webhooks:manage` for its webhooks): `orders:read` for order.*, `listings:read` for
  * listing.* and review.*, `wallet:read` for deposit.* and withdrawal.*, `chat:read` for message.*,
- * `webhooks:manage` for webhook.*. Other events are left out whole (not sent with the body removed). A
+ * `webhooks:manage` for webhook.*, `orders:read` for tip.*. Other events are left out whole (not sent with the body removed). A
  * session (JWT) or API key sees every type it is a party of.
  *
  * The order events come from the `emits` column of the order lifecycle table (`orderTransitions`), the
@@ -49,6 +49,7 @@ import { routeErrors } from './problems.js';
 import { Review } from './reviews.contract.js';
 import { CustodyDeposit, Withdrawal } from './wallet.contract.js';
 import { WebhookEndpoint } from './webhooks.contract.js';
+import { Tip, TIP_EVENTS } from './tips.contract.js';
 
 /** Stream position: a decimal integer (at most 19 digits), growing in commit order. */
 export const EventPosition = z
@@ -83,6 +84,7 @@ export const DepositEventSchema = event('DepositEvent', DEPOSIT_EVENTS, 'deposit
 export const WithdrawalEventSchema = event('WithdrawalEvent', WITHDRAWAL_EVENTS, 'withdrawal', Withdrawal);
 export const MessageEventSchema = event('MessageEvent', MESSAGE_EVENTS, 'message', Message);
 export const WebhookEventSchema = event('WebhookEvent', WEBHOOK_EVENTS, 'webhook', WebhookEndpoint);
+export const TipEventSchema = event('TipEvent', TIP_EVENTS, 'tip', Tip);
 
 /** An event: a discriminated union over `type`. */
 export const Event = named(
@@ -95,6 +97,7 @@ export const Event = named(
     WithdrawalEventSchema,
     MessageEventSchema,
     WebhookEventSchema,
+    TipEventSchema,
   ]),
   'A state change of a resource (discriminated by `type`)',
 );
@@ -194,7 +197,7 @@ export const events = c.router({
       'Events of resources the caller is a party of (an admin credential: every event), newest first, cursor ' +
       'pagination. A personal access token sees only the event types its scopes can read: `chat:read` for ' +
       '`message.*`, `wallet:read` for `deposit.*` and `withdrawal.*`, `orders:read` for `order.*`, `listings:read` ' +
-      'for `listing.*` and `review.*`, `webhooks:manage` for `webhook.*` (other events are left out whole). Also the way to read history older than a ' +
+      'for `listing.*` and `review.*`, `webhooks:manage` for `webhook.*`, `orders:read` for `tip.*` (other events are left out whole). Also the way to read history older than a ' +
       'stream replays (EVENTS_STREAM_REPLAY_MAX). Limit 1..100, default 20. Filters: `type` (comma-separated event types), `resource_type`, ' +
       '`resource_id`. An order\'s `allowed_actions` is empty in events (it depends on the caller; GET the order). ' +
       'Events are kept EVENTS_RETENTION_DAYS (default 30) days; the newest event of each resource is kept ' +

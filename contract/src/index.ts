@@ -19,5 +19,6 @@ export * from './webhooks.contract.js';
 export * from './chat.contract.js';
 export * from './tokens.contract.js';
 export * from './network.contract.js';
+export * from './tips.contract.js';
 export * from './access.js';
 export * from './scopes.js';

@@ -138,6 +138,17 @@ export const problemTypes = {
     title: 'Review not allowed',
     description: 'The order is not completed or resolved, or it has already been reviewed.',
   },
+  'tip-not-allowed': {
+    status: 409,
+    title: 'Tip not allowed',
+    description:
+      'The order\'s buyer may not tip now; `why` says why: `not_paid_out` (the order has not paid its seller yet: ' +
+      'a tip follows a completed order, one resolved with a seller share, or a settled milestone with a seller ' +
+      'payout), `custodial` (the order was paid from the custodial balance: tip from a wallet order), ' +
+      '`too_many_pending` (3 tips of the order await their transaction already), `above_maximum` (more than ' +
+      'TIP_MAX_PERCENT_OF_ORDER % of the order\'s amount: `max_amount` and `max_amount_base_units`), `expired` ' +
+      '(the tip\'s transaction can no longer land: tip again).',
+  },
   'too-many-unpaid-orders': {
     status: 409,
     title: 'Too many unpaid orders',

@@ -160,9 +160,9 @@ describe('contract routes', () => {
     }
   });
 
-  it('createOrder and createWithdrawal require an Idempotency-Key, createListing accepts one, no other route takes it', () => {
+  it('createOrder, createTip and createWithdrawal require an Idempotency-Key, createListing accepts one, no other route takes it', () => {
     const idempotent = routes.filter(([, r]) => (r.metadata as RouteMetadata).idempotent).map(([k]) => k);
-    expect(idempotent.sort()).toEqual(['listings.createListing', 'orders.createOrder', 'wallet.createWithdrawal']);
+    expect(idempotent.sort()).toEqual(['listings.createListing', 'orders.createOrder', 'tips.createTip', 'wallet.createWithdrawal']);
     for (const [key, route] of routes) {
       const headers = route.headers as { shape?: Record<string, z.ZodTypeAny> } | undefined;
       const header = headers?.shape?.['idempotency-key'];

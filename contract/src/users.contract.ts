@@ -34,6 +34,9 @@ export const UserStats = named(
     completed_sales: z.number().int().min(0).describe('Orders as seller in status completed'),
     completed_purchases: z.number().int().min(0).describe('Orders as buyer in status completed'),
     sales_volume: z.array(SalesVolume).describe('Sum of completed sales per currency (gross, before fees)'),
+    tips_received: z
+      .array(SalesVolume)
+      .describe('Sum of the confirmed tips the user received as seller, per currency (no fee is taken on tips)'),
   }),
 );
 

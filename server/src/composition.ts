@@ -4,7 +4,7 @@
  * the others it needs (docs/design.md "Module edges"), and owns the background work: the per-process
  * workers (SSE hub, webhook worker) and the loops that run on one replica at a time under the leader
  * lease (purges, event retention, listing recovery, the orders' watcher, crank and reconciler, the
- * custody worker).
+ * custody worker, the tips' background check).
  *
  * Who calls it: main.ts (then `start()` after listen, `stop()` on SIGTERM through lifecycle.ts), and
  * `createApp(ctx)` when no services are given (tests). The HTTP layer only maps contract routes onto
@@ -28,6 +28,28 @@ import { createReviewsModule } from './modules/reviews/index.js';
 import { createUsersRepo, createUsersService } from './modules/users/index.js';
 import { createWalletService } from './modules/wallet/index.js';
 import { purgeRateLimitHits } from './http/rate-limit-store.js';
+import { createTipsChain, createTipsModule, tipsReadPort, type TipOrder, type TipsModule } from './modules/tips/index.js';
+import type { OrderRecord } from './modules/orders/orders.types.js';
+
+/**
+ * An order as the tips module reads it (modules/tips TipOrdersPort), from the orders module's read port.
+ * Today an order is one escrow unit; with milestones (issue 24) `milestones` lists every unit of the order.
+ */
+export function tipOrderOf(o: OrderRecord): TipOrder {
+  return {
+    id: o.id,
+    buyerId: o.buyerId,
+    sellerId: o.sellerId,
+    buyerWallet: o.buyerWallet,
+    sellerWallet: o.sellerWallet,
+    paymentSource: o.paymentSource,
+    currency: o.currency,
+    mint: o.mint,
+    decimals: o.decimals,
+    amount: o.amount,
+    milestones: [{ status: o.status, sellerPayout: o.payout?.seller ?? null, buyerBps: o.buyerBps }],
+  };
+}
 
 /** What a route or port needing the chain does when the service runs without one: 503 chain-unavailable. */
 export const chainMissing = (): never => {
@@ -47,6 +69,7 @@ export function composeServices(ctx: AppContext) {
     listings: listingsReadPort(db),
     orders: ordersReadPort(db),
     reviews,
+    tips: tipsReadPort(db),
     decimalsOf: (code) => currencies.find((c) => c.code === code)?.decimals,
     custodyEnabled: config.custodyEnabled,
   });
@@ -122,6 +145,20 @@ export function composeServices(ctx: AppContext) {
       budget: { sponsorPayeeAccount: (p) => budget.sponsorPayeeAccount(p), record: (c) => budget.record(c) },
     });
   }
+  // tips (issue 24 item 8): plain transfers the buyer's wallet signs; confirmed from the chain's record
+  let tips: TipsModule | null = null;
+  if (orders && chainClient?.escrow && chainClient.connection) {
+    const escrow = chainClient.escrow;
+    const ordersRead = ordersReadPort(db);
+    tips = createTipsModule({
+      db,
+      chain: createTipsChain({ connection: chainClient.connection, tokenProgramOf: (mint) => escrow.tokenProgramOf(mint) }),
+      orders: { get: async (id) => ((o) => (o ? tipOrderOf(o) : null))(await ordersRead.get(id)) },
+      settings: config.tips,
+      log,
+      now: ctx.now,
+    });
+  }
   // one Idempotency-Key store for orders, listings and withdrawals
   const idempotencyStore = orders?.idempotencyStore ?? new PrismaIdempotencyStore(db);
 
@@ -135,7 +172,7 @@ export function composeServices(ctx: AppContext) {
         log,
       })
     : null;
-  const leader = leaderLoops(ctx, { authRepo, retention, listings, orders, custody });
+  const leader = leaderLoops(ctx, { authRepo, retention, listings, orders, custody, tips });
 
   return {
     /** the service's SOL budget of the day (modules/budget; /readyz `chain_budget`) */
@@ -155,6 +192,8 @@ export function composeServices(ctx: AppContext) {
     chat,
     /** the custody module (CUSTODY_ENABLED), else null */
     custody,
+    /** the tips module when the chain client has a connection and the escrow program, else null (tip routes: 503) */
+    tips,
     idempotencyStore,
     /** the leader lease of the background loops (modules/leader): `leader.isLeader`, `leader.holder` */
     leader,
@@ -172,6 +211,7 @@ export function composeServices(ctx: AppContext) {
     /** stop the loops (awaiting their passes), release the lease, stop the per-process work */
     async stop() {
       await leader.stop();
+      await tips?.stop();
       await custody?.stop();
       await orders?.stop();
       await listings.stop();
@@ -200,6 +240,7 @@ function leaderLoops(
     listings: ListingsModule;
     orders: OrdersModule | null;
     custody: CustodyModule | null;
+    tips: TipsModule | null;
   },
 ): LeaderElection {
   const { config, db, log } = ctx;
@@ -219,11 +260,12 @@ function leaderLoops(
       await m.listings.start();
       await m.orders?.start();
       await m.custody?.start();
+      await m.tips?.start();
     },
     async stop() {
       if (purgeTimer) clearInterval(purgeTimer);
       purgeTimer = null;
-      await Promise.all([m.custody?.stopLoops(), m.orders?.stopLoops(), m.listings.stop(), m.retention?.stop()]);
+      await Promise.all([m.custody?.stopLoops(), m.orders?.stopLoops(), m.tips?.stop(), m.listings.stop(), m.retention?.stop()]);
     },
   };
   const lease = config.leaderLease ?? LEADER_LEASE_DEFAULTS;

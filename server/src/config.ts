@@ -286,6 +286,16 @@ export const ENV_VARS: readonly EnvVar[] = [
     example: 'https://cdn.example.com/market.png',
     readers: S,
   },
+  // tips (modules/tips)
+  {
+    name: 'TIP_MAX_PERCENT_OF_ORDER',
+    group: 'orders',
+    default: lit(100),
+    meaning: 'a tip is at most this percent of its order\'s amount (409 `tip-not-allowed` `above_maximum`): no fee is taken on tips, so the cap bounds a fee-free channel between buyer and seller, and a slip of the finger',
+    example: '20',
+    readers: S,
+  },
+  { name: 'TIP_WATCHER_INTERVAL_MS', group: 'orders', default: lit(5_000), meaning: 'background check of pending tips, ms (a tip the buyer sent herself is confirmed, one never sent expires); `0` = only at start-up', example: '2000', readers: S },
   // custody
   { name: 'CUSTODY_ENABLED', group: 'custody', default: lit('false'), meaning: 'custodial accounts (off: the custodial routes answer 404 `custody-disabled`); see `server/src/modules/custody/README.md`', example: 'true', readers: S },
   {
@@ -525,6 +535,8 @@ export interface Config {
   eventStreams?: EventStreamSettings;
   /** chat messages per sender per minute (absent: 30) */
   chatRateLimitPerMinute?: number;
+  /** TIP_* (modules/tips); absent: its TIPS_DEFAULTS */
+  tips?: { maxPercentOfOrder: number; watcherIntervalMs: number };
   /** what the service may spend on chain (CHAIN_DAILY_BUDGET_LAMPORTS, *_DAILY_LIMIT*, LISTING_MIN_PRICE); absent: SPENDING_DEFAULTS */
   spending?: SpendingSettings;
   /** days events are kept (modules/events/events.retention.ts); 0 or absent: forever */
@@ -716,6 +728,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
         }
       : {}),
     chatRateLimitPerMinute: positive(env, 'CHAT_RATE_LIMIT_PER_MINUTE'),
+    tips: { maxPercentOfOrder: positive(env, 'TIP_MAX_PERCENT_OF_ORDER'), watcherIntervalMs: int(env, 'TIP_WATCHER_INTERVAL_MS') },
     spending: {
       dailyLamports: int(env, 'CHAIN_DAILY_BUDGET_LAMPORTS'),
       listingCreatePerUser: int(env, 'LISTING_CREATE_DAILY_LIMIT'),

@@ -20,6 +20,7 @@ import { ordersHandlers } from './orders.handlers.js';
 import { reviewsHandlers } from './reviews.handlers.js';
 import { usersHandlers } from './users.handlers.js';
 import { walletHandlers } from './wallet.handlers.js';
+import { tipsHandlers } from './tips.handlers.js';
 
 /** Routes of a group that cannot work in this configuration (no escrow client): 503 chain-unavailable. */
 function unavailableRouter<T extends Record<string, unknown>>(group: T) {
@@ -40,7 +41,7 @@ export interface RouterOptions {
 
 /** The ts-rest router of the whole contract over `services`. */
 export function createRouter(services: Services, opts: RouterOptions) {
-  const { auth, users, listings, marketplace, orders, reviews, wallet, custody, events, webhooks, chat, tokens, idempotencyStore } = services;
+  const { auth, users, listings, marketplace, orders, reviews, wallet, custody, events, webhooks, chat, tokens, tips, idempotencyStore } = services;
   const s = initServer();
   return s.router(contract, {
     auth: authHandlers({ service: auth, secureCookie: opts.secureCookie }),
@@ -60,5 +61,8 @@ export function createRouter(services: Services, opts: RouterOptions) {
     chat: chatHandlers({ ...chat.http, rateLimitStore: opts.chatRateLimitStore }),
     tokens: tokensHandlers({ service: tokens }),
     network: networkHandlers(opts.network),
+    tips: tips
+      ? tipsHandlers({ ...tips.http, idempotencyStore, idempotencyLeases: orders?.http.idempotencyLeases, idempotencyLeaseMs: orders?.http.idempotencyLeaseMs, now: orders?.http.now })
+      : unavailableRouter(contract.tips),
   });
 }

@@ -25,6 +25,8 @@ export const EVENT_READ_SCOPES: Readonly<Record<ResourceType, TokenScope>> = {
   withdrawal: 'wallet:read',
   message: 'chat:read',
   webhook: 'webhooks:manage',
+  // a tip is read through its order's routes (GET /orders/{id}/tips)
+  tip: 'orders:read',
 };
 
 /**

@@ -1,6 +1,6 @@
 /**
  * Users: profiles by id (the caller) or wallet (public), with statistics and reputation read from the
- * modules that own them (listings, orders, reviews) through their read ports. The wallet is the
+ * modules that own them (listings, orders, reviews, tips) through their read ports. The wallet is the
  * identity and never changes.
  */
 import type { PublicUser, UpdateMeBody, User as UserDto } from '@bazaar/contract';
@@ -24,6 +24,8 @@ export interface UserStatsPorts {
       salesVolume: Array<{ currency: string; amountBaseUnits: string; decimals: number }>;
     }>;
   };
+  /** tips module: the confirmed tips a seller received, per currency in base units (decimal strings); absent: none */
+  tips?: { receivedBySeller(sellerId: string): Promise<Array<{ currency: string; amountBaseUnits: string; decimals: number }>> };
   /** reviews module: the reputation of the seller with this wallet (average rounded to 2 decimals, null without reviews) */
   reviews: { reputation(sellerWallet: string): Promise<PublicUser['reputation']> };
 }
@@ -39,11 +41,16 @@ export function createUsersService(deps: UsersDeps) {
   const { repo } = deps;
 
   async function publicView(u: User): Promise<PublicUser> {
-    const [listings, orders, reputation] = await Promise.all([
+    const [listings, orders, reputation, tips] = await Promise.all([
       deps.listings.sellerStats(u.id),
       deps.orders.userStats(u.id),
       deps.reviews.reputation(u.wallet),
+      deps.tips?.receivedBySeller(u.id) ?? [],
     ]);
+    const amounts = (v: { currency: string; amountBaseUnits: string; decimals: number }) => {
+      const decimals = v.decimals || deps.decimalsOf(v.currency) || 0;
+      return { currency: v.currency, amount_base_units: v.amountBaseUnits, amount: toUiNumber(BigInt(v.amountBaseUnits), decimals) };
+    };
     return {
       user_id: u.id,
       wallet: u.wallet,
@@ -56,10 +63,8 @@ export function createUsersService(deps: UsersDeps) {
         active_listings_count: listings.activeListingsCount,
         completed_sales: orders.completedSales,
         completed_purchases: orders.completedPurchases,
-        sales_volume: orders.salesVolume.map((v) => {
-          const decimals = v.decimals || deps.decimalsOf(v.currency) || 0;
-          return { currency: v.currency, amount_base_units: v.amountBaseUnits, amount: toUiNumber(BigInt(v.amountBaseUnits), decimals) };
-        }),
+        sales_volume: orders.salesVolume.map(amounts),
+        tips_received: tips.map(amounts),
       },
       reputation,
     };
