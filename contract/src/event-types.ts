@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { named } from './common.js';
 import { LISTING_EVENTS } from './listings.contract.js';
 import { ORDER_EVENTS } from './orders.contract.js';
+import { OFFER_EVENTS } from './offers.contract.js';
 
 export const REVIEW_EVENTS = ['review.created'] as const;
 export const DEPOSIT_EVENTS = ['deposit.credited'] as const;
@@ -22,11 +23,12 @@ export const EVENT_TYPES = [
   ...WITHDRAWAL_EVENTS,
   ...MESSAGE_EVENTS,
   ...WEBHOOK_EVENTS,
+  ...OFFER_EVENTS,
 ] as const;
 export const EventType = named('EventType', z.enum(EVENT_TYPES), 'Type of an event: `<resource>.<what happened>`');
 export type EventType = z.infer<typeof EventType>;
 
-export const RESOURCE_TYPES = ['order', 'listing', 'review', 'deposit', 'withdrawal', 'message', 'webhook'] as const;
+export const RESOURCE_TYPES = ['order', 'listing', 'review', 'deposit', 'withdrawal', 'message', 'webhook', 'offer'] as const;
 export const ResourceType = z.enum(RESOURCE_TYPES);
 export type ResourceType = z.infer<typeof ResourceType>;
 

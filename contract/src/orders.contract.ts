@@ -595,6 +595,7 @@ export const Order = named(
     buyer: OrderParty,
     next_step: OrderNextStep,
     review: OrderReview.nullable().describe('The buyer\'s review of this order, once published; null before'),
+    offer_id: Uuid.nullable().describe('The custom offer the buyer accepted into this order (offers.contract.ts); null for an order of a listing'),
   }),
 );
 export type Order = z.infer<typeof Order>;

@@ -20,6 +20,7 @@ import { ordersHandlers } from './orders.handlers.js';
 import { reviewsHandlers } from './reviews.handlers.js';
 import { usersHandlers } from './users.handlers.js';
 import { walletHandlers } from './wallet.handlers.js';
+import { offersHandlers } from './offers.handlers.js';
 
 /** Routes of a group that cannot work in this configuration (no escrow client): 503 chain-unavailable. */
 function unavailableRouter<T extends Record<string, unknown>>(group: T) {
@@ -34,13 +35,15 @@ export interface RouterOptions {
   custodyEnabled: boolean;
   /** counters of the chat per-sender rate limit (shared by every replica) */
   chatRateLimitStore: Store;
+  /** the same counters for POST /conversations/{id}/offers (a store of its own: express-rate-limit wants one per limiter) */
+  offerRateLimitStore?: Store;
   /** what GET /network states (cluster, RPC URL, explorer links, Solana Pay support): the service's config */
   network: NetworkSettings;
 }
 
 /** The ts-rest router of the whole contract over `services`. */
 export function createRouter(services: Services, opts: RouterOptions) {
-  const { auth, users, listings, marketplace, orders, reviews, wallet, custody, events, webhooks, chat, tokens, idempotencyStore } = services;
+  const { auth, users, listings, marketplace, orders, reviews, wallet, custody, events, webhooks, chat, tokens, offers, idempotencyStore } = services;
   const s = initServer();
   return s.router(contract, {
     auth: authHandlers({ service: auth, secureCookie: opts.secureCookie }),
@@ -57,8 +60,9 @@ export function createRouter(services: Services, opts: RouterOptions) {
     }),
     events: eventsHandlers({ ...events.http, refresh: auth.refreshPrincipal }),
     webhooks: webhooksHandlers(webhooks.http),
-    chat: chatHandlers({ ...chat.http, rateLimitStore: opts.chatRateLimitStore }),
+    chat: chatHandlers({ ...chat.http, rateLimitStore: opts.offerRateLimitStore }),
     tokens: tokensHandlers({ service: tokens }),
     network: networkHandlers(opts.network),
+    offers: offersHandlers({ ...offers.http, rateLimitPerMinute: chat.http.rateLimitPerMinute, rateLimitStore: opts.chatRateLimitStore }),
   });
 }

@@ -25,6 +25,8 @@ export const EVENT_READ_SCOPES: Readonly<Record<ResourceType, TokenScope>> = {
   withdrawal: 'wallet:read',
   message: 'chat:read',
   webhook: 'webhooks:manage',
+  // an offer is an order's terms before the order: read with the orders
+  offer: 'orders:read',
 };
 
 /**
