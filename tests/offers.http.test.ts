@@ -3,16 +3,18 @@
  * orders module's escrow port replaced by FakeEscrow (orders are created and their fund transaction
  * built; nothing lands on a chain). A seller answers an inquiry with an offer; the buyer accepts it into
  * an order with the offer's frozen terms, declines it, or lets it expire; the seller withdraws it.
- * Adversarial: the wrong party at every step, strangers, replays and concurrent accepts, bad amounts,
+ * PGlite, and PostgreSQL too when TEST_DATABASE_URL is set. Adversarial: the wrong party at every step, strangers, replays and concurrent accepts, bad amounts,
  * currencies and text.
  */
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Offer } from '@bazaar/contract';
 import { createTestApp } from './helpers/app.js';
+import { TEST_DATABASE_URL } from './helpers/db.js';
 import { FakeChain } from './helpers/fake-chain.js';
 import { API, createListing, expectProblem, user, walk, type TestApp, type TestUser } from './helpers/marketplace-fixtures.js';
 import { FakeEscrow } from './orders.fakes.js';
+import { DomainError } from '../server/src/errors.js';
 
 let t: TestApp;
 let seller: TestUser;
@@ -22,22 +24,8 @@ const escrow = new FakeEscrow();
 /** the service clock runs ahead of real time by this much (offer expiry) */
 let clockOffsetMs = 0;
 let keyN = 0;
-
-beforeAll(async () => {
-  // a chain with an escrow program (the orders module is built), whose port is the FakeEscrow
-  const chain = Object.assign(new FakeChain(), { escrow: {} });
-  t = await createTestApp({
-    chain: chain as never,
-    now: () => new Date(Date.now() + clockOffsetMs),
-    config: { chatRateLimitPerMinute: 1000 } as never,
-    orders: { ports: { escrow: () => escrow } },
-  });
-  [seller, buyer, stranger] = [await user(t), await user(t), await user(t)];
-});
-
-afterAll(async () => {
-  await t?.close();
-});
+/** PGlite always; PostgreSQL too when TEST_DATABASE_URL is set (concurrent accepts on a real server) */
+const ENGINES = TEST_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
 
 const post = (u: TestUser, path: string, body?: object) => request(t.app).post(`${API}${path}`).set(u.headers).send(body ?? {});
 const get = (u: TestUser, path: string) => request(t.app).get(`${API}${path}`).set(u.headers);
@@ -74,7 +62,24 @@ async function sendOffer(cid: string, over: Record<string, unknown> = {}) {
 const ordersOfOffer = async (offerId: string) =>
   Number((await t.ctx.db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM orders WHERE offer_id = ${offerId}::uuid`)[0]!.n);
 
-describe('custom offers', () => {
+describe.each(ENGINES)('custom offers on %s', (engine) => {
+  beforeAll(async () => {
+    // a chain with an escrow program (the orders module is built), whose port is the FakeEscrow
+    const chain = Object.assign(new FakeChain(), { escrow: {} });
+    t = await createTestApp({
+      chain: chain as never,
+      now: () => new Date(Date.now() + clockOffsetMs),
+      config: { chatRateLimitPerMinute: 1000 } as never,
+      orders: { ports: { escrow: () => escrow } },
+      postgres: engine === 'postgres',
+    });
+    [seller, buyer, stranger] = [await user(t), await user(t), await user(t)];
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
   it('a seller sends an offer in the conversation; it shows as a message of kind offer; the buyer accepts it into an order with its frozen terms', async () => {
     const { listingId, cid } = await conversation();
     const offer = await sendOffer(cid);
@@ -189,6 +194,29 @@ describe('custom offers', () => {
     // decided: neither withdrawn nor declined any more
     expectProblem(await post(seller, `/offers/${offer.offer_id}/withdraw`), 409, 'offer-not-pending');
     expectProblem(await post(buyer, `/offers/${offer.offer_id}/decline`), 409, 'offer-not-pending');
+  });
+
+  it('a payment that cannot be built leaves the offer accepted with its order; the retry returns that order', async () => {
+    const { cid } = await conversation();
+    const offer = await sendOffer(cid);
+    const build = escrow.buildFundTransaction;
+    escrow.buildFundTransaction = async () => {
+      throw new DomainError('chain-unavailable', 'rpc down');
+    };
+    try {
+      expectProblem(await accept(buyer, offer.offer_id), 503, 'chain-unavailable');
+    } finally {
+      escrow.buildFundTransaction = build;
+    }
+    const stored = (await get(buyer, `/offers/${offer.offer_id}`)).body;
+    expect(stored).toMatchObject({ status: 'accepted', order_id: expect.any(String) });
+    // the seller cannot take it back now: the order exists
+    expectProblem(await post(seller, `/offers/${offer.offer_id}/withdraw`), 409, 'offer-not-pending');
+    const retry = await accept(buyer, offer.offer_id);
+    expect(retry.status, JSON.stringify(retry.body)).toBe(201);
+    expect(retry.body.order.order_id).toBe(stored.order_id);
+    expect(retry.body.order.payment.transaction).toEqual(expect.any(String));
+    expect(await ordersOfOffer(offer.offer_id)).toBe(1);
   });
 
   it('an expired offer cannot be accepted (409 offer-expired, offer.expired once); a withdrawn or declined one answers 409 offer-not-pending; each decision is its party\'s', async () => {

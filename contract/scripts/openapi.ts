@@ -51,6 +51,9 @@ const TAGS: Record<string, string> = {
   webhooks: 'Endpoints that receive your events, signed per Standard Webhooks v1; delivery log and redelivery.',
   chat: 'Conversations between buyer and seller: order messages (the arbiter joins a dispute) and pre-order inquiries.',
   network: 'The Solana cluster the service runs on: RPC URL, explorer link templates, Solana Pay support.',
+  offers:
+    'Custom offers: a seller prices work no listing describes for the buyer of a conversation (price, milestones, ' +
+    'revisions, expiry); the buyer accepts it into an order with those terms, or declines; the seller withdraws.',
   tokens:
     'Personal access tokens with scopes, for third-party apps acting for you. Each operation names the scopes a ' +
     'token needs in `x-bazaar-token-scopes`: `scope` for every request (null: no token), and `money` when a request ' +
