@@ -14,7 +14,8 @@
  * The money lifecycle this gives a tester: createListing -> createOrder (body listing_id) -> getOrder,
  * submitOrderTransaction, createOrderPayment, deliverOrder, confirmOrder, disputeOrder, refundOrder,
  * resolveDispute, createReview, listOrderMessages, sendOrderMessage -> reportMessage; createDeposit ->
- * createWithdrawal (body currency) -> getWithdrawal.
+ * createWithdrawal (body currency) -> getWithdrawal; createInquiry -> createOffer -> getOffer, acceptOffer,
+ * declineOffer, withdrawOffer.
  */
 
 type Json = Record<string, any>;
@@ -31,6 +32,7 @@ type IdKind =
   | 'conversation_id'
   | 'message_id'
   | 'token_id'
+  | 'offer_id'
   | 'currency';
 
 /** One place a response carries an id: `pointer` is a JSON pointer into the response body. */
@@ -88,6 +90,10 @@ const PRODUCERS: Record<IdKind, Producer[]> = {
     { operationId: 'listTokens', status: '200', pointer: first('token_id') },
   ],
   currency: [{ operationId: 'createDeposit', status: '200', pointer: '/currency' }],
+  offer_id: [
+    { operationId: 'createOffer', status: '201', pointer: '/offer_id' },
+    { operationId: 'listOffers', status: '200', pointer: first('offer_id') },
+  ],
 };
 
 /** Ids taken in a request body (top-level field of the same name), per consumer operation. */
