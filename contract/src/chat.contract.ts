@@ -16,6 +16,10 @@
  * most CHAT_RATE_LIMIT_PER_MINUTE messages per sender per minute (429 rate-limited with Retry-After);
  * a participant may report a message (`POST /messages/{message_id}/report`): the report shows on the
  * message (`report`) to the participants and to the arbiter of a disputed order.
+ *
+ * Custom offers (issue 24, offers.contract.ts): the seller sends one with POST
+ * /conversations/{conversation_id}/offers; it is a message of `kind` offer whose `offer` shows the offer
+ * as it is now (pending, accepted with its order_id, declined, withdrawn, expired).
  */
 import { z } from 'zod';
 import { c, named, PaginationQuery, page, Pubkey, safeText, Timestamp, Uuid } from './common.js';
