@@ -24,6 +24,8 @@ const escrow = new FakeEscrow();
 /** the service clock runs ahead of real time by this much (offer expiry) */
 let clockOffsetMs = 0;
 let keyN = 0;
+/** runs before the orders repository inserts an order (a decision racing an accept), when set */
+let beforeCreateHeld: (() => Promise<void>) | null = null;
 /** PGlite always; PostgreSQL too when TEST_DATABASE_URL is set (concurrent accepts on a real server) */
 const ENGINES = TEST_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
 
@@ -32,10 +34,10 @@ const get = (u: TestUser, path: string) => request(t.app).get(`${API}${path}`).s
 const accept = (u: TestUser, offerId: string, key = `accept-${++keyN}`, body: object = {}) =>
   request(t.app).post(`${API}/offers/${offerId}/accept`).set(u.headers).set('Idempotency-Key', key).send(body);
 
-/** A new listing of the seller (25.5 USDC) and the buyer's inquiry about it: the conversation id. */
-async function conversation(price = 25.5): Promise<{ listingId: string; cid: string }> {
+/** A new listing of the seller (25.5 USDC) and `who`'s inquiry about it (default: the buyer): the conversation id. */
+async function conversation(price = 25.5, who: TestUser = buyer): Promise<{ listingId: string; cid: string }> {
   const l = await createListing(t.app, seller, { price });
-  const r = await post(buyer, `/listings/${l.listing_id}/conversations`, { body: 'Could you do a custom job?' });
+  const r = await post(who, `/listings/${l.listing_id}/conversations`, { body: 'Could you do a custom job?' });
   expect(r.status, JSON.stringify(r.body)).toBe(201);
   return { listingId: l.listing_id, cid: r.body.conversation.conversation_id };
 }
@@ -70,7 +72,20 @@ describe.each(ENGINES)('custom offers on %s', (engine) => {
       chain: chain as never,
       now: () => new Date(Date.now() + clockOffsetMs),
       config: { chatRateLimitPerMinute: 1000 } as never,
-      orders: { ports: { escrow: () => escrow } },
+      orders: {
+        ports: {
+          escrow: () => escrow,
+          repo: (built) =>
+            Object.assign(Object.create(built) as typeof built, {
+              createHeld: async (...args: Parameters<typeof built.createHeld>) => {
+                const hook = beforeCreateHeld;
+                beforeCreateHeld = null;
+                await hook?.();
+                return built.createHeld(...args);
+              },
+            }),
+        },
+      },
       postgres: engine === 'postgres',
     });
     [seller, buyer, stranger] = [await user(t), await user(t), await user(t)];
@@ -217,6 +232,31 @@ describe.each(ENGINES)('custom offers on %s', (engine) => {
     expect(retry.body.order.order_id).toBe(stored.order_id);
     expect(retry.body.order.payment.transaction).toEqual(expect.any(String));
     expect(await ordersOfOffer(offer.offer_id)).toBe(1);
+  });
+
+  it('a withdrawal that lands while the accept is creating the order wins: no order, 409 offer-not-pending; a listing held by another order refuses the accept and the offer stays pending', async () => {
+    // a buyer of her own: the suite's buyer holds unpaid orders up to the per-buyer limit by now
+    const b = await user(t);
+    const { listingId, cid } = await conversation(25.5, b);
+    const raced = await sendOffer(cid);
+    beforeCreateHeld = async () => {
+      const w = await post(seller, `/offers/${raced.offer_id}/withdraw`);
+      expect(w.status, JSON.stringify(w.body)).toBe(200);
+    };
+    const r = await accept(b, raced.offer_id);
+    expectProblem(r, 409, 'offer-not-pending');
+    expect(r.body.offer_status).toBe('withdrawn');
+    expect(await ordersOfOffer(raced.offer_id)).toBe(0);
+    expect((await get(b, `/offers/${raced.offer_id}`)).body).toMatchObject({ status: 'withdrawn', order_id: null });
+
+    // the order's rules apply: another buyer's unpaid order holds the listing
+    const pending = await sendOffer(cid);
+    const other = await user(t);
+    const held = await request(t.app).post(`${API}/orders`).set(other.headers).set('Idempotency-Key', `held-${engine}`).send({ listing_id: listingId });
+    expect(held.status, JSON.stringify(held.body)).toBe(201);
+    expectProblem(await accept(b, pending.offer_id), 409, 'listing-unavailable');
+    expect((await get(b, `/offers/${pending.offer_id}`)).body.status).toBe('pending');
+    expect(await ordersOfOffer(pending.offer_id)).toBe(0);
   });
 
   it('an expired offer cannot be accepted (409 offer-expired, offer.expired once); a withdrawn or declined one answers 409 offer-not-pending; each decision is its party\'s', async () => {
