@@ -264,7 +264,7 @@ const beforePaymentExpiry: OrderTiming = { clock: 'service', at: 'payment_expire
 
 /** The order lifecycle table (null `from` = creation); see the module comment. */
 export const orderTransitions = [
-  { from: null, action: 'create', to: 'awaiting_payment', by: ['buyer'], emits: 'order.created', route: 'createOrder', note: 'the listing is held for the order (one open order per listing)' },
+  { from: null, action: 'create', to: 'awaiting_payment', by: ['buyer'], emits: 'order.created', route: 'createOrder', note: 'the listing is held for the order (one open order per listing); also by acceptOffer, with a custom offer\'s terms' },
   {
     from: 'awaiting_payment',
     action: 'pay',
