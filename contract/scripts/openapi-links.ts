@@ -14,7 +14,8 @@
  * The money lifecycle this gives a tester: createListing -> createOrder (body listing_id) -> getOrder,
  * submitOrderTransaction, createOrderPayment, deliverOrder, confirmOrder, disputeOrder, refundOrder,
  * resolveDispute, createReview, createTip -> submitTipTransaction, listOrderMessages, sendOrderMessage -> reportMessage; createDeposit ->
- * createWithdrawal (body currency) -> getWithdrawal.
+ * createWithdrawal (body currency) -> getWithdrawal; createInquiry -> createOffer -> getOffer, acceptOffer,
+ * declineOffer, withdrawOffer.
  */
 
 type Json = Record<string, any>;
@@ -32,6 +33,7 @@ type IdKind =
   | 'message_id'
   | 'token_id'
   | 'tip_id'
+  | 'offer_id'
   | 'currency';
 
 /** One place a response carries an id: `pointer` is a JSON pointer into the response body. */
@@ -92,6 +94,9 @@ const PRODUCERS: Record<IdKind, Producer[]> = {
   tip_id: [
     { operationId: 'createTip', status: '201', pointer: '/tip_id' },
     { operationId: 'listOrderTips', status: '200', pointer: first('tip_id') },
+  offer_id: [
+    { operationId: 'createOffer', status: '201', pointer: '/offer_id' },
+    { operationId: 'listOffers', status: '200', pointer: first('offer_id') },
   ],
 };
 

@@ -54,6 +54,9 @@ const TAGS: Record<string, string> = {
   tips:
     'Tips from an order\'s buyer to its seller after the order paid out: a plain token transfer the buyer\'s wallet ' +
     'signs (no escrow), confirmed from the chain\'s record of the transfer.',
+  offers:
+    'Custom offers: a seller prices work no listing describes for the buyer of a conversation (price, milestones, ' +
+    'revisions, expiry); the buyer accepts it into an order with those terms, or declines; the seller withdraws.',
   tokens:
     'Personal access tokens with scopes, for third-party apps acting for you. Each operation names the scopes a ' +
     'token needs in `x-bazaar-token-scopes`: `scope` for every request (null: no token), and `money` when a request ' +

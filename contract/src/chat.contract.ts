@@ -16,11 +16,16 @@
  * most CHAT_RATE_LIMIT_PER_MINUTE messages per sender per minute (429 rate-limited with Retry-After);
  * a participant may report a message (`POST /messages/{message_id}/report`): the report shows on the
  * message (`report`) to the participants and to the arbiter of a disputed order.
+ *
+ * Custom offers (issue 24, offers.contract.ts): the seller sends one with POST
+ * /conversations/{conversation_id}/offers; it is a message of `kind` offer whose `offer` shows the offer
+ * as it is now (pending, accepted with its order_id, declined, withdrawn, expired).
  */
 import { z } from 'zod';
 import { c, named, PaginationQuery, page, Pubkey, safeText, Timestamp, Uuid } from './common.js';
 import { access } from './access.js';
 import { bodyProblems, routeErrors } from './problems.js';
+import { Offer } from './offers.contract.js';
 
 export const MESSAGE_MAX_LENGTH = 4000;
 export const MessageBody = safeText(z.string().trim().min(1).max(MESSAGE_MAX_LENGTH));
@@ -34,7 +39,9 @@ export const Message = named(
     listing_id: Uuid,
     sender_wallet: Pubkey,
     sender_role: z.enum(['buyer', 'seller', 'arbiter']),
-    body: z.string(),
+    body: z.string().describe('The text; for kind offer a one-line summary of the offer'),
+    kind: z.enum(['text', 'offer']).describe('text: a message; offer: a custom offer of the seller (offers.contract.ts), in `offer`'),
+    offer: Offer.nullable(),
     created_at: Timestamp,
     report: z
       .object({ reason: z.string(), reported_at: Timestamp, reported_by_wallet: Pubkey })

@@ -18,11 +18,12 @@ import { chat } from './chat.contract.js';
 import { tokens } from './tokens.contract.js';
 import { network } from './network.contract.js';
 import { tips } from './tips.contract.js';
+import { offers } from './offers.contract.js';
 
 export const API_PREFIX = '/api/v1';
 
 export const contract = c.router(
-  { auth, users, listings, marketplace, orders, reviews, wallet, events, webhooks, chat, tokens, network, tips },
+  { auth, users, listings, marketplace, orders, reviews, wallet, events, webhooks, chat, tokens, network, tips, offers },
   { pathPrefix: API_PREFIX, strictStatusCodes: true, commonResponses },
 );
 export type Contract = typeof contract;

@@ -17,6 +17,7 @@ export * from './event-types.js';
 export * from './events.contract.js';
 export * from './webhooks.contract.js';
 export * from './chat.contract.js';
+export * from './offers.contract.js';
 export * from './tokens.contract.js';
 export * from './network.contract.js';
 export * from './tips.contract.js';

@@ -264,7 +264,7 @@ const beforePaymentExpiry: OrderTiming = { clock: 'service', at: 'payment_expire
 
 /** The order lifecycle table (null `from` = creation); see the module comment. */
 export const orderTransitions = [
-  { from: null, action: 'create', to: 'awaiting_payment', by: ['buyer'], emits: 'order.created', route: 'createOrder', note: 'the listing is held for the order (one open order per listing)' },
+  { from: null, action: 'create', to: 'awaiting_payment', by: ['buyer'], emits: 'order.created', route: 'createOrder', note: 'the listing is held for the order (one open order per listing); also by acceptOffer, with a custom offer\'s terms' },
   {
     from: 'awaiting_payment',
     action: 'pay',
@@ -595,6 +595,7 @@ export const Order = named(
     buyer: OrderParty,
     next_step: OrderNextStep,
     review: OrderReview.nullable().describe('The buyer\'s review of this order, once published; null before'),
+    offer_id: Uuid.nullable().describe('The custom offer the buyer accepted into this order (offers.contract.ts); null for an order of a listing'),
   }),
 );
 export type Order = z.infer<typeof Order>;

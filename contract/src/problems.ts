@@ -133,6 +133,18 @@ export const problemTypes = {
     description: 'The listing is not available for purchase (reserved, sold or unlisted).',
   },
   'own-listing': { status: 409, title: 'Own listing', description: 'A seller cannot order their own listing.' },
+  'offer-expired': {
+    status: 409,
+    title: 'Offer expired',
+    description: 'The custom offer passed its expires_at before it was accepted (it is now expired); ask the seller for a new one.',
+  },
+  'offer-not-pending': {
+    status: 409,
+    title: 'Offer not pending',
+    description:
+      'The custom offer was declined, withdrawn or accepted already: it can no longer be accepted, declined or withdrawn ' +
+      '(`offer_status` says which).',
+  },
   'review-not-allowed': {
     status: 409,
     title: 'Review not allowed',

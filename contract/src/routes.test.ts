@@ -57,6 +57,7 @@ describe('contract routes', () => {
   it('every money path needs a money scope, and the money scopes are exactly those of the money capabilities', () => {
     const moneyRoutes = Object.entries(routeAccess as Record<string, RouteAccess>).filter(([, a]) => a.money);
     expect(moneyRoutes.map(([k, a]) => `${k}:${a.money!.capability}`).sort()).toEqual([
+      'offers.acceptOffer:custodial-payment',
       'orders.confirmOrder:escrow-release',
       'orders.createOrder:custodial-payment',
       'orders.refundOrder:escrow-refund',
@@ -160,9 +161,9 @@ describe('contract routes', () => {
     }
   });
 
-  it('createOrder, createTip and createWithdrawal require an Idempotency-Key, createListing accepts one, no other route takes it', () => {
+  it('createOrder, createTip, acceptOffer and createWithdrawal require an Idempotency-Key, createListing accepts one, no other route takes it', () => {
     const idempotent = routes.filter(([, r]) => (r.metadata as RouteMetadata).idempotent).map(([k]) => k);
-    expect(idempotent.sort()).toEqual(['listings.createListing', 'orders.createOrder', 'tips.createTip', 'wallet.createWithdrawal']);
+    expect(idempotent.sort()).toEqual(['listings.createListing', 'offers.acceptOffer', 'orders.createOrder', 'tips.createTip', 'wallet.createWithdrawal']);
     for (const [key, route] of routes) {
       const headers = route.headers as { shape?: Record<string, z.ZodTypeAny> } | undefined;
       const header = headers?.shape?.['idempotency-key'];

@@ -185,6 +185,8 @@ export function createApp(ctx: AppContext, given?: Services): BazaarApp {
     secureCookie: https,
     custodyEnabled: config.custodyEnabled,
     chatRateLimitStore: new PrismaRateLimitStore(ctx.db, 'chat:sender'),
+    // an offer is a message: the same counters (same prefix), a limiter of its own (one store per limiter)
+    offerRateLimitStore: new PrismaRateLimitStore(ctx.db, 'chat:sender'),
     network: config,
   });
   createExpressEndpoints(contract, router, app, {

@@ -20,6 +20,7 @@ import { createMarketplaceModule } from './modules/marketplace/index.js';
 import { createEventsModule, EventRetention } from './modules/events/index.js';
 import { createWebhooksModule } from './modules/webhooks/index.js';
 import { createChatModule } from './modules/chat/index.js';
+import { createOffersModule } from './modules/offers/index.js';
 import { createCustodyModule, type CustodyModule } from './modules/custody/index.js';
 import { BACKGROUND_LEASE, createLeaderRepo, LEADER_LEASE_DEFAULTS, LeaderElection } from './modules/leader/index.js';
 import { PrismaIdempotencyStore } from './modules/idempotency/index.js';
@@ -161,6 +162,19 @@ export function composeServices(ctx: AppContext) {
   }
   // one Idempotency-Key store for orders, listings and withdrawals
   const idempotencyStore = orders?.idempotencyStore ?? new PrismaIdempotencyStore(db);
+  // custom offers (issue 24): sent in a conversation, accepted into an order through the orders module
+  const offers = createOffersModule({
+    db,
+    chat: chat.repo,
+    listings: listings.port,
+    orders: orders?.service ?? null,
+    currencies,
+    minPrice: spending.listingMinPrice,
+    now: ctx.now,
+    idempotencyStore,
+    idempotencyLeases: orders?.http.idempotencyLeases,
+    idempotencyLeaseMs: orders?.http.idempotencyLeaseMs,
+  });
 
   const retention = config.eventsRetentionDays
     ? new EventRetention({
@@ -190,6 +204,8 @@ export function composeServices(ctx: AppContext) {
     events,
     webhooks,
     chat,
+    /** custom offers (issue 24 item 6) */
+    offers,
     /** the custody module (CUSTODY_ENABLED), else null */
     custody,
     /** the tips module when the chain client has a connection and the escrow program, else null (tip routes: 503) */

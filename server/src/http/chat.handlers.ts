@@ -41,7 +41,7 @@ function presentConversation(v: { c: ConversationRecord; unread: number; lastRea
 }
 
 /** One limiter for every route that posts a message: `perMinute` per sender. */
-function senderLimit(perMinute: number, store?: Store): RequestHandler {
+export function senderLimit(perMinute: number, store?: Store): RequestHandler {
   return perMinuteLimit({
     perMinute,
     store,

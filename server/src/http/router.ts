@@ -21,6 +21,7 @@ import { reviewsHandlers } from './reviews.handlers.js';
 import { usersHandlers } from './users.handlers.js';
 import { walletHandlers } from './wallet.handlers.js';
 import { tipsHandlers } from './tips.handlers.js';
+import { offersHandlers } from './offers.handlers.js';
 
 /** Routes of a group that cannot work in this configuration (no escrow client): 503 chain-unavailable. */
 function unavailableRouter<T extends Record<string, unknown>>(group: T) {
@@ -35,13 +36,15 @@ export interface RouterOptions {
   custodyEnabled: boolean;
   /** counters of the chat per-sender rate limit (shared by every replica) */
   chatRateLimitStore: Store;
+  /** the same counters for POST /conversations/{id}/offers (a store of its own: express-rate-limit wants one per limiter) */
+  offerRateLimitStore?: Store;
   /** what GET /network states (cluster, RPC URL, explorer links, Solana Pay support): the service's config */
   network: NetworkSettings;
 }
 
 /** The ts-rest router of the whole contract over `services`. */
 export function createRouter(services: Services, opts: RouterOptions) {
-  const { auth, users, listings, marketplace, orders, reviews, wallet, custody, events, webhooks, chat, tokens, tips, idempotencyStore } = services;
+  const { auth, users, listings, marketplace, orders, reviews, wallet, custody, events, webhooks, chat, tokens, tips, offers, idempotencyStore } = services;
   const s = initServer();
   return s.router(contract, {
     auth: authHandlers({ service: auth, secureCookie: opts.secureCookie }),
@@ -58,11 +61,12 @@ export function createRouter(services: Services, opts: RouterOptions) {
     }),
     events: eventsHandlers({ ...events.http, refresh: auth.refreshPrincipal }),
     webhooks: webhooksHandlers(webhooks.http),
-    chat: chatHandlers({ ...chat.http, rateLimitStore: opts.chatRateLimitStore }),
+    chat: chatHandlers({ ...chat.http, rateLimitStore: opts.offerRateLimitStore }),
     tokens: tokensHandlers({ service: tokens }),
     network: networkHandlers(opts.network),
     tips: tips
       ? tipsHandlers({ ...tips.http, idempotencyStore, idempotencyLeases: orders?.http.idempotencyLeases, idempotencyLeaseMs: orders?.http.idempotencyLeaseMs, now: orders?.http.now })
       : unavailableRouter(contract.tips),
+    offers: offersHandlers({ ...offers.http, rateLimitPerMinute: chat.http.rateLimitPerMinute, rateLimitStore: opts.chatRateLimitStore }),
   });
 }

@@ -2,10 +2,26 @@
  * Chat storage (tables conversations, messages, read_markers). Queries only; rules in chat.service.ts.
  * Posting a message appends message.created (to both parties) in the message's transaction
  * (../events/outbox.ts).
+ *
+ * A custom offer (issue 24, modules/offers) is a message of kind offer: its row names the offer
+ * (offer_id) and the message shows the offer as it is now (read with the offers module's read model,
+ * `loadOffers` / `presentOffer`: chat reads offers, the offers module owns their rules).
  */
 import type { Message } from '@bazaar/contract';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { appendEvents, notifyAppended } from '../events/index.js';
+import { loadOffers, presentOffer, type OfferRecord } from '../offers/offers.repo.js';
+
+type Sql = Pick<PrismaClient, '$queryRaw' | '$executeRaw'>;
+
+/** What a post of an offer message adds to the message's transaction (modules/offers). */
+export interface OfferPost {
+  id: string;
+  /** inserts the offer row (before the message, which names it) */
+  insert(tx: Sql): Promise<void>;
+  /** appends the offer's own event (offer.sent) once the message exists */
+  sent(tx: Sql): Promise<void>;
+}
 
 export interface ConversationRecord {
   id: string;
@@ -28,6 +44,10 @@ export interface MessageRecord {
   senderWallet: string;
   senderRole: 'buyer' | 'seller' | 'arbiter';
   body: string;
+  /** text, or offer: a custom offer (`offer`) */
+  kind: 'text' | 'offer';
+  /** the offer of a kind offer message, as it is now */
+  offer: OfferRecord | null;
   createdAt: Date;
   report: { reason: string; at: Date; byWallet: string } | null;
 }
@@ -41,12 +61,18 @@ const withUsers = Prisma.sql`
 const messageSelect = Prisma.sql`
   SELECT m.id::text AS id, m.conversation_id::text AS "conversationId", c.order_id::text AS "orderId", c.listing_id::text AS "listingId",
          m.sender_id::text AS "senderId", su.wallet AS "senderWallet", m.sender_role AS "senderRole", m.body, m.created_at AS "createdAt",
+         m.kind, m.offer_id::text AS "offerId",
          m.report_reason AS "reportReason", m.reported_at AS "reportedAt", ru.wallet AS "reportedByWallet"
     FROM messages m JOIN conversations c ON c.id = m.conversation_id JOIN users su ON su.id = m.sender_id
     LEFT JOIN users ru ON ru.id = m.reported_by`;
 
-type MessageRow = Omit<MessageRecord, 'report'> & { reportReason: string | null; reportedAt: Date | null; reportedByWallet: string | null };
-const toMessage = (r: MessageRow): MessageRecord => ({
+type MessageRow = Omit<MessageRecord, 'report' | 'offer'> & {
+  reportReason: string | null;
+  reportedAt: Date | null;
+  reportedByWallet: string | null;
+  offerId: string | null;
+};
+const toMessage = (r: MessageRow, offers: ReadonlyMap<string, OfferRecord>): MessageRecord => ({
   id: r.id,
   conversationId: r.conversationId,
   orderId: r.orderId,
@@ -55,9 +81,18 @@ const toMessage = (r: MessageRow): MessageRecord => ({
   senderWallet: r.senderWallet,
   senderRole: r.senderRole,
   body: r.body,
+  kind: r.kind === 'offer' ? 'offer' : 'text',
+  offer: r.offerId ? (offers.get(r.offerId) ?? null) : null,
   createdAt: new Date(r.createdAt),
   report: r.reportReason ? { reason: r.reportReason, at: new Date(r.reportedAt!), byWallet: r.reportedByWallet! } : null,
 });
+
+/** Records of message rows, with the offers of kind offer messages read in one query. */
+async function toMessages(client: Pick<PrismaClient, '$queryRaw'>, rows: MessageRow[]): Promise<MessageRecord[]> {
+  const ids = rows.flatMap((r) => (r.offerId ? [r.offerId] : []));
+  const offers = new Map((await loadOffers(client, ids)).map((o) => [o.id, o]));
+  return rows.map((r) => toMessage(r, offers));
+}
 
 /** The contract's Message of a record. */
 export function presentMessage(m: MessageRecord): Message {
@@ -69,6 +104,8 @@ export function presentMessage(m: MessageRecord): Message {
     sender_wallet: m.senderWallet,
     sender_role: m.senderRole,
     body: m.body,
+    kind: m.kind,
+    offer: m.offer ? presentOffer(m.offer) : null,
     created_at: m.createdAt.toISOString(),
     report: m.report ? { reason: m.report.reason, reported_at: m.report.at.toISOString(), reported_by_wallet: m.report.byWallet } : null,
   };
@@ -81,7 +118,7 @@ export function createChatRepo(db: PrismaClient) {
   }
   async function message(client: Pick<PrismaClient, '$queryRaw'>, id: string): Promise<MessageRecord | null> {
     const rows = await client.$queryRaw<MessageRow[]>`${messageSelect} WHERE m.id = ${id}::uuid`;
-    return rows[0] ? toMessage(rows[0]) : null;
+    return (await toMessages(client, rows))[0] ?? null;
   }
 
   return {
@@ -113,16 +150,21 @@ export function createChatRepo(db: PrismaClient) {
       });
     },
 
-    /** Insert a message and its message.created event (to both parties), in one transaction. */
-    async post(c: ConversationRecord, senderId: string, role: MessageRecord['senderRole'], body: string, now: Date): Promise<MessageRecord> {
+    /**
+     * Insert a message and its message.created event (to both parties), in one transaction. `offer`: the
+     * message carries a custom offer (kind offer), inserted in the same transaction (modules/offers).
+     */
+    async post(c: ConversationRecord, senderId: string, role: MessageRecord['senderRole'], body: string, now: Date, offer?: OfferPost): Promise<MessageRecord> {
       const m = await db.$transaction(async (tx) => {
         const id = crypto.randomUUID();
+        if (offer) await offer.insert(tx);
         await tx.$executeRaw`
-          INSERT INTO messages (id, conversation_id, sender_id, sender_role, body, created_at)
-          VALUES (${id}::uuid, ${c.id}::uuid, ${senderId}::uuid, ${role}, ${body}, ${now})`;
+          INSERT INTO messages (id, conversation_id, sender_id, sender_role, body, created_at, kind, offer_id)
+          VALUES (${id}::uuid, ${c.id}::uuid, ${senderId}::uuid, ${role}, ${body}, ${now}, ${offer ? 'offer' : 'text'}, ${offer?.id ?? null}::uuid)`;
         await tx.$executeRaw`UPDATE conversations SET last_message_at = ${now} WHERE id = ${c.id}::uuid`;
         const m = (await message(tx, id))!;
         await appendEvents(tx, [{ type: 'message.created', resourceType: 'message', resourceId: id, audience: [c.buyerId, c.sellerId], data: presentMessage(m) }]);
+        if (offer) await offer.sent(tx);
         return m;
       });
       notifyAppended();
@@ -135,7 +177,7 @@ export function createChatRepo(db: PrismaClient) {
       const rows = await db.$queryRaw<MessageRow[]>`
         ${messageSelect} WHERE m.conversation_id = ${conversationId}::uuid ${keyset}
          ORDER BY m.created_at DESC, m.id DESC LIMIT ${limit}`;
-      return rows.map(toMessage);
+      return toMessages(db, rows);
     },
 
     /** The user's conversations, most recent activity first (keyset on (activity, id)). */

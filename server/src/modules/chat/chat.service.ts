@@ -7,13 +7,15 @@ import { DomainError } from '../../errors.js';
 import { cursorKey, decodeCursor, newestPage } from '../../lib/cursor.js';
 import type { AccessPrincipal } from '../auth/index.js';
 import type { ChatRepo, ConversationRecord, MessageRecord } from './chat.repo.js';
+import type { PrismaClient } from '../../generated/prisma/client.js';
+import { expireDueOffers } from '../offers/offers.repo.js';
 
 type Role = MessageRecord['senderRole'];
 const ARBITER_READS = new Set(['disputed', 'resolved']);
 
 const notFound = (what: string) => new DomainError('not-found', `${what} not found.`);
 
-export function createChatService(deps: { repo: ChatRepo; now?: () => Date }) {
+export function createChatService(deps: { repo: ChatRepo; db: PrismaClient; now?: () => Date }) {
   const { repo } = deps;
   const now = deps.now ?? (() => new Date());
   const spec = (what: string) => ({ sort: 'created_desc', filters: { what }, keys: [cursorKey.timestamp] });
@@ -56,6 +58,8 @@ export function createChatService(deps: { repo: ChatRepo; now?: () => Date }) {
   }
 
   async function page(c: ConversationRecord, p: AccessPrincipal, q: { limit: number; cursor?: string }) {
+    // the offers in it show their current state: lapsed ones expire now (offer.expired once)
+    await expireDueOffers(deps.db, { conversationId: c.id }, now());
     const rows = await repo.messages(c.id, q.limit + 1, afterOf(q.cursor, `messages:${c.id}`));
     const { items, nextCursor } = newestPage(rows, q.limit, spec(`messages:${c.id}`));
     return { items, nextCursor, conversation: await view(c, p) };

@@ -27,6 +27,8 @@ export const EVENT_READ_SCOPES: Readonly<Record<ResourceType, TokenScope>> = {
   webhook: 'webhooks:manage',
   // a tip is read through its order's routes (GET /orders/{id}/tips)
   tip: 'orders:read',
+  // an offer is an order's terms before the order: read with the orders
+  offer: 'orders:read',
 };
 
 /**

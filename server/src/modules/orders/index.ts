@@ -19,7 +19,8 @@ import type { CustodialPaymentsPort, EscrowPort, ListingsPort, Log, OrderRecord,
 import { DomainError } from '../../errors.js';
 
 export { OrdersService } from './orders.service.js';
-export type { PrincipalLike } from './orders.service.js';
+export type { PrincipalLike, PaymentInstructions, TrustedOrderTerms } from './orders.service.js';
+export type { OrderRecord } from './orders.types.js';
 export type { OrdersSettings, OrdersServiceSettings } from './orders.settings.js';
 export { PrismaOrdersRepo, type UserOrderStats } from './orders.repo.js';
 export { escrowPort, type OrdersBudget } from './orders.escrow.js';

@@ -70,5 +70,6 @@ export function toOrderDto(o: OrderRecord, view: OrderView, allowed: OrderAction
     buyer: view.buyer,
     next_step: nextStep,
     review: view.review ? { rating: view.review.rating, text: view.review.text, created_at: view.review.createdAt.toISOString() } : null,
+    offer_id: o.offerId ?? null,
   };
 }

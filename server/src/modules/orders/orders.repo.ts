@@ -79,6 +79,7 @@ function toRecord(r: OrderRow): OrderRecord {
     fundSignature: r.fundSignature,
     lastSignature: r.lastSignature,
     idempotencyKey: r.idempotencyKey,
+    offerId: r.offerId,
     payout:
       r.payoutBuyerBaseUnits === null
         ? null
@@ -243,6 +244,7 @@ export class PrismaOrdersRepo implements OrdersRepo {
         fundExpiresAt: o.fundExpiresAt ? new Date(o.fundExpiresAt * 1000) : null,
         idempotencyKey: o.idempotencyKey ?? null,
         holdNetwork: o.holdNetwork ?? null,
+        offerId: o.offerId ?? null,
         ...(o.createdAt ? { createdAt: o.createdAt } : {}),
       },
       include: withWallets,
@@ -290,6 +292,7 @@ export class PrismaOrdersRepo implements OrdersRepo {
           if (networkHolds >= guard.maxUnpaidPerNetwork) return { networkLimit: { holds: networkHolds, earliestExpiresAt: held._min.paymentExpiresAt ?? new Date() } };
         }
         const created = await this.insert(tx, { ...o, ...guard.window({ contested, networkHolds }) });
+        if (guard.onCreated) await guard.onCreated(tx, created);
         await appendEvents(tx, [await orderEvent(tx, created.id, orderEventFor(null, created.status, 'create')!, null, this.opts.categoryName)]);
         return { created };
       });

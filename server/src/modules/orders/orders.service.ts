@@ -18,7 +18,7 @@ import type { OrdersServiceSettings } from './orders.settings.js';
 import type { EscrowOrderView, FundTerms, HoldPressure, OrderRecord } from './orders.types.js';
 import { actOnChain } from './use-cases/act-on-chain/actions.js';
 import { recordBeforeSend } from './use-cases/act-on-chain/record-before-send.js';
-import { createOrder, type CreatedOrder, type CreateOrderInput } from './use-cases/create-and-pay/create-order.js';
+import { createOrder, type CreatedOrder, type CreateOrderInput, type TrustedOrderTerms } from './use-cases/create-and-pay/create-order.js';
 import { payOrder, type PaymentInstructions } from './use-cases/create-and-pay/pay.js';
 import {
   type Log,
@@ -37,7 +37,7 @@ import { refundStrayEscrows } from './use-cases/refund-stray-escrows.js';
 
 export type { PrincipalLike } from './use-cases/context.js';
 export { KeyedMutex } from './use-cases/context.js';
-export type { CreateOrderInput } from './use-cases/create-and-pay/create-order.js';
+export type { CreateOrderInput, TrustedOrderTerms } from './use-cases/create-and-pay/create-order.js';
 export type { PaymentInstructions } from './use-cases/create-and-pay/pay.js';
 
 export interface OrdersServiceDeps extends OrdersPorts {
@@ -109,6 +109,14 @@ export class OrdersService {
   create(p: PrincipalLike, input: CreateOrderInput): Promise<CreatedOrder>;
   create(p: PrincipalLike, input: CreateOrderInput): Promise<CreatedOrder> {
     return this.creation.create(p, input);
+  }
+  /**
+   * issue 24 seam: create an order with terms a trusted caller fixes (a custom offer's frozen terms:
+   * modules/offers), never terms from a request body. Same steps and errors as `create`.
+   * INTERIM (helper "offers"): see TrustedOrderTerms; the helper "milestones" owns this seam.
+   */
+  createOrder(p: PrincipalLike, input: CreateOrderInput, trusted: TrustedOrderTerms): Promise<CreatedOrder> {
+    return this.creation.create(p, input, trusted);
   }
   paymentWindowSeconds(p: HoldPressure): number {
     return this.creation.paymentWindowSeconds(p);

@@ -53,8 +53,10 @@ export interface OrderRecord {
   buyerBps: number | null;
   fundSignature: string | null;
   lastSignature: string | null;
-  /** Idempotency-Key of the POST /orders that created it (scoped to the buyer) */
+  /** Idempotency-Key of the POST /orders that created it (scoped to the buyer); `offer:<offer id>` for an order accepted from an offer */
   idempotencyKey: string | null;
+  /** issue 24: the custom offer this order was accepted from (modules/offers); null/absent otherwise */
+  offerId?: string | null;
   /** what left the escrow vault when it closed (from the chain's record of this order); null until then */
   payout: OrderPayout | null;
   /** the service found the escrow in a state it cannot explain: an operator must look */
@@ -223,6 +225,12 @@ export interface HoldGuard {
   recentSince: Date | null;
   /** the new order's payment window (payment_expires_at, service clock; fund_expires_at, chain clock) for the pressure found */
   window(p: HoldPressure): { paymentExpiresAt: Date; fundExpiresAt: number };
+  /**
+   * issue 24 (offers): runs inside createHeld's transaction right after the order row is inserted; a
+   * throw rolls the order back and createHeld rethrows it. The offers module claims its offer here, so
+   * the order and the offer's acceptance commit together or not at all.
+   */
+  onCreated?: (tx: unknown, order: OrderRecord) => Promise<void>;
 }
 
 /** A signed transaction's blockhash lifetime (see ChainIntentRecord). */

@@ -15,7 +15,8 @@ import { randomUUID } from 'node:crypto';
 import { DomainError } from '../../../../errors.js';
 import { compensated } from '../../../../lib/steps.js';
 import { orderErrors } from '../../orders.errors.js';
-import type { FundTerms, HoldPressure, OrderRecord, PaymentSource } from '../../orders.types.js';
+import type { HoldGuard, HoldPressure, OrderRecord, PaymentSource } from '../../orders.types.js';
+import { assertTermsConsistent, type OrderTerms } from '../../../listings/order-terms.js';
 import { type OrdersContext, type PrincipalLike, assertWalletCanFund } from '../context.js';
 import type { PaymentInstructions, PayOrder } from './pay.js';
 
@@ -32,6 +33,26 @@ export interface CreateOrderInput {
    * the per-network hold limit; null/absent: not counted (API keys, calls from inside the service)
    */
   network?: string | null;
+}
+
+/**
+ * Terms a trusted caller fixes for the order (issue 24 seam: `OrdersService.createOrder(caller, input,
+ * { terms, offerId })`), never read from a request body: a custom offer's frozen terms (modules/offers).
+ *
+ * INTERIM (helper "offers"; the helper "milestones" owns this seam and replaces it with milestone rows):
+ * the order is ONE escrow of `terms.priceBaseUnits` whose delivery deadline is the sum of the
+ * milestones' delivery days; revisions are not stored on the order yet.
+ */
+export interface TrustedOrderTerms {
+  terms: OrderTerms;
+  /**
+   * the custom offer accepted into this order (stored as orders.offer_id). Its order's idempotency key is
+   * `offer:<offerId>` whatever the request's Idempotency-Key: one order per offer and buyer, by the unique
+   * (buyer_id, idempotency_key) index; a second accept resumes that order (step 1).
+   */
+  offerId: string | null;
+  /** runs in the order's insert transaction (HoldGuard.onCreated): the offer is claimed with the order */
+  onCreated?: HoldGuard['onCreated'];
 }
 
 export type CreatedOrder = { order: OrderRecord; payment: PaymentInstructions | null };
@@ -81,10 +102,12 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
    * custodial), 409 insufficient-funds, 502 chain-transaction-failed (funding rejected: order expired,
    * hold released), 503 chain-unavailable (nothing kept: the order row is discarded).
    */
-  async function create(p: PrincipalLike, input: CreateOrderInput): Promise<CreatedOrder> {
+  async function create(p: PrincipalLike, input: CreateOrderInput, trusted?: TrustedOrderTerms): Promise<CreatedOrder> {
     if (!p.userId) throw orderErrors.forbidden('Creating an order needs a user credential.');
-    if (input.idempotencyKey) {
-      const existing = await c.repo.findByIdempotencyKey(p.userId, input.idempotencyKey);
+    if (trusted) assertTermsConsistent(trusted.terms);
+    const idempotencyKey = trusted?.offerId ? `offer:${trusted.offerId}` : (input.idempotencyKey ?? null);
+    if (idempotencyKey) {
+      const existing = await c.repo.findByIdempotencyKey(p.userId, idempotencyKey);
       if (existing) return resume(existing);
     }
     // step 2: check
@@ -114,12 +137,15 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
 
     const currency = c.currency(listing.currency);
     if (!currency) throw orderErrors.listingUnavailable(`currency ${listing.currency} is not accepted`);
-    if (custodial) await custody!.assertAvailable(p.userId, currency.mint, listing.priceBaseUnits);
+    // INTERIM (see TrustedOrderTerms): one escrow of the terms' price, due after all milestones' days
+    const price = trusted ? trusted.terms.priceBaseUnits : listing.priceBaseUnits;
+    const durationDays = trusted ? trusted.terms.milestones.reduce((s, m) => s + m.deliveryDays, 0) : listing.durationDays;
+    if (custodial) await custody!.assertAvailable(p.userId, currency.mint, price);
 
     const id = randomUUID();
     const [chainNow, feeBps] = await Promise.all([c.escrow.chainNow(), c.escrow.feeBps()]);
     const { escrow, vault } = c.escrow.addresses(id, currency.mint, currency.tokenProgram);
-    const deliveryDeadline = chainNow + Math.max(1, listing.durationDays) * 86_400;
+    const deliveryDeadline = chainNow + Math.max(1, durationDays) * 86_400;
     const reviewWindow = c.settings.reviewWindowSeconds;
     // (a listing another order holds is refused by createHeld below: no balance read for that)
     if (!custodial && !listing.heldUntil) {
@@ -130,7 +156,7 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
           buyer: buyerWallet,
           seller: listing.sellerWallet,
           mint: currency.mint,
-          amount: listing.priceBaseUnits,
+          amount: price,
           deliveryDeadline,
           reviewWindow,
           expiresAt: chainNow + c.settings.paymentTtlSeconds,
@@ -155,7 +181,7 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
         currency: currency.code,
         mint: currency.mint,
         decimals: currency.decimals,
-        amount: listing.priceBaseUnits,
+        amount: price,
         status: 'awaiting_payment',
         tokenMint: listing.tokenMint ?? null,
         feeBps,
@@ -166,7 +192,8 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
         // contract: delivery_deadline = created_at + listing duration days (chain clock)
         deliveryDeadline,
         reviewWindow,
-        idempotencyKey: input.idempotencyKey ?? null,
+        idempotencyKey,
+        offerId: trusted?.offerId ?? null,
         holdNetwork: network,
         fundedAt: null,
         deliveredAt: null,
@@ -188,6 +215,7 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
           // the program refuses the funding after fundExpiresAt (chain clock): a closed order cannot be re-funded later
           return { paymentExpiresAt: new Date(createdAt.getTime() + ttl * 1000), fundExpiresAt: chainNow + ttl };
         },
+        onCreated: trusted?.onCreated,
       },
     );
     if ('duplicate' in held) return resume(held.duplicate);
@@ -201,6 +229,9 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
     const order = held.created;
     // step 4: pay
     if (custodial) return { order: await deps.pay.payCustodially(order), payment: null };
+    // an offer's order is kept when its payment cannot be built: its offer is accepted with it (the same
+    // transaction), and accepting again resumes it with a fresh payment (step 1)
+    if (trusted?.offerId) return { order, payment: await deps.pay.paymentFor(order) };
     const payment = await compensated(
       () => deps.pay.paymentFor(order),
       // nobody saw this order and nothing is on chain: drop it, so the listing is not held by it
