@@ -93,6 +93,11 @@ function toRecord(r: OrderRow): OrderRecord {
     version: r.version,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
+    // issue 24 (helper "packages")
+    packageKey: r.packageKey,
+    packageName: r.packageName,
+    packageDeliveryDays: r.packageDeliveryDays,
+    revisionsIncluded: r.revisionsIncluded,
   };
 }
 
@@ -243,6 +248,11 @@ export class PrismaOrdersRepo implements OrdersRepo {
         fundExpiresAt: o.fundExpiresAt ? new Date(o.fundExpiresAt * 1000) : null,
         idempotencyKey: o.idempotencyKey ?? null,
         holdNetwork: o.holdNetwork ?? null,
+        // issue 24 (helper "packages"): the package bought, frozen
+        packageKey: o.packageKey ?? null,
+        packageName: o.packageName ?? null,
+        packageDeliveryDays: o.packageDeliveryDays ?? null,
+        revisionsIncluded: o.revisionsIncluded ?? 0,
         ...(o.createdAt ? { createdAt: o.createdAt } : {}),
       },
       include: withWallets,
