@@ -256,7 +256,7 @@ describe.each(engines)('listing packages on $name', ({ postgres }) => {
       const b = await created(plain({ title: `${tag} plain B`, price: 20 }));
       const c = await created(body({ title: `${tag} packages C`, packages: [pkg('standard', 80), pkg('premium', 40)] }));
       const search = async (q: Record<string, string | number>) => {
-        const qs = new URLSearchParams(Object.entries({ query: tag, currency: 'USDC', ...q }).map(([k, v]) => [k, String(v)])).toString();
+        const qs = new URLSearchParams(Object.entries({ query: tag, currency: 'USDC', ...q }).map(([k, v]) => [k, String(v)] as [string, string])).toString();
         const res = await request(t.app).get(`${API}/marketplace/search?${qs}`).set(buyer.headers);
         expect(res.status, JSON.stringify(res.body)).toBe(200);
         return (res.body.data as Array<{ listing_id: string }>).map((l) => l.listing_id);
