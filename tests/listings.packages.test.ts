@@ -8,6 +8,7 @@
  * too when TEST_DATABASE_URL is set.
  */
 import { Keypair, Transaction } from '@solana/web3.js';
+import { createApp } from '../server/src/app.js';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, loginAs } from './helpers/app.js';
@@ -212,6 +213,33 @@ describe.each(engines)('listing packages on $name', ({ postgres }) => {
       expect(await countRows(t.ctx.db, 'listings')).toBe(rows);
       expect(chain.tokens.size).toBe(tokens);
     });
+  });
+
+  it('a crash between the mint and the insert: the recovery pass stores the listing with its packages and exact amounts', async () => {
+    const crashing = createApp({
+      ...t.ctx,
+      listings: {
+        recoveryIntervalMs: 0,
+        hooks: {
+          afterMint: () => {
+            throw new Error('simulated crash');
+          },
+        },
+      },
+    });
+    const title = `Packages minted before a crash ${postgres ? 'pg' : 'lite'}`;
+    const res = await request(crashing).post(`${API}/listings`).set(seller.headers).send(body({ title }));
+    expectProblem(res, 500, 'internal-error');
+    await crashing.services.stop();
+    const none = await request(t.app).get(`${API}/listings?seller_wallet=${seller.wallet}&limit=100`).set(seller.headers);
+    expect(none.body.data.some((l: { title: string }) => l.title === title)).toBe(false);
+    // the intent's draft carries the packages: the recovery pass (start-up of a restarted process) stores them
+    await t.services.listings.recovery.runOnce();
+    const after = await request(t.app).get(`${API}/listings?seller_wallet=${seller.wallet}&limit=100`).set(seller.headers);
+    const l = after.body.data.find((x: { title: string }) => x.title === title);
+    expect(l).toMatchObject({ price_base_units: '10000000', duration: 2 });
+    expect(l.packages.map((p: { price_base_units: string }) => p.price_base_units)).toEqual(['10000000', '30500000', '60000000']);
+    expect(l.packages[1].milestones.map((m: { amount_base_units: string }) => m.amount_base_units)).toEqual(['10000000', '20500000']);
   });
 
   describe('PATCH /listings/{id}', () => {
