@@ -61,4 +61,58 @@ describe('createBazaarClient', () => {
     expect(isProblem(res.body)).toBe(true);
     if (res.status === 404) expect(res.body.detail).toBe('order not found');
   });
+
+  it('types listing packages and the package an order buys (issue 24)', async () => {
+    const listing = {
+      listing_id: '7f0c4a4e-5b7e-4c36-9a0e-0d1c5a8f2b11',
+      price: 10,
+      price_base_units: '10000000',
+      duration: 2,
+      packages: [
+        { key: 'basic', name: 'Basic', price: 10, price_base_units: '10000000', delivery_days: 2, revisions: 0, description: 'b', milestones: null },
+      ],
+      milestones: null,
+    };
+    const { fetch, calls } = stubFetch(201, listing);
+    const client = createBazaarClient({ baseUrl: 'http://api.test', token: 't', fetch });
+    const res = await client.listings.createListing({
+      body: {
+        title: 'Logo design',
+        description: 'Logos',
+        currency: 'USDC',
+        category: 'design',
+        // price and duration come from the cheapest package
+        packages: [
+          { key: 'basic', name: 'Basic', price: 10, delivery_days: 2, revisions: 0, description: 'b' },
+          {
+            key: 'premium',
+            name: 'Premium',
+            price: 30,
+            delivery_days: 5,
+            revisions: 3,
+            description: 'p',
+            milestones: [
+              { title: 'Draft', amount: 10, delivery_days: 2 },
+              { title: 'Final', amount: 20, delivery_days: 3 },
+            ],
+          },
+        ],
+      },
+    });
+    expect(JSON.parse(String(calls[0]!.init.body)).packages).toHaveLength(2);
+    if (res.status !== 201) throw new Error('unexpected status');
+    const cheapest: number = res.body.price;
+    const first: 'basic' | 'standard' | 'premium' | undefined = res.body.packages[0]?.key;
+    const revisions: number | undefined = res.body.packages[0]?.revisions;
+    expect([cheapest, first, revisions]).toEqual([10, 'basic', 0]);
+
+    await client.orders.createOrder({
+      headers: { 'idempotency-key': 'k-2' },
+      body: { listing_id: listing.listing_id, package: 'premium' },
+    });
+    expect(JSON.parse(String(calls[1]!.init.body))).toEqual({ listing_id: listing.listing_id, package: 'premium' });
+    // @ts-expect-error a package key the contract does not know does not compile
+    const bad: Parameters<typeof client.orders.createOrder>[0]['body']['package'] = 'gold';
+    expect(bad).toBe('gold');
+  });
 });

@@ -6,6 +6,24 @@
  *
  * A listing is a one-off service: it is sold at most once.
  *
+ * Packages and milestones (issue 24). A listing may offer up to 3 packages, one per key `basic`,
+ * `standard`, `premium` (any subset; stored and returned in that order): each with a name, a price in the
+ * listing's currency, delivery days, included revisions (0..20), a description and optionally 1..10
+ * milestones. A listing without packages may instead define listing-level milestones. Rules (400
+ * validation-error, one `errors` entry per broken rule, paths like `body.packages.1.milestones.0.amount`):
+ * - at most 3 packages, keys unique; milestones 1..10 per package (or per listing);
+ * - every price and milestone amount > 0 with at most the currency's decimals, and at least
+ *   LISTING_MIN_PRICE (each milestone is an escrow of its own, whose fee pays its network fees);
+ * - milestone amounts sum EXACTLY to the price (package price, or the listing price), in base units;
+ *   milestone delivery_days (each counted from the funding of that milestone) sum to the package's
+ *   delivery_days (or the listing's `duration`);
+ * - with packages, `price` and `duration` are not sent: the listing's `price` / `price_base_units` and
+ *   `duration` are the CHEAPEST package's (ties: the first of basic, standard, premium), so clients that
+ *   know nothing of packages keep reading a price ("from" price), and search filters and sorts on it;
+ *   listing-level `milestones` are not allowed next to packages (the packages carry their own).
+ * An order names the package it buys (`POST /orders` `package`); its price, revisions and milestones are
+ * copied into the order when it is created: later edits of the listing never change an order.
+ *
  * Listing state table (`listingTransitions`, published in openapi.json as `x-listing-transitions` of the
  * Listing schema; the server moves listings only along it):
  *
@@ -101,6 +119,81 @@ export const ListingDescription = safeText(z.string().trim().min(1).max(5000));
 /** Estimated delivery time in whole days. */
 export const DurationDays = z.number().int().min(1).max(365);
 
+/** Package keys, in the order packages are stored and returned. */
+export const PACKAGE_KEYS = ['basic', 'standard', 'premium'] as const;
+export const PackageKey = z.enum(PACKAGE_KEYS);
+export type PackageKey = z.infer<typeof PackageKey>;
+/** At most this many packages per listing (one per key). */
+export const MAX_PACKAGES = PACKAGE_KEYS.length;
+/** Milestones per package (or per listing without packages). */
+export const MAX_MILESTONES = 10;
+/** Revisions a package may include. */
+export const MAX_PACKAGE_REVISIONS = 20;
+
+export const PackageName = safeText(z.string().trim().min(1).max(60));
+export const PackageDescription = safeText(z.string().trim().min(1).max(1000));
+export const MilestoneTitle = safeText(z.string().trim().min(1).max(120));
+
+export const ListingMilestoneInput = named(
+  'ListingMilestoneInput',
+  z
+    .object({
+      title: MilestoneTitle.describe('1..120 characters (trimmed)'),
+      amount: UiAmount.describe('> 0, UI units of the listing\'s currency; the amounts of all milestones sum to the price'),
+      delivery_days: DurationDays.describe('Days to deliver this milestone, counted from its funding (1..365)'),
+    })
+    .strict(),
+  'A milestone of a package or listing: a part of the price paid into its own escrow when the buyer funds it',
+);
+export type ListingMilestoneInput = z.infer<typeof ListingMilestoneInput>;
+
+export const ListingMilestones = z.array(ListingMilestoneInput).min(1).max(MAX_MILESTONES);
+
+export const ListingPackageInput = named(
+  'ListingPackageInput',
+  z
+    .object({
+      key: PackageKey,
+      name: PackageName.describe('1..60 characters (trimmed), e.g. "Logo + brand sheet"'),
+      price: UiAmount.describe('> 0, UI units of the listing\'s currency, at most its decimals'),
+      delivery_days: DurationDays.describe('Whole days 1..365; with milestones, the sum of their delivery_days'),
+      revisions: z.number().int().min(0).max(MAX_PACKAGE_REVISIONS).describe('Revisions included (0..20)'),
+      description: PackageDescription.describe('1..1000 characters (trimmed): what the package includes'),
+      milestones: ListingMilestones.optional().describe('1..10 milestones whose amounts sum to the price'),
+    })
+    .strict(),
+  'A package of a listing as the seller sends it',
+);
+export type ListingPackageInput = z.infer<typeof ListingPackageInput>;
+
+export const ListingPackagesInput = z.array(ListingPackageInput).min(1).max(MAX_PACKAGES);
+
+export const ListingMilestone = named(
+  'ListingMilestone',
+  z.object({
+    title: z.string(),
+    amount: z.number().describe('UI units of the listing\'s currency'),
+    amount_base_units: BaseUnits,
+    delivery_days: z.number().int().describe('Days to deliver, counted from the funding of this milestone'),
+  }),
+);
+export type ListingMilestone = z.infer<typeof ListingMilestone>;
+
+export const ListingPackage = named(
+  'ListingPackage',
+  z.object({
+    key: PackageKey,
+    name: z.string(),
+    price: z.number().describe('UI units of the listing\'s currency'),
+    price_base_units: BaseUnits,
+    delivery_days: z.number().int(),
+    revisions: z.number().int().min(0).max(MAX_PACKAGE_REVISIONS).describe('Revisions included'),
+    description: z.string(),
+    milestones: z.array(ListingMilestone).nullable().describe('null: the package is paid as one milestone'),
+  }),
+);
+export type ListingPackage = z.infer<typeof ListingPackage>;
+
 export const MintTransaction = named(
   'MintTransaction',
   z.object({
@@ -132,12 +225,19 @@ export const Listing = named(
     seller_wallet: Pubkey,
     title: z.string(),
     description: z.string(),
-    price: z.number().describe('Price in UI units of `currency`'),
+    price: z.number().describe('Price in UI units of `currency`; with packages, the cheapest package\'s price'),
     price_base_units: BaseUnits,
     currency: CurrencyCode,
     currency_mint: Pubkey.describe('SPL mint of the currency (wrapped SOL for SOL)'),
     category: CategorySlug,
-    duration: z.number().int().describe('Estimated delivery time in days (1..365)'),
+    duration: z.number().int().describe('Estimated delivery time in days (1..365); with packages, the cheapest package\'s'),
+    packages: z
+      .array(ListingPackage)
+      .describe('0..3 packages in key order (basic, standard, premium); empty: the listing is bought at `price`'),
+    milestones: z
+      .array(ListingMilestone)
+      .nullable()
+      .describe('Listing-level milestones (listings without packages only); null: one milestone of the whole price'),
     status: ListingStatus.describe(
       'available, reserved (an unpaid order holds it until `held_until`, or a funded order reserves it), sold, unlisted',
     ),
@@ -163,10 +263,19 @@ export const CreateListingBody = named(
     .object({
       title: ListingTitle.describe('3..120 characters (trimmed)'),
       description: ListingDescription.describe('1..5000 characters (trimmed)'),
-      price: UiAmount.describe('> 0, in UI units, at most the currency\'s decimals (6 for USDC, 9 for SOL)'),
+      price: UiAmount.optional().describe(
+        '> 0, in UI units, at most the currency\'s decimals (6 for USDC, 9 for SOL). Required without `packages`; ' +
+          'not allowed with them (the listing\'s price is then the cheapest package\'s)',
+      ),
       currency: CurrencyCode,
       category: CategorySlug,
-      duration: DurationDays.describe('Estimated delivery time, whole days 1..365'),
+      duration: DurationDays.optional().describe(
+        'Estimated delivery time, whole days 1..365. Required without `packages`; not allowed with them',
+      ),
+      packages: ListingPackagesInput.optional().describe('1..3 packages with distinct keys'),
+      milestones: ListingMilestones.optional().describe(
+        'Listings without packages: 1..10 milestones whose amounts sum to `price` and delivery_days to `duration`',
+      ),
     })
     .strict(),
 );
@@ -180,6 +289,12 @@ export const UpdateListingBody = extendApi(
       price: UiAmount.optional(),
       category: CategorySlug.optional(),
       duration: DurationDays.optional(),
+      packages: ListingPackagesInput.nullable()
+        .optional()
+        .describe('Replaces every package (1..3); null removes them (price and duration stay those of the cheapest)'),
+      milestones: ListingMilestones.nullable()
+        .optional()
+        .describe('Replaces the listing-level milestones (listings without packages); null removes them'),
       status: z.enum(['available', 'unlisted']).optional().describe('Relist (available) or unlist'),
     })
     .strict()
@@ -244,7 +359,11 @@ export const listings = c.router({
       'Any authenticated user; the caller becomes the seller. title 3..120 and description 1..5000 characters ' +
       '(trimmed); price > 0 in UI units with at most the currency\'s decimals; currency and category must be ' +
       'configured (GET /currencies, GET /categories), otherwise 400 validation-error; duration = estimated ' +
-      'delivery time in whole days 1..365. The service mints a Token-2022 NFT to the seller\'s wallet and ' +
+      'delivery time in whole days 1..365. Instead of price and duration, up to 3 `packages` (basic, standard, ' +
+      'premium: name, price, delivery_days, revisions 0..20, description, optional milestones); the listing\'s ' +
+      'price and duration are then the cheapest package\'s. Milestones (1..10, of a package or of a listing ' +
+      'without packages) sum exactly to the price and their delivery_days to the delivery time; every amount ' +
+      'is > 0 with at most the currency\'s decimals (400 validation-error naming each broken rule). The service mints a Token-2022 NFT to the seller\'s wallet and ' +
       'returns 201 with status `available`, `token_mint_address` and `mint_transaction` {signature, slot}. ' +
       'The mint is recorded before it is sent and the listing is stored once the token exists, so a failure in ' +
       'between is recovered, never lost: 503 chain-unavailable / 502 chain-transaction-failed without ' +
@@ -292,12 +411,15 @@ export const listings = c.router({
     summary: 'Update a listing',
     description:
       'Seller only (403 forbidden for others). Partial update of title, description, price, category, ' +
-      'duration, and status available <-> unlisted. Allowed only while the listing is available or unlisted; ' +
+      'duration, packages (the whole set, or null to remove them), milestones, and status available <-> unlisted. ' +
+      'The package and milestone rules of POST /listings apply to the result (price and duration cannot be set ' +
+      'while the listing has packages: they follow the cheapest package; a new price needs milestones that sum ' +
+      'to it). Allowed only while the listing is available or unlisted; ' +
       'reserved or sold listings answer 409 invalid-state-transition. The currency cannot change. A title ' +
       'change also updates the token\'s on-chain name, first: if that fails (502/503), or the listing cannot be ' +
       'stored afterwards (503), nothing is changed and the service puts the on-chain name back to the stored ' +
       'title by itself (start-up and every 30 s); repeating the request is safe. Orders already created keep ' +
-      'their amount.',
+      'their amount, package, revisions and milestones (copied at creation).',
     body: UpdateListingBody,
     responses: { 200: Listing, ...updateListing.responses },
     metadata: updateListing.metadata,

@@ -122,7 +122,7 @@ import {
   TxSignature,
   Uuid,
 } from './common.js';
-import type { ListingOrderEvent } from './listings.contract.js';
+import { PackageKey, type ListingOrderEvent } from './listings.contract.js';
 import { access } from './access.js';
 import { bodyProblems, routeErrors } from './problems.js';
 
@@ -553,6 +553,17 @@ export const OrderReview = named(
   }),
 );
 
+/** The package an order bought, as the listing offered it when the order was created (issue 24). */
+export const OrderPackage = named(
+  'OrderPackage',
+  z.object({
+    key: PackageKey,
+    name: z.string(),
+    revisions: z.number().int().min(0).describe('Revisions included in the package'),
+    delivery_days: z.number().int().min(1).describe('The package\'s delivery time in days (the sum of its milestones\' days)'),
+  }),
+);
+
 export const Order = named(
   'Order',
   z.object({
@@ -596,6 +607,8 @@ export const Order = named(
     next_step: OrderNextStep,
     review: OrderReview.nullable().describe('The buyer\'s review of this order, once published; null before'),
     offer_id: Uuid.nullable().describe('The custom offer the buyer accepted into this order (offers.contract.ts); null for an order of a listing'),
+    // issue 24 (helper "packages"): the package bought, frozen at creation
+    package: OrderPackage.nullable().describe('The listing package this order bought (copied at creation); null: the listing had none'),
   }),
 );
 export type Order = z.infer<typeof Order>;
@@ -666,6 +679,11 @@ export const CreateOrderBody = named(
       payment_source: PaymentSource.optional().describe(
         'wallet (default) or custodial: pay from the custodial balance (custody must be enabled: 404 custody-disabled; ' +
           '409 insufficient-funds when the available balance does not cover the price)',
+      ),
+      package: PackageKey.optional().describe(
+        'The listing package to buy: required when the listing has packages (400 validation-error naming the ' +
+          'allowed keys when missing or not offered), not allowed when it has none (400). The order\'s amount, ' +
+          'revisions and milestones are the package\'s at creation',
       ),
     })
     .strict(),
@@ -772,7 +790,10 @@ export const orders = c.router({
     headers: IdempotencyHeaders,
     summary: 'Create an order and get the escrow payment transaction',
     description:
-      'Any authenticated user (or API key) buys a listing. Requires Idempotency-Key: a replay returns the ' +
+      'Any authenticated user (or API key) buys a listing, or one of its packages (`package`: required when the ' +
+      'listing has packages, 400 validation-error naming the allowed keys otherwise; 400 when the listing has none); ' +
+      'the order\'s amount is the package\'s price and its terms (package, revisions, milestones) are frozen at ' +
+      'creation. Requires Idempotency-Key: a replay returns the ' +
       'stored 201 response. The buyer is `buyer_wallet` when given (a user token may only name its own ' +
       'wallet: 403 forbidden), otherwise the caller\'s wallet. The order starts in awaiting_payment and ' +
       'expires (status expired) if not funded by payment_expires_at (15 minutes). The response carries ' +

@@ -53,6 +53,8 @@ export function ordersHandlers(deps: OrdersHttpDeps) {
           listingId: body.listing_id,
           buyerWallet: body.buyer_wallet,
           paymentSource: body.payment_source ?? 'wallet',
+          // issue 24: the listing package bought (orderTermsOf checks it against the listing)
+          packageKey: body.package ?? null,
           // stored on the order: a retry after a crash finds what the first attempt created
           idempotencyKey: parseIdempotencyKey(req.get(IDEMPOTENCY_HEADER)) ?? null,
           // holds are capped per client network; API keys (operator-issued integrations fronting many

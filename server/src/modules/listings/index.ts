@@ -24,6 +24,9 @@ export { listingErrors, type FieldError } from './listings.errors.js';
 /** the listing row query and mapping the marketplace module's search reuses */
 export { listingStatusIn, selectListings, toListingRecord, type ListingRow } from './listings.sql.js';
 export type * from './listings.types.js';
+/** issue 24: the frozen terms an order buys (seam for orders and offers) */
+export { orderTermsOf, termsDeliveryDays, type OrderTerms, type ListingTermsSource } from './order-terms.js';
+export { cheapestPackage } from './listings.packages.js';
 
 /**
  * The listings module's read port for other modules (users: a seller's listing counts), built from the

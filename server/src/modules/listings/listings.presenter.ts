@@ -3,7 +3,14 @@
  */
 import { toUiNumber } from '../../lib/money.js';
 import { TOKEN_SYMBOL, tokenName } from './listings.service.js';
-import type { ListingRecord, ListingsConfig } from './listings.types.js';
+import type { ListingMilestone, ListingRecord, ListingsConfig } from './listings.types.js';
+
+const presentMilestone = (m: ListingMilestone, decimals: number) => ({
+  title: m.title,
+  amount: toUiNumber(m.amountBaseUnits, decimals),
+  amount_base_units: m.amountBaseUnits.toString(),
+  delivery_days: m.deliveryDays,
+});
 
 export function presentListing(l: ListingRecord, config: Pick<ListingsConfig, 'currencies' | 'categories'>) {
   const cur = config.currencies.find((c) => c.code === l.currency);
@@ -20,6 +27,18 @@ export function presentListing(l: ListingRecord, config: Pick<ListingsConfig, 'c
     currency_mint: cur?.mint ?? '',
     category: l.category,
     duration: l.durationDays,
+    // issue 24: price / duration above are the cheapest package's when there are packages
+    packages: l.packages.map((p) => ({
+      key: p.key,
+      name: p.name,
+      price: toUiNumber(p.priceBaseUnits, decimals),
+      price_base_units: p.priceBaseUnits.toString(),
+      delivery_days: p.deliveryDays,
+      revisions: p.revisions,
+      description: p.description,
+      milestones: p.milestones ? p.milestones.map((m) => presentMilestone(m, decimals)) : null,
+    })),
+    milestones: l.milestones ? l.milestones.map((m) => presentMilestone(m, decimals)) : null,
     // an unpaid order's hold reads as reserved (listings.sql.ts), its end as held_until
     status: l.status === 'available' && l.heldUntil ? ('reserved' as const) : l.status,
     held_until: l.status === 'available' && l.heldUntil ? l.heldUntil.toISOString() : null,

@@ -17,6 +17,14 @@ import type { ListingMintAttempt, TxAttempt } from '../../chain/types.js';
 import { listingTransitions, type ListingEvent } from '@bazaar/contract';
 import { appendEvents, notifyAppended, type SqlClient } from '../events/index.js';
 import { listingStatusIn, selectListings, toListingRecord, type ListingRow } from './listings.sql.js';
+import {
+  milestonesToJson,
+  packagesToJson,
+  parseStoredMilestones,
+  parseStoredPackages,
+  type StoredMilestoneJson,
+  type StoredPackageJson,
+} from './listings.packages.js';
 import type {
   ListingDraft,
   ListingIntent,
@@ -40,7 +48,26 @@ interface IntentPayload {
   last_valid_block_height?: number;
   fingerprint?: string;
   name?: string;
-  draft?: Omit<ListingDraft, 'priceBaseUnits'> & { priceBaseUnits: string };
+  draft?: Omit<ListingDraft, 'priceBaseUnits' | 'packages' | 'milestones'> & {
+    priceBaseUnits: string;
+    /** issue 24; absent in intents recorded before packages existed */
+    packages?: StoredPackageJson[];
+    milestones?: StoredMilestoneJson[] | null;
+  };
+}
+
+/** A draft as stored in an intent's payload (base units as text). */
+function draftToJson(d: ListingDraft): NonNullable<IntentPayload['draft']> {
+  return { ...d, priceBaseUnits: d.priceBaseUnits.toString(), packages: packagesToJson(d.packages), milestones: milestonesToJson(d.milestones) };
+}
+
+function draftFromJson(d: NonNullable<IntentPayload['draft']>): ListingDraft {
+  return {
+    ...d,
+    priceBaseUnits: BigInt(d.priceBaseUnits),
+    packages: parseStoredPackages(d.packages ?? []),
+    milestones: parseStoredMilestones(d.milestones ?? null),
+  };
 }
 
 function toIntent(r: IntentRow): ListingIntent {
@@ -53,7 +80,7 @@ function toIntent(r: IntentRow): ListingIntent {
     signature: r.signature,
     lastValidBlockHeight: p.last_valid_block_height ?? null,
     mint: p.mint ?? null,
-    draft: p.draft ? { ...p.draft, priceBaseUnits: BigInt(p.draft.priceBaseUnits) } : null,
+    draft: p.draft ? draftFromJson(p.draft) : null,
     fingerprint: p.fingerprint ?? null,
     name: p.name ?? null,
     error: r.error,
@@ -74,6 +101,8 @@ function listingData(l: NewListing): Prisma.ListingCreateManyInput {
     currency: l.currency,
     category: l.category,
     durationDays: l.durationDays,
+    packages: packagesToJson(l.packages) as unknown as Prisma.InputJsonValue,
+    milestones: l.milestones ? (milestonesToJson(l.milestones) as unknown as Prisma.InputJsonValue) : Prisma.DbNull,
     status: l.status,
     tokenMintAddress: l.tokenMint,
     mintSignature: l.mintSignature,
@@ -82,9 +111,18 @@ function listingData(l: NewListing): Prisma.ListingCreateManyInput {
   };
 }
 
+/**
+ * One UPDATE: the packages and the price column they set (the cheapest package's: what search filters
+ * and sorts on) are always written together, in this statement.
+ */
 function patchData(patch: ListingPatch): Prisma.ListingUpdateManyMutationInput {
-  const { priceBaseUnits, ...rest } = patch;
-  return { ...rest, ...(priceBaseUnits !== undefined ? { priceBaseUnits: priceBaseUnits.toString() } : {}) };
+  const { priceBaseUnits, packages, milestones, ...rest } = patch;
+  return {
+    ...rest,
+    ...(priceBaseUnits !== undefined ? { priceBaseUnits: priceBaseUnits.toString() } : {}),
+    ...(packages !== undefined ? { packages: packagesToJson(packages) as unknown as Prisma.InputJsonValue } : {}),
+    ...(milestones !== undefined ? { milestones: milestones ? (milestonesToJson(milestones) as unknown as Prisma.InputJsonValue) : Prisma.DbNull } : {}),
+  };
 }
 
 /** The event a listing change emits: the status row's `emits`, else listing.updated (an edit). */
@@ -147,7 +185,7 @@ export function createListingsRepo(db: PrismaClient, present: (l: ListingRecord)
             mint: a.mint,
             last_valid_block_height: a.lastValidBlockHeight,
             fingerprint,
-            draft: { ...draft, priceBaseUnits: draft.priceBaseUnits.toString() },
+            draft: draftToJson(draft),
           }),
         },
       });

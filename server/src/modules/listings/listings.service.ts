@@ -19,9 +19,12 @@ import type { CurrencyInfo } from '../../lib/currency.js';
 import { formatUiAmount, toBaseUnits } from '../../lib/money.js';
 import { SPEND_ESTIMATES } from '../budget/index.js';
 import { listingErrors, type FieldError } from './listings.errors.js';
+import { checkMilestoneSums, cheapestPackage, milestonesToJson, packagesToJson, parseMilestones, parsePackages } from './listings.packages.js';
 import { createTokenSteps, TOKEN_SYMBOL, tokenName } from './listings.token-steps.js';
 import type {
   ListingDraft,
+  ListingMilestone,
+  ListingPackage,
   ListingIntent,
   ListingPatch,
   ListingRecord,
@@ -93,20 +96,85 @@ export function createListingsService(deps: ListingsDeps) {
     }
   }
 
-  function checkPrice(price: number, cur: CurrencyInfo, errors: FieldError[]): bigint | undefined {
+  /**
+   * A price or milestone amount (UI units of `cur`) -> base units, or undefined after pushing its error at
+   * `path`. Each is at least LISTING_MIN_PRICE: a package is bought at its price and each milestone is an
+   * escrow of its own, whose platform fee pays the fees the service spends on it
+   * (docs/threat-model.md#who-pays-for-what-on-chain).
+   */
+  function checkPrice(price: number, cur: CurrencyInfo, errors: FieldError[], path = 'body.price'): bigint | undefined {
     const r = toBaseUnits(price, cur.decimals);
     if (!r.ok) {
-      errors.push({ path: 'body.price', message: r.message, code: r.code });
+      errors.push({ path, message: r.message, code: r.code });
       return undefined;
     }
-    // the platform fee of an order at the lowest price pays the fees the service spends on it (docs/threat-model.md#who-pays-for-what-on-chain)
     const min = config.minPrice?.[cur.code];
     const minBase = min !== undefined ? toBaseUnits(Number(min), cur.decimals) : null;
     if (minBase?.ok && r.value < minBase.value) {
-      errors.push({ path: 'body.price', message: `at least ${min} ${cur.code}`, code: 'below_minimum' });
+      errors.push({ path, message: `at least ${min} ${cur.code}`, code: 'below_minimum' });
       return undefined;
     }
     return r.value;
+  }
+
+  /**
+   * The commercial terms of a listing after a create or an edit (issue 24): price, duration, packages and
+   * listing-level milestones, checked as a whole (listings.packages.ts has the rules). `input` holds
+   * what the request sends (undefined = not sent; for an edit, null = remove), `current` the stored
+   * listing (null on create). Pushes field errors; undefined when any rule is broken.
+   */
+  function checkTerms(
+    input: {
+      price?: number;
+      duration?: number;
+      packages?: CreateListingInput['packages'] | null;
+      milestones?: CreateListingInput['milestones'] | null;
+    },
+    current: Pick<ListingRecord, 'priceBaseUnits' | 'durationDays' | 'packages' | 'milestones'> | null,
+    cur: CurrencyInfo,
+    errors: FieldError[],
+  ): { priceBaseUnits: bigint; durationDays: number; packages: ListingPackage[]; milestones: ListingMilestone[] | null } | undefined {
+    const before = errors.length;
+    const amount = (v: number, path: string) => checkPrice(v, cur, errors, path);
+    const packages: ListingPackage[] | undefined =
+      input.packages === undefined ? (current?.packages ?? []) : input.packages === null ? [] : parsePackages(input.packages, cur, amount, errors);
+    const sentMilestones = input.milestones;
+    if (packages && packages.length > 0) {
+      // the listing's price and duration follow the cheapest package; its milestones are the packages'
+      const why = input.packages ? 'not allowed with packages' : 'follows the cheapest package while the listing has packages';
+      if (input.price !== undefined) errors.push({ path: 'body.price', message: `${why}: change the packages instead`, code: 'follows_packages' });
+      if (input.duration !== undefined) errors.push({ path: 'body.duration', message: `${why}: change the packages instead`, code: 'follows_packages' });
+      const keptMilestones = sentMilestones === undefined ? (current?.milestones ?? null) : sentMilestones;
+      if (keptMilestones) {
+        errors.push({
+          path: 'body.milestones',
+          message: sentMilestones ? 'not allowed with packages: give each package its milestones' : 'the listing has milestones: remove them (milestones: null) to add packages',
+          code: 'not_with_packages',
+        });
+      }
+      if (errors.length > before) return undefined;
+      const cheapest = cheapestPackage(packages)!;
+      return { priceBaseUnits: cheapest.priceBaseUnits, durationDays: cheapest.deliveryDays, packages, milestones: null };
+    }
+    if (packages === undefined) return undefined;
+    // no packages: the listing's own price and duration, and optional listing-level milestones
+    let priceBaseUnits = current?.priceBaseUnits;
+    if (input.price !== undefined) priceBaseUnits = amount(input.price, 'body.price');
+    else if (!current) errors.push({ path: 'body.price', message: 'is required without packages', code: 'required' });
+    const durationDays = input.duration ?? current?.durationDays;
+    if (durationDays === undefined) errors.push({ path: 'body.duration', message: 'is required without packages', code: 'required' });
+    const milestones =
+      sentMilestones === undefined ? (current?.milestones ?? null) : sentMilestones === null ? null : parseMilestones(sentMilestones, 'body.milestones', amount, errors);
+    if (milestones && priceBaseUnits !== undefined && durationDays !== undefined) {
+      checkMilestoneSums(
+        milestones,
+        { priceBaseUnits, deliveryDays: durationDays, decimals: cur.decimals, currency: cur.code, priceLabel: 'price', daysLabel: 'duration' },
+        'body.milestones',
+        errors,
+      );
+    }
+    if (errors.length > before || priceBaseUnits === undefined || durationDays === undefined || milestones === undefined) return undefined;
+    return { priceBaseUnits, durationDays, packages: [], milestones };
   }
 
   const visible = listingVisibleTo;
@@ -199,12 +267,16 @@ export function createListingsService(deps: ListingsDeps) {
       const errors: FieldError[] = [];
       const cur = checkCurrency(input.currency, errors);
       checkCategory(input.category, errors);
-      const priceBaseUnits = cur ? checkPrice(input.price, cur, errors) : undefined;
-      if (errors.length > 0 || priceBaseUnits === undefined) throw listingErrors.validation(errors);
+      const terms = cur ? checkTerms(input, null, cur, errors) : undefined;
+      if (errors.length > 0 || terms === undefined) throw listingErrors.validation(errors);
+      const { priceBaseUnits } = terms;
 
       // The same request again (same seller, same body) while its mint is unfinished resumes that mint.
       const key = opts.idempotencyKey ?? null;
-      const fields = [seller.userId, input.title, input.description, priceBaseUnits.toString(), input.currency, input.category, input.duration];
+      const fields: unknown[] = [seller.userId, input.title, input.description, priceBaseUnits.toString(), input.currency, input.category, terms.durationDays];
+      // packages and milestones (issue 24) are part of what was asked for; absent ones leave the old fingerprint
+      if (terms.packages.length > 0) fields.push({ packages: packagesToJson(terms.packages) });
+      if (terms.milestones) fields.push({ milestones: milestonesToJson(terms.milestones) });
       const fingerprint = createHash('sha256')
         .update(JSON.stringify(key ? [...fields, key] : fields))
         .digest('hex');
@@ -225,7 +297,9 @@ export function createListingsService(deps: ListingsDeps) {
         priceBaseUnits,
         currency: input.currency,
         category: input.category,
-        durationDays: input.duration,
+        durationDays: terms.durationDays,
+        packages: terms.packages,
+        milestones: terms.milestones,
         status: 'available',
         metadataUri: metadataUri(config.publicBaseUrl, id),
       };
@@ -283,15 +357,23 @@ export function createListingsService(deps: ListingsDeps) {
         checkCategory(input.category, errors);
         patch.category = input.category;
       }
-      if (input.price !== undefined) {
+      const termsSent = input.price !== undefined || input.duration !== undefined || input.packages !== undefined || input.milestones !== undefined;
+      if (termsSent) {
         const cur = currency(current.currency);
-        const base = cur ? checkPrice(input.price, cur, errors) : undefined;
-        if (base !== undefined) patch.priceBaseUnits = base;
+        const terms = cur ? checkTerms(input, current, cur, errors) : undefined;
+        if (terms) {
+          // one row write: the price column (what search filters and sorts on) follows the packages
+          patch.priceBaseUnits = terms.priceBaseUnits;
+          patch.durationDays = terms.durationDays;
+          patch.packages = terms.packages;
+          patch.milestones = terms.milestones;
+        } else if (!cur) {
+          errors.push({ path: 'body.price', message: `currency ${current.currency} is not configured any more`, code: 'unknown_currency' });
+        }
       }
       if (errors.length > 0) throw listingErrors.validation(errors);
       if (input.title !== undefined) patch.title = input.title;
       if (input.description !== undefined) patch.description = input.description;
-      if (input.duration !== undefined) patch.durationDays = input.duration;
       if (input.status !== undefined) {
         // the seller's own moves (unlist / relist) are rows of the listing state table
         const move = listingTransitions.some((t) => t.by === 'seller' && t.from === current.status && t.to === input.status);
@@ -349,6 +431,9 @@ export function createListingsService(deps: ListingsDeps) {
         currency: l.currency,
         priceBaseUnits: l.priceBaseUnits,
         durationDays: l.durationDays,
+        // issue 24: what `orderTermsOf` reads (order-terms.ts), from this same read
+        packages: l.packages,
+        milestones: l.milestones,
         tokenMint: l.tokenMint,
         // an unpaid order's hold (the orders module refuses other buyers before reading their balances)
         heldUntil: l.heldUntil,

@@ -14,6 +14,7 @@
  */
 import { PAYMENT_GRACE_SECONDS } from '@bazaar/contract';
 import { Prisma } from '../../generated/prisma/client.js';
+import { parseStoredMilestones, parseStoredPackages } from './listings.packages.js';
 import type { ListingRecord, ListingStatus } from './listings.types.js';
 
 /** An unpaid order holds listing `l` (the `l` alias of the enclosing query). */
@@ -47,6 +48,10 @@ export interface ListingRow {
   currency: string;
   category: string;
   duration_days: number;
+  /** JSONB (listings.packages.ts: stored form) */
+  packages: unknown;
+  /** JSONB or null */
+  milestones: unknown;
   status: string;
   token_mint_address: string | null;
   mint_signature: string | null;
@@ -74,7 +79,7 @@ export function selectListings(page: Prisma.Sql, orderBy: Prisma.Sql, o: { curso
   const keys = o.cursorKeys ? Prisma.sql`, page.cursor_keys` : Prisma.empty;
   return Prisma.sql`
     SELECT l.id::text AS id, l.seller_id::text AS seller_id, u.wallet AS seller_wallet, l.title, l.description,
-           l.price_base_units::text AS price_base_units, l.currency, l.category, l.duration_days, l.status,
+           l.price_base_units::text AS price_base_units, l.currency, l.category, l.duration_days, l.packages, l.milestones, l.status,
            l.token_mint_address, l.mint_signature, l.mint_slot::text AS mint_slot, l.metadata_uri,
            l.created_at, l.updated_at,
            CASE WHEN l.seller_review_count > 0 THEN l.seller_rating::float8 END AS seller_rating,
@@ -101,6 +106,8 @@ export function toListingRecord(r: ListingRow): ListingRecord {
     currency: r.currency,
     category: r.category,
     durationDays: Number(r.duration_days),
+    packages: parseStoredPackages(typeof r.packages === 'string' ? JSON.parse(r.packages) : r.packages),
+    milestones: parseStoredMilestones(typeof r.milestones === 'string' ? JSON.parse(r.milestones) : r.milestones),
     status: r.status as ListingStatus,
     tokenMint: r.token_mint_address ?? '',
     mintSignature: r.mint_signature ?? '',

@@ -2,12 +2,39 @@
  * Listings module types and the ports it needs (storage, chain, configuration).
  * Amounts are u64 base units (bigint); the UI number is derived for display only.
  */
-import type { ListingStatus } from '@bazaar/contract';
+import type { ListingStatus, PackageKey } from '@bazaar/contract';
 import type { Chain, CurrencyInfo, ListingMintAttempt, TxAttempt, TxResult } from '../../chain/types.js';
 import type { Log } from '../../lib/log.js';
 import type { AccessPrincipal } from '../auth/index.js';
 
-export type { ListingStatus };
+export type { ListingStatus, PackageKey };
+
+/**
+ * A milestone of a package or of a listing without packages (issue 24): a part of the price the buyer
+ * funds into its own escrow; `deliveryDays` counted from the funding of that milestone.
+ */
+export interface ListingMilestone {
+  title: string;
+  /** base units of the listing's currency, > 0 */
+  amountBaseUnits: bigint;
+  deliveryDays: number;
+}
+
+/**
+ * A package of a listing (issue 24; contract `ListingPackage`). `milestones` (1..10, amounts summing to
+ * `priceBaseUnits`, delivery days to `deliveryDays`) or null: the package is paid as one milestone.
+ */
+export interface ListingPackage {
+  key: PackageKey;
+  name: string;
+  /** base units of the listing's currency, > 0 */
+  priceBaseUnits: bigint;
+  deliveryDays: number;
+  /** revisions included, 0..20 */
+  revisions: number;
+  description: string;
+  milestones: ListingMilestone[] | null;
+}
 
 export interface ListingRecord {
   id: string;
@@ -19,6 +46,14 @@ export interface ListingRecord {
   currency: string;
   category: string;
   durationDays: number;
+  /**
+   * 0..3 packages in key order (basic, standard, premium). When there are any, `priceBaseUnits` and
+   * `durationDays` are the cheapest package's (stored in the same row write: search filters and sorts on
+   * the price column), see `cheapestPackage`.
+   */
+  packages: ListingPackage[];
+  /** listing-level milestones (listings without packages only); null: one milestone of the whole price */
+  milestones: ListingMilestone[] | null;
   status: ListingStatus;
   tokenMint: string;
   mintSignature: string;
@@ -76,7 +111,7 @@ export interface ListingIntent {
 export type RenameApplied = ListingRecord | null | 'intent-closed';
 
 export type ListingPatch = Partial<
-  Pick<ListingRecord, 'title' | 'description' | 'priceBaseUnits' | 'category' | 'durationDays' | 'status'>
+  Pick<ListingRecord, 'title' | 'description' | 'priceBaseUnits' | 'category' | 'durationDays' | 'status' | 'packages' | 'milestones'>
 >;
 
 /** Keyset position of the newest-first listing order: (created_at, id) of the last row. */

@@ -71,5 +71,14 @@ export function toOrderDto(o: OrderRecord, view: OrderView, allowed: OrderAction
     next_step: nextStep,
     review: view.review ? { rating: view.review.rating, text: view.review.text, created_at: view.review.createdAt.toISOString() } : null,
     offer_id: o.offerId ?? null,
+    // issue 24 (helper "packages"): the package bought, as frozen at creation
+    package: o.packageKey
+      ? {
+          key: o.packageKey as 'basic' | 'standard' | 'premium',
+          name: o.packageName ?? o.packageKey,
+          revisions: o.revisionsIncluded ?? 0,
+          delivery_days: o.packageDeliveryDays ?? 1,
+        }
+      : null,
   };
 }

@@ -94,6 +94,11 @@ function toRecord(r: OrderRow): OrderRecord {
     version: r.version,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
+    // issue 24 (helper "packages")
+    packageKey: r.packageKey,
+    packageName: r.packageName,
+    packageDeliveryDays: r.packageDeliveryDays,
+    revisionsIncluded: r.revisionsIncluded,
   };
 }
 
@@ -245,6 +250,11 @@ export class PrismaOrdersRepo implements OrdersRepo {
         idempotencyKey: o.idempotencyKey ?? null,
         holdNetwork: o.holdNetwork ?? null,
         offerId: o.offerId ?? null,
+        // issue 24 (helper "packages"): the package bought, frozen
+        packageKey: o.packageKey ?? null,
+        packageName: o.packageName ?? null,
+        packageDeliveryDays: o.packageDeliveryDays ?? null,
+        revisionsIncluded: o.revisionsIncluded ?? 0,
         ...(o.createdAt ? { createdAt: o.createdAt } : {}),
       },
       include: withWallets,

@@ -5,6 +5,7 @@
 import type { OrderView } from './order-view.js';
 import type { TransitionAction } from './order-state.js';
 import type { ListingOrderEvent, ListingStatus, PaymentSource } from '@bazaar/contract';
+import type { ListingTermsSource } from '../listings/order-terms.js';
 
 export type { PaymentSource };
 import type { RecordedAttempt, TxOutcome } from '../../chain/recorded-send.js';
@@ -64,6 +65,16 @@ export interface OrderRecord {
   version: number;
   createdAt: Date;
   updatedAt: Date;
+  // --- issue 24, helper "packages" (the integrator merges with the milestones helper's columns) ---
+  /** the listing package bought (`basic` | `standard` | `premium`), frozen at creation; null/absent: none */
+  packageKey?: string | null;
+  /** its name when the order was created (column package_name) */
+  packageName?: string | null;
+  /** its delivery time in days (the sum of its milestones') */
+  packageDeliveryDays?: number | null;
+  /** revisions included in the package (column revisions_included; 0 without a package) */
+  revisionsIncluded?: number;
+  // --- end issue 24 (packages) ---
 }
 
 
@@ -251,6 +262,9 @@ export interface ListingView {
   durationDays: number;
   /** the listing's token mint (copied onto the order as token_mint_address) */
   tokenMint: string | null;
+  /** issue 24 (helper "packages"): what `orderTermsOf` reads; absent = none */
+  packages?: ListingTermsSource['packages'];
+  milestones?: ListingTermsSource['milestones'];
   /** set while an unpaid order holds the listing (when that hold lapses at the latest) */
   heldUntil?: Date | null;
 }

@@ -15,8 +15,8 @@ import { randomUUID } from 'node:crypto';
 import { DomainError } from '../../../../errors.js';
 import { compensated } from '../../../../lib/steps.js';
 import { orderErrors } from '../../orders.errors.js';
-import type { HoldGuard, HoldPressure, OrderRecord, PaymentSource } from '../../orders.types.js';
-import { assertTermsConsistent, type OrderTerms } from '../../../listings/order-terms.js';
+import type { FundTerms, HoldGuard, HoldPressure, OrderRecord, PaymentSource } from '../../orders.types.js';
+import { assertTermsConsistent, orderTermsOf, termsDeliveryDays, type OrderTerms } from '../../../listings/order-terms.js';
 import { type OrdersContext, type PrincipalLike, assertWalletCanFund } from '../context.js';
 import type { PaymentInstructions, PayOrder } from './pay.js';
 
@@ -33,6 +33,12 @@ export interface CreateOrderInput {
    * the per-network hold limit; null/absent: not counted (API keys, calls from inside the service)
    */
   network?: string | null;
+  // --- issue 24, helper "packages" (interim: the milestones helper owns `terms`; the integrator merges) ---
+  /** POST /orders `package`: the listing package to buy (required when the listing has packages) */
+  packageKey?: string | null;
+  /** trusted terms (an accepted offer); absent: the listing's (`orderTermsOf`) */
+  terms?: OrderTerms;
+  // --- end issue 24 (packages) ---
 }
 
 /**
@@ -113,6 +119,15 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
     // step 2: check
     const listing = await c.listings.get(input.listingId);
     if (!listing) throw orderErrors.listingNotFound(input.listingId);
+    // issue 24 (helper "packages"): the terms bought, frozen into the order from this one read of the listing
+    // (400 validation-error for a package the listing does not offer)
+    const terms =
+      trusted?.terms ??
+      input.terms ??
+      orderTermsOf(
+        { priceBaseUnits: listing.priceBaseUnits, durationDays: listing.durationDays, packages: listing.packages ?? [], milestones: listing.milestones ?? null },
+        input.packageKey ?? null,
+      );
     if (listing.sellerId === p.userId) throw orderErrors.ownListing();
     if (listing.status !== 'available') throw orderErrors.listingUnavailable(listing.status);
 
@@ -137,15 +152,14 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
 
     const currency = c.currency(listing.currency);
     if (!currency) throw orderErrors.listingUnavailable(`currency ${listing.currency} is not accepted`);
-    // INTERIM (see TrustedOrderTerms): one escrow of the terms' price, due after all milestones' days
-    const price = trusted ? trusted.terms.priceBaseUnits : listing.priceBaseUnits;
-    const durationDays = trusted ? trusted.terms.milestones.reduce((s, m) => s + m.deliveryDays, 0) : listing.durationDays;
-    if (custodial) await custody!.assertAvailable(p.userId, currency.mint, price);
+    if (custodial) await custody!.assertAvailable(p.userId, currency.mint, terms.priceBaseUnits);
 
     const id = randomUUID();
     const [chainNow, feeBps] = await Promise.all([c.escrow.chainNow(), c.escrow.feeBps()]);
     const { escrow, vault } = c.escrow.addresses(id, currency.mint, currency.tokenProgram);
-    const deliveryDeadline = chainNow + Math.max(1, durationDays) * 86_400;
+    // issue 24 (packages, interim until the milestones helper's rows): one escrow of the whole price,
+    // due after the terms' delivery days (= the listing's duration without packages, as before)
+    const deliveryDeadline = chainNow + Math.max(1, termsDeliveryDays(terms)) * 86_400;
     const reviewWindow = c.settings.reviewWindowSeconds;
     // (a listing another order holds is refused by createHeld below: no balance read for that)
     if (!custodial && !listing.heldUntil) {
@@ -156,7 +170,7 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
           buyer: buyerWallet,
           seller: listing.sellerWallet,
           mint: currency.mint,
-          amount: price,
+          amount: terms.priceBaseUnits,
           deliveryDeadline,
           reviewWindow,
           expiresAt: chainNow + c.settings.paymentTtlSeconds,
@@ -181,7 +195,12 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
         currency: currency.code,
         mint: currency.mint,
         decimals: currency.decimals,
-        amount: price,
+        amount: terms.priceBaseUnits,
+        // issue 24 (helper "packages"): the package bought, frozen
+        packageKey: terms.packageKey,
+        packageName: terms.packageName,
+        packageDeliveryDays: terms.packageKey ? termsDeliveryDays(terms) : null,
+        revisionsIncluded: terms.revisionsIncluded,
         status: 'awaiting_payment',
         tokenMint: listing.tokenMint ?? null,
         feeBps,
