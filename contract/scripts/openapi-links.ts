@@ -94,6 +94,7 @@ const PRODUCERS: Record<IdKind, Producer[]> = {
   tip_id: [
     { operationId: 'createTip', status: '201', pointer: '/tip_id' },
     { operationId: 'listOrderTips', status: '200', pointer: first('tip_id') },
+  ],
   offer_id: [
     { operationId: 'createOffer', status: '201', pointer: '/offer_id' },
     { operationId: 'listOffers', status: '200', pointer: first('offer_id') },
