@@ -177,6 +177,7 @@ describe.each(ENGINES)('custom offers on %s', (engine) => {
     await refused({ delivery_days: 4 }, 'body.delivery_days', 'not_allowed');
     await refused({ milestones: Array.from({ length: 11 }, (_, i) => ({ title: `M${i}`, amount: 10, delivery_days: 1 })), price: 110 }, 'body.milestones');
     await refused({ revisions: 21 }, 'body.revisions');
+    await refused({ milestones: [{ title: 'A', amount: 60, delivery_days: 200 }, { title: 'B', amount: 60, delivery_days: 166 }] }, 'body.milestones', 'too_long');
     await refused({ expires_at: new Date(Date.now() + 31 * 86_400_000).toISOString() }, 'body.expires_at', 'out_of_range');
     await refused({ expires_at: new Date(Date.now() - 1000).toISOString() }, 'body.expires_at', 'out_of_range');
     // bidi overrides and control characters, anywhere in the text

@@ -52,6 +52,8 @@ export const OFFER_LIMITS = {
   maxMilestones: 10,
   maxRevisions: 20,
   maxDeliveryDays: 365,
+  /** the milestones' delivery days together (the longest a listing may take; within the escrow program's max_delivery_window) */
+  maxTotalDeliveryDays: 365,
   defaultLifetimeDays: 7,
   maxLifetimeDays: 30,
 } as const;
@@ -116,7 +118,10 @@ export const CreateOfferBody = named(
         .min(1)
         .max(OFFER_LIMITS.maxMilestones)
         .optional()
-        .describe('1..10 milestones whose amounts sum to the price exactly (in base units; 400 milestones_sum otherwise)'),
+        .describe(
+          '1..10 milestones whose amounts sum to the price exactly (in base units; 400 milestones_sum otherwise) and whose ' +
+            'delivery days add up to at most 365 (400 too_long)',
+        ),
       revisions: z.number().int().min(0).max(OFFER_LIMITS.maxRevisions).describe('Revisions included, 0..20'),
       delivery_days: DeliveryDays.optional().describe('Required without milestones (one milestone of the whole price); not allowed with them'),
       expires_at: Timestamp.optional().describe('Default now + 7 days; in the future and at most 30 days ahead'),
@@ -193,7 +198,7 @@ export const offers = c.router({
       'in the conversation as a message of kind offer and published as offer.sent. 400 validation-error: an unknown ' +
       'currency (unknown_currency) or not the listing\'s (currency_mismatch), more decimals than the currency has ' +
       '(too_many_decimals), a price under the listing minimum (below_minimum), milestones not summing to the price ' +
-      '(milestones_sum), delivery_days missing without milestones or given with them, listing_id not one of the ' +
+      '(milestones_sum) or adding up to more than 365 delivery days (too_long), delivery_days missing without milestones or given with them, listing_id not one of the ' +
       'seller\'s listings (not_your_listing), expires_at not in (now, now + 30 days].',
     responses: { 201: Offer, ...create.responses },
     metadata: create.metadata,

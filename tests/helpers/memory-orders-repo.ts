@@ -71,7 +71,18 @@ export class MemoryOrdersRepo implements OrdersRepo {
       return { networkLimit: { holds: ofNetwork.length, earliestExpiresAt: new Date(Math.min(...ofNetwork.map((x) => x.paymentExpiresAt.getTime()))) } };
     }
     this.networks.set(order.id, network);
-    return { created: await this.create({ ...order, ...guard.window({ contested: lapsed.length > 0, networkHolds: ofNetwork.length }) }) };
+    const created = await this.create({ ...order, ...guard.window({ contested: lapsed.length > 0, networkHolds: ofNetwork.length }) });
+    if (guard.onCreated) {
+      // as the Prisma repo's transaction: a throw of the hook leaves no order
+      try {
+        await guard.onCreated(null, created);
+      } catch (err) {
+        this.orders.delete(created.id);
+        this.networks.delete(created.id);
+        throw err;
+      }
+    }
+    return { created };
   }
   async unpaidOfWallet(wallet: string) {
     return [...this.orders.values()]

@@ -7,7 +7,8 @@
  *  - Terms are frozen when sent, in base units of the offer's currency: a known currency, the currency of
  *    the listing the order will be on, no more decimals than it has, not under the listing minimum
  *    price (LISTING_MIN_PRICE: the fee of the order must pay what the service spends on it), 1..10
- *    milestones summing exactly to the price or one milestone of `delivery_days`.
+ *    milestones summing exactly to the price or one milestone of `delivery_days`, at most 365 delivery
+ *    days in all (a listing's longest duration; within the escrow program's max_delivery_window).
  *  - The listing: `listing_id` (one of the seller's listings) or the conversation's listing. Decision:
  *    an offer always names a listing (the orders table needs one: category, token, hold), rather than
  *    a hidden per-seller "custom" listing, which would need a token mint the seller pays for and a
@@ -118,6 +119,10 @@ export function createOffersService(deps: OffersServiceDeps) {
       errors.push({ path: 'body.delivery_days', message: 'required without milestones', code: 'required' });
     } else if (price.ok) {
       milestones = [{ title: null, amountBaseUnits: price.value, deliveryDays: body.delivery_days }];
+    }
+    const days = milestones.reduce((s, m) => s + m.deliveryDays, 0);
+    if (days > OFFER_LIMITS.maxTotalDeliveryDays) {
+      errors.push({ path: 'body.milestones', message: `delivery days add up to ${days}, at most ${OFFER_LIMITS.maxTotalDeliveryDays}`, code: 'too_long' });
     }
     const t = now();
     const expiresAt = body.expires_at ? new Date(body.expires_at) : new Date(t.getTime() + OFFER_LIMITS.defaultLifetimeDays * DAY_MS);
