@@ -17,8 +17,12 @@ const MinMaxPrice = queryNumber(z.number({ invalid_type_error: 'must be a decima
 
 export const SearchListingsQuery = PaginationQuery.extend({
   query: safeText(z.string().trim().min(1).max(200)).optional().describe('Full-text query over title and description'),
-  min_price: MinMaxPrice.optional().describe('Inclusive lower bound of price, UI units of the listing currency'),
-  max_price: MinMaxPrice.optional().describe('Inclusive upper bound of price, UI units of the listing currency'),
+  min_price: MinMaxPrice.optional().describe(
+    'Inclusive lower bound of price (a listing with packages: its cheapest package\'s), UI units of the listing currency',
+  ),
+  max_price: MinMaxPrice.optional().describe(
+    'Inclusive upper bound of price (a listing with packages: its cheapest package\'s), UI units of the listing currency',
+  ),
   category: CategorySlug.optional(),
   currency: CurrencyCode.optional(),
   seller_wallet: Pubkey.optional(),
@@ -74,10 +78,11 @@ export const marketplace = c.router({
       'Searches available listings only (a listing held by an unpaid order reads reserved and is left out until the hold ends). `query` matches title and description (1..200 characters, web ' +
       'search syntax: quoted phrases, `or`, `-word`); a word of 4+ letters that no listing title contains is ' +
       'also tried corrected to the nearest title word (1 edit for up to 5 letters, 2 beyond: "desgin" finds ' +
-      '"design"). min_price/max_price compare the price in each listing\'s own currency (combine with ' +
+      '"design"). min_price/max_price compare the price in each listing\'s own currency (for a listing with ' +
+      'packages, its `price`: the cheapest package\'s; combine with ' +
       '`currency` for meaningful bounds; min_price > max_price is 400). sort: relevance (default; newest when ' +
       'no query: the 1,000 newest matching listings ranked by text rank, so at most 50 pages of 20), ' +
-      'price_asc, price_desc (UI price across currencies), rating (seller reputation average, then review ' +
+      'price_asc, price_desc (UI price across currencies; the cheapest package\'s for a listing with packages), rating (seller reputation average, then review ' +
       'count, unrated last), newest. Every page costs the same whatever its depth (keyset cursors). Cursors ' +
       'are bound to the filters and sort they were issued for (400 validation-error otherwise).',
     responses: { 200: ListingPage, ...searchListings.responses },
