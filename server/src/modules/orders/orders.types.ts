@@ -196,6 +196,8 @@ export type CreateHeldResult =
   | { created: OrderRecord }
   | { duplicate: OrderRecord }
   | { listingHeld: { orderId: string; status: OrderStatus; paymentExpiresAt: Date } }
+  /** repeat sales: the listing's sold orders reached its stock (the listing reads sold) */
+  | { soldOut: true }
   | { buyerLimit: { unpaid: number } }
   /** the network's unpaid orders; `earliestExpiresAt`: the soonest payment_expires_at among them */
   | { networkLimit: { holds: number; earliestExpiresAt: Date } }

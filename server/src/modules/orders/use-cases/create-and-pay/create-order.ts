@@ -191,6 +191,7 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
       },
     );
     if ('duplicate' in held) return resume(held.duplicate);
+    if ('soldOut' in held) throw orderErrors.listingUnavailable('sold');
     if ('listingHeld' in held) throw orderErrors.listingHeld(held.listingHeld.status, held.listingHeld.paymentExpiresAt, c.settings.paymentGraceSeconds, createdAt);
     if ('cooldown' in held) throw orderErrors.holdCooldown(new Date(held.cooldown.lapsedAt.getTime() + cooldown * 1000), createdAt);
     if ('buyerLimit' in held) throw orderErrors.tooManyUnpaid(held.buyerLimit.unpaid, c.settings.maxUnpaidOrdersPerBuyer);
