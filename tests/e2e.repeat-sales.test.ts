@@ -199,6 +199,15 @@ describe.each(dbBackends)('repeat sales on $name', ({ postgres }) => {
     expect((await post(admin, `/orders/${c.id}/resolve`, { buyer_bps: 5_000 })).body.status).toBe('resolved');
     expect(await getListing(l.listing_id)).toMatchObject({ status: 'sold', sold_count: 1, remaining: 0 });
   });
+
+  it('the counts kept on each listing (trigger on orders) equal a recount of its orders after everything above', async () => {
+    const drift = await t.ctx.db.$queryRaw<Array<{ id: string }>>`
+      SELECT l.id::text AS id FROM listings l CROSS JOIN LATERAL listing_order_counts(l.id) c
+       WHERE (l.open_orders, l.unpaid_orders, l.sold_count) IS DISTINCT FROM (c.open_orders, c.unpaid_orders, c.sold_count)`;
+    expect(drift).toEqual([]);
+    const [{ n }] = await t.ctx.db.$queryRaw<Array<{ n: number }>>`SELECT count(*)::int AS n FROM listings WHERE sold_count > 0`;
+    expect(n).toBeGreaterThan(3);
+  });
 });
 
 function expectStatus(res: { status: number; body: unknown }, status: number) {

@@ -7,8 +7,8 @@
  *
  * Reads (capacity and stock, contract `listingReadStatus`): the orders trigger keeps each listing's
  * open_orders, unpaid_orders and sold_count in the transaction of every order change (migration
- * 20261126155400_listing_capacity_stock, SQL function listing_order_counts: the one place orders are
- * counted), so what a listing reads is a condition over its own row: `sold` once sold_count reaches the
+ * 20261126155400_listing_capacity_stock, SQL function order_listing_weight: the one place an order's
+ * weight on its listing is decided), so what a listing reads is a condition over its own row: `sold` once sold_count reaches the
  * stock, `reserved` while open orders (unpaid holds included) fill the capacity or, with the sold ones,
  * reach the stock; else `available`. A stored sold / reserved / unlisted reads so. The status filters of
  * both repositories use `listingStatusIn`, so a filter returns what the listings read, in one statement

@@ -39,7 +39,7 @@ export interface ListingRecord {
   capacity: number;
   /** orders in all; null = unlimited */
   stock: number | null;
-  /** open orders, unpaid ones among them, and sold ones (the orders trigger keeps them; listing_order_counts) */
+  /** open orders, unpaid ones among them, and sold ones (the orders trigger keeps them; SQL order_listing_weight) */
   openOrders: number;
   unpaidOrders: number;
   soldCount: number;
