@@ -133,7 +133,8 @@ export function createListingsService(deps: ListingsDeps) {
    * The stored status must be `from` (else 409 invalid-state-transition), or already `to`: then it is a
    * no-op, so the request and the reconciler may both apply it. Funding is exclusive: it is refused with
    * 409 listing-unavailable unless the listing had a unit for this paid order (stored `from`, or a concurrent
-   * call already counted it: `to`, with the paid orders within the capacity and the stock). An unlisted
+   * call already counted it: `to` with this order among the paid ones; never once sold out). A capacity
+   * lowered under the open orders refuses none of them (they were held before). An unlisted
    * listing takes no order outcome (its counts still change; it reads by them once relisted) and refuses a
    * funding.
    */
@@ -142,9 +143,10 @@ export function createListingsService(deps: ListingsDeps) {
       const paid = cur.open - cur.unpaid;
       const { from, to } = listingMoveOnOrderEvent(event, { capacity: cur.capacity, stock: cur.stock, paid, sold: cur.sold });
       if (event === 'order_funded') {
-        if (cur.status === from) return { to };
-        const counted = paid >= 1 && paid <= cur.capacity && (cur.stock === null || paid + cur.sold <= cur.stock);
-        if (cur.status === to && counted) return { to: null };
+        // never once sold out (open orders count against the stock, so a held order never meets that)
+        if (from !== 'sold' && cur.status === from) return { to };
+        // a concurrent call already moved it: the paid orders (this one among them) explain the status
+        if (from !== 'sold' && cur.status === to && paid >= 1) return { to: null };
         return { to: null, refuse: 'unavailable' as const, status: cur.status };
       }
       if (cur.status === to || cur.status === 'unlisted') return { to: null };
