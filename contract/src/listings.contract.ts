@@ -4,7 +4,9 @@
  * when the listing is created. The service keypair pays fees and rent and keeps the metadata update
  * authority; the mint authority is revoked after minting.
  *
- * A listing is a one-off service: it is sold at most once.
+ * A listing is sold again and again within its `capacity` (orders open at once) and `stock` (orders in
+ * all, or unlimited); the defaults (1 and 1) make it a one-off service sold at most once. See "Repeat
+ * sales" below.
  *
  * Packages and milestones (issue 24). A listing may offer up to 3 packages, one per key `basic`,
  * `standard`, `premium` (any subset; stored and returned in that order): each with a name, a price in the
@@ -38,7 +40,9 @@
  * | reserved  | order_resolved_full    | available | system | listing.updated  | that order is resolved with buyer_bps = 10000  |
  * | reserved  | order_refunded         | available | system | listing.updated  | that order is refunded                         |
  *
- * `sold` is terminal. Edits (PATCH) are allowed only in `LISTING_EDITABLE_STATUSES` (available, unlisted) and
+ * The `to` of a system row is what the listing's units give at the defaults (capacity 1, stock 1); with
+ * other units the rule `listingStatusOfUnits` decides (derived, never special-cased: a contract test checks
+ * every system row against it). `sold` is terminal. Edits (PATCH) are allowed only in `LISTING_EDITABLE_STATUSES` (available, unlisted) and
  * emit listing.updated. `active` (spec wording) is accepted as a filter value meaning `available`; it is
  * never emitted. The `order_*` events are the `listing` column of the order lifecycle table
  * (`orderTransitions`).
@@ -49,6 +53,23 @@
  * window + 120 s) for as long as the hold lasts, and the `status` filters follow what the listing reads:
  * `available` = can be ordered now (search shows only these), `reserved` = held or funded. A funded
  * order's reservation has no end time (`held_until` null).
+ *
+ * Repeat sales (issue 24 item 7). A listing states `capacity` (orders open at once, 1..100, default 1)
+ * and `stock` (orders in all, >= 1, or null = unlimited; default 1). Counted per ORDER (never per
+ * milestone row): open orders (awaiting_payment, in_progress, delivered, disputed), of which unpaid
+ * (awaiting_payment) ones, and sold orders (completed, or resolved with buyer_bps < 10000: the orders
+ * that sell today; a refund or a resolve with buyer_bps 10000 returns its unit). A listing READS:
+ *   - `sold` once sold orders reach the stock;
+ *   - `reserved` while its open orders fill the capacity, or open + sold orders reach the stock (an open
+ *     order, paid or not, counts against the remaining stock: nobody pays for a unit that cannot be sold);
+ *   - `available` otherwise: it can be ordered now.
+ * The stored status follows the PAID orders only (`listingStatusOfUnits` over paid open orders): an unpaid
+ * hold never moves it (no event, nothing to undo when it lapses); it reads `reserved` with `held_until` =
+ * the earliest lapse of its unpaid holds (payment_expires_at + 120 s) while those holds are what fills it.
+ * Each POST /orders takes a unit of capacity under the listing's row lock (one hold per unit: the buyer
+ * after the last unit gets 409 listing-unavailable with `held_until`). Lowering the capacity or the stock
+ * never cancels an open order (the listing just reads reserved until enough of them end); the stock may not
+ * go below the orders sold or open (400 validation-error). The NFT stays the seller's: no sale transfers it.
  */
 import { z } from 'zod';
 import {
@@ -110,6 +131,93 @@ export const listingTransitions = [
 
 /** A listing event the order lifecycle causes (the `listing` column of `orderTransitions`). */
 export type ListingOrderEvent = Extract<(typeof listingTransitions)[number], { by: 'system' }>['event'];
+
+// --- Repeat sales: capacity and stock (issue 24 item 7; helper "stock") ---
+
+/** Upper bound of `capacity` (orders open at once): bounds what one listing can hold of the holds per network. */
+export const LISTING_CAPACITY_MAX = 100;
+/** Upper bound of a limited `stock` (orders in all); null = unlimited. */
+export const LISTING_STOCK_MAX = 1_000_000;
+/** Orders open at once: integer 1..LISTING_CAPACITY_MAX (default 1). */
+export const ListingCapacity = z.number().int().min(1).max(LISTING_CAPACITY_MAX);
+/** Orders in all: integer 1..LISTING_STOCK_MAX, or null = unlimited (default 1). */
+export const ListingStock = z.number().int().min(1).max(LISTING_STOCK_MAX).nullable();
+/** The units of a listing at creation when the body names none: today's one-off sale. */
+export const DEFAULT_LISTING_UNITS = { capacity: 1, stock: 1 } as const;
+
+/**
+ * What a status of a listing is computed from (module comment "Repeat sales"): its capacity and stock, its
+ * open orders (`open`, `paid` of them funded) and its sold orders. Counts are of ORDERS.
+ */
+export interface ListingUnits {
+  capacity: number;
+  /** null = unlimited */
+  stock: number | null;
+  /** open orders (awaiting_payment, in_progress, delivered, disputed) */
+  open: number;
+  /** open orders that are paid (open minus awaiting_payment) */
+  paid: number;
+  /** completed orders and orders resolved with buyer_bps < 10000 */
+  sold: number;
+}
+
+/**
+ * The status the listing's orders give it (`open` counted as given): sold when `sold` reaches the stock;
+ * reserved when `open` fills the capacity or `open + sold` reaches the stock; else available. The stored
+ * status is this over PAID open orders (`{ ...u, open: u.paid }`); what a listing reads is this over all
+ * open orders (`listingReadStatus`).
+ */
+export function listingStatusOfUnits(u: Pick<ListingUnits, 'capacity' | 'stock' | 'sold'> & { open: number }): 'available' | 'reserved' | 'sold' {
+  if (u.stock !== null && u.sold >= u.stock) return 'sold';
+  if (u.open >= u.capacity || (u.stock !== null && u.open + u.sold >= u.stock)) return 'reserved';
+  return 'available';
+}
+
+/**
+ * What a listing reads from its stored status and units: unlisted stays unlisted; a stored sold or
+ * reserved (an operator may set them) reads so; otherwise `listingStatusOfUnits` over every open order,
+ * unpaid holds included.
+ */
+export function listingReadStatus(stored: ListingStatus, u: ListingUnits): ListingStatus {
+  if (stored === 'unlisted' || stored === 'sold') return stored;
+  const byUnits = listingStatusOfUnits(u);
+  if (byUnits === 'sold') return 'sold';
+  return stored === 'reserved' ? 'reserved' : byUnits;
+}
+
+/**
+ * The change an order event makes to the listing's units: `paid` open orders and `sold` orders (a funded
+ * order turns an unpaid hold into a paid one; a sale ends a paid order and adds a sold one; a refund or a
+ * full refund by resolve ends a paid order and returns its unit).
+ */
+export const LISTING_ORDER_EVENT_UNITS = {
+  order_funded: { paid: 1, sold: 0 },
+  order_completed: { paid: -1, sold: 1 },
+  order_resolved_partial: { paid: -1, sold: 1 },
+  order_resolved_full: { paid: -1, sold: 0 },
+  order_refunded: { paid: -1, sold: 0 },
+} as const satisfies Record<ListingOrderEvent, { paid: number; sold: number }>;
+
+/**
+ * How an order event moves a listing's stored status, from its units AFTER the event (`after`; the
+ * event's own order is counted at least once, so the rule holds even when the counts lag): `to` =
+ * `listingStatusOfUnits` over the paid orders after it, `from` = the same before it (the event undone).
+ * At the defaults every system row of `listingTransitions` is exactly this move.
+ */
+export function listingMoveOnOrderEvent(event: ListingOrderEvent, after: Pick<ListingUnits, 'capacity' | 'stock' | 'paid' | 'sold'>): {
+  from: 'available' | 'reserved' | 'sold';
+  to: 'available' | 'reserved' | 'sold';
+} {
+  const d = LISTING_ORDER_EVENT_UNITS[event];
+  const paid = Math.max(after.paid, d.paid > 0 ? d.paid : 0);
+  const sold = Math.max(after.sold, d.sold);
+  const units = { capacity: after.capacity, stock: after.stock };
+  return {
+    from: listingStatusOfUnits({ ...units, open: Math.max(0, paid - d.paid), sold: Math.max(0, sold - d.sold) }),
+    to: listingStatusOfUnits({ ...units, open: paid, sold }),
+  };
+}
+// --- end repeat sales ---
 
 /** Statuses in which the seller may edit a listing (PATCH); reserved and sold listings answer 409. */
 export const LISTING_EDITABLE_STATUSES = ['available', 'unlisted'] as const satisfies readonly ListingStatus[];
@@ -239,12 +347,27 @@ export const Listing = named(
       .nullable()
       .describe('Listing-level milestones (listings without packages only); null: one milestone of the whole price'),
     status: ListingStatus.describe(
-      'available, reserved (an unpaid order holds it until `held_until`, or a funded order reserves it), sold, unlisted',
+      'available (can be ordered now), reserved (its open orders fill `capacity`, or with the sold ones reach `stock`: ' +
+        'unpaid holds until `held_until`, or funded orders), sold (sold orders reached `stock`), unlisted',
     ),
     held_until: Timestamp.nullable().describe(
-      'While an unpaid order holds the listing (status `reserved`): when that hold lapses at the latest (the ' +
-        'order\'s payment window + 120 s; sooner when the order is paid or expires). null otherwise',
+      'While unpaid orders hold the listing (status `reserved`, and its paid orders alone would leave a unit): when the ' +
+        'first of those holds lapses at the latest (the order\'s payment window + 120 s; sooner when it is paid or ' +
+        'expires). null otherwise',
     ),
+    // --- repeat sales (capacity and stock) ---
+    capacity: ListingCapacity.describe('Orders open at once (1..100; default 1)'),
+    stock: ListingStock.describe('Orders in all (>= 1), or null = unlimited (default 1: sold once)'),
+    open_orders: z.number().int().min(0).describe(
+      'Orders open now (awaiting_payment, in_progress, delivered, disputed), each order counted once; the listing ' +
+        'reads reserved while they fill `capacity`',
+    ),
+    sold_count: z.number().int().min(0).describe('Orders sold: completed, or resolved with buyer_bps < 10000 (a refund returns the unit)'),
+    remaining: z.number().int().min(0).nullable().describe(
+      'Units that can still be ordered: stock - sold_count - open_orders (an open order, paid or not, counts against ' +
+        'the stock), never below 0; null when the stock is unlimited',
+    ),
+    // --- end repeat sales ---
     token_mint_address: Pubkey.describe('Mint of the listing\'s Token-2022 NFT'),
     mint_transaction: MintTransaction,
     metadata: ListingMetadata,
@@ -276,6 +399,10 @@ export const CreateListingBody = named(
       milestones: ListingMilestones.optional().describe(
         'Listings without packages: 1..10 milestones whose amounts sum to `price` and delivery_days to `duration`',
       ),
+      // --- repeat sales (capacity and stock) ---
+      capacity: ListingCapacity.optional().describe('Orders open at once, 1..100 (default 1)'),
+      stock: ListingStock.optional().describe('Orders in all, 1..1000000, or null = unlimited (default 1: sold once)'),
+      // --- end repeat sales ---
     })
     .strict(),
 );
@@ -296,6 +423,14 @@ export const UpdateListingBody = extendApi(
         .optional()
         .describe('Replaces the listing-level milestones (listings without packages); null removes them'),
       status: z.enum(['available', 'unlisted']).optional().describe('Relist (available) or unlist'),
+      // --- repeat sales (capacity and stock) ---
+      capacity: ListingCapacity.optional().describe(
+        'Orders open at once, 1..100; lowering it below the open orders cancels none (the listing reads reserved until enough end)',
+      ),
+      stock: ListingStock.optional().describe(
+        'Orders in all, or null = unlimited; not below sold_count + open_orders (400 validation-error, code below_committed)',
+      ),
+      // --- end repeat sales ---
     })
     .strict()
     .refine((b) => Object.keys(b).length > 0, { message: 'at least one field is required' }),
@@ -359,7 +494,8 @@ export const listings = c.router({
       'Any authenticated user; the caller becomes the seller. title 3..120 and description 1..5000 characters ' +
       '(trimmed); price > 0 in UI units with at most the currency\'s decimals; currency and category must be ' +
       'configured (GET /currencies, GET /categories), otherwise 400 validation-error; duration = estimated ' +
-      'delivery time in whole days 1..365. Instead of price and duration, up to 3 `packages` (basic, standard, ' +
+      'delivery time in whole days 1..365; capacity = orders open at once 1..100 (default 1), stock = orders in ' +
+      'all >= 1 or null = unlimited (default 1: the listing is sold once). Instead of price and duration, up to 3 `packages` (basic, standard, ' +
       'premium: name, price, delivery_days, revisions 0..20, description, optional milestones); the listing\'s ' +
       'price and duration are then the cheapest package\'s. Milestones (1..10, of a package or of a listing ' +
       'without packages) sum exactly to the price and their delivery_days to the delivery time; every amount ' +
@@ -411,11 +547,15 @@ export const listings = c.router({
     summary: 'Update a listing',
     description:
       'Seller only (403 forbidden for others). Partial update of title, description, price, category, ' +
-      'duration, packages (the whole set, or null to remove them), milestones, and status available <-> unlisted. ' +
+      'duration, packages (the whole set, or null to remove them), milestones, capacity, stock, and status available <-> unlisted. ' +
       'The package and milestone rules of POST /listings apply to the result (price and duration cannot be set ' +
       'while the listing has packages: they follow the cheapest package; a new price needs milestones that sum ' +
-      'to it). Allowed only while the listing is available or unlisted; ' +
-      'reserved or sold listings answer 409 invalid-state-transition. The currency cannot change. A title ' +
+      'to it). Allowed only while the listing is available or ' +
+      'unlisted (its stored status: paid orders do not fill it); reserved or sold listings answer 409 ' +
+      'invalid-state-transition, except that a reserved one may change its capacity and stock alone (e.g. take more ' +
+      'orders at once). Capacity and stock changes cancel no open order; the stock may not go below sold_count + ' +
+      'open_orders (400 validation-error, code below_committed); the status then follows them (listing.reserved / ' +
+      'listing.sold / listing.updated). The currency cannot change. A title ' +
       'change also updates the token\'s on-chain name, first: if that fails (502/503), or the listing cannot be ' +
       'stored afterwards (503), nothing is changed and the service puts the on-chain name back to the stored ' +
       'title by itself (start-up and every 30 s); repeating the request is safe. Orders already created keep ' +

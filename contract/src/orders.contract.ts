@@ -79,11 +79,12 @@
  * review_window_seconds (default 259200 = 3 days) starts at delivery: auto_release_at = delivered_at +
  * review window. payment_expires_at = created_at + 15 minutes (default).
  *
- * Racing buyers (decision): a listing is held for an order from its creation, so it is sold at most once
- * and nobody pays for a listing that is gone. One open order per listing (awaiting_payment, in_progress,
- * delivered or disputed): a later buyer gets 409 listing-unavailable (`held_until`: when an unpaid hold
- * lapses at the latest) before paying anything, and the listing reads `reserved` with `held_until`
- * while the hold lasts. The hold of an unpaid order ends when it expires (payment_expires_at + 120 s
+ * Racing buyers (decision): a listing is held for an order from its creation, so it is sold at most its
+ * `stock` times and nobody pays for a unit that is gone. One open order (awaiting_payment, in_progress,
+ * delivered or disputed) per unit of the listing's `capacity` (default 1; an open order also counts against
+ * the remaining `stock`): a buyer after the last unit gets 409 listing-unavailable (`held_until`: when the
+ * first unpaid hold lapses at the latest) before paying anything, and the listing reads `reserved` with
+ * `held_until` while unpaid holds are what fills it (listings contract, "Repeat sales"). The hold of an unpaid order ends when it expires (payment_expires_at + 120 s
  * for a transaction still in flight). Against griefing (holds by buyers who never pay), holds are tied
  * to buyers who can pay and bounded (defaults; ORDER_* settings):
  *   - funds: a wallet order is refused unless the buyer wallet's balances on chain cover it: the token
@@ -96,7 +97,7 @@
  *     order that listing again for an hour (409 hold-cooldown), so a hold cannot be renewed forever;
  *   - shorter windows under pressure: the payment window is 5 minutes instead of 15 when the listing is
  *     contested (an unpaid hold on it lapsed within the cool-down) or the network holds half its limit.
- * Refunded and expired orders free the listing, completed ones sell it.
+ * Refunded and expired orders free their unit, completed ones (and resolved ones with a seller share) sell it.
  *
  * Fund transactions: each one is valid until its blockhash expires (`payment.expires_at`, about a
  * minute); POST /orders/{id}/payment (the buyer) or the Solana Pay POST (wallets) hands out a fresh one
@@ -264,7 +265,7 @@ const beforePaymentExpiry: OrderTiming = { clock: 'service', at: 'payment_expire
 
 /** The order lifecycle table (null `from` = creation); see the module comment. */
 export const orderTransitions = [
-  { from: null, action: 'create', to: 'awaiting_payment', by: ['buyer'], emits: 'order.created', route: 'createOrder', note: 'the listing is held for the order (one open order per listing); also by acceptOffer, with a custom offer\'s terms' },
+  { from: null, action: 'create', to: 'awaiting_payment', by: ['buyer'], emits: 'order.created', route: 'createOrder', note: 'the listing is held for the order (one open order per unit of its capacity); also by acceptOffer, with a custom offer\'s terms' },
   {
     from: 'awaiting_payment',
     action: 'pay',
@@ -804,7 +805,7 @@ export const orders = c.router({
       'insufficient-funds) and funds the escrow from its hot wallet with the buyer\'s deposit address as ' +
       'on-chain buyer; the 201 carries payment null and the order in_progress (awaiting_payment while the ' +
       'funding transaction is still unconfirmed; 502 chain-transaction-failed when it was rejected: the order ' +
-      'is expired and the hold released). The listing is held for the new order (one open order per listing): ' +
+      'is expired and the hold released). The listing is held for the new order (one open order per unit of the listing\'s capacity, each counting against its stock): ' +
       'a later buyer gets 409 listing-unavailable (with `held_until` while the holder has not paid) before paying ' +
       'anything, and the listing reads `reserved` with `held_until` meanwhile. Holds are tied to buyers who can pay ' +
       'and bounded: a wallet order needs the buyer wallet\'s token balance to cover its amount (and the buyer\'s other ' +

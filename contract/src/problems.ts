@@ -130,7 +130,7 @@ export const problemTypes = {
   'listing-unavailable': {
     status: 409,
     title: 'Listing unavailable',
-    description: 'The listing is not available for purchase (reserved, sold or unlisted).',
+    description: 'The listing is not available for purchase (reserved: its open orders fill its capacity or its stock; sold: its stock is sold; or unlisted).',
   },
   'own-listing': { status: 409, title: 'Own listing', description: 'A seller cannot order their own listing.' },
   'offer-expired': {
@@ -355,8 +355,8 @@ const problemShape = {
     .datetime({ offset: true })
     .optional()
     .describe(
-      'listing-unavailable only, while an unpaid order holds the listing: when that hold lapses at the latest (ISO 8601, ' +
-        'UTC); absent when a paid order reserves it',
+      'listing-unavailable only, while unpaid orders hold the listing\'s last units: when the first of those holds lapses ' +
+        'at the latest (ISO 8601, UTC); absent when paid orders fill its capacity or it is sold out',
     ),
   needed: z
     .array(FundsAmount)

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
   contract,
+  DEFAULT_LISTING_UNITS,
   ESCROW_INSTRUCTIONS,
+  listingMoveOnOrderEvent,
+  listingReadStatus,
+  listingStatusOfUnits,
   ESCROW_STATES,
   LISTING_EDITABLE_STATUSES,
   LISTING_EVENTS,
@@ -169,5 +173,47 @@ describe('listing state table', () => {
   it('has sold as its only terminal state', () => {
     const terminal = LISTING_STATUSES.filter((s) => !listingTransitions.some((t) => t.from === s));
     expect(terminal).toEqual(['sold']);
+  });
+});
+
+describe('listing status from capacity and stock (repeat sales)', () => {
+  const units = (capacity: number, stock: number | null) => ({ capacity, stock });
+
+  it('every system row of the listing table is the units rule at the defaults (capacity 1, stock 1): derived, not restated', () => {
+    for (const row of listingTransitions.filter((t) => t.by === 'system')) {
+      // the counts may lag the event: the rule counts the event's own order, so zero counts give the row too
+      expect(listingMoveOnOrderEvent(row.event, { ...DEFAULT_LISTING_UNITS, paid: 0, sold: 0 }), row.event).toEqual({ from: row.from, to: row.to });
+      // and with the counts as the orders trigger leaves them after the event
+      const after = { order_funded: { paid: 1, sold: 0 }, order_completed: { paid: 0, sold: 1 }, order_resolved_partial: { paid: 0, sold: 1 } }[
+        row.event as 'order_funded'
+      ] ?? { paid: 0, sold: 0 };
+      expect(listingMoveOnOrderEvent(row.event, { ...DEFAULT_LISTING_UNITS, ...after }), row.event).toEqual({ from: row.from, to: row.to });
+    }
+  });
+
+  it('reads reserved while open orders fill the capacity, sold once sold orders reach the stock; an open order counts against the stock', () => {
+    expect(listingStatusOfUnits({ ...units(3, 10), open: 2, sold: 0 })).toBe('available');
+    expect(listingStatusOfUnits({ ...units(3, 10), open: 3, sold: 0 })).toBe('reserved');
+    expect(listingStatusOfUnits({ ...units(3, 4), open: 1, sold: 3 })).toBe('reserved'); // the last unit is held
+    expect(listingStatusOfUnits({ ...units(3, 4), open: 0, sold: 4 })).toBe('sold');
+    expect(listingStatusOfUnits({ ...units(3, null), open: 2, sold: 1_000_000 })).toBe('available'); // unlimited
+    expect(listingStatusOfUnits({ ...units(1, 5), open: 2, sold: 0 })).toBe('reserved'); // capacity lowered under the open orders
+  });
+
+  it('a sale with stock left frees its unit (reserved -> available); the last sale sells out; a refund returns the unit', () => {
+    expect(listingMoveOnOrderEvent('order_completed', { ...units(2, 5), paid: 1, sold: 1 })).toEqual({ from: 'reserved', to: 'available' });
+    expect(listingMoveOnOrderEvent('order_completed', { ...units(2, 2), paid: 0, sold: 2 })).toEqual({ from: 'reserved', to: 'sold' });
+    expect(listingMoveOnOrderEvent('order_refunded', { ...units(2, 2), paid: 0, sold: 1 })).toEqual({ from: 'reserved', to: 'available' });
+    expect(listingMoveOnOrderEvent('order_resolved_full', { ...units(3, null), paid: 2, sold: 7 })).toEqual({ from: 'reserved', to: 'available' });
+    expect(listingMoveOnOrderEvent('order_funded', { ...units(3, null), paid: 2, sold: 0 })).toEqual({ from: 'available', to: 'available' });
+  });
+
+  it('what a listing reads: a stored unlisted or sold stays, a stored reserved reads reserved unless sold out, else the units decide', () => {
+    const u = { capacity: 2, stock: 3, open: 0, paid: 0, sold: 0 };
+    expect(listingReadStatus('unlisted', { ...u, open: 2 })).toBe('unlisted');
+    expect(listingReadStatus('reserved', u)).toBe('reserved');
+    expect(listingReadStatus('available', { ...u, open: 2 })).toBe('reserved');
+    expect(listingReadStatus('reserved', { ...u, sold: 3 })).toBe('sold');
+    expect(listingReadStatus('available', u)).toBe('available');
   });
 });

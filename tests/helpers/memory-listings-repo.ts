@@ -15,6 +15,7 @@ import type {
   ListingsRepo,
   ListingStatus,
   ListListingsFilter,
+  LockedUnits,
   NewListing,
   RenameApplied,
 } from '../../server/src/modules/listings/listings.types.js';
@@ -69,6 +70,16 @@ export class MemoryListingsRepo implements ListingsRepo {
     return { ...r };
   }
 
+  /** As the Prisma repository's: the row's stored status and units (no orders here: counts as stored), then `decide`. */
+  async moveByUnits<T extends { to: ListingStatus | null }>(id: string, decide: (current: LockedUnits) => T): Promise<T | null> {
+    this.check('moveByUnits');
+    const r = this.rows.get(id);
+    if (!r) return null;
+    const verdict = decide({ status: r.status, capacity: r.capacity ?? 1, stock: r.stock === undefined ? 1 : r.stock, open: r.openOrders ?? 0, unpaid: r.unpaidOrders ?? 0, sold: r.soldCount ?? 0 });
+    if (verdict.to !== null && verdict.to !== r.status) Object.assign(r, { status: verdict.to, updatedAt: new Date() });
+    return verdict;
+  }
+
   async recordMint(draft: ListingDraft, fingerprint: string, a: ListingMintAttempt) {
     this.check('recordMint');
     return this.newIntent({
@@ -107,7 +118,7 @@ export class MemoryListingsRepo implements ListingsRepo {
     this.check('finishMint');
     if (!this.rows.has(l.id)) {
       const now = new Date();
-      this.rows.set(l.id, { ...l, createdAt: now, updatedAt: now, sellerRating: null, sellerReviewCount: 0, heldUntil: null });
+      this.rows.set(l.id, { ...l, createdAt: now, updatedAt: now, sellerRating: null, sellerReviewCount: 0, heldUntil: null, openOrders: 0, unpaidOrders: 0, soldCount: 0 });
     }
     const i = this.intents.get(intentId);
     if (i) Object.assign(i, { status: 'confirmed', error: null });

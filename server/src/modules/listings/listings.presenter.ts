@@ -1,9 +1,10 @@
 /**
  * ListingRecord -> the contract's `Listing` JSON (snake_case, UI price next to exact base units).
  */
+import { listingReadStatus } from '@bazaar/contract';
 import { toUiNumber } from '../../lib/money.js';
 import { TOKEN_SYMBOL, tokenName } from './listings.service.js';
-import type { ListingMilestone, ListingRecord, ListingsConfig } from './listings.types.js';
+import type { ListingMilestone, ListingRecord, ListingsConfig, ListingStatus } from './listings.types.js';
 
 const presentMilestone = (m: ListingMilestone, decimals: number) => ({
   title: m.title,
@@ -11,6 +12,12 @@ const presentMilestone = (m: ListingMilestone, decimals: number) => ({
   amount_base_units: m.amountBaseUnits.toString(),
   delivery_days: m.deliveryDays,
 });
+
+/** What listing `l` reads (contract `listingReadStatus` over its stored status and units; an unpaid hold with `heldUntil` reads reserved). */
+export function readStatusOf(l: ListingRecord): ListingStatus {
+  if (l.status === 'available' && l.heldUntil) return 'reserved';
+  return listingReadStatus(l.status, { capacity: l.capacity, stock: l.stock, open: l.openOrders, paid: l.openOrders - l.unpaidOrders, sold: l.soldCount });
+}
 
 export function presentListing(l: ListingRecord, config: Pick<ListingsConfig, 'currencies' | 'categories'>) {
   const cur = config.currencies.find((c) => c.code === l.currency);
@@ -39,9 +46,16 @@ export function presentListing(l: ListingRecord, config: Pick<ListingsConfig, 'c
       milestones: p.milestones ? p.milestones.map((m) => presentMilestone(m, decimals)) : null,
     })),
     milestones: l.milestones ? l.milestones.map((m) => presentMilestone(m, decimals)) : null,
-    // an unpaid order's hold reads as reserved (listings.sql.ts), its end as held_until
-    status: l.status === 'available' && l.heldUntil ? ('reserved' as const) : l.status,
+    // what the listing reads from its units (contract listingReadStatus; listings.sql.ts), unpaid holds' end as held_until
+    status: readStatusOf(l),
     held_until: l.status === 'available' && l.heldUntil ? l.heldUntil.toISOString() : null,
+    // --- repeat sales (capacity and stock) ---
+    capacity: l.capacity,
+    stock: l.stock,
+    open_orders: l.openOrders,
+    sold_count: l.soldCount,
+    remaining: l.stock === null ? null : Math.max(0, l.stock - l.soldCount - l.openOrders),
+    // --- end repeat sales ---
     token_mint_address: l.tokenMint,
     mint_transaction: { signature: l.mintSignature, slot: l.mintSlot },
     metadata: {

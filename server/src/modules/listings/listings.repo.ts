@@ -14,7 +14,7 @@
  */
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { ListingMintAttempt, TxAttempt } from '../../chain/types.js';
-import { listingTransitions, type ListingEvent } from '@bazaar/contract';
+import { listingStatusOfUnits, listingTransitions, type ListingEvent } from '@bazaar/contract';
 import { appendEvents, notifyAppended, type SqlClient } from '../events/index.js';
 import { listingStatusIn, selectListings, toListingRecord, type ListingRow } from './listings.sql.js';
 import {
@@ -35,8 +35,10 @@ import type {
   ListingsRepo,
   ListListingsFilter,
   ListingStatus,
+  LockedUnits,
   NewListing,
 } from './listings.types.js';
+import { StockBelowCommitted } from './listings.types.js';
 
 const ACTIONS: ListingIntentAction[] = ['mint_listing', 'update_listing_token'];
 
@@ -108,6 +110,8 @@ function listingData(l: NewListing): Prisma.ListingCreateManyInput {
     mintSignature: l.mintSignature,
     mintSlot: BigInt(l.mintSlot),
     metadataUri: l.metadataUri,
+    capacity: l.capacity,
+    stock: l.stock,
   };
 }
 
@@ -125,10 +129,39 @@ function patchData(patch: ListingPatch): Prisma.ListingUpdateManyMutationInput {
   };
 }
 
-/** The event a listing change emits: the status row's `emits`, else listing.updated (an edit). */
+/**
+ * The event a listing change emits: the status row's `emits`; a move the table has no row for (a
+ * capacity or stock change: available -> sold) emits what moves into that status emit (listing.sold,
+ * listing.reserved); else listing.updated (an edit).
+ */
 export function listingEventFor(from: ListingStatus | null, to: ListingStatus): ListingEvent {
   const row = listingTransitions.find((t) => t.from === from && t.to === to);
-  return row?.emits ?? (from === null ? 'listing.created' : 'listing.updated');
+  if (row) return row.emits;
+  if (from === null) return 'listing.created';
+  if (from !== to && (to === 'sold' || to === 'reserved')) return to === 'sold' ? 'listing.sold' : 'listing.reserved';
+  return 'listing.updated';
+}
+
+/** The stored status a listing takes from its PAID orders (contract listingStatusOfUnits); unlisted and sold stay. */
+function settledStatus(status: ListingStatus, u: LockedUnits): ListingStatus {
+  if (status !== 'available' && status !== 'reserved') return status;
+  return listingStatusOfUnits({ capacity: u.capacity, stock: u.stock, sold: u.sold, open: u.open - u.unpaid });
+}
+
+/** Lock listing `id` and read its stored status and units (null: no such listing). */
+async function lockUnits(tx: SqlClient, id: string): Promise<LockedUnits | null> {
+  const rows = await tx.$queryRaw<Array<{ status: string; capacity: number; stock: number | null; open_orders: number; unpaid_orders: number; sold_count: number }>>`
+    SELECT status, capacity, stock, open_orders, unpaid_orders, sold_count FROM listings WHERE id = ${id}::uuid FOR UPDATE`;
+  const r = rows[0];
+  if (!r) return null;
+  return {
+    status: r.status as ListingStatus,
+    capacity: Number(r.capacity),
+    stock: r.stock === null ? null : Number(r.stock),
+    open: Number(r.open_orders),
+    unpaid: Number(r.unpaid_orders),
+    sold: Number(r.sold_count),
+  };
 }
 
 /**
@@ -158,11 +191,24 @@ export function createListingsRepo(db: PrismaClient, present: (l: ListingRecord)
     ]);
   }
 
-  /** Lock the listing row; its status when it is one of `expected`, else null. */
-  async function lockIn(tx: SqlClient, id: string, expected: readonly ListingStatus[]): Promise<ListingStatus | null> {
-    const rows = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM listings WHERE id = ${id}::uuid FOR UPDATE`;
-    const status = rows[0]?.status as ListingStatus | undefined;
-    return status && expected.includes(status) ? status : null;
+  /**
+   * Lock the listing row; while its status is one of `expected`, apply `patch` and append its event (false
+   * otherwise). When the patch changes the units (capacity, stock) or relists, the stored status follows the
+   * paid orders (repeat sales); a stock below the orders sold + open throws StockBelowCommitted.
+   */
+  async function patchLocked(tx: SqlClient & Pick<PrismaClient, 'listing'>, id: string, expected: readonly ListingStatus[], patch: ListingPatch): Promise<boolean> {
+    const locked = await lockUnits(tx, id);
+    if (!locked || !expected.includes(locked.status)) return false;
+    const data = { ...patch };
+    if (patch.capacity !== undefined || patch.stock !== undefined || patch.status === 'available') {
+      const units: LockedUnits = { ...locked, capacity: patch.capacity ?? locked.capacity, stock: patch.stock !== undefined ? patch.stock : locked.stock };
+      if (units.stock !== null && units.stock < locked.sold + locked.open) throw new StockBelowCommitted(locked.sold + locked.open);
+      const settled = settledStatus(patch.status ?? locked.status, units);
+      if (settled !== locked.status || data.status !== undefined) data.status = settled;
+    }
+    await tx.listing.updateMany({ where: { id }, data: patchData(data) });
+    await appendListingEvent(tx, id, locked.status);
+    return true;
   }
 
   async function getIntent(id: string): Promise<ListingIntent | null> {
@@ -266,11 +312,7 @@ export function createListingsRepo(db: PrismaClient, present: (l: ListingRecord)
         // the intent row is the lock the recovery pass takes too (confirmRenames): whoever is first wins
         const locked = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM chain_intents WHERE id = ${intentId}::uuid FOR UPDATE`;
         if (locked[0]?.status !== 'sent') return 'intent-closed' as const;
-        const from = await lockIn(tx, listingId, expected);
-        if (!from) return false;
-        await tx.listing.updateMany({ where: { id: listingId }, data: patchData(patch) });
-        await appendListingEvent(tx, listingId, from);
-        return true;
+        return patchLocked(tx, listingId, expected, patch);
       });
       if (applied === 'intent-closed') return applied;
       if (applied) notifyAppended();
@@ -322,15 +364,26 @@ export function createListingsRepo(db: PrismaClient, present: (l: ListingRecord)
 
     async updateIf(id: string, expected: readonly ListingStatus[], patch: ListingPatch) {
       const applied = await db.$transaction(async (tx) => {
-        const from = await lockIn(tx, id, expected);
-        if (!from) return false;
-        await tx.listing.updateMany({ where: { id }, data: patchData(patch) });
-        await appendListingEvent(tx, id, from);
-        return true;
+        return patchLocked(tx, id, expected, patch);
       });
       if (!applied) return null;
       notifyAppended();
       return get(id);
+    },
+
+    async moveByUnits<T extends { to: ListingStatus | null }>(id: string, decide: (current: LockedUnits) => T): Promise<T | null> {
+      const result = await db.$transaction(async (tx) => {
+        const locked = await lockUnits(tx, id);
+        if (!locked) return null;
+        const verdict = decide(locked);
+        if (verdict.to === null || verdict.to === locked.status) return { verdict, moved: false };
+        await tx.listing.updateMany({ where: { id }, data: { status: verdict.to } });
+        await appendListingEvent(tx, id, locked.status);
+        return { verdict, moved: true };
+      });
+      if (!result) return null;
+      if (result.moved) notifyAppended();
+      return result.verdict;
     },
   };
 }

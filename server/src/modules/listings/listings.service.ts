@@ -12,7 +12,15 @@
  * (available, unlisted) can be edited; reserved and sold ones answer 409.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { type CreateListingBody, LISTING_EDITABLE_STATUSES, type ListingOrderEvent, listingTransitions, type UpdateListingBody } from '@bazaar/contract';
+import {
+  type CreateListingBody,
+  DEFAULT_LISTING_UNITS,
+  LISTING_EDITABLE_STATUSES,
+  listingMoveOnOrderEvent,
+  type ListingOrderEvent,
+  listingTransitions,
+  type UpdateListingBody,
+} from '@bazaar/contract';
 import { DomainError } from '../../errors.js';
 import { cursorKey, decodeCursor, newestPage, type CursorSpec, type Page } from '../../lib/cursor.js';
 import type { CurrencyInfo } from '../../lib/currency.js';
@@ -33,6 +41,7 @@ import type {
   RenameApplied,
   Viewer,
 } from './listings.types.js';
+import { StockBelowCommitted } from './listings.types.js';
 
 export { TOKEN_NAME_MAX_BYTES, TOKEN_SYMBOL, tokenName } from './listings.token-steps.js';
 
@@ -186,18 +195,50 @@ export function createListingsService(deps: ListingsDeps) {
   }
 
   /**
-   * An order lifecycle event moves the listing along its `listingTransitions` row (only from that row's
-   * `from`). Reserving is exclusive: a listing already reserved (by another order) answers 409
-   * listing-unavailable. Any other event already applied (its `to` reached) is a no-op, so the request
-   * and the reconciler may both apply it.
+   * An order lifecycle event moves the listing's stored status, derived from its units under its row lock
+   * (contract `listingMoveOnOrderEvent`: `from` = the status its paid and sold orders gave before the
+   * event, `to` = after it; at capacity 1 and stock 1 exactly the `listingTransitions` row of the event).
+   * The stored status must be `from` (else 409 invalid-state-transition), or already `to`: then it is a
+   * no-op, so the request and the reconciler may both apply it. Funding is exclusive: it is refused with
+   * 409 listing-unavailable unless the listing had a unit for this paid order (stored `from`, or a concurrent
+   * call already counted it: `to` with this order among the paid ones; never once sold out). A capacity
+   * lowered under the open orders refuses none of them (they were held before). An unlisted
+   * listing takes no order outcome (its counts still change; it reads by them once relisted) and refuses a
+   * funding.
    */
   async function applyOrderEvent(listingId: string, event: ListingOrderEvent): Promise<void> {
-    const row = listingTransitions.find((t) => t.event === event)!;
-    if (await repo.updateIf(listingId, [row.from as ListingStatus], { status: row.to })) return;
-    const current = await load(listingId);
-    if (row.to === 'reserved') throw listingErrors.unavailable(listingId, current.status);
-    if (current.status === row.to) return;
-    throw listingErrors.invalidTransition(listingId, current.status, row.to);
+    const verdict = await repo.moveByUnits(listingId, (cur) => {
+      const paid = cur.open - cur.unpaid;
+      const { from, to } = listingMoveOnOrderEvent(event, { capacity: cur.capacity, stock: cur.stock, paid, sold: cur.sold });
+      if (event === 'order_funded') {
+        // never once sold out (open orders count against the stock, so a held order never meets that)
+        if (from !== 'sold' && cur.status === from) return { to };
+        // a concurrent call already moved it: the paid orders (this one among them) explain the status
+        if (from !== 'sold' && cur.status === to && paid >= 1) return { to: null };
+        return { to: null, refuse: 'unavailable' as const, status: cur.status };
+      }
+      if (cur.status === to || cur.status === 'unlisted') return { to: null };
+      if (cur.status === from) return { to };
+      return { to: null, refuse: 'invalid' as const, status: cur.status, target: to };
+    });
+    if (!verdict) throw listingErrors.notFound(listingId);
+    if ('refuse' in verdict && verdict.refuse === 'unavailable') throw listingErrors.unavailable(listingId, verdict.status);
+    if ('refuse' in verdict && verdict.refuse === 'invalid') throw listingErrors.invalidTransition(listingId, verdict.status, verdict.target);
+  }
+
+  /**
+   * Run a listing update; a stock below the orders sold or open (checked under the row lock) becomes 400
+   * validation-error `below_committed` (repeat sales: no sold or open order is ever cancelled by an edit).
+   */
+  async function stockChecked<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      if (!(err instanceof StockBelowCommitted)) throw err;
+      throw listingErrors.validation([
+        { path: 'body.stock', message: `at least ${err.committed}: the orders sold or open for this listing`, code: 'below_committed' },
+      ]);
+    }
   }
 
   /**
@@ -224,6 +265,7 @@ export function createListingsService(deps: ListingsDeps) {
     } catch (err) {
       // the token is renamed but the title is not stored: put the name back now if possible (else the recovery pass will)
       await steps.syncName(listingId, recorded ? [recorded.id] : []).catch(() => undefined);
+      if (err instanceof StockBelowCommitted) throw err; // a refused stock: nothing changed, the name is put back
       deps.log?.error({ err, listingId, intent_id: recorded?.id }, 'listing rename: token renamed, title not stored');
       throw new DomainError('service-unavailable', `Listing ${listingId} could not be saved; nothing was changed. Retry later.`, {
         listing_id: listingId,
@@ -277,6 +319,8 @@ export function createListingsService(deps: ListingsDeps) {
       // packages and milestones (issue 24) are part of what was asked for; absent ones leave the old fingerprint
       if (terms.packages.length > 0) fields.push({ packages: packagesToJson(terms.packages) });
       if (terms.milestones) fields.push({ milestones: milestonesToJson(terms.milestones) });
+      // repeat sales: part of the request only when given (fingerprints of bodies without them are unchanged)
+      if (input.capacity !== undefined || input.stock !== undefined) fields.push({ capacity: input.capacity ?? null, stock: input.stock });
       const fingerprint = createHash('sha256')
         .update(JSON.stringify(key ? [...fields, key] : fields))
         .digest('hex');
@@ -302,6 +346,9 @@ export function createListingsService(deps: ListingsDeps) {
         milestones: terms.milestones,
         status: 'available',
         metadataUri: metadataUri(config.publicBaseUrl, id),
+        // repeat sales: orders at once and in all (defaults: sold once)
+        capacity: input.capacity ?? DEFAULT_LISTING_UNITS.capacity,
+        stock: input.stock !== undefined ? input.stock : DEFAULT_LISTING_UNITS.stock,
       };
       // a new token: the service pays its rent and fees (docs/threat-model.md#who-pays-for-what-on-chain), within the seller's and the
       // client address's daily caps and the daily budget (429 / 503, nothing sent)
@@ -349,7 +396,10 @@ export function createListingsService(deps: ListingsDeps) {
         if (!visible(current, actor)) throw listingErrors.notFound(listingId);
         throw listingErrors.notSeller(listingId);
       }
-      if (!EDITABLE.includes(current.status)) throw listingErrors.invalidTransition(listingId, current.status, 'updated');
+      // repeat sales: a reserved listing (its paid orders fill it) may still change its capacity and stock alone
+      const unitsOnly = Object.keys(input).every((k) => k === 'capacity' || k === 'stock');
+      const editable: readonly ListingStatus[] = unitsOnly ? [...EDITABLE, 'reserved'] : EDITABLE;
+      if (!editable.includes(current.status)) throw listingErrors.invalidTransition(listingId, current.status, 'updated');
 
       const errors: FieldError[] = [];
       const patch: ListingPatch = {};
@@ -374,6 +424,8 @@ export function createListingsService(deps: ListingsDeps) {
       if (errors.length > 0) throw listingErrors.validation(errors);
       if (input.title !== undefined) patch.title = input.title;
       if (input.description !== undefined) patch.description = input.description;
+      if (input.capacity !== undefined) patch.capacity = input.capacity;
+      if (input.stock !== undefined) patch.stock = input.stock;
       if (input.status !== undefined) {
         // the seller's own moves (unlist / relist) are rows of the listing state table
         const move = listingTransitions.some((t) => t.by === 'seller' && t.from === current.status && t.to === input.status);
@@ -384,14 +436,14 @@ export function createListingsService(deps: ListingsDeps) {
       // The on-chain name follows the title: only when the (truncated) name actually changes.
       const newName = input.title !== undefined ? tokenName(input.title) : tokenName(current.title);
       if (newName === tokenName(current.title)) {
-        const updated = await repo.updateIf(listingId, EDITABLE, patch);
+        const updated = await stockChecked(() => repo.updateIf(listingId, editable, patch));
         if (updated) return updated;
         const now = await load(listingId);
         throw listingErrors.invalidTransition(listingId, now.status, 'updated');
       }
       // a token rename costs the service a fee (and rent when the name grows): capped per seller and day
       await deps.budget?.charge({ action: 'listing_rename', lamports: SPEND_ESTIMATES.listing_rename, userId: actor.userId });
-      return rename(current, newName, patch);
+      return stockChecked(() => rename(current, newName, patch));
     },
 
     /**

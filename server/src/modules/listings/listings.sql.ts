@@ -5,34 +5,44 @@
  * is read from the listing row itself (seller_rating / seller_review_count, kept current by triggers on
  * reviews: migration 20261123130707_search_scale), not aggregated over reviews per read.
  *
- * Holds: a listing an unpaid order holds (orders.status = 'awaiting_payment' for it: at most one, the
- * orders module's `createHeld` guarantees it) reads `reserved` with `held_until` = that order's
- * payment_expires_at + the payment grace, while its stored status stays `available` (the orders contract:
- * the hold ends by itself when the order expires, so there is nothing to undo). This is the one read of
- * the orders table outside the orders module, and what the status filters of both repositories use
- * (`listingStatusIn`), so a filter returns what the listings read.
+ * Reads (capacity and stock, contract `listingReadStatus`): the orders trigger keeps each listing's
+ * open_orders, unpaid_orders and sold_count in the transaction of every order change (migration
+ * 20261126155400_listing_capacity_stock, SQL function order_listing_weight: the one place an order's
+ * weight on its listing is decided), so what a listing reads is a condition over its own row: `sold` once sold_count reaches the
+ * stock, `reserved` while open orders (unpaid holds included) fill the capacity or, with the sold ones,
+ * reach the stock; else `available`. A stored sold / reserved / unlisted reads so. The status filters of
+ * both repositories use `listingStatusIn`, so a filter returns what the listings read, in one statement
+ * over the listings indexes (no read of orders). `held_until` (the earliest lapse of the unpaid holds:
+ * payment_expires_at + grace) is read for the page only, the one read of the orders table outside the
+ * orders module.
  */
-import { PAYMENT_GRACE_SECONDS } from '@bazaar/contract';
+import { listingReadStatus, listingStatusOfUnits, PAYMENT_GRACE_SECONDS } from '@bazaar/contract';
 import { Prisma } from '../../generated/prisma/client.js';
 import { parseStoredMilestones, parseStoredPackages } from './listings.packages.js';
 import type { ListingRecord, ListingStatus } from './listings.types.js';
 
-/** An unpaid order holds listing `l` (the `l` alias of the enclosing query). */
-const HELD = Prisma.sql`EXISTS (SELECT 1 FROM orders o WHERE o.listing_id = l.id AND o.status = 'awaiting_payment')`;
+/** The listing `l` (alias of the enclosing query) is sold out: its sold orders reached its stock. */
+const SOLD_OUT = Prisma.sql`(l.stock IS NOT NULL AND l.sold_count >= l.stock)`;
+/** Its open orders fill its capacity, or with the sold ones reach its stock (contract `listingStatusOfUnits`). */
+const FULL = Prisma.sql`(l.open_orders >= l.capacity OR (l.stock IS NOT NULL AND l.open_orders + l.sold_count >= l.stock))`;
 
 /**
- * SQL condition over the alias `l`: the listing READS one of `statuses` (see the header: `available`
- * excludes held listings, `reserved` includes them). Empty list: false.
+ * SQL condition over the alias `l`: the listing READS one of `statuses` (contract `listingReadStatus`:
+ * `available` excludes full and sold-out listings, `reserved` includes full ones). Empty list: false.
  */
 export function listingStatusIn(statuses: readonly ListingStatus[]): Prisma.Sql {
   const parts: Prisma.Sql[] = [];
-  const plain = statuses.filter((s) => s !== 'available' && s !== 'reserved');
-  if (plain.length > 0) parts.push(plain.length === 1 ? Prisma.sql`l.status = ${plain[0]!}` : Prisma.sql`l.status IN (${Prisma.join(plain)})`);
+  if (statuses.includes('unlisted')) parts.push(Prisma.sql`l.status = 'unlisted'`);
   const available = statuses.includes('available');
   const reserved = statuses.includes('reserved');
-  if (available && reserved) parts.push(Prisma.sql`l.status IN ('available', 'reserved')`);
-  else if (available) parts.push(Prisma.sql`(l.status = 'available' AND NOT ${HELD})`);
-  else if (reserved) parts.push(Prisma.sql`(l.status = 'reserved' OR (l.status = 'available' AND ${HELD}))`);
+  const sold = statuses.includes('sold');
+  if (available && reserved && sold) parts.push(Prisma.sql`l.status IN ('available', 'reserved', 'sold')`);
+  else {
+    if (sold) parts.push(Prisma.sql`(l.status = 'sold' OR (l.status IN ('available', 'reserved') AND ${SOLD_OUT}))`);
+    if (available && reserved) parts.push(Prisma.sql`(l.status IN ('available', 'reserved') AND NOT ${SOLD_OUT})`);
+    else if (available) parts.push(Prisma.sql`(l.status = 'available' AND NOT ${FULL})`);
+    else if (reserved) parts.push(Prisma.sql`((l.status = 'reserved' OR (l.status = 'available' AND ${FULL})) AND NOT ${SOLD_OUT})`);
+  }
   if (parts.length === 0) return Prisma.sql`false`;
   return parts.length === 1 ? parts[0]! : Prisma.sql`(${Prisma.join(parts, ' OR ')})`;
 }
@@ -61,8 +71,13 @@ export interface ListingRow {
   updated_at: Date;
   seller_rating: number | null;
   seller_review_count: number;
-  /** an unpaid order's hold: its payment_expires_at + grace (null: not held) */
+  /** the earliest lapse of the listing's unpaid holds: payment_expires_at + grace (null: none) */
   held_until: Date | null;
+  capacity: number;
+  stock: number | null;
+  open_orders: number;
+  unpaid_orders: number;
+  sold_count: number;
   /**
    * The page's sort key values as its cursor stores them (text, null for a NULL key), in sort order;
    * present only when the page yields `cursor_keys` (`selectListings(..., { cursorKeys: true })`).
@@ -84,18 +99,33 @@ export function selectListings(page: Prisma.Sql, orderBy: Prisma.Sql, o: { curso
            l.created_at, l.updated_at,
            CASE WHEN l.seller_review_count > 0 THEN l.seller_rating::float8 END AS seller_rating,
            l.seller_review_count AS seller_review_count,
-           CASE WHEN l.status = 'available' THEN hold.until + ${Prisma.raw(`interval '${PAYMENT_GRACE_SECONDS} seconds'`)} END AS held_until
+           CASE WHEN l.status = 'available' THEN hold.until + ${Prisma.raw(`interval '${PAYMENT_GRACE_SECONDS} seconds'`)} END AS held_until,
+           l.capacity, l.stock, l.open_orders, l.unpaid_orders, l.sold_count
            ${keys}
       FROM (${page}) AS page
       JOIN listings l ON l.id = page.id
       JOIN users u ON u.id = l.seller_id
       LEFT JOIN LATERAL (
-        SELECT max(o.payment_expires_at) AS until FROM orders o WHERE o.listing_id = l.id AND o.status = 'awaiting_payment'
+        SELECT min(o.payment_expires_at) AS until FROM orders o WHERE o.listing_id = l.id AND o.status = 'awaiting_payment'
       ) hold ON true
      ORDER BY ${orderBy}`;
 }
 
+/**
+ * When unpaid holds are what makes listing `r` read reserved (its paid orders alone would leave a unit):
+ * the earliest of their lapses; null otherwise (the contract's `held_until`).
+ */
+function heldUntilOf(r: ListingRow, status: ListingStatus): Date | null {
+  if (!r.held_until || r.unpaid_orders === 0 || status !== 'available') return null;
+  const units = { capacity: Number(r.capacity), stock: r.stock === null ? null : Number(r.stock), sold: Number(r.sold_count) };
+  const open = Number(r.open_orders);
+  const reads = listingReadStatus(status, { ...units, open, paid: open - Number(r.unpaid_orders) });
+  const paidAlone = listingStatusOfUnits({ ...units, open: open - Number(r.unpaid_orders) });
+  return reads === 'reserved' && paidAlone === 'available' ? new Date(r.held_until) : null;
+}
+
 export function toListingRecord(r: ListingRow): ListingRecord {
+  const status = r.status as ListingStatus;
   return {
     id: r.id,
     sellerId: r.seller_id,
@@ -108,7 +138,7 @@ export function toListingRecord(r: ListingRow): ListingRecord {
     durationDays: Number(r.duration_days),
     packages: parseStoredPackages(typeof r.packages === 'string' ? JSON.parse(r.packages) : r.packages),
     milestones: parseStoredMilestones(typeof r.milestones === 'string' ? JSON.parse(r.milestones) : r.milestones),
-    status: r.status as ListingStatus,
+    status,
     tokenMint: r.token_mint_address ?? '',
     mintSignature: r.mint_signature ?? '',
     mintSlot: r.mint_slot === null ? 0 : Number(r.mint_slot),
@@ -117,6 +147,11 @@ export function toListingRecord(r: ListingRow): ListingRecord {
     updatedAt: new Date(r.updated_at),
     sellerRating: r.seller_rating === null ? null : Number(r.seller_rating),
     sellerReviewCount: Number(r.seller_review_count),
-    heldUntil: r.held_until ? new Date(r.held_until) : null,
+    heldUntil: heldUntilOf(r, status),
+    capacity: Number(r.capacity),
+    stock: r.stock === null ? null : Number(r.stock),
+    openOrders: Number(r.open_orders),
+    unpaidOrders: Number(r.unpaid_orders),
+    soldCount: Number(r.sold_count),
   };
 }

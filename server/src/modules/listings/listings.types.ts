@@ -69,9 +69,22 @@ export interface ListingRecord {
    * (payment_expires_at + grace); the listing then reads `reserved`. null otherwise.
    */
   heldUntil: Date | null;
+  // --- repeat sales (capacity and stock) ---
+  /** orders open at once (1..LISTING_CAPACITY_MAX) */
+  capacity: number;
+  /** orders in all; null = unlimited */
+  stock: number | null;
+  /** open orders, unpaid ones among them, and sold ones (the orders trigger keeps them; SQL order_listing_weight) */
+  openOrders: number;
+  unpaidOrders: number;
+  soldCount: number;
+  // --- end repeat sales ---
 }
 
-export type NewListing = Omit<ListingRecord, 'createdAt' | 'updatedAt' | 'sellerRating' | 'sellerReviewCount' | 'heldUntil'>;
+/** The counts the orders trigger keeps (never written by this module). */
+type OrderCounts = 'openOrders' | 'unpaidOrders' | 'soldCount';
+
+export type NewListing = Omit<ListingRecord, 'createdAt' | 'updatedAt' | 'sellerRating' | 'sellerReviewCount' | 'heldUntil' | OrderCounts>;
 
 /** A listing as recorded before its token exists: everything but the token columns. */
 export type ListingDraft = Omit<NewListing, 'tokenMint' | 'mintSignature' | 'mintSlot'>;
@@ -111,8 +124,25 @@ export interface ListingIntent {
 export type RenameApplied = ListingRecord | null | 'intent-closed';
 
 export type ListingPatch = Partial<
-  Pick<ListingRecord, 'title' | 'description' | 'priceBaseUnits' | 'category' | 'durationDays' | 'status' | 'packages' | 'milestones'>
+  Pick<ListingRecord, 'title' | 'description' | 'priceBaseUnits' | 'category' | 'durationDays' | 'status' | 'packages' | 'milestones' | 'capacity' | 'stock'>
 >;
+
+/** A listing's stored status and units as locked by `moveByUnits` (its row lock held). */
+export interface LockedUnits {
+  status: ListingStatus;
+  capacity: number;
+  stock: number | null;
+  open: number;
+  unpaid: number;
+  sold: number;
+}
+
+/** Thrown by `updateIf` when a stock change would fall below the orders sold or open (checked under the row lock). */
+export class StockBelowCommitted extends Error {
+  constructor(readonly committed: number) {
+    super(`stock below the ${committed} orders sold or open`);
+  }
+}
 
 /** Keyset position of the newest-first listing order: (created_at, id) of the last row. */
 export interface NewestKey {
@@ -135,8 +165,18 @@ export interface ListingsRepo {
   get(id: string): Promise<ListingRecord | null>;
   /** newest first, keyset (created_at, id) */
   list(filter: ListListingsFilter): Promise<ListingRecord[]>;
-  /** conditional update: applies only while the status is one of `expected`; null otherwise */
+  /**
+   * conditional update: applies only while the status is one of `expected`; null otherwise. When the patch
+   * changes capacity or stock (or relists), the stored status is re-derived from the units in the same
+   * transaction; a stock below the orders sold + open throws StockBelowCommitted.
+   */
   updateIf(id: string, expected: readonly ListingStatus[], patch: ListingPatch): Promise<ListingRecord | null>;
+  /**
+   * One transaction: lock the listing row, read its stored status and units, ask `decide`; when it names a
+   * status other than the stored one, store it and append its event. Returns decide's verdict; null when the
+   * listing does not exist.
+   */
+  moveByUnits<T extends { to: ListingStatus | null }>(id: string, decide: (current: LockedUnits) => T): Promise<T | null>;
 
   // --- chain intents (record before send; README.md "Crash safety") ---
   /** Insert the `sent` mint intent of a first attempt (after signing, before the send). */

@@ -47,7 +47,7 @@ export type TerminalInstruction = Extract<OrderTransitionRow, { to: TerminalStat
 const rows: readonly OrderTransition[] = orderTransitions;
 const TERMINAL: ReadonlySet<OrderStatus> = new Set(TERMINAL_ORDER_STATUSES);
 
-/** Statuses that are not terminal: an order in one of them holds its listing (one open order per listing). */
+/** Statuses that are not terminal: an order in one of them holds a unit of its listing's capacity. */
 export const OPEN_ORDER_STATUSES: readonly OrderStatus[] = ORDER_STATUSES.filter((s) => !TERMINAL.has(s));
 
 export function isTerminal(status: OrderStatus): boolean {

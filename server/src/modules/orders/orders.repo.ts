@@ -13,7 +13,7 @@
  * caller) and the transaction signature when the chain moved. Creation appends order.created.
  */
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
-import { PAYMENT_GRACE_SECONDS, TERMINAL_ORDER_STATUSES } from '@bazaar/contract';
+import { listingStatusOfUnits, PAYMENT_GRACE_SECONDS, TERMINAL_ORDER_STATUSES } from '@bazaar/contract';
 import { type Instruction, type OrderStatus, OPEN_ORDER_STATUSES, orderEventFor } from './order-state.js';
 import { appendEvents, notifyAppended, type NewEvent } from '../events/index.js';
 import { toOrderDto } from './orders.dto.js';
@@ -200,6 +200,20 @@ async function applyTransition(
   return true;
 }
 
+/**
+ * Repeat sales: can listing `u` take one more order? null = yes; `sold` = its sold orders reached the stock;
+ * `held` = its open orders fill it and the paid ones alone would not (unpaid holds are what fills it); `paid`
+ * = its paid orders fill it (contract `listingStatusOfUnits`; an open order counts against the stock).
+ */
+export function listingUnitsFull(u: { capacity: number; stock: number | null; open_orders: number; unpaid_orders: number; sold_count: number }): 'sold' | 'held' | 'paid' | null {
+  const units = { capacity: Number(u.capacity), stock: u.stock === null ? null : Number(u.stock), sold: Number(u.sold_count) };
+  const open = Number(u.open_orders);
+  const all = listingStatusOfUnits({ ...units, open });
+  if (all === 'sold') return 'sold';
+  if (all === 'available') return null;
+  return listingStatusOfUnits({ ...units, open: open - Number(u.unpaid_orders) }) === 'available' ? 'held' : 'paid';
+}
+
 export class PrismaOrdersRepo implements OrdersRepo {
   /** `categoryName`: display names of the configured categories (order views; default: the slug in title case) */
   constructor(
@@ -279,9 +293,22 @@ export class PrismaOrdersRepo implements OrdersRepo {
         const network = o.holdNetwork ?? null;
         // one network's creations serialize here, so its count below cannot be raced past the limit
         if (network) await tx.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtext(${`order-holds:${network}`}))`;
-        await tx.$queryRaw`SELECT id FROM listings WHERE id = ${o.listingId}::uuid FOR UPDATE`;
-        const holder = await tx.order.findFirst({ where: { listingId: o.listingId, status: { in: HOLDING } }, orderBy: { createdAt: 'asc' } });
-        if (holder) return { listingHeld: { orderId: holder.id, status: holder.status as OrderStatus, paymentExpiresAt: holder.paymentExpiresAt } };
+        // --- repeat sales: one hold per unit of capacity (counts kept by the orders trigger, weighed by order_listing_weight) ---
+        // the seller's listings lock first, as the orders trigger and the seller-rating triggers take it before a listing row
+        await tx.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtext('bazaar.seller_rating'), hashtext(${o.sellerId}::uuid::text))`;
+        const units = (await tx.$queryRaw<Array<{ capacity: number; stock: number | null; open_orders: number; unpaid_orders: number; sold_count: number }>>`
+          SELECT capacity, stock, open_orders, unpaid_orders, sold_count FROM listings WHERE id = ${o.listingId}::uuid FOR UPDATE`)[0];
+        const full = units ? listingUnitsFull(units) : null;
+        if (full === 'sold') return { soldOut: true };
+        if (full === 'held' || full === 'paid') {
+          // held: unpaid holds are what fills it (held_until = the first of them to lapse); else the oldest open order
+          const holder = await tx.order.findFirst({
+            where: { listingId: o.listingId, status: full === 'held' ? 'awaiting_payment' : { in: HOLDING } },
+            orderBy: full === 'held' ? { paymentExpiresAt: 'asc' } : { createdAt: 'asc' },
+          });
+          if (holder) return { listingHeld: { orderId: holder.id, status: holder.status as OrderStatus, paymentExpiresAt: holder.paymentExpiresAt } };
+        }
+        // --- end repeat sales ---
         let contested = false;
         if (guard.recentSince) {
           // unpaid wallet orders for this listing whose payment window closed inside the cool-down

@@ -180,9 +180,10 @@ export interface OrdersRepo {
   /** the order a buyer created with this Idempotency-Key, if any */
   findByIdempotencyKey(buyerId: string, key: string): Promise<OrderRecord | null>;
   /**
-   * Insert a new order unless its listing is held (one open order per listing: awaiting_payment,
-   * in_progress, delivered or disputed) or the buyer already has `maxUnpaidPerBuyer` unpaid orders;
-   * both checked under row locks of the buyer and the listing, so concurrent creations serialize.
+   * Insert a new order unless its listing is full (one open order per unit of its capacity: awaiting_payment,
+   * in_progress, delivered or disputed, each also counting against its stock; `soldOut` once its sales reach
+   * the stock) or the buyer already has `maxUnpaidPerBuyer` unpaid orders; checked under the buyer's row
+   * lock, the seller's listings lock and the listing's row lock, so concurrent creations serialize.
    * `duplicate`: the buyer already created an order with this idempotency key (returned).
    * Also, in that transaction (see HoldGuard): `cooldown` when the same buyer (user, wallet or
    * network) let a wallet order for the listing expire unpaid recently; `networkLimit` when the
@@ -209,6 +210,8 @@ export type CreateHeldResult =
   | { created: OrderRecord }
   | { duplicate: OrderRecord }
   | { listingHeld: { orderId: string; status: OrderStatus; paymentExpiresAt: Date } }
+  /** repeat sales: the listing's sold orders reached its stock (the listing reads sold) */
+  | { soldOut: true }
   | { buyerLimit: { unpaid: number } }
   /** the network's unpaid orders; `earliestExpiresAt`: the soonest payment_expires_at among them */
   | { networkLimit: { holds: number; earliestExpiresAt: Date } }

@@ -93,8 +93,9 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
    * balance and funds the escrow (buyer = the user's deposit address); `payment` is null and the order
    * comes back in_progress (awaiting_payment while the funding is unconfirmed).
    *
-   * The listing is held for the order from creation (one open order per listing: later buyers get 409
-   * listing-unavailable before paying, until this one expires unpaid or is refunded), and a buyer may
+   * The listing is held for the order from creation (one open order per unit of the listing's capacity,
+   * each counting against its stock: a buyer after the last unit gets 409 listing-unavailable before paying,
+   * until an open order expires unpaid or is refunded; sold out: 409 listing-unavailable, status sold), and a buyer may
    * hold at most `maxUnpaidOrdersPerBuyer` unpaid orders (409 too-many-unpaid-orders). Against holds by
    * buyers who never pay (README "Holds"): a wallet order needs the buyer wallet's balances on chain to
    * cover it (`assertWalletCanFund`, 409 insufficient-funds); a network holds at most
@@ -238,6 +239,7 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
       },
     );
     if ('duplicate' in held) return resume(held.duplicate);
+    if ('soldOut' in held) throw orderErrors.listingUnavailable('sold');
     if ('listingHeld' in held) throw orderErrors.listingHeld(held.listingHeld.status, held.listingHeld.paymentExpiresAt, c.settings.paymentGraceSeconds, createdAt);
     if ('cooldown' in held) throw orderErrors.holdCooldown(new Date(held.cooldown.lapsedAt.getTime() + cooldown * 1000), createdAt);
     if ('buyerLimit' in held) throw orderErrors.tooManyUnpaid(held.buyerLimit.unpaid, c.settings.maxUnpaidOrdersPerBuyer);
