@@ -28,7 +28,7 @@
  *
  * Runs once at start-up and then every `intervalMs`. It never sends a transaction.
  */
-import { type Instruction, type ServiceInstruction, closesEscrow, instructionAction, instructionEscrowState, targetStatus } from './order-state.js';
+import { type Instruction, type ServiceInstruction, changesStatus, closesEscrow, instructionAction, instructionEscrowState, targetStatus } from './order-state.js';
 import { formulaPayout, patchForInstruction } from './order-patch.js';
 import type { ChainIntentRecord, EscrowPort, Log, OrderRecord, OrderSettlement, OrdersRepo } from './orders.types.js';
 import { Poller } from '../../lib/poller.js';
@@ -84,7 +84,8 @@ export class EscrowReconciler {
       return 'failed';
     }
     const stray = isStrayRefund(intent);
-    if (!stray && order.status === targetStatus(action)) {
+    // a status-keeping instruction (a proposal, an extension) cannot be told done by the status: by its signature only
+    if (!stray && changesStatus(action) && order.status === targetStatus(action)) {
       await repo.confirmIntent(intent.id, intent.signature, intent.slot, order.id, order.status, {});
       return 'confirmed';
     }
@@ -117,7 +118,7 @@ export class EscrowReconciler {
     if (!stray) {
       const view = await escrow.fetchOrder(order.id);
       const expected = instructionEscrowState[ix];
-      if (expected !== null && view?.state === expected) return this.apply(intent, order, view);
+      if (expected !== null && expected !== undefined && view?.state === expected) return this.apply(intent, order, view);
       if (expected === null && view === null) {
         // the account is closed: by which transaction? (a party may have acted directly)
         const settlement = await this.findSettlement(order);
