@@ -40,8 +40,15 @@ import { ensureSol, loadOrCreateKeypair, mintTestUsdc } from '../server/scripts/
 import { orderIdBytes, vaultAddress } from '../server/src/chain/pda';
 import { startBootstrappedChain, type BootstrappedChain } from './helpers/localnet';
 
-const rows = orderTransitions as readonly OrderTransition[];
 type Action = OrderTransition['action'];
+/**
+ * Rows whose instruction the escrow program does not have yet: the agreement instructions of issue 24
+ * (request_revision, extend_deadline, propose/accept/withdraw_settlement) are written by the `program`
+ * branch (escrow v2, i24-design section 5). PENDING until that branch is merged; the integrator empties this
+ * list then, and every one of their rows is driven like the others (instruction() below needs their builders).
+ */
+const PENDING_PROGRAM: ReadonlySet<Action> = new Set<Action>(['request_revision', 'accept_extension', 'propose_settlement', 'accept_settlement', 'withdraw_settlement']);
+const rows = (orderTransitions as readonly OrderTransition[]).filter((r) => !PENDING_PROGRAM.has(r.action));
 /** the actions that happen on chain (the table's rows with an instruction) */
 const ACTIONS: readonly Action[] = [...new Set(rows.filter((r) => r.instruction).map((r) => r.action))];
 const ACTORS: readonly OrderActor[] = ['buyer', 'seller', 'admin', 'system'];
