@@ -379,10 +379,11 @@ describe('upgrade in place (issue 20 item 12): accounts of the previous layout a
     expect(configData.length).toBe(424);
     await setAccount(configAddress.toBase58(), configV0(configData, cfg));
     const addresses = [funded, delivered, disputed].map((id) => chain.escrow.orderAddress(id).toBase58());
-    for (const address of addresses) {
+    for (const [i, address] of addresses.entries()) {
       const data = (await chain.connection.getAccountInfo(new PublicKey(address), 'confirmed'))!.data;
-      expect(data.length).toBe(237);
-      await setAccount(address, data.subarray(0, 236)); // the first release's order: no version byte
+      expect(data.length).toBe(267); // version 2 (issue 24)
+      if (i === 0) await setAccount(address, data.subarray(0, 236)); // the first release's order: no version byte
+      else await setAccount(address, Buffer.concat([data.subarray(0, 236), Buffer.from([1])])); // version 1 (issue 20 until issue 24)
     }
     expect(await chain.escrow.legacyAccounts()).toEqual({ config: configAddress.toBase58(), orders: [...addresses].sort() });
 

@@ -15,6 +15,224 @@ export type Escrow = {
   },
   "instructions": [
     {
+      "name": "acceptSettlement",
+      "docs": [
+        "The other party (or platform): pays the pending proposal's split exactly and closes."
+      ],
+      "discriminator": [
+        203,
+        247,
+        191,
+        177,
+        25,
+        90,
+        88,
+        75
+      ],
+      "accounts": [
+        {
+          "name": "authority",
+          "docs": [
+            "The party who did NOT propose (buyer or seller, own key) or the platform authority for her."
+          ],
+          "signer": true
+        },
+        {
+          "name": "config",
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [
+                  99,
+                  111,
+                  110,
+                  102,
+                  105,
+                  103
+                ]
+              }
+            ]
+          }
+        },
+        {
+          "name": "order",
+          "writable": true,
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [
+                  111,
+                  114,
+                  100,
+                  101,
+                  114
+                ]
+              },
+              {
+                "kind": "account",
+                "path": "order.order_id",
+                "account": "order"
+              }
+            ]
+          }
+        },
+        {
+          "name": "mint",
+          "relations": [
+            "order"
+          ]
+        },
+        {
+          "name": "vault",
+          "writable": true,
+          "pda": {
+            "seeds": [
+              {
+                "kind": "account",
+                "path": "order"
+              },
+              {
+                "kind": "account",
+                "path": "tokenProgram"
+              },
+              {
+                "kind": "account",
+                "path": "mint"
+              }
+            ],
+            "program": {
+              "kind": "const",
+              "value": [
+                140,
+                151,
+                37,
+                143,
+                78,
+                36,
+                137,
+                241,
+                187,
+                61,
+                16,
+                41,
+                20,
+                142,
+                13,
+                131,
+                11,
+                90,
+                19,
+                153,
+                218,
+                255,
+                16,
+                132,
+                4,
+                142,
+                123,
+                216,
+                219,
+                233,
+                248,
+                89
+              ]
+            }
+          }
+        },
+        {
+          "name": "buyerTokenAccount",
+          "writable": true
+        },
+        {
+          "name": "sellerTokenAccount",
+          "writable": true
+        },
+        {
+          "name": "treasuryTokenAccount",
+          "docs": [
+            "The treasury snapshot's associated token account; the service creates it beforehand."
+          ],
+          "writable": true,
+          "pda": {
+            "seeds": [
+              {
+                "kind": "account",
+                "path": "order.treasury",
+                "account": "order"
+              },
+              {
+                "kind": "account",
+                "path": "tokenProgram"
+              },
+              {
+                "kind": "account",
+                "path": "mint"
+              }
+            ],
+            "program": {
+              "kind": "const",
+              "value": [
+                140,
+                151,
+                37,
+                143,
+                78,
+                36,
+                137,
+                241,
+                187,
+                61,
+                16,
+                41,
+                20,
+                142,
+                13,
+                131,
+                11,
+                90,
+                19,
+                153,
+                218,
+                255,
+                16,
+                132,
+                4,
+                142,
+                123,
+                216,
+                219,
+                233,
+                248,
+                89
+              ]
+            }
+          }
+        },
+        {
+          "name": "rentPayer",
+          "docs": [
+            "Receives the rent of the order and the vault: `order.rent_payer`, pinned by the order's",
+            "`has_one`. Checked by address only, never by owner (see `Release`)."
+          ],
+          "writable": true,
+          "relations": [
+            "order"
+          ]
+        },
+        {
+          "name": "tokenProgram"
+        }
+      ],
+      "args": [
+        {
+          "name": "buyerBps",
+          "type": "u16"
+        }
+      ]
+    },
+    {
       "name": "claim",
       "docs": [
         "Anyone, once the review window after delivery has elapsed without a dispute."
@@ -222,6 +440,80 @@ export type Escrow = {
       "args": []
     },
     {
+      "name": "extendDeadline",
+      "docs": [
+        "Buyer (or platform for her): a later delivery deadline on a Funded escrow."
+      ],
+      "discriminator": [
+        18,
+        209,
+        27,
+        175,
+        87,
+        13,
+        213,
+        188
+      ],
+      "accounts": [
+        {
+          "name": "authority",
+          "docs": [
+            "The buyer or the platform authority (for her): a later deadline postpones the buyer's right",
+            "to refund alone (the deadline rule), so only her consent moves it. The seller's proposal",
+            "and its expiry live off chain."
+          ],
+          "signer": true
+        },
+        {
+          "name": "config",
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [
+                  99,
+                  111,
+                  110,
+                  102,
+                  105,
+                  103
+                ]
+              }
+            ]
+          }
+        },
+        {
+          "name": "order",
+          "writable": true,
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [
+                  111,
+                  114,
+                  100,
+                  101,
+                  114
+                ]
+              },
+              {
+                "kind": "account",
+                "path": "order.order_id",
+                "account": "order"
+              }
+            ]
+          }
+        }
+      ],
+      "args": [
+        {
+          "name": "newDeadline",
+          "type": "i64"
+        }
+      ]
+    },
+    {
       "name": "fund",
       "docs": [
         "Buyer deposits `amount` (base units) into the vault owned by the order PDA (its associated",
@@ -419,6 +711,177 @@ export type Escrow = {
         {
           "name": "expiresAt",
           "type": "i64"
+        }
+      ]
+    },
+    {
+      "name": "fundMilestone",
+      "docs": [
+        "Like `fund`, for one milestone escrow of an order (`FundMilestoneArgs`): buyer + platform",
+        "co-sign; several fit in one transaction."
+      ],
+      "discriminator": [
+        104,
+        130,
+        72,
+        76,
+        84,
+        58,
+        37,
+        181
+      ],
+      "accounts": [
+        {
+          "name": "buyer",
+          "docs": [
+            "Pays the deposit and the rent of the milestone's order account and vault (refunded on close)."
+          ],
+          "writable": true,
+          "signer": true
+        },
+        {
+          "name": "platformAuthority",
+          "docs": [
+            "Co-signs so the on-chain terms are the ones the service quoted."
+          ],
+          "signer": true,
+          "relations": [
+            "config"
+          ]
+        },
+        {
+          "name": "seller"
+        },
+        {
+          "name": "config",
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [
+                  99,
+                  111,
+                  110,
+                  102,
+                  105,
+                  103
+                ]
+              }
+            ]
+          }
+        },
+        {
+          "name": "order",
+          "docs": [
+            "The milestone's escrow. `init`: funding the same escrow id twice fails (the account exists)."
+          ],
+          "writable": true,
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [
+                  111,
+                  114,
+                  100,
+                  101,
+                  114
+                ]
+              },
+              {
+                "kind": "arg",
+                "path": "args.escrow_id"
+              }
+            ]
+          }
+        },
+        {
+          "name": "mint"
+        },
+        {
+          "name": "buyerTokenAccount",
+          "writable": true
+        },
+        {
+          "name": "vault",
+          "docs": [
+            "Associated token account of (milestone order PDA, mint), created or accepted as in `Fund`."
+          ],
+          "writable": true,
+          "pda": {
+            "seeds": [
+              {
+                "kind": "account",
+                "path": "order"
+              },
+              {
+                "kind": "account",
+                "path": "tokenProgram"
+              },
+              {
+                "kind": "account",
+                "path": "mint"
+              }
+            ],
+            "program": {
+              "kind": "const",
+              "value": [
+                140,
+                151,
+                37,
+                143,
+                78,
+                36,
+                137,
+                241,
+                187,
+                61,
+                16,
+                41,
+                20,
+                142,
+                13,
+                131,
+                11,
+                90,
+                19,
+                153,
+                218,
+                255,
+                16,
+                132,
+                4,
+                142,
+                123,
+                216,
+                219,
+                233,
+                248,
+                89
+              ]
+            }
+          }
+        },
+        {
+          "name": "tokenProgram"
+        },
+        {
+          "name": "associatedTokenProgram",
+          "address": "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL"
+        },
+        {
+          "name": "systemProgram",
+          "address": "11111111111111111111111111111111"
+        }
+      ],
+      "args": [
+        {
+          "name": "args",
+          "type": {
+            "defined": {
+              "name": "fundMilestoneArgs"
+            }
+          }
         }
       ]
     },
@@ -973,6 +1436,88 @@ export type Escrow = {
       "args": []
     },
     {
+      "name": "proposeSettlement",
+      "docs": [
+        "Buyer or seller (or platform for `proposed_by`): proposes `buyer_bps` of the amount to the",
+        "buyer, valid until `expires_at`; replaces an earlier proposal."
+      ],
+      "discriminator": [
+        228,
+        149,
+        56,
+        61,
+        137,
+        43,
+        106,
+        25
+      ],
+      "accounts": [
+        {
+          "name": "authority",
+          "docs": [
+            "The proposing party's own key (`proposed_by`: 1 buyer, 2 seller) or the platform authority",
+            "proposing for that party."
+          ],
+          "signer": true
+        },
+        {
+          "name": "config",
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [
+                  99,
+                  111,
+                  110,
+                  102,
+                  105,
+                  103
+                ]
+              }
+            ]
+          }
+        },
+        {
+          "name": "order",
+          "writable": true,
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [
+                  111,
+                  114,
+                  100,
+                  101,
+                  114
+                ]
+              },
+              {
+                "kind": "account",
+                "path": "order.order_id",
+                "account": "order"
+              }
+            ]
+          }
+        }
+      ],
+      "args": [
+        {
+          "name": "buyerBps",
+          "type": "u16"
+        },
+        {
+          "name": "expiresAt",
+          "type": "i64"
+        },
+        {
+          "name": "proposedBy",
+          "type": "u8"
+        }
+      ]
+    },
+    {
       "name": "refund",
       "docs": [
         "Full amount back to the buyer: seller/platform any time; buyer alone after a missed deadline",
@@ -1335,6 +1880,74 @@ export type Escrow = {
       "args": []
     },
     {
+      "name": "requestRevision",
+      "docs": [
+        "Buyer (or platform): delivered work goes back to the seller (Delivered -> Funded), the",
+        "auto-release timer stops, the deadline moves (`request_revision::revised_deadline`)."
+      ],
+      "discriminator": [
+        205,
+        195,
+        75,
+        171,
+        242,
+        149,
+        90,
+        14
+      ],
+      "accounts": [
+        {
+          "name": "authority",
+          "docs": [
+            "The buyer or the platform authority (for her)."
+          ],
+          "signer": true
+        },
+        {
+          "name": "config",
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [
+                  99,
+                  111,
+                  110,
+                  102,
+                  105,
+                  103
+                ]
+              }
+            ]
+          }
+        },
+        {
+          "name": "order",
+          "writable": true,
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [
+                  111,
+                  114,
+                  100,
+                  101,
+                  114
+                ]
+              },
+              {
+                "kind": "account",
+                "path": "order.order_id",
+                "account": "order"
+              }
+            ]
+          }
+        }
+      ],
+      "args": []
+    },
+    {
       "name": "resolveDispute",
       "docs": [
         "Arbiter splits a disputed order: buyer gets `buyer_bps` of the amount, the rest goes",
@@ -1604,6 +2217,73 @@ export type Escrow = {
           }
         }
       ]
+    },
+    {
+      "name": "withdrawSettlement",
+      "docs": [
+        "The proposer (or platform): clears the pending proposal."
+      ],
+      "discriminator": [
+        47,
+        206,
+        125,
+        187,
+        19,
+        201,
+        222,
+        97
+      ],
+      "accounts": [
+        {
+          "name": "authority",
+          "docs": [
+            "The party who proposed (`order.settlement.proposed_by`) or the platform authority."
+          ],
+          "signer": true
+        },
+        {
+          "name": "config",
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [
+                  99,
+                  111,
+                  110,
+                  102,
+                  105,
+                  103
+                ]
+              }
+            ]
+          }
+        },
+        {
+          "name": "order",
+          "writable": true,
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [
+                  111,
+                  114,
+                  100,
+                  101,
+                  114
+                ]
+              },
+              {
+                "kind": "account",
+                "path": "order.order_id",
+                "account": "order"
+              }
+            ]
+          }
+        }
+      ],
+      "args": []
     }
   ],
   "accounts": [
@@ -1676,6 +2356,19 @@ export type Escrow = {
     },
     {
       "discriminator": [
+        100,
+        53,
+        50,
+        91,
+        205,
+        71,
+        0,
+        103
+      ],
+      "name": "deadlineExtended"
+    },
+    {
+      "discriminator": [
         239,
         222,
         102,
@@ -1699,6 +2392,19 @@ export type Escrow = {
         187
       ],
       "name": "disputeResolved"
+    },
+    {
+      "discriminator": [
+        133,
+        223,
+        85,
+        235,
+        56,
+        36,
+        238,
+        240
+      ],
+      "name": "milestoneFunded"
     },
     {
       "discriminator": [
@@ -1764,6 +2470,58 @@ export type Escrow = {
         29
       ],
       "name": "orderReleased"
+    },
+    {
+      "discriminator": [
+        14,
+        182,
+        180,
+        102,
+        103,
+        151,
+        201,
+        29
+      ],
+      "name": "revisionRequested"
+    },
+    {
+      "discriminator": [
+        126,
+        2,
+        19,
+        157,
+        94,
+        224,
+        187,
+        150
+      ],
+      "name": "settlementAccepted"
+    },
+    {
+      "discriminator": [
+        139,
+        32,
+        64,
+        205,
+        27,
+        154,
+        100,
+        147
+      ],
+      "name": "settlementProposed"
+    },
+    {
+      "discriminator": [
+        177,
+        156,
+        47,
+        90,
+        129,
+        11,
+        250,
+        64
+      ],
+      "name": "settlementWithdrawn"
     }
   ],
   "errors": [
@@ -1956,6 +2714,61 @@ export type Escrow = {
       "code": 6037,
       "name": "migrationValueMissing",
       "msg": "the old config has no value for a field the migration must set"
+    },
+    {
+      "code": 6038,
+      "name": "invalidMilestone",
+      "msg": "milestone_index must be 1..=MAX_MILESTONES, and the escrow id equals the parent order id exactly for milestone 1"
+    },
+    {
+      "code": 6039,
+      "name": "revisionLimitReached",
+      "msg": "every included revision has been requested already"
+    },
+    {
+      "code": 6040,
+      "name": "deadlineNotLater",
+      "msg": "the new delivery deadline must be later than the current one"
+    },
+    {
+      "code": 6041,
+      "name": "invalidParty",
+      "msg": "proposed_by must be 1 (buyer) or 2 (seller)"
+    },
+    {
+      "code": 6042,
+      "name": "notProposingParty",
+      "msg": "signer is neither the proposing party nor the platform authority"
+    },
+    {
+      "code": 6043,
+      "name": "settlementExpiresInPast",
+      "msg": "a settlement proposal must expire in the future (now < expires_at)"
+    },
+    {
+      "code": 6044,
+      "name": "settlementLifetimeTooLong",
+      "msg": "expires_at is further ahead than MAX_PROPOSAL_LIFETIME"
+    },
+    {
+      "code": 6045,
+      "name": "noSettlementProposal",
+      "msg": "no settlement proposal is pending on this order"
+    },
+    {
+      "code": 6046,
+      "name": "settlementProposalExpired",
+      "msg": "the settlement proposal has expired"
+    },
+    {
+      "code": 6047,
+      "name": "settlementTermsMismatch",
+      "msg": "buyer_bps differs from the pending settlement proposal"
+    },
+    {
+      "code": 6048,
+      "name": "ownSettlementProposal",
+      "msg": "a party cannot accept its own settlement proposal"
     }
   ],
   "types": [
@@ -2206,6 +3019,46 @@ export type Escrow = {
       }
     },
     {
+      "docs": [
+        "`extend_deadline`: the buyer (or the platform for her) moved the delivery deadline later."
+      ],
+      "name": "deadlineExtended",
+      "type": {
+        "fields": [
+          {
+            "name": "order",
+            "type": "pubkey"
+          },
+          {
+            "name": "orderId",
+            "type": {
+              "array": [
+                "u8",
+                16
+              ]
+            }
+          },
+          {
+            "name": "by",
+            "type": "pubkey"
+          },
+          {
+            "name": "previousDeadline",
+            "type": "i64"
+          },
+          {
+            "name": "deliveryDeadline",
+            "type": "i64"
+          },
+          {
+            "name": "extendedAt",
+            "type": "i64"
+          }
+        ],
+        "kind": "struct"
+      }
+    },
+    {
       "name": "disputeOpened",
       "type": {
         "fields": [
@@ -2280,6 +3133,75 @@ export type Escrow = {
       }
     },
     {
+      "name": "fundMilestoneArgs",
+      "docs": [
+        "Co-signed terms of one milestone escrow. Units as `fund`: `amount` base units, times unix",
+        "seconds on the cluster clock, `review_window` seconds (0 = the config's default)."
+      ],
+      "type": {
+        "kind": "struct",
+        "fields": [
+          {
+            "name": "escrowId",
+            "docs": [
+              "The milestone's own id (the seed of its order PDA); for milestone 1 the order's id."
+            ],
+            "type": {
+              "array": [
+                "u8",
+                16
+              ]
+            }
+          },
+          {
+            "name": "parentOrderId",
+            "docs": [
+              "The order's id (= its first milestone's escrow id)."
+            ],
+            "type": {
+              "array": [
+                "u8",
+                16
+              ]
+            }
+          },
+          {
+            "name": "milestoneIndex",
+            "docs": [
+              "1..=MAX_MILESTONES."
+            ],
+            "type": "u8"
+          },
+          {
+            "name": "amount",
+            "type": "u64"
+          },
+          {
+            "name": "deliveryDeadline",
+            "type": "i64"
+          },
+          {
+            "name": "reviewWindow",
+            "type": "i64"
+          },
+          {
+            "name": "expiresAt",
+            "docs": [
+              "The co-signed terms are valid until then (`now <= expires_at <= now + MAX_FUND_TERMS_LIFETIME`)."
+            ],
+            "type": "i64"
+          },
+          {
+            "name": "revisionsIncluded",
+            "docs": [
+              "Revisions the buyer may request on this milestone (`request_revision`)."
+            ],
+            "type": "u8"
+          }
+        ]
+      }
+    },
+    {
       "name": "migrateConfigArgs",
       "docs": [
         "Values of config fields that the old layout may lack, in seconds. `None` keeps the value the",
@@ -2302,6 +3224,47 @@ export type Escrow = {
             }
           }
         ]
+      }
+    },
+    {
+      "docs": [
+        "`fund_milestone` funded one milestone escrow of an order (emitted after its `OrderFunded`)."
+      ],
+      "name": "milestoneFunded",
+      "type": {
+        "fields": [
+          {
+            "name": "order",
+            "type": "pubkey"
+          },
+          {
+            "name": "orderId",
+            "type": {
+              "array": [
+                "u8",
+                16
+              ]
+            }
+          },
+          {
+            "name": "parentOrderId",
+            "type": {
+              "array": [
+                "u8",
+                16
+              ]
+            }
+          },
+          {
+            "name": "milestoneIndex",
+            "type": "u8"
+          },
+          {
+            "name": "revisionsIncluded",
+            "type": "u8"
+          }
+        ],
+        "kind": "struct"
       }
     },
     {
@@ -2405,6 +3368,51 @@ export type Escrow = {
               "Layout version (`ORDER_VERSION`); fields added after the first release follow it."
             ],
             "type": "u8"
+          },
+          {
+            "name": "parentOrderId",
+            "docs": [
+              "(version 2) Escrow id of the order this escrow is a milestone of: its first milestone's id",
+              "(equal to `order_id` for milestone 1 and for every order funded with `fund`)."
+            ],
+            "type": {
+              "array": [
+                "u8",
+                16
+              ]
+            }
+          },
+          {
+            "name": "milestoneIndex",
+            "docs": [
+              "(version 2) 1..=MAX_MILESTONES; 1 for `fund`."
+            ],
+            "type": "u8"
+          },
+          {
+            "name": "revisionsIncluded",
+            "docs": [
+              "(version 2) Revisions the buyer may request (`request_revision`), co-signed at funding."
+            ],
+            "type": "u8"
+          },
+          {
+            "name": "revisionsUsed",
+            "docs": [
+              "(version 2) Revisions requested so far (<= revisions_included)."
+            ],
+            "type": "u8"
+          },
+          {
+            "name": "settlement",
+            "docs": [
+              "(version 2) The pending settlement proposal, if any."
+            ],
+            "type": {
+              "defined": {
+                "name": "settlementProposal"
+              }
+            }
           }
         ]
       }
@@ -2623,6 +3631,219 @@ export type Escrow = {
       }
     },
     {
+      "docs": [
+        "`request_revision`: the delivered work goes back to the seller (Delivered -> Funded)."
+      ],
+      "name": "revisionRequested",
+      "type": {
+        "fields": [
+          {
+            "name": "order",
+            "type": "pubkey"
+          },
+          {
+            "name": "orderId",
+            "type": {
+              "array": [
+                "u8",
+                16
+              ]
+            }
+          },
+          {
+            "name": "by",
+            "type": "pubkey"
+          },
+          {
+            "name": "revisionsUsed",
+            "type": "u8"
+          },
+          {
+            "name": "revisionsIncluded",
+            "type": "u8"
+          },
+          {
+            "docs": [
+              "The delivery deadline after the revision (unix seconds)."
+            ],
+            "name": "deliveryDeadline",
+            "type": "i64"
+          },
+          {
+            "name": "requestedAt",
+            "type": "i64"
+          }
+        ],
+        "kind": "struct"
+      }
+    },
+    {
+      "docs": [
+        "`accept_settlement`: the escrow was paid out as proposed and closed."
+      ],
+      "name": "settlementAccepted",
+      "type": {
+        "fields": [
+          {
+            "name": "order",
+            "type": "pubkey"
+          },
+          {
+            "name": "orderId",
+            "type": {
+              "array": [
+                "u8",
+                16
+              ]
+            }
+          },
+          {
+            "name": "by",
+            "type": "pubkey"
+          },
+          {
+            "name": "proposedBy",
+            "type": "u8"
+          },
+          {
+            "name": "buyerBps",
+            "type": "u16"
+          },
+          {
+            "name": "buyerAmount",
+            "type": "u64"
+          },
+          {
+            "name": "sellerAmount",
+            "type": "u64"
+          },
+          {
+            "name": "fee",
+            "type": "u64"
+          },
+          {
+            "name": "acceptedAt",
+            "type": "i64"
+          }
+        ],
+        "kind": "struct"
+      }
+    },
+    {
+      "name": "settlementProposal",
+      "docs": [
+        "A pending settlement by agreement (version 2): `buyer_bps` of the amount to the buyer, the rest",
+        "to the seller minus the fee, if the other party accepts before `expires_at` (unix seconds,",
+        "exclusive). All zero when none is pending."
+      ],
+      "type": {
+        "kind": "struct",
+        "fields": [
+          {
+            "name": "proposedBy",
+            "docs": [
+              "PARTY_NONE, PARTY_BUYER or PARTY_SELLER."
+            ],
+            "type": "u8"
+          },
+          {
+            "name": "buyerBps",
+            "docs": [
+              "Basis points of the amount to the buyer (0..=10000; 10000 = cancel)."
+            ],
+            "type": "u16"
+          },
+          {
+            "name": "expiresAt",
+            "type": "i64"
+          }
+        ]
+      }
+    },
+    {
+      "docs": [
+        "`propose_settlement`: a settlement by agreement is pending (replacing any earlier one)."
+      ],
+      "name": "settlementProposed",
+      "type": {
+        "fields": [
+          {
+            "name": "order",
+            "type": "pubkey"
+          },
+          {
+            "name": "orderId",
+            "type": {
+              "array": [
+                "u8",
+                16
+              ]
+            }
+          },
+          {
+            "name": "by",
+            "type": "pubkey"
+          },
+          {
+            "docs": [
+              "PARTY_BUYER (1) or PARTY_SELLER (2)."
+            ],
+            "name": "proposedBy",
+            "type": "u8"
+          },
+          {
+            "name": "buyerBps",
+            "type": "u16"
+          },
+          {
+            "name": "expiresAt",
+            "type": "i64"
+          },
+          {
+            "name": "proposedAt",
+            "type": "i64"
+          }
+        ],
+        "kind": "struct"
+      }
+    },
+    {
+      "docs": [
+        "`withdraw_settlement`: the pending proposal was withdrawn."
+      ],
+      "name": "settlementWithdrawn",
+      "type": {
+        "fields": [
+          {
+            "name": "order",
+            "type": "pubkey"
+          },
+          {
+            "name": "orderId",
+            "type": {
+              "array": [
+                "u8",
+                16
+              ]
+            }
+          },
+          {
+            "name": "by",
+            "type": "pubkey"
+          },
+          {
+            "name": "proposedBy",
+            "type": "u8"
+          },
+          {
+            "name": "withdrawnAt",
+            "type": "i64"
+          }
+        ],
+        "kind": "struct"
+      }
+    },
+    {
       "name": "updateConfigArgs",
       "docs": [
         "`None` keeps the current value. The result must satisfy the same invariants as a fresh config",
@@ -2737,6 +3958,33 @@ export type Escrow = {
       "docs": [
         "Longest lifetime of co-signed fund terms: `fund` refuses `expires_at > now + this` (1 day, in",
         "seconds), so a platform co-signature can never be replayed for long, even with a durable nonce."
+      ],
+      "type": "i64",
+      "value": "86400"
+    },
+    {
+      "name": "maxMilestones",
+      "docs": [
+        "Most milestones (escrows) one order may have: `fund_milestone` refuses a `milestone_index`",
+        "outside 1..=this (`InvalidMilestone`)."
+      ],
+      "type": "u8",
+      "value": "10"
+    },
+    {
+      "name": "maxProposalLifetime",
+      "docs": [
+        "Longest lifetime of a settlement proposal (7 days, in seconds): `propose_settlement` refuses",
+        "`expires_at > now + this` (`SettlementLifetimeTooLong`)."
+      ],
+      "type": "i64",
+      "value": "604800"
+    },
+    {
+      "name": "minRevisionSeconds",
+      "docs": [
+        "Least time a revision gives the seller (1 day, in seconds): `request_revision` moves the",
+        "delivery deadline to at least now + the time that was left at delivery, and never less than this."
       ],
       "type": "i64",
       "value": "86400"

@@ -9,6 +9,7 @@
 //   npm run mutants:constraints -- rent claim    only those whose name contains every word
 //   ... -- --with-proptest                       also run the random-lifecycle property test
 //   ... -- --check                               only check every mutant still applies (no tests)
+//   ... -- --any fund_milestone accept           those whose name contains any of the words
 //
 // Works on a copy of programs/ in a temporary directory (the checkout is never modified), with the
 // usual CARGO_TARGET_DIR. Exit code 1 when a mutant survives unexpectedly. Not part of CI (slow).
@@ -162,9 +163,94 @@ const MUTANTS = [
   { name: 'split: buyer_bps may exceed 100 %', edits: [['payout.rs', 'require!(buyer_bps <= BPS_DENOMINATOR', 'require!(buyer_bps <= BPS_DENOMINATOR + 1']] },
   { name: 'split: fee may exceed MAX_FEE_BPS', edits: [['payout.rs', 'require!(fee_bps <= MAX_FEE_BPS', 'require!(fee_bps <= MAX_FEE_BPS + 1']] },
   { name: 'config: fee may exceed MAX_FEE_BPS', edits: [['instructions/initialize_config.rs', 'require!(config.fee_bps <= MAX_FEE_BPS', 'require!(config.fee_bps <= MAX_FEE_BPS + 1']] },
+  // ---- issue 24: milestones, revisions, extensions, settlement by agreement
+  ...['fund_milestone', 'request_revision', 'extend_deadline', 'propose_settlement', 'accept_settlement', 'withdraw_settlement'].map((ix) => ({
+    name: `${ix}: config of an earlier layout accepted`,
+    edits: [drop(`instructions/${ix}.rs`, '        constraint = config.is_current() @ EscrowError::AccountNotMigrated,\n')],
+  })),
+  ...['request_revision', 'extend_deadline', 'propose_settlement', 'accept_settlement', 'withdraw_settlement'].map((ix) => ({
+    name: `${ix}: order of another version accepted`,
+    edits: [drop(`instructions/${ix}.rs`, '        constraint = order.is_current() @ EscrowError::AccountNotMigrated,\n')],
+  })),
+  { name: 'fund_milestone: no platform co-signature', edits: [drop('instructions/fund_milestone.rs', '        has_one = platform_authority @ EscrowError::PlatformAuthorityMismatch,\n')] },
+  { name: 'fund_milestone: buyer may be the seller', edits: [['instructions/fund_milestone.rs', 'constraint = seller.key() != buyer.key() @ EscrowError::BuyerIsSeller', 'constraint = true @ EscrowError::BuyerIsSeller']] },
+  { name: 'fund_milestone: any mint', edits: [drop('instructions/fund_milestone.rs', '        constraint = config.allowed_mints.contains(&mint.key()) @ EscrowError::MintNotAllowed,\n')] },
+  { name: 'fund_milestone: paid from any token account', edits: [drop('instructions/fund_milestone.rs', '        token::authority = buyer,\n')] },
+  { name: 'fund_milestone: vault with plain init (front-run blocks funding)', edits: [['instructions/fund_milestone.rs', '        init_if_needed,\n', '        init,\n']] },
+  { name: 'fund_milestone: index 0 allowed', edits: [['instructions/fund_milestone.rs', '(1..=MAX_MILESTONES)', '(0..=MAX_MILESTONES)']] },
+  { name: 'fund_milestone: index above MAX_MILESTONES', edits: [['instructions/fund_milestone.rs', '(1..=MAX_MILESTONES)', '(1..=MAX_MILESTONES + 1)']] },
+  { name: 'fund_milestone: last index refused', edits: [['instructions/fund_milestone.rs', '(1..=MAX_MILESTONES)', '(1..MAX_MILESTONES)']] },
+  { name: 'fund_milestone: escrow id not tied to milestone 1', edits: [drop('instructions/fund_milestone.rs', '\n            && (args.milestone_index == 1) == (args.escrow_id == args.parent_order_id)')] },
+  { name: 'fund_milestone: terms unchecked', edits: [['instructions/fund_milestone.rs', 'check_terms(config, now, args.amount, args.delivery_deadline, args.review_window, args.expires_at)?', 'args.review_window']] },
+  { name: 'fund_milestone: extensions unchecked', edits: [drop('instructions/fund_milestone.rs', '    assert_mint_extensions_allowed(&ctx.accounts.mint.to_account_info())?;\n')] },
+  {
+    name: 'request_revision: any signer',
+    edits: [['instructions/request_revision.rs', 'constraint = authority.key() == order.buyer\n            || authority.key() == config.platform_authority @ EscrowError::NotBuyerOrPlatform,', 'constraint = true @ EscrowError::NotBuyerOrPlatform,']],
+  },
+  { name: 'request_revision: the seller too', edits: [['instructions/request_revision.rs', 'authority.key() == order.buyer\n', 'authority.key() == order.buyer || authority.key() == order.seller\n']] },
+  { name: 'request_revision: not only when delivered', edits: [drop('instructions/request_revision.rs', '    require!(order.state == OrderState::Delivered, EscrowError::OrderNotDelivered);\n')] },
+  { name: 'request_revision: after auto-release', edits: [drop('instructions/request_revision.rs', '    require!(now < due, EscrowError::ReviewWindowElapsed);\n')] },
+  { name: 'request_revision: at auto-release', edits: [['instructions/request_revision.rs', 'require!(now < due', 'require!(now <= due']] },
+  { name: 'request_revision: no limit', edits: [drop('instructions/request_revision.rs', '    require!(order.revisions_used < order.revisions_included, EscrowError::RevisionLimitReached);\n')] },
+  { name: 'request_revision: one more than included', edits: [['instructions/request_revision.rs', 'order.revisions_used < order.revisions_included', 'order.revisions_used <= order.revisions_included']] },
+  { name: 'request_revision: timer keeps running', edits: [drop('instructions/request_revision.rs', '    order.delivered_at = 0;\n')] },
+  { name: 'request_revision: deadline unchanged', edits: [['instructions/request_revision.rs', 'order.delivery_deadline = revised_deadline(', 'let _ = revised_deadline(']] },
+  { name: 'request_revision: minimum revision time ignored', edits: [['instructions/request_revision.rs', '.max(0).max(MIN_REVISION_SECONDS)', '.max(0)']] },
+  { name: 'request_revision: uncapped', edits: [['instructions/request_revision.rs', '.min(now.checked_add(max_delivery_window)?)', '']] },
+  {
+    name: 'extend_deadline: any signer',
+    edits: [['instructions/extend_deadline.rs', 'constraint = authority.key() == order.buyer\n            || authority.key() == config.platform_authority @ EscrowError::NotBuyerOrPlatform,', 'constraint = true @ EscrowError::NotBuyerOrPlatform,']],
+  },
+  { name: 'extend_deadline: the seller too', edits: [['instructions/extend_deadline.rs', 'authority.key() == order.buyer\n', 'authority.key() == order.buyer || authority.key() == order.seller\n']] },
+  { name: 'extend_deadline: any state', edits: [drop('instructions/extend_deadline.rs', '    require!(order.state == OrderState::Funded, EscrowError::OrderNotFunded);\n')] },
+  { name: 'extend_deadline: an earlier deadline', edits: [drop('instructions/extend_deadline.rs', '    require!(new_deadline > order.delivery_deadline, EscrowError::DeadlineNotLater);\n')] },
+  { name: 'extend_deadline: the same deadline', edits: [['instructions/extend_deadline.rs', 'new_deadline > order.delivery_deadline', 'new_deadline >= order.delivery_deadline']] },
+  { name: 'extend_deadline: a deadline in the past', edits: [drop('instructions/extend_deadline.rs', '    require!(new_deadline > now, EscrowError::DeliveryDeadlineInPast);\n')] },
+  { name: 'extend_deadline: a deadline of now', edits: [['instructions/extend_deadline.rs', 'require!(new_deadline > now', 'require!(new_deadline >= now']] },
+  { name: 'extend_deadline: unbounded', edits: [drop('instructions/extend_deadline.rs', '    require!(new_deadline.saturating_sub(now) <= max_delivery_window, EscrowError::DeliveryDeadlineTooFar);\n')] },
+  { name: 'extend_deadline: bound exclusive', edits: [['instructions/extend_deadline.rs', '<= max_delivery_window', '< max_delivery_window']] },
+  { name: 'propose_settlement: any party code', edits: [drop('instructions/propose_settlement.rs', '        constraint = proposed_by == PARTY_BUYER || proposed_by == PARTY_SELLER @ EscrowError::InvalidParty,\n')] },
+  {
+    name: 'propose_settlement: any signer',
+    edits: [['instructions/propose_settlement.rs', 'constraint = order.party_key(proposed_by) == Some(authority.key())\n            || authority.key() == config.platform_authority @ EscrowError::NotProposingParty,', 'constraint = true @ EscrowError::NotProposingParty,']],
+  },
+  { name: 'propose_settlement: a party for the other', edits: [['instructions/propose_settlement.rs', 'order.party_key(proposed_by) == Some(authority.key())', '(authority.key() == order.buyer || authority.key() == order.seller)']] },
+  { name: 'propose_settlement: bps unbounded', edits: [drop('instructions/propose_settlement.rs', '    require!(buyer_bps <= BPS_DENOMINATOR, EscrowError::BuyerBpsTooHigh);\n')] },
+  { name: 'propose_settlement: expiring now', edits: [['instructions/propose_settlement.rs', 'require!(expires_at > now', 'require!(expires_at >= now']] },
+  { name: 'propose_settlement: expired', edits: [drop('instructions/propose_settlement.rs', '    require!(expires_at > now, EscrowError::SettlementExpiresInPast);\n')] },
+  { name: 'propose_settlement: lifetime unbounded', edits: [drop('instructions/propose_settlement.rs', '    require!(expires_at.saturating_sub(now) <= MAX_PROPOSAL_LIFETIME, EscrowError::SettlementLifetimeTooLong);\n')] },
+  { name: 'propose_settlement: lifetime exclusive', edits: [['instructions/propose_settlement.rs', '<= MAX_PROPOSAL_LIFETIME', '< MAX_PROPOSAL_LIFETIME']] },
+  { name: 'accept_settlement: without a proposal', edits: [drop('instructions/accept_settlement.rs', '        constraint = order.proposer_key().is_some() @ EscrowError::NoSettlementProposal,\n')] },
+  {
+    name: 'accept_settlement: any signer',
+    edits: [['instructions/accept_settlement.rs', 'constraint = authority.key() == order.buyer\n            || authority.key() == order.seller\n            || authority.key() == config.platform_authority @ EscrowError::NotOrderParty,', 'constraint = true @ EscrowError::NotOrderParty,']],
+  },
+  { name: 'accept_settlement: the proposer accepts', edits: [drop('instructions/accept_settlement.rs', '        constraint = order.proposer_key() != Some(authority.key()) @ EscrowError::OwnSettlementProposal,\n')] },
+  { name: 'accept_settlement: any share', edits: [drop('instructions/accept_settlement.rs', '    require!(buyer_bps == proposal.buyer_bps, EscrowError::SettlementTermsMismatch);\n')] },
+  { name: 'accept_settlement: expired', edits: [drop('instructions/accept_settlement.rs', '    require!(now < proposal.expires_at, EscrowError::SettlementProposalExpired);\n')] },
+  { name: 'accept_settlement: at expiry', edits: [['instructions/accept_settlement.rs', 'require!(now < proposal.expires_at', 'require!(now <= proposal.expires_at']] },
+  { name: 'accept_settlement: no rent-receiver check', edits: [drop('instructions/accept_settlement.rs', RENT)] },
+  { name: 'accept_settlement: any mint', edits: [drop('instructions/accept_settlement.rs', '        has_one = mint,\n')] },
+  { name: 'accept_settlement: seller account unchecked', edits: [drop('instructions/accept_settlement.rs', '        constraint = seller_token_account.owner == order.seller @ EscrowError::SellerTokenAccountMismatch,\n')] },
+  { name: 'accept_settlement: buyer account unchecked', edits: [drop('instructions/accept_settlement.rs', '        constraint = buyer_token_account.owner == order.buyer @ EscrowError::BuyerTokenAccountMismatch,\n')] },
+  {
+    name: 'accept_settlement: treasury account not tied to order.treasury',
+    edits: [['instructions/accept_settlement.rs', ATA_TREASURY, '        token::mint = mint,\n        token::token_program = token_program,\n']],
+  },
+  { name: 'accept_settlement: no fee', edits: [['instructions/accept_settlement.rs', 'split(a.order.amount, buyer_bps, a.order.fee_bps)', 'split(a.order.amount, buyer_bps, 0)']] },
+  { name: 'accept_settlement: pays the stored share, not the signed one', edits: [['instructions/accept_settlement.rs', 'split(a.order.amount, buyer_bps, a.order.fee_bps)', 'split(a.order.amount, proposal.buyer_bps.saturating_sub(1), a.order.fee_bps)']] },
+  { name: 'withdraw_settlement: without a proposal', edits: [drop('instructions/withdraw_settlement.rs', '        constraint = order.proposer_key().is_some() @ EscrowError::NoSettlementProposal,\n')] },
+  {
+    name: 'withdraw_settlement: any signer',
+    edits: [['instructions/withdraw_settlement.rs', 'constraint = order.proposer_key() == Some(authority.key())\n            || authority.key() == config.platform_authority @ EscrowError::NotProposingParty,', 'constraint = true @ EscrowError::NotProposingParty,']],
+  },
+  { name: 'withdraw_settlement: the other party too', edits: [['instructions/withdraw_settlement.rs', 'order.proposer_key() == Some(authority.key())\n', '(authority.key() == order.buyer || authority.key() == order.seller)\n']] },
+  { name: 'withdraw_settlement: proposal kept', edits: [drop('instructions/withdraw_settlement.rs', '    order.settlement = SettlementProposal::default();\n')] },
+  { name: 'migrate_order: any version byte at 237 bytes', edits: [drop('instructions/migrate.rs', '                require!(old.version == 1, EscrowError::UnknownAccountLayout);\n')] },
 ];
 
-const selected = MUTANTS.filter((m) => words.every((w) => m.name.toLowerCase().includes(w.toLowerCase())));
+const anyWord = args.includes('--any');
+const selected = MUTANTS.filter((m) => words[anyWord ? 'some' : 'every']((w) => m.name.toLowerCase().includes(w.toLowerCase())));
 if (!selected.length) {
   console.error(`no mutant matches ${words.join(' ')}`);
   process.exit(2);
@@ -188,7 +274,7 @@ const copy = mkdtempSync(join(tmpdir(), 'bazaar-constraint-mutants-'));
 cpSync(programs, copy, { recursive: true, filter: (src) => !/\/(target|node_modules)(\/|$)/.test(src) });
 const src = (f) => join(copy, 'escrow', 'src', f);
 const env = { ...process.env, CARGO_TARGET_DIR: process.env.CARGO_TARGET_DIR || join(homedir(), '.cache', 'bazaar', 'cargo-target') };
-const tests = ['--test', 'escrow_flows', '--test', 'migration', '--test', 'payout_props', '--lib', ...(withProptest ? ['--test', 'conservation'] : [])];
+const tests = ['--test', 'escrow_flows', '--test', 'migration', '--test', 'milestones', '--test', 'payout_props', '--lib', ...(withProptest ? ['--test', 'conservation'] : [])];
 const cargoTest = () =>
   spawnSync('cargo', ['test', '-p', 'bazaar-escrow', '--manifest-path', join(copy, 'Cargo.toml'), ...tests], { env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
 

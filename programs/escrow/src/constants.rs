@@ -33,3 +33,18 @@ pub const DELIVERY_WINDOW_LIMIT: i64 = 3 * 365 * 24 * 3600;
 /// seconds), so a platform co-signature can never be replayed for long, even with a durable nonce.
 #[constant]
 pub const MAX_FUND_TERMS_LIFETIME: i64 = 24 * 3600;
+
+/// Most milestones (escrows) one order may have: `fund_milestone` refuses a `milestone_index`
+/// outside 1..=this (`InvalidMilestone`).
+#[constant]
+pub const MAX_MILESTONES: u8 = 10;
+
+/// Least time a revision gives the seller (1 day, in seconds): `request_revision` moves the
+/// delivery deadline to at least now + the time that was left at delivery, and never less than this.
+#[constant]
+pub const MIN_REVISION_SECONDS: i64 = 24 * 3600;
+
+/// Longest lifetime of a settlement proposal (7 days, in seconds): `propose_settlement` refuses
+/// `expires_at > now + this` (`SettlementLifetimeTooLong`).
+#[constant]
+pub const MAX_PROPOSAL_LIFETIME: i64 = 7 * 24 * 3600;

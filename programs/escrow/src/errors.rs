@@ -79,4 +79,27 @@ pub enum EscrowError {
     UnknownAccountLayout,
     #[msg("the old config has no value for a field the migration must set")]
     MigrationValueMissing,
+    // ---- issue 24 (milestones, revisions, extensions, settlement by agreement) ----
+    #[msg("milestone_index must be 1..=MAX_MILESTONES, and the escrow id equals the parent order id exactly for milestone 1")]
+    InvalidMilestone,
+    #[msg("every included revision has been requested already")]
+    RevisionLimitReached,
+    #[msg("the new delivery deadline must be later than the current one")]
+    DeadlineNotLater,
+    #[msg("proposed_by must be 1 (buyer) or 2 (seller)")]
+    InvalidParty,
+    #[msg("signer is neither the proposing party nor the platform authority")]
+    NotProposingParty,
+    #[msg("a settlement proposal must expire in the future (now < expires_at)")]
+    SettlementExpiresInPast,
+    #[msg("expires_at is further ahead than MAX_PROPOSAL_LIFETIME")]
+    SettlementLifetimeTooLong,
+    #[msg("no settlement proposal is pending on this order")]
+    NoSettlementProposal,
+    #[msg("the settlement proposal has expired")]
+    SettlementProposalExpired,
+    #[msg("buyer_bps differs from the pending settlement proposal")]
+    SettlementTermsMismatch,
+    #[msg("a party cannot accept its own settlement proposal")]
+    OwnSettlementProposal,
 }

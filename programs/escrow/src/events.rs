@@ -127,3 +127,74 @@ pub struct AccountMigrated {
     pub from_version: u8,
     pub to_version: u8,
 }
+
+/// `fund_milestone` funded one milestone escrow of an order (emitted after its `OrderFunded`).
+#[event]
+pub struct MilestoneFunded {
+    pub order: Pubkey,
+    pub order_id: [u8; 16],
+    pub parent_order_id: [u8; 16],
+    pub milestone_index: u8,
+    pub revisions_included: u8,
+}
+
+/// `request_revision`: the delivered work goes back to the seller (Delivered -> Funded).
+#[event]
+pub struct RevisionRequested {
+    pub order: Pubkey,
+    pub order_id: [u8; 16],
+    pub by: Pubkey,
+    pub revisions_used: u8,
+    pub revisions_included: u8,
+    /// The delivery deadline after the revision (unix seconds).
+    pub delivery_deadline: i64,
+    pub requested_at: i64,
+}
+
+/// `extend_deadline`: the buyer (or the platform for her) moved the delivery deadline later.
+#[event]
+pub struct DeadlineExtended {
+    pub order: Pubkey,
+    pub order_id: [u8; 16],
+    pub by: Pubkey,
+    pub previous_deadline: i64,
+    pub delivery_deadline: i64,
+    pub extended_at: i64,
+}
+
+/// `propose_settlement`: a settlement by agreement is pending (replacing any earlier one).
+#[event]
+pub struct SettlementProposed {
+    pub order: Pubkey,
+    pub order_id: [u8; 16],
+    pub by: Pubkey,
+    /// PARTY_BUYER (1) or PARTY_SELLER (2).
+    pub proposed_by: u8,
+    pub buyer_bps: u16,
+    pub expires_at: i64,
+    pub proposed_at: i64,
+}
+
+/// `accept_settlement`: the escrow was paid out as proposed and closed.
+#[event]
+pub struct SettlementAccepted {
+    pub order: Pubkey,
+    pub order_id: [u8; 16],
+    pub by: Pubkey,
+    pub proposed_by: u8,
+    pub buyer_bps: u16,
+    pub buyer_amount: u64,
+    pub seller_amount: u64,
+    pub fee: u64,
+    pub accepted_at: i64,
+}
+
+/// `withdraw_settlement`: the pending proposal was withdrawn.
+#[event]
+pub struct SettlementWithdrawn {
+    pub order: Pubkey,
+    pub order_id: [u8; 16],
+    pub by: Pubkey,
+    pub proposed_by: u8,
+    pub withdrawn_at: i64,
+}

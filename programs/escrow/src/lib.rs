@@ -95,4 +95,42 @@ pub mod escrow {
     pub fn migrate_order(ctx: Context<MigrateOrder>) -> Result<()> {
         instructions::migrate::order_handler(ctx)
     }
+
+    /// Like `fund`, for one milestone escrow of an order (`FundMilestoneArgs`): buyer + platform
+    /// co-sign; several fit in one transaction.
+    pub fn fund_milestone(ctx: Context<FundMilestone>, args: FundMilestoneArgs) -> Result<()> {
+        instructions::fund_milestone::handler(ctx, args)
+    }
+
+    /// Buyer (or platform): delivered work goes back to the seller (Delivered -> Funded), the
+    /// auto-release timer stops, the deadline moves (`request_revision::revised_deadline`).
+    pub fn request_revision(ctx: Context<RequestRevision>) -> Result<()> {
+        instructions::request_revision::handler(ctx)
+    }
+
+    /// Buyer (or platform for her): a later delivery deadline on a Funded escrow.
+    pub fn extend_deadline(ctx: Context<ExtendDeadline>, new_deadline: i64) -> Result<()> {
+        instructions::extend_deadline::handler(ctx, new_deadline)
+    }
+
+    /// Buyer or seller (or platform for `proposed_by`): proposes `buyer_bps` of the amount to the
+    /// buyer, valid until `expires_at`; replaces an earlier proposal.
+    pub fn propose_settlement(
+        ctx: Context<ProposeSettlement>,
+        buyer_bps: u16,
+        expires_at: i64,
+        proposed_by: u8,
+    ) -> Result<()> {
+        instructions::propose_settlement::handler(ctx, buyer_bps, expires_at, proposed_by)
+    }
+
+    /// The other party (or platform): pays the pending proposal's split exactly and closes.
+    pub fn accept_settlement(ctx: Context<AcceptSettlement>, buyer_bps: u16) -> Result<()> {
+        instructions::accept_settlement::handler(ctx, buyer_bps)
+    }
+
+    /// The proposer (or platform): clears the pending proposal.
+    pub fn withdraw_settlement(ctx: Context<WithdrawSettlement>) -> Result<()> {
+        instructions::withdraw_settlement::handler(ctx)
+    }
 }

@@ -47,6 +47,15 @@ async fn open_orders_of_the_previous_layout_settle_after_an_upgrade_in_place() {
     assert_escrow_err(env.claim(&delivered, &mallory).await, EscrowError::AccountNotMigrated);
     assert_escrow_err(env.resolve(&disputed, &carol, 5_000).await, EscrowError::AccountNotMigrated);
     assert_escrow_err(env.refund(&funded, &pat).await, EscrowError::AccountNotMigrated);
+    // ... and the instructions of issue 24.
+    let at = env.now().await + DAY;
+    assert_escrow_err(env.request_revision(&delivered, &alice).await, EscrowError::AccountNotMigrated);
+    assert_escrow_err(env.extend_deadline(&funded, &alice, at + 30 * DAY).await, EscrowError::AccountNotMigrated);
+    assert_escrow_err(env.propose(&funded, &alice, escrow::state::PARTY_BUYER, 0, at).await, EscrowError::AccountNotMigrated);
+    assert_escrow_err(env.withdraw(&funded, &alice).await, EscrowError::AccountNotMigrated);
+    assert_escrow_err(env.accept(&funded, &bob, 0).await, EscrowError::AccountNotMigrated);
+    let milestone = env.order_ref(usdc, PRICE);
+    assert_escrow_err(env.fund_milestone(&milestone, milestone.id, 1, 0).await, EscrowError::AccountNotMigrated);
 
     for o in [&funded, &delivered, &disputed] {
         env.downgrade_order_to_v0(o).await;
@@ -214,7 +223,8 @@ async fn an_order_of_the_current_size_with_another_version_is_refused_everywhere
     let (admin, alice, bob, carol, pat) = (kp(&env.admin), kp(&env.alice), kp(&env.bob), kp(&env.carol), kp(&env.platform));
     let o = env.funded_order(env.usdc, PRICE).await;
     let mut data = env.ctx.banks_client.get_account(o.pda).await.unwrap().unwrap().data;
-    data[escrow::state::Order::LEN - 1] = ORDER_VERSION + 1;
+    // The version byte sits right after the first release's fields (offset 236), whatever follows.
+    data[236] = ORDER_VERSION + 1;
     env.write_program_account(o.pda, data).await;
     assert_escrow_err(env.deliver(&o, &bob).await, EscrowError::AccountNotMigrated);
     assert_escrow_err(env.dispute(&o, &alice).await, EscrowError::AccountNotMigrated);
@@ -222,6 +232,94 @@ async fn an_order_of_the_current_size_with_another_version_is_refused_everywhere
     assert_escrow_err(env.claim(&o, &bob).await, EscrowError::AccountNotMigrated);
     assert_escrow_err(env.resolve(&o, &carol, 0).await, EscrowError::AccountNotMigrated);
     assert_escrow_err(env.refund(&o, &pat).await, EscrowError::AccountNotMigrated);
+    let at = env.now().await + DAY;
+    assert_escrow_err(env.request_revision(&o, &alice).await, EscrowError::AccountNotMigrated);
+    assert_escrow_err(env.extend_deadline(&o, &alice, at + 30 * DAY).await, EscrowError::AccountNotMigrated);
+    assert_escrow_err(env.propose(&o, &alice, escrow::state::PARTY_BUYER, 0, at).await, EscrowError::AccountNotMigrated);
+    assert_escrow_err(env.withdraw(&o, &pat).await, EscrowError::AccountNotMigrated);
+    assert_escrow_err(env.accept(&o, &pat, 0).await, EscrowError::AccountNotMigrated);
+    let ix = env.ix_migrate_order(admin.pubkey(), o.pda);
+    assert_escrow_err(env.send(vec![ix], &[&admin]).await, EscrowError::UnknownAccountLayout);
+}
+
+#[tokio::test]
+async fn orders_funded_before_milestones_settle_after_the_upgrade_to_version_2() {
+    // Issue 24: `fund` of the program before milestones wrote version 1 (237 bytes). After the
+    // upgrade those orders are refused until the upgrade authority migrates them; they then read as
+    // milestone 1 of a one-milestone order with no revision, and settle every way, settlement by
+    // agreement included.
+    let mut env = Env::new().await;
+    let usdc = env.usdc;
+    let (admin, alice, bob, pat, mallory) = (kp(&env.admin), kp(&env.alice), kp(&env.bob), kp(&env.platform), kp(&env.mallory));
+    let alice_lamports = env.lamports(alice.pubkey()).await;
+    let funded = env.funded_order(usdc, PRICE).await;
+    let delivered = env.funded_order(usdc, PRICE).await;
+    env.deliver(&delivered, &bob).await.unwrap();
+    let disputed = env.funded_order(usdc, PRICE).await;
+    env.dispute(&disputed, &alice).await.unwrap();
+    let before = [env.order(&funded).await.unwrap(), env.order(&delivered).await.unwrap(), env.order(&disputed).await.unwrap()];
+    for o in [&funded, &delivered, &disputed] {
+        let old = env.downgrade_order_to_v1(o).await;
+        assert_eq!((old.len(), old[236]), (237, 1));
+    }
+
+    // Nothing acts on a version-1 order: it does not deserialize as version 2.
+    let at = env.now().await + DAY;
+    assert_anchor_err(env.release(&delivered, &alice).await, Anchor::AccountDidNotDeserialize);
+    assert_anchor_err(env.refund(&funded, &pat).await, Anchor::AccountDidNotDeserialize);
+    assert_anchor_err(env.request_revision(&delivered, &alice).await, Anchor::AccountDidNotDeserialize);
+    assert_anchor_err(env.propose(&funded, &alice, escrow::state::PARTY_BUYER, 0, at).await, Anchor::AccountDidNotDeserialize);
+    assert_anchor_err(env.extend_deadline(&funded, &alice, at + 30 * DAY).await, Anchor::AccountDidNotDeserialize);
+
+    for who in [&pat, &mallory] {
+        let ix = env.ix_migrate_order(who.pubkey(), funded.pda);
+        assert_escrow_err(env.send(vec![ix], &[who]).await, EscrowError::NotUpgradeAuthority);
+    }
+    let rent = env.ctx.banks_client.get_rent().await.unwrap().minimum_balance(escrow::state::Order::LEN);
+    for (o, b) in [&funded, &delivered, &disputed].into_iter().zip(before) {
+        let ix = env.ix_migrate_order(admin.pubkey(), o.pda);
+        let logs = env.send_with_logs(vec![ix], &[&admin]).await;
+        let e: escrow::events::AccountMigrated = find_event(&logs).expect("AccountMigrated");
+        assert_eq!((e.account, e.from_version, e.to_version), (o.pda, 1, ORDER_VERSION));
+        let after = env.order(o).await.unwrap();
+        assert_eq!(ORDER_VERSION, 2);
+        assert_eq!(after.version, ORDER_VERSION);
+        assert_eq!(env.lamports(o.pda).await, rent, "the upgrade authority topped it up to rent exemption at 267 bytes");
+        assert_eq!(
+            (after.order_id, after.buyer, after.seller, after.amount, after.state, after.delivery_deadline, after.delivered_at, after.disputed_at, after.rent_payer),
+            (b.order_id, b.buyer, b.seller, b.amount, b.state, b.delivery_deadline, b.delivered_at, b.disputed_at, b.rent_payer)
+        );
+        assert_eq!((after.parent_order_id, after.milestone_index, after.revisions_included, after.revisions_used), (b.order_id, 1, 0, 0));
+        assert_eq!(after.settlement, escrow::state::SettlementProposal::default());
+        let ix = env.ix_migrate_order(admin.pubkey(), o.pda);
+        assert_escrow_err(env.send(vec![ix], &[&admin]).await, EscrowError::AccountAlreadyCurrent);
+    }
+
+    // No revision was included before milestones.
+    assert_escrow_err(env.request_revision(&delivered, &alice).await, EscrowError::RevisionLimitReached);
+    env.release(&delivered, &alice).await.unwrap();
+    env.propose(&disputed, &bob, escrow::state::PARTY_SELLER, 5_000, at).await.unwrap();
+    env.accept(&disputed, &alice, 5_000).await.unwrap();
+    let deadline = env.order(&funded).await.unwrap().delivery_deadline;
+    env.extend_deadline(&funded, &alice, deadline + DAY).await.unwrap();
+    env.refund(&funded, &pat).await.unwrap();
+    let half = PRICE / 2;
+    let half_fee = half * FEE_BPS as u64 / 10_000;
+    assert_eq!(env.balance(alice.pubkey(), usdc).await, ALICE_START - 3 * PRICE + PRICE + half);
+    assert_eq!(env.balance(bob.pubkey(), usdc).await, (PRICE - FEE) + (half - half_fee));
+    // The old accounts held the rent of 237 bytes, the authority paid the 30 added bytes' rent:
+    // Alice gets back exactly what her funding paid.
+    assert_eq!(env.lamports(alice.pubkey()).await, alice_lamports);
+}
+
+#[tokio::test]
+async fn a_237_byte_order_whose_version_byte_is_not_1_is_not_migrated() {
+    let mut env = Env::new().await;
+    let admin = kp(&env.admin);
+    let o = env.funded_order(env.usdc, PRICE).await;
+    let mut data = env.downgrade_order_to_v1(&o).await;
+    data[236] = 7;
+    env.write_program_account(o.pda, data).await;
     let ix = env.ix_migrate_order(admin.pubkey(), o.pda);
     assert_escrow_err(env.send(vec![ix], &[&admin]).await, EscrowError::UnknownAccountLayout);
 }

@@ -48,4 +48,20 @@ proptest! {
         prop_assert_eq!(split(amount, buyer_bps, 0).unwrap_err(), EscrowError::BuyerBpsTooHigh.into());
         prop_assert_eq!(split(amount, 0, fee_bps).unwrap_err(), EscrowError::FeeTooHigh.into());
     }
+
+    /// Issue 24: `accept_settlement` pays `split(amount, proposed bps, fee_bps)`: whatever the
+    /// agreed share, the payouts sum to the deposit, the buyer gets exactly her share (no fee on
+    /// it) and the fee is at most its rate of the seller's share; a cancel (10000) takes no fee.
+    #[test]
+    fn a_settlement_by_agreement_pays_the_agreed_share_and_sums_to_the_deposit(amount in any::<u64>(), buyer_bps in 0..=BPS_DENOMINATOR, fee_bps in 0..=MAX_FEE_BPS) {
+        let p = split(amount, buyer_bps, fee_bps).unwrap();
+        prop_assert_eq!(p.total(), Some(amount));
+        prop_assert_eq!(p.buyer as u128, amount as u128 * buyer_bps as u128 / 10_000);
+        let seller_share = amount - p.buyer;
+        prop_assert_eq!(p.seller + p.fee, seller_share);
+        prop_assert!(p.fee as u128 * 10_000 <= seller_share as u128 * fee_bps as u128);
+        if buyer_bps == BPS_DENOMINATOR {
+            prop_assert_eq!(p.fee, 0);
+        }
+    }
 }

@@ -7,7 +7,7 @@
  *  1. instruction: the escrow instruction (top level or CPI) whose own `order` account is this
  *     order's PDA (accounts decoded by the IDL's account list);
  *  2. event: the program event of that kind whose `order` field is this PDA (OrderReleased,
- *     OrderClaimed, OrderRefunded, DisputeResolved; parsed from the `Program data:` logs the escrow
+ *     OrderClaimed, OrderRefunded, DisputeResolved, SettlementAccepted; parsed from the `Program data:` logs the escrow
  *     wrote, at any depth);
  *  3. transfers: the token transfers (CPIs of that instruction) whose source is this order's vault,
  *     per destination, cross-checked with the vault's balance before the transaction
@@ -24,8 +24,8 @@ import type { BorshInstructionCoder } from '@coral-xyz/anchor';
 import type { PublicKey } from '@solana/web3.js';
 import { type TransactionEffects, type TransactionRecord, parseTransaction } from './transaction-effects.js';
 
-export type TerminalInstruction = 'release' | 'claim' | 'refund' | 'resolve_dispute';
-const TERMINAL: ReadonlySet<string> = new Set(['release', 'claim', 'refund', 'resolve_dispute']);
+export type TerminalInstruction = 'release' | 'claim' | 'refund' | 'resolve_dispute' | 'accept_settlement';
+const TERMINAL: ReadonlySet<string> = new Set(['release', 'claim', 'refund', 'resolve_dispute', 'accept_settlement']);
 
 /** Event name (IDL) emitted by each terminal instruction. */
 const EVENT_OF: Record<TerminalInstruction, string> = {
@@ -33,6 +33,7 @@ const EVENT_OF: Record<TerminalInstruction, string> = {
   claim: 'OrderClaimed',
   refund: 'OrderRefunded',
   resolve_dispute: 'DisputeResolved',
+  accept_settlement: 'SettlementAccepted',
 };
 
 /** Base units paid out of the vault, per payee role. */
@@ -47,7 +48,7 @@ export interface EscrowSettlement {
   instruction: TerminalInstruction;
   signature: string;
   slot: number;
-  /** resolve_dispute only: the split the arbiter chose (basis points to the buyer) */
+  /** resolve_dispute: the split the arbiter chose; accept_settlement: the split both parties agreed (basis points to the buyer) */
   buyerBps?: number;
   /** base units that left the vault to each role */
   paid: SettlementPayouts;
@@ -145,6 +146,7 @@ function eventPayouts(ix: TerminalInstruction, d: Record<string, unknown>): Sett
     case 'refund':
       return { buyer: big(d.amount), seller: 0n, treasury: 0n };
     case 'resolve_dispute':
+    case 'accept_settlement':
       return { buyer: big(d.buyerAmount ?? d.buyer_amount), seller: big(d.sellerAmount ?? d.seller_amount), treasury: big(d.fee) };
     default:
       return { buyer: 0n, seller: big(d.sellerAmount ?? d.seller_amount), treasury: big(d.fee) };
@@ -226,7 +228,7 @@ export function settlementFromTransaction(tx: TransactionRecord, signature: stri
     verified = Object.entries(extra).every(([role, v]) => v === 0n || (v > 0n && role === surplusRole));
   }
 
-  const bps = found.name === 'resolve_dispute' ? Number(found.data.buyerBps ?? found.data.buyer_bps) : undefined;
+  const bps = found.name === 'resolve_dispute' || found.name === 'accept_settlement' ? Number(found.data.buyerBps ?? found.data.buyer_bps) : undefined;
   return {
     instruction: found.name,
     signature,

@@ -2,7 +2,7 @@ use crate::constants::{CONFIG_SEED, MAX_FUND_TERMS_LIFETIME, ORDER_SEED};
 use crate::errors::EscrowError;
 use crate::events::OrderFunded;
 use crate::mint_guard::assert_mint_extensions_allowed;
-use crate::state::{Config, Order, OrderState, ORDER_VERSION};
+use crate::state::{Config, Order, OrderState, SettlementProposal, ORDER_VERSION};
 use anchor_lang::prelude::*;
 use anchor_spl::associated_token::AssociatedToken;
 use anchor_spl::token_interface::{transfer_checked, Mint, TokenAccount, TokenInterface, TransferChecked};
@@ -70,26 +70,25 @@ pub struct Fund<'info> {
     pub system_program: Program<'info, System>,
 }
 
-/// Checks the co-signed terms against the clock and the config, moves `amount` base units from the
-/// buyer's token account into the vault and records the order.
+/// Checks co-signed fund terms against the clock and the config and returns the effective review
+/// window (seconds). Shared by `fund` and `fund_milestone`.
 ///
 /// Times are unix seconds on the cluster clock, windows seconds:
 /// - `now <= expires_at <= now + MAX_FUND_TERMS_LIFETIME` (FundTermsExpired / FundTermsLifetimeTooLong):
 ///   a co-signed fund transaction cannot be replayed after its terms expire, whatever its blockhash
 ///   or nonce, so an order id the service has given up on cannot be funded again later;
+/// - `amount > 0` (AmountIsZero);
 /// - `now < delivery_deadline <= now + config.max_delivery_window` (DeliveryDeadlineInPast / DeliveryDeadlineTooFar);
 /// - `0 <= review_window`, 0 meaning `config.default_review_window`, and the effective window
 ///   `<= config.max_review_window` (ReviewWindowNegative / ReviewWindowTooLong).
-pub fn handler(
-    ctx: Context<Fund>,
-    order_id: [u8; 16],
+pub(crate) fn check_terms(
+    config: &Config,
+    now: i64,
     amount: u64,
     delivery_deadline: i64,
     review_window: i64,
     expires_at: i64,
-) -> Result<()> {
-    let now = Clock::get()?.unix_timestamp;
-    let config = &ctx.accounts.config;
+) -> Result<i64> {
     require!(now <= expires_at, EscrowError::FundTermsExpired);
     require!(expires_at.saturating_sub(now) <= MAX_FUND_TERMS_LIFETIME, EscrowError::FundTermsLifetimeTooLong);
     require!(amount > 0, EscrowError::AmountIsZero);
@@ -101,21 +100,50 @@ pub fn handler(
     require!(review_window >= 0, EscrowError::ReviewWindowNegative);
     let review_window = if review_window == 0 { config.default_review_window } else { review_window };
     require!(review_window <= config.max_review_window, EscrowError::ReviewWindowTooLong);
-    assert_mint_extensions_allowed(&ctx.accounts.mint.to_account_info())?;
+    Ok(review_window)
+}
 
+/// Moves `amount` base units from the buyer's token account into the vault (the buyer signs).
+pub(crate) fn deposit<'info>(
+    token_program: &Interface<'info, TokenInterface>,
+    from: &InterfaceAccount<'info, TokenAccount>,
+    mint: &InterfaceAccount<'info, Mint>,
+    to: &InterfaceAccount<'info, TokenAccount>,
+    buyer: &Signer<'info>,
+    amount: u64,
+) -> Result<()> {
     transfer_checked(
         CpiContext::new(
-            ctx.accounts.token_program.to_account_info(),
+            token_program.to_account_info(),
             TransferChecked {
-                from: ctx.accounts.buyer_token_account.to_account_info(),
-                mint: ctx.accounts.mint.to_account_info(),
-                to: ctx.accounts.vault.to_account_info(),
-                authority: ctx.accounts.buyer.to_account_info(),
+                from: from.to_account_info(),
+                mint: mint.to_account_info(),
+                to: to.to_account_info(),
+                authority: buyer.to_account_info(),
             },
         ),
         amount,
-        ctx.accounts.mint.decimals,
-    )?;
+        mint.decimals,
+    )
+}
+
+/// Checks the co-signed terms (`check_terms`), moves `amount` base units from the buyer's token
+/// account into the vault and records the order: milestone 1 of a one-milestone order (its own id
+/// as parent), no revisions included.
+pub fn handler(
+    ctx: Context<Fund>,
+    order_id: [u8; 16],
+    amount: u64,
+    delivery_deadline: i64,
+    review_window: i64,
+    expires_at: i64,
+) -> Result<()> {
+    let now = Clock::get()?.unix_timestamp;
+    let config = &ctx.accounts.config;
+    let review_window = check_terms(config, now, amount, delivery_deadline, review_window, expires_at)?;
+    assert_mint_extensions_allowed(&ctx.accounts.mint.to_account_info())?;
+    let a = &ctx.accounts;
+    deposit(&a.token_program, &a.buyer_token_account, &a.mint, &a.vault, &a.buyer, amount)?;
 
     let order = &mut ctx.accounts.order;
     order.set_inner(Order {
@@ -135,6 +163,11 @@ pub fn handler(
         rent_payer: ctx.accounts.buyer.key(),
         bump: ctx.bumps.order,
         version: ORDER_VERSION,
+        parent_order_id: order_id,
+        milestone_index: 1,
+        revisions_included: 0,
+        revisions_used: 0,
+        settlement: SettlementProposal::default(),
     });
     crate::emit_event!(OrderFunded {
         order: order.key(),

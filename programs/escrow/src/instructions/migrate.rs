@@ -9,9 +9,10 @@ use crate::errors::EscrowError;
 use crate::events::AccountMigrated;
 use crate::instructions::initialize_config::validate;
 use crate::state::legacy::{
-    ConfigUnversionedWindows, ConfigV0, OrderV0, CONFIG_UNVERSIONED_WINDOWS_LEN, CONFIG_V0_LEN, ORDER_V0_LEN,
+    ConfigUnversionedWindows, ConfigV0, OrderV0, OrderV1, CONFIG_UNVERSIONED_WINDOWS_LEN, CONFIG_V0_LEN, ORDER_V0_LEN,
+    ORDER_V1_LEN,
 };
-use crate::state::{Config, Order, CONFIG_VERSION, ORDER_VERSION};
+use crate::state::{Config, Order, SettlementProposal, CONFIG_VERSION, ORDER_VERSION};
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::bpf_loader_upgradeable;
 use anchor_lang::system_program;
@@ -163,36 +164,52 @@ pub fn config_handler(ctx: Context<MigrateConfig>, args: MigrateConfigArgs) -> R
     Ok(())
 }
 
+/// The current order holding every field of a version-0 order: a one-milestone order (milestone 1
+/// of its own id, no revisions included, none used, no settlement proposal pending), which is what
+/// every order funded before version 2 is.
+fn order_from_v0(old: OrderV0) -> Order {
+    Order {
+        order_id: old.order_id,
+        buyer: old.buyer,
+        seller: old.seller,
+        mint: old.mint,
+        amount: old.amount,
+        fee_bps: old.fee_bps,
+        treasury: old.treasury,
+        state: old.state,
+        funded_at: old.funded_at,
+        delivery_deadline: old.delivery_deadline,
+        delivered_at: old.delivered_at,
+        disputed_at: old.disputed_at,
+        review_window: old.review_window,
+        rent_payer: old.rent_payer,
+        bump: old.bump,
+        version: ORDER_VERSION,
+        parent_order_id: old.order_id,
+        milestone_index: 1,
+        revisions_included: 0,
+        revisions_used: 0,
+        settlement: SettlementProposal::default(),
+    }
+}
+
 /// Rewrites an open order into the current layout (`ORDER_VERSION`) from the first release's
-/// layout (236 bytes); every field keeps its value. Refuses a current order
-/// (`AccountAlreadyCurrent`), another account of the program (`UnknownAccountLayout`) and an
-/// account that is not the order PDA of its own `order_id` (`ConstraintSeeds`).
+/// layout (236 bytes) or version 1 (237 bytes, version byte 1); every field keeps its value and the
+/// fields of version 2 describe a one-milestone order (`order_from_v0`). Refuses a current order
+/// (`AccountAlreadyCurrent`), another account of the program or a 237-byte account whose version
+/// byte is not 1 (`UnknownAccountLayout`), and an account that is not the order PDA of its own
+/// `order_id` (`ConstraintSeeds`). The upgrade authority pays the rent of the added bytes.
 pub fn order_handler(ctx: Context<MigrateOrder>) -> Result<()> {
     let info = ctx.accounts.order.to_account_info();
-    let order = {
+    let (order, from_version) = {
         let data = info.try_borrow_data()?;
         let body = old_body(&data, Order::DISCRIMINATOR)?;
         match data.len() {
-            ORDER_V0_LEN => {
-                let old: OrderV0 = decode(body)?;
-                Order {
-                    order_id: old.order_id,
-                    buyer: old.buyer,
-                    seller: old.seller,
-                    mint: old.mint,
-                    amount: old.amount,
-                    fee_bps: old.fee_bps,
-                    treasury: old.treasury,
-                    state: old.state,
-                    funded_at: old.funded_at,
-                    delivery_deadline: old.delivery_deadline,
-                    delivered_at: old.delivered_at,
-                    disputed_at: old.disputed_at,
-                    review_window: old.review_window,
-                    rent_payer: old.rent_payer,
-                    bump: old.bump,
-                    version: ORDER_VERSION,
-                }
+            ORDER_V0_LEN => (order_from_v0(decode::<OrderV0>(body)?), 0),
+            ORDER_V1_LEN => {
+                let old: OrderV1 = decode(body)?;
+                require!(old.version == 1, EscrowError::UnknownAccountLayout);
+                (order_from_v0(old.v0), 1)
             }
             Order::LEN => {
                 let current: Order = decode(body)?;
@@ -209,7 +226,7 @@ pub fn order_handler(ctx: Context<MigrateOrder>) -> Result<()> {
     crate::emit_event!(AccountMigrated {
         account: info.key(),
         by: ctx.accounts.authority.key(),
-        from_version: 0,
+        from_version,
         to_version: ORDER_VERSION,
     });
     Ok(())

@@ -64,7 +64,17 @@ pub struct OrderV0 {
 /// Allocated size of a version-0 order.
 pub const ORDER_V0_LEN: usize = 8 + 16 + 3 * 32 + 8 + 2 + 32 + 1 + 5 * 8 + 32 + 1;
 
+/// `Order` of version 1 (issue 20 up to issue 24): version 0's fields, then the version byte (1).
+#[derive(AnchorSerialize, AnchorDeserialize)]
+pub struct OrderV1 {
+    pub v0: OrderV0,
+    pub version: u8,
+}
+
+/// Allocated size of a version-1 order.
+pub const ORDER_V1_LEN: usize = ORDER_V0_LEN + 1;
+
 // The migration tells layouts apart by size: no two of them may share one.
-const _: () = assert!(ORDER_V0_LEN + 1 == crate::state::Order::LEN);
+const _: () = assert!(ORDER_V1_LEN + 16 + 3 + 11 == crate::state::Order::LEN);
 const _: () = assert!(CONFIG_V0_LEN + 1 + 16 == crate::state::Config::LEN);
 const _: () = assert!(CONFIG_UNVERSIONED_WINDOWS_LEN != crate::state::Config::LEN);

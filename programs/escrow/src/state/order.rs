@@ -3,8 +3,29 @@ use anchor_lang::prelude::*;
 /// Layout version of `Order` written by this program (`Order::version`); same layout rule as
 /// `CONFIG_VERSION` (first-release fields, then the version byte, then later fields appended).
 /// - version 0: the first release (no version byte): order_id .. bump, 236 bytes;
-/// - version 1: the version byte appended, 237 bytes.
-pub const ORDER_VERSION: u8 = 1;
+/// - version 1: the version byte appended, 237 bytes;
+/// - version 2 (issue 24): `parent_order_id`, `milestone_index`, `revisions_included`,
+///   `revisions_used`, `settlement` appended, 267 bytes.
+pub const ORDER_VERSION: u8 = 2;
+
+/// `SettlementProposal::proposed_by` when no proposal is pending.
+pub const PARTY_NONE: u8 = 0;
+/// `SettlementProposal::proposed_by` / `propose_settlement`'s `proposed_by`: the buyer.
+pub const PARTY_BUYER: u8 = 1;
+/// `SettlementProposal::proposed_by` / `propose_settlement`'s `proposed_by`: the seller.
+pub const PARTY_SELLER: u8 = 2;
+
+/// A pending settlement by agreement (version 2): `buyer_bps` of the amount to the buyer, the rest
+/// to the seller minus the fee, if the other party accepts before `expires_at` (unix seconds,
+/// exclusive). All zero when none is pending.
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, Debug, Default, PartialEq, Eq, InitSpace)]
+pub struct SettlementProposal {
+    /// PARTY_NONE, PARTY_BUYER or PARTY_SELLER.
+    pub proposed_by: u8,
+    /// Basis points of the amount to the buyer (0..=10000; 10000 = cancel).
+    pub buyer_bps: u16,
+    pub expires_at: i64,
+}
 
 #[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, Debug, PartialEq, Eq, InitSpace)]
 pub enum OrderState {
@@ -42,6 +63,17 @@ pub struct Order {
     pub bump: u8,
     /// Layout version (`ORDER_VERSION`); fields added after the first release follow it.
     pub version: u8,
+    /// (version 2) Escrow id of the order this escrow is a milestone of: its first milestone's id
+    /// (equal to `order_id` for milestone 1 and for every order funded with `fund`).
+    pub parent_order_id: [u8; 16],
+    /// (version 2) 1..=MAX_MILESTONES; 1 for `fund`.
+    pub milestone_index: u8,
+    /// (version 2) Revisions the buyer may request (`request_revision`), co-signed at funding.
+    pub revisions_included: u8,
+    /// (version 2) Revisions requested so far (<= revisions_included).
+    pub revisions_used: u8,
+    /// (version 2) The pending settlement proposal, if any.
+    pub settlement: SettlementProposal,
 }
 
 impl Order {
@@ -56,6 +88,20 @@ impl Order {
     /// Whether the account has the current layout (every instruction but the migration requires it).
     pub fn is_current(&self) -> bool {
         self.version == ORDER_VERSION
+    }
+
+    /// Key of a party role (PARTY_BUYER / PARTY_SELLER); None for any other value.
+    pub fn party_key(&self, party: u8) -> Option<Pubkey> {
+        match party {
+            PARTY_BUYER => Some(self.buyer),
+            PARTY_SELLER => Some(self.seller),
+            _ => None,
+        }
+    }
+
+    /// Key of the party whose settlement proposal is pending; None when there is none.
+    pub fn proposer_key(&self) -> Option<Pubkey> {
+        self.party_key(self.settlement.proposed_by)
     }
 
     /// Delivered no later than the delivery deadline (`delivered_at` is 0 while undelivered).

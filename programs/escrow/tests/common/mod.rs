@@ -718,12 +718,24 @@ impl Env {
     }
 
     /// Rewrites an open order in the first release's layout (version 0, `state/order.rs` at
-    /// 9c8bb43: the current fields without the trailing version byte, 236 bytes).
+    /// 9c8bb43: order_id .. bump without any version byte, 236 bytes).
     pub async fn downgrade_order_to_v0(&mut self, o: &OrderRef) -> Vec<u8> {
         let acc = self.ctx.banks_client.get_account(o.pda).await.unwrap().expect("open order");
-        assert_eq!(acc.data.len(), 237);
+        assert_eq!(acc.data.len(), escrow::state::Order::LEN);
         assert_eq!(acc.data[236], escrow::state::ORDER_VERSION);
         let data = acc.data[..236].to_vec();
+        self.write_program_account(o.pda, data.clone()).await;
+        data
+    }
+
+    /// Rewrites an open order in version 1's layout (issue 20 up to issue 24, `state/order.rs` at
+    /// b7f6bf8: version 0's 236 bytes, then the version byte 1; 237 bytes), what `fund` of the
+    /// program before milestones wrote.
+    pub async fn downgrade_order_to_v1(&mut self, o: &OrderRef) -> Vec<u8> {
+        let acc = self.ctx.banks_client.get_account(o.pda).await.unwrap().expect("open order");
+        assert_eq!(acc.data.len(), escrow::state::Order::LEN);
+        let mut data = acc.data[..236].to_vec();
+        data.push(1);
         self.write_program_account(o.pda, data.clone()).await;
         data
     }
@@ -898,6 +910,161 @@ impl Env {
             accounts: accounts.to_account_metas(None),
             data: escrow::instruction::Refund {}.data(),
         }
+    }
+
+    // ---------- issue 24: milestones, revisions, extensions, settlement ----------
+
+    /// An order ref for milestone `index` of the order whose first milestone is `parent`.
+    pub fn milestone_ref(&mut self, parent: &OrderRef, amount: u64) -> OrderRef {
+        let mut o = self.order_ref(parent.mint, amount);
+        o.buyer = parent.buyer;
+        o.seller = parent.seller;
+        o
+    }
+
+    pub fn fund_milestone_accounts(&self, o: &OrderRef) -> escrow::accounts::FundMilestone {
+        let f = self.fund_accounts(o);
+        escrow::accounts::FundMilestone {
+            buyer: f.buyer,
+            platform_authority: f.platform_authority,
+            seller: f.seller,
+            config: f.config,
+            order: f.order,
+            mint: f.mint,
+            buyer_token_account: f.buyer_token_account,
+            vault: f.vault,
+            token_program: f.token_program,
+            associated_token_program: f.associated_token_program,
+            system_program: f.system_program,
+        }
+    }
+
+    /// Terms for milestone `index` of `parent` funded into `o`: deadline 7 days, default review
+    /// window, terms valid for PAYMENT_WINDOW, `revisions` included.
+    pub async fn milestone_args(&mut self, o: &OrderRef, parent: [u8; 16], index: u8, revisions: u8) -> escrow::FundMilestoneArgs {
+        let now = self.now().await;
+        escrow::FundMilestoneArgs {
+            escrow_id: o.id,
+            parent_order_id: parent,
+            milestone_index: index,
+            amount: o.amount,
+            delivery_deadline: now + 7 * DAY,
+            review_window: 0,
+            expires_at: now + PAYMENT_WINDOW,
+            revisions_included: revisions,
+        }
+    }
+
+    pub fn ix_fund_milestone_with(&self, accounts: escrow::accounts::FundMilestone, args: escrow::FundMilestoneArgs) -> Instruction {
+        Instruction {
+            program_id: escrow::ID,
+            accounts: accounts.to_account_metas(None),
+            data: escrow::instruction::FundMilestone { args }.data(),
+        }
+    }
+
+    pub fn ix_fund_milestone(&self, o: &OrderRef, args: escrow::FundMilestoneArgs) -> Instruction {
+        self.ix_fund_milestone_with(self.fund_milestone_accounts(o), args)
+    }
+
+    /// Alice funds milestone `index` of `parent` into `o` with Pat's co-signature.
+    pub async fn fund_milestone(&mut self, o: &OrderRef, parent: [u8; 16], index: u8, revisions: u8) -> TxResult {
+        let args = self.milestone_args(o, parent, index, revisions).await;
+        let ix = self.ix_fund_milestone(o, args);
+        let (alice, pat) = (kp(&self.alice), kp(&self.platform));
+        self.send(vec![ix], &[&alice, &pat]).await
+    }
+
+    /// A funded one-milestone order with `revisions` included (fund_milestone, index 1).
+    pub async fn funded_with_revisions(&mut self, m: TestMint, amount: u64, revisions: u8) -> OrderRef {
+        let o = self.order_ref(m, amount);
+        self.fund_milestone(&o, o.id, 1, revisions).await.unwrap();
+        o
+    }
+
+    pub fn ix_request_revision(&self, o: &OrderRef, authority: Pubkey) -> Instruction {
+        Instruction {
+            program_id: escrow::ID,
+            accounts: escrow::accounts::RequestRevision { authority, config: self.config, order: o.pda }
+                .to_account_metas(None),
+            data: escrow::instruction::RequestRevision {}.data(),
+        }
+    }
+
+    pub async fn request_revision(&mut self, o: &OrderRef, by: &Keypair) -> TxResult {
+        let ix = self.ix_request_revision(o, by.pubkey());
+        self.send(vec![ix], &[by]).await
+    }
+
+    pub fn ix_extend_deadline(&self, o: &OrderRef, authority: Pubkey, new_deadline: i64) -> Instruction {
+        Instruction {
+            program_id: escrow::ID,
+            accounts: escrow::accounts::ExtendDeadline { authority, config: self.config, order: o.pda }
+                .to_account_metas(None),
+            data: escrow::instruction::ExtendDeadline { new_deadline }.data(),
+        }
+    }
+
+    pub async fn extend_deadline(&mut self, o: &OrderRef, by: &Keypair, new_deadline: i64) -> TxResult {
+        let ix = self.ix_extend_deadline(o, by.pubkey(), new_deadline);
+        self.send(vec![ix], &[by]).await
+    }
+
+    pub fn ix_propose_settlement(&self, o: &OrderRef, authority: Pubkey, buyer_bps: u16, expires_at: i64, proposed_by: u8) -> Instruction {
+        Instruction {
+            program_id: escrow::ID,
+            accounts: escrow::accounts::ProposeSettlement { authority, config: self.config, order: o.pda }
+                .to_account_metas(None),
+            data: escrow::instruction::ProposeSettlement { buyer_bps, expires_at, proposed_by }.data(),
+        }
+    }
+
+    /// `by` proposes for `party` (PARTY_BUYER / PARTY_SELLER) a split valid until `expires_at`.
+    pub async fn propose(&mut self, o: &OrderRef, by: &Keypair, party: u8, buyer_bps: u16, expires_at: i64) -> TxResult {
+        let ix = self.ix_propose_settlement(o, by.pubkey(), buyer_bps, expires_at, party);
+        self.send(vec![ix], &[by]).await
+    }
+
+    pub fn ix_withdraw_settlement(&self, o: &OrderRef, authority: Pubkey) -> Instruction {
+        Instruction {
+            program_id: escrow::ID,
+            accounts: escrow::accounts::WithdrawSettlement { authority, config: self.config, order: o.pda }
+                .to_account_metas(None),
+            data: escrow::instruction::WithdrawSettlement {}.data(),
+        }
+    }
+
+    pub async fn withdraw(&mut self, o: &OrderRef, by: &Keypair) -> TxResult {
+        let ix = self.ix_withdraw_settlement(o, by.pubkey());
+        self.send(vec![ix], &[by]).await
+    }
+
+    pub fn accept_accounts(&self, o: &OrderRef, authority: Pubkey) -> escrow::accounts::AcceptSettlement {
+        escrow::accounts::AcceptSettlement {
+            authority,
+            config: self.config,
+            order: o.pda,
+            mint: o.mint.mint,
+            vault: o.vault,
+            buyer_token_account: self.ata(o.buyer, o.mint),
+            seller_token_account: self.ata(o.seller, o.mint),
+            treasury_token_account: self.ata(self.trent.pubkey(), o.mint),
+            rent_payer: o.buyer,
+            token_program: o.mint.token_program,
+        }
+    }
+
+    pub fn ix_accept_with(&self, accounts: escrow::accounts::AcceptSettlement, buyer_bps: u16) -> Instruction {
+        Instruction {
+            program_id: escrow::ID,
+            accounts: accounts.to_account_metas(None),
+            data: escrow::instruction::AcceptSettlement { buyer_bps }.data(),
+        }
+    }
+
+    pub async fn accept(&mut self, o: &OrderRef, by: &Keypair, buyer_bps: u16) -> TxResult {
+        let ix = self.ix_accept_with(self.accept_accounts(o, by.pubkey()), buyer_bps);
+        self.send(vec![ix], &[by]).await
     }
 }
 

@@ -9,7 +9,9 @@ import type { ServiceInstruction } from './order-state.js';
 /** The chain's settlement record as the orders module stores it (payout per role + the buyer's token account). */
 export function toOrderSettlement(s: EscrowSettlement): OrderSettlement {
   return {
-    instruction: s.instruction,
+    // Interim until the lifecycle table (contract orders.contract.ts, helper "agreements") has the
+    // accept_settlement row: the chain reader already recognises it as a closing instruction.
+    instruction: s.instruction as OrderSettlement['instruction'],
     signature: s.signature,
     slot: s.slot,
     ...(s.buyerBps !== undefined ? { buyerBps: s.buyerBps } : {}),
