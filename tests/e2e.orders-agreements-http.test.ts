@@ -3,7 +3,7 @@
  * PGlite (the Prisma repository, the events outbox, the chat module, the Idempotency-Key middleware) with
  * the simulated escrow program of tests/orders.fakes.ts as the orders module's escrow port (the program's
  * agreement instructions come with the escrow v2 branch; tests/localnet.lifecycle-conformance.test.ts runs
- * them on the localnet once merged). Problem types, roles, Idempotency-Key replays, the per-milestone routes,
+ * them on the localnet once merged). Problem types, roles, Idempotency-Key replays,
  * the events in the outbox and the revision message in the order's conversation.
  */
 import request from 'supertest';
@@ -113,12 +113,12 @@ describe('settlement by agreement over HTTP', () => {
   });
 });
 
-describe('revisions and extensions over HTTP, on the order and on its milestone', () => {
+describe('revisions and extensions over HTTP', () => {
   it('a revision posts its message into the order\'s conversation; beyond the limit 409 revision-limit-reached; the seller 403', async () => {
     const id = await fundedOrder('delivered', 1);
     expectProblem(await post(bob, `/orders/${id}/revision`, { message: 'make it blue' }), 403, 'forbidden');
     expectProblem(await post(alice, `/orders/${id}/revision`, { message: '' }), 400, 'validation-error', ['body.message']);
-    const r = await post(alice, `/orders/${id}/milestones/1/revision`, { message: 'make it blue' });
+    const r = await post(alice, `/orders/${id}/revision`, { message: 'make it blue' });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect((r.body as Order)).toMatchObject({ status: 'in_progress', revisions_included: 1, revisions_used: 1, delivered_at: null, auto_release_at: null });
     const chat = (await request(t.app).get(`${API}/orders/${id}/messages`).set(bob.headers).expect(200)).body.data as Array<{ body: string }>;
@@ -130,14 +130,13 @@ describe('revisions and extensions over HTTP, on the order and on its milestone'
     expect(await eventTypes(id)).toContain('revision.requested');
   });
 
-  it('an extension: earlier deadline 400, the buyer accepts the named one; a milestone the order does not have is 404', async () => {
+  it('an extension: earlier deadline 400, the buyer accepts the named one', async () => {
     const id = await fundedOrder();
     const o = (await request(t.app).get(`${API}/orders/${id}`).set(bob.headers).expect(200)).body as Order;
     const later = new Date(Date.parse(o.delivery_deadline) + 2 * 86_400_000).toISOString();
     expectProblem(await post(bob, `/orders/${id}/extension`, { new_deadline: o.delivery_deadline }), 400, 'validation-error', ['body.new_deadline']);
-    expectProblem(await post(bob, `/orders/${id}/milestones/2/extension`, { new_deadline: later }), 404, 'not-found');
     expectProblem(await post(alice, `/orders/${id}/extension/accept`, { new_deadline: later }), 409, 'no-pending-proposal');
-    const proposed = await post(bob, `/orders/${id}/milestones/1/extension`, { new_deadline: later, message: 'the client is away' });
+    const proposed = await post(bob, `/orders/${id}/extension`, { new_deadline: later, message: 'the client is away' });
     expect(proposed.status, JSON.stringify(proposed.body)).toBe(200);
     expect((proposed.body as Order).extension_proposal).toMatchObject({ new_deadline: later, message: 'the client is away', proposed_by: 'seller' });
     expectProblem(await post(bob, `/orders/${id}/extension/accept`, { new_deadline: later }), 403, 'forbidden');

@@ -1002,8 +1002,6 @@ export const SettlementBody = named(
 export type SettlementBody = z.infer<typeof SettlementBody>;
 
 const OrderIdParams = z.object({ order_id: Uuid });
-/** A milestone of an order (1..10; issue 24): one escrow unit. Until multi-milestone orders exist, 1 = the order itself. */
-const MilestoneParams = z.object({ order_id: Uuid, index: z.coerce.number().int().min(1).max(10) });
 const chain = ['chain-unavailable', 'chain-transaction-failed'] as const;
 const action = ['forbidden', 'not-found', 'invalid-state-transition', ...chain] as const;
 
@@ -1286,19 +1284,6 @@ export const orders = c.router({
     responses: { 200: Order, ...requestRevision.responses },
     metadata: requestRevision.metadata,
   },
-  requestRevisionForMilestone: {
-    method: 'POST',
-    path: '/orders/:order_id/milestones/:index/revision',
-    pathParams: MilestoneParams,
-    headers: IdempotencyHeaders,
-    summary: 'Request a revision (one milestone)',
-    description:
-      'As requestRevision, on milestone `index` of the order (its own escrow). 404 not-found for a milestone the order does not have.' +
-      seeTable,
-    body: RequestRevisionBody,
-    responses: { 200: Order, ...requestRevision.responses },
-    metadata: requestRevision.metadata,
-  },
   proposeExtension: {
     method: 'POST',
     path: '/orders/:order_id/extension',
@@ -1307,19 +1292,6 @@ export const orders = c.router({
     summary: 'Propose a later delivery deadline',
     description:
       'Seller only, in_progress. Stored off chain (nothing moves until the buyer accepts); replaces a pending proposal; expires after ORDER_EXTENSION_PROPOSAL_TTL_SECONDS (3 days). 400 validation-error unless new_deadline is later than delivery_deadline. Event extension.proposed. Requires Idempotency-Key.' +
-      seeTable,
-    body: ProposeExtensionBody,
-    responses: { 200: Order, ...proposeExtension.responses },
-    metadata: proposeExtension.metadata,
-  },
-  proposeExtensionForMilestone: {
-    method: 'POST',
-    path: '/orders/:order_id/milestones/:index/extension',
-    pathParams: MilestoneParams,
-    headers: IdempotencyHeaders,
-    summary: 'Propose a later delivery deadline (one milestone)',
-    description:
-      'As proposeExtension, on milestone `index` of the order (its own escrow). 404 not-found for a milestone the order does not have.' +
       seeTable,
     body: ProposeExtensionBody,
     responses: { 200: Order, ...proposeExtension.responses },
@@ -1338,19 +1310,6 @@ export const orders = c.router({
     responses: { 200: Order, ...acceptExtension.responses },
     metadata: acceptExtension.metadata,
   },
-  acceptExtensionForMilestone: {
-    method: 'POST',
-    path: '/orders/:order_id/milestones/:index/extension/accept',
-    pathParams: MilestoneParams,
-    headers: IdempotencyHeaders,
-    summary: 'Accept the proposed deadline (one milestone)',
-    description:
-      'As acceptExtension, on milestone `index` of the order (its own escrow). 404 not-found for a milestone the order does not have.' +
-      seeTable,
-    body: AcceptExtensionBody,
-    responses: { 200: Order, ...acceptExtension.responses },
-    metadata: acceptExtension.metadata,
-  },
   declineExtension: {
     method: 'POST',
     path: '/orders/:order_id/extension/decline',
@@ -1359,19 +1318,6 @@ export const orders = c.router({
     summary: 'Decline the proposed deadline',
     description:
       'Buyer only, with a pending extension: it is dropped, the deadline stays. Event extension.declined. Requires Idempotency-Key. No body.' +
-      seeTable,
-    body: c.noBody(),
-    responses: { 200: Order, ...declineExtension.responses },
-    metadata: declineExtension.metadata,
-  },
-  declineExtensionForMilestone: {
-    method: 'POST',
-    path: '/orders/:order_id/milestones/:index/extension/decline',
-    pathParams: MilestoneParams,
-    headers: IdempotencyHeaders,
-    summary: 'Decline the proposed deadline (one milestone)',
-    description:
-      'As declineExtension, on milestone `index` of the order (its own escrow). 404 not-found for a milestone the order does not have.' +
       seeTable,
     body: c.noBody(),
     responses: { 200: Order, ...declineExtension.responses },
@@ -1390,19 +1336,6 @@ export const orders = c.router({
     responses: { 200: Order, ...proposeSettlement.responses },
     metadata: proposeSettlement.metadata,
   },
-  proposeSettlementForMilestone: {
-    method: 'POST',
-    path: '/orders/:order_id/milestones/:index/settlement',
-    pathParams: MilestoneParams,
-    headers: IdempotencyHeaders,
-    summary: 'Propose a settlement by agreement (one milestone)',
-    description:
-      'As proposeSettlement, on milestone `index` of the order (its own escrow). 404 not-found for a milestone the order does not have.' +
-      seeTable,
-    body: SettlementBody,
-    responses: { 200: Order, ...proposeSettlement.responses },
-    metadata: proposeSettlement.metadata,
-  },
   acceptSettlement: {
     method: 'POST',
     path: '/orders/:order_id/settlement/accept',
@@ -1416,19 +1349,6 @@ export const orders = c.router({
     responses: { 200: Order, ...acceptSettlement.responses },
     metadata: acceptSettlement.metadata,
   },
-  acceptSettlementForMilestone: {
-    method: 'POST',
-    path: '/orders/:order_id/milestones/:index/settlement/accept',
-    pathParams: MilestoneParams,
-    headers: IdempotencyHeaders,
-    summary: 'Accept the proposed settlement (one milestone)',
-    description:
-      'As acceptSettlement, on milestone `index` of the order (its own escrow). 404 not-found for a milestone the order does not have.' +
-      seeTable,
-    body: SettlementBody,
-    responses: { 200: Order, ...acceptSettlement.responses },
-    metadata: acceptSettlement.metadata,
-  },
   withdrawSettlement: {
     method: 'POST',
     path: '/orders/:order_id/settlement/withdraw',
@@ -1437,19 +1357,6 @@ export const orders = c.router({
     summary: 'Withdraw your settlement proposal',
     description:
       'The proposer only (403 forbidden for the other party): withdraw_settlement clears it on chain. Event settlement.withdrawn. Requires Idempotency-Key. No body.' +
-      seeTable,
-    body: c.noBody(),
-    responses: { 200: Order, ...withdrawSettlement.responses },
-    metadata: withdrawSettlement.metadata,
-  },
-  withdrawSettlementForMilestone: {
-    method: 'POST',
-    path: '/orders/:order_id/milestones/:index/settlement/withdraw',
-    pathParams: MilestoneParams,
-    headers: IdempotencyHeaders,
-    summary: 'Withdraw your settlement proposal (one milestone)',
-    description:
-      'As withdrawSettlement, on milestone `index` of the order (its own escrow). 404 not-found for a milestone the order does not have.' +
       seeTable,
     body: c.noBody(),
     responses: { 200: Order, ...withdrawSettlement.responses },

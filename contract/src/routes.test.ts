@@ -57,8 +57,10 @@ describe('contract routes', () => {
   it('every money path needs a money scope, and the money scopes are exactly those of the money capabilities', () => {
     const moneyRoutes = Object.entries(routeAccess as Record<string, RouteAccess>).filter(([, a]) => a.money);
     expect(moneyRoutes.map(([k, a]) => `${k}:${a.money!.capability}`).sort()).toEqual([
+      'orders.acceptSettlement:escrow-settlement',
       'orders.confirmOrder:escrow-release',
       'orders.createOrder:custodial-payment',
+      'orders.proposeSettlement:escrow-settlement',
       'orders.refundOrder:escrow-refund',
       'wallet.createWithdrawal:custody-withdrawal',
     ]);
@@ -160,9 +162,20 @@ describe('contract routes', () => {
     }
   });
 
-  it('createOrder and createWithdrawal require an Idempotency-Key, createListing accepts one, no other route takes it', () => {
+  it('createOrder, createWithdrawal and the agreement routes (issue 24) require an Idempotency-Key, createListing accepts one, no other route takes it', () => {
     const idempotent = routes.filter(([, r]) => (r.metadata as RouteMetadata).idempotent).map(([k]) => k);
-    expect(idempotent.sort()).toEqual(['listings.createListing', 'orders.createOrder', 'wallet.createWithdrawal']);
+    expect(idempotent.sort()).toEqual([
+      'listings.createListing',
+      'orders.acceptExtension',
+      'orders.acceptSettlement',
+      'orders.createOrder',
+      'orders.declineExtension',
+      'orders.proposeExtension',
+      'orders.proposeSettlement',
+      'orders.requestRevision',
+      'orders.withdrawSettlement',
+      'wallet.createWithdrawal',
+    ]);
     for (const [key, route] of routes) {
       const headers = route.headers as { shape?: Record<string, z.ZodTypeAny> } | undefined;
       const header = headers?.shape?.['idempotency-key'];

@@ -46,8 +46,9 @@ export function ordersHandlers(deps: OrdersHttpDeps) {
     idempotency({ store: deps.idempotencyStore, required: true, leases: deps.idempotencyLeases, leaseMs: deps.idempotencyLeaseMs, now: deps.now }) as never,
   ];
   /**
-   * The escrow unit a milestone route names. Interim (until the milestones branch resolves milestone rows):
-   * every order is one milestone, milestone 1 = the order itself; another index is 404.
+   * The escrow unit a route names: the order (its only or current milestone). Seam for the per-milestone
+   * paths (/orders/{order_id}/milestones/{index}/..., with the milestones branch): resolve `index` to that
+   * milestone's row there; until then milestone 1 is the order itself and another index is 404.
    */
   const unit = (params: { order_id: string; index?: number }) => {
     if (params.index !== undefined && params.index !== 1) throw new DomainError('not-found', `Order ${params.order_id} has no milestone ${params.index}.`);
@@ -73,19 +74,12 @@ export function ordersHandlers(deps: OrdersHttpDeps) {
 
   return s.router(contract.orders, {
     requestRevision: revision,
-    requestRevisionForMilestone: revision,
     proposeExtension: proposeExt,
-    proposeExtensionForMilestone: proposeExt,
     acceptExtension: acceptExt,
-    acceptExtensionForMilestone: acceptExt,
     declineExtension: declineExt,
-    declineExtensionForMilestone: declineExt,
     proposeSettlement: proposeSet,
-    proposeSettlementForMilestone: proposeSet,
     acceptSettlement: acceptSet,
-    acceptSettlementForMilestone: acceptSet,
     withdrawSettlement: withdrawSet,
-    withdrawSettlementForMilestone: withdrawSet,
     createOrder: {
       middleware: [
         idempotency({ store: deps.idempotencyStore, required: true, leases: deps.idempotencyLeases, leaseMs: deps.idempotencyLeaseMs, now: deps.now }) as never,

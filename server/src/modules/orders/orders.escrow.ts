@@ -3,8 +3,7 @@
  */
 import type { EscrowClient, EscrowOrder, PayeeAccountPolicy } from '../../chain/escrow.js';
 import type { EscrowSettlement } from '../../chain/settlement.js';
-import type { EscrowOrderView, EscrowPort, InstructionArgs, Log, OrderSettlement, SendOptions, TxResult } from './orders.types.js';
-import type { ServiceInstruction } from './order-state.js';
+import type { EscrowOrderView, EscrowPort, Log, OrderSettlement, SendOptions } from './orders.types.js';
 
 /** The chain's settlement record as the orders module stores it (payout per role + the buyer's token account). */
 export function toOrderSettlement(s: EscrowSettlement): OrderSettlement {
@@ -48,13 +47,6 @@ export interface OrdersBudget {
   record(c: { action: 'order_transaction'; lamports: number }): Promise<void>;
 }
 
-/** `EscrowClient.orderInstruction` as the orders module calls it: every service instruction, with its arguments. */
-type AgreementAwareOrderInstruction = (
-  name: ServiceInstruction,
-  orderId: string,
-  o: Parameters<EscrowClient['orderInstruction']>[2] & InstructionArgs,
-) => Promise<TxResult>;
-
 /** Network fee of one service-signed order transaction (lamports; one signature). */
 const ORDER_TX_LAMPORTS = 5_000;
 
@@ -81,10 +73,9 @@ export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number; l
         ...(s?.proposedBy !== undefined ? { proposedBy: s.proposedBy } : {}),
         ...(s?.newDeadline !== undefined ? { newDeadline: s.newDeadline } : {}),
       };
-      // the agreement instructions (request_revision, extend_deadline, propose/accept/withdraw_settlement) come
-      // with the escrow v2 client of the program branch (i24-design section 5: `orderInstruction` with these
-      // names and arguments); until it is merged the client refuses them at run time
-      const tx = await (client.orderInstruction as AgreementAwareOrderInstruction)(ix, id, { ...o(s), ...args });
+      // the agreement instructions (request_revision, extend_deadline, propose/accept/withdraw_settlement) take
+      // their arguments here (escrow v2, i24-design section 5); the platform signs for the calling party
+      const tx = await client.orderInstruction(ix, id, { ...o(s), ...args });
       // counted, never refused: payouts move users' money; the platform fee pays for them (docs/threat-model.md#who-pays-for-what-on-chain)
       await budget?.record({ action: 'order_transaction', lamports: ORDER_TX_LAMPORTS }).catch((err) => opts.log?.warn({ err }, 'chain budget: order transaction not counted'));
       return tx;
