@@ -143,6 +143,17 @@ describe('revisions (issue 24 item 2)', () => {
   });
 });
 
+describe('revisions from the buyer\'s own wallet (drift)', () => {
+  it('the reconciler catches up a revision requested directly on chain: in progress, the program\'s deadline, the count + 1, revision.requested', async () => {
+    const ctx = setup({ revisions: 1 });
+    const d = await ctx.delivered();
+    await ctx.escrow.requestRevision(d.id); // her wallet, not the API
+    await ctx.service.reconciler.runOnce();
+    expect(await ctx.repo.get(d.id)).toMatchObject({ status: 'in_progress', revisionsUsed: 1, deliveredAt: null, deliveryDeadline: ctx.escrow.accounts.get(d.id)!.deliveryDeadline });
+    expect(events(ctx, d.id)).toContain('revision.requested');
+  });
+});
+
 describe('deadline extensions (issue 24 item 3)', () => {
   it('the seller proposes, the buyer accepts: the program\'s deadline moves with her consent; extension.proposed then extension.accepted', async () => {
     const ctx = setup();

@@ -216,7 +216,7 @@ export class EscrowReconciler {
    * when the account is closed. A closed account with no known closing transaction is flagged for an
    * operator (once), never guessed.
    */
-  async syncOrderFromChain(order: OrderRecord): Promise<'delivered' | 'disputed' | 'closed' | 'flagged' | null> {
+  async syncOrderFromChain(order: OrderRecord): Promise<'delivered' | 'disputed' | 'revised' | 'closed' | 'flagged' | null> {
     if (order.status !== 'in_progress' && order.status !== 'delivered' && order.status !== 'disputed') return null;
     if (await this.deps.repo.openIntentFor(order.id)) return null;
     const view = await this.deps.escrow.fetchOrder(order.id);
@@ -233,12 +233,20 @@ export class EscrowReconciler {
       await this.deps.repo.clearAttention(order.id);
       this.log.info({ order_id: order.id }, 'reconciler: the escrow account is back; attention flag cleared');
     }
-    const ix = view.state === 'disputed' && order.status !== 'disputed' ? 'open_dispute' : view.state === 'delivered' && order.status === 'in_progress' ? 'mark_delivered' : null;
+    // a delivered order whose escrow is back in Funded: the buyer requested a revision with her own wallet (issue 24)
+    const ix =
+      view.state === 'disputed' && order.status !== 'disputed'
+        ? 'open_dispute'
+        : view.state === 'delivered' && order.status === 'in_progress'
+          ? 'mark_delivered'
+          : view.state === 'funded' && order.status === 'delivered'
+            ? 'request_revision'
+            : null;
     if (!ix) return null;
     const patch = patchForInstruction(ix, order, null, null, { view, nowSeconds });
     const changed = await this.deps.repo.updateIf(order.id, order.status, patch);
     if (changed) this.log.info({ order_id: order.id, state: view.state }, 'reconciler: order moved forward from the chain');
-    return changed ? (view.state as 'delivered' | 'disputed') : null;
+    return changed ? (view.state === 'funded' ? 'revised' : (view.state as 'delivered' | 'disputed')) : null;
   }
 
   /**
