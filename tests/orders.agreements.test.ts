@@ -219,6 +219,24 @@ describe('deadline extensions (issue 24 item 3)', () => {
     expect(ctx.escrow.count('extend_deadline')).toBe(0);
   });
 
+  it('a crash after extend_deadline landed: the reconciler moves the deadline from the intent, the proposal is consumed, nothing is sent twice', async () => {
+    const ctx = setup();
+    const f = await ctx.funded();
+    const wanted = f.deliveryDeadline + DAY;
+    await ctx.service.proposeExtension(ctx.seller, f.id, wanted, null);
+    ctx.crash.afterSend = () => {
+      throw new Error('simulated crash');
+    };
+    await expect(ctx.service.acceptExtension(ctx.buyer, f.id, wanted)).rejects.toThrow('simulated crash');
+    ctx.crash.afterSend = undefined;
+    expect((await ctx.repo.get(f.id))!.deliveryDeadline).toBe(f.deliveryDeadline);
+    // the account's state did not change (Funded): only the signature tells it landed
+    expect(Object.values(await ctx.service.reconciler.runOnce())).toEqual(['confirmed']);
+    expect(await ctx.repo.get(f.id)).toMatchObject({ deliveryDeadline: wanted, extension: null });
+    expect(ctx.escrow.count('extend_deadline')).toBe(1);
+    expect(events(ctx, f.id)).toContain('extension.accepted');
+  });
+
   it('delivering ends a pending extension request', async () => {
     const ctx = setup();
     const f = await ctx.funded();
