@@ -73,7 +73,10 @@ describe('revisions (issue 24 item 2)', () => {
     const d = await ctx.service.deliver(ctx.seller, f.id);
     const left = f.deliveryDeadline - Math.floor(d.deliveredAt!.getTime() / 1000);
     ctx.escrow.advance(600);
+    const listingCalls = ctx.listings.calls.length;
     const after = await ctx.service.requestRevision(ctx.buyer, f.id, '  the logo must be blue  ');
+    // back in progress is not a new funding: the listing (reserved) is left alone
+    expect(ctx.listings.calls.slice(listingCalls)).toEqual([]);
     expect(after).toMatchObject({ status: 'in_progress', deliveredAt: null, autoReleaseAt: null, revisionsUsed: 1 });
     expect(after.deliveryDeadline).toBe(ctx.escrow.now + left);
     expect(after.deliveryDeadline).toBe(ctx.escrow.accounts.get(f.id)!.deliveryDeadline); // what the program holds
