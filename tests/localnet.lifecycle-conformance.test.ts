@@ -40,12 +40,15 @@ import { ensureSol, loadOrCreateKeypair, mintTestUsdc } from '../server/scripts/
 import { orderIdBytes, vaultAddress } from '../server/src/chain/pda';
 import { startBootstrappedChain, type BootstrappedChain } from './helpers/localnet';
 
-const rows = orderTransitions as readonly OrderTransition[];
 type Action = OrderTransition['action'];
+const rows = orderTransitions as readonly OrderTransition[];
 /** the actions that happen on chain (the table's rows with an instruction) */
 const ACTIONS: readonly Action[] = [...new Set(rows.filter((r) => r.instruction).map((r) => r.action))];
 const ACTORS: readonly OrderActor[] = ['buyer', 'seller', 'admin', 'system'];
 const DEADLINE_IN = 100;
+/** the split proposed and accepted in the settlement rows; the program's party codes (proposed_by) */
+const SETTLEMENT_BPS = 2500;
+const PARTY = { buyer: 1, seller: 2 } as const;
 const REVIEW_WINDOW = 200;
 const AMOUNT = 1_000_000n;
 
@@ -218,6 +221,27 @@ async function instruction(action: Action, o: Order, signer: PublicKey, fundAs?:
       return m.claim().accountsPartial({ ...common, payer: signer, sellerTokenAccount: o.sellerTokenAccount, treasuryTokenAccount: o.treasuryTokenAccount }).instruction();
     case 'refund':
       return m.refund().accountsPartial({ ...common, authority: signer, buyerTokenAccount: o.buyerTokenAccount }).instruction();
+    // issue 24: revisions, extensions, settlement by agreement (escrow v2)
+    case 'request_revision':
+      return m.requestRevision().accountsPartial({ authority: signer, config, order: o.order }).instruction();
+    case 'accept_extension': {
+      // later than the deadline (funding + DEADLINE_IN), in the future, inside the delivery window
+      const now = await env.chain.escrow.chainNow();
+      return m.extendDeadline(new BN(now + 10 * DEADLINE_IN)).accountsPartial({ authority: signer, config, order: o.order }).instruction();
+    }
+    case 'propose_settlement': {
+      const now = await env.chain.escrow.chainNow();
+      // the party the signer proposes as: the seller's key as seller, every other key as buyer
+      const as = signer.equals(keys.seller.publicKey) ? PARTY.seller : PARTY.buyer;
+      return m.proposeSettlement(SETTLEMENT_BPS, new BN(now + 3600), as).accountsPartial({ authority: signer, config, order: o.order }).instruction();
+    }
+    case 'accept_settlement':
+      return m
+        .acceptSettlement(SETTLEMENT_BPS)
+        .accountsPartial({ ...common, authority: signer, buyerTokenAccount: o.buyerTokenAccount, sellerTokenAccount: o.sellerTokenAccount, treasuryTokenAccount: o.treasuryTokenAccount })
+        .instruction();
+    case 'withdraw_settlement':
+      return m.withdrawSettlement().accountsPartial({ authority: signer, config, order: o.order }).instruction();
     case 'resolve':
       return m
         .resolveDispute(5000)
@@ -237,8 +261,12 @@ async function attempt(action: Action, actor: OrderActor, o: Order, state: Order
   return send(signer, [await instruction('pay', o, signer.publicKey, { buyer, cosigned })], cosigned ? [env.chain.service] : []);
 }
 
-/** Take the table's own rows (as their first actor) to bring a new order into `state` under `s`. */
-async function orderIn(state: OrderStatus, s: Scenario): Promise<Order> {
+/**
+ * Take the table's own rows (as their first actor) to bring a new order into `state` under `s`. `revisions`:
+ * fund it as milestone 1 of 1 with that many revisions included (`fund_milestone`, escrow v2) instead of `fund`
+ * (which includes none), so a request_revision row can be taken.
+ */
+async function orderIn(state: OrderStatus, s: Scenario, revisions = 0): Promise<Order> {
   const o = orderOf(randomUUID());
   const take = async (action: Action, actor: OrderActor) => {
     const r = await attempt(action, actor, o, action === 'pay' ? 'awaiting_payment' : state);
@@ -246,7 +274,10 @@ async function orderIn(state: OrderStatus, s: Scenario): Promise<Order> {
   };
   const advance = (seconds: number) => env.localnet.advanceClock(seconds);
   if (state === 'awaiting_payment' || state === 'expired') return o; // no escrow (yet / ever)
-  await take('pay', 'buyer');
+  if (revisions > 0) {
+    const r = await send(keys.buyer, [await fundMilestone(o, revisions)], [env.chain.service]);
+    expect(r.err, `fund_milestone while setting up ${state}: ${r.logs.join('\n')}`).toBeNull();
+  } else await take('pay', 'buyer');
   const x = timeline(state, s);
   if (state === 'delivered') {
     if (s.late) await advance(DEADLINE_IN + 1);
@@ -267,6 +298,51 @@ async function orderIn(state: OrderStatus, s: Scenario): Promise<Order> {
   return o;
 }
 
+/** fund_milestone of `o` as milestone 1 of 1 (escrow id = parent id) with `revisions` included, co-signed by the platform. */
+async function fundMilestone(o: Order, revisions: number): Promise<TransactionInstruction> {
+  const now = await env.chain.escrow.chainNow();
+  const id = Array.from(orderIdBytes(o.id));
+  return program.methods
+    .fundMilestone({
+      escrowId: id,
+      parentOrderId: id,
+      milestoneIndex: 1,
+      amount: new BN(AMOUNT.toString()),
+      deliveryDeadline: new BN(now + DEADLINE_IN),
+      reviewWindow: new BN(REVIEW_WINDOW),
+      expiresAt: new BN(now + 900),
+      revisionsIncluded: revisions,
+    })
+    .accountsPartial({
+      buyer: keys.buyer.publicKey,
+      platformAuthority: env.chain.service.publicKey,
+      seller: keys.seller.publicKey,
+      config: env.chain.escrow.configAddress(),
+      order: o.order,
+      mint,
+      buyerTokenAccount: o.buyerTokenAccount,
+      vault: o.vault,
+      tokenProgram: TOKEN_PROGRAM_ID,
+      associatedTokenProgram: ASSOCIATED_TOKEN_PROGRAM_ID,
+      systemProgram: SystemProgram.programId,
+    })
+    .instruction();
+}
+
+/**
+ * What a row needs of the order besides its state (the table's `requires`) that the program also holds: a
+ * pending settlement proposal by the other party (accept: the seller's, or the buyer's when the seller
+ * accepts) or by the actor (withdraw; the platform's as the buyer). Revisions: `orderIn(..., 1)`. An
+ * extension's proposal lives off chain: the program needs only the buyer's (or the platform's) signature.
+ */
+async function meetRequirement(row: OrderTransition, actor: OrderActor, o: Order): Promise<void> {
+  const by = row.requires === 'settlement_by_other' ? (actor === 'seller' ? 'buyer' : 'seller') : row.requires === 'settlement_by_self' ? (actor === 'seller' ? 'seller' : 'buyer') : null;
+  if (!by) return;
+  const r = await send(keys[by], [await instruction('propose_settlement', o, keys[by].publicKey)], []);
+  expect(r.err, `propose_settlement by the ${by}: ${r.logs.join('\n')}`).toBeNull();
+}
+const revisionsFor = (action: Action) => (action === 'request_revision' ? 1 : 0);
+
 async function accountState(o: Order): Promise<{ state: string; data: string } | null> {
   const info = await env.chain.connection.getAccountInfo(o.order, 'confirmed');
   if (!info) return null;
@@ -276,7 +352,7 @@ async function accountState(o: Order): Promise<{ state: string; data: string } |
 
 const ESCROW_ERROR = /Error Code: (\w+)\. Error Number: (\d+)/;
 /** errors that refuse the signer (its role, a missing signature), and those that refuse the moment */
-const SIGNER_ERRORS = /^(Not\w+|AccountNotSigner|BuyerIsSeller)$/;
+const SIGNER_ERRORS = /^(Not\w+|AccountNotSigner|BuyerIsSeller|OwnSettlementProposal)$/;
 const TIMING_ERRORS = /^(ReviewWindowNotElapsed|ReviewWindowElapsed|BuyerRefundNotAllowed)$/;
 
 async function expectRefused(a: Attempt, o: Order) {
@@ -320,13 +396,16 @@ describe('the escrow program conforms to the lifecycle table (issue 22 item 4)',
     for (const r of rows.filter((x) => x.instruction && x.from)) {
       for (const by of r.by) expect(allowed.some((a) => a.state === r.from && a.action === r.action && a.actor === by), `${r.from} ${r.action} ${by}`).toBe(true);
     }
-    expect(ACTIONS).toEqual(expect.arrayContaining(['pay', 'deliver', 'confirm', 'auto_release', 'dispute', 'refund', 'resolve']));
+    expect(ACTIONS).toEqual(
+      expect.arrayContaining(['pay', 'deliver', 'confirm', 'auto_release', 'dispute', 'refund', 'resolve', 'request_revision', 'accept_extension', 'propose_settlement', 'accept_settlement', 'withdraw_settlement']),
+    );
   });
 
   describe('every allowed row succeeds and leaves the account in the state it leads to', () => {
     for (const a of allowed) {
       it(`${a.state} -${a.action}-> ${a.row!.to}: the ${a.actor}${a.scenario === BASE ? '' : ` (${label(a.scenario)})`}`, async () => {
-        const o = await orderIn(a.state, a.scenario);
+        const o = await orderIn(a.state, a.scenario, revisionsFor(a.action));
+        await meetRequirement(a.row!, a.actor, o);
         const r = await attempt(a.action, a.actor, o, a.state);
         expect(r.err, r.logs.join('\n')).toBeNull();
         const want = escrowStateOf[a.row!.to];
@@ -342,7 +421,12 @@ describe('the escrow program conforms to the lifecycle table (issue 22 item 4)',
     for (const a of refused) byState.set(a.state, [...(byState.get(a.state) ?? []), a]);
     for (const [state, attempts] of byState) {
       it(`${state}: ${attempts.length} refused (${[...new Set(attempts.map((a) => a.action))].join(', ')})`, async () => {
-        const o = await orderIn(state, BASE);
+        // with a revision left and the buyer's settlement proposal pending, so that what refuses is the signer or the state
+        const o = await orderIn(state, BASE, 1);
+        if (await accountState(o)) {
+          const r = await send(keys.buyer, [await instruction('propose_settlement', o, keys.buyer.publicKey)], []);
+          expect(r.err, r.logs.join('\n')).toBeNull();
+        }
         for (const a of attempts) {
           const error = await expectRefused(a, o);
           // where the table lets another actor take the action, the program refuses this one for its key
@@ -359,7 +443,7 @@ describe('the escrow program conforms to the lifecycle table (issue 22 item 4)',
     let last: { key: string; order: Promise<Order> } | null = null;
     for (const a of sorted) {
       it(`${a.state} ${a.action} by the ${a.actor} (${label(a.scenario)})`, async () => {
-        if (last?.key !== key(a)) last = { key: key(a), order: orderIn(a.state, a.scenario) };
+        if (last?.key !== key(a)) last = { key: key(a), order: orderIn(a.state, a.scenario, 1) };
         expect(await expectRefused(a, await last.order)).toMatch(TIMING_ERRORS);
       });
     }

@@ -14,6 +14,7 @@ import type {
   EscrowOrderView,
   EscrowPort,
   FundTerms,
+  InstructionArgs,
   ListingView,
   ListingsPort,
   OrderPayout,
@@ -181,8 +182,18 @@ export class FakeEscrow implements EscrowPort {
     throw new DomainError('chain-transaction-failed', `rejected (${name})`, { program_error: name });
   }
 
-  send(ix: ServiceInstruction, id: string, o?: SendOptions & { buyerBps?: number }) {
+  send(ix: ServiceInstruction, id: string, o?: SendOptions & InstructionArgs): Promise<TxResult> {
     switch (ix) {
+      case 'request_revision':
+        return this.requestRevision(id, o);
+      case 'extend_deadline':
+        return this.extendDeadline(id, o?.newDeadline ?? 0, o);
+      case 'propose_settlement':
+        return this.proposeSettlement(id, { buyerBps: o?.buyerBps ?? 0, expiresAt: o?.expiresAt ?? 0, by: o?.proposedBy ?? 'buyer' }, o);
+      case 'accept_settlement':
+        return this.acceptSettlement(id, o?.buyerBps ?? 0, o);
+      case 'withdraw_settlement':
+        return this.withdrawSettlement(id, o);
       case 'mark_delivered':
         return this.markDelivered(id, o);
       case 'release':
@@ -196,6 +207,55 @@ export class FakeEscrow implements EscrowPort {
       case 'refund':
         return this.refund(id, o);
     }
+  }
+  /**
+   * The escrow v2 agreement instructions (i24-design section 5) as the program branch specifies them; their
+   * error names are not in today's IDL yet, hence `rejectV2`. Settlement proposals per order account.
+   */
+  proposals = new Map<string, { buyerBps: number; expiresAt: number; by: 'buyer' | 'seller' }>();
+  private rejectV2(name: string): never {
+    throw new DomainError('chain-transaction-failed', `rejected (${name})`, { program_error: name });
+  }
+  requestRevision(id: string, o?: SendOptions) {
+    return this.exec('request_revision', id, o, (a) => {
+      if (a.state !== 'delivered') this.reject('OrderNotDelivered');
+      if (this.now >= (a.deliveredAt ?? 0) + a.reviewWindow) this.reject('ReviewWindowElapsed');
+      const left = Math.max(a.deliveryDeadline - (a.deliveredAt ?? 0), 0);
+      a.deliveryDeadline = Math.max(a.deliveryDeadline, this.now + Math.max(left, 86_400));
+      a.state = 'funded';
+      a.deliveredAt = null;
+    });
+  }
+  extendDeadline(id: string, newDeadline: number, o?: SendOptions) {
+    return this.exec('extend_deadline', id, o, (a) => {
+      if (a.state !== 'funded') this.reject('OrderNotFunded');
+      if (newDeadline <= a.deliveryDeadline) this.rejectV2('DeadlineNotLater');
+      a.deliveryDeadline = newDeadline;
+    });
+  }
+  proposeSettlement(id: string, p: { buyerBps: number; expiresAt: number; by: 'buyer' | 'seller' }, o?: SendOptions) {
+    return this.exec('propose_settlement', id, o, () => {
+      if (!(p.expiresAt > this.now && p.expiresAt <= this.now + 7 * 86_400)) this.rejectV2('InvalidProposalExpiry');
+      this.proposals.set(id, p);
+    });
+  }
+  async acceptSettlement(id: string, bps: number, o?: SendOptions) {
+    const r = await this.exec('accept_settlement', id, o, (a) => {
+      const p = this.proposals.get(id);
+      if (!p) this.rejectV2('NoSettlementProposal');
+      if (p.buyerBps !== bps) this.rejectV2('SettlementMismatch');
+      if (this.now >= p.expiresAt) this.rejectV2('SettlementExpired');
+      this.proposals.delete(id);
+      this.close(id, a, bps);
+    });
+    this.sent[this.sent.length - 1].bps = bps;
+    return r;
+  }
+  withdrawSettlement(id: string, o?: SendOptions) {
+    return this.exec('withdraw_settlement', id, o, () => {
+      if (!this.proposals.has(id)) this.rejectV2('NoSettlementProposal');
+      this.proposals.delete(id);
+    });
   }
   markDelivered(id: string, o?: SendOptions) {
     return this.exec('mark_delivered', id, o, (a) => {
@@ -243,7 +303,7 @@ export class FakeEscrow implements EscrowPort {
   async findSettlement(order: { id: string }, signature?: string): Promise<OrderSettlement | null> {
     const last = [...this.sent]
       .reverse()
-      .find((x) => x.orderId === order.id && (!signature || x.signature === signature) && ['release', 'claim', 'refund', 'resolve_dispute'].includes(x.ix));
+      .find((x) => x.orderId === order.id && (!signature || x.signature === signature) && ['release', 'claim', 'refund', 'resolve_dispute', 'accept_settlement'].includes(x.ix));
     if (!last || !last.payout) return null;
     return {
       instruction: last.ix as OrderSettlement['instruction'],

@@ -47,6 +47,12 @@ export const MONEY_CAPABILITIES = {
       'return an order\'s escrow to the buyer: the seller gives up a payment (irreversible), or the buyer cancels a ' +
       'late order',
   },
+  'escrow-settlement': {
+    scope: 'payments:write',
+    description:
+      'propose or accept a split of an order\'s escrow by agreement (issue 24): accepted, the escrow program pays it ' +
+      'out at once, irreversibly, without an arbiter; a proposal is the proposer\'s consent to that split',
+  },
   'custody-withdrawal': {
     scope: 'wallet:write',
     description: 'send custodial balance to any address',

@@ -22,6 +22,29 @@
  * | disputed         | resolve      | resolved         | admin (arbiter)  | -                                               | resolve_dispute | order_resolved_partial | order.resolved      |
  * | disputed         | refund       | refunded         | seller, buyer    | buyer: after delivery_deadline if not delivered by it (chain) else 403 | refund | order_refunded | order.refunded |
  *
+ * Agreements (issue 24; rows after the table above in `orderTransitions`, one escrow unit = one milestone):
+ * | from                           | action              | to          | who            | needs / timing                         | on chain            | emits                |
+ * |--------------------------------|---------------------|-------------|----------------|----------------------------------------|---------------------|----------------------|
+ * | delivered                      | request_revision    | in_progress | buyer          | revision_left; before auto_release_at  | request_revision    | revision.requested   |
+ * | in_progress                    | propose_extension   | in_progress | seller         | -                                      | - (off chain)       | extension.proposed   |
+ * | in_progress                    | accept_extension    | in_progress | buyer          | extension_pending                      | extend_deadline     | extension.accepted   |
+ * | in_progress                    | decline_extension   | in_progress | buyer          | extension_pending                      | -                   | extension.declined   |
+ * | in_progress                    | expire_extension    | in_progress | system         | extension_expired                      | -                   | extension.expired    |
+ * | in_progress/delivered/disputed | propose_settlement  | (same)      | buyer, seller  | -                                      | propose_settlement  | settlement.proposed  |
+ * | in_progress/delivered/disputed | accept_settlement   | resolved    | buyer, seller  | settlement_by_other                    | accept_settlement   | settlement.accepted  |
+ * | in_progress/delivered/disputed | withdraw_settlement | (same)      | buyer, seller  | settlement_by_self                     | withdraw_settlement | settlement.withdrawn |
+ * | in_progress/delivered/disputed | expire_settlement   | (same)      | system         | settlement_expired                     | -                   | settlement.expired   |
+ *
+ * Settled by agreement = `resolved` with `settled_by: agreement` (decision: not a new status; it is the same
+ * outcome as an arbiter's split, reached without one: the same payout arithmetic, the same listing effect, the
+ * same reviewability; `settled_by` tells them apart). A settlement may be proposed and accepted during a
+ * dispute, and a dispute may be opened while one is pending. A proposal expires after its TTL
+ * (ORDER_EXTENSION_PROPOSAL_TTL_SECONDS / ORDER_SETTLEMENT_PROPOSAL_TTL_SECONDS, 3 days): an expired one
+ * no longer shows, cannot be accepted (409 proposal-expired) and its `*.expired` event is written once by
+ * the service's sweep. Delivering ends a pending extension proposal; closing the escrow ends both.
+ * The accepting party names the terms she accepts (`buyer_bps`, `new_deadline`): a proposal replaced
+ * meanwhile is refused (409 proposal-changed), never accepted blind.
+ *
  * Deadline rule (the escrow program enforces it too, `Order::buyer_may_refund`): once delivery_deadline has
  * passed without an on-time delivery, the buyer may refund alone: a funded order at any time, a late delivery
  * during its review window (before auto_release_at; then auto-release is the seller's), a disputed order at any
@@ -170,7 +193,22 @@ export const PaymentSource = z
 export type PaymentSource = z.infer<typeof PaymentSource>;
 
 /** Actions a caller can take, as listed in `allowed_actions`. */
-export const ORDER_ACTIONS = ['pay', 'deliver', 'confirm', 'dispute', 'refund', 'resolve', 'review'] as const;
+export const ORDER_ACTIONS = [
+  'pay',
+  'deliver',
+  'confirm',
+  'dispute',
+  'refund',
+  'resolve',
+  'review',
+  'request_revision',
+  'propose_extension',
+  'accept_extension',
+  'decline_extension',
+  'propose_settlement',
+  'accept_settlement',
+  'withdraw_settlement',
+] as const;
 export const OrderAction = z.enum(ORDER_ACTIONS);
 export type OrderAction = z.infer<typeof OrderAction>;
 
@@ -180,12 +218,27 @@ export type OrderActor = 'buyer' | 'seller' | 'admin' | 'system';
  * The escrow program's instructions the service uses (programs/escrow; shown as `transactions[].action`).
  * The server checks at compile time that the program's IDL has each of them.
  */
-export const ESCROW_INSTRUCTIONS = ['fund', 'mark_delivered', 'release', 'claim', 'open_dispute', 'resolve_dispute', 'refund'] as const;
+export const ESCROW_INSTRUCTIONS = [
+  'fund',
+  'mark_delivered',
+  'release',
+  'claim',
+  'open_dispute',
+  'resolve_dispute',
+  'refund',
+  'request_revision',
+  'extend_deadline',
+  'propose_settlement',
+  'accept_settlement',
+  'withdraw_settlement',
+] as const;
 export type EscrowInstruction = (typeof ESCROW_INSTRUCTIONS)[number];
 
 /**
  * Names of the order events: the orders repository appends the `emits` of each lifecycle transition to the
- * event outbox in the change's transaction, served by GET /events, the SSE stream and webhooks.
+ * event outbox in the change's transaction, served by GET /events, the SSE stream and webhooks. The
+ * agreement events (`revision.*`, `extension.*`, `settlement.*`, issue 24) are order events too (resource
+ * `order`, data the Order with its proposals): rows that keep the status (a proposal) emit them as well.
  */
 export const ORDER_EVENTS = [
   'order.created',
@@ -197,6 +250,15 @@ export const ORDER_EVENTS = [
   'order.refunded',
   'order.expired',
   'order.auto_released',
+  'revision.requested',
+  'extension.proposed',
+  'extension.accepted',
+  'extension.declined',
+  'extension.expired',
+  'settlement.proposed',
+  'settlement.accepted',
+  'settlement.withdrawn',
+  'settlement.expired',
 ] as const;
 export type OrderEvent = (typeof ORDER_EVENTS)[number];
 
@@ -233,9 +295,29 @@ export interface OrderTiming {
   refusal: 'forbidden' | 'invalid-state-transition';
 }
 
+/**
+ * What a row needs of the order besides its status (issue 24, agreements), checked by the service with the
+ * row (`allowed_actions` included):
+ *  - revision_left: revisions_used < revisions_included, else 409 revision-limit-reached;
+ *  - extension_pending: a pending deadline-extension proposal (409 no-pending-proposal), not expired
+ *    (409 proposal-expired; service clock);
+ *  - settlement_by_other: a pending settlement proposal (409 no-pending-proposal) that the caller did not make
+ *    (403 forbidden: the proposer cannot accept her own), not expired (409 proposal-expired; chain clock,
+ *    the program checks it);
+ *  - settlement_by_self: a pending settlement proposal made by the caller (403 forbidden otherwise);
+ *  - extension_expired / settlement_expired: the system's expiry of a pending proposal past its expires_at.
+ */
+export type OrderRequirement =
+  | 'revision_left'
+  | 'extension_pending'
+  | 'settlement_by_other'
+  | 'settlement_by_self'
+  | 'extension_expired'
+  | 'settlement_expired';
+
 export interface OrderTransition {
   from: OrderStatus | null;
-  action: OrderAction | 'create' | 'expire' | 'auto_release';
+  action: OrderAction | 'create' | 'expire' | 'auto_release' | 'expire_extension' | 'expire_settlement';
   to: OrderStatus;
   /** who may take it (system = the service's own timers) */
   by: readonly OrderActor[];
@@ -257,6 +339,14 @@ export interface OrderTransition {
   emits: OrderEvent;
   /** contract route key that triggers it (system transitions have none) */
   route?: keyof typeof orders;
+  /** what the row needs of the order besides its status (OrderRequirement) */
+  requires?: OrderRequirement;
+  /**
+   * `key`: a repeat of this action is answered by its Idempotency-Key (the stored answer), not by the
+   * status: the row may keep the status (a proposal) or lead to one another row also reaches. Without it,
+   * an action whose target status is already there answers the order, nothing sent (the older rows).
+   */
+  repeat?: 'key';
   /** remark for readers */
   note?: string;
 }
@@ -372,6 +462,116 @@ export const orderTransitions = [
     route: 'refundOrder',
     note: 'the seller gives up the dispute; the buyer: a dispute does not stop the deadline clock (deadline rule)',
   },
+  // ---- issue 24: revisions, deadline extensions, settlement by agreement (one row per escrow unit = milestone) ----
+  {
+    from: 'delivered',
+    action: 'request_revision',
+    to: 'in_progress',
+    by: ['buyer'],
+    timing: { clock: 'chain', at: 'auto_release_at', allowed: 'before', refusal: 'invalid-state-transition' },
+    requires: 'revision_left',
+    instruction: 'request_revision',
+    emits: 'revision.requested',
+    route: 'requestRevision',
+    repeat: 'key',
+    note: 'the auto-release timer stops (delivered_at cleared); delivery_deadline = max(old, now + max(old - delivered_at, 1 day)), capped by the program',
+  },
+  { from: 'in_progress', action: 'propose_extension', to: 'in_progress', by: ['seller'], emits: 'extension.proposed', route: 'proposeExtension', repeat: 'key', note: 'off chain; replaces a pending one' },
+  {
+    from: 'in_progress',
+    action: 'accept_extension',
+    to: 'in_progress',
+    by: ['buyer'],
+    requires: 'extension_pending',
+    instruction: 'extend_deadline',
+    emits: 'extension.accepted',
+    route: 'acceptExtension',
+    repeat: 'key',
+    note: 'the program moves delivery_deadline (and with it the buyer\'s refund right) only with her signature or the platform\'s for her',
+  },
+  { from: 'in_progress', action: 'decline_extension', to: 'in_progress', by: ['buyer'], requires: 'extension_pending', emits: 'extension.declined', route: 'declineExtension', repeat: 'key', note: 'off chain' },
+  { from: 'in_progress', action: 'expire_extension', to: 'in_progress', by: ['system'], requires: 'extension_expired', emits: 'extension.expired', note: 'off chain, once, by the proposal sweep' },
+  {
+    from: 'in_progress',
+    action: 'propose_settlement',
+    to: 'in_progress',
+    by: ['buyer', 'seller'],
+    instruction: 'propose_settlement',
+    emits: 'settlement.proposed',
+    route: 'proposeSettlement',
+    repeat: 'key',
+    note: 'replaces a pending proposal (a counter-offer)',
+  },
+  {
+    from: 'in_progress',
+    action: 'accept_settlement',
+    to: 'resolved',
+    by: ['buyer', 'seller'],
+    requires: 'settlement_by_other',
+    instruction: 'accept_settlement',
+    listing: 'order_resolved_partial',
+    listingOnFullRefund: 'order_resolved_full',
+    emits: 'settlement.accepted',
+    route: 'acceptSettlement',
+    repeat: 'key',
+    note: 'settled_by agreement: the proposed split, the fee on the seller\'s share only (as resolve); no arbiter',
+  },
+  { from: 'in_progress', action: 'withdraw_settlement', to: 'in_progress', by: ['buyer', 'seller'], requires: 'settlement_by_self', instruction: 'withdraw_settlement', emits: 'settlement.withdrawn', route: 'withdrawSettlement', repeat: 'key' },
+  { from: 'in_progress', action: 'expire_settlement', to: 'in_progress', by: ['system'], requires: 'settlement_expired', emits: 'settlement.expired', note: 'off chain, once, by the proposal sweep (the program refuses an expired one anyway)' },
+  {
+    from: 'delivered',
+    action: 'propose_settlement',
+    to: 'delivered',
+    by: ['buyer', 'seller'],
+    instruction: 'propose_settlement',
+    emits: 'settlement.proposed',
+    route: 'proposeSettlement',
+    repeat: 'key',
+    note: 'replaces a pending proposal (a counter-offer)',
+  },
+  {
+    from: 'delivered',
+    action: 'accept_settlement',
+    to: 'resolved',
+    by: ['buyer', 'seller'],
+    requires: 'settlement_by_other',
+    instruction: 'accept_settlement',
+    listing: 'order_resolved_partial',
+    listingOnFullRefund: 'order_resolved_full',
+    emits: 'settlement.accepted',
+    route: 'acceptSettlement',
+    repeat: 'key',
+    note: 'settled_by agreement: the proposed split, the fee on the seller\'s share only (as resolve); no arbiter',
+  },
+  { from: 'delivered', action: 'withdraw_settlement', to: 'delivered', by: ['buyer', 'seller'], requires: 'settlement_by_self', instruction: 'withdraw_settlement', emits: 'settlement.withdrawn', route: 'withdrawSettlement', repeat: 'key' },
+  { from: 'delivered', action: 'expire_settlement', to: 'delivered', by: ['system'], requires: 'settlement_expired', emits: 'settlement.expired', note: 'off chain, once, by the proposal sweep (the program refuses an expired one anyway)' },
+  {
+    from: 'disputed',
+    action: 'propose_settlement',
+    to: 'disputed',
+    by: ['buyer', 'seller'],
+    instruction: 'propose_settlement',
+    emits: 'settlement.proposed',
+    route: 'proposeSettlement',
+    repeat: 'key',
+    note: 'replaces a pending proposal (a counter-offer)',
+  },
+  {
+    from: 'disputed',
+    action: 'accept_settlement',
+    to: 'resolved',
+    by: ['buyer', 'seller'],
+    requires: 'settlement_by_other',
+    instruction: 'accept_settlement',
+    listing: 'order_resolved_partial',
+    listingOnFullRefund: 'order_resolved_full',
+    emits: 'settlement.accepted',
+    route: 'acceptSettlement',
+    repeat: 'key',
+    note: 'settled_by agreement: the proposed split, the fee on the seller\'s share only (as resolve); no arbiter',
+  },
+  { from: 'disputed', action: 'withdraw_settlement', to: 'disputed', by: ['buyer', 'seller'], requires: 'settlement_by_self', instruction: 'withdraw_settlement', emits: 'settlement.withdrawn', route: 'withdrawSettlement', repeat: 'key' },
+  { from: 'disputed', action: 'expire_settlement', to: 'disputed', by: ['system'], requires: 'settlement_expired', emits: 'settlement.expired', note: 'off chain, once, by the proposal sweep (the program refuses an expired one anyway)' },
 ] as const satisfies readonly OrderTransition[];
 
 /** One row of the order lifecycle table, with its literal types. */
@@ -393,7 +593,7 @@ export function orderTransitionsMarkdown(): string {
       t.action,
       t.to,
       t.by.join(', ') + (t.paymentSource ? ` (${t.paymentSource})` : ''),
-      timing(t.timing),
+      [timing(t.timing), t.requires && `needs ${t.requires}`].filter(Boolean).join('; '),
       t.instruction ?? '',
       [t.listing, t.listingOnFullRefund && `${t.listingOnFullRefund} at buyer_bps 10000`].filter(Boolean).join('; '),
       t.emits,
@@ -565,6 +765,47 @@ export const OrderPackage = named(
   }),
 );
 
+/** Who may propose a settlement (either party) and who proposed an extension (the seller). */
+export const ProposalParty = z.enum(['buyer', 'seller']);
+
+/** A pending deadline extension the seller proposed (issue 24): the buyer accepts or declines it before expires_at. */
+export const ExtensionProposal = named(
+  'ExtensionProposal',
+  z.object({
+    proposed_by: z.literal('seller'),
+    new_deadline: Timestamp.describe('The delivery deadline the seller asks for (later than delivery_deadline)'),
+    message: z.string().nullable().describe('The seller\'s reason, as given'),
+    proposed_at: Timestamp,
+    expires_at: Timestamp.describe('After it the proposal lapses (service clock; ORDER_EXTENSION_PROPOSAL_TTL_SECONDS after proposed_at)'),
+  }),
+  'A pending deadline extension: accepted, the escrow program moves delivery_deadline (and the buyer\'s refund right with it)',
+);
+
+/** The payout a settlement would make, base units (the resolve arithmetic). */
+export const SettlementPreview = named(
+  'SettlementPreview',
+  z.object({
+    buyer_base_units: BaseUnits.describe('floor(amount * buyer_bps / 10000), back to the buyer'),
+    seller_base_units: BaseUnits.describe('The rest minus the fee on it'),
+    treasury_base_units: BaseUnits.describe('floor((amount - buyer share) * fee_bps / 10000): the fee is charged on the seller\'s share only'),
+  }),
+);
+
+/** A pending settlement by agreement (issue 24): the other party accepts it (naming the same buyer_bps) before expires_at. */
+export const SettlementProposal = named(
+  'SettlementProposal',
+  z.object({
+    proposed_by: ProposalParty,
+    buyer_bps: Bps.describe('Share returned to the buyer, basis points (10000 = cancel: everything back to the buyer)'),
+    proposed_at: Timestamp,
+    expires_at: Timestamp.describe(
+      'After it the proposal lapses (chain clock, enforced by the escrow program too; ORDER_SETTLEMENT_PROPOSAL_TTL_SECONDS after proposed_at)',
+    ),
+    preview: SettlementPreview,
+  }),
+  'A pending split of the escrow proposed by one party; accepted by the other, the escrow program pays exactly it and closes',
+);
+
 export const Order = named(
   'Order',
   z.object({
@@ -610,6 +851,14 @@ export const Order = named(
     offer_id: Uuid.nullable().describe('The custom offer the buyer accepted into this order (offers.contract.ts); null for an order of a listing'),
     // issue 24 (helper "packages"): the package bought, frozen at creation
     package: OrderPackage.nullable().describe('The listing package this order bought (copied at creation); null: the listing had none'),
+    revisions_included: z.number().int().min(0).describe('Revisions the buyer may request (the package\'s terms, frozen at order time)'),
+    revisions_used: z.number().int().min(0).describe('Revisions requested so far'),
+    settled_by: z
+      .enum(['arbiter', 'agreement'])
+      .nullable()
+      .describe('For a resolved order: arbiter (an admin\'s split of a dispute) or agreement (a settlement both parties agreed); null otherwise'),
+    extension_proposal: ExtensionProposal.nullable().describe('The pending deadline extension, or null (none, expired, answered)'),
+    settlement_proposal: SettlementProposal.nullable().describe('The pending settlement proposal, or null (none, expired, withdrawn, accepted)'),
   }),
 );
 export type Order = z.infer<typeof Order>;
@@ -733,6 +982,45 @@ export const ResolveDisputeBody = named(
 );
 export type ResolveDisputeBody = z.infer<typeof ResolveDisputeBody>;
 
+export const RequestRevisionBody = named(
+  'RequestRevisionBody',
+  z
+    .object({ message: safeText(z.string().trim().min(1).max(4000)).describe('What to change, 1..4000 characters; posted into the order\'s conversation') })
+    .strict(),
+);
+export type RequestRevisionBody = z.infer<typeof RequestRevisionBody>;
+
+export const ProposeExtensionBody = named(
+  'ProposeExtensionBody',
+  z
+    .object({
+      new_deadline: Timestamp.describe('The delivery deadline asked for: later than the current delivery_deadline (400 otherwise)'),
+      message: safeText(z.string().trim().min(1).max(2000)).optional().describe('Why, 1..2000 characters'),
+    })
+    .strict(),
+);
+export type ProposeExtensionBody = z.infer<typeof ProposeExtensionBody>;
+
+export const AcceptExtensionBody = named(
+  'AcceptExtensionBody',
+  z
+    .object({ new_deadline: Timestamp.describe('The deadline being accepted: must be the pending proposal\'s (409 proposal-changed otherwise)') })
+    .strict(),
+);
+export type AcceptExtensionBody = z.infer<typeof AcceptExtensionBody>;
+
+export const SettlementBody = named(
+  'SettlementBody',
+  z
+    .object({
+      buyer_bps: Bps.describe(
+        'Share returned to the buyer, basis points 0..10000 (10000 = cancel). Accepting: must be the pending proposal\'s (409 proposal-changed otherwise)',
+      ),
+    })
+    .strict(),
+);
+export type SettlementBody = z.infer<typeof SettlementBody>;
+
 const OrderIdParams = z.object({ order_id: Uuid });
 const chain = ['chain-unavailable', 'chain-transaction-failed'] as const;
 const action = ['forbidden', 'not-found', 'invalid-state-transition', ...chain] as const;
@@ -781,6 +1069,28 @@ const confirmOrder = routeErrors(access.user('orders:write', { money: { capabili
 const disputeOrder = routeErrors(access.user('orders:write'), [...bodyProblems, ...action], { actors: ['buyer', 'seller'] });
 const refundOrder = routeErrors(access.user('orders:write', { money: { capability: 'escrow-refund' } }), [...action, 'token-account-required'], { actors: ['seller', 'buyer'] });
 const resolveDispute = routeErrors(access.admin(), [...bodyProblems, ...action], { actors: ['admin'] });
+const keyed = ['idempotency-key-missing', 'idempotency-key-in-use', 'idempotency-key-reused'] as const;
+const requestRevision = routeErrors(access.user('orders:write'), [...bodyProblems, ...keyed, ...action, 'revision-limit-reached'], { actors: ['buyer'], idempotent: true });
+const proposeExtension = routeErrors(access.user('orders:write'), [...bodyProblems, ...keyed, 'forbidden', 'not-found', 'invalid-state-transition'], {
+  actors: ['seller'],
+  idempotent: true,
+});
+const acceptExtension = routeErrors(access.user('orders:write'), [...bodyProblems, ...keyed, ...action, 'no-pending-proposal', 'proposal-expired', 'proposal-changed'], {
+  actors: ['buyer'],
+  idempotent: true,
+});
+const declineExtension = routeErrors(access.user('orders:write'), [...keyed, 'forbidden', 'not-found', 'invalid-state-transition', 'no-pending-proposal', 'proposal-expired'], {
+  actors: ['buyer'],
+  idempotent: true,
+});
+const settlementAccess = access.user('orders:write', { money: { capability: 'escrow-settlement' } });
+const proposeSettlement = routeErrors(settlementAccess, [...bodyProblems, ...keyed, ...action], { actors: ['buyer', 'seller'], idempotent: true });
+const acceptSettlement = routeErrors(
+  settlementAccess,
+  [...bodyProblems, ...keyed, ...action, 'no-pending-proposal', 'proposal-expired', 'proposal-changed', 'token-account-required'],
+  { actors: ['buyer', 'seller'], idempotent: true },
+);
+const withdrawSettlement = routeErrors(access.user('orders:write'), [...keyed, ...action, 'no-pending-proposal', 'proposal-expired'], { actors: ['buyer', 'seller'], idempotent: true });
 
 const seeTable = ' See the order lifecycle table (the Order schema, `x-order-transitions`).';
 
@@ -983,5 +1293,96 @@ export const orders = c.router({
     body: ResolveDisputeBody,
     responses: { 200: Order, ...resolveDispute.responses },
     metadata: resolveDispute.metadata,
+  },
+  requestRevision: {
+    method: 'POST',
+    path: '/orders/:order_id/revision',
+    pathParams: OrderIdParams,
+    headers: IdempotencyHeaders,
+    summary: 'Request a revision',
+    description:
+      "Buyer only. delivered (before auto_release_at) -> in_progress: the escrow program stops the auto-release timer and moves delivery_deadline to max(current, now + the time the seller had left when delivering, at least 1 day), capped by its max delivery window. `message` is posted into the order's conversation. 409 revision-limit-reached once `revisions_used` = `revisions_included`; 409 invalid-state-transition unless delivered and inside the review window. Requires Idempotency-Key (a retry returns the first answer)." +
+      seeTable,
+    body: RequestRevisionBody,
+    responses: { 200: Order, ...requestRevision.responses },
+    metadata: requestRevision.metadata,
+  },
+  proposeExtension: {
+    method: 'POST',
+    path: '/orders/:order_id/extension',
+    pathParams: OrderIdParams,
+    headers: IdempotencyHeaders,
+    summary: 'Propose a later delivery deadline',
+    description:
+      'Seller only, in_progress. Stored off chain (nothing moves until the buyer accepts); replaces a pending proposal; expires after ORDER_EXTENSION_PROPOSAL_TTL_SECONDS (3 days). 400 validation-error unless new_deadline is later than delivery_deadline. Event extension.proposed. Requires Idempotency-Key.' +
+      seeTable,
+    body: ProposeExtensionBody,
+    responses: { 200: Order, ...proposeExtension.responses },
+    metadata: proposeExtension.metadata,
+  },
+  acceptExtension: {
+    method: 'POST',
+    path: '/orders/:order_id/extension/accept',
+    pathParams: OrderIdParams,
+    headers: IdempotencyHeaders,
+    summary: 'Accept the proposed deadline',
+    description:
+      "Buyer only, in_progress with a pending extension. `new_deadline` names the deadline accepted (409 proposal-changed when the pending one differs). The service signs extend_deadline for the buyer: the escrow's delivery_deadline (and the buyer's refund right) moves. 409 no-pending-proposal, 409 proposal-expired. Event extension.accepted. Requires Idempotency-Key." +
+      seeTable,
+    body: AcceptExtensionBody,
+    responses: { 200: Order, ...acceptExtension.responses },
+    metadata: acceptExtension.metadata,
+  },
+  declineExtension: {
+    method: 'POST',
+    path: '/orders/:order_id/extension/decline',
+    pathParams: OrderIdParams,
+    headers: IdempotencyHeaders,
+    summary: 'Decline the proposed deadline',
+    description:
+      'Buyer only, with a pending extension: it is dropped, the deadline stays. Event extension.declined. Requires Idempotency-Key. No body.' +
+      seeTable,
+    body: c.noBody(),
+    responses: { 200: Order, ...declineExtension.responses },
+    metadata: declineExtension.metadata,
+  },
+  proposeSettlement: {
+    method: 'POST',
+    path: '/orders/:order_id/settlement',
+    pathParams: OrderIdParams,
+    headers: IdempotencyHeaders,
+    summary: 'Propose a settlement by agreement',
+    description:
+      'Buyer or seller, while in_progress, delivered or disputed. The split `buyer_bps` (10000 = cancel) is recorded on chain (propose_settlement, expiring after ORDER_SETTLEMENT_PROPOSAL_TTL_SECONDS, 3 days, on the chain clock) and shown as `settlement_proposal` with the payout preview; a new proposal by either party replaces a pending one. A dispute may be opened meanwhile. Event settlement.proposed. Requires Idempotency-Key.' +
+      seeTable,
+    body: SettlementBody,
+    responses: { 200: Order, ...proposeSettlement.responses },
+    metadata: proposeSettlement.metadata,
+  },
+  acceptSettlement: {
+    method: 'POST',
+    path: '/orders/:order_id/settlement/accept',
+    pathParams: OrderIdParams,
+    headers: IdempotencyHeaders,
+    summary: 'Accept the proposed settlement',
+    description:
+      'The party that did NOT propose (403 forbidden for the proposer), naming the `buyer_bps` accepted (409 proposal-changed when the pending proposal differs). The service signs accept_settlement: the program pays exactly that split (buyer floor(amount * bps / 10000), the rest minus the fee on it to the seller) and closes the escrow; the order is resolved with settled_by agreement. Works during a dispute. 409 no-pending-proposal, 409 proposal-expired. Event settlement.accepted. Requires Idempotency-Key.' +
+      seeTable,
+    body: SettlementBody,
+    responses: { 200: Order, ...acceptSettlement.responses },
+    metadata: acceptSettlement.metadata,
+  },
+  withdrawSettlement: {
+    method: 'POST',
+    path: '/orders/:order_id/settlement/withdraw',
+    pathParams: OrderIdParams,
+    headers: IdempotencyHeaders,
+    summary: 'Withdraw your settlement proposal',
+    description:
+      'The proposer only (403 forbidden for the other party): withdraw_settlement clears it on chain. Event settlement.withdrawn. Requires Idempotency-Key. No body.' +
+      seeTable,
+    body: c.noBody(),
+    responses: { 200: Order, ...withdrawSettlement.responses },
+    metadata: withdrawSettlement.metadata,
   },
 });

@@ -200,6 +200,30 @@ export const problemTypes = {
       'listing cannot be held by the same buyer again until `retry_at` (also `Retry-After`, seconds), so one buyer ' +
       'cannot keep a listing blocked by ordering it again and again without paying.',
   },
+  'revision-limit-reached': {
+    status: 409,
+    title: 'Revision limit reached',
+    description:
+      'The buyer has requested every revision the order includes (`revisions_included`, frozen from the package at ' +
+      'order time); `revisions_included` and `revisions_used` say so. The buyer confirms, disputes or proposes a settlement instead.',
+  },
+  'no-pending-proposal': {
+    status: 409,
+    title: 'No pending proposal',
+    description: 'There is no pending deadline-extension or settlement proposal on the order (none was made, or it was answered, withdrawn or replaced).',
+  },
+  'proposal-expired': {
+    status: 409,
+    title: 'Proposal expired',
+    description: 'The proposal lapsed at its `expires_at`; the proposer may make a new one.',
+  },
+  'proposal-changed': {
+    status: 409,
+    title: 'Proposal changed',
+    description:
+      'The terms named in the request (`buyer_bps` of a settlement, `new_deadline` of an extension) are not those of the ' +
+      'pending proposal (it was replaced meanwhile): nothing was accepted. `pending` shows the current terms.',
+  },
   'token-account-required': {
     status: 409,
     title: 'Token account required',

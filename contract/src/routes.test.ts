@@ -58,8 +58,10 @@ describe('contract routes', () => {
     const moneyRoutes = Object.entries(routeAccess as Record<string, RouteAccess>).filter(([, a]) => a.money);
     expect(moneyRoutes.map(([k, a]) => `${k}:${a.money!.capability}`).sort()).toEqual([
       'offers.acceptOffer:custodial-payment',
+      'orders.acceptSettlement:escrow-settlement',
       'orders.confirmOrder:escrow-release',
       'orders.createOrder:custodial-payment',
+      'orders.proposeSettlement:escrow-settlement',
       'orders.refundOrder:escrow-refund',
       'wallet.createWithdrawal:custody-withdrawal',
     ]);
@@ -161,9 +163,22 @@ describe('contract routes', () => {
     }
   });
 
-  it('createOrder, createTip, acceptOffer and createWithdrawal require an Idempotency-Key, createListing accepts one, no other route takes it', () => {
+  it('createOrder, createTip, acceptOffer, createWithdrawal and the agreement routes (issue 24) require an Idempotency-Key, createListing accepts one, no other route takes it', () => {
     const idempotent = routes.filter(([, r]) => (r.metadata as RouteMetadata).idempotent).map(([k]) => k);
-    expect(idempotent.sort()).toEqual(['listings.createListing', 'offers.acceptOffer', 'orders.createOrder', 'tips.createTip', 'wallet.createWithdrawal']);
+    expect(idempotent.sort()).toEqual([
+      'listings.createListing',
+      'offers.acceptOffer',
+      'orders.acceptExtension',
+      'orders.acceptSettlement',
+      'orders.createOrder',
+      'orders.declineExtension',
+      'orders.proposeExtension',
+      'orders.proposeSettlement',
+      'orders.requestRevision',
+      'orders.withdrawSettlement',
+      'tips.createTip',
+      'wallet.createWithdrawal',
+    ]);
     for (const [key, route] of routes) {
       const headers = route.headers as { shape?: Record<string, z.ZodTypeAny> } | undefined;
       const header = headers?.shape?.['idempotency-key'];

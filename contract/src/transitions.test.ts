@@ -81,9 +81,18 @@ describe('order state table', () => {
 describe('order lifecycle columns', () => {
   const rows = orderTransitions as readonly OrderTransition[];
 
-  it('emits one of the nine order events on every row, and every event has a row', () => {
+  it('emits one of the order events on every row, and every event has a row', () => {
     expect([...ORDER_EVENTS].sort()).toEqual(
       [
+        'extension.accepted',
+        'extension.declined',
+        'extension.expired',
+        'extension.proposed',
+        'revision.requested',
+        'settlement.accepted',
+        'settlement.expired',
+        'settlement.proposed',
+        'settlement.withdrawn',
         'order.auto_released',
         'order.completed',
         'order.created',
@@ -121,7 +130,8 @@ describe('order lifecycle columns', () => {
 
   it('gives every transition into one status the same listing effect (the effect follows the status)', () => {
     for (const status of ORDER_STATUSES) {
-      const into = rows.filter((t) => t.to === status);
+      // a revision sends a funded order back to work (delivered -> in_progress): its listing is reserved already
+      const into = rows.filter((t) => t.to === status && t.from !== t.to && t.action !== 'request_revision');
       expect(new Set(into.map((t) => `${t.listing}/${t.listingOnFullRefund}`)).size, status).toBeLessThanOrEqual(1);
     }
   });
@@ -151,6 +161,55 @@ describe('order lifecycle columns', () => {
   it('lets the buyer review completed and resolved orders, which are terminal', () => {
     expect([...REVIEWABLE_ORDER_STATUSES].sort()).toEqual(['completed', 'resolved']);
     for (const s of REVIEWABLE_ORDER_STATUSES) expect(TERMINAL_ORDER_STATUSES).toContain(s);
+  });
+});
+
+describe('agreement rows (issue 24)', () => {
+  const rows = orderTransitions as readonly OrderTransition[];
+  const find = (from: string, action: string) => rows.find((t) => t.from === from && t.action === action);
+
+  it('a revision returns a delivered order to work, for the buyer, before auto_release_at, within the included revisions', () => {
+    expect(find('delivered', 'request_revision')).toMatchObject({
+      to: 'in_progress',
+      by: ['buyer'],
+      requires: 'revision_left',
+      instruction: 'request_revision',
+      timing: { clock: 'chain', at: 'auto_release_at', allowed: 'before' },
+    });
+    expect(rows.filter((t) => t.action === 'request_revision').map((t) => t.from)).toEqual(['delivered']);
+  });
+
+  it('an extension is the seller\'s proposal and the buyer\'s consent, in progress only; only the consent is on chain', () => {
+    expect(find('in_progress', 'propose_extension')).toMatchObject({ to: 'in_progress', by: ['seller'] });
+    expect(find('in_progress', 'propose_extension')).not.toHaveProperty('instruction');
+    expect(find('in_progress', 'accept_extension')).toMatchObject({ to: 'in_progress', by: ['buyer'], instruction: 'extend_deadline', requires: 'extension_pending' });
+    expect(find('in_progress', 'decline_extension')).toMatchObject({ by: ['buyer'], requires: 'extension_pending' });
+    for (const a of ['propose_extension', 'accept_extension', 'decline_extension']) expect(rows.filter((t) => t.action === a).map((t) => t.from)).toEqual(['in_progress']);
+  });
+
+  it('a settlement is proposed, accepted by the other party and withdrawn on chain from every funded state, a dispute included; accepted it resolves like an arbiter\'s split', () => {
+    for (const from of ['in_progress', 'delivered', 'disputed']) {
+      expect(find(from, 'propose_settlement')).toMatchObject({ to: from, by: ['buyer', 'seller'], instruction: 'propose_settlement' });
+      expect(find(from, 'accept_settlement')).toMatchObject({
+        to: 'resolved',
+        by: ['buyer', 'seller'],
+        requires: 'settlement_by_other',
+        instruction: 'accept_settlement',
+        listing: find('disputed', 'resolve')!.listing,
+        listingOnFullRefund: find('disputed', 'resolve')!.listingOnFullRefund,
+      });
+      expect(find(from, 'withdraw_settlement')).toMatchObject({ to: from, requires: 'settlement_by_self', instruction: 'withdraw_settlement' });
+      expect(find(from, 'expire_settlement')).toMatchObject({ to: from, by: ['system'], requires: 'settlement_expired' });
+    }
+    // the arbiter never accepts a settlement: it resolves
+    for (const t of rows.filter((r) => r.action.endsWith('_settlement'))) expect(t.by).not.toContain('admin');
+  });
+
+  it('answers repeats of every agreement row by its Idempotency-Key, and every party row has a keyed route', () => {
+    for (const t of rows.filter((r) => r.emits.split('.')[0] !== 'order')) {
+      expect(t.repeat, `${t.from} ${t.action}`).toBe(t.by.includes('system') ? undefined : 'key');
+      if (!t.by.includes('system')) expect((contract.orders as Record<string, { headers?: unknown }>)[t.route!]?.headers, t.action).toBeDefined();
+    }
   });
 });
 

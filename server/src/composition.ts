@@ -141,6 +141,8 @@ export function composeServices(ctx: AppContext) {
       ports: orderPorts,
       log,
       hasReview: reviews.hasReview,
+      // a revision request's message goes into the order's conversation, posted as the buyer
+      chat: { postOrderMessage: (p, orderId, body) => chat.service.sendOrderMessage(p as Parameters<typeof chat.service.sendOrderMessage>[0], orderId, body) },
       now: ctx.now,
       custody: custody?.service,
       budget: { sponsorPayeeAccount: (p) => budget.sponsorPayeeAccount(p), record: (c) => budget.record(c) },

@@ -265,6 +265,22 @@ export const ENV_VARS: readonly EnvVar[] = [
     example: '1800',
     readers: S,
   },
+  {
+    name: 'ORDER_EXTENSION_PROPOSAL_TTL_SECONDS',
+    group: 'orders',
+    default: lit(259_200),
+    meaning: 'a deadline extension the seller proposes lapses after this long unless the buyer accepts or declines it, seconds (service clock; `extension.expired`)',
+    example: '86400',
+    readers: S,
+  },
+  {
+    name: 'ORDER_SETTLEMENT_PROPOSAL_TTL_SECONDS',
+    group: 'orders',
+    default: lit(259_200),
+    meaning: 'a settlement proposal lapses after this long unless the other party accepts it, seconds (chain clock, written into the escrow by `propose_settlement`; at most the program\'s 7 days; `settlement.expired`)',
+    example: '86400',
+    readers: S,
+  },
   { name: 'ORDER_WATCHER_INTERVAL_MS', group: 'orders', default: lit(2_000), meaning: 'payment watcher and crank interval, ms (`0` = off); the watcher polls at this pace only while it has no live websocket subscription', example: '1000', readers: S },
   {
     name: 'ORDER_WATCHER_FALLBACK_INTERVAL_MS',
@@ -794,6 +810,9 @@ export function ordersSettings(env: NodeJS.ProcessEnv, publicBaseUrl: string): O
     maxUnpaidOrdersPerIp: positive(env, 'ORDER_MAX_UNPAID_PER_IP'),
     contestedPaymentTtlSeconds: Math.min(positive(env, 'ORDER_PAYMENT_TTL_CONTESTED_SECONDS'), positive(env, 'ORDER_PAYMENT_TTL_SECONDS')),
     holdCooldownSeconds: int(env, 'ORDER_HOLD_COOLDOWN_SECONDS'),
+    extensionProposalTtlSeconds: positive(env, 'ORDER_EXTENSION_PROPOSAL_TTL_SECONDS'),
+    // the program refuses a settlement proposal living longer than 7 days (MAX_PROPOSAL_LIFETIME)
+    settlementProposalTtlSeconds: Math.min(positive(env, 'ORDER_SETTLEMENT_PROPOSAL_TTL_SECONDS'), 7 * 86_400),
     watcherIntervalMs: int(env, 'ORDER_WATCHER_INTERVAL_MS'),
     watcherFallbackIntervalMs: positive(env, 'ORDER_WATCHER_FALLBACK_INTERVAL_MS'),
     reconcileIntervalMs: int(env, 'ORDER_RECONCILE_INTERVAL_MS'),

@@ -2,7 +2,7 @@
  * In-memory OrdersRepo with the same guard semantics as the Prisma one (used by unit tests).
  */
 import { randomUUID } from 'node:crypto';
-import { type Instruction, type OrderStatus, isTerminal, OPEN_ORDER_STATUSES } from '../../server/src/modules/orders/order-state.js';
+import { type Instruction, type OrderStatus, findTransition, isTerminal, OPEN_ORDER_STATUSES, orderEventFor } from '../../server/src/modules/orders/order-state.js';
 import type {
   BlockhashLifetime,
   ChainIntentRecord,
@@ -14,6 +14,7 @@ import type {
   OrderPatch,
   OrderRecord,
   OrdersRepo,
+  ProposalGuard,
 } from '../../server/src/modules/orders/orders.types.js';
 
 const HOLDING = new Set<OrderStatus>(OPEN_ORDER_STATUSES);
@@ -37,6 +38,11 @@ export class MemoryOrdersRepo implements OrdersRepo {
       idempotencyKey: order.idempotencyKey ?? null,
       payout: null,
       attention: null,
+      revisionsIncluded: order.revisionsIncluded ?? 0,
+      revisionsUsed: 0,
+      settledBy: null,
+      extension: null,
+      settlement: null,
       version: 0,
       createdAt: t,
       updatedAt: t,
@@ -144,11 +150,35 @@ export class MemoryOrdersRepo implements OrdersRepo {
   async listByStatus(status: OrderStatus, limit: number) {
     return [...this.orders.values()].filter((o) => o.status === status).slice(0, limit).map((o) => ({ ...o }));
   }
-  async updateIf(id: string, expected: OrderStatus, patch: OrderPatch) {
+  async updateIf(id: string, expected: OrderStatus, patch: OrderPatch, guard?: ProposalGuard) {
     const o = this.orders.get(id);
     if (!o || o.status !== expected) return false;
-    Object.assign(o, patch, { version: o.version + 1, updatedAt: this.tick() });
+    const at = (p: { proposedAt: Date } | null) => p?.proposedAt.getTime() ?? null;
+    if (guard?.extensionProposedAt !== undefined && at(o.extension) !== (guard.extensionProposedAt?.getTime() ?? null)) return false;
+    if (guard?.settlementProposedAt !== undefined && at(o.settlement) !== (guard.settlementProposedAt?.getTime() ?? null)) return false;
+    const { transition, ...columns } = patch;
+    Object.assign(o, columns, { version: o.version + 1, updatedAt: this.tick() });
+    // the outbox: the event of the row (status change, or a status-keeping row named by `transition`)
+    const type =
+      patch.status !== undefined && patch.status !== expected
+        ? orderEventFor(expected, patch.status, transition)
+        : transition
+          ? (findTransition(expected, transition)?.emits ?? null)
+          : null;
+    if (type) this.events.push({ type, orderId: id, order: { ...o } });
     return true;
+  }
+  /** the events the Prisma repo would append to the outbox (type, order, the order after the change) */
+  events: { type: string; orderId: string; order: OrderRecord }[] = [];
+  async listExpiredProposals(now: Date, chainNow: Date, limit: number) {
+    return [...this.orders.values()]
+      .filter(
+        (o) =>
+          (o.status === 'in_progress' && o.extension && o.extension.expiresAt <= now) ||
+          (['in_progress', 'delivered', 'disputed'].includes(o.status) && o.settlement && o.settlement.expiresAt <= chainNow),
+      )
+      .slice(0, limit)
+      .map((o) => ({ ...o }));
   }
   async beginIntent(orderId: string, expected: OrderStatus, action: Instruction, params: Record<string, unknown> | null) {
     const o = this.orders.get(orderId);

@@ -28,7 +28,29 @@ export const ACTION_LABELS: Record<OrderAction, string> = {
   refund: 'Refund the buyer',
   resolve: 'Resolve dispute',
   review: 'Review the seller',
+  request_revision: 'Request a revision',
+  propose_extension: 'Ask for more time',
+  accept_extension: 'Accept the new deadline',
+  decline_extension: 'Decline the new deadline',
+  propose_settlement: 'Propose a settlement',
+  accept_settlement: 'Accept the settlement',
+  withdraw_settlement: 'Withdraw the settlement proposal',
 };
+
+/**
+ * The agreement actions (issue 24: revisions, extensions, settlement by agreement): each needs its own form
+ * (a message, a deadline, a split named back); until this app has them they are not offered as buttons,
+ * never run as another action. The API and the SDK have them (`client.orders.requestRevision`, ...).
+ */
+export const AGREEMENT_ACTIONS: ReadonlySet<OrderAction> = new Set<OrderAction>([
+  'request_revision',
+  'propose_extension',
+  'accept_extension',
+  'decline_extension',
+  'propose_settlement',
+  'accept_settlement',
+  'withdraw_settlement',
+]);
 
 export const roleOf = (o: RichOrder, wallet: string | undefined): Role =>
   o.buyer_wallet === wallet ? 'buyer' : o.seller_wallet === wallet ? 'seller' : 'other';

@@ -42,7 +42,44 @@ export function ordersHandlers(deps: OrdersHttpDeps) {
   const { service } = deps;
   const dto = (o: Parameters<OrdersService['presentOne']>[1], p: PrincipalLike) => service.presentOne(p, o);
 
+  const keyed = () => [
+    idempotency({ store: deps.idempotencyStore, required: true, leases: deps.idempotencyLeases, leaseMs: deps.idempotencyLeaseMs, now: deps.now }) as never,
+  ];
+  /**
+   * The escrow unit a route names: the order (its only or current milestone). Seam for the per-milestone
+   * paths (/orders/{order_id}/milestones/{index}/..., with the milestones branch): resolve `index` to that
+   * milestone's row there; until then milestone 1 is the order itself and another index is 404.
+   */
+  const unit = (params: { order_id: string; index?: number }) => {
+    if (params.index !== undefined && params.index !== 1) throw new DomainError('not-found', `Order ${params.order_id} has no milestone ${params.index}.`);
+    return params.order_id;
+  };
+  /** An agreement route (issue 24): Idempotency-Key required, the Order answered as the caller sees it. */
+  const agreement = <B,>(run: (p: PrincipalLike, orderId: string, body: B) => Promise<Parameters<OrdersService['presentOne']>[1]>) => ({
+    middleware: keyed(),
+    handler: async ({ params, body, req }: { params: { order_id: string; index?: number }; body?: unknown; req: unknown }) => {
+      const p = principalOf(req);
+      const order = await run(p, unit(params), body as B);
+      return { status: 200 as const, body: await dto(order, p) };
+    },
+  });
+  const toSeconds = (iso: string) => Math.floor(new Date(iso).getTime() / 1000);
+  const revision = agreement<{ message: string }>((p, id, b) => service.requestRevision(p, id, b.message));
+  const proposeExt = agreement<{ new_deadline: string; message?: string }>((p, id, b) => service.proposeExtension(p, id, toSeconds(b.new_deadline), b.message ?? null));
+  const acceptExt = agreement<{ new_deadline: string }>((p, id, b) => service.acceptExtension(p, id, toSeconds(b.new_deadline)));
+  const declineExt = agreement<unknown>((p, id) => service.declineExtension(p, id));
+  const proposeSet = agreement<{ buyer_bps: number }>((p, id, b) => service.proposeSettlement(p, id, b.buyer_bps));
+  const acceptSet = agreement<{ buyer_bps: number }>((p, id, b) => service.acceptSettlement(p, id, b.buyer_bps));
+  const withdrawSet = agreement<unknown>((p, id) => service.withdrawSettlement(p, id));
+
   return s.router(contract.orders, {
+    requestRevision: revision,
+    proposeExtension: proposeExt,
+    acceptExtension: acceptExt,
+    declineExtension: declineExt,
+    proposeSettlement: proposeSet,
+    acceptSettlement: acceptSet,
+    withdrawSettlement: withdrawSet,
     createOrder: {
       middleware: [
         idempotency({ store: deps.idempotencyStore, required: true, leases: deps.idempotencyLeases, leaseMs: deps.idempotencyLeaseMs, now: deps.now }) as never,

@@ -14,7 +14,7 @@ import { plain } from '../errors.js';
 import { formatAmount, formatTime } from '../format.js';
 import { followOrder } from '../live.js';
 import { explorerUrl, queryClient, useDecimals, useNetwork, useOrder, type RichOrder } from '../queries.js';
-import { ACTION_LABELS, STATUS_WORDS, nextStep, roleOf } from '../status.js';
+import { ACTION_LABELS, AGREEMENT_ACTIONS, STATUS_WORDS, nextStep, roleOf } from '../status.js';
 import { ActionButton, Address, Countdown, ErrorBox, Field, Linkified, Loading, PageHeading, Party, Rating, Time, described, focusOn, say } from '../ui.js';
 import { payOrder } from '../wallet.js';
 import { SignInPrompt, isSignInNeeded } from './sign-in.js';
@@ -194,7 +194,7 @@ function Actions({ order }: { order: RichOrder }) {
   const buyer = session()?.wallet === order.buyer_wallet;
   const id = { order_id: order.order_id };
   const amount = formatAmount(order.amount_base_units, decimals(order.currency), order.currency);
-  const button = (action: Exclude<OrderAction, 'dispute' | 'review' | 'deliver' | 'resolve'>) => {
+  const button = (action: 'pay' | 'confirm' | 'refund') => {
     const label = action === 'refund' ? `Refund ${amount} to ${buyer ? 'me' : 'the buyer'}` : ACTION_LABELS[action];
     return (
       <ActionButton
@@ -216,7 +216,7 @@ function Actions({ order }: { order: RichOrder }) {
     );
   };
   const items = order.allowed_actions
-    .filter((a) => a !== 'resolve')
+    .filter((a) => a !== 'resolve' && !AGREEMENT_ACTIONS.has(a))
     .map((a) => {
       switch (a) {
         case 'deliver':
@@ -246,8 +246,10 @@ function Actions({ order }: { order: RichOrder }) {
               {button('refund')}
             </details>
           );
+        case 'pay':
+          return button('pay');
         default:
-          return button(a);
+          return null;
       }
     });
   return (

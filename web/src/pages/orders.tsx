@@ -7,7 +7,7 @@ import { useQuery } from '@tanstack/react-query';
 import { client, ok } from '../api.js';
 import { formatAmount } from '../format.js';
 import { useDecimals, type RichOrder } from '../queries.js';
-import { ACTION_LABELS, STATUS_WORDS, nextStep, roleOf } from '../status.js';
+import { ACTION_LABELS, AGREEMENT_ACTIONS, STATUS_WORDS, nextStep, roleOf } from '../status.js';
 import { Countdown, ErrorBox, Loading, PageHeading, Party } from '../ui.js';
 import { session } from '../api.js';
 
@@ -17,7 +17,7 @@ function OrderRow({ o }: { o: RichOrder }) {
   const title = o.listing.title;
   const next = nextStep(o, role);
   const other = role === 'seller' ? { wallet: o.buyer_wallet, summary: o.buyer } : { wallet: o.seller_wallet, summary: o.seller };
-  const actions = o.allowed_actions.filter((a) => a !== 'resolve');
+  const actions = o.allowed_actions.filter((a) => a !== 'resolve' && !AGREEMENT_ACTIONS.has(a));
   return (
     <li class="card order-row" data-order={o.order_id} data-status={o.status} data-actions={o.allowed_actions.join(',')}>
       <h3>

@@ -28,7 +28,7 @@
  *
  * Runs once at start-up and then every `intervalMs`. It never sends a transaction.
  */
-import { type Instruction, type ServiceInstruction, closesEscrow, instructionAction, instructionEscrowState, targetStatus } from './order-state.js';
+import { type Instruction, type ServiceInstruction, changesStatus, closesEscrow, instructionAction, instructionEscrowState, targetStatus } from './order-state.js';
 import { formulaPayout, patchForInstruction } from './order-patch.js';
 import type { ChainIntentRecord, EscrowPort, Log, OrderRecord, OrderSettlement, OrdersRepo } from './orders.types.js';
 import { Poller } from '../../lib/poller.js';
@@ -84,7 +84,8 @@ export class EscrowReconciler {
       return 'failed';
     }
     const stray = isStrayRefund(intent);
-    if (!stray && order.status === targetStatus(action)) {
+    // a status-keeping instruction (a proposal, an extension) cannot be told done by the status: by its signature only
+    if (!stray && changesStatus(action) && order.status === targetStatus(action)) {
       await repo.confirmIntent(intent.id, intent.signature, intent.slot, order.id, order.status, {});
       return 'confirmed';
     }
@@ -117,7 +118,7 @@ export class EscrowReconciler {
     if (!stray) {
       const view = await escrow.fetchOrder(order.id);
       const expected = instructionEscrowState[ix];
-      if (expected !== null && view?.state === expected) return this.apply(intent, order, view);
+      if (expected !== null && expected !== undefined && view?.state === expected) return this.apply(intent, order, view);
       if (expected === null && view === null) {
         // the account is closed: by which transaction? (a party may have acted directly)
         const settlement = await this.findSettlement(order);
@@ -215,7 +216,7 @@ export class EscrowReconciler {
    * when the account is closed. A closed account with no known closing transaction is flagged for an
    * operator (once), never guessed.
    */
-  async syncOrderFromChain(order: OrderRecord): Promise<'delivered' | 'disputed' | 'closed' | 'flagged' | null> {
+  async syncOrderFromChain(order: OrderRecord): Promise<'delivered' | 'disputed' | 'revised' | 'closed' | 'flagged' | null> {
     if (order.status !== 'in_progress' && order.status !== 'delivered' && order.status !== 'disputed') return null;
     if (await this.deps.repo.openIntentFor(order.id)) return null;
     const view = await this.deps.escrow.fetchOrder(order.id);
@@ -232,12 +233,20 @@ export class EscrowReconciler {
       await this.deps.repo.clearAttention(order.id);
       this.log.info({ order_id: order.id }, 'reconciler: the escrow account is back; attention flag cleared');
     }
-    const ix = view.state === 'disputed' && order.status !== 'disputed' ? 'open_dispute' : view.state === 'delivered' && order.status === 'in_progress' ? 'mark_delivered' : null;
+    // a delivered order whose escrow is back in Funded: the buyer requested a revision with her own wallet (issue 24)
+    const ix =
+      view.state === 'disputed' && order.status !== 'disputed'
+        ? 'open_dispute'
+        : view.state === 'delivered' && order.status === 'in_progress'
+          ? 'mark_delivered'
+          : view.state === 'funded' && order.status === 'delivered'
+            ? 'request_revision'
+            : null;
     if (!ix) return null;
     const patch = patchForInstruction(ix, order, null, null, { view, nowSeconds });
     const changed = await this.deps.repo.updateIf(order.id, order.status, patch);
     if (changed) this.log.info({ order_id: order.id, state: view.state }, 'reconciler: order moved forward from the chain');
-    return changed ? (view.state as 'delivered' | 'disputed') : null;
+    return changed ? (view.state === 'funded' ? 'revised' : (view.state as 'delivered' | 'disputed')) : null;
   }
 
   /**

@@ -6,6 +6,7 @@
  *   await orders.start();   // reconciler pass at start-up, then payment watcher (+ its order-account subscription), auto-release crank and reconciler timers
  *   await orders.stop();
  */
+import type { OrderChatPort } from './use-cases/context.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { ChainClient } from '../../chain/index.js';
 import { AutoReleaseCrank, PaymentWatcher } from './payment-watcher.js';
@@ -72,6 +73,8 @@ export interface OrdersModuleOptions {
   escrow?: EscrowPort;
   idempotencyStore?: IdempotencyStore;
   hasReview?: (orderId: string) => Promise<boolean>;
+  /** the order's conversation (chat module): where a revision request's message is posted */
+  chat?: OrderChatPort;
   now?: () => Date;
   /** custodial payments (the custody module's service) when custody is enabled */
   custody?: CustodialPaymentsPort;
@@ -101,6 +104,7 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     now: o.now,
     custody: o.custody,
     hasReview: o.hasReview,
+    chat: o.chat,
   });
   const watcher = new PaymentWatcher({
     service,

@@ -19,10 +19,12 @@ import {
   type OrderAction as ApiOrderAction,
   type OrderActor,
   type OrderEvent,
+  type OrderRequirement,
   type OrderStatus,
   type OrderTiming,
   type OrderTransition,
   type OrderTransitionRow,
+  ORDER_ACTIONS,
   ORDER_STATUSES,
   REVIEWABLE_ORDER_STATUSES,
   TERMINAL_ORDER_STATUSES,
@@ -64,15 +66,42 @@ export const instructionAction = Object.fromEntries(Object.entries(actionInstruc
   Record<ServiceInstruction, ChainAction>
 >;
 
-/** Escrow account state after each instruction (the status it leads to, as the program holds it); null = closed. */
+/**
+ * Escrow account state after each instruction (the status it leads to, as the program holds it); null =
+ * closed. Instructions that keep the account's state (propose/withdraw_settlement, extend_deadline) have
+ * none: their landing cannot be read from the state, only from their signature.
+ */
 export const instructionEscrowState = Object.fromEntries(
   rows
-    .filter((t) => t.instruction)
+    .filter((t) => t.instruction && !(rows.some((r) => r.instruction === t.instruction && r.from === r.to)))
     .map((t) => {
       const state = escrowStateOf[t.to];
       return [t.instruction, state === 'funded' || state === 'delivered' || state === 'disputed' ? state : null];
     }),
-) as Readonly<Record<Instruction, 'funded' | 'delivered' | 'disputed' | null>>;
+) as Readonly<Partial<Record<Instruction, 'funded' | 'delivered' | 'disputed' | null>>>;
+
+/** Whether a row of `action` moves the listing (its `listing` column): the listing effect follows such moves only. */
+export function actionMovesListing(action: TransitionAction): boolean {
+  return rows.some((t) => t.action === action && !!t.listing);
+}
+
+/** Whether `action` changes the order's status (false for the rows that keep it: proposals, extensions). */
+export function changesStatus(action: TransitionAction): boolean {
+  return rows.some((t) => t.action === action && t.from !== t.to);
+}
+
+/**
+ * Whether a repeat of `action` is answered by its Idempotency-Key rather than by the status (the table's
+ * `repeat: 'key'`): the record-before-send pipeline then never treats the status as "already done".
+ */
+export function repeatByKey(action: TransitionAction): boolean {
+  return rows.some((t) => t.action === action && t.repeat === 'key');
+}
+
+/** The status `action` leads to from `status` (the row's `to`), else `targetStatus(action)`. */
+export function targetFrom(status: OrderStatus, action: TransitionAction): OrderStatus {
+  return findTransition(status, action)?.to ?? targetStatus(action);
+}
 
 /** Whether an instruction closes the order's escrow account (a terminal instruction). */
 export function closesEscrow(ix: Instruction): ix is TerminalInstruction {
@@ -138,6 +167,47 @@ export interface TimedOrder {
   /** when the seller delivered, on the chain clock (the escrow's delivered_at); null while not delivered */
   deliveredAt: Date | null;
   autoReleaseAt: Date | null;
+  /** agreements (issue 24); absent on records that predate them = none */
+  revisionsIncluded?: number;
+  revisionsUsed?: number;
+  /** the pending deadline extension (expiresAt on the service clock) */
+  extension?: { newDeadline: number; expiresAt: Date } | null;
+  /** the pending settlement proposal (expiresAt on the chain clock, as the program holds it) */
+  settlement?: { proposedBy: 'buyer' | 'seller'; buyerBps: number; expiresAt: Date } | null;
+}
+
+/**
+ * Why the row's requirement (the contract's `requires`, OrderRequirement) refuses `role` on `o` now; null
+ * when it holds. Extension expiry reads the service clock, settlement expiry the chain clock (the program's).
+ */
+export function requirementRefusal(o: TimedOrder, role: OrderRole, req: OrderRequirement, clocks: Clocks): DomainError | null {
+  const none = (what: string) => new DomainError('no-pending-proposal', `Order ${o.id} has no pending ${what} proposal.`);
+  const expired = (what: string, at: Date) =>
+    new DomainError('proposal-expired', `The ${what} proposal on order ${o.id} expired at ${at.toISOString()}.`, { expires_at: at.toISOString() });
+  switch (req) {
+    case 'revision_left': {
+      const included = o.revisionsIncluded ?? 0;
+      const used = o.revisionsUsed ?? 0;
+      return used < included
+        ? null
+        : new DomainError('revision-limit-reached', `Order ${o.id} includes ${included} revision(s), all requested.`, { revisions_included: included, revisions_used: used });
+    }
+    case 'extension_pending':
+      if (!o.extension) return none('extension');
+      return clocks.serviceMs >= o.extension.expiresAt.getTime() ? expired('extension', o.extension.expiresAt) : null;
+    case 'extension_expired':
+      return o.extension && clocks.serviceMs >= o.extension.expiresAt.getTime() ? null : none('expired extension');
+    case 'settlement_by_other':
+    case 'settlement_by_self': {
+      if (!o.settlement) return none('settlement');
+      const mine = o.settlement.proposedBy === role;
+      if (req === 'settlement_by_other' && mine) return new DomainError('forbidden', 'The proposer cannot accept her own settlement proposal; the other party accepts it.');
+      if (req === 'settlement_by_self' && !mine) return new DomainError('forbidden', 'Only the proposer may withdraw a settlement proposal.');
+      return clocks.chainSeconds * 1000 >= o.settlement.expiresAt.getTime() ? expired('settlement', o.settlement.expiresAt) : null;
+    }
+    case 'settlement_expired':
+      return o.settlement && clocks.chainSeconds * 1000 >= o.settlement.expiresAt.getTime() ? null : none('expired settlement');
+  }
 }
 
 function deadlineMs(o: TimedOrder, at: OrderTiming['at']): number | null {
@@ -209,17 +279,20 @@ export function refusal(o: TimedOrder, role: OrderRole, action: TransitionAction
     const detail = `The ${role === 'system' ? 'service' : role} may ${action} order ${o.id} only ${when}.`;
     return t.refusal === 'forbidden' ? new DomainError('forbidden', detail) : invalidTransition(o.id, o.status, action, detail);
   }
-  return null;
+  return row.requires ? requirementRefusal(o, role, row.requires, clocks) : null;
 }
 
 /** Whether any timing rule `role` could meet from this status reads the chain clock (so it must be read). */
 export function needsChainClock(status: OrderStatus, role: OrderRole | null, action?: TransitionAction): boolean {
   return rows.some(
-    (t) => t.from === status && (!action || t.action === action) && t.timing?.clock === 'chain' && (!role || timingBinds(t.timing, role)),
+    (t) =>
+      t.from === status &&
+      (!action || t.action === action) &&
+      ((t.timing?.clock === 'chain' && (!role || timingBinds(t.timing, role))) || (t.requires?.startsWith('settlement') ?? false)),
   );
 }
 
-const API_ACTIONS: ReadonlySet<string> = new Set<ApiOrderAction>(['pay', 'deliver', 'confirm', 'dispute', 'refund', 'resolve', 'review']);
+const API_ACTIONS: ReadonlySet<string> = new Set<string>(ORDER_ACTIONS);
 
 /**
  * `allowed_actions` for a caller: the table rows from the current status that `refusal` lets the role

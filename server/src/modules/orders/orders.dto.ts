@@ -4,7 +4,8 @@
  */
 import type { Order, OrderAction, OrderNextStep } from '@bazaar/contract';
 import { toUiNumber } from '../../lib/money.js';
-import { escrowStateOf } from './order-state.js';
+import { type Clocks, escrowStateOf } from './order-state.js';
+import { splitOf } from './order-patch.js';
 import type { OrderView } from './order-view.js';
 import type { OrderRecord } from './orders.types.js';
 
@@ -14,8 +15,15 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
  * `view`: the order's read model (order-view.ts); `allowed`: the caller's allowed_actions
  * (OrdersService.present evaluates the lifecycle table); `nextStep`: nextStepOf on the same clocks.
  */
-export function toOrderDto(o: OrderRecord, view: OrderView, allowed: OrderAction[], nextStep: OrderNextStep): Order {
+export function toOrderDto(o: OrderRecord, view: OrderView, allowed: OrderAction[], nextStep: OrderNextStep, clocks?: Clocks): Order {
   const intents = view.intents;
+  // pending proposals show until they expire (extension: service clock; settlement: chain clock) and while the escrow is open
+  const nowMs = clocks?.serviceMs ?? Date.now();
+  const chainMs = clocks ? clocks.chainSeconds * 1000 : nowMs;
+  const open = o.status === 'in_progress' || o.status === 'delivered' || o.status === 'disputed';
+  const ext = open && o.status === 'in_progress' && o.extension && o.extension.expiresAt.getTime() > nowMs ? o.extension : null;
+  const set = open && o.settlement && o.settlement.expiresAt.getTime() > chainMs ? o.settlement : null;
+  const preview = set ? splitOf(o.amount, o.feeBps, set.buyerBps) : null;
   const fee = (o.amount * BigInt(o.feeBps)) / 10_000n;
   return {
     order_id: o.id,
@@ -80,5 +88,27 @@ export function toOrderDto(o: OrderRecord, view: OrderView, allowed: OrderAction
           delivery_days: o.packageDeliveryDays ?? 1,
         }
       : null,
+    revisions_included: o.revisionsIncluded,
+    revisions_used: o.revisionsUsed,
+    settled_by: o.status === 'resolved' ? (o.settledBy ?? 'arbiter') : null,
+    extension_proposal: ext
+      ? {
+          proposed_by: 'seller',
+          new_deadline: new Date(ext.newDeadline * 1000).toISOString(),
+          message: ext.message,
+          proposed_at: ext.proposedAt.toISOString(),
+          expires_at: ext.expiresAt.toISOString(),
+        }
+      : null,
+    settlement_proposal:
+      set && preview
+        ? {
+            proposed_by: set.proposedBy,
+            buyer_bps: set.buyerBps,
+            proposed_at: set.proposedAt.toISOString(),
+            expires_at: set.expiresAt.toISOString(),
+            preview: { buyer_base_units: preview.buyer.toString(), seller_base_units: preview.seller.toString(), treasury_base_units: preview.treasury.toString() },
+          }
+        : null,
   };
 }

@@ -67,7 +67,15 @@ export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number; l
     },
     submitSignedTransaction: (b64) => client.submitSignedTransaction(b64),
     send: async (ix, id, s) => {
-      const tx = await client.orderInstruction(ix, id, { ...o(s), ...(s?.buyerBps !== undefined ? { buyerBps: s.buyerBps } : {}) });
+      const args = {
+        ...(s?.buyerBps !== undefined ? { buyerBps: s.buyerBps } : {}),
+        ...(s?.expiresAt !== undefined ? { expiresAt: s.expiresAt } : {}),
+        ...(s?.proposedBy !== undefined ? { proposedBy: s.proposedBy } : {}),
+        ...(s?.newDeadline !== undefined ? { newDeadline: s.newDeadline } : {}),
+      };
+      // the agreement instructions (request_revision, extend_deadline, propose/accept/withdraw_settlement) take
+      // their arguments here (escrow v2, i24-design section 5); the platform signs for the calling party
+      const tx = await client.orderInstruction(ix, id, { ...o(s), ...args });
       // counted, never refused: payouts move users' money; the platform fee pays for them (docs/threat-model.md#who-pays-for-what-on-chain)
       await budget?.record({ action: 'order_transaction', lamports: ORDER_TX_LAMPORTS }).catch((err) => opts.log?.warn({ err }, 'chain budget: order transaction not counted'));
       return tx;

@@ -14,7 +14,7 @@
  */
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { listingStatusOfUnits, PAYMENT_GRACE_SECONDS, TERMINAL_ORDER_STATUSES } from '@bazaar/contract';
-import { type Instruction, type OrderStatus, OPEN_ORDER_STATUSES, orderEventFor } from './order-state.js';
+import { type Instruction, type OrderStatus, OPEN_ORDER_STATUSES, findTransition, orderEventFor } from './order-state.js';
 import { appendEvents, notifyAppended, type NewEvent } from '../events/index.js';
 import { toOrderDto } from './orders.dto.js';
 import { nextStepOf, readOrderViews, type CategoryNameOf, type OrderView } from './order-view.js';
@@ -30,6 +30,7 @@ import type {
   OrderPatch,
   OrderRecord,
   OrdersRepo,
+  ProposalGuard,
 } from './orders.types.js';
 
 type Db = PrismaClient;
@@ -91,6 +92,22 @@ function toRecord(r: OrderRow): OrderRecord {
             verified: r.payoutVerified === true,
           },
     attention: r.attentionReason ? { reason: r.attentionReason, detail: r.attentionDetail ?? '', at: r.attentionAt ?? r.updatedAt } : null,
+    revisionsIncluded: r.revisionsIncluded,
+    revisionsUsed: r.revisionsUsed,
+    settledBy: r.settledBy === 'agreement' ? 'agreement' : r.settledBy === 'arbiter' || r.status === 'resolved' ? 'arbiter' : null,
+    extension:
+      r.extensionNewDeadline && r.extensionExpiresAt
+        ? { newDeadline: toSeconds(r.extensionNewDeadline), message: r.extensionMessage, proposedAt: r.extensionProposedAt ?? r.updatedAt, expiresAt: r.extensionExpiresAt }
+        : null,
+    settlement:
+      r.settlementProposedBy && r.settlementBuyerBps !== null && r.settlementExpiresAt
+        ? {
+            proposedBy: r.settlementProposedBy === 'seller' ? 'seller' : 'buyer',
+            buyerBps: r.settlementBuyerBps,
+            proposedAt: r.settlementProposedAt ?? r.updatedAt,
+            expiresAt: r.settlementExpiresAt,
+          }
+        : null,
     version: r.version,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
@@ -131,6 +148,21 @@ function toData(p: OrderPatch): Prisma.OrderUncheckedUpdateManyInput {
     d.attentionDetail = p.attention?.detail ?? null;
     d.attentionAt = p.attention?.at ?? null;
   }
+  if (p.deliveryDeadline !== undefined) d.deliveryDeadline = new Date(p.deliveryDeadline * 1000);
+  if (p.revisionsUsed !== undefined) d.revisionsUsed = p.revisionsUsed;
+  if (p.settledBy !== undefined) d.settledBy = p.settledBy;
+  if (p.extension !== undefined) {
+    d.extensionNewDeadline = p.extension ? new Date(p.extension.newDeadline * 1000) : null;
+    d.extensionMessage = p.extension?.message ?? null;
+    d.extensionProposedAt = p.extension?.proposedAt ?? null;
+    d.extensionExpiresAt = p.extension?.expiresAt ?? null;
+  }
+  if (p.settlement !== undefined) {
+    d.settlementProposedBy = p.settlement?.proposedBy ?? null;
+    d.settlementBuyerBps = p.settlement?.buyerBps ?? null;
+    d.settlementProposedAt = p.settlement?.proposedAt ?? null;
+    d.settlementExpiresAt = p.settlement?.expiresAt ?? null;
+  }
   return d;
 }
 
@@ -153,6 +185,15 @@ function toIntent(r: IntentRow): ChainIntentRecord {
 }
 
 type Tx = Prisma.TransactionClient;
+
+/** The pending proposal an update is conditional on (by when it was proposed; null = none pending). */
+function proposalWhere(g?: ProposalGuard): Prisma.OrderWhereInput {
+  if (!g) return {};
+  return {
+    ...(g.extensionProposedAt !== undefined ? { extensionProposedAt: g.extensionProposedAt } : {}),
+    ...(g.settlementProposedAt !== undefined ? { settlementProposedAt: g.settlementProposedAt } : {}),
+  };
+}
 
 /** The order.* event of order `id` as it is now inside `tx` (the API's Order; allowed_actions empty). */
 async function orderEvent(
@@ -190,13 +231,18 @@ async function applyTransition(
   patch: OrderPatch,
   signature: string | null,
   categoryName?: CategoryNameOf,
+  guard?: ProposalGuard,
 ): Promise<boolean> {
-  const r = await tx.order.updateMany({ where: { id, status: expected }, data: { ...toData(patch), version: { increment: 1 } } });
+  const r = await tx.order.updateMany({ where: { id, status: expected, ...proposalWhere(guard) }, data: { ...toData(patch), version: { increment: 1 } } });
   if (r.count !== 1) return false;
-  if (patch.status !== undefined && patch.status !== expected) {
-    const type = orderEventFor(expected, patch.status, patch.transition);
-    if (type) await appendEvents(tx, [await orderEvent(tx, id, type, signature ?? patch.lastSignature ?? patch.fundSignature ?? null, categoryName)]);
-  }
+  // a status change emits its row's event; a row that keeps the status (a proposal) emits when named
+  const type =
+    patch.status !== undefined && patch.status !== expected
+      ? orderEventFor(expected, patch.status, patch.transition)
+      : patch.transition
+        ? (findTransition(expected, patch.transition)?.emits ?? null)
+        : null;
+  if (type) await appendEvents(tx, [await orderEvent(tx, id, type, signature ?? patch.lastSignature ?? patch.fundSignature ?? null, categoryName)]);
   return true;
 }
 
@@ -420,17 +466,33 @@ export class PrismaOrdersRepo implements OrdersRepo {
     return rows.map(toRecord);
   }
 
+  async listExpiredProposals(now: Date, chainNow: Date, limit: number): Promise<OrderRecord[]> {
+    const rows = await this.db.order.findMany({
+      where: {
+        OR: [
+          { status: 'in_progress', extensionExpiresAt: { lte: now } },
+          { status: { in: ['in_progress', 'delivered', 'disputed'] }, settlementExpiresAt: { lte: chainNow } },
+        ],
+      },
+      orderBy: { updatedAt: 'asc' },
+      take: limit,
+      include: withWallets,
+    });
+    return rows.map(toRecord);
+  }
+
   async listByStatus(status: OrderStatus, limit: number): Promise<OrderRecord[]> {
     const rows = await this.db.order.findMany({ where: { status }, orderBy: { createdAt: 'asc' }, take: limit, include: withWallets });
     return rows.map(toRecord);
   }
 
-  async updateIf(id: string, expected: OrderStatus, patch: OrderPatch): Promise<boolean> {
-    if (patch.status === undefined || patch.status === expected) {
-      const r = await this.db.order.updateMany({ where: { id, status: expected }, data: { ...toData(patch), version: { increment: 1 } } });
+  async updateIf(id: string, expected: OrderStatus, patch: OrderPatch, guard?: ProposalGuard): Promise<boolean> {
+    const where = { id, status: expected, ...proposalWhere(guard) };
+    if ((patch.status === undefined || patch.status === expected) && !patch.transition) {
+      const r = await this.db.order.updateMany({ where, data: { ...toData(patch), version: { increment: 1 } } });
       return r.count === 1;
     }
-    const changed = await this.db.$transaction((tx) => applyTransition(tx, id, expected, patch, null, this.opts.categoryName));
+    const changed = await this.db.$transaction((tx) => applyTransition(tx, id, expected, patch, null, this.opts.categoryName, guard));
     if (changed) notifyAppended();
     return changed;
   }
@@ -469,7 +531,7 @@ export class PrismaOrdersRepo implements OrdersRepo {
       if (!Object.keys(patch).length) return false;
       return applyTransition(tx, orderId, expected, patch, signature, this.opts.categoryName);
     }).then((changed) => {
-      if (changed && patch.status !== undefined && patch.status !== expected) notifyAppended();
+      if (changed && ((patch.status !== undefined && patch.status !== expected) || patch.transition)) notifyAppended();
       return changed;
     });
   }

@@ -10,10 +10,11 @@
  *   act-on-chain/actions      deliver / confirm / dispute / refund / resolve, claim, claimDue
  *   act-on-chain/record-before-send   the crash-safe pipeline every escrow action runs through
  *   refund-stray-escrows      re-funded closed orders (with ../escrow-reconciler.ts: recover and reconcile)
+ *   agreements/               revisions, deadline extensions, settlement by agreement, proposal expiry (issue 24)
  */
 import type { Order } from '@bazaar/contract';
 import { EscrowReconciler } from './escrow-reconciler.js';
-import type { OrderRole, OrderStatus } from './order-state.js';
+import { type OrderRole, type OrderStatus, actionMovesListing, instructionAction } from './order-state.js';
 import type { OrdersServiceSettings } from './orders.settings.js';
 import type { EscrowOrderView, FundTerms, HoldPressure, OrderRecord } from './orders.types.js';
 import { actOnChain } from './use-cases/act-on-chain/actions.js';
@@ -34,6 +35,7 @@ import {
 } from './use-cases/context.js';
 import { type ListOrdersQuery, readAndPresent } from './use-cases/read-and-present.js';
 import { refundStrayEscrows } from './use-cases/refund-stray-escrows.js';
+import { expireProposals, extensions, revisions, settlements } from './use-cases/agreements/index.js';
 
 export type { PrincipalLike } from './use-cases/context.js';
 export { KeyedMutex } from './use-cases/context.js';
@@ -57,6 +59,10 @@ export class OrdersService {
   private readonly creation;
   private readonly actions;
   private readonly strays;
+  private readonly revisions;
+  private readonly extensions;
+  private readonly settlements;
+  private readonly expiry;
 
   constructor(deps: OrdersServiceDeps) {
     const { settings, log, now, ...ports } = deps;
@@ -70,8 +76,9 @@ export class OrdersService {
       graceSeconds: c.settings.paymentGraceSeconds,
       withOrderLock: (id, fn) => c.mutex.run(id, fn),
       syncDrift: true,
-      onSettled: async (order) => {
-        await applyListingEffect(c, order);
+      onSettled: async (order, ix) => {
+        // a recovered revision or proposal leaves the listing alone (its rows move none)
+        if (ix === 'fund' || actionMovesListing(instructionAction[ix])) await applyListingEffect(c, order);
         await bookCustodial(c, order);
       },
     });
@@ -81,6 +88,10 @@ export class OrdersService {
     this.creation = createOrder(c, { pay: this.pay });
     this.actions = actOnChain(c, { read: this.read, perform });
     this.strays = refundStrayEscrows(c, { reconciler: this.reconciler });
+    this.revisions = revisions(c, { read: this.read, perform });
+    this.extensions = extensions(c, { read: this.read, perform });
+    this.settlements = settlements(c, { read: this.read, perform });
+    this.expiry = expireProposals(c);
   }
 
   // read and present
@@ -170,6 +181,34 @@ export class OrdersService {
   }
   applyListingEffect(order: OrderRecord): Promise<void> {
     return applyListingEffect(this.ctx, order);
+  }
+
+  // agreements (issue 24)
+  requestRevision(p: PrincipalLike, orderId: string, message: string): Promise<OrderRecord> {
+    return this.revisions.requestRevision(p, orderId, message);
+  }
+  /** `newDeadline`: unix seconds */
+  proposeExtension(p: PrincipalLike, orderId: string, newDeadline: number, message: string | null): Promise<OrderRecord> {
+    return this.extensions.propose(p, orderId, newDeadline, message);
+  }
+  acceptExtension(p: PrincipalLike, orderId: string, newDeadline: number): Promise<OrderRecord> {
+    return this.extensions.accept(p, orderId, newDeadline);
+  }
+  declineExtension(p: PrincipalLike, orderId: string): Promise<OrderRecord> {
+    return this.extensions.decline(p, orderId);
+  }
+  proposeSettlement(p: PrincipalLike, orderId: string, buyerBps: number): Promise<OrderRecord> {
+    return this.settlements.propose(p, orderId, buyerBps);
+  }
+  acceptSettlement(p: PrincipalLike, orderId: string, buyerBps: number): Promise<OrderRecord> {
+    return this.settlements.accept(p, orderId, buyerBps);
+  }
+  withdrawSettlement(p: PrincipalLike, orderId: string): Promise<OrderRecord> {
+    return this.settlements.withdraw(p, orderId);
+  }
+  /** The proposal sweep: expired proposals cleared with their `*.expired` event (once). */
+  expireProposals(limit = 50): Promise<string[]> {
+    return this.expiry(limit);
   }
 
   // recover and reconcile

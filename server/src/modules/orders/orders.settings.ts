@@ -20,6 +20,10 @@ export interface OrdersSettings {
   contestedPaymentTtlSeconds: number;
   /** ORDER_HOLD_COOLDOWN_SECONDS: after a wallet order's window closed unpaid, its buyer may not order that listing again for this long, seconds (0 = none) */
   holdCooldownSeconds: number;
+  /** ORDER_EXTENSION_PROPOSAL_TTL_SECONDS: a seller's deadline-extension proposal lapses after this, seconds (service clock) */
+  extensionProposalTtlSeconds: number;
+  /** ORDER_SETTLEMENT_PROPOSAL_TTL_SECONDS: a settlement proposal lapses after this, seconds (chain clock; at most 7 days) */
+  settlementProposalTtlSeconds: number;
   /** ORDER_WATCHER_INTERVAL_MS: payment watcher + crank interval, ms; 0 = off (the watcher's pace while it has no live subscription) */
   watcherIntervalMs: number;
   /** ORDER_WATCHER_FALLBACK_INTERVAL_MS: payment watcher full-pass interval while its order-account subscription is live, ms */

@@ -62,6 +62,15 @@ export interface OrderRecord {
   payout: OrderPayout | null;
   /** the service found the escrow in a state it cannot explain: an operator must look */
   attention: OrderAttention | null;
+  /** revisions the buyer may request (frozen terms) and has requested (issue 24) */
+  revisionsIncluded: number;
+  revisionsUsed: number;
+  /** how a resolved order was split: an arbiter's ruling or the parties' agreement; null otherwise */
+  settledBy: 'arbiter' | 'agreement' | null;
+  /** the pending deadline extension the seller proposed (off chain), or null */
+  extension: ExtensionProposalRecord | null;
+  /** the pending settlement proposal (recorded on chain by propose_settlement too), or null */
+  settlement: SettlementProposalRecord | null;
   version: number;
   createdAt: Date;
   updatedAt: Date;
@@ -89,6 +98,23 @@ export interface OrderPayout {
   verified: boolean;
 }
 
+/** A pending deadline extension (issue 24): what the seller asks for and until when the buyer may accept (service clock). */
+export interface ExtensionProposalRecord {
+  /** unix seconds */
+  newDeadline: number;
+  message: string | null;
+  proposedAt: Date;
+  expiresAt: Date;
+}
+
+/** A pending settlement proposal (issue 24): the split and until when it may be accepted (chain clock, as the program holds it). */
+export interface SettlementProposalRecord {
+  proposedBy: 'buyer' | 'seller';
+  buyerBps: number;
+  proposedAt: Date;
+  expiresAt: Date;
+}
+
 /** Why an order needs an operator (e.g. `escrow-vanished`), and since when. */
 export interface OrderAttention {
   reason: string;
@@ -99,8 +125,22 @@ export interface OrderAttention {
 
 export type NewOrder = Omit<
   OrderRecord,
-  'createdAt' | 'updatedAt' | 'version' | 'paymentSource' | 'fundExpiresAt' | 'idempotencyKey' | 'payout' | 'attention'
+  | 'createdAt'
+  | 'updatedAt'
+  | 'version'
+  | 'paymentSource'
+  | 'fundExpiresAt'
+  | 'idempotencyKey'
+  | 'payout'
+  | 'attention'
+  | 'revisionsIncluded'
+  | 'revisionsUsed'
+  | 'settledBy'
+  | 'extension'
+  | 'settlement'
 > & {
+  /** revisions the order includes (the package's terms; default 0) */
+  revisionsIncluded?: number;
   createdAt?: Date;
   /** default wallet */
   paymentSource?: PaymentSource;
@@ -114,10 +154,17 @@ export type OrderPatch = Partial<Omit<OrderRecord, 'id' | 'createdAt' | 'updated
    * The lifecycle action behind a status change (not a column): picks the row of the order lifecycle
    * table whose `emits` names the event written with the change (confirm and auto_release both lead
    * delivered -> completed but emit order.completed / order.auto_released). Omitted: the first row
-   * from the old to the new status.
+   * from the old to the new status. A row that keeps the status (a proposal: `from` = `to`) emits its
+   * event too when named here.
    */
   transition?: TransitionAction;
 };
+
+/** The pending proposal a conditional update expects (its proposed_at; null: none pending). */
+export interface ProposalGuard {
+  extensionProposedAt?: Date | null;
+  settlementProposedAt?: Date | null;
+}
 
 export type IntentStatus = 'pending' | 'sent' | 'confirmed' | 'failed';
 
@@ -155,8 +202,14 @@ export interface OrdersRepo {
   list(q: ListOrdersQuery): Promise<OrderRecord[]>;
   /** orders in `status`, oldest first */
   listByStatus(status: OrderStatus, limit: number): Promise<OrderRecord[]>;
-  /** conditional update: applies only when the order is still in `expected`; false otherwise */
-  updateIf(id: string, expected: OrderStatus, patch: OrderPatch): Promise<boolean>;
+  /**
+   * conditional update: applies only when the order is still in `expected` (and, with `guard`, still has
+   * that pending proposal); false otherwise. A patch with a `transition` appends that row's event in the
+   * same transaction (status-keeping rows included).
+   */
+  updateIf(id: string, expected: OrderStatus, patch: OrderPatch, guard?: ProposalGuard): Promise<boolean>;
+  /** open orders with a pending proposal that expired by `now` (extension: service clock; settlement: `chainNow`), oldest first */
+  listExpiredProposals(now: Date, chainNow: Date, limit: number): Promise<OrderRecord[]>;
   /**
    * DB guard: in one transaction, lock the order row, check it is still in `expected` with no
    * pending/sent intent, and insert a pending intent. Returns null when the guard fails.
@@ -348,6 +401,22 @@ export interface SendOptions {
   distinctFrom?: ReadonlySet<string>;
 }
 
+/**
+ * Arguments of the instructions that take some (programs/escrow; i24-design section 5):
+ * resolve_dispute(buyer_bps), propose_settlement(buyer_bps, expires_at, proposed_by: the role the
+ * platform signs for), accept_settlement(buyer_bps: must equal the stored proposal), extend_deadline(new_deadline).
+ */
+export interface InstructionArgs {
+  /** basis points 0..10000 returned to the buyer */
+  buyerBps?: number;
+  /** unix seconds (chain clock): the settlement proposal lapses then */
+  expiresAt?: number;
+  /** who proposes, when the platform authority signs for a party */
+  proposedBy?: 'buyer' | 'seller';
+  /** unix seconds: the new delivery deadline */
+  newDeadline?: number;
+}
+
 /** What the orders module needs from the escrow program (adapter over chain/escrow.ts EscrowClient). */
 export interface EscrowPort {
   addresses(orderId: string, mint: string, tokenProgram?: string): { escrow: string; vault: string };
@@ -359,7 +428,7 @@ export interface EscrowPort {
    * Sign one instruction on the order's existing escrow as the platform authority (the arbiter for
    * resolve_dispute, whose split `buyerBps` is), send it and wait for confirmation.
    */
-  send(ix: ServiceInstruction, orderId: string, o?: SendOptions & { buyerBps?: number }): Promise<TxResult>;
+  send(ix: ServiceInstruction, orderId: string, o?: SendOptions & InstructionArgs): Promise<TxResult>;
   /** null when the order account does not exist (never funded, or closed by a terminal instruction) */
   fetchOrder(orderId: string): Promise<EscrowOrderView | null>;
   /** signature (+slot) of the transaction that funded the order (oldest one touching its PDA), if findable */

@@ -223,14 +223,19 @@ export class AutoReleaseCrank {
 
   constructor(private readonly deps: { service: OrdersService; log?: Log; batchSize?: number }) {}
 
-  /** One pass: the ids of the orders claimed (completed) now. */
-  async runOnce(): Promise<{ claimed: string[] }> {
+  /** One pass: the ids of the orders claimed (completed) now, and the proposals expired now (issue 24). */
+  async runOnce(): Promise<{ claimed: string[]; expired: string[] }> {
+    let claimed: string[] = [];
     try {
-      return { claimed: await this.deps.service.claimDue(this.deps.batchSize ?? 50) };
+      claimed = await this.deps.service.claimDue(this.deps.batchSize ?? 50);
     } catch (err) {
       this.deps.log?.warn({ err }, 'auto-release crank failed');
-      return { claimed: [] };
     }
+    const expired = await this.deps.service.expireProposals(this.deps.batchSize ?? 50).catch((err) => {
+      this.deps.log?.warn({ err }, 'proposal expiry failed');
+      return [] as string[];
+    });
+    return { claimed, expired };
   }
 
   /** Run `runOnce` every `intervalMs` milliseconds (see Poller). */

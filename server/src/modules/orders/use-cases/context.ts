@@ -31,6 +31,13 @@ export interface OrdersPorts {
   custody?: CustodialPaymentsPort;
   /** whether the buyer already reviewed the order (the reviews module; hides `review` from allowed_actions) */
   hasReview?: (orderId: string) => Promise<boolean>;
+  /** the order's conversation (the chat module): a revision request's message is posted there as the caller */
+  chat?: OrderChatPort;
+}
+
+/** What the orders module needs of the chat module: post into an order's conversation as a party. */
+export interface OrderChatPort {
+  postOrderMessage(p: PrincipalLike, orderId: string, body: string): Promise<unknown>;
 }
 
 /** Promise-chain mutex per key: calls for one order run one after another, others in parallel. */

@@ -57,7 +57,7 @@ export function readAndPresent(c: OrdersContext) {
     return orders.map((o, i) => {
       const view = views.get(o.id)!;
       const next = nextStepOf(o, at, c.settings.paymentGraceSeconds);
-      return toOrderDto(o, view, allowedActions(o, roles[i]!, at, view.reviewed), next);
+      return toOrderDto(o, view, allowedActions(o, roles[i]!, at, view.reviewed), next, at);
     });
   }
 

@@ -24,20 +24,42 @@ import {
   type Instruction,
   type OrderRole,
   actionInstruction,
+  actionMovesListing,
   closesEscrow,
   needsChainClock,
   refusal,
+  repeatByKey,
   targetStatus,
 } from '../../order-state.js';
 import { orderErrors } from '../../orders.errors.js';
-import type { ChainIntentRecord, OrderRecord, OrderSettlement, TxResult } from '../../orders.types.js';
+import type { ChainIntentRecord, InstructionArgs, OrderRecord, OrderSettlement, TxResult } from '../../orders.types.js';
 import { type OrdersContext, applyListingEffect, bookCustodial, clocks } from '../context.js';
 
 /** The blockhash lifetime of a recorded attempt (recordAttempt always has its blockhash). */
 export const lifetimeOf = (a: RecordedAttempt) => ({ blockhash: a.blockhash!, lastValidBlockHeight: a.lastValidBlockHeight });
 
-/** Runs steps 1-5 for `action` on `orderId` as `role`; the caller holds the order's mutex. */
-export type PerformLocked = (orderId: string, role: OrderRole, action: ChainAction, params: Record<string, unknown> | null) => Promise<OrderRecord>;
+/**
+ * Runs steps 1-5 for `action` on `orderId` as `role`; the caller holds the order's mutex. `check`: a
+ * further refusal on the order as read in step 2 (after the table's), e.g. the terms an acceptance names
+ * against the pending proposal.
+ */
+export type PerformLocked = (
+  orderId: string,
+  role: OrderRole,
+  action: ChainAction,
+  params: Record<string, unknown> | null,
+  check?: (order: OrderRecord) => DomainError | null,
+) => Promise<OrderRecord>;
+
+/** The instruction arguments an intent's params carry (InstructionArgs; stored with the intent, so a recovery sends nothing new). */
+export function instructionArgs(params: Record<string, unknown> | null): InstructionArgs {
+  const a: InstructionArgs = {};
+  if (typeof params?.buyer_bps === 'number') a.buyerBps = params.buyer_bps;
+  if (typeof params?.expires_at === 'number') a.expiresAt = params.expires_at;
+  if (typeof params?.new_deadline === 'number') a.newDeadline = params.new_deadline;
+  if (params?.proposed_by === 'buyer' || params?.proposed_by === 'seller') a.proposedBy = params.proposed_by;
+  return a;
+}
 
 export function recordBeforeSend(c: OrdersContext, reconciler: EscrowReconciler): PerformLocked {
   /** Steps 1-3: the order as it is, once no other intent is open and this one is recorded; or the order itself for a repeat. */
@@ -46,6 +68,7 @@ export function recordBeforeSend(c: OrdersContext, reconciler: EscrowReconciler)
     role: OrderRole,
     action: ChainAction,
     params: Record<string, unknown> | null,
+    check?: (order: OrderRecord) => DomainError | null,
   ): Promise<{ repeat: OrderRecord } | { order: OrderRecord; intent: ChainIntentRecord }> {
     const { repo } = c;
     // settle an intent left over by a crash or in flight in another process (reconcile from the
@@ -63,9 +86,11 @@ export function recordBeforeSend(c: OrdersContext, reconciler: EscrowReconciler)
         continue;
       }
       const order = (await repo.get(orderId))!;
-      if (order.status === targetStatus(action)) return { repeat: order }; // a repeat: nothing to send
-      // the table: source state, actor, timing rule (on the chain clock where the rule says so)
-      const refused = refusal(order, role, action, await clocks(c, needsChainClock(order.status, role, action)), c.settings.paymentGraceSeconds);
+      // a repeat: nothing to send (rows with `repeat: 'key'` are repeated through their Idempotency-Key instead)
+      if (!repeatByKey(action) && order.status === targetStatus(action)) return { repeat: order };
+      // the table: source state, actor, timing rule (on the chain clock where the rule says so), requirement
+      const refused =
+        refusal(order, role, action, await clocks(c, needsChainClock(order.status, role, action)), c.settings.paymentGraceSeconds) ?? check?.(order) ?? null;
       if (refused) throw refused;
       const intent = await repo.beginIntent(orderId, order.status, ix, params);
       if (intent) return { order, intent };
@@ -74,10 +99,10 @@ export function recordBeforeSend(c: OrdersContext, reconciler: EscrowReconciler)
     }
   }
 
-  return async function performLocked(orderId, role, action, params) {
+  return async function performLocked(orderId, role, action, params, check) {
     const { repo, escrow } = c;
     const ix = actionInstruction[action];
-    const recorded = await settleCheckRecord(orderId, role, action, params);
+    const recorded = await settleCheckRecord(orderId, role, action, params, check);
     if ('repeat' in recorded) return recorded.repeat;
     const { order, intent } = recorded;
 
@@ -87,7 +112,7 @@ export function recordBeforeSend(c: OrdersContext, reconciler: EscrowReconciler)
     const o = { onSigned: recordAttempt(`order ${orderId} ${ix}`, async (a) => (signed = await repo.markIntentSent(intent.id, a.signature, lifetimeOf(a)))) };
     let tx: TxResult;
     try {
-      tx = await escrow.send(ix, orderId, { ...o, ...(typeof params?.buyer_bps === 'number' ? { buyerBps: params.buyer_bps } : {}) });
+      tx = await escrow.send(ix, orderId, { ...o, ...instructionArgs(params) });
     } catch (err) {
       // compensation of step 3, by what is known of the send
       if (err instanceof AttemptSuperseded) throw orderErrors.actionInProgress(orderId, action);
@@ -103,7 +128,7 @@ export function recordBeforeSend(c: OrdersContext, reconciler: EscrowReconciler)
         const moved = await reconciler.syncOrderFromChain(order).catch(() => null);
         if (moved && moved !== 'flagged') {
           const fresh = (await repo.get(orderId))!;
-          if (fresh.status === targetStatus(action)) return fresh;
+          if (!repeatByKey(action) && fresh.status === targetStatus(action)) return fresh;
           throw orderErrors.invalidTransition(orderId, fresh.status, action);
         }
       } // otherwise the outcome is unknown: the intent stays open for the reconciler
@@ -112,7 +137,7 @@ export function recordBeforeSend(c: OrdersContext, reconciler: EscrowReconciler)
 
     // step 5: apply
     const nowSeconds = await escrow.chainNow().catch(() => Math.floor(c.now().getTime() / 1000));
-    const view = action === 'deliver' || action === 'dispute' ? await escrow.fetchOrder(orderId).catch(() => null) : null;
+    const view = action === 'deliver' || action === 'dispute' || action === 'request_revision' ? await escrow.fetchOrder(orderId).catch(() => null) : null;
     const settlement = await settlementOf(c, order, ix, tx, params);
     const patch = patchForInstruction(ix, order, params, tx.signature, { view, nowSeconds, settlement });
     let after: OrderRecord;
@@ -124,8 +149,9 @@ export function recordBeforeSend(c: OrdersContext, reconciler: EscrowReconciler)
       throw new ChainActionLandedError(err, { action, order_id: orderId, signature: tx.signature });
     }
     c.log.info({ order_id: orderId, action, signature: tx.signature, status: after.status }, 'order action confirmed');
-    // a refund because another order took the listing must not free that other order's listing
-    if (params?.reason !== 'listing-taken') await applyListingEffect(c, after);
+    // a refund because another order took the listing must not free that other order's listing; a row
+    // without a listing effect (a delivery, a revision, a proposal) leaves the listing alone
+    if (params?.reason !== 'listing-taken' && actionMovesListing(action)) await applyListingEffect(c, after);
     await bookCustodial(c, after);
     return after;
   };

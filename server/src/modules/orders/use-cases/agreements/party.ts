@@ -1,0 +1,22 @@
+/**
+ * What every agreement use case does first (issue 24): the caller's role on the order (404 for strangers,
+ * 403 for a role no row of `action` lets act, or that the current state's row does not), as the parties'
+ * escrow actions do (../act-on-chain/actions.ts). The rest (state, timing, requirement) is the table's
+ * `refusal`, evaluated on the fresh order under the order's mutex.
+ */
+import { type OrderRole, type TransitionAction, findTransition, roleMayEver } from '../../order-state.js';
+import { orderErrors } from '../../orders.errors.js';
+import type { OrderRecord } from '../../orders.types.js';
+import { type PrincipalLike, roleOf } from '../context.js';
+import type { ReadAndPresent } from '../read-and-present.js';
+
+/** The order and the caller's role, or the refusal (404 stranger, 403 role). */
+export async function partyFor(read: Pick<ReadAndPresent, 'get'>, p: PrincipalLike, orderId: string, action: TransitionAction): Promise<{ order: OrderRecord; role: OrderRole }> {
+  const order = await read.get(p, orderId); // 404 for strangers
+  const role = roleOf(order, p)!;
+  const row = findTransition(order.status, action);
+  if (!roleMayEver(role, action) || (row && !row.by.includes(role))) {
+    throw orderErrors.forbidden(`The ${role} of an order may not ${action.replace('_', ' ')} it${row ? ` while it is ${order.status}` : ''}.`);
+  }
+  return { order, role };
+}
