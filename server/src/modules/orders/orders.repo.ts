@@ -115,7 +115,6 @@ function toRecord(r: OrderRow): OrderRecord {
     packageKey: r.packageKey,
     packageName: r.packageName,
     packageDeliveryDays: r.packageDeliveryDays,
-    revisionsIncluded: r.revisionsIncluded,
   };
 }
 

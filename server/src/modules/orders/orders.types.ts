@@ -81,8 +81,6 @@ export interface OrderRecord {
   packageName?: string | null;
   /** its delivery time in days (the sum of its milestones') */
   packageDeliveryDays?: number | null;
-  /** revisions included in the package (column revisions_included; 0 without a package) */
-  revisionsIncluded?: number;
   // --- end issue 24 (packages) ---
 }
 
