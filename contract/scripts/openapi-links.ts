@@ -31,7 +31,8 @@ type IdKind =
   | 'conversation_id'
   | 'message_id'
   | 'token_id'
-  | 'currency';
+  | 'currency'
+  | 'index';
 
 /** One place a response carries an id: `pointer` is a JSON pointer into the response body. */
 interface Producer {
@@ -88,6 +89,11 @@ const PRODUCERS: Record<IdKind, Producer[]> = {
     { operationId: 'listTokens', status: '200', pointer: first('token_id') },
   ],
   currency: [{ operationId: 'createDeposit', status: '200', pointer: '/currency' }],
+  // a milestone's index (POST /orders/{order_id}/milestones/{index}/...): every order has milestone 1
+  index: [
+    { operationId: 'createOrder', status: '201', pointer: '/milestones/0/index' },
+    { operationId: 'listOrders', status: '200', pointer: first('milestones/0/index') },
+  ],
 };
 
 /** Ids taken in a request body (top-level field of the same name), per consumer operation. */

@@ -57,8 +57,10 @@ describe('contract routes', () => {
   it('every money path needs a money scope, and the money scopes are exactly those of the money capabilities', () => {
     const moneyRoutes = Object.entries(routeAccess as Record<string, RouteAccess>).filter(([, a]) => a.money);
     expect(moneyRoutes.map(([k, a]) => `${k}:${a.money!.capability}`).sort()).toEqual([
+      'orders.confirmMilestone:escrow-release',
       'orders.confirmOrder:escrow-release',
       'orders.createOrder:custodial-payment',
+      'orders.refundMilestone:escrow-refund',
       'orders.refundOrder:escrow-refund',
       'wallet.createWithdrawal:custody-withdrawal',
     ]);
@@ -162,7 +164,7 @@ describe('contract routes', () => {
 
   it('createOrder and createWithdrawal require an Idempotency-Key, createListing accepts one, no other route takes it', () => {
     const idempotent = routes.filter(([, r]) => (r.metadata as RouteMetadata).idempotent).map(([k]) => k);
-    expect(idempotent.sort()).toEqual(['listings.createListing', 'orders.createOrder', 'wallet.createWithdrawal']);
+    expect(idempotent.sort()).toEqual(['listings.createListing', 'orders.createOrder', 'orders.fundOrderMilestones', 'wallet.createWithdrawal']);
     for (const [key, route] of routes) {
       const headers = route.headers as { shape?: Record<string, z.ZodTypeAny> } | undefined;
       const header = headers?.shape?.['idempotency-key'];

@@ -10,6 +10,7 @@
  *   act-on-chain/actions      deliver / confirm / dispute / refund / resolve, claim, claimDue
  *   act-on-chain/record-before-send   the crash-safe pipeline every escrow action runs through
  *   refund-stray-escrows      re-funded closed orders (with ../escrow-reconciler.ts: recover and reconcile)
+ *   milestones/milestones     fund the next milestone(s), act on one milestone, end the order (issue 24)
  */
 import type { Order } from '@bazaar/contract';
 import { EscrowReconciler } from './escrow-reconciler.js';
@@ -34,11 +35,13 @@ import {
 } from './use-cases/context.js';
 import { type ListOrdersQuery, readAndPresent } from './use-cases/read-and-present.js';
 import { refundStrayEscrows } from './use-cases/refund-stray-escrows.js';
+import { milestones, type MilestonesPayment } from './use-cases/milestones/milestones.js';
 
 export type { PrincipalLike } from './use-cases/context.js';
 export { KeyedMutex } from './use-cases/context.js';
 export type { CreateOrderInput } from './use-cases/create-and-pay/create-order.js';
 export type { PaymentInstructions } from './use-cases/create-and-pay/pay.js';
+export type { MilestonesPayment } from './use-cases/milestones/milestones.js';
 
 export interface OrdersServiceDeps extends OrdersPorts {
   /** complete settings (defaults: the ENV_VARS table of server/src/config.ts, read by `ordersSettings`) */
@@ -57,6 +60,7 @@ export class OrdersService {
   private readonly creation;
   private readonly actions;
   private readonly strays;
+  private readonly milestones;
 
   constructor(deps: OrdersServiceDeps) {
     const { settings, log, now, ...ports } = deps;
@@ -81,6 +85,7 @@ export class OrdersService {
     this.creation = createOrder(c, { pay: this.pay });
     this.actions = actOnChain(c, { read: this.read, perform });
     this.strays = refundStrayEscrows(c, { reconciler: this.reconciler });
+    this.milestones = milestones(c, { read: this.read, pay: this.pay, actions: this.actions });
   }
 
   // read and present
@@ -162,6 +167,29 @@ export class OrdersService {
   }
   applyListingEffect(order: OrderRecord): Promise<void> {
     return applyListingEffect(this.ctx, order);
+  }
+
+  // milestones (issue 24)
+  fundMilestones(p: PrincipalLike, orderId: string, indexes: number[]): Promise<MilestonesPayment> {
+    return this.milestones.fund(p, orderId, indexes);
+  }
+  deliverMilestone(p: PrincipalLike, orderId: string, index: number): Promise<OrderRecord> {
+    return this.milestones.deliver(p, orderId, index);
+  }
+  confirmMilestone(p: PrincipalLike, orderId: string, index: number): Promise<OrderRecord> {
+    return this.milestones.confirm(p, orderId, index);
+  }
+  disputeMilestone(p: PrincipalLike, orderId: string, index: number, reason: string): Promise<OrderRecord> {
+    return this.milestones.dispute(p, orderId, index, reason);
+  }
+  refundMilestone(p: PrincipalLike, orderId: string, index: number): Promise<OrderRecord> {
+    return this.milestones.refund(p, orderId, index);
+  }
+  resolveMilestone(p: PrincipalLike, orderId: string, index: number, buyerBps: number): Promise<OrderRecord> {
+    return this.milestones.resolve(p, orderId, index, buyerBps);
+  }
+  endOrder(p: PrincipalLike, orderId: string): Promise<OrderRecord> {
+    return this.milestones.end(p, orderId);
   }
 
   // recover and reconcile

@@ -4,7 +4,7 @@
  */
 import type { OrderView } from './order-view.js';
 import type { TransitionAction } from './order-state.js';
-import type { ListingOrderEvent, ListingStatus, PaymentSource } from '@bazaar/contract';
+import type { ListingOrderEvent, ListingStatus, OrderLevelStatus, PaymentSource } from '@bazaar/contract';
 
 export type { PaymentSource };
 import type { RecordedAttempt, TxOutcome } from '../../chain/recorded-send.js';
@@ -62,6 +62,23 @@ export interface OrderRecord {
   version: number;
   createdAt: Date;
   updatedAt: Date;
+  /**
+   * Milestones (issue 24): this row is one milestone's escrow unit (`id` = its escrow id); `orderId` is
+   * the order the buyer knows (= the id of its first row). A one-milestone order: orderId = id, index 1, count 1.
+   */
+  orderId: string;
+  /** 1..milestoneCount */
+  milestoneIndex: number;
+  /** 1..10, the same on every row of the order */
+  milestoneCount: number;
+  milestoneTitle: string | null;
+  /** days from funding to the delivery deadline (null on rows from before milestones) */
+  deliveryDays: number | null;
+  revisionsIncluded: number;
+  revisionsUsed: number;
+  packageName: string | null;
+  /** the buyer ended the order (multi-milestone orders; set on every row) */
+  endedAt: Date | null;
 }
 
 
@@ -84,10 +101,13 @@ export interface OrderAttention {
   at: Date;
 }
 
+/** The milestone fields of a new row (defaults: a one-milestone order, orderId = id). */
+type MilestoneFields = 'orderId' | 'milestoneIndex' | 'milestoneCount' | 'milestoneTitle' | 'deliveryDays' | 'revisionsIncluded' | 'revisionsUsed' | 'packageName' | 'endedAt';
+
 export type NewOrder = Omit<
   OrderRecord,
-  'createdAt' | 'updatedAt' | 'version' | 'paymentSource' | 'fundExpiresAt' | 'idempotencyKey' | 'payout' | 'attention'
-> & {
+  'createdAt' | 'updatedAt' | 'version' | 'paymentSource' | 'fundExpiresAt' | 'idempotencyKey' | 'payout' | 'attention' | MilestoneFields
+> & Partial<Pick<OrderRecord, MilestoneFields>> & {
   createdAt?: Date;
   /** default wallet */
   paymentSource?: PaymentSource;
@@ -96,7 +116,7 @@ export type NewOrder = Omit<
   /** the client network it was created from (`lib/client-network.ts`); null: not counted (API keys) */
   holdNetwork?: string | null;
 };
-export type OrderPatch = Partial<Omit<OrderRecord, 'id' | 'createdAt' | 'updatedAt' | 'version' | 'idempotencyKey'>> & {
+export type OrderPatch = Partial<Omit<OrderRecord, 'id' | 'createdAt' | 'updatedAt' | 'version' | 'idempotencyKey' | 'orderId' | 'milestoneIndex' | 'milestoneCount' | 'endedAt'>> & {
   /**
    * The lifecycle action behind a status change (not a column): picks the row of the order lifecycle
    * table whose `emits` names the event written with the change (confirm and auto_release both lead
@@ -130,7 +150,8 @@ export interface ChainIntentRecord {
 export interface ListOrdersQuery {
   userId: string;
   role?: 'buyer' | 'seller';
-  status?: OrderStatus;
+  /** the order-level status (a multi-milestone order's derived one: `order_status`) */
+  status?: OrderLevelStatus;
   limit: number;
   /** keyset: (createdAt, id) of the last row of the previous page */
   after?: { createdAt: Date; id: string };
@@ -174,9 +195,10 @@ export interface OrdersRepo {
    * Also, in that transaction (see HoldGuard): `cooldown` when the same buyer (user, wallet or
    * network) let a wallet order for the listing expire unpaid recently; `networkLimit` when the
    * order's network holds `maxUnpaidPerNetwork` unpaid orders (counted under a per-network advisory
-   * lock); and the order's payment window is `guard.window` of the pressure found.
+   * lock); and the order's payment window is `guard.window` of the pressure found. `later`: milestones
+   * 2..n of the order (status scheduled, no window), inserted in the same transaction.
    */
-  createHeld(order: NewOrder, guard: HoldGuard): Promise<CreateHeldResult>;
+  createHeld(order: NewOrder, guard: HoldGuard, later?: readonly NewOrder[]): Promise<CreateHeldResult>;
   /** the unpaid (awaiting_payment) wallet orders whose on-chain buyer is `wallet`: what its balances must also cover */
   unpaidOfWallet(wallet: string): Promise<Array<{ id: string; mint: string; amount: bigint }>>;
   /** delete an order that is still awaiting_payment with no chain intent (creation failed before anyone saw it) */
@@ -187,6 +209,22 @@ export interface OrdersRepo {
   noteFundIssued(orderId: string, until: Date): Promise<void>;
   /** terminal orders with a fund transaction issued valid until `since` or later (re-funded escrow check), by id after `afterId` (keyset pages) */
   listClosedFundableSince(since: Date, limit: number, afterId?: string | null): Promise<OrderRecord[]>;
+  /**
+   * Every row of the given orders (by order id; multi-milestone orders), in index order, in ONE statement
+   * (a page of orders: no query per order).
+   */
+  milestonesOf(orderIds: readonly string[]): Promise<Map<string, OrderRecord[]>>;
+  /**
+   * Milestones k.. of an order scheduled -> awaiting_payment with the payment window (one transaction,
+   * each row conditional on `scheduled`, milestone.payment_due each). false when any row was not scheduled
+   * (nothing changed).
+   */
+  requestMilestonePayment(orderId: string, indexes: readonly number[], window: { paymentExpiresAt: Date; fundExpiresAt: number; deliveryDeadlines: Map<number, number> }): Promise<boolean>;
+  /**
+   * The buyer ends a multi-milestone order: one transaction locks its rows, checks that none is open (else
+   * returns the open indexes), sets ended_at on every row and appends order.ended. `already`: ended before.
+   */
+  endOrder(orderId: string, at: Date): Promise<{ ended: true } | { already: true } | { open: number[] }>;
   /** flag an order for an operator; false when it is flagged already (log once) */
   flagAttention(orderId: string, attention: OrderAttention): Promise<boolean>;
   clearAttention(orderId: string): Promise<void>;
@@ -245,6 +283,20 @@ export interface ListingView {
   tokenMint: string | null;
   /** set while an unpaid order holds the listing (when that hold lapses at the latest) */
   heldUntil?: Date | null;
+}
+
+/**
+ * The frozen terms of an order (structurally `OrderTerms` of listings/order-terms.ts, the seam of the
+ * issue 24 design note): 1..10 milestones whose amounts sum to the price (base units), delivery days
+ * counted from each milestone's funding. Only trusted callers give them (the listing's or package's
+ * terms, an accepted offer), never a request body.
+ */
+export interface OrderTermsInput {
+  packageKey: string | null;
+  packageName: string | null;
+  priceBaseUnits: bigint;
+  revisionsIncluded: number;
+  milestones: { title: string | null; amountBaseUnits: bigint; deliveryDays: number }[];
 }
 
 export interface ListingsPort {
@@ -326,8 +378,11 @@ export interface SendOptions {
 /** What the orders module needs from the escrow program (adapter over chain/escrow.ts EscrowClient). */
 export interface EscrowPort {
   addresses(orderId: string, mint: string, tokenProgram?: string): { escrow: string; vault: string };
-  /** fund transaction (base64), partially signed by the platform authority, fee payer = buyer */
-  buildFundTransaction(terms: FundTerms): Promise<IssuedFundTransaction>;
+  /**
+   * fund transaction (base64), partially signed by the platform authority, fee payer = buyer; with several
+   * terms (milestones of one order, same buyer and mint) one `fund` instruction per terms in one transaction
+   */
+  buildFundTransaction(terms: FundTerms | readonly FundTerms[]): Promise<IssuedFundTransaction>;
   /** send a fully signed transaction (base64) and wait for confirmation */
   submitSignedTransaction(signedBase64: string): Promise<TxResult>;
   /**

@@ -10,12 +10,21 @@
  *      503 holds nothing); a custodial order is funded by the custody module (compensation inside
  *      `payCustodially`: the order expires when nothing is held any more).
  * A crash after 3 leaves an order row the retry with the same key finds (step 1).
+ *
+ * Milestones (issue 24): the order's frozen terms (`terms`, from a trusted caller: the listing's or
+ * package's terms, an accepted offer; never the request body; default one milestone of the listing's
+ * price and duration) may have 1..10 milestones. Step 3 then inserts one row per milestone in the same
+ * transaction: milestone 1 awaiting_payment with the listing hold (its id is the order's id), the others
+ * `scheduled` (no hold, no window, no escrow yet). Only milestone 1 is paid in step 4; the buyer funds the
+ * others later (use-cases/milestones). A multi-milestone order cannot be custodial (409
+ * custodial-milestones-unsupported: the custodial balance funds one-milestone orders only).
  */
 import { randomUUID } from 'node:crypto';
 import { DomainError } from '../../../../errors.js';
 import { compensated } from '../../../../lib/steps.js';
 import { orderErrors } from '../../orders.errors.js';
-import type { FundTerms, HoldPressure, OrderRecord, PaymentSource } from '../../orders.types.js';
+import { MAX_MILESTONES } from '@bazaar/contract';
+import type { FundTerms, HoldPressure, NewOrder, OrderRecord, OrderTermsInput, PaymentSource } from '../../orders.types.js';
 import { type OrdersContext, type PrincipalLike, assertWalletCanFund } from '../context.js';
 import type { PaymentInstructions, PayOrder } from './pay.js';
 
@@ -32,6 +41,23 @@ export interface CreateOrderInput {
    * the per-network hold limit; null/absent: not counted (API keys, calls from inside the service)
    */
   network?: string | null;
+  /**
+   * The order's frozen terms, from a TRUSTED caller only (the listing's or package's terms, an accepted
+   * offer: never a request body); absent: one milestone of the listing's price and duration, no revisions.
+   */
+  terms?: OrderTermsInput;
+  /** the accepted offer the terms come from (offers module), if any */
+  offerId?: string | null;
+}
+
+/** 400 validation-error unless the terms are 1..10 milestones of positive amounts summing to the price, each >= 1 day. */
+export function assertTerms(t: OrderTermsInput): void {
+  const bad = (message: string) =>
+    new DomainError('validation-error', `Invalid order terms: ${message}.`, { errors: [{ path: 'terms.milestones', message, code: 'invalid_terms' }] });
+  if (t.milestones.length < 1 || t.milestones.length > MAX_MILESTONES) throw bad(`1..${MAX_MILESTONES} milestones`);
+  if (t.milestones.some((m) => m.amountBaseUnits <= 0n || !Number.isInteger(m.deliveryDays) || m.deliveryDays < 1)) throw bad('each milestone needs an amount > 0 and delivery days >= 1');
+  if (t.milestones.reduce((s, m) => s + m.amountBaseUnits, 0n) !== t.priceBaseUnits) throw bad('the milestone amounts must sum to the price');
+  if (!Number.isInteger(t.revisionsIncluded) || t.revisionsIncluded < 0) throw bad('revisions must be >= 0');
 }
 
 export type CreatedOrder = { order: OrderRecord; payment: PaymentInstructions | null };
@@ -114,12 +140,25 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
 
     const currency = c.currency(listing.currency);
     if (!currency) throw orderErrors.listingUnavailable(`currency ${listing.currency} is not accepted`);
-    if (custodial) await custody!.assertAvailable(p.userId, currency.mint, listing.priceBaseUnits);
+    const terms: OrderTermsInput = input.terms ?? {
+      packageKey: null,
+      packageName: null,
+      priceBaseUnits: listing.priceBaseUnits,
+      revisionsIncluded: 0,
+      milestones: [{ title: null, amountBaseUnits: listing.priceBaseUnits, deliveryDays: Math.max(1, listing.durationDays) }],
+    };
+    assertTerms(terms);
+    const count = terms.milestones.length;
+    const first = terms.milestones[0]!;
+    if (custodial && count > 1) {
+      throw new DomainError('custodial-milestones-unsupported', `This order has ${count} milestones: pay it with your wallet (payment_source wallet); the custodial balance funds one-milestone orders only.`);
+    }
+    if (custodial) await custody!.assertAvailable(p.userId, currency.mint, first.amountBaseUnits);
 
     const id = randomUUID();
     const [chainNow, feeBps] = await Promise.all([c.escrow.chainNow(), c.escrow.feeBps()]);
     const { escrow, vault } = c.escrow.addresses(id, currency.mint, currency.tokenProgram);
-    const deliveryDeadline = chainNow + Math.max(1, listing.durationDays) * 86_400;
+    const deliveryDeadline = chainNow + first.deliveryDays * 86_400;
     const reviewWindow = c.settings.reviewWindowSeconds;
     // (a listing another order holds is refused by createHeld below: no balance read for that)
     if (!custodial && !listing.heldUntil) {
@@ -130,7 +169,7 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
           buyer: buyerWallet,
           seller: listing.sellerWallet,
           mint: currency.mint,
-          amount: listing.priceBaseUnits,
+          amount: first.amountBaseUnits,
           deliveryDeadline,
           reviewWindow,
           expiresAt: chainNow + c.settings.paymentTtlSeconds,
@@ -142,8 +181,18 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
     const createdAt = c.now();
     const network = input.network ?? null;
     const cooldown = c.settings.holdCooldownSeconds;
+    const milestone = {
+      orderId: id,
+      milestoneCount: count,
+      revisionsIncluded: terms.revisionsIncluded,
+      packageName: terms.packageName,
+    };
     const held = await c.repo.createHeld(
       {
+        ...milestone,
+        milestoneIndex: 1,
+        milestoneTitle: count > 1 ? first.title : null,
+        deliveryDays: first.deliveryDays,
         id,
         createdAt,
         listingId: listing.id,
@@ -155,7 +204,7 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
         currency: currency.code,
         mint: currency.mint,
         decimals: currency.decimals,
-        amount: listing.priceBaseUnits,
+        amount: first.amountBaseUnits,
         status: 'awaiting_payment',
         tokenMint: listing.tokenMint ?? null,
         feeBps,
@@ -189,6 +238,49 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
           return { paymentExpiresAt: new Date(createdAt.getTime() + ttl * 1000), fundExpiresAt: chainNow + ttl };
         },
       },
+      terms.milestones.slice(1).map((m, i): NewOrder => {
+        const rowId = randomUUID();
+        const a = c.escrow.addresses(rowId, currency.mint, currency.tokenProgram);
+        return {
+          ...milestone,
+          id: rowId,
+          milestoneIndex: i + 2,
+          milestoneTitle: m.title,
+          deliveryDays: m.deliveryDays,
+          createdAt,
+          listingId: listing.id,
+          buyerId: p.userId!,
+          sellerId: listing.sellerId,
+          buyerWallet,
+          sellerWallet: listing.sellerWallet,
+          paymentSource: 'wallet',
+          currency: currency.code,
+          mint: currency.mint,
+          decimals: currency.decimals,
+          amount: m.amountBaseUnits,
+          // scheduled: no hold, no payment window, no escrow; window and deadline are set when it is funded
+          status: 'scheduled',
+          tokenMint: listing.tokenMint ?? null,
+          feeBps,
+          escrowAddress: a.escrow,
+          vaultAddress: a.vault,
+          paymentExpiresAt: createdAt,
+          deliveryDeadline: chainNow + m.deliveryDays * 86_400,
+          reviewWindow,
+          idempotencyKey: null,
+          holdNetwork: null,
+          fundedAt: null,
+          deliveredAt: null,
+          autoReleaseAt: null,
+          disputedAt: null,
+          completedAt: null,
+          disputeReason: null,
+          disputedBy: null,
+          buyerBps: null,
+          fundSignature: null,
+          lastSignature: null,
+        };
+      }),
     );
     if ('duplicate' in held) return resume(held.duplicate);
     if ('listingHeld' in held) throw orderErrors.listingHeld(held.listingHeld.status, held.listingHeld.paymentExpiresAt, c.settings.paymentGraceSeconds, createdAt);
