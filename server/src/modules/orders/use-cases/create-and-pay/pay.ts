@@ -163,6 +163,9 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
    * differ); sent once, then each row is marked funded from its own escrow account.
    */
   async function submitMilestones(orderId: string, signedBase64: string, signed: ReturnType<typeof normalizeTransaction>): Promise<OrderRecord> {
+    // a repeat of the submission that funded these milestones: answer with the order, send nothing
+    const all = (await c.repo.milestonesOf([orderId])).get(orderId) ?? [];
+    if (signed.signature && all.some((r) => r.status !== 'awaiting_payment' && r.fundSignature === signed.signature)) return (await c.repo.get(orderId))!;
     const rows = await payableRows(orderId);
     const expected = normalizeTransaction((await c.escrow.buildFundTransaction(rows.map(fundTerms))).transaction);
     const diff = compareFundTransaction(signed, expected);
