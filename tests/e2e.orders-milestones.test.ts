@@ -106,6 +106,10 @@ describe('orders with milestones on the real chain', () => {
     expect(afterOne.body.allowed_actions).toEqual(expect.arrayContaining(['fund', 'end']));
     expect(afterOne.body.milestones[1].allowed_actions).toEqual(['fund']);
     expect(await listingStatus(listingId)).toBe('reserved'); // the listing follows the order, not the milestone
+    // milestone 1 released is not the order completed: no review yet
+    const tooEarly = await post(buyer, `/orders/${id}/review`, { rating: 5 });
+    expect(tooEarly.status).toBe(409);
+    expect(tooEarly.body.type).toContain('review-not-allowed');
 
     const { issued, order: funded2 } = await fund(buyer, id, [2]);
     expect(issued).toMatchObject({ order_id: id, milestones: [2] });
@@ -185,6 +189,7 @@ describe('orders with milestones on the real chain', () => {
     expect(ended.body).toMatchObject({ status: 'ended', current_milestone: null });
     expect(ended.body.milestones.map((m: { status: string }) => m.status)).toEqual(['completed', 'scheduled']);
     expect(ended.body.allowed_actions).toEqual(['review']);
+    expect((await post(buyer, `/orders/${id}/review`, { rating: 4, text: 'Good first part' })).status).toBe(201);
     expect((await post(buyer, `/orders/${id}/end`)).body.status).toBe('ended');
     expect((await post(buyer, `/orders/${id}/milestones/fund`, { milestones: [2] }, randomUUID())).status).toBe(409);
     expect(await listingStatus(listingId)).toBe('sold');

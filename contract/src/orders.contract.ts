@@ -98,6 +98,17 @@
  *     contested (an unpaid hold on it lapsed within the cool-down) or the network holds half its limit.
  * Refunded and expired orders free the listing, completed ones sell it.
  *
+ * Milestones (issue 24): an order has 1..10 milestones (`milestones[]`, `current_milestone`); each is its
+ * own escrow (one order PDA + vault per funded milestone, escrow id = the milestone's id; milestone 1's id is
+ * the order's id). The lifecycle table above is PER MILESTONE: each milestone takes its rows on its own
+ * (rows marked `milestone: 'first'` / `'later'` apply to those only): later milestones are created
+ * `scheduled`, funded by the buyer (`fund`: the next ones in order, one transaction, one signature), and
+ * lapse back to scheduled when unpaid. A one-milestone order is exactly the order described above. An order
+ * with several reads an order-level status (awaiting_payment, in_progress, completed, refunded, expired,
+ * `ended`: the buyer ended it after a settled milestone) and its listing follows the order: reserved from
+ * milestone 1's funding, sold when it completes or ends after a seller payout, else available again.
+ * Events: milestone.* per milestone, order.* when the order as a whole changes (order.ended included).
+ *
  * Fund transactions: each one is valid until its blockhash expires (`payment.expires_at`, about a
  * minute); POST /orders/{id}/payment (the buyer) or the Solana Pay POST (wallets) hands out a fresh one
  * while the order awaits payment inside its payment window, never afterwards. A fund transaction that

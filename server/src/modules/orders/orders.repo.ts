@@ -611,7 +611,10 @@ export class PrismaOrdersRepo implements OrdersRepo {
   }
 }
 
-/** A user's completed orders: as seller and as buyer, and the sales volume per currency (base units). */
+/**
+ * A user's completed orders: as seller and as buyer (an order counts once however many of its milestones
+ * were released), and the sales volume per currency (base units: every released milestone).
+ */
 export interface UserOrderStats {
   completedSales: number;
   completedPurchases: number;
@@ -624,8 +627,8 @@ export async function userOrderStats(db: PrismaClient, userId: string): Promise<
   const [counts, volume] = await Promise.all([
     db.$queryRaw<Array<{ sales: number; purchases: number }>>`
       SELECT
-        (SELECT count(*)::int FROM orders WHERE seller_id = ${userId}::uuid AND status = 'completed') AS sales,
-        (SELECT count(*)::int FROM orders WHERE buyer_id = ${userId}::uuid AND status = 'completed') AS purchases`,
+        (SELECT count(DISTINCT order_id)::int FROM orders WHERE seller_id = ${userId}::uuid AND status = 'completed') AS sales,
+        (SELECT count(DISTINCT order_id)::int FROM orders WHERE buyer_id = ${userId}::uuid AND status = 'completed') AS purchases`,
     db.$queryRaw<Array<{ currency: string; total: string; decimals: number }>>`
       SELECT currency, sum(amount_base_units)::text AS total, max(decimals)::int AS decimals
       FROM orders WHERE seller_id = ${userId}::uuid AND status = 'completed'
