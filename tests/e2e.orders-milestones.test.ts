@@ -24,6 +24,8 @@ type TestApp = Awaited<ReturnType<typeof createTestApp>>;
 let env: BootstrappedChain;
 let t: TestApp;
 const crash = crashingEscrow();
+/** the service's wall clock (payment windows) runs ahead of real time by this much */
+let clockOffsetMs = 0;
 
 const party = (usdc = 0) => newParty(t, env, { sol: 2, usdc });
 const post = (who: Pick<Party, 'headers'>, path: string, body?: object, key?: string) => {
@@ -69,6 +71,9 @@ const listingStatus = async (listingId: string) => (await t.db.prisma.listing.fi
 beforeAll(async () => {
   env = await sharedBootstrappedChain('orders-milestones');
   t = await createTestApp({
+    // PGlite, or a fresh PostgreSQL database when TEST_DATABASE_URL is set (the row locks of funding and ending)
+    postgres: Boolean(process.env.TEST_DATABASE_URL),
+    now: () => new Date(Date.now() + clockOffsetMs),
     chain: env.chain,
     config: { currencies: env.boot.currencies },
     orders: { reviewWindowSeconds: 60, watcherIntervalMs: 0, reconcileIntervalMs: 0, maxUnpaidOrdersPerIp: 10_000, ports: { escrow: crash.wrap } },
@@ -231,6 +236,27 @@ describe('orders with milestones on the real chain', () => {
     die();
     expect(await dying).toBe(200); // the dead request's own catch-up finds the escrow funded and the row recorded
     expect((await eventsOf(id)).filter((e) => e === 'milestone.funded')).toHaveLength(2);
+  });
+
+  it('an unpaid later milestone lapses back to scheduled (milestone.lapsed), the order stays open and the buyer funds it again', async () => {
+    const { buyer, seller, id } = await milestoneOrder([3, 3]);
+    expect((await post(seller, `/orders/${id}/milestones/1/deliver`)).status).toBe(200);
+    expect((await post(buyer, `/orders/${id}/confirm`)).status).toBe(200);
+    const first = await post(buyer, `/orders/${id}/milestones/fund`, { milestones: [2] }, randomUUID());
+    expect(first.status).toBe(200);
+    // the payment window and its grace pass unpaid on the service clock
+    clockOffsetMs = new Date(first.body.payment_expires_at).getTime() - Date.now() + 121_000;
+    try {
+      await t.services.orders!.watcher.runOnce();
+    } finally {
+      clockOffsetMs = 0;
+    }
+    const after = (await get(buyer, `/orders/${id}`)).body as Order;
+    expect(after).toMatchObject({ status: 'in_progress', current_milestone: 2 });
+    expect(after.milestones[1]).toMatchObject({ status: 'scheduled', allowed_actions: ['fund'] });
+    expect((await eventsOf(id)).slice(-1)).toEqual(['milestone.lapsed']);
+    const { order } = await fund(buyer, id, [2]);
+    expect(order.milestones[1]!.status).toBe('in_progress');
   });
 
   it('a one-milestone order is one row exactly as before: milestones = [itself], current_milestone 1, no fund or end', async () => {
