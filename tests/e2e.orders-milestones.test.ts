@@ -143,6 +143,8 @@ describe('orders with milestones on the real chain', () => {
     const list = await get(buyer, '/orders');
     expect(list.body.data.map((o: Order) => o.order_id)).toEqual([id]);
     expect((await get(buyer, '/orders?status=completed')).body.data.map((o: Order) => o.order_id)).toEqual([id]);
+    // every row (milestone) against its own escrow account on chain: none mismatches
+    expect((await t.services.orders!.checkIntegrity()).mismatches).toEqual([]);
   });
 
   it('three milestones: refusals with stable problem types, then milestones 2 and 3 funded in ONE transaction (two fund instructions, one signature)', async () => {

@@ -463,12 +463,21 @@ export class PrismaOrdersRepo implements OrdersRepo {
   async milestonesOf(orderIds: readonly string[]): Promise<Map<string, OrderRecord[]>> {
     const out = new Map<string, OrderRecord[]>();
     if (orderIds.length === 0) return out;
+    // ONE statement (no relation loads): the rows of an order with milestones were all written by this
+    // module, which stores both wallets on each; a row without (an older one-milestone order) gets the
+    // users' wallets with a second read, never one per order
     const rows = await this.db.order.findMany({
       where: { orderId: { in: [...new Set(orderIds)] } },
       orderBy: [{ orderId: 'asc' }, { milestoneIndex: 'asc' }],
-      include: withWallets,
     });
-    for (const r of rows.map(toRecord)) out.set(r.orderId, [...(out.get(r.orderId) ?? []), r]);
+    const missing = rows.some((r) => r.buyerWallet === null || r.sellerWallet === null);
+    const users = missing
+      ? new Map((await this.db.user.findMany({ where: { id: { in: [...new Set(rows.flatMap((r) => [r.buyerId, r.sellerId]))] } }, select: { id: true, wallet: true } })).map((u) => [u.id, u.wallet]))
+      : new Map<string, string>();
+    for (const r of rows) {
+      const rec = toRecord({ ...r, buyer: { wallet: users.get(r.buyerId) ?? '' }, seller: { wallet: users.get(r.sellerId) ?? '' } } as OrderRow);
+      out.set(rec.orderId, [...(out.get(rec.orderId) ?? []), rec]);
+    }
     return out;
   }
 
