@@ -121,6 +121,12 @@ describe('orders with milestones (fakes)', () => {
     // funded again, then paid from the wallet directly (the watcher sees the escrow)
     const again = await ctx.service.fundMilestones(ctx.buyer, order.id, [2, 3]);
     expect(Transaction.from(Buffer.from(again.transaction, 'base64')).instructions).toHaveLength(2);
+    // POST /orders/{id}/payment: a fresh transaction for both (the first one's blockhash may have expired)
+    const fresh = await ctx.service.refreshPayment(ctx.buyer, order.id);
+    expect(fresh.order).toMatchObject({ orderId: order.id, milestoneIndex: 2 });
+    expect(Transaction.from(Buffer.from(fresh.payment.transaction, 'base64')).instructions.map((ix) => JSON.parse(ix.data.toString()).orderId)).toEqual(
+      (await rows()).slice(1).map((r) => r.id),
+    );
     for (const r of (await rows()).slice(1)) ctx.escrow.fund(ctx.service.fundTerms(r));
     await ctx.watcher.runOnce();
     expect((await rows()).map((r) => r.status)).toEqual(['completed', 'in_progress', 'in_progress']);

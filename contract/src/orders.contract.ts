@@ -1048,7 +1048,8 @@ export const orders = c.router({
     description:
       'Buyer only (403 for the seller or an admin). A new fund transaction for an order awaiting payment, when ' +
       'the one from createOrder expired (`payment.expires_at`, about a minute) or is about to. Same terms, a ' +
-      'fresh blockhash; any of them funds the order once. 409 invalid-state-transition unless the order is ' +
+      'fresh blockhash; any of them funds the order once. For an order with milestones whose later milestones await ' +
+      'payment (after fundOrderMilestones): a fresh transaction funding all of them. 409 invalid-state-transition unless the order is ' +
       'awaiting_payment, inside its payment window and paid from a wallet (custodial orders are paid by the ' +
       'service); 409 insufficient-funds (`needed`, `available`) when the buyer wallet no longer covers the payment. ' +
       'No body.',

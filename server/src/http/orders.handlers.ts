@@ -87,7 +87,7 @@ export function ordersHandlers(deps: OrdersHttpDeps) {
         body: {
           ...payment,
           expires_at: payment.expires_at.toISOString(),
-          order_id: order.id,
+          order_id: order.orderId,
           payment_expires_at: order.paymentExpiresAt.toISOString(),
         },
       };

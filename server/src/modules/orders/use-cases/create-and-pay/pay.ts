@@ -206,6 +206,14 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
       if (roleOf(order, p) !== 'buyer') throw orderErrors.forbidden('Only the buyer of an order gets its fund transaction.');
       // a wallet that can no longer pay gets 409 insufficient-funds now, not a transaction the cluster refuses
       if (order.status === 'awaiting_payment' && order.paymentSource === 'wallet') await assertWalletCanFund(c, fundTerms(order), { code: order.currency, decimals: order.decimals }, true);
+      if (order.milestoneCount > 1 && order.status !== 'awaiting_payment') {
+        // later milestones awaiting payment (POST .../milestones/fund issued their first transaction): a fresh one for
+        // all of them; `order` is then the first of those rows (its window is theirs)
+        const rows = await payableRows(orderId);
+        const issued = await issueMilestonesTransaction(rows);
+        const until = Math.min(...rows.map((r) => r.paymentExpiresAt.getTime()), issued.validUntil.getTime());
+        return { order: rows[0]!, payment: { transaction: issued.transaction, solana_pay_url: solanaPayUrl(orderId), expires_at: new Date(until) } };
+      }
       const payment = await paymentFor(order);
       return { order: (await c.repo.get(orderId))!, payment };
     },
