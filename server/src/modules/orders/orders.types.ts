@@ -324,6 +324,14 @@ export interface FundTerms {
   /** unix seconds (chain clock): `fund` refuses these terms afterwards (chain time at creation + the
    *  payment window) */
   expiresAt: number;
+  /**
+   * Milestones (issue 24), for the program's `fund_milestone` (parent order id, index, revisions): the
+   * order the milestone belongs to (= orderId for milestone 1), its index and included revisions. Until
+   * the program has `fund_milestone` every milestone is funded with `fund` and these are not sent.
+   */
+  parentOrderId?: string;
+  milestoneIndex?: number;
+  revisionsIncluded?: number;
 }
 
 /** What one fund transaction takes from its buyer wallet, and the wallet's balances (all read on chain). */

@@ -105,6 +105,10 @@ export function fundTerms(order: OrderRecord): FundTerms {
     deliveryDeadline: order.deliveryDeadline,
     reviewWindow: order.reviewWindow,
     expiresAt: order.fundExpiresAt,
+    // for `fund_milestone` (issue 24); a one-milestone order's: itself, 1, its revisions
+    parentOrderId: order.orderId,
+    milestoneIndex: order.milestoneIndex,
+    revisionsIncluded: order.revisionsIncluded,
   };
 }
 
