@@ -113,6 +113,8 @@ describe('orders with milestones (fakes)', () => {
     const issued = await ctx.service.fundMilestones(ctx.buyer, order.id, [2]);
     expect(issued.milestones).toEqual([2]);
     expect((await rows()).map((r) => r.status)).toEqual(['completed', 'awaiting_payment', 'scheduled']);
+    // milestone 3 cannot be asked for while milestone 2 awaits its payment (in order)
+    expect(await slug(ctx.service.fundMilestones(ctx.buyer, order.id, [3]))).toBe('invalid-state-transition');
     // unpaid past its window + grace: back to scheduled, the order open
     ctx.advance(900_000 + 61_000);
     await ctx.watcher.runOnce();

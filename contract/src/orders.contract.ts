@@ -1163,8 +1163,9 @@ export const orders = c.router({
     summary: 'Fund the next milestone(s) of an order',
     description:
       'Buyer only (wallet orders). Body `milestones`: the next unfunded milestones, in order (409 milestone-out-of-order ' +
-      'otherwise; 409 invalid-state-transition for a milestone that is not scheduled, or while the order is closed or ' +
-      'milestone 1 is unpaid). They go scheduled -> awaiting_payment with a fresh payment window, and the answer is ONE ' +
+      'otherwise; 409 invalid-state-transition for a milestone that is not scheduled, while the order is closed or ' +
+      'milestone 1 is unpaid, or while milestones asked for earlier still await payment: pay them with a fresh transaction ' +
+      'from createOrderPayment, or let them lapse). They go scheduled -> awaiting_payment with a fresh payment window, and the answer is ONE ' +
       'fund transaction with one fund instruction per milestone (its own escrow, escrow id = its milestone_id) for the ' +
       'buyer\'s wallet to sign and send (or POST to submitOrderTransaction). Unpaid by payment_expires_at + grace, they go ' +
       'back to scheduled and may be funded again. Requires Idempotency-Key (a replay returns the stored answer). 409 ' +

@@ -62,6 +62,12 @@ export function milestones(
         ? `Order ${orderId} has one milestone: pay it with POST /orders/${orderId}/payment.`
         : `Cannot fund milestones of order ${orderId} while it is ${status}.`);
     }
+    // milestones asked for earlier and not paid yet come first: pay them (POST /orders/{id}/payment gives a fresh
+    // transaction) or let them lapse back to scheduled
+    const waiting = rows.filter((r) => r.milestoneIndex > 1 && r.status === 'awaiting_payment').map((r) => r.milestoneIndex);
+    if (waiting.length) {
+      throw orderErrors.invalidTransition(orderId, order.status, 'fund', `Milestone ${waiting.join(', ')} of order ${orderId} awaits payment: pay it (POST /orders/${orderId}/payment) or let it lapse first.`);
+    }
     const named = new Set(indexes);
     if (named.size !== indexes.length) throw milestoneOutOfOrder(orderId, indexes, null, 'a milestone is named twice');
     // a named milestone that is not scheduled (funded, settled, or awaiting its payment already)
