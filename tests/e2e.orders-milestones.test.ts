@@ -261,6 +261,24 @@ describe('orders with milestones on the real chain', () => {
     expect(order.milestones[1]!.status).toBe('in_progress');
   });
 
+  it('the last milestone auto-released by the crank after its review window completes the order (milestone.released, order.completed)', async () => {
+    const { buyer, seller, id, listingId } = await milestoneOrder([2, 3]);
+    expect((await post(seller, `/orders/${id}/deliver`)).status).toBe(200);
+    expect((await post(buyer, `/orders/${id}/confirm`)).status).toBe(200);
+    const { order } = await fund(buyer, id, [2]);
+    const m2 = order.milestones[1]!.milestone_id;
+    expect((await post(seller, `/orders/${id}/deliver`)).status).toBe(200); // the current milestone: 2
+    const orders = t.services.orders!;
+    expect((await orders.autoRelease.runOnce()).claimed).not.toContain(m2);
+    await env.localnet.advanceClock(65);
+    expect((await orders.autoRelease.runOnce()).claimed).toContain(m2);
+    const read = (await get(seller, `/orders/${id}`)).body as Order;
+    expect(read).toMatchObject({ status: 'completed', current_milestone: null });
+    expect(read.milestones[1]!.transactions.map((x) => x.action)).toEqual(['fund', 'mark_delivered', 'claim']);
+    expect((await eventsOf(id)).slice(-2)).toEqual(['milestone.released', 'order.completed']);
+    expect(await listingStatus(listingId)).toBe('sold');
+  });
+
   it('a one-milestone order is one row exactly as before: milestones = [itself], current_milestone 1, no fund or end', async () => {
     const [buyer, seller] = await Promise.all([party(100), party()]);
     const l = await newListing(t, seller, { price: 3 });
