@@ -159,6 +159,10 @@ describe('orders with milestones on the real chain', () => {
     expect(open.status).toBe(409);
     expect(open.body).toMatchObject({ type: expect.stringContaining('milestone-open'), open: [1] });
     expect((await post(seller, `/orders/${id}/milestones/4/deliver`)).status).toBe(404);
+    // a later milestone's id is an escrow id, not an order: not addressable as an order
+    const secondId = ((await get(buyer, `/orders/${id}`)).body as Order).milestones[1]!.milestone_id;
+    expect((await get(buyer, `/orders/${secondId}`)).status).toBe(404);
+    expect((await post(seller, `/orders/${secondId}/deliver`)).status).toBe(404);
     expect((await post(seller, `/orders/${id}/milestones/fund`, { milestones: [2] }, randomUUID())).status).toBe(403);
 
     const res = await post(buyer, `/orders/${id}/milestones/fund`, { milestones: [2, 3] }, randomUUID());
