@@ -273,7 +273,7 @@ async function orderIn(state: OrderStatus, s: Scenario, revisions = 0): Promise<
     expect(r.err, `${action} by the ${actor} while setting up ${state}: ${r.logs.join('\n')}`).toBeNull();
   };
   const advance = (seconds: number) => env.localnet.advanceClock(seconds);
-  if (state === 'awaiting_payment' || state === 'expired') return o; // no escrow (yet / ever)
+  if (escrowStateOf[state] === 'none') return o; // no escrow (yet / ever): awaiting_payment, expired, a scheduled milestone
   if (revisions > 0) {
     const r = await send(keys.buyer, [await fundMilestone(o, revisions)], [env.chain.service]);
     expect(r.err, `fund_milestone while setting up ${state}: ${r.logs.join('\n')}`).toBeNull();

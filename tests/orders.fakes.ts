@@ -96,20 +96,24 @@ export class FakeEscrow implements EscrowPort {
   async tokenBalance() {
     return 0n;
   }
-  async buildFundTransaction(t: FundTerms) {
+  async buildFundTransaction(terms: FundTerms | readonly FundTerms[]) {
     if (this.unavailable) throw new DomainError('chain-unavailable', 'rpc down');
     this.issued++;
-    const tx = new Transaction({ feePayer: new PublicKey(t.buyer), recentBlockhash: BLOCKHASH });
-    tx.add(
-      new TransactionInstruction({
-        programId: FAKE_PROGRAM,
-        keys: [
-          { pubkey: new PublicKey(t.buyer), isSigner: true, isWritable: true },
-          { pubkey: this.platform.publicKey, isSigner: true, isWritable: false },
-        ],
-        data: Buffer.from(JSON.stringify({ ...t, amount: t.amount.toString() })),
-      }),
-    );
+    const list = Array.isArray(terms) ? (terms as readonly FundTerms[]) : [terms as FundTerms];
+    const tx = new Transaction({ feePayer: new PublicKey(list[0]!.buyer), recentBlockhash: BLOCKHASH });
+    // one fund instruction per terms (several milestones of one order in one transaction)
+    for (const t of list) {
+      tx.add(
+        new TransactionInstruction({
+          programId: FAKE_PROGRAM,
+          keys: [
+            { pubkey: new PublicKey(t.buyer), isSigner: true, isWritable: true },
+            { pubkey: this.platform.publicKey, isSigner: true, isWritable: false },
+          ],
+          data: Buffer.from(JSON.stringify({ ...t, amount: t.amount.toString() })),
+        }),
+      );
+    }
     tx.partialSign(this.platform);
     // 150 blocks at 400 ms
     return { transaction: tx.serialize({ requireAllSignatures: false }).toString('base64'), validUntil: new Date(Date.now() + 60_000) };
@@ -117,13 +121,18 @@ export class FakeEscrow implements EscrowPort {
   async submitSignedTransaction(b64: string): Promise<TxResult> {
     const tx = Transaction.from(Buffer.from(b64, 'base64'));
     if (!tx.verifySignatures(true)) throw new DomainError('chain-transaction-failed', 'missing signature', { program_error: 'MissingSignature' });
-    const t = JSON.parse(Buffer.from(tx.instructions[0].data).toString()) as FundTerms & { amount: string };
-    if (this.accounts.has(t.orderId)) throw new DomainError('chain-transaction-failed', 'already in use', { program_error: 'AccountAlreadyInUse' });
-    // like the program: co-signed terms are refused after their expiry (chain clock)
-    if (this.now > t.expiresAt) throw new DomainError('chain-transaction-failed', 'fund terms expired', { program_error: 'FundTermsExpired' });
-    this.fund({ ...t, amount: BigInt(t.amount) });
+    const all = tx.instructions.map((ix) => JSON.parse(Buffer.from(ix.data).toString()) as FundTerms & { amount: string });
+    // atomic like a transaction: every instruction passes or nothing lands
+    for (const t of all) {
+      if (this.accounts.has(t.orderId)) throw new DomainError('chain-transaction-failed', 'already in use', { program_error: 'AccountAlreadyInUse' });
+      // like the program: co-signed terms are refused after their expiry (chain clock)
+      if (this.now > t.expiresAt) throw new DomainError('chain-transaction-failed', 'fund terms expired', { program_error: 'FundTermsExpired' });
+    }
     const signature = bs58.encode(tx.signature!);
-    this.sent.push({ ix: 'fund', orderId: t.orderId, signature });
+    for (const t of all) {
+      this.fund({ ...t, amount: BigInt(t.amount) });
+      this.sent.push({ ix: 'fund', orderId: t.orderId, signature });
+    }
     return { signature, slot: ++this.n };
   }
   /** what a wallet paying directly (Solana Pay) does */

@@ -192,4 +192,48 @@ describe.each(dbBackends)('order context from the database on $name', ({ postgre
       target.query = original;
     }
   });
+
+  /** an order with two milestones: the first row in `status`, the second scheduled (issue 24) */
+  async function twoMilestoneOrder(status: string, title: string): Promise<string> {
+    const id = await order(status, title);
+    const listingId = (await db.order.findUniqueOrThrow({ where: { id } })).listingId;
+    const second = await insertOrder(db, { listingId, buyerId: bob.userId, sellerId: alice.userId, status: 'scheduled' });
+    await db.$executeRaw`UPDATE orders SET milestone_count = 2 WHERE id = ${id}::uuid`;
+    await db.$executeRaw`UPDATE orders SET order_id = ${id}::uuid, milestone_index = 2, milestone_count = 2 WHERE id = ${second}::uuid`;
+    // as the orders module writes them: both wallets on every row
+    await db.$executeRaw`UPDATE orders SET buyer_wallet = ${bob.wallet}, seller_wallet = ${alice.wallet} WHERE order_id = ${id}::uuid`;
+    return id;
+  }
+
+  if (!postgres) it('milestones (issue 24): a page of orders with milestones reads all their rows in ONE more statement, for 1 order as for 12; GET /orders lists each order once', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push(await twoMilestoneOrder('in_progress', `Staged gig ${i} ${randomUUID().slice(0, 4)}`));
+    const p = principal(bob.userId, bob.wallet);
+    const listed = (await service.list(p, { limit: 100 })).data;
+    // one entry per order, never its second milestone's row
+    expect(listed.filter((o) => o.milestoneIndex !== 1)).toEqual([]);
+    const records = listed.filter((o) => ids.includes(o.id));
+    expect(records).toHaveLength(12);
+    const target = (t.db as unknown as { pglite: { query: (...a: unknown[]) => Promise<unknown> } }).pglite;
+    const original = target.query.bind(target);
+    const statements: string[] = [];
+    target.query = (...a: unknown[]) => {
+      statements.push(String(a[0]).replace(/\s+/g, ' ').slice(0, 80));
+      return original(...a);
+    };
+    try {
+      statements.length = 0;
+      await service.present(p, records.slice(0, 1));
+      const one = statements.length;
+      statements.length = 0;
+      const page = await service.present(p, records);
+      const twelve = statements.length;
+      expect(twelve, statements.join('\n')).toBe(one);
+      expect(twelve, statements.join('\n')).toBeLessThanOrEqual(3);
+      expect(page.map((o) => o.milestones.map((m) => m.status))).toEqual(Array(12).fill(['in_progress', 'scheduled']));
+      expect(page.every((o) => o.current_milestone === 1 && o.status === 'in_progress')).toBe(true);
+    } finally {
+      target.query = original;
+    }
+  });
 });

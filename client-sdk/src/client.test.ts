@@ -45,6 +45,24 @@ describe('createBazaarClient', () => {
     expect(JSON.parse(String(calls[1]!.init.body))).toEqual({ listing_id: '7f0c4a4e-5b7e-4c36-9a0e-0d1c5a8f2b11' });
   });
 
+  it('milestones (issue 24): funds the next milestones with an Idempotency-Key, acts on one milestone by index, ends an order', async () => {
+    const id = '7f0c4a4e-5b7e-4c36-9a0e-0d1c5a8f2b11';
+    const { fetch, calls } = stubFetch(200, { order_id: id, milestones: [2, 3], transaction: 'AA==', solana_pay_url: 'solana:x', expires_at: '2026-11-26T00:00:00Z', payment_expires_at: '2026-11-26T00:00:00Z' });
+    const client = createBazaarClient({ baseUrl: 'http://api.test', token: 't', fetch });
+    const funded = await client.orders.fundOrderMilestones({ params: { order_id: id }, headers: { 'idempotency-key': 'k-2' }, body: { milestones: [2, 3] } });
+    expect(new URL(calls[0]!.url).pathname).toBe(`/api/v1/orders/${id}/milestones/fund`);
+    expect(headerOf(calls[0]!.init, 'idempotency-key')).toBe('k-2');
+    expect(JSON.parse(String(calls[0]!.init.body))).toEqual({ milestones: [2, 3] });
+    if (funded.status === 200) expect(funded.body.milestones).toEqual([2, 3]);
+    await client.orders.confirmMilestone({ params: { order_id: id, index: 2 } });
+    expect(new URL(calls[1]!.url).pathname).toBe(`/api/v1/orders/${id}/milestones/2/confirm`);
+    await client.orders.disputeMilestone({ params: { order_id: id, index: 3 }, body: { reason: 'the second part is missing' } });
+    expect(new URL(calls[2]!.url).pathname).toBe(`/api/v1/orders/${id}/milestones/3/dispute`);
+    await client.orders.endOrder({ params: { order_id: id } });
+    expect(new URL(calls[3]!.url).pathname).toBe(`/api/v1/orders/${id}/end`);
+    expect(calls.map((c) => c.init.method)).toEqual(['POST', 'POST', 'POST', 'POST']);
+  });
+
   it('parses application/problem+json error bodies', async () => {
     const problem = {
       type: 'https://bazaar.dev/problems/not-found',

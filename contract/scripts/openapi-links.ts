@@ -34,7 +34,8 @@ type IdKind =
   | 'token_id'
   | 'tip_id'
   | 'offer_id'
-  | 'currency';
+  | 'currency'
+  | 'index';
 
 /** One place a response carries an id: `pointer` is a JSON pointer into the response body. */
 interface Producer {
@@ -98,6 +99,11 @@ const PRODUCERS: Record<IdKind, Producer[]> = {
   offer_id: [
     { operationId: 'createOffer', status: '201', pointer: '/offer_id' },
     { operationId: 'listOffers', status: '200', pointer: first('offer_id') },
+  ],
+  // a milestone's index (POST /orders/{order_id}/milestones/{index}/...): every order has milestone 1
+  index: [
+    { operationId: 'createOrder', status: '201', pointer: '/milestones/0/index' },
+    { operationId: 'listOrders', status: '200', pointer: first('milestones/0/index') },
   ],
 };
 

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { named } from './common.js';
 import { LISTING_EVENTS } from './listings.contract.js';
-import { ORDER_EVENTS } from './orders.contract.js';
+import { MILESTONE_EVENTS, ORDER_EVENTS, ORDER_LEVEL_EVENTS } from './orders.contract.js';
 import { TIP_EVENTS } from './tips.contract.js';
 import { OFFER_EVENTS } from './offers.contract.js';
 
@@ -18,6 +18,8 @@ export const WEBHOOK_EVENTS = ['webhook.disabled'] as const;
 /** Every event type, grouped by resource. */
 export const EVENT_TYPES = [
   ...ORDER_EVENTS,
+  ...ORDER_LEVEL_EVENTS,
+  ...MILESTONE_EVENTS,
   ...LISTING_EVENTS,
   ...REVIEW_EVENTS,
   ...DEPOSIT_EVENTS,
@@ -34,8 +36,9 @@ export const RESOURCE_TYPES = ['order', 'listing', 'review', 'deposit', 'withdra
 export const ResourceType = z.enum(RESOURCE_TYPES);
 export type ResourceType = z.infer<typeof ResourceType>;
 
-/** Resource type of each event type (the prefix before the dot). */
+/** Resource type of each event type (the prefix before the dot; milestone.* events concern their order). */
 export function resourceTypeOf(type: EventType): ResourceType {
-  return type.slice(0, type.indexOf('.')) as ResourceType;
+  const prefix = type.slice(0, type.indexOf('.'));
+  return (prefix === 'milestone' ? 'order' : prefix) as ResourceType;
 }
 

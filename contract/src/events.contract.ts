@@ -30,7 +30,7 @@
  * listing events from `listingTransitions` (listing.updated also on an edit by the seller).
  */
 import { z } from 'zod';
-import { c, Cursor, named, queryNumber, Timestamp, TxSignature, Uuid } from './common.js';
+import { c, Cursor, named, namedExtension, queryNumber, Timestamp, TxSignature, Uuid } from './common.js';
 import {
   DEPOSIT_EVENTS,
   EVENT_TYPES,
@@ -43,7 +43,7 @@ import {
 } from './event-types.js';
 import { Message } from './chat.contract.js';
 import { Listing, LISTING_EVENTS } from './listings.contract.js';
-import { Order, ORDER_EVENTS } from './orders.contract.js';
+import { MILESTONE_EVENTS, Order, ORDER_EVENTS, ORDER_LEVEL_EVENTS } from './orders.contract.js';
 import { access } from './access.js';
 import { routeErrors } from './problems.js';
 import { Review } from './reviews.contract.js';
@@ -78,7 +78,14 @@ const event = <T extends readonly [string, ...string[]], R extends ResourceType,
     z.object({ type: z.enum(types), resource_type: z.literal(resource), ...envelope, data: data.describe('The resource as the API returns it') }),
   );
 
-export const OrderEventSchema = event('OrderEvent', ORDER_EVENTS, 'order', Order);
+export const OrderEventSchema = event('OrderEvent', [...ORDER_EVENTS, ...ORDER_LEVEL_EVENTS] as const, 'order', Order);
+/** milestone.* (orders with several milestones): the order, and which milestone the event is about. */
+export const MilestoneEventSchema = event(
+  'MilestoneEvent',
+  MILESTONE_EVENTS,
+  'order',
+  namedExtension('OrderMilestoneChange', Order, { milestone_index: z.number().int().min(1).describe('The milestone the event is about') }),
+);
 export const ListingEventSchema = event('ListingEvent', LISTING_EVENTS, 'listing', Listing);
 export const ReviewEventSchema = event('ReviewEvent', REVIEW_EVENTS, 'review', Review);
 export const DepositEventSchema = event('DepositEvent', DEPOSIT_EVENTS, 'deposit', CustodyDeposit);
@@ -93,6 +100,7 @@ export const Event = named(
   'Event',
   z.discriminatedUnion('type', [
     OrderEventSchema,
+    MilestoneEventSchema,
     ListingEventSchema,
     ReviewEventSchema,
     DepositEventSchema,

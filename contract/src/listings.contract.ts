@@ -233,7 +233,7 @@ export const PackageKey = z.enum(PACKAGE_KEYS);
 export type PackageKey = z.infer<typeof PackageKey>;
 /** At most this many packages per listing (one per key). */
 export const MAX_PACKAGES = PACKAGE_KEYS.length;
-/** Milestones per package (or per listing without packages). */
+/** Largest number of milestones of an order, a package or a listing without packages. */
 export const MAX_MILESTONES = 10;
 /** Revisions a package may include. */
 export const MAX_PACKAGE_REVISIONS = 20;

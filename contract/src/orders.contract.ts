@@ -122,6 +122,17 @@
  *     contested (an unpaid hold on it lapsed within the cool-down) or the network holds half its limit.
  * Refunded and expired orders free their unit, completed ones (and resolved ones with a seller share) sell it.
  *
+ * Milestones (issue 24): an order has 1..10 milestones (`milestones[]`, `current_milestone`); each is its
+ * own escrow (one order PDA + vault per funded milestone, escrow id = the milestone's id; milestone 1's id is
+ * the order's id). The lifecycle table above is PER MILESTONE: each milestone takes its rows on its own
+ * (rows marked `milestone: 'first'` / `'later'` apply to those only): later milestones are created
+ * `scheduled`, funded by the buyer (`fund`: the next ones in order, one transaction, one signature), and
+ * lapse back to scheduled when unpaid. A one-milestone order is exactly the order described above. An order
+ * with several reads an order-level status (awaiting_payment, in_progress, completed, refunded, expired,
+ * `ended`: the buyer ended it after a settled milestone) and its listing follows the order: reserved from
+ * milestone 1's funding, sold when it completes or ends after a seller payout, else available again.
+ * Events: milestone.* per milestone, order.* when the order as a whole changes (order.ended included).
+ *
  * Fund transactions: each one is valid until its blockhash expires (`payment.expires_at`, about a
  * minute); POST /orders/{id}/payment (the buyer) or the Solana Pay POST (wallets) hands out a fresh one
  * while the order awaits payment inside its payment window, never afterwards. A fund transaction that
@@ -146,11 +157,12 @@ import {
   TxSignature,
   Uuid,
 } from './common.js';
-import { PackageKey, type ListingOrderEvent } from './listings.contract.js';
+import { MAX_MILESTONES, PackageKey, type ListingOrderEvent } from './listings.contract.js';
 import { access } from './access.js';
 import { bodyProblems, routeErrors } from './problems.js';
 
 export const ORDER_STATUSES = [
+  'scheduled',
   'awaiting_payment',
   'in_progress',
   'delivered',
@@ -168,12 +180,25 @@ export const orderStatusAliases = { in_escrow: 'in_progress', dispute: 'disputed
 
 export const TERMINAL_ORDER_STATUSES = ['completed', 'resolved', 'refunded', 'expired'] as const satisfies readonly OrderStatus[];
 
+/**
+ * Statuses of an order as a whole (the Order's `status`): a row status (a one-milestone order's status is
+ * its row's), plus `ended`, which only an order with several milestones reaches (the buyer ended it after a
+ * settled milestone: the unfunded rest is not bought). A multi-milestone order's status is derived from its
+ * milestones (see "Milestones" in the module comment); it is never `scheduled`.
+ */
+export const ORDER_LEVEL_STATUSES = [...ORDER_STATUSES, 'ended'] as const;
+export const OrderLevelStatus = z.enum(ORDER_LEVEL_STATUSES);
+export type OrderLevelStatus = z.infer<typeof OrderLevelStatus>;
+/** Order-level statuses in which nothing more happens to the order. */
+export const TERMINAL_ORDER_LEVEL_STATUSES = [...TERMINAL_ORDER_STATUSES, 'ended'] as const satisfies readonly OrderLevelStatus[];
+
 export const ESCROW_STATES = ['none', 'funded', 'delivered', 'disputed', 'released', 'refunded', 'resolved'] as const;
 export const EscrowState = z.enum(ESCROW_STATES);
 export type EscrowState = z.infer<typeof EscrowState>;
 
 /** escrow_state for each order status. */
 export const escrowStateOf: Record<OrderStatus, EscrowState> = {
+  scheduled: 'none',
   awaiting_payment: 'none',
   in_progress: 'funded',
   delivered: 'delivered',
@@ -208,6 +233,8 @@ export const ORDER_ACTIONS = [
   'propose_settlement',
   'accept_settlement',
   'withdraw_settlement',
+  'fund',
+  'end',
 ] as const;
 export const OrderAction = z.enum(ORDER_ACTIONS);
 export type OrderAction = z.infer<typeof OrderAction>;
@@ -261,6 +288,42 @@ export const ORDER_EVENTS = [
   'settlement.expired',
 ] as const;
 export type OrderEvent = (typeof ORDER_EVENTS)[number];
+
+/**
+ * Events of one milestone of an order with several milestones (resource_type `order`, resource_id the
+ * order's id; data: the Order with `milestone_index`). The lifecycle table's rows emit the order.* event;
+ * on a multi-milestone order's rows the service publishes the milestone.* event of it instead
+ * (`MILESTONE_EVENT_OF`), and an order.* event only when the order as a whole changes status
+ * (order.funded when milestone 1 is funded, order.completed / refunded / expired when it closes,
+ * `order.ended`). The scheduled rows emit milestone.payment_due / milestone.lapsed.
+ */
+export const MILESTONE_EVENTS = [
+  'milestone.payment_due',
+  'milestone.lapsed',
+  'milestone.funded',
+  'milestone.delivered',
+  'milestone.released',
+  'milestone.disputed',
+  'milestone.resolved',
+  'milestone.refunded',
+] as const;
+export type MilestoneEvent = (typeof MILESTONE_EVENTS)[number];
+
+/** Order events that no row of the lifecycle table emits: the order as a whole changed (`order.ended`). */
+export const ORDER_LEVEL_EVENTS = ['order.ended'] as const;
+export type OrderLevelEvent = (typeof ORDER_LEVEL_EVENTS)[number];
+
+/** The milestone.* event a multi-milestone order's row publishes for the order.* event its row emits. */
+export const MILESTONE_EVENT_OF: Partial<Record<OrderEvent, MilestoneEvent>> = {
+  'order.funded': 'milestone.funded',
+  'order.delivered': 'milestone.delivered',
+  'order.completed': 'milestone.released',
+  'order.auto_released': 'milestone.released',
+  'order.disputed': 'milestone.disputed',
+  'order.resolved': 'milestone.resolved',
+  'order.refunded': 'milestone.refunded',
+};
+
 
 /**
  * Payment grace, seconds: an unpaid order is expired (and its hold on the listing ends) this long after
@@ -317,7 +380,7 @@ export type OrderRequirement =
 
 export interface OrderTransition {
   from: OrderStatus | null;
-  action: OrderAction | 'create' | 'expire' | 'auto_release' | 'expire_extension' | 'expire_settlement';
+  action: OrderAction | 'create' | 'expire' | 'auto_release' | 'expire_extension' | 'expire_settlement' | 'schedule' | 'lapse';
   to: OrderStatus;
   /** who may take it (system = the service's own timers) */
   by: readonly OrderActor[];
@@ -336,7 +399,9 @@ export interface OrderTransition {
   /** the listing transition instead, when a resolve returns everything to the buyer (buyer_bps = 10000) */
   listingOnFullRefund?: ListingOrderEvent;
   /** event published when the order takes this transition */
-  emits: OrderEvent;
+  emits: OrderEvent | MilestoneEvent;
+  /** the row applies to the first milestone of an order only, or to the later ones only (absent: any) */
+  milestone?: 'first' | 'later';
   /** contract route key that triggers it (system transitions have none) */
   route?: keyof typeof orders;
   /** what the row needs of the order besides its status (OrderRequirement) */
@@ -376,7 +441,39 @@ export const orderTransitions = [
     by: ['system'],
     timing: { clock: 'service', at: 'payment_expires_at', allowed: 'from', grace: 'payment', refusal: 'invalid-state-transition' },
     emits: 'order.expired',
+    milestone: 'first',
     note: 'the hold on the listing ends',
+  },
+  {
+    from: null,
+    action: 'schedule',
+    to: 'scheduled',
+    by: ['buyer'],
+    emits: 'order.created',
+    milestone: 'later',
+    route: 'createOrder',
+    note: 'milestones 2..n of an order are created scheduled with it (no hold, no payment window, no escrow)',
+  },
+  {
+    from: 'scheduled',
+    action: 'fund',
+    to: 'awaiting_payment',
+    by: ['buyer'],
+    paymentSource: 'wallet',
+    emits: 'milestone.payment_due',
+    milestone: 'later',
+    route: 'fundOrderMilestones',
+    note: 'the next unfunded milestone(s), in order, with a fresh payment window; then the pay row applies',
+  },
+  {
+    from: 'awaiting_payment',
+    action: 'lapse',
+    to: 'scheduled',
+    by: ['system'],
+    timing: { clock: 'service', at: 'payment_expires_at', allowed: 'from', grace: 'payment', refusal: 'invalid-state-transition' },
+    emits: 'milestone.lapsed',
+    milestone: 'later',
+    note: 'an unpaid later milestone goes back to scheduled: the buyer may fund it again (the order stays open)',
   },
   { from: 'in_progress', action: 'deliver', to: 'delivered', by: ['seller'], instruction: 'mark_delivered', emits: 'order.delivered', route: 'deliverOrder' },
   { from: 'in_progress', action: 'dispute', to: 'disputed', by: ['buyer', 'seller'], instruction: 'open_dispute', emits: 'order.disputed', route: 'disputeOrder' },
@@ -579,6 +676,8 @@ export type OrderTransitionRow = (typeof orderTransitions)[number];
 
 /** Statuses in which the buyer may review (once). */
 export const REVIEWABLE_ORDER_STATUSES = ['completed', 'resolved'] as const satisfies readonly OrderStatus[];
+/** Order-level statuses in which the buyer may review a multi-milestone order (`ended` only with a seller payout). */
+export const REVIEWABLE_ORDER_LEVEL_STATUSES = ['completed', 'resolved', 'ended'] as const satisfies readonly OrderLevelStatus[];
 
 /** The lifecycle table as markdown (the Order schema's description in openapi.json and /docs). */
 export function orderTransitionsMarkdown(): string {
@@ -703,7 +802,9 @@ export const NEXT_STEP_ACTORS = ['buyer', 'seller', 'arbiter', 'system', 'none']
  * - auto_release: auto_release_at passed: the service releases the escrow to the seller (anyone may crank it);
  * - arbiter_decides: a dispute waits for the arbiter (an admin) to split the escrow (no deadline); when the seller
  *   did not deliver on time, the buyer may refund from due_at = delivery_deadline (or now, due_at null);
- * - done: the order is closed (completed, resolved, refunded or expired).
+ * - fund_milestone: a milestone (or the order between milestones) waits for the buyer to fund the next one
+ *   (POST /orders/{order_id}/milestones/fund), or to end the order; no deadline;
+ * - done: the order is closed (completed, resolved, refunded, expired or ended).
  */
 export const NEXT_STEP_KINDS = [
   'pay',
@@ -714,6 +815,7 @@ export const NEXT_STEP_KINDS = [
   'confirm_or_dispute',
   'auto_release',
   'arbiter_decides',
+  'fund_milestone',
   'done',
 ] as const;
 /** What the service's timers (or the escrow program) let happen once `due_at` passes. */
@@ -727,7 +829,7 @@ export const OrderNextStep = named(
       .enum(NEXT_STEP_KINDS)
       .describe(
         'Stable code of the next step: pay, confirm_payment, expire, deliver, refund_available, confirm_or_dispute, ' +
-          'auto_release, arbiter_decides, done (new codes may be added within v1: show a generic line for unknown ones)',
+          'auto_release, arbiter_decides, fund_milestone, done (new codes may be added within v1: show a generic line for unknown ones)',
       ),
     due_at: Timestamp.nullable().describe('When the step is due (the deadline that applies), or null when nothing times it'),
     after_due: z
@@ -805,6 +907,40 @@ export const SettlementProposal = named(
   }),
   'A pending split of the escrow proposed by one party; accepted by the other, the escrow program pays exactly it and closes',
 );
+/**
+ * One milestone of an order: its own escrow (one order PDA + vault per funded milestone, escrow id = the
+ * milestone's `milestone_id`; milestone 1's is the order's id), its row of the lifecycle table (`status`)
+ * and the caller's actions on it (POST /orders/{order_id}/milestones/{index}/{action}).
+ */
+export const OrderMilestone = named(
+  'OrderMilestone',
+  z.object({
+    index: z.number().int().min(1).max(MAX_MILESTONES).describe('1..milestone count, in the order they are funded'),
+    milestone_id: Uuid.describe('Escrow id of the milestone (its 16 bytes seed its order PDA); milestone 1: the order_id'),
+    title: z.string().nullable().describe('From the listing\'s, package\'s or offer\'s terms; null for a one-milestone order'),
+    status: OrderStatus.describe('The milestone\'s row of the lifecycle table (scheduled: not funded yet, no escrow)'),
+    escrow_state: EscrowState,
+    amount: z.number().describe('UI amount of this milestone'),
+    amount_base_units: BaseUnits,
+    delivery_deadline: Timestamp.nullable().describe('Set when the milestone is funded (funding time + its delivery days); null while scheduled'),
+    delivery_days: z.number().int().min(1).describe('Days from funding to the delivery deadline'),
+    payment_expires_at: Timestamp.nullable().describe('End of its payment window while awaiting payment; null while scheduled'),
+    funded_at: Timestamp.nullable(),
+    delivered_at: Timestamp.nullable(),
+    auto_release_at: Timestamp.nullable(),
+    completed_at: Timestamp.nullable(),
+    escrow_account_address: Pubkey.describe('Order PDA of this milestone\'s escrow'),
+    vault_address: Pubkey,
+    revisions_included: z.number().int().min(0),
+    revisions_used: z.number().int().min(0),
+    allowed_actions: z.array(OrderAction).describe('The caller\'s actions on this milestone now (the lifecycle table on its row)'),
+    next_step: OrderNextStep,
+    transactions: z.array(OrderTransaction),
+    payout: OrderPayout.nullable().describe('Set when the escrow closed; null while open or never funded'),
+  }),
+  'One milestone of an order: its escrow, status, deadlines and the caller\'s actions on it',
+);
+export type OrderMilestone = z.infer<typeof OrderMilestone>;
 
 export const Order = named(
   'Order',
@@ -814,7 +950,10 @@ export const Order = named(
     buyer_wallet: Pubkey.describe('The on-chain buyer: the paying wallet, or the buyer\'s deposit address for custodial orders'),
     seller_wallet: Pubkey,
     payment_source: PaymentSource,
-    status: OrderStatus,
+    status: OrderLevelStatus.describe(
+      'One milestone: the milestone\'s status. Several: derived (awaiting_payment until milestone 1 is funded, in_progress ' +
+        'while one is open or more may be funded, completed / refunded / expired when closed, ended when the buyer ended it)',
+    ),
     escrow_state: EscrowState,
     escrow_account_address: Pubkey.describe('Order PDA of the escrow program (exists on chain while funded)'),
     vault_address: Pubkey.describe('Associated token account of the order PDA holding the payment'),
@@ -859,6 +998,18 @@ export const Order = named(
       .describe('For a resolved order: arbiter (an admin\'s split of a dispute) or agreement (a settlement both parties agreed); null otherwise'),
     extension_proposal: ExtensionProposal.nullable().describe('The pending deadline extension, or null (none, expired, answered)'),
     settlement_proposal: SettlementProposal.nullable().describe('The pending settlement proposal, or null (none, expired, withdrawn, accepted)'),
+    milestones: z
+      .array(OrderMilestone)
+      .min(1)
+      .max(MAX_MILESTONES)
+      .describe('Always at least one; a one-milestone order\'s fields above mirror its milestone 1'),
+    current_milestone: z
+      .number()
+      .int()
+      .min(1)
+      .nullable()
+      .describe('Index of the first milestone that is not settled (the order routes act on it); null once the order is closed'),
+    package_name: z.string().nullable().describe('The package the order bought (frozen terms); null without packages'),
   }),
 );
 export type Order = z.infer<typeof Order>;
@@ -942,7 +1093,7 @@ export type CreateOrderBody = z.infer<typeof CreateOrderBody>;
 
 export const ListOrdersQuery = PaginationQuery.extend({
   role: z.enum(['buyer', 'seller']).optional().describe('Only orders where the caller has this role; both when absent'),
-  status: OrderStatus.optional(),
+  status: OrderLevelStatus.optional().describe('The order-level status (a multi-milestone order\'s derived status)'),
 });
 export type ListOrdersQuery = z.infer<typeof ListOrdersQuery>;
 
@@ -1022,6 +1173,35 @@ export const SettlementBody = named(
 export type SettlementBody = z.infer<typeof SettlementBody>;
 
 const OrderIdParams = z.object({ order_id: Uuid });
+const MilestoneParams = z.object({
+  order_id: Uuid,
+  index: z.coerce.number().int().min(1).max(MAX_MILESTONES).describe('Milestone index, 1..10'),
+});
+
+export const FundMilestonesBody = named(
+  'FundMilestonesBody',
+  z
+    .object({
+      milestones: z
+        .array(z.number().int().min(1).max(MAX_MILESTONES))
+        .min(1)
+        .max(MAX_MILESTONES)
+        .describe('Indexes of the milestones to fund now: the next unfunded ones, in order (e.g. [2] or [2, 3])'),
+    })
+    .strict(),
+);
+export type FundMilestonesBody = z.infer<typeof FundMilestonesBody>;
+
+export const MilestonesPayment = namedExtension(
+  'MilestonesPayment',
+  OrderPayment,
+  {
+    order_id: Uuid,
+    milestones: z.array(z.number().int().min(1)).describe('The milestones this transaction funds (one fund instruction each)'),
+    payment_expires_at: Timestamp.describe('End of their payment window: unpaid by then (+ grace) they go back to scheduled'),
+  },
+  'One fund transaction for one or more milestones of an order (one wallet signature)',
+);
 const chain = ['chain-unavailable', 'chain-transaction-failed'] as const;
 const action = ['forbidden', 'not-found', 'invalid-state-transition', ...chain] as const;
 
@@ -1091,6 +1271,18 @@ const acceptSettlement = routeErrors(
   { actors: ['buyer', 'seller'], idempotent: true },
 );
 const withdrawSettlement = routeErrors(access.user('orders:write'), [...keyed, ...action, 'no-pending-proposal', 'proposal-expired'], { actors: ['buyer', 'seller'], idempotent: true });
+const fundOrderMilestones = routeErrors(
+  access.user('orders:write'),
+  [...bodyProblems, 'idempotency-key-missing', 'idempotency-key-in-use', 'idempotency-key-reused', ...action, 'milestone-out-of-order', 'insufficient-funds'],
+  { actors: ['buyer'], idempotent: true },
+);
+const deliverMilestone = routeErrors(access.user('orders:write'), action, { actors: ['seller'] });
+const confirmMilestone = routeErrors(access.user('orders:write', { money: { capability: 'escrow-release' } }), [...action, 'token-account-required'], { actors: ['buyer'] });
+const disputeMilestone = routeErrors(access.user('orders:write'), [...bodyProblems, ...action], { actors: ['buyer', 'seller'] });
+const refundMilestone = routeErrors(access.user('orders:write', { money: { capability: 'escrow-refund' } }), [...action, 'token-account-required'], { actors: ['seller', 'buyer'] });
+const resolveMilestone = routeErrors(access.admin(), [...bodyProblems, ...action], { actors: ['admin'] });
+const endOrder = routeErrors(access.user('orders:write'), ['forbidden', 'not-found', 'invalid-state-transition', 'milestone-open'], { actors: ['buyer'] });
+const onMilestone = ' On milestone `index` of the order (its own escrow); the order routes without an index act on `current_milestone`.';
 
 const seeTable = ' See the order lifecycle table (the Order schema, `x-order-transitions`).';
 
@@ -1188,7 +1380,8 @@ export const orders = c.router({
     description:
       'Buyer only (403 for the seller or an admin). A new fund transaction for an order awaiting payment, when ' +
       'the one from createOrder expired (`payment.expires_at`, about a minute) or is about to. Same terms, a ' +
-      'fresh blockhash; any of them funds the order once. 409 invalid-state-transition unless the order is ' +
+      'fresh blockhash; any of them funds the order once. For an order with milestones whose later milestones await ' +
+      'payment (after fundOrderMilestones): a fresh transaction funding all of them. 409 invalid-state-transition unless the order is ' +
       'awaiting_payment, inside its payment window and paid from a wallet (custodial orders are paid by the ' +
       'service); 409 insufficient-funds (`needed`, `available`) when the buyer wallet no longer covers the payment. ' +
       'No body.',
@@ -1384,5 +1577,90 @@ export const orders = c.router({
     body: c.noBody(),
     responses: { 200: Order, ...withdrawSettlement.responses },
     metadata: withdrawSettlement.metadata,
+  },
+  fundOrderMilestones: {
+    method: 'POST',
+    path: '/orders/:order_id/milestones/fund',
+    pathParams: OrderIdParams,
+    headers: IdempotencyHeaders,
+    summary: 'Fund the next milestone(s) of an order',
+    description:
+      'Buyer only (wallet orders). Body `milestones`: the next unfunded milestones, in order (409 milestone-out-of-order ' +
+      'otherwise; 409 invalid-state-transition for a milestone that is not scheduled, while the order is closed or ' +
+      'milestone 1 is unpaid, or while milestones asked for earlier still await payment: pay them with a fresh transaction ' +
+      'from createOrderPayment, or let them lapse). They go scheduled -> awaiting_payment with a fresh payment window, and the answer is ONE ' +
+      'fund transaction with one fund instruction per milestone (its own escrow, escrow id = its milestone_id) for the ' +
+      'buyer\'s wallet to sign and send (or POST to submitOrderTransaction). Unpaid by payment_expires_at + grace, they go ' +
+      'back to scheduled and may be funded again. Requires Idempotency-Key (a replay returns the stored answer). 409 ' +
+      'insufficient-funds when the wallet cannot pay them.' +
+      seeTable,
+    body: FundMilestonesBody,
+    responses: { 200: MilestonesPayment, ...fundOrderMilestones.responses },
+    metadata: fundOrderMilestones.metadata,
+  },
+  deliverMilestone: {
+    method: 'POST',
+    path: '/orders/:order_id/milestones/:index/deliver',
+    pathParams: MilestoneParams,
+    summary: 'Mark a milestone delivered',
+    description: 'As deliverOrder.' + onMilestone + seeTable,
+    body: c.noBody(),
+    responses: { 200: Order, ...deliverMilestone.responses },
+    metadata: deliverMilestone.metadata,
+  },
+  confirmMilestone: {
+    method: 'POST',
+    path: '/orders/:order_id/milestones/:index/confirm',
+    pathParams: MilestoneParams,
+    summary: 'Confirm a milestone and release its escrow',
+    description: 'As confirmOrder.' + onMilestone + ' The order completes when its last milestone settles.' + seeTable,
+    body: c.noBody(),
+    responses: { 200: Order, ...confirmMilestone.responses },
+    metadata: confirmMilestone.metadata,
+  },
+  disputeMilestone: {
+    method: 'POST',
+    path: '/orders/:order_id/milestones/:index/dispute',
+    pathParams: MilestoneParams,
+    summary: 'Open a dispute on a milestone',
+    description: 'As disputeOrder.' + onMilestone + seeTable,
+    body: DisputeOrderBody,
+    responses: { 200: Order, ...disputeMilestone.responses },
+    metadata: disputeMilestone.metadata,
+  },
+  refundMilestone: {
+    method: 'POST',
+    path: '/orders/:order_id/milestones/:index/refund',
+    pathParams: MilestoneParams,
+    summary: 'Refund a milestone to the buyer',
+    description: 'As refundOrder.' + onMilestone + seeTable,
+    body: c.noBody(),
+    responses: { 200: Order, ...refundMilestone.responses },
+    metadata: refundMilestone.metadata,
+  },
+  resolveMilestone: {
+    method: 'POST',
+    path: '/orders/:order_id/milestones/:index/resolve',
+    pathParams: MilestoneParams,
+    summary: 'Resolve a milestone\'s dispute (admin)',
+    description: 'As resolveDispute.' + onMilestone + seeTable,
+    body: ResolveDisputeBody,
+    responses: { 200: Order, ...resolveMilestone.responses },
+    metadata: resolveMilestone.metadata,
+  },
+  endOrder: {
+    method: 'POST',
+    path: '/orders/:order_id/end',
+    pathParams: OrderIdParams,
+    summary: 'End an order after a settled milestone',
+    description:
+      'Buyer only. An order with several milestones ends after any settled milestone: the unfunded rest is not bought ' +
+      '(status ended, event order.ended). Only when no milestone is open (409 milestone-open: one is awaiting payment, ' +
+      'in progress, delivered or disputed) and at least one settled; 409 invalid-state-transition for a one-milestone or ' +
+      'closed order. The listing is sold when a milestone paid the seller, else for sale again. Repeating it returns the ' +
+      'order. No body.',
+    body: c.noBody(),
+    responses: { 200: Order, ...endOrder.responses },
+    metadata: endOrder.metadata,
   },
 });

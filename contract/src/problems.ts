@@ -122,6 +122,27 @@ export const problemTypes = {
     title: 'Invalid state transition',
     description: 'The action is not allowed in the current state of the resource; see the state tables.',
   },
+  'milestone-out-of-order': {
+    status: 409,
+    title: 'Milestone out of order',
+    description:
+      'Milestones are funded in order: the body must name the next unfunded milestones of the order, consecutively ' +
+      '(`next` names the first one that may be funded).',
+  },
+  'milestone-open': {
+    status: 409,
+    title: 'A milestone is open',
+    description:
+      'The order cannot end while one of its milestones is awaiting payment, in progress, delivered or disputed (`open` ' +
+      'names them): settle it first (or let an unpaid one lapse).',
+  },
+  'custodial-milestones-unsupported': {
+    status: 409,
+    title: 'Milestones need a wallet',
+    description:
+      'An order with several milestones is paid milestone by milestone with the buyer\'s wallet; the custodial balance ' +
+      'pays one-milestone orders only. Order with payment_source wallet.',
+  },
   'idempotency-key-in-use': {
     status: 409,
     title: 'Idempotency-Key in use',

@@ -59,9 +59,11 @@ describe('contract routes', () => {
     expect(moneyRoutes.map(([k, a]) => `${k}:${a.money!.capability}`).sort()).toEqual([
       'offers.acceptOffer:custodial-payment',
       'orders.acceptSettlement:escrow-settlement',
+      'orders.confirmMilestone:escrow-release',
       'orders.confirmOrder:escrow-release',
       'orders.createOrder:custodial-payment',
       'orders.proposeSettlement:escrow-settlement',
+      'orders.refundMilestone:escrow-refund',
       'orders.refundOrder:escrow-refund',
       'wallet.createWithdrawal:custody-withdrawal',
     ]);
@@ -172,6 +174,7 @@ describe('contract routes', () => {
       'orders.acceptSettlement',
       'orders.createOrder',
       'orders.declineExtension',
+      'orders.fundOrderMilestones',
       'orders.proposeExtension',
       'orders.proposeSettlement',
       'orders.requestRevision',

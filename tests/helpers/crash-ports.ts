@@ -23,10 +23,15 @@ function override<T extends object>(target: T, methods: Partial<Record<keyof T, 
   });
 }
 
-/** An escrow whose send lands on chain and then "crashes" (`afterSend`): before the service records the outcome. */
+/**
+ * An escrow whose send (`afterSend`) or submission of a buyer-signed transaction (`afterSubmit`) lands on
+ * chain and then "crashes": before the service records the outcome.
+ */
 export function crashingEscrow() {
   const sw: {
     afterSend?: (info: { orderId: string; instruction: string; tx: TxResult }) => Maybe;
+    /** a buyer-signed transaction (a fund) landed; the service has not recorded it yet */
+    afterSubmit?: (tx: TxResult) => Maybe;
     wrap: (e: EscrowPort) => EscrowPort;
   } = {
     wrap: (e) =>
@@ -34,6 +39,11 @@ export function crashingEscrow() {
         send: async (...args: Parameters<EscrowPort['send']>) => {
           const tx = await e.send(...args);
           await sw.afterSend?.({ orderId: args[1], instruction: args[0], tx });
+          return tx;
+        },
+        submitSignedTransaction: async (...args: Parameters<EscrowPort['submitSignedTransaction']>) => {
+          const tx = await e.submitSignedTransaction(...args);
+          await sw.afterSubmit?.(tx);
           return tx;
         },
       }),

@@ -3,6 +3,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type Instruction, type OrderStatus, findTransition, isTerminal, OPEN_ORDER_STATUSES, orderEventFor } from '../../server/src/modules/orders/order-state.js';
+import { OPEN_MILESTONE_STATUSES, orderStatusOf } from '../../server/src/modules/orders/milestones.js';
 import type {
   BlockhashLifetime,
   ChainIntentRecord,
@@ -33,13 +34,20 @@ export class MemoryOrdersRepo implements OrdersRepo {
     const t = this.tick();
     const rec: OrderRecord = {
       ...order,
+      orderId: order.orderId ?? order.id,
+      milestoneIndex: order.milestoneIndex ?? 1,
+      milestoneCount: order.milestoneCount ?? 1,
+      milestoneTitle: order.milestoneTitle ?? null,
+      deliveryDays: order.deliveryDays ?? null,
+      revisionsIncluded: order.revisionsIncluded ?? 0,
+      revisionsUsed: order.revisionsUsed ?? 0,
+      packageName: order.packageName ?? null,
+      endedAt: order.endedAt ?? null,
       paymentSource: order.paymentSource ?? 'wallet',
       fundExpiresAt: order.fundExpiresAt ?? Math.floor(order.paymentExpiresAt.getTime() / 1000),
       idempotencyKey: order.idempotencyKey ?? null,
       payout: null,
       attention: null,
-      revisionsIncluded: order.revisionsIncluded ?? 0,
-      revisionsUsed: 0,
       settledBy: null,
       extension: null,
       settlement: null,
@@ -56,7 +64,7 @@ export class MemoryOrdersRepo implements OrdersRepo {
   }
   /** client network of each order (a storage detail of the row: kept beside it here) */
   private networks = new Map<string, string | null>();
-  async createHeld(order: NewOrder, guard: HoldGuard): Promise<CreateHeldResult> {
+  async createHeld(order: NewOrder, guard: HoldGuard, later: readonly NewOrder[] = []): Promise<CreateHeldResult> {
     // synchronous up to the insert: as atomic as the row locks of the Prisma repo
     const all = [...this.orders.values()];
     const dup = order.idempotencyKey ? all.find((x) => x.buyerId === order.buyerId && x.idempotencyKey === order.idempotencyKey) : undefined;
@@ -78,6 +86,7 @@ export class MemoryOrdersRepo implements OrdersRepo {
     }
     this.networks.set(order.id, network);
     const created = await this.create({ ...order, ...guard.window({ contested: lapsed.length > 0, networkHolds: ofNetwork.length }) });
+    for (const m of later) await this.create(m);
     if (guard.onCreated) {
       // as the Prisma repo's transaction: a throw of the hook leaves no order
       try {
@@ -139,13 +148,36 @@ export class MemoryOrdersRepo implements OrdersRepo {
     let rows = [...this.orders.values()].filter((o) =>
       q.role === 'buyer' ? o.buyerId === q.userId : q.role === 'seller' ? o.sellerId === q.userId : o.buyerId === q.userId || o.sellerId === q.userId,
     );
-    if (q.status) rows = rows.filter((o) => o.status === q.status);
+    rows = rows.filter((o) => o.milestoneIndex === 1);
+    if (q.status) rows = rows.filter((o) => (o.milestoneCount > 1 ? orderStatusOf(this.rowsOf(o.orderId)) : o.status) === q.status);
     rows.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1));
     if (q.after) {
       const { createdAt, id } = q.after;
       rows = rows.filter((o) => o.createdAt < createdAt || (o.createdAt.getTime() === createdAt.getTime() && o.id < id));
     }
     return rows.slice(0, q.limit).map((o) => ({ ...o }));
+  }
+  private rowsOf(orderId: string): OrderRecord[] {
+    return [...this.orders.values()].filter((o) => o.orderId === orderId).sort((a, b) => a.milestoneIndex - b.milestoneIndex);
+  }
+  async milestonesOf(orderIds: readonly string[]) {
+    return new Map(orderIds.map((id) => [id, this.rowsOf(id).map((o) => ({ ...o }))] as const));
+  }
+  async requestMilestonePayment(orderId: string, indexes: readonly number[], w: { paymentExpiresAt: Date; fundExpiresAt: number; deliveryDeadlines: Map<number, number> }) {
+    const rows = this.rowsOf(orderId).filter((o) => indexes.includes(o.milestoneIndex));
+    if (rows.length !== indexes.length || rows.some((o) => o.status !== 'scheduled')) return false;
+    for (const o of rows) {
+      Object.assign(o, { status: 'awaiting_payment', paymentExpiresAt: w.paymentExpiresAt, fundExpiresAt: w.fundExpiresAt, deliveryDeadline: w.deliveryDeadlines.get(o.milestoneIndex)!, version: o.version + 1 });
+    }
+    return true;
+  }
+  async endOrder(orderId: string, at: Date) {
+    const rows = this.rowsOf(orderId);
+    if (rows.some((o) => o.endedAt)) return { already: true as const };
+    const open = rows.filter((o) => (OPEN_MILESTONE_STATUSES as readonly string[]).includes(o.status)).map((o) => o.milestoneIndex);
+    if (open.length) return { open };
+    for (const o of rows) o.endedAt = at;
+    return { ended: true as const };
   }
   async listByStatus(status: OrderStatus, limit: number) {
     return [...this.orders.values()].filter((o) => o.status === status).slice(0, limit).map((o) => ({ ...o }));

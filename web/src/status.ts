@@ -3,12 +3,14 @@
  * (the order lifecycle table of the contract, told to the buyer or the seller). The service's
  * `next_step` (actor, kind, due_at) is used when it sends one; the page adds a live countdown to `due`.
  */
-import type { OrderAction, OrderStatus } from '@bazaar/client-sdk';
+import type { OrderAction, OrderLevelStatus as OrderStatus } from '@bazaar/client-sdk';
 import type { RichOrder } from './queries.js';
 
 export type Role = 'buyer' | 'seller' | 'other';
 
 export const STATUS_WORDS: Record<OrderStatus, string> = {
+  scheduled: 'Scheduled: not funded yet',
+  ended: 'Ended by the buyer after a milestone',
   awaiting_payment: 'Waiting for payment',
   in_progress: 'Paid: work in progress',
   delivered: 'Delivered: waiting for the buyer to confirm',
@@ -35,6 +37,8 @@ export const ACTION_LABELS: Record<OrderAction, string> = {
   propose_settlement: 'Propose a settlement',
   accept_settlement: 'Accept the settlement',
   withdraw_settlement: 'Withdraw the settlement proposal',
+  fund: 'Fund the next milestone',
+  end: 'End the order here',
 };
 
 /**
@@ -97,6 +101,8 @@ const AFTER_WORDS: Record<string, Told> = {
 };
 
 const DONE_WORDS: Record<OrderStatus, Told> = {
+  scheduled: { any: '' },
+  ended: { any: 'The buyer ended the order after a milestone: the rest was not bought.' },
   awaiting_payment: { any: '' },
   in_progress: { any: '' },
   delivered: { any: '' },

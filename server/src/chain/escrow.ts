@@ -876,9 +876,10 @@ export class EscrowClient {
    * Valid until `lastValidBlockHeight` (about 60-90 s on a real cluster) and, whatever the
    * blockhash, only until `terms.expiresAt` on the chain clock (the program checks it).
    */
-  async buildFundTransaction(terms: FundTerms): Promise<FundTransaction> {
-    const buyer = new PublicKey(terms.buyer);
-    const { instructions, escrowAddress, vaultAddress } = await this.fundTransactionInstructions(terms);
+  async buildFundTransaction(terms: FundTerms | readonly FundTerms[]): Promise<FundTransaction> {
+    const list = Array.isArray(terms) ? (terms as readonly FundTerms[]) : [terms as FundTerms];
+    const buyer = new PublicKey(list[0]!.buyer);
+    const { instructions, escrowAddress, vaultAddress } = await this.fundTransactionInstructions(list);
     const tx = new Transaction().add(...instructions);
     const asked = Date.now();
     const [latest, height] = await rpc(
@@ -901,23 +902,33 @@ export class EscrowClient {
     };
   }
 
-  /** The instructions of the buyer's fund transaction (see buildFundTransaction): [wrap for wrapped SOL] + fund. */
-  private async fundTransactionInstructions(terms: FundTerms): Promise<{ instructions: TransactionInstruction[]; escrowAddress: string; vaultAddress: string }> {
-    const buyer = new PublicKey(terms.buyer);
-    const mint = new PublicKey(terms.mint);
-    const tokenProgram = await this.tokenProgramOf(terms.mint);
-    const { instruction: fundIx, escrowAddress, vaultAddress } = await this.fundInstruction(terms);
+  /**
+   * The instructions of the buyer's fund transaction (see buildFundTransaction): [wrap for wrapped SOL] +
+   * one `fund` per terms (several milestones of one order funded with one signature, issue 24: each its
+   * own escrow, escrow id = the milestone's id; same buyer and mint). The escrow and vault returned are the
+   * first terms'. Until the program's `fund_milestone` exists, each milestone is a plain `fund`.
+   */
+  private async fundTransactionInstructions(
+    terms: FundTerms | readonly FundTerms[],
+  ): Promise<{ instructions: TransactionInstruction[]; escrowAddress: string; vaultAddress: string }> {
+    const list = Array.isArray(terms) ? (terms as readonly FundTerms[]) : [terms as FundTerms];
+    const head = list[0]!;
+    const buyer = new PublicKey(head.buyer);
+    const mint = new PublicKey(head.mint);
+    const tokenProgram = await this.tokenProgramOf(head.mint);
+    const funds = await Promise.all(list.map((t) => this.fundInstruction(t)));
     const instructions: TransactionInstruction[] = [];
     if (mint.equals(NATIVE_MINT)) {
       const buyerAta = getAssociatedTokenAddressSync(mint, buyer, true, tokenProgram);
+      const lamports = list.reduce((sum, t) => sum + t.amount, 0n);
       instructions.push(
         createAssociatedTokenAccountIdempotentInstruction(buyer, buyerAta, buyer, mint, tokenProgram),
-        SystemProgram.transfer({ fromPubkey: buyer, toPubkey: buyerAta, lamports: terms.amount }),
+        SystemProgram.transfer({ fromPubkey: buyer, toPubkey: buyerAta, lamports }),
         createSyncNativeInstruction(buyerAta, tokenProgram),
       );
     }
-    instructions.push(fundIx);
-    return { instructions, escrowAddress, vaultAddress };
+    instructions.push(...funds.map((f) => f.instruction));
+    return { instructions, escrowAddress: funds[0]!.escrowAddress, vaultAddress: funds[0]!.vaultAddress };
   }
 
   /** Rent-exempt minimum of an account of `bytes` bytes, lamports: read from the RPC, cached per size. */

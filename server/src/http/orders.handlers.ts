@@ -126,7 +126,7 @@ export function ordersHandlers(deps: OrdersHttpDeps) {
         body: {
           ...payment,
           expires_at: payment.expires_at.toISOString(),
-          order_id: order.id,
+          order_id: order.orderId,
           payment_expires_at: order.paymentExpiresAt.toISOString(),
         },
       };
@@ -155,6 +155,49 @@ export function ordersHandlers(deps: OrdersHttpDeps) {
     resolveDispute: async ({ params, body, req }) => {
       const p = principalOf(req);
       return { status: 200 as const, body: await dto(await service.resolve(p, params.order_id, body.buyer_bps), p) };
+    },
+    fundOrderMilestones: {
+      middleware: [
+        idempotency({ store: deps.idempotencyStore, required: true, leases: deps.idempotencyLeases, leaseMs: deps.idempotencyLeaseMs, now: deps.now }) as never,
+      ],
+      handler: async ({ params, body, req }) => {
+        const r = await service.fundMilestones(principalOf(req), params.order_id, body.milestones);
+        return {
+          status: 200 as const,
+          body: {
+            transaction: r.transaction,
+            solana_pay_url: r.solana_pay_url,
+            expires_at: r.expires_at.toISOString(),
+            order_id: r.order.orderId,
+            milestones: r.milestones,
+            payment_expires_at: r.payment_expires_at.toISOString(),
+          },
+        };
+      },
+    },
+    deliverMilestone: async ({ params, req }) => {
+      const p = principalOf(req);
+      return { status: 200 as const, body: await dto(await service.deliverMilestone(p, params.order_id, params.index), p) };
+    },
+    confirmMilestone: async ({ params, req }) => {
+      const p = principalOf(req);
+      return { status: 200 as const, body: await dto(await service.confirmMilestone(p, params.order_id, params.index), p) };
+    },
+    disputeMilestone: async ({ params, body, req }) => {
+      const p = principalOf(req);
+      return { status: 200 as const, body: await dto(await service.disputeMilestone(p, params.order_id, params.index, body.reason), p) };
+    },
+    refundMilestone: async ({ params, req }) => {
+      const p = principalOf(req);
+      return { status: 200 as const, body: await dto(await service.refundMilestone(p, params.order_id, params.index), p) };
+    },
+    resolveMilestone: async ({ params, body, req }) => {
+      const p = principalOf(req);
+      return { status: 200 as const, body: await dto(await service.resolveMilestone(p, params.order_id, params.index, body.buyer_bps), p) };
+    },
+    endOrder: async ({ params, req }) => {
+      const p = principalOf(req);
+      return { status: 200 as const, body: await dto(await service.endOrder(p, params.order_id), p) };
     },
   });
 }

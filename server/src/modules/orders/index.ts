@@ -18,6 +18,8 @@ import { OrdersService } from './orders.service.js';
 import type { OrdersServiceSettings } from './orders.settings.js';
 import type { CustodialPaymentsPort, EscrowPort, ListingsPort, Log, OrderRecord, OrderWatchOptions, OrdersRepo } from './orders.types.js';
 import { DomainError } from '../../errors.js';
+import { orderReviewable, orderStatusOf } from './milestones.js';
+import type { OrderStatus } from './order-state.js';
 
 export { OrdersService } from './orders.service.js';
 export type { PrincipalLike, PaymentInstructions, TrustedOrderTerms } from './orders.service.js';
@@ -37,7 +39,24 @@ export function ordersReadPort(db: PrismaClient): {
   userStats(userId: string): Promise<UserOrderStats>;
 } {
   const repo = new PrismaOrdersRepo(db);
-  return { get: (orderId) => repo.get(orderId), userStats: (userId) => userOrderStats(db, userId) };
+  return {
+    /**
+     * The order (its first row; a later milestone's escrow id is not an order: null). A multi-milestone
+     * order reads with its order-level status for the reviews module's rule: `completed` once it is
+     * reviewable (completed, or ended after a milestone paid the seller: milestones.ts `orderReviewable`),
+     * else its derived status (`ended` with nothing paid reads `refunded`).
+     */
+    async get(orderId) {
+      const order = await repo.get(orderId);
+      if (!order || order.orderId !== order.id) return null;
+      if (order.milestoneCount === 1) return order;
+      const rows = (await repo.milestonesOf([orderId])).get(orderId) ?? [order];
+      const derived = orderStatusOf(rows);
+      const status: OrderStatus = orderReviewable(rows) ? 'completed' : derived === 'ended' ? 'refunded' : derived;
+      return { ...order, status };
+    },
+    userStats: (userId) => userOrderStats(db, userId),
+  };
 }
 
 

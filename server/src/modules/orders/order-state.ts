@@ -16,6 +16,7 @@
 import {
   type EscrowInstruction,
   type ListingOrderEvent,
+  type MilestoneEvent,
   type OrderAction as ApiOrderAction,
   type OrderActor,
   type OrderEvent,
@@ -49,8 +50,12 @@ export type TerminalInstruction = Extract<OrderTransitionRow, { to: TerminalStat
 const rows: readonly OrderTransition[] = orderTransitions;
 const TERMINAL: ReadonlySet<OrderStatus> = new Set(TERMINAL_ORDER_STATUSES);
 
-/** Statuses that are not terminal: an order in one of them holds a unit of its listing's capacity. */
-export const OPEN_ORDER_STATUSES: readonly OrderStatus[] = ORDER_STATUSES.filter((s) => !TERMINAL.has(s));
+/**
+ * Statuses that are not terminal, but `scheduled`: a row in one of them holds a unit of its listing's capacity.
+ * A scheduled milestone holds nothing itself: its order's listing stays reserved (stored status) from
+ * milestone 1's funding until the order closes (milestones.ts).
+ */
+export const OPEN_ORDER_STATUSES: readonly OrderStatus[] = ORDER_STATUSES.filter((s) => !TERMINAL.has(s) && s !== 'scheduled');
 
 export function isTerminal(status: OrderStatus): boolean {
   return TERMINAL.has(status);
@@ -118,7 +123,7 @@ export function findTransition(status: OrderStatus, action: TransitionAction): O
  * of that row; without `action`, the first row from -> to; no such row: the row into `to` by `action`, else
  * the first into `to`). `from` null = creation. null: the status did not change.
  */
-export function orderEventFor(from: OrderStatus | null, to: OrderStatus, action?: TransitionAction): OrderEvent | null {
+export function orderEventFor(from: OrderStatus | null, to: OrderStatus, action?: TransitionAction): OrderEvent | MilestoneEvent | null {
   const candidates = rows.filter((t) => t.from === from && t.to === to);
   // a status the table reaches only from elsewhere (an order converging to what the chain shows after a
   // party acted directly): the event of the action, else of any row into that status
@@ -167,6 +172,8 @@ export interface TimedOrder {
   /** when the seller delivered, on the chain clock (the escrow's delivered_at); null while not delivered */
   deliveredAt: Date | null;
   autoReleaseAt: Date | null;
+  /** the row's milestone (rows with a `milestone` column apply to the first or the later ones only); absent: 1 */
+  milestoneIndex?: number;
   /** agreements (issue 24); absent on records that predate them = none */
   revisionsIncluded?: number;
   revisionsUsed?: number;
@@ -264,6 +271,10 @@ export function invalidTransition(orderId: string, status: OrderStatus, action: 
 export function refusal(o: TimedOrder, role: OrderRole, action: TransitionAction, clocks: Clocks, graceSeconds = 0): DomainError | null {
   const row = findTransition(o.status, action);
   if (!row) return invalidTransition(o.id, o.status, action);
+  const later = (o.milestoneIndex ?? 1) > 1;
+  if ((row.milestone === 'first' && later) || (row.milestone === 'later' && !later)) {
+    return invalidTransition(o.id, o.status, action, `${action} applies to ${row.milestone === 'first' ? 'the first milestone' : 'later milestones'} only.`);
+  }
   if (!row.by.includes(role)) return new DomainError('forbidden', `The ${role} of an order may not ${action} it while it is ${o.status}.`);
   if (row.paymentSource && o.paymentSource !== row.paymentSource) {
     return invalidTransition(o.id, o.status, action, `Order ${o.id} is paid from the custodial balance by the service.`);
@@ -292,7 +303,7 @@ export function needsChainClock(status: OrderStatus, role: OrderRole | null, act
   );
 }
 
-const API_ACTIONS: ReadonlySet<string> = new Set<string>(ORDER_ACTIONS);
+const API_ACTIONS: ReadonlySet<string> = new Set<ApiOrderAction>(['pay', 'fund', 'deliver', 'confirm', 'dispute', 'refund', 'resolve', 'review']);
 
 /**
  * `allowed_actions` for a caller: the table rows from the current status that `refusal` lets the role

@@ -165,6 +165,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * | delivered        | from auto_release_at                        | system  | auto_release       | auto_release_at                 | null             |
  * | disputed         | delivered on time, or deadline to come      | arbiter | arbiter_decides    | delivery_deadline if to come and not delivered, else null | buyer_may_refund / null |
  * | disputed         | not delivered by a past delivery_deadline   | arbiter | arbiter_decides    | null (the buyer may refund now) | null             |
+ * | scheduled        | a later milestone not funded yet            | buyer   | fund_milestone     | null                            | null             |
  * | completed, resolved, refunded, expired | -                     | none    | done               | null                            | null             |
  */
 export function nextStepOf(
@@ -181,6 +182,8 @@ export function nextStepOf(
     after_due: dueMs === null ? null : afterDue,
   });
   switch (o.status) {
+    case 'scheduled':
+      return step('buyer', 'fund_milestone', null, null);
     case 'awaiting_payment': {
       if (o.paymentSource === 'custodial') return step('system', 'confirm_payment', null, null);
       const expires = o.paymentExpiresAt.getTime();

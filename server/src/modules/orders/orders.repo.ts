@@ -13,10 +13,11 @@
  * caller) and the transaction signature when the chain moved. Creation appends order.created.
  */
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
-import { listingStatusOfUnits, PAYMENT_GRACE_SECONDS, TERMINAL_ORDER_STATUSES } from '@bazaar/contract';
+import { listingStatusOfUnits, MILESTONE_EVENT_OF, PAYMENT_GRACE_SECONDS, TERMINAL_ORDER_STATUSES, type EventType, type OrderLevelStatus } from '@bazaar/contract';
 import { type Instruction, type OrderStatus, OPEN_ORDER_STATUSES, findTransition, orderEventFor } from './order-state.js';
 import { appendEvents, notifyAppended, type NewEvent } from '../events/index.js';
-import { toOrderDto } from './orders.dto.js';
+import { toOrderDto, type MilestonePresentation } from './orders.dto.js';
+import { OPEN_MILESTONE_STATUSES, orderLevelEventOf, orderStatusOf } from './milestones.js';
 import { nextStepOf, readOrderViews, type CategoryNameOf, type OrderView } from './order-view.js';
 import type {
   BlockhashLifetime,
@@ -92,8 +93,6 @@ function toRecord(r: OrderRow): OrderRecord {
             verified: r.payoutVerified === true,
           },
     attention: r.attentionReason ? { reason: r.attentionReason, detail: r.attentionDetail ?? '', at: r.attentionAt ?? r.updatedAt } : null,
-    revisionsIncluded: r.revisionsIncluded,
-    revisionsUsed: r.revisionsUsed,
     settledBy: r.settledBy === 'agreement' ? 'agreement' : r.settledBy === 'arbiter' || r.status === 'resolved' ? 'arbiter' : null,
     extension:
       r.extensionNewDeadline && r.extensionExpiresAt
@@ -111,9 +110,16 @@ function toRecord(r: OrderRow): OrderRecord {
     version: r.version,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
-    // issue 24 (helper "packages")
-    packageKey: r.packageKey,
+    orderId: r.orderId ?? r.id,
+    milestoneIndex: r.milestoneIndex,
+    milestoneCount: r.milestoneCount,
+    milestoneTitle: r.milestoneTitle,
+    deliveryDays: r.deliveryDays,
+    revisionsIncluded: r.revisionsIncluded,
+    revisionsUsed: r.revisionsUsed,
     packageName: r.packageName,
+    endedAt: r.endedAt,
+    packageKey: r.packageKey,
     packageDeliveryDays: r.packageDeliveryDays,
   };
 }
@@ -135,6 +141,9 @@ function toData(p: OrderPatch): Prisma.OrderUncheckedUpdateManyInput {
   if (p.fundSignature !== undefined) d.fundSignature = p.fundSignature;
   if (p.lastSignature !== undefined) d.lastSignature = p.lastSignature;
   if (p.fundExpiresAt !== undefined) d.fundExpiresAt = p.fundExpiresAt === null ? null : new Date(p.fundExpiresAt * 1000);
+  if (p.paymentExpiresAt !== undefined) d.paymentExpiresAt = p.paymentExpiresAt;
+  if (p.deliveryDeadline !== undefined) d.deliveryDeadline = new Date(p.deliveryDeadline * 1000);
+  if (p.revisionsUsed !== undefined) d.revisionsUsed = p.revisionsUsed;
   if (p.payout !== undefined) {
     d.payoutBuyerBaseUnits = p.payout?.buyer.toString() ?? null;
     d.payoutSellerBaseUnits = p.payout?.seller.toString() ?? null;
@@ -194,28 +203,58 @@ function proposalWhere(g?: ProposalGuard): Prisma.OrderWhereInput {
   };
 }
 
-/** The order.* event of order `id` as it is now inside `tx` (the API's Order; allowed_actions empty). */
+/**
+ * The event `type` of the order of row `id` as it is now inside `tx` (the API's Order; allowed_actions
+ * empty). For a multi-milestone order the data is the whole order (every row) and, for milestone.*
+ * events, `milestone_index` names the row's milestone.
+ */
 async function orderEvent(
   tx: Tx,
   id: string,
-  type: NonNullable<ReturnType<typeof orderEventFor>>,
+  type: EventType,
   signature: string | null,
   categoryName?: CategoryNameOf,
 ): Promise<NewEvent> {
   const row = await tx.order.findUniqueOrThrow({ where: { id }, include: withWallets });
   const order = toRecord(row);
-  const view = (await readOrderViews(tx, [order], { categoryName, toIntent })).get(id)!;
+  const rows = order.milestoneCount > 1 ? (await tx.order.findMany({ where: { orderId: order.orderId }, include: withWallets, orderBy: { milestoneIndex: 'asc' } })).map(toRecord) : [order];
+  const views = await readOrderViews(tx, rows, { categoryName, toIntent });
   // the event's time on both clocks: the next step as it reads when the event is written
   const nowMs = Date.now();
-  const next = nextStepOf(order, { serviceMs: nowMs, chainSeconds: Math.floor(nowMs / 1000) }, PAYMENT_GRACE_SECONDS);
+  const clocks = { serviceMs: nowMs, chainSeconds: Math.floor(nowMs / 1000) };
+  const first = rows[0]!;
+  const presentations = new Map<string, MilestonePresentation>(rows.map((r) => [r.id, { allowed: [], next: nextStepOf(r, clocks, PAYMENT_GRACE_SECONDS) }]));
+  const dto = toOrderDto(first, views.get(first.id)!, [], presentations.get(first.id)!.next, clocks, rows.length > 1 ? { rows, views, presentations, orderActions: [] } : undefined);
   return {
     type,
     resourceType: 'order',
-    resourceId: id,
+    resourceId: order.orderId,
     audience: [row.buyerId, row.sellerId],
-    data: toOrderDto(order, view, [], next),
+    data: type.startsWith('milestone.') ? { ...dto, milestone_index: order.milestoneIndex } : dto,
     signature,
   };
+}
+
+/** The derived status of a multi-milestone order inside `tx` (locks nothing). */
+async function orderLevelStatus(tx: Tx, orderId: string): Promise<OrderLevelStatus> {
+  const rows = await tx.order.findMany({
+    where: { orderId },
+    select: { milestoneIndex: true, milestoneCount: true, status: true, resolutionBuyerBps: true, endedAt: true, fundedAt: true, payoutSellerBaseUnits: true, payoutBuyerBaseUnits: true },
+  });
+  return orderStatusOf(
+    rows.map((r) => ({
+      milestoneIndex: r.milestoneIndex,
+      milestoneCount: r.milestoneCount,
+      status: r.status as OrderStatus,
+      buyerBps: r.resolutionBuyerBps,
+      endedAt: r.endedAt,
+      fundedAt: r.fundedAt,
+      payout:
+        r.payoutBuyerBaseUnits === null
+          ? null
+          : { buyer: 0n, seller: r.payoutSellerBaseUnits ? BigInt(r.payoutSellerBaseUnits.toFixed()) : 0n, treasury: 0n, buyerTokenAccount: null, verified: false },
+    })),
+  );
 }
 
 /**
@@ -232,16 +271,35 @@ async function applyTransition(
   categoryName?: CategoryNameOf,
   guard?: ProposalGuard,
 ): Promise<boolean> {
+  const head = await tx.order.findUnique({ where: { id }, select: { orderId: true, milestoneCount: true } });
+  const multi = head && head.milestoneCount > 1 ? head.orderId! : null;
+  const before = multi ? await orderLevelStatus(tx, multi) : null;
   const r = await tx.order.updateMany({ where: { id, status: expected, ...proposalWhere(guard) }, data: { ...toData(patch), version: { increment: 1 } } });
   if (r.count !== 1) return false;
+  const sig = signature ?? patch.lastSignature ?? patch.fundSignature ?? null;
   // a status change emits its row's event; a row that keeps the status (a proposal) emits when named
-  const type =
-    patch.status !== undefined && patch.status !== expected
-      ? orderEventFor(expected, patch.status, patch.transition)
-      : patch.transition
-        ? (findTransition(expected, patch.transition)?.emits ?? null)
-        : null;
-  if (type) await appendEvents(tx, [await orderEvent(tx, id, type, signature ?? patch.lastSignature ?? patch.fundSignature ?? null, categoryName)]);
+  const statusChanged = patch.status !== undefined && patch.status !== expected;
+  const type = statusChanged
+    ? orderEventFor(expected, patch.status!, patch.transition)
+    : patch.transition
+      ? (findTransition(expected, patch.transition)?.emits ?? null)
+      : null;
+  if (!multi) {
+    if (type) await appendEvents(tx, [await orderEvent(tx, id, type, sig, categoryName)]);
+    return true;
+  }
+  // a multi-milestone order: the row's milestone.* event (agreement events as they are), then the
+  // order.* event when the order as a whole moved
+  const events: NewEvent[] = [];
+  const milestoneType = type ? (type.startsWith('order.') ? MILESTONE_EVENT_OF[type as keyof typeof MILESTONE_EVENT_OF] : type) : undefined;
+  if (milestoneType) events.push(await orderEvent(tx, id, milestoneType as EventType, sig, categoryName));
+  if (statusChanged) {
+    const after = await orderLevelStatus(tx, multi);
+    await tx.order.updateMany({ where: { orderId: multi }, data: { orderStatus: after } });
+    const orderType = orderLevelEventOf(before!, after);
+    if (orderType) events.push(await orderEvent(tx, multi, orderType, sig, categoryName));
+  }
+  if (events.length) await appendEvents(tx, events);
   return true;
 }
 
@@ -258,6 +316,9 @@ export function listingUnitsFull(u: { capacity: number; stock: number | null; op
   if (all === 'available') return null;
   return listingStatusOfUnits({ ...units, open: open - Number(u.unpaid_orders) }) === 'available' ? 'held' : 'paid';
 }
+
+/** A milestone to fund was not scheduled any more (rolls the funding request back). */
+class NotScheduled extends Error {}
 
 export class PrismaOrdersRepo implements OrdersRepo {
   /** `categoryName`: display names of the configured categories (order views; default: the slug in title case) */
@@ -309,11 +370,18 @@ export class PrismaOrdersRepo implements OrdersRepo {
         idempotencyKey: o.idempotencyKey ?? null,
         holdNetwork: o.holdNetwork ?? null,
         offerId: o.offerId ?? null,
-        // issue 24 (helper "packages"): the package bought, frozen
         packageKey: o.packageKey ?? null,
-        packageName: o.packageName ?? null,
         packageDeliveryDays: o.packageDeliveryDays ?? null,
+        orderId: o.orderId ?? o.id,
+        milestoneIndex: o.milestoneIndex ?? 1,
+        milestoneCount: o.milestoneCount ?? 1,
+        milestoneTitle: o.milestoneTitle ?? null,
+        deliveryDays: o.deliveryDays ?? null,
         revisionsIncluded: o.revisionsIncluded ?? 0,
+        revisionsUsed: o.revisionsUsed ?? 0,
+        packageName: o.packageName ?? null,
+        // a new multi-milestone order awaits the payment of its milestone 1 (orderStatusOf)
+        orderStatus: (o.milestoneCount ?? 1) > 1 ? 'awaiting_payment' : null,
         ...(o.createdAt ? { createdAt: o.createdAt } : {}),
       },
       include: withWallets,
@@ -326,7 +394,7 @@ export class PrismaOrdersRepo implements OrdersRepo {
     return row ? toRecord(row) : null;
   }
 
-  async createHeld(o: NewOrder, guard: HoldGuard): Promise<CreateHeldResult> {
+  async createHeld(o: NewOrder, guard: HoldGuard, later: readonly NewOrder[] = []): Promise<CreateHeldResult> {
     try {
       const result: CreateHeldResult = await this.db.$transaction(async (tx) => {
         // lock order: buyer, network, then listing (every creation takes them in this order: no deadlock)
@@ -374,6 +442,8 @@ export class PrismaOrdersRepo implements OrdersRepo {
           if (networkHolds >= guard.maxUnpaidPerNetwork) return { networkLimit: { holds: networkHolds, earliestExpiresAt: held._min.paymentExpiresAt ?? new Date() } };
         }
         const created = await this.insert(tx, { ...o, ...guard.window({ contested, networkHolds }) });
+        // milestones 2..n: scheduled, no window (set when funded), in the same transaction
+        for (const m of later) await this.insert(tx, m);
         if (guard.onCreated) await guard.onCreated(tx, created);
         await appendEvents(tx, [await orderEvent(tx, created.id, orderEventFor(null, created.status, 'create')!, null, this.opts.categoryName)]);
         return { created };
@@ -399,8 +469,13 @@ export class PrismaOrdersRepo implements OrdersRepo {
   }
 
   async discardUnpaid(orderId: string): Promise<boolean> {
-    const r = await this.db.order.deleteMany({ where: { id: orderId, status: 'awaiting_payment', intents: { none: {} } } });
-    return r.count === 1;
+    return this.db.$transaction(async (tx) => {
+      const r = await tx.order.deleteMany({ where: { id: orderId, status: 'awaiting_payment', intents: { none: {} } } });
+      if (r.count !== 1) return false;
+      // its scheduled milestones 2..n go with it (nothing of them exists anywhere else)
+      await tx.order.deleteMany({ where: { orderId, status: 'scheduled', milestoneIndex: { gt: 1 } } });
+      return true;
+    });
   }
 
   async scan(afterId: string | null, limit: number): Promise<OrderRecord[]> {
@@ -451,8 +526,9 @@ export class PrismaOrdersRepo implements OrdersRepo {
         : q.role === 'seller'
           ? { sellerId: q.userId }
           : { OR: [{ buyerId: q.userId }, { sellerId: q.userId }] };
-    const and: Prisma.OrderWhereInput[] = [who];
-    if (q.status) and.push({ status: q.status });
+    // one entry per order (its first row); the status filter is the order-level one
+    const and: Prisma.OrderWhereInput[] = [who, { milestoneIndex: 1 }];
+    if (q.status) and.push({ OR: [{ orderStatus: null, status: q.status }, { orderStatus: q.status }] });
     if (q.after) {
       and.push({ OR: [{ createdAt: { lt: q.after.createdAt } }, { createdAt: q.after.createdAt, id: { lt: q.after.id } }] });
     }
@@ -478,6 +554,79 @@ export class PrismaOrdersRepo implements OrdersRepo {
       include: withWallets,
     });
     return rows.map(toRecord);
+  }
+
+  async milestonesOf(orderIds: readonly string[]): Promise<Map<string, OrderRecord[]>> {
+    const out = new Map<string, OrderRecord[]>();
+    if (orderIds.length === 0) return out;
+    // ONE statement (no relation loads): the rows of an order with milestones were all written by this
+    // module, which stores both wallets on each; a row without (an older one-milestone order) gets the
+    // users' wallets with a second read, never one per order
+    const rows = await this.db.order.findMany({
+      where: { orderId: { in: [...new Set(orderIds)] } },
+      orderBy: [{ orderId: 'asc' }, { milestoneIndex: 'asc' }],
+    });
+    const missing = rows.some((r) => r.buyerWallet === null || r.sellerWallet === null);
+    const users = missing
+      ? new Map((await this.db.user.findMany({ where: { id: { in: [...new Set(rows.flatMap((r) => [r.buyerId, r.sellerId]))] } }, select: { id: true, wallet: true } })).map((u) => [u.id, u.wallet]))
+      : new Map<string, string>();
+    for (const r of rows) {
+      const rec = toRecord({ ...r, buyer: { wallet: users.get(r.buyerId) ?? '' }, seller: { wallet: users.get(r.sellerId) ?? '' } } as OrderRow);
+      out.set(rec.orderId, [...(out.get(rec.orderId) ?? []), rec]);
+    }
+    return out;
+  }
+
+  async requestMilestonePayment(
+    orderId: string,
+    indexes: readonly number[],
+    w: { paymentExpiresAt: Date; fundExpiresAt: number; deliveryDeadlines: Map<number, number> },
+  ): Promise<boolean> {
+    const changed = await this.db.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT id FROM orders WHERE order_id = ${orderId}::uuid ORDER BY milestone_index FOR UPDATE`;
+      for (const index of indexes) {
+        const row = await tx.order.findUnique({ where: { orderId_milestoneIndex: { orderId, milestoneIndex: index } }, select: { id: true } });
+        if (!row) throw new NotScheduled();
+        const ok = await applyTransition(
+          tx,
+          row.id,
+          'scheduled',
+          {
+            status: 'awaiting_payment',
+            transition: 'fund',
+            paymentExpiresAt: w.paymentExpiresAt,
+            fundExpiresAt: w.fundExpiresAt,
+            deliveryDeadline: w.deliveryDeadlines.get(index)!,
+          },
+          null,
+          this.opts.categoryName,
+        );
+        if (!ok) throw new NotScheduled();
+      }
+      return true;
+    }).catch((err) => {
+      if (err instanceof NotScheduled) return false;
+      throw err;
+    });
+    if (changed) notifyAppended();
+    return changed;
+  }
+
+  async endOrder(orderId: string, at: Date): Promise<{ ended: true } | { already: true } | { open: number[] }> {
+    const result = await this.db.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT id FROM orders WHERE order_id = ${orderId}::uuid ORDER BY milestone_index FOR UPDATE`;
+      const rows = await tx.order.findMany({ where: { orderId }, select: { milestoneIndex: true, status: true, endedAt: true }, orderBy: { milestoneIndex: 'asc' } });
+      if (rows.some((r) => r.endedAt)) return { already: true as const };
+      const open = rows.filter((r) => (OPEN_MILESTONE_STATUSES as readonly string[]).includes(r.status)).map((r) => r.milestoneIndex);
+      if (open.length) return { open };
+      const before = await orderLevelStatus(tx, orderId);
+      await tx.order.updateMany({ where: { orderId }, data: { endedAt: at, orderStatus: 'ended', version: { increment: 1 } } });
+      const type = orderLevelEventOf(before, 'ended');
+      if (type) await appendEvents(tx, [await orderEvent(tx, orderId, type, null, this.opts.categoryName)]);
+      return { ended: true as const };
+    });
+    if ('ended' in result) notifyAppended();
+    return result;
   }
 
   async listByStatus(status: OrderStatus, limit: number): Promise<OrderRecord[]> {
@@ -568,7 +717,10 @@ export class PrismaOrdersRepo implements OrdersRepo {
   }
 }
 
-/** A user's completed orders: as seller and as buyer, and the sales volume per currency (base units). */
+/**
+ * A user's completed orders: as seller and as buyer (an order counts once however many of its milestones
+ * were released), and the sales volume per currency (base units: every released milestone).
+ */
 export interface UserOrderStats {
   completedSales: number;
   completedPurchases: number;
@@ -581,8 +733,8 @@ export async function userOrderStats(db: PrismaClient, userId: string): Promise<
   const [counts, volume] = await Promise.all([
     db.$queryRaw<Array<{ sales: number; purchases: number }>>`
       SELECT
-        (SELECT count(*)::int FROM orders WHERE seller_id = ${userId}::uuid AND status = 'completed') AS sales,
-        (SELECT count(*)::int FROM orders WHERE buyer_id = ${userId}::uuid AND status = 'completed') AS purchases`,
+        (SELECT count(DISTINCT order_id)::int FROM orders WHERE seller_id = ${userId}::uuid AND status = 'completed') AS sales,
+        (SELECT count(DISTINCT order_id)::int FROM orders WHERE buyer_id = ${userId}::uuid AND status = 'completed') AS purchases`,
     db.$queryRaw<Array<{ currency: string; total: string; decimals: number }>>`
       SELECT currency, sum(amount_base_units)::text AS total, max(decimals)::int AS decimals
       FROM orders WHERE seller_id = ${userId}::uuid AND status = 'completed'

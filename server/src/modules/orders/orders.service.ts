@@ -11,6 +11,7 @@
  *   act-on-chain/record-before-send   the crash-safe pipeline every escrow action runs through
  *   refund-stray-escrows      re-funded closed orders (with ../escrow-reconciler.ts: recover and reconcile)
  *   agreements/               revisions, deadline extensions, settlement by agreement, proposal expiry (issue 24)
+ *   milestones/milestones     fund the next milestone(s), act on one milestone, end the order (issue 24)
  */
 import type { Order } from '@bazaar/contract';
 import { EscrowReconciler } from './escrow-reconciler.js';
@@ -36,11 +37,13 @@ import {
 import { type ListOrdersQuery, readAndPresent } from './use-cases/read-and-present.js';
 import { refundStrayEscrows } from './use-cases/refund-stray-escrows.js';
 import { expireProposals, extensions, revisions, settlements } from './use-cases/agreements/index.js';
+import { milestones, type MilestonesPayment } from './use-cases/milestones/milestones.js';
 
 export type { PrincipalLike } from './use-cases/context.js';
 export { KeyedMutex } from './use-cases/context.js';
 export type { CreateOrderInput, TrustedOrderTerms } from './use-cases/create-and-pay/create-order.js';
 export type { PaymentInstructions } from './use-cases/create-and-pay/pay.js';
+export type { MilestonesPayment } from './use-cases/milestones/milestones.js';
 
 export interface OrdersServiceDeps extends OrdersPorts {
   /** complete settings (defaults: the ENV_VARS table of server/src/config.ts, read by `ordersSettings`) */
@@ -63,6 +66,7 @@ export class OrdersService {
   private readonly extensions;
   private readonly settlements;
   private readonly expiry;
+  private readonly milestones;
 
   constructor(deps: OrdersServiceDeps) {
     const { settings, log, now, ...ports } = deps;
@@ -92,6 +96,7 @@ export class OrdersService {
     this.extensions = extensions(c, { read: this.read, perform });
     this.settlements = settlements(c, { read: this.read, perform });
     this.expiry = expireProposals(c);
+    this.milestones = milestones(c, { read: this.read, pay: this.pay, actions: this.actions });
   }
 
   // read and present
@@ -209,6 +214,28 @@ export class OrdersService {
   /** The proposal sweep: expired proposals cleared with their `*.expired` event (once). */
   expireProposals(limit = 50): Promise<string[]> {
     return this.expiry(limit);
+  }
+  // milestones (issue 24)
+  fundMilestones(p: PrincipalLike, orderId: string, indexes: number[]): Promise<MilestonesPayment> {
+    return this.milestones.fund(p, orderId, indexes);
+  }
+  deliverMilestone(p: PrincipalLike, orderId: string, index: number): Promise<OrderRecord> {
+    return this.milestones.deliver(p, orderId, index);
+  }
+  confirmMilestone(p: PrincipalLike, orderId: string, index: number): Promise<OrderRecord> {
+    return this.milestones.confirm(p, orderId, index);
+  }
+  disputeMilestone(p: PrincipalLike, orderId: string, index: number, reason: string): Promise<OrderRecord> {
+    return this.milestones.dispute(p, orderId, index, reason);
+  }
+  refundMilestone(p: PrincipalLike, orderId: string, index: number): Promise<OrderRecord> {
+    return this.milestones.refund(p, orderId, index);
+  }
+  resolveMilestone(p: PrincipalLike, orderId: string, index: number, buyerBps: number): Promise<OrderRecord> {
+    return this.milestones.resolve(p, orderId, index, buyerBps);
+  }
+  endOrder(p: PrincipalLike, orderId: string): Promise<OrderRecord> {
+    return this.milestones.end(p, orderId);
   }
 
   // recover and reconcile

@@ -4,7 +4,7 @@
  */
 import type { OrderView } from './order-view.js';
 import type { TransitionAction } from './order-state.js';
-import type { ListingOrderEvent, ListingStatus, PaymentSource } from '@bazaar/contract';
+import type { ListingOrderEvent, ListingStatus, OrderLevelStatus, PaymentSource } from '@bazaar/contract';
 import type { ListingTermsSource } from '../listings/order-terms.js';
 
 export type { PaymentSource };
@@ -62,9 +62,6 @@ export interface OrderRecord {
   payout: OrderPayout | null;
   /** the service found the escrow in a state it cannot explain: an operator must look */
   attention: OrderAttention | null;
-  /** revisions the buyer may request (frozen terms) and has requested (issue 24) */
-  revisionsIncluded: number;
-  revisionsUsed: number;
   /** how a resolved order was split: an arbiter's ruling or the parties' agreement; null otherwise */
   settledBy: 'arbiter' | 'agreement' | null;
   /** the pending deadline extension the seller proposed (off chain), or null */
@@ -74,14 +71,27 @@ export interface OrderRecord {
   version: number;
   createdAt: Date;
   updatedAt: Date;
-  // --- issue 24, helper "packages" (the integrator merges with the milestones helper's columns) ---
+  /**
+   * Milestones (issue 24): this row is one milestone's escrow unit (`id` = its escrow id); `orderId` is
+   * the order the buyer knows (= the id of its first row). A one-milestone order: orderId = id, index 1, count 1.
+   */
+  orderId: string;
+  /** 1..milestoneCount */
+  milestoneIndex: number;
+  /** 1..10, the same on every row of the order */
+  milestoneCount: number;
+  milestoneTitle: string | null;
+  /** days from funding to the delivery deadline (null on rows from before milestones) */
+  deliveryDays: number | null;
+  revisionsIncluded: number;
+  revisionsUsed: number;
+  packageName: string | null;
+  /** the buyer ended the order (multi-milestone orders; set on every row) */
+  endedAt: Date | null;
   /** the listing package bought (`basic` | `standard` | `premium`), frozen at creation; null/absent: none */
   packageKey?: string | null;
-  /** its name when the order was created (column package_name) */
-  packageName?: string | null;
   /** its delivery time in days (the sum of its milestones') */
   packageDeliveryDays?: number | null;
-  // --- end issue 24 (packages) ---
 }
 
 
@@ -121,24 +131,14 @@ export interface OrderAttention {
   at: Date;
 }
 
+/** The milestone fields of a new row (defaults: a one-milestone order, orderId = id). */
+type MilestoneFields = 'orderId' | 'milestoneIndex' | 'milestoneCount' | 'milestoneTitle' | 'deliveryDays' | 'revisionsIncluded' | 'revisionsUsed' | 'packageName' | 'endedAt';
+
 export type NewOrder = Omit<
   OrderRecord,
-  | 'createdAt'
-  | 'updatedAt'
-  | 'version'
-  | 'paymentSource'
-  | 'fundExpiresAt'
-  | 'idempotencyKey'
-  | 'payout'
-  | 'attention'
-  | 'revisionsIncluded'
-  | 'revisionsUsed'
-  | 'settledBy'
-  | 'extension'
-  | 'settlement'
-> & {
-  /** revisions the order includes (the package's terms; default 0) */
-  revisionsIncluded?: number;
+  'createdAt' | 'updatedAt' | 'version' | 'paymentSource' | 'fundExpiresAt' | 'idempotencyKey' | 'payout' | 'attention'
+  | 'revisionsUsed' | 'settledBy' | 'extension' | 'settlement' | MilestoneFields
+> & Partial<Pick<OrderRecord, MilestoneFields>> & {
   createdAt?: Date;
   /** default wallet */
   paymentSource?: PaymentSource;
@@ -147,7 +147,7 @@ export type NewOrder = Omit<
   /** the client network it was created from (`lib/client-network.ts`); null: not counted (API keys) */
   holdNetwork?: string | null;
 };
-export type OrderPatch = Partial<Omit<OrderRecord, 'id' | 'createdAt' | 'updatedAt' | 'version' | 'idempotencyKey'>> & {
+export type OrderPatch = Partial<Omit<OrderRecord, 'id' | 'createdAt' | 'updatedAt' | 'version' | 'idempotencyKey' | 'orderId' | 'milestoneIndex' | 'milestoneCount' | 'endedAt'>> & {
   /**
    * The lifecycle action behind a status change (not a column): picks the row of the order lifecycle
    * table whose `emits` names the event written with the change (confirm and auto_release both lead
@@ -188,7 +188,8 @@ export interface ChainIntentRecord {
 export interface ListOrdersQuery {
   userId: string;
   role?: 'buyer' | 'seller';
-  status?: OrderStatus;
+  /** the order-level status (a multi-milestone order's derived one: `order_status`) */
+  status?: OrderLevelStatus;
   limit: number;
   /** keyset: (createdAt, id) of the last row of the previous page */
   after?: { createdAt: Date; id: string };
@@ -239,9 +240,10 @@ export interface OrdersRepo {
    * Also, in that transaction (see HoldGuard): `cooldown` when the same buyer (user, wallet or
    * network) let a wallet order for the listing expire unpaid recently; `networkLimit` when the
    * order's network holds `maxUnpaidPerNetwork` unpaid orders (counted under a per-network advisory
-   * lock); and the order's payment window is `guard.window` of the pressure found.
+   * lock); and the order's payment window is `guard.window` of the pressure found. `later`: milestones
+   * 2..n of the order (status scheduled, no window), inserted in the same transaction.
    */
-  createHeld(order: NewOrder, guard: HoldGuard): Promise<CreateHeldResult>;
+  createHeld(order: NewOrder, guard: HoldGuard, later?: readonly NewOrder[]): Promise<CreateHeldResult>;
   /** the unpaid (awaiting_payment) wallet orders whose on-chain buyer is `wallet`: what its balances must also cover */
   unpaidOfWallet(wallet: string): Promise<Array<{ id: string; mint: string; amount: bigint }>>;
   /** delete an order that is still awaiting_payment with no chain intent (creation failed before anyone saw it) */
@@ -252,6 +254,22 @@ export interface OrdersRepo {
   noteFundIssued(orderId: string, until: Date): Promise<void>;
   /** terminal orders with a fund transaction issued valid until `since` or later (re-funded escrow check), by id after `afterId` (keyset pages) */
   listClosedFundableSince(since: Date, limit: number, afterId?: string | null): Promise<OrderRecord[]>;
+  /**
+   * Every row of the given orders (by order id; multi-milestone orders), in index order, in ONE statement
+   * (a page of orders: no query per order).
+   */
+  milestonesOf(orderIds: readonly string[]): Promise<Map<string, OrderRecord[]>>;
+  /**
+   * Milestones k.. of an order scheduled -> awaiting_payment with the payment window (one transaction,
+   * each row conditional on `scheduled`, milestone.payment_due each). false when any row was not scheduled
+   * (nothing changed).
+   */
+  requestMilestonePayment(orderId: string, indexes: readonly number[], window: { paymentExpiresAt: Date; fundExpiresAt: number; deliveryDeadlines: Map<number, number> }): Promise<boolean>;
+  /**
+   * The buyer ends a multi-milestone order: one transaction locks its rows, checks that none is open (else
+   * returns the open indexes), sets ended_at on every row and appends order.ended. `already`: ended before.
+   */
+  endOrder(orderId: string, at: Date): Promise<{ ended: true } | { already: true } | { open: number[] }>;
   /** flag an order for an operator; false when it is flagged already (log once) */
   flagAttention(orderId: string, attention: OrderAttention): Promise<boolean>;
   clearAttention(orderId: string): Promise<void>;
@@ -323,6 +341,20 @@ export interface ListingView {
   heldUntil?: Date | null;
 }
 
+/**
+ * The frozen terms of an order (structurally `OrderTerms` of listings/order-terms.ts, the seam of the
+ * issue 24 design note): 1..10 milestones whose amounts sum to the price (base units), delivery days
+ * counted from each milestone's funding. Only trusted callers give them (the listing's or package's
+ * terms, an accepted offer), never a request body.
+ */
+export interface OrderTermsInput {
+  packageKey: string | null;
+  packageName: string | null;
+  priceBaseUnits: bigint;
+  revisionsIncluded: number;
+  milestones: { title: string | null; amountBaseUnits: bigint; deliveryDays: number }[];
+}
+
 export interface ListingsPort {
   get(listingId: string): Promise<ListingView | null>;
   /**
@@ -348,6 +380,14 @@ export interface FundTerms {
   /** unix seconds (chain clock): `fund` refuses these terms afterwards (chain time at creation + the
    *  payment window) */
   expiresAt: number;
+  /**
+   * Milestones (issue 24), for the program's `fund_milestone` (parent order id, index, revisions): the
+   * order the milestone belongs to (= orderId for milestone 1), its index and included revisions. Until
+   * the program has `fund_milestone` every milestone is funded with `fund` and these are not sent.
+   */
+  parentOrderId?: string;
+  milestoneIndex?: number;
+  revisionsIncluded?: number;
 }
 
 /** What one fund transaction takes from its buyer wallet, and the wallet's balances (all read on chain). */
@@ -418,8 +458,11 @@ export interface InstructionArgs {
 /** What the orders module needs from the escrow program (adapter over chain/escrow.ts EscrowClient). */
 export interface EscrowPort {
   addresses(orderId: string, mint: string, tokenProgram?: string): { escrow: string; vault: string };
-  /** fund transaction (base64), partially signed by the platform authority, fee payer = buyer */
-  buildFundTransaction(terms: FundTerms): Promise<IssuedFundTransaction>;
+  /**
+   * fund transaction (base64), partially signed by the platform authority, fee payer = buyer; with several
+   * terms (milestones of one order, same buyer and mint) one `fund` instruction per terms in one transaction
+   */
+  buildFundTransaction(terms: FundTerms | readonly FundTerms[]): Promise<IssuedFundTransaction>;
   /** send a fully signed transaction (base64) and wait for confirmation */
   submitSignedTransaction(signedBase64: string): Promise<TxResult>;
   /**

@@ -9,6 +9,7 @@
 import { listingTransitions, PAYMENT_GRACE_SECONDS } from '@bazaar/contract';
 import type { Principal } from '../../auth/index.js';
 import { type Clocks, type OrderRole, listingEventAfter } from '../order-state.js';
+import { listingEventOfOrder, orderClosed, orderStatusOf } from '../milestones.js';
 import type { OrdersServiceSettings } from '../orders.settings.js';
 import { silentLog } from '../../../lib/log.js';
 import { DomainError } from '../../../errors.js';
@@ -111,6 +112,10 @@ export function fundTerms(order: OrderRecord): FundTerms {
     deliveryDeadline: order.deliveryDeadline,
     reviewWindow: order.reviewWindow,
     expiresAt: order.fundExpiresAt,
+    // for `fund_milestone` (issue 24); a one-milestone order's: itself, 1, its revisions
+    parentOrderId: order.orderId,
+    milestoneIndex: order.milestoneIndex,
+    revisionsIncluded: order.revisionsIncluded,
   };
 }
 
@@ -119,6 +124,7 @@ export function fundTerms(order: OrderRecord): FundTerms {
  * `listing` column). Best effort: the money already moved, so this never fails the call.
  */
 export async function applyListingEffect(c: OrdersContext, order: OrderRecord): Promise<void> {
+  if (order.milestoneCount > 1) return applyOrderListingEffect(c, order);
   const event = listingEventAfter(order);
   if (!event) return;
   // an order that never reserved its listing must not free a listing another order holds
@@ -127,6 +133,25 @@ export async function applyListingEffect(c: OrdersContext, order: OrderRecord): 
     await c.listings.applyOrderEvent(order.listingId, event);
   } catch (err) {
     c.log.warn({ err, order_id: order.id, listing_id: order.listingId, event }, 'listing update failed');
+  }
+}
+
+/**
+ * The listing follows a multi-milestone ORDER, not each milestone (milestones.ts `listingEventOfOrder`):
+ * once the order is closed (completed, refunded, expired, ended) its listing takes the order's event
+ * (sold when a milestone paid the seller, else available again); milestone 1's funding reserves it
+ * (`markFunded`); nothing happens in between. Best effort, as `applyListingEffect`.
+ */
+async function applyOrderListingEffect(c: OrdersContext, row: OrderRecord): Promise<void> {
+  const rows = (await c.repo.milestonesOf([row.orderId])).get(row.orderId) ?? [row];
+  const status = orderStatusOf(rows);
+  if (!orderClosed(status)) return;
+  const event = listingEventOfOrder('in_progress', status, rows);
+  if (!event) return;
+  try {
+    await c.listings.applyOrderEvent(row.listingId, event);
+  } catch (err) {
+    c.log.warn({ err, order_id: row.orderId, listing_id: row.listingId, event }, 'listing update failed');
   }
 }
 

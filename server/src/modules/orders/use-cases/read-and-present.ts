@@ -2,28 +2,33 @@
  * Use case "read and present": GET /orders, GET /orders/{id}, the Solana Pay GET, and the contract's
  * `Order` of a record for its caller (transactions + `allowed_actions`). Reads only: no step writes.
  */
-import type { Order } from '@bazaar/contract';
+import type { Order, OrderAction, OrderLevelStatus } from '@bazaar/contract';
 import { cursorKey, decodeCursor, newestPage } from '../../../lib/cursor.js';
 import { type OrderStatus, allowedActions, needsChainClock } from '../order-state.js';
 import { nextStepOf, presentViews } from '../order-view.js';
-import { toOrderDto } from '../orders.dto.js';
+import { toOrderDto, type MilestonePresentation } from '../orders.dto.js';
+import { endRefusal, orderReviewable } from '../milestones.js';
 import { orderErrors } from '../orders.errors.js';
 import type { OrderRecord } from '../orders.types.js';
 import { type OrdersContext, type PrincipalLike, clocks, roleOf } from './context.js';
 
 export interface ListOrdersQuery {
   role?: 'buyer' | 'seller';
-  status?: OrderStatus;
+  /** the order-level status (a multi-milestone order's derived one) */
+  status?: OrderLevelStatus;
   /** 1..100, default 20 */
   limit?: number;
   cursor?: string | null;
 }
 
 export function readAndPresent(c: OrdersContext) {
-  /** Buyer, seller or admin; anyone else gets 404 (existence is not disclosed). */
+  /**
+   * Buyer, seller or admin; anyone else gets 404 (existence is not disclosed). The order's first row (a
+   * later milestone's id is an escrow id, not an order id: 404).
+   */
   async function get(p: PrincipalLike, orderId: string): Promise<OrderRecord> {
     const order = await c.repo.get(orderId);
-    if (!order || !roleOf(order, p)) throw orderErrors.notFound(orderId);
+    if (!order || order.orderId !== order.id || !roleOf(order, p)) throw orderErrors.notFound(orderId);
     return order;
   }
 
@@ -49,15 +54,28 @@ export function readAndPresent(c: OrdersContext) {
    * and an action it lists may still be refused when taken).
    */
   async function present(p: PrincipalLike, orders: OrderRecord[]): Promise<Order[]> {
-    const roles = orders.map((o) => roleOf(o, p));
-    const needChain = orders.some((o, i) => needsChainClock(o.status, roles[i]!));
+    // orders with several milestones: all their rows, in one statement for the page (none without them)
+    const multiIds = [...new Set(orders.filter((o) => o.milestoneCount > 1).map((o) => o.orderId))];
+    const rowsOf = multiIds.length ? await c.repo.milestonesOf(multiIds) : new Map<string, OrderRecord[]>();
+    const firsts = orders.map((o) => (o.milestoneCount > 1 ? (rowsOf.get(o.orderId)?.[0] ?? o) : o));
+    const allRows = [...firsts, ...[...rowsOf.values()].flat().filter((r) => r.milestoneIndex > 1)];
+    const roles = firsts.map((o) => roleOf(o, p));
+    const needChain = allRows.some((o) => needsChainClock(o.status, roleOf(o, p)));
     const at = needChain ? await clocks(c, true).catch(() => clocks(c, false)) : await clocks(c, false);
     // a page's listings, parties, reviews and chain transactions in a bounded number of statements (order-view.ts)
-    const views = await presentViews(orders, c.repo, c.hasReview);
-    return orders.map((o, i) => {
+    const views = await presentViews(allRows, c.repo, c.hasReview);
+    return firsts.map((o, i) => {
       const view = views.get(o.id)!;
-      const next = nextStepOf(o, at, c.settings.paymentGraceSeconds);
-      return toOrderDto(o, view, allowedActions(o, roles[i]!, at, view.reviewed), next, at);
+      const role = roles[i]!;
+      const rows = rowsOf.get(o.orderId);
+      if (!rows || rows.length < 2) return toOrderDto(o, view, allowedActions(o, role, at, view.reviewed), nextStepOf(o, at, c.settings.paymentGraceSeconds), at);
+      const presentations = new Map<string, MilestonePresentation>(
+        rows.map((r) => [r.id, { allowed: allowedActions(r, role, at, true), next: nextStepOf(r, at, c.settings.paymentGraceSeconds) }]),
+      );
+      const orderActions: OrderAction[] = [];
+      if (role === 'buyer' && endRefusal(rows) === null) orderActions.push('end');
+      if (role === 'buyer' && orderReviewable(rows) && !view.reviewed) orderActions.push('review');
+      return toOrderDto(o, view, [], presentations.get(o.id)!.next, at, { rows, views, presentations, orderActions });
     });
   }
 

@@ -3,19 +3,41 @@
  * and the service's own claim of due orders, each one run of the record-before-send pipeline
  * (./record-before-send.ts) under the order's mutex. A new escrow action (e.g. a milestone's own
  * deliver/confirm) is a new row of the contract's lifecycle table plus a function here calling `act`.
+ *
+ * Milestones (issue 24): an action acts on one row (one milestone's escrow). The order routes act on the
+ * order's `current_milestone` (a one-milestone order: its one row, as before); the milestone routes name
+ * the row (`actOnMilestone`, use-cases/milestones).
  */
 import { DomainError } from '../../../../errors.js';
 import { type ChainAction, type OrderStatus, findTransition, needsChainClock, refusal, roleMayEver } from '../../order-state.js';
 import { orderErrors } from '../../orders.errors.js';
 import type { OrderRecord } from '../../orders.types.js';
+import { currentMilestone } from '../../milestones.js';
 import { type OrdersContext, type PrincipalLike, clocks, roleOf } from '../context.js';
 import type { ReadAndPresent } from '../read-and-present.js';
 import type { PerformLocked } from './record-before-send.js';
 
 export function actOnChain(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'get'>; perform: PerformLocked }) {
+  /**
+   * The row an order route acts on: the order's current milestone (the first not settled), else its last
+   * milestone once the order is closed (a repeat answers as today). A one-milestone order: its row.
+   */
+  async function currentRow(order: OrderRecord): Promise<OrderRecord> {
+    if (order.milestoneCount === 1) return order;
+    const rows = (await c.repo.milestonesOf([order.orderId])).get(order.orderId) ?? [order];
+    const current = currentMilestone(rows);
+    return rows.find((r) => r.milestoneIndex === current) ?? [...rows].reverse().find((r) => r.status !== 'scheduled') ?? order;
+  }
+
   /** Role checks (404 strangers, 403 a role that may not), then the pipeline under the order's mutex. */
   async function act(p: PrincipalLike, orderId: string, action: ChainAction, params: Record<string, unknown> | null): Promise<OrderRecord> {
     const order = await deps.read.get(p, orderId); // 404 for strangers
+    return actOnRow(p, await currentRow(order), action, params);
+  }
+
+  /** `act` on one row (a milestone) of an order the caller may see. */
+  async function actOnRow(p: PrincipalLike, order: OrderRecord, action: ChainAction, params: Record<string, unknown> | null): Promise<OrderRecord> {
+    const orderId = order.id;
     const role = roleOf(order, p)!;
     // 403 when the role never does this, or when this state allows it to another role only
     const row = findTransition(order.status, action);
@@ -32,6 +54,7 @@ export function actOnChain(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 
   }
 
   return {
+    actOnRow,
     deliver: (p: PrincipalLike, orderId: string) => act(p, orderId, 'deliver', null),
     confirm: (p: PrincipalLike, orderId: string) => act(p, orderId, 'confirm', null),
     dispute: (p: PrincipalLike, orderId: string, reason: string) => act(p, orderId, 'dispute', { reason }),

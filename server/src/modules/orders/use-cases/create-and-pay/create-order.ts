@@ -10,13 +10,22 @@
  *      503 holds nothing); a custodial order is funded by the custody module (compensation inside
  *      `payCustodially`: the order expires when nothing is held any more).
  * A crash after 3 leaves an order row the retry with the same key finds (step 1).
+ *
+ * Milestones (issue 24): the order's frozen terms (`terms`, from a trusted caller: the listing's or
+ * package's terms, an accepted offer; never the request body; default one milestone of the listing's
+ * price and duration) may have 1..10 milestones. Step 3 then inserts one row per milestone in the same
+ * transaction: milestone 1 awaiting_payment with the listing hold (its id is the order's id), the others
+ * `scheduled` (no hold, no window, no escrow yet). Only milestone 1 is paid in step 4; the buyer funds the
+ * others later (use-cases/milestones). A multi-milestone order cannot be custodial (409
+ * custodial-milestones-unsupported: the custodial balance funds one-milestone orders only).
  */
 import { randomUUID } from 'node:crypto';
 import { DomainError } from '../../../../errors.js';
 import { compensated } from '../../../../lib/steps.js';
 import { orderErrors } from '../../orders.errors.js';
-import type { FundTerms, HoldGuard, HoldPressure, OrderRecord, PaymentSource } from '../../orders.types.js';
-import { assertTermsConsistent, orderTermsOf, termsDeliveryDays, type OrderTerms } from '../../../listings/order-terms.js';
+import { MAX_MILESTONES } from '@bazaar/contract';
+import type { FundTerms, HoldGuard, HoldPressure, NewOrder, OrderRecord, OrderTermsInput, PaymentSource } from '../../orders.types.js';
+import { orderTermsOf, type OrderTerms } from '../../../listings/order-terms.js';
 import { type OrdersContext, type PrincipalLike, assertWalletCanFund } from '../context.js';
 import type { PaymentInstructions, PayOrder } from './pay.js';
 
@@ -33,21 +42,29 @@ export interface CreateOrderInput {
    * the per-network hold limit; null/absent: not counted (API keys, calls from inside the service)
    */
   network?: string | null;
-  // --- issue 24, helper "packages" (interim: the milestones helper owns `terms`; the integrator merges) ---
-  /** POST /orders `package`: the listing package to buy (required when the listing has packages) */
+  /** POST /orders `package`: the listing package to buy (required when the listing has packages; 400 otherwise) */
   packageKey?: string | null;
-  /** trusted terms (an accepted offer); absent: the listing's (`orderTermsOf`) */
-  terms?: OrderTerms;
-  // --- end issue 24 (packages) ---
+  /**
+   * The order's frozen terms, from a TRUSTED caller only (never a request body); absent: the terms of the
+   * listing or of the package bought (`orderTermsOf`: one milestone of the listing's price and duration
+   * when it has neither packages nor milestones).
+   */
+  terms?: OrderTermsInput;
+}
+
+/** 400 validation-error unless the terms are 1..10 milestones of positive amounts summing to the price, each >= 1 day. */
+export function assertTerms(t: OrderTermsInput): void {
+  const bad = (message: string) =>
+    new DomainError('validation-error', `Invalid order terms: ${message}.`, { errors: [{ path: 'terms.milestones', message, code: 'invalid_terms' }] });
+  if (t.milestones.length < 1 || t.milestones.length > MAX_MILESTONES) throw bad(`1..${MAX_MILESTONES} milestones`);
+  if (t.milestones.some((m) => m.amountBaseUnits <= 0n || !Number.isInteger(m.deliveryDays) || m.deliveryDays < 1)) throw bad('each milestone needs an amount > 0 and delivery days >= 1');
+  if (t.milestones.reduce((s, m) => s + m.amountBaseUnits, 0n) !== t.priceBaseUnits) throw bad('the milestone amounts must sum to the price');
+  if (!Number.isInteger(t.revisionsIncluded) || t.revisionsIncluded < 0) throw bad('revisions must be >= 0');
 }
 
 /**
- * Terms a trusted caller fixes for the order (issue 24 seam: `OrdersService.createOrder(caller, input,
- * { terms, offerId })`), never read from a request body: a custom offer's frozen terms (modules/offers).
- *
- * INTERIM (helper "offers"; the helper "milestones" owns this seam and replaces it with milestone rows):
- * the order is ONE escrow of `terms.priceBaseUnits` whose delivery deadline is the sum of the
- * milestones' delivery days; revisions are not stored on the order yet.
+ * Terms a trusted caller fixes for the order (`OrdersService.createOrder(caller, input, { terms, offerId })`),
+ * never read from a request body: a custom offer's frozen terms (modules/offers), one row per milestone.
  */
 export interface TrustedOrderTerms {
   terms: OrderTerms;
@@ -111,7 +128,6 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
    */
   async function create(p: PrincipalLike, input: CreateOrderInput, trusted?: TrustedOrderTerms): Promise<CreatedOrder> {
     if (!p.userId) throw orderErrors.forbidden('Creating an order needs a user credential.');
-    if (trusted) assertTermsConsistent(trusted.terms);
     const idempotencyKey = trusted?.offerId ? `offer:${trusted.offerId}` : (input.idempotencyKey ?? null);
     if (idempotencyKey) {
       const existing = await c.repo.findByIdempotencyKey(p.userId, idempotencyKey);
@@ -122,7 +138,7 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
     if (!listing) throw orderErrors.listingNotFound(input.listingId);
     // issue 24 (helper "packages"): the terms bought, frozen into the order from this one read of the listing
     // (400 validation-error for a package the listing does not offer)
-    const terms =
+    const terms: OrderTermsInput =
       trusted?.terms ??
       input.terms ??
       orderTermsOf(
@@ -153,14 +169,18 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
 
     const currency = c.currency(listing.currency);
     if (!currency) throw orderErrors.listingUnavailable(`currency ${listing.currency} is not accepted`);
-    if (custodial) await custody!.assertAvailable(p.userId, currency.mint, terms.priceBaseUnits);
+    assertTerms(terms);
+    const count = terms.milestones.length;
+    const first = terms.milestones[0]!;
+    if (custodial && count > 1) {
+      throw new DomainError('custodial-milestones-unsupported', `This order has ${count} milestones: pay it with your wallet (payment_source wallet); the custodial balance funds one-milestone orders only.`);
+    }
+    if (custodial) await custody!.assertAvailable(p.userId, currency.mint, first.amountBaseUnits);
 
     const id = randomUUID();
     const [chainNow, feeBps] = await Promise.all([c.escrow.chainNow(), c.escrow.feeBps()]);
     const { escrow, vault } = c.escrow.addresses(id, currency.mint, currency.tokenProgram);
-    // issue 24 (packages, interim until the milestones helper's rows): one escrow of the whole price,
-    // due after the terms' delivery days (= the listing's duration without packages, as before)
-    const deliveryDeadline = chainNow + Math.max(1, termsDeliveryDays(terms)) * 86_400;
+    const deliveryDeadline = chainNow + first.deliveryDays * 86_400;
     const reviewWindow = c.settings.reviewWindowSeconds;
     // (a listing another order holds is refused by createHeld below: no balance read for that)
     if (!custodial && !listing.heldUntil) {
@@ -171,7 +191,7 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
           buyer: buyerWallet,
           seller: listing.sellerWallet,
           mint: currency.mint,
-          amount: terms.priceBaseUnits,
+          amount: first.amountBaseUnits,
           deliveryDeadline,
           reviewWindow,
           expiresAt: chainNow + c.settings.paymentTtlSeconds,
@@ -183,8 +203,18 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
     const createdAt = c.now();
     const network = input.network ?? null;
     const cooldown = c.settings.holdCooldownSeconds;
+    const milestone = {
+      orderId: id,
+      milestoneCount: count,
+      revisionsIncluded: terms.revisionsIncluded,
+      packageName: terms.packageName,
+    };
     const held = await c.repo.createHeld(
       {
+        ...milestone,
+        milestoneIndex: 1,
+        milestoneTitle: count > 1 ? first.title : null,
+        deliveryDays: first.deliveryDays,
         id,
         createdAt,
         listingId: listing.id,
@@ -196,12 +226,10 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
         currency: currency.code,
         mint: currency.mint,
         decimals: currency.decimals,
-        amount: terms.priceBaseUnits,
-        // issue 24 (helper "packages"): the package bought, frozen
+        amount: first.amountBaseUnits,
+        // the package bought, frozen (package_name and revisions_included come with `milestone`)
         packageKey: terms.packageKey,
-        packageName: terms.packageName,
-        packageDeliveryDays: terms.packageKey ? termsDeliveryDays(terms) : null,
-        revisionsIncluded: terms.revisionsIncluded,
+        packageDeliveryDays: terms.packageKey ? terms.milestones.reduce((d, m) => d + m.deliveryDays, 0) : null,
         status: 'awaiting_payment',
         tokenMint: listing.tokenMint ?? null,
         feeBps,
@@ -237,6 +265,49 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
         },
         onCreated: trusted?.onCreated,
       },
+      terms.milestones.slice(1).map((m, i): NewOrder => {
+        const rowId = randomUUID();
+        const a = c.escrow.addresses(rowId, currency.mint, currency.tokenProgram);
+        return {
+          ...milestone,
+          id: rowId,
+          milestoneIndex: i + 2,
+          milestoneTitle: m.title,
+          deliveryDays: m.deliveryDays,
+          createdAt,
+          listingId: listing.id,
+          buyerId: p.userId!,
+          sellerId: listing.sellerId,
+          buyerWallet,
+          sellerWallet: listing.sellerWallet,
+          paymentSource: 'wallet',
+          currency: currency.code,
+          mint: currency.mint,
+          decimals: currency.decimals,
+          amount: m.amountBaseUnits,
+          // scheduled: no hold, no payment window, no escrow; window and deadline are set when it is funded
+          status: 'scheduled',
+          tokenMint: listing.tokenMint ?? null,
+          feeBps,
+          escrowAddress: a.escrow,
+          vaultAddress: a.vault,
+          paymentExpiresAt: createdAt,
+          deliveryDeadline: chainNow + m.deliveryDays * 86_400,
+          reviewWindow,
+          idempotencyKey: null,
+          holdNetwork: null,
+          fundedAt: null,
+          deliveredAt: null,
+          autoReleaseAt: null,
+          disputedAt: null,
+          completedAt: null,
+          disputeReason: null,
+          disputedBy: null,
+          buyerBps: null,
+          fundSignature: null,
+          lastSignature: null,
+        };
+      }),
     );
     if ('duplicate' in held) return resume(held.duplicate);
     if ('soldOut' in held) throw orderErrors.listingUnavailable('sold');

@@ -4,6 +4,12 @@
  * (the watcher's `checkPayment`: funded -> in_progress, past expiry -> expired). `markFunded` is the
  * one place an order becomes funded; when its listing was taken meanwhile, the order is refunded at
  * once through the record-before-send pipeline.
+ *
+ * Milestones (issue 24): each row is paid on its own (its own escrow, id = the milestone's id). Milestone 1
+ * is paid as any order; later milestones after POST /orders/{id}/milestones/fund (use-cases/milestones)
+ * with ONE transaction for the rows awaiting payment, which submitTransaction and the Solana Pay POST
+ * accept for the order (the same instructions as the one issued, nothing else). An unpaid later milestone
+ * goes back to `scheduled` when its window closes (the table's `lapse` row), not to expired.
  */
 import { isLackOfFunds } from '../../wallet-funds.js';
 import { ChainActionLandedError, DomainError } from '../../../../errors.js';
@@ -32,6 +38,25 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
     const refused = refusal(order, 'buyer', 'pay', await clocks(c, needsChainClock(order.status, 'buyer', 'pay')));
     if (refused) throw refused;
     return order;
+  }
+
+  /**
+   * The rows one fund transaction of order `orderId` pays now: milestone 1 while it awaits payment (a
+   * one-milestone order: the order), else the later milestones awaiting payment (the buyer asked to fund
+   * them), each while the table lets its buyer `pay` it; 409 invalid-state-transition when none.
+   */
+  async function payableRows(orderId: string): Promise<OrderRecord[]> {
+    const first = await c.repo.get(orderId);
+    if (!first) throw orderErrors.notFound(orderId);
+    if (first.milestoneCount === 1 || first.status === 'awaiting_payment') return [await requireAwaitingPayment(orderId)];
+    const rows = ((await c.repo.milestonesOf([orderId])).get(orderId) ?? []).filter((r) => r.status === 'awaiting_payment');
+    if (rows.length === 0) throw orderErrors.invalidTransition(orderId, first.status, 'pay');
+    const at = await clocks(c, false);
+    for (const r of rows) {
+      const refused = refusal(r, 'buyer', 'pay', at);
+      if (refused) throw refused;
+    }
+    return rows;
   }
 
   /**
@@ -68,7 +93,7 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
     };
   }
 
-  /** awaiting_payment -> in_progress (escrow funded), listing reserved. Idempotent. */
+  /** awaiting_payment -> in_progress (escrow funded), listing reserved (milestone 1: the order's listing effect). Idempotent. */
   async function markFunded(orderId: string, view: EscrowOrderView, signature: string | null, slot: number | null = null): Promise<OrderRecord> {
     return c.mutex.run(orderId, async () => {
       const changed = await c.repo.updateIf(orderId, 'awaiting_payment', {
@@ -84,6 +109,8 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
       if (changed) {
         if (signature) await c.repo.recordConfirmed(orderId, 'fund', signature, slot);
         c.log.info({ order_id: orderId, signature }, 'order funded');
+        // a later milestone: the listing is reserved by the order since milestone 1
+        if (order.milestoneIndex > 1) return order;
         try {
           await c.listings.applyOrderEvent(order.listingId, listingEventAfter(order)!);
         } catch (err) {
@@ -120,7 +147,50 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
     return (await c.repo.get(order.id))!;
   }
 
+  /**
+   * One fund transaction for later milestones awaiting payment (one `fund` per row, escrow id = the row's
+   * id), noted on each row (the stray-escrow refund looks at them once closed).
+   */
+  async function issueMilestonesTransaction(rows: readonly OrderRecord[]): Promise<IssuedFundTransaction> {
+    const issued = await c.escrow.buildFundTransaction(rows.map(fundTerms));
+    for (const r of rows) await c.repo.noteFundIssued(r.id, issued.validUntil);
+    return issued;
+  }
+
+  /**
+   * POST /orders/{id}/transaction for later milestones: the signed transaction must be exactly the one
+   * issued for the rows awaiting payment (their fund instructions, in index order; only the blockhash may
+   * differ); sent once, then each row is marked funded from its own escrow account.
+   */
+  async function submitMilestones(orderId: string, signedBase64: string, signed: ReturnType<typeof normalizeTransaction>): Promise<OrderRecord> {
+    // a repeat of the submission that funded these milestones: answer with the order, send nothing
+    const all = (await c.repo.milestonesOf([orderId])).get(orderId) ?? [];
+    if (signed.signature && all.some((r) => r.status !== 'awaiting_payment' && r.fundSignature === signed.signature)) return (await c.repo.get(orderId))!;
+    const rows = await payableRows(orderId);
+    const expected = normalizeTransaction((await c.escrow.buildFundTransaction(rows.map(fundTerms))).transaction);
+    const diff = compareFundTransaction(signed, expected);
+    if (diff) throw orderErrors.fundMismatch(diff);
+    let tx: TxResult | null = null;
+    try {
+      tx = await c.escrow.submitSignedTransaction(signedBase64);
+    } catch (err) {
+      // sent already (wallet + API)? the escrows say
+      const views = await Promise.all(rows.map((r) => c.escrow.fetchOrder(r.id).catch(() => null)));
+      if (!views.every((v, i) => v && termsMatch(rows[i]!, v))) throw isLackOfFunds(err) ? await refusedForFunds(c, rows[0]!, err) : err;
+    }
+    for (const r of rows) {
+      const view = await c.escrow.fetchOrder(r.id);
+      if (!view || !termsMatch(r, view)) throw orderErrors.notFundedOnChain(r.id);
+      const signature = tx?.signature ?? signed.signature;
+      await markFunded(r.id, view, signature, tx?.slot ?? null).catch((err) => {
+        throw err instanceof DomainError ? err : new ChainActionLandedError(err, { action: 'fund', order_id: r.id, signature: signature ?? 'unknown' });
+      });
+    }
+    return (await c.repo.get(orderId))!;
+  }
+
   return {
+    issueMilestonesTransaction,
     paymentFor,
     payCustodially,
     markFunded,
@@ -136,17 +206,27 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
       if (roleOf(order, p) !== 'buyer') throw orderErrors.forbidden('Only the buyer of an order gets its fund transaction.');
       // a wallet that can no longer pay gets 409 insufficient-funds now, not a transaction the cluster refuses
       if (order.status === 'awaiting_payment' && order.paymentSource === 'wallet') await assertWalletCanFund(c, fundTerms(order), { code: order.currency, decimals: order.decimals }, true);
+      if (order.milestoneCount > 1 && order.status !== 'awaiting_payment') {
+        // later milestones awaiting payment (POST .../milestones/fund issued their first transaction): a fresh one for
+        // all of them; `order` is then the first of those rows (its window is theirs)
+        const rows = await payableRows(orderId);
+        const issued = await issueMilestonesTransaction(rows);
+        const until = Math.min(...rows.map((r) => r.paymentExpiresAt.getTime()), issued.validUntil.getTime());
+        return { order: rows[0]!, payment: { transaction: issued.transaction, solana_pay_url: solanaPayUrl(orderId), expires_at: new Date(until) } };
+      }
       const payment = await paymentFor(order);
       return { order: (await c.repo.get(orderId))!, payment };
     },
 
     /** Solana Pay POST: a fresh fund transaction for the order's buyer (403 for any other account). */
     async solanaPayTransaction(orderId: string, account: string): Promise<{ transaction: string; message: string }> {
-      const order = await requireAwaitingPayment(orderId);
+      const rows = await payableRows(orderId);
+      const order = rows[0]!;
       if (account !== order.buyerWallet) throw orderErrors.forbidden('Only the buyer wallet quoted for this order may pay it.');
-      const { transaction } = await issueFundTransaction(order);
-      const ui = formatUiAmount(order.amount, order.decimals);
-      return { transaction, message: `Pay ${ui} ${order.currency} into escrow for order ${order.id.slice(0, 8)}` };
+      const { transaction } = rows.length === 1 && order.milestoneIndex === 1 ? await issueFundTransaction(order) : await issueMilestonesTransaction(rows);
+      const ui = formatUiAmount(rows.reduce((s, r) => s + r.amount, 0n), order.decimals);
+      const what = order.milestoneCount > 1 ? ` (milestone ${rows.map((r) => r.milestoneIndex).join(', ')})` : '';
+      return { transaction, message: `Pay ${ui} ${order.currency} into escrow for order ${order.orderId.slice(0, 8)}${what}` };
     },
 
     /** POST /orders/{id}/transaction: verify, submit, confirm, then mark funded. */
@@ -161,6 +241,7 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
       }
       // a repeat of the submission that funded the order: answer with the order, send nothing
       if (visible.status !== 'awaiting_payment' && signed.signature && signed.signature === visible.fundSignature) return visible;
+      if (visible.milestoneCount > 1 && visible.status !== 'awaiting_payment') return submitMilestones(orderId, signedBase64, signed);
       const order = await requireAwaitingPayment(orderId);
       // the same instructions as the transaction issued for this order (only the blockhash may differ)
       const expected = normalizeTransaction((await c.escrow.buildFundTransaction(fundTerms(order))).transaction);
@@ -191,6 +272,8 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
      * `known`: the escrow account as a subscription notification carried it (else it is read).
      */
     async checkPayment(order: OrderRecord, known?: EscrowOrderView): Promise<OrderStatus> {
+      // an unpaid later milestone lapses back to scheduled (the buyer may fund it again); milestone 1 expires
+      const lapse = order.milestoneIndex > 1 ? ('lapse' as const) : ('expire' as const);
       if (order.status !== 'awaiting_payment') return order.status;
       const view = known ?? (await c.escrow.fetchOrder(order.id));
       if (view) {
@@ -202,11 +285,11 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
         c.log.error({ order_id: order.id }, 'escrow account does not match the quoted terms');
         return order.status;
       }
-      const at = await clocks(c, needsChainClock(order.status, 'system', 'expire'));
-      if (!refusal(order, 'system', 'expire', at, c.settings.paymentGraceSeconds)) {
-        const expired = await c.mutex.run(order.id, () => c.repo.updateIf(order.id, 'awaiting_payment', { status: targetStatus('expire'), transition: 'expire' }));
+      const at = await clocks(c, needsChainClock(order.status, 'system', lapse));
+      if (!refusal(order, 'system', lapse, at, c.settings.paymentGraceSeconds)) {
+        const expired = await c.mutex.run(order.id, () => c.repo.updateIf(order.id, 'awaiting_payment', { status: targetStatus(lapse), transition: lapse }));
         if (expired) {
-          c.log.info({ order_id: order.id }, 'order expired unpaid');
+          c.log.info({ order_id: order.id, milestone: order.milestoneIndex }, lapse === 'lapse' ? 'milestone payment lapsed' : 'order expired unpaid');
           const after = await c.repo.get(order.id);
           if (after) await applyListingEffect(c, after);
           return after?.status ?? 'expired';

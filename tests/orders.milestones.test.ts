@@ -1,0 +1,187 @@
+/**
+ * Orders with milestones (issue 24) against in-memory fakes: the trusted terms, the table's milestone rows
+ * (schedule, fund, lapse) through the service, the order-level rules of milestones.ts, and custodial
+ * orders (refused with several milestones). The localnet stories are in tests/e2e.orders-milestones.test.ts.
+ */
+import { randomUUID } from 'node:crypto';
+import { Keypair, Transaction } from '@solana/web3.js';
+import { describe, expect, it } from 'vitest';
+import { orderTransitions, type OrderTransition } from '@bazaar/contract';
+import { MemoryOrdersRepo } from './helpers/memory-orders-repo.js';
+import { OrdersService } from '../server/src/modules/orders/orders.service.js';
+import { PaymentWatcher } from '../server/src/modules/orders/payment-watcher.js';
+import { currentMilestone, endRefusal, listingEventOfOrder, orderReviewable, orderStatusOf, type MilestoneRow } from '../server/src/modules/orders/milestones.js';
+import { allowedActions } from '../server/src/modules/orders/order-state.js';
+import { FakeEscrow, FakeListings, testOrdersSettings, user } from './orders.fakes.js';
+import type { CustodialPaymentsPort, OrderTermsInput } from '../server/src/modules/orders/orders.types.js';
+
+const USDC = { code: 'USDC', mint: Keypair.generate().publicKey.toBase58(), decimals: 6 };
+const terms = (amounts: bigint[], price = amounts.reduce((s, a) => s + a, 0n)): OrderTermsInput => ({
+  packageKey: null,
+  packageName: 'Standard',
+  priceBaseUnits: price,
+  revisionsIncluded: 2,
+  milestones: amounts.map((a, i) => ({ title: `Part ${i + 1}`, amountBaseUnits: a, deliveryDays: 2 })),
+});
+
+function setup(custody?: CustodialPaymentsPort) {
+  const repo = new MemoryOrdersRepo();
+  const escrow = new FakeEscrow();
+  const listings = new FakeListings();
+  let now = new Date('2026-11-26T12:00:00Z');
+  const service = new OrdersService({
+    repo,
+    escrow,
+    listings,
+    currency: (c) => (c === 'USDC' ? USDC : undefined),
+    custody,
+    settings: testOrdersSettings({ reviewWindowSeconds: 3600, paymentTtlSeconds: 900, paymentGraceSeconds: 60 }),
+    now: () => now,
+  });
+  const buyer = user(randomUUID(), Keypair.generate().publicKey.toBase58());
+  const seller = user(randomUUID(), Keypair.generate().publicKey.toBase58());
+  const listing = listings.add({ id: randomUUID(), sellerId: seller.userId!, sellerWallet: seller.wallet! });
+  const watcher = new PaymentWatcher({ service, repo });
+  return { repo, escrow, listings, service, buyer, seller, listing, watcher, advance: (ms: number) => (now = new Date(now.getTime() + ms)) };
+}
+
+const slug = (p: Promise<unknown>) =>
+  p.then(
+    () => 'ok',
+    (e: { slug?: string }) => e.slug,
+  );
+
+describe('orders with milestones (fakes)', () => {
+  it('trusted terms: one row per milestone in one creation, milestone 1 awaiting payment (the order id), the rest scheduled with no window', async () => {
+    const ctx = setup();
+    const { order, payment } = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id, terms: terms([10n, 15n]), idempotencyKey: 'k1' });
+    expect(order).toMatchObject({ orderId: order.id, milestoneIndex: 1, milestoneCount: 2, amount: 10n, revisionsIncluded: 2, packageName: 'Standard', status: 'awaiting_payment' });
+    const rows = (await ctx.repo.milestonesOf([order.id])).get(order.id)!;
+    expect(rows.map((r) => [r.milestoneIndex, r.status, r.amount])).toEqual([
+      [1, 'awaiting_payment', 10n],
+      [2, 'scheduled', 15n],
+    ]);
+    expect(rows[1]!.id).not.toBe(order.id);
+    // the fund transaction pays milestone 1 only
+    expect(Transaction.from(Buffer.from(payment!.transaction, 'base64')).instructions).toHaveLength(1);
+    // a retry with the same key returns the same order, no second set of rows
+    const again = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id, terms: terms([10n, 15n]), idempotencyKey: 'k1' });
+    expect(again.order.id).toBe(order.id);
+    expect(ctx.repo.orders.size).toBe(2);
+  });
+
+  it('refuses terms that do not add up (400 validation-error): a sum other than the price, 11 milestones, a zero amount', async () => {
+    const ctx = setup();
+    const create = (t: OrderTermsInput) => slug(ctx.service.create(ctx.buyer, { listingId: ctx.listing.id, terms: t }));
+    expect(await create(terms([10n, 15n], 24n))).toBe('validation-error');
+    expect(await create(terms(Array(11).fill(1n)))).toBe('validation-error');
+    expect(await create(terms([0n, 15n]))).toBe('validation-error');
+    expect(ctx.repo.orders.size).toBe(0);
+  });
+
+  it('a custodial order with several milestones is refused (409 custodial-milestones-unsupported); with one it is paid as before', async () => {
+    const paid: string[] = [];
+    const custody: CustodialPaymentsPort = {
+      buyerAddressFor: async () => Keypair.generate().publicKey.toBase58(),
+      assertAvailable: async () => undefined,
+      payOrder: async (o) => (paid.push(o.id), { status: 'pending' }),
+      bookOrderOutcome: async () => true,
+    };
+    const ctx = setup(custody);
+    expect(await slug(ctx.service.create(ctx.buyer, { listingId: ctx.listing.id, paymentSource: 'custodial', terms: terms([10n, 15n]) }))).toBe('custodial-milestones-unsupported');
+    expect(paid).toEqual([]);
+    await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id, paymentSource: 'custodial' });
+    expect(paid).toHaveLength(1);
+  });
+
+  it('the table\'s milestone rows through the service: fund (buyer only, scheduled -> awaiting_payment), pay, lapse back to scheduled (not expired)', async () => {
+    const ctx = setup();
+    const { order } = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id, terms: terms([10n, 15n, 5n]) });
+    ctx.escrow.fund(ctx.service.fundTerms(order));
+    await ctx.watcher.runOnce();
+    await ctx.service.confirm(ctx.buyer, order.id);
+    const rows = () => ctx.repo.milestonesOf([order.id]).then((m) => m.get(order.id)!);
+    const scheduled = (await rows())[1]!;
+    const at = { chainSeconds: ctx.escrow.now, serviceMs: Date.now() };
+    const fundRow = (orderTransitions as readonly OrderTransition[]).find((t) => t.action === 'fund')!;
+    expect(fundRow).toMatchObject({ from: 'scheduled', to: 'awaiting_payment', by: ['buyer'], milestone: 'later' });
+    expect(allowedActions(scheduled, 'buyer', at)).toEqual(['fund']);
+    expect(allowedActions(scheduled, 'seller', at)).toEqual([]);
+    expect(await slug(ctx.service.fundMilestones(ctx.seller, order.id, [2]))).toBe('forbidden');
+    expect(await slug(ctx.service.fundMilestones(ctx.buyer, order.id, [2, 2]))).toBe('milestone-out-of-order');
+    expect(await slug(ctx.service.fundMilestones(ctx.buyer, order.id, [4]))).toBe('not-found');
+    const issued = await ctx.service.fundMilestones(ctx.buyer, order.id, [2]);
+    expect(issued.milestones).toEqual([2]);
+    expect((await rows()).map((r) => r.status)).toEqual(['completed', 'awaiting_payment', 'scheduled']);
+    // milestone 3 cannot be asked for while milestone 2 awaits its payment (in order)
+    expect(await slug(ctx.service.fundMilestones(ctx.buyer, order.id, [3]))).toBe('invalid-state-transition');
+    // unpaid past its window + grace: back to scheduled, the order open
+    ctx.advance(900_000 + 61_000);
+    await ctx.watcher.runOnce();
+    expect((await rows()).map((r) => r.status)).toEqual(['completed', 'scheduled', 'scheduled']);
+    expect(orderStatusOf(await rows())).toBe('in_progress');
+    // funded again, then paid from the wallet directly (the watcher sees the escrow)
+    const again = await ctx.service.fundMilestones(ctx.buyer, order.id, [2, 3]);
+    expect(Transaction.from(Buffer.from(again.transaction, 'base64')).instructions).toHaveLength(2);
+    // POST /orders/{id}/payment: a fresh transaction for both (the first one's blockhash may have expired)
+    const fresh = await ctx.service.refreshPayment(ctx.buyer, order.id);
+    expect(fresh.order).toMatchObject({ orderId: order.id, milestoneIndex: 2 });
+    expect(Transaction.from(Buffer.from(fresh.payment.transaction, 'base64')).instructions.map((ix) => JSON.parse(ix.data.toString()).orderId)).toEqual(
+      (await rows()).slice(1).map((r) => r.id),
+    );
+    for (const r of (await rows()).slice(1)) ctx.escrow.fund(ctx.service.fundTerms(r));
+    await ctx.watcher.runOnce();
+    expect((await rows()).map((r) => r.status)).toEqual(['completed', 'in_progress', 'in_progress']);
+    // milestone 1 still expires the order (the `expire` row is the first milestone's)
+    const other = await ctx.service.create(ctx.buyer, { listingId: ctx.listings.add({ id: randomUUID(), sellerId: ctx.seller.userId!, sellerWallet: ctx.seller.wallet! }).id, terms: terms([1n, 1n]) });
+    ctx.advance(900_000 + 61_000);
+    await ctx.watcher.runOnce();
+    expect(orderStatusOf((await ctx.repo.milestonesOf([other.order.id])).get(other.order.id)!)).toBe('expired');
+  });
+});
+
+describe('milestones.ts: the order from its rows', () => {
+  const row = (i: number, status: MilestoneRow['status'], o: Partial<MilestoneRow> = {}): MilestoneRow => ({
+    milestoneIndex: i,
+    milestoneCount: 3,
+    status,
+    payout: null,
+    buyerBps: null,
+    endedAt: null,
+    fundedAt: status === 'scheduled' || status === 'awaiting_payment' ? null : new Date(),
+    ...o,
+  });
+
+  it('derives the order status, the current milestone and the listing effect', () => {
+    const cases: Array<[MilestoneRow[], string, number | null]> = [
+      [[row(1, 'awaiting_payment'), row(2, 'scheduled'), row(3, 'scheduled')], 'awaiting_payment', 1],
+      [[row(1, 'expired'), row(2, 'scheduled'), row(3, 'scheduled')], 'expired', null],
+      [[row(1, 'in_progress'), row(2, 'scheduled'), row(3, 'scheduled')], 'in_progress', 1],
+      [[row(1, 'completed'), row(2, 'scheduled'), row(3, 'scheduled')], 'in_progress', 2],
+      [[row(1, 'refunded'), row(2, 'scheduled'), row(3, 'scheduled')], 'refunded', null],
+      [[row(1, 'completed'), row(2, 'refunded'), row(3, 'scheduled')], 'in_progress', 3],
+      [[row(1, 'completed'), row(2, 'completed'), row(3, 'completed')], 'completed', null],
+      [[row(1, 'resolved', { buyerBps: 10_000 }), row(2, 'refunded'), row(3, 'refunded')], 'refunded', null],
+      [[row(1, 'completed', { endedAt: new Date() }), row(2, 'scheduled', { endedAt: new Date() }), row(3, 'scheduled', { endedAt: new Date() })], 'ended', null],
+    ];
+    for (const [rows, status, current] of cases) {
+      expect(orderStatusOf(rows), rows.map((r) => r.status).join(',')).toBe(status);
+      expect(currentMilestone(rows), rows.map((r) => r.status).join(',')).toBe(current);
+    }
+    const ended = [row(1, 'completed', { endedAt: new Date() }), row(2, 'scheduled', { endedAt: new Date() })];
+    expect(listingEventOfOrder('in_progress', 'ended', ended)).toBe('order_completed');
+    expect(orderReviewable(ended)).toBe(true);
+    const endedUnpaid = [row(1, 'refunded', { endedAt: new Date() }), row(2, 'scheduled', { endedAt: new Date() })];
+    expect(listingEventOfOrder('in_progress', 'ended', endedUnpaid)).toBe('order_refunded');
+    expect(orderReviewable(endedUnpaid)).toBe(false);
+    expect(listingEventOfOrder('awaiting_payment', 'expired', [row(1, 'expired'), row(2, 'scheduled')])).toBeNull();
+  });
+
+  it('the buyer may end only with nothing open and something settled', () => {
+    expect(endRefusal([row(1, 'completed', { milestoneCount: 1 })])).toMatchObject({ invalid: expect.any(String) });
+    expect(endRefusal([row(1, 'in_progress'), row(2, 'scheduled')])).toEqual({ open: [1] });
+    expect(endRefusal([row(1, 'completed'), row(2, 'awaiting_payment'), row(3, 'scheduled')])).toEqual({ open: [2] });
+    expect(endRefusal([row(1, 'completed'), row(2, 'scheduled'), row(3, 'scheduled')])).toBeNull();
+    expect(endRefusal([row(1, 'completed'), row(2, 'completed'), row(3, 'completed')])).toMatchObject({ invalid: expect.stringContaining('completed') });
+  });
+});
