@@ -281,7 +281,7 @@ describe('tips on the localnet', () => {
     const crashing = createTipsService({
       repo: { ...module.repo, confirm: async () => { throw new Error('the database went away'); } },
       chain: createTipsChain({ connection: env.chain.connection, tokenProgramOf: (m) => env.chain.escrow.tokenProgramOf(m) }),
-      orders: { get: async (orderId) => ((o) => (o ? tipOrderOf(o) : null))(await ordersReadPort(t.db.prisma).get(orderId)) },
+      orders: { get: async (orderId) => ((rows) => (rows.length ? tipOrderOf(rows) : null))(await ordersReadPort(t.db.prisma).rowsOf(orderId)) },
       settings: { maxPercentOfOrder: 50, watcherIntervalMs: 0 },
       now: () => new Date(),
       newId: randomUUID,

@@ -34,9 +34,10 @@ import type { OrderRecord } from './modules/orders/orders.types.js';
 
 /**
  * An order as the tips module reads it (modules/tips TipOrdersPort), from the orders module's read port.
- * Today an order is one escrow unit; with milestones (issue 24) `milestones` lists every unit of the order.
+ * `rows`: every milestone row of the order (issue 24), first row first: a tip needs one settled milestone that paid the seller.
  */
-export function tipOrderOf(o: OrderRecord): TipOrder {
+export function tipOrderOf(rows: readonly OrderRecord[]): TipOrder {
+  const o = rows[0]!;
   return {
     id: o.id,
     buyerId: o.buyerId,
@@ -47,8 +48,8 @@ export function tipOrderOf(o: OrderRecord): TipOrder {
     currency: o.currency,
     mint: o.mint,
     decimals: o.decimals,
-    amount: o.amount,
-    milestones: [{ status: o.status, sellerPayout: o.payout?.seller ?? null, buyerBps: o.buyerBps }],
+    amount: rows.reduce((sum, r) => sum + r.amount, 0n),
+    milestones: rows.map((r) => ({ status: r.status, sellerPayout: r.payout?.seller ?? null, buyerBps: r.buyerBps })),
   };
 }
 
@@ -156,7 +157,7 @@ export function composeServices(ctx: AppContext) {
     tips = createTipsModule({
       db,
       chain: createTipsChain({ connection: chainClient.connection, tokenProgramOf: (mint) => escrow.tokenProgramOf(mint) }),
-      orders: { get: async (id) => ((o) => (o ? tipOrderOf(o) : null))(await ordersRead.get(id)) },
+      orders: { get: async (id) => ((rows) => (rows.length ? tipOrderOf(rows) : null))(await ordersRead.rowsOf(id)) },
       settings: config.tips,
       log,
       now: ctx.now,

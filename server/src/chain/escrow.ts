@@ -160,6 +160,15 @@ export interface FundTerms {
    * (FundTermsExpired) and more than one day ahead (FundTermsLifetimeTooLong)
    */
   expiresAt: number;
+  /**
+   * Milestones (issue 24): with `parentOrderId` the escrow is funded by `fund_milestone`, which also
+   * records the order it belongs to (= orderId for milestone 1), its index (1..10) and the revisions the
+   * buyer may request (the program refuses `request_revision` beyond them). Without it: plain `fund`
+   * (milestone 1 of 1, no revisions; what custodial funding and older callers send).
+   */
+  parentOrderId?: OrderId;
+  milestoneIndex?: number;
+  revisionsIncluded?: number;
 }
 
 /**
@@ -906,7 +915,7 @@ export class EscrowClient {
    * The instructions of the buyer's fund transaction (see buildFundTransaction): [wrap for wrapped SOL] +
    * one `fund` per terms (several milestones of one order funded with one signature, issue 24: each its
    * own escrow, escrow id = the milestone's id; same buyer and mint). The escrow and vault returned are the
-   * first terms'. Until the program's `fund_milestone` exists, each milestone is a plain `fund`.
+   * first terms'. Terms with `parentOrderId` (every order the orders module funds) use `fund_milestone`.
    */
   private async fundTransactionInstructions(
     terms: FundTerms | readonly FundTerms[],
@@ -1024,6 +1033,23 @@ export class EscrowClient {
    * Used by buildFundTransaction and by custodial funding (buyer = a deposit key the service holds).
    */
   async fundInstruction(terms: FundTerms): Promise<{ instruction: TransactionInstruction; escrowAddress: string; vaultAddress: string }> {
+    if (terms.parentOrderId !== undefined) {
+      return this.fundMilestoneInstruction({
+        parentOrderId: terms.parentOrderId,
+        buyer: terms.buyer,
+        seller: terms.seller,
+        mint: terms.mint,
+        expiresAt: terms.expiresAt,
+        milestone: {
+          escrowId: terms.orderId,
+          amount: terms.amount,
+          deliveryDeadline: terms.deliveryDeadline,
+          reviewWindow: terms.reviewWindow,
+          milestoneIndex: terms.milestoneIndex ?? 1,
+          revisionsIncluded: terms.revisionsIncluded ?? 0,
+        },
+      });
+    }
     const buyer = new PublicKey(terms.buyer);
     const seller = new PublicKey(terms.seller);
     const mint = new PublicKey(terms.mint);

@@ -36,6 +36,8 @@ export { checkEscrowIntegrity, compareOrderWithEscrow, type IntegrityReport } fr
  */
 export function ordersReadPort(db: PrismaClient): {
   get(orderId: string): Promise<OrderRecord | null>;
+  /** Every milestone row of order `orderId` (index order; [] when it is not an order's id): what tips read. */
+  rowsOf(orderId: string): Promise<OrderRecord[]>;
   userStats(userId: string): Promise<UserOrderStats>;
 } {
   const repo = new PrismaOrdersRepo(db);
@@ -54,6 +56,12 @@ export function ordersReadPort(db: PrismaClient): {
       const derived = orderStatusOf(rows);
       const status: OrderStatus = orderReviewable(rows) ? 'completed' : derived === 'ended' ? 'refunded' : derived;
       return { ...order, status };
+    },
+    async rowsOf(orderId) {
+      const order = await repo.get(orderId);
+      if (!order || order.orderId !== order.id) return [];
+      if (order.milestoneCount === 1) return [order];
+      return (await repo.milestonesOf([orderId])).get(orderId) ?? [order];
     },
     userStats: (userId) => userOrderStats(db, userId),
   };
