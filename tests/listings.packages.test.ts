@@ -365,10 +365,12 @@ describe.each(engines)('listing packages on $name', ({ postgres }) => {
       const got = await request(t.app).get(`${API}/orders/${orderId}`).set(buyer.headers);
       expect(got.status, JSON.stringify(got.body)).toBe(200);
       expect(got.body).toMatchObject(frozen);
-      // a fresh fund transaction is for the frozen amount, and funding it escrows exactly that
+      // the package's two milestones are frozen too: one escrow each (issue 24), 10 + 20.5 USDC
+      expect(got.body.milestones.map((m: { amount_base_units: string }) => m.amount_base_units)).toEqual(['10000000', '20500000']);
+      // a fresh fund transaction is for the frozen first milestone, and funding it escrows exactly that
       const fresh = await request(t.app).post(`${API}/orders/${orderId}/payment`).set(buyer.headers);
       expect(fresh.status, JSON.stringify(fresh.body)).toBe(200);
-      expect(decodeAmount(fresh.body)).toBe('30500000');
+      expect(decodeAmount(fresh.body)).toBe('10000000');
       const tx = Transaction.from(Buffer.from(fresh.body.transaction, 'base64'));
       tx.partialSign(buyer.kp);
       const paid = await request(t.app)
@@ -377,7 +379,7 @@ describe.each(engines)('listing packages on $name', ({ postgres }) => {
         .send({ signed_transaction: tx.serialize().toString('base64') });
       expect(paid.status, JSON.stringify(paid.body)).toBe(200);
       expect(paid.body).toMatchObject({ ...frozen, status: 'in_progress' });
-      expect(escrow.accounts.get(orderId)?.amount).toBe(30_500_000n);
+      expect(escrow.accounts.get(orderId)?.amount).toBe(10_000_000n);
       // the order as the seller reads it: the same frozen terms
       const sellerView = await request(t.app).get(`${API}/orders/${orderId}`).set(seller.headers);
       expect(sellerView.body).toMatchObject(frozen);

@@ -303,7 +303,8 @@ export function needsChainClock(status: OrderStatus, role: OrderRole | null, act
   );
 }
 
-const API_ACTIONS: ReadonlySet<string> = new Set<ApiOrderAction>(['pay', 'fund', 'deliver', 'confirm', 'dispute', 'refund', 'resolve', 'review']);
+/** The table's actions a caller may be offered on a row (`end` is the order's, not a row's: milestones.ts). */
+const API_ACTIONS: ReadonlySet<string> = new Set<string>(ORDER_ACTIONS.filter((a) => a !== 'end'));
 
 /**
  * `allowed_actions` for a caller: the table rows from the current status that `refusal` lets the role
