@@ -88,6 +88,12 @@ describe('milestones, revisions, extensions and settlement by agreement on the l
       milestones: [await milestone(orderId, 1, USDC(3), 1), await milestone(second, 2, USDC(1), 0, 14 * DAY)],
     };
     const before = await balance(alice.publicKey);
+    // what the wallet needs, read from the RPC: the fee of this message + the rent of 2 escrows and 2 vaults
+    const needs = await escrow().fundMilestonesNeeds(terms);
+    const rent = (await net.chain.connection.getMinimumBalanceForRentExemption(escrow().orderAccountSize())) + (await net.chain.connection.getMinimumBalanceForRentExemption(ACCOUNT_SIZE));
+    expect(needs.lamports).toBeGreaterThan(2n * BigInt(rent)); // + the network fee of the message
+    expect(needs.tokenBalance).toBe(before);
+    const lamportsBefore = BigInt(await net.chain.connection.getBalance(alice.publicKey, 'confirmed'));
     const built = await escrow().buildFundMilestonesTransaction(terms);
     const tx = Transaction.from(Buffer.from(built.transaction, 'base64'));
     // two fund_milestone instructions, two signers: the platform (signed) and the buyer (her one signature)
@@ -102,6 +108,7 @@ describe('milestones, revisions, extensions and settlement by agreement on the l
     await escrow().submitSignedTransaction(wire.toString('base64'));
 
     expect(await balance(alice.publicKey)).toBe(before - USDC(4));
+    expect(lamportsBefore - BigInt(await net.chain.connection.getBalance(alice.publicKey, 'confirmed'))).toBe(needs.lamports);
     expect(built.escrows.map((e) => e.escrowAddress)).toEqual([escrow().orderAddress(orderId).toBase58(), escrow().orderAddress(second).toBase58()]);
     const [m1, m2] = [await escrow().fetchOrder(orderId), await escrow().fetchOrder(second)];
     expect(m1).toMatchObject({ version: 2, orderId, parentOrderId: orderId, milestoneIndex: 1, revisionsIncluded: 1, revisionsUsed: 0, settlement: null, amount: USDC(3), state: 'funded' });

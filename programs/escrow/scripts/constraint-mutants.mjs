@@ -274,7 +274,13 @@ if (checkOnly) {
 const copy = mkdtempSync(join(tmpdir(), 'bazaar-constraint-mutants-'));
 cpSync(programs, copy, { recursive: true, filter: (src) => !/\/(target|node_modules)(\/|$)/.test(src) });
 const src = (f) => join(copy, 'escrow', 'src', f);
-const env = { ...process.env, CARGO_TARGET_DIR: process.env.CARGO_TARGET_DIR || join(homedir(), '.cache', 'bazaar', 'cargo-target') };
+// A target directory of its own: the copy builds the same crates under the same names, and after the
+// run the last mutant's artifacts stay behind. In the checkout's own target directory a later
+// `cargo test` whose sources are older than that build took them as fresh, and ran mutated code.
+const env = {
+  ...process.env,
+  CARGO_TARGET_DIR: join(process.env.CARGO_TARGET_DIR || join(homedir(), '.cache', 'bazaar', 'cargo-target'), 'constraint-mutants'),
+};
 const only = args.find((a) => a.startsWith('--tests='))?.slice('--tests='.length).split(',');
 const tests = only
   ? only.flatMap((t) => (t === 'lib' ? ['--lib'] : ['--test', t]))

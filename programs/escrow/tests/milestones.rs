@@ -111,6 +111,23 @@ async fn fund_milestone_refuses_swapped_accounts() {
 }
 
 #[tokio::test]
+async fn fund_milestone_refuses_mints_whose_extensions_can_touch_a_vault() {
+    // Allow-listed, but a permanent delegate or a transfer fee could drain or tax the vault.
+    let mut env = Env::new().await;
+    let (alice, pat) = (kp(&env.alice), kp(&env.platform));
+    for m in [env.t22_delegate, env.t22_fee] {
+        let o = env.order_ref(m, PRICE);
+        let args = env.milestone_args(&o, o.id, 1, 0).await;
+        let ix = env.ix_fund_milestone(&o, args);
+        assert_escrow_err(env.send(vec![ix], &[&alice, &pat]).await, EscrowError::MintExtensionNotAllowed);
+        assert!(!env.exists(o.pda).await);
+    }
+    // A harmless extension is fine.
+    let o = env.order_ref(env.t22, PRICE);
+    env.fund_milestone(&o, o.id, 1, 0).await.unwrap();
+}
+
+#[tokio::test]
 async fn fund_milestone_bounds_the_index_and_the_terms() {
     let mut env = Env::new().await;
     let usdc = env.usdc;

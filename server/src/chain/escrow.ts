@@ -195,6 +195,17 @@ export interface FundTransaction {
   vaultAddress: string;
 }
 
+/** What a fund transaction takes from the buyer wallet and what it holds (see `EscrowClient.fundingNeeds`). */
+export interface FundingNeeds {
+  /** lamports: network fee + rent of the escrow accounts and vaults created (+ wrap rent and amount for wrapped SOL) */
+  lamports: bigint;
+  /** lamports of `lamports` that are the wrapped amount itself (0 unless wrapped SOL) */
+  amountInLamports: bigint;
+  lamportsBalance: bigint;
+  /** base units in the buyer's associated token account (0 when missing); null for wrapped SOL */
+  tokenBalance: bigint | null;
+}
+
 export interface InitializeConfigArgs {
   /** signs initialize_config (and pays); must be the program's upgrade authority; becomes config.admin */
   admin: Keypair;
@@ -970,15 +981,28 @@ export class EscrowClient {
    * `tokenBalance`: the buyer's associated token account balance of the mint (0 when it does not exist),
    * null for wrapped SOL. Throws chain-unavailable (RPC down, or no fee for the latest blockhash).
    */
-  async fundingNeeds(terms: FundTerms): Promise<{ lamports: bigint; amountInLamports: bigint; lamportsBalance: bigint; tokenBalance: bigint | null }> {
-    const buyer = new PublicKey(terms.buyer);
-    const mint = new PublicKey(terms.mint);
-    const tokenProgram = await this.tokenProgramOf(terms.mint);
+  async fundingNeeds(terms: FundTerms): Promise<FundingNeeds> {
+    const { instructions } = await this.fundTransactionInstructions(terms);
+    return this.needsOf(new PublicKey(terms.buyer), new PublicKey(terms.mint), instructions, 1, terms.amount);
+  }
+
+  /**
+   * Like `fundingNeeds`, for the buyer's transaction funding several milestones at once
+   * (`buildFundMilestonesTransaction`): the network fee of that message + for each milestone the rent of
+   * its escrow account and vault (+ the wrap for wrapped SOL: the milestones' total).
+   */
+  async fundMilestonesNeeds(terms: FundMilestonesTerms): Promise<FundingNeeds> {
+    const { instructions } = await this.fundMilestonesInstructions(terms);
+    const total = terms.milestones.reduce((sum, m) => sum + m.amount, 0n);
+    return this.needsOf(new PublicKey(terms.buyer), new PublicKey(terms.mint), instructions, terms.milestones.length, total);
+  }
+
+  private async needsOf(buyer: PublicKey, mint: PublicKey, instructions: TransactionInstruction[], escrows: number, amount: bigint): Promise<FundingNeeds> {
+    const tokenProgram = await this.tokenProgramOf(mint.toBase58());
     const native = mint.equals(NATIVE_MINT);
     const buyerAta = getAssociatedTokenAddressSync(mint, buyer, true, tokenProgram);
     const context = this.errorContext('reading the buyer wallet\'s balances');
-    const [{ instructions }, latest, lamportsBalance, ata, tokenAccountSize] = await Promise.all([
-      this.fundTransactionInstructions(terms),
+    const [latest, lamportsBalance, ata, tokenAccountSize] = await Promise.all([
       rpc(() => this.connection.getLatestBlockhash(this.commitment), context),
       rpc(() => this.connection.getBalance(buyer, this.commitment), context),
       rpc(() => this.connection.getAccountInfo(buyerAta, this.commitment), context),
@@ -996,9 +1020,9 @@ export class EscrowClient {
     // SPL token account layout: amount u64 LE at offset 64
     const tokenBalance = ata && ata.data.length >= 72 ? ata.data.readBigUInt64LE(64) : 0n;
     const wrapRent = native && !ata ? await this.rentFor(tokenAccountSize) : 0n;
-    const amountInLamports = native ? terms.amount : 0n;
+    const amountInLamports = native ? amount : 0n;
     return {
-      lamports: BigInt(fee) + orderRent + vaultRent + wrapRent + amountInLamports,
+      lamports: BigInt(fee) + BigInt(escrows) * (orderRent + vaultRent) + wrapRent + amountInLamports,
       amountInLamports,
       lamportsBalance: BigInt(lamportsBalance),
       tokenBalance: native ? null : tokenBalance,
@@ -1312,19 +1336,10 @@ export class EscrowClient {
     return { instruction, escrowAddress: order.toBase58(), vaultAddress: vault.toBase58() };
   }
 
-  /**
-   * The buyer's transaction funding one or more milestone escrows of an order at once: [wrap the total
-   * for wrapped SOL] + one `fund_milestone` per milestone, fee payer = buyer, signed by the platform
-   * authority; the buyer adds the one remaining signature. Same validity rules and preconditions as
-   * buildFundTransaction. A legacy transaction holds at most MAX_MILESTONES_PER_FUND_TRANSACTION
-   * milestones (1232-byte packet; programs/escrow README): more throw a TypeError (split them).
-   */
-  async buildFundMilestonesTransaction(
+  /** The instructions of the buyer's milestone fund transaction: [wrap the total for wrapped SOL] + one fund_milestone per milestone. */
+  private async fundMilestonesInstructions(
     terms: FundMilestonesTerms,
-  ): Promise<Omit<FundTransaction, 'escrowAddress' | 'vaultAddress'> & { escrows: Array<{ escrowAddress: string; vaultAddress: string }> }> {
-    if (terms.milestones.length === 0 || terms.milestones.length > MAX_MILESTONES_PER_FUND_TRANSACTION) {
-      throw new TypeError(`a fund transaction holds 1..${MAX_MILESTONES_PER_FUND_TRANSACTION} milestones, got ${terms.milestones.length}`);
-    }
+  ): Promise<{ instructions: TransactionInstruction[]; escrows: Array<{ escrowAddress: string; vaultAddress: string }> }> {
     const buyer = new PublicKey(terms.buyer);
     const mint = new PublicKey(terms.mint);
     const tokenProgram = await this.tokenProgramOf(terms.mint);
@@ -1344,6 +1359,24 @@ export class EscrowClient {
       instructions.push(built.instruction);
       escrows.push({ escrowAddress: built.escrowAddress, vaultAddress: built.vaultAddress });
     }
+    return { instructions, escrows };
+  }
+
+  /**
+   * The buyer's transaction funding one or more milestone escrows of an order at once: [wrap the total
+   * for wrapped SOL] + one `fund_milestone` per milestone, fee payer = buyer, signed by the platform
+   * authority; the buyer adds the one remaining signature. Same validity rules and preconditions as
+   * buildFundTransaction. A legacy transaction holds at most MAX_MILESTONES_PER_FUND_TRANSACTION
+   * milestones (1232-byte packet; programs/escrow README): more throw a TypeError (split them).
+   */
+  async buildFundMilestonesTransaction(
+    terms: FundMilestonesTerms,
+  ): Promise<Omit<FundTransaction, 'escrowAddress' | 'vaultAddress'> & { escrows: Array<{ escrowAddress: string; vaultAddress: string }> }> {
+    if (terms.milestones.length === 0 || terms.milestones.length > MAX_MILESTONES_PER_FUND_TRANSACTION) {
+      throw new TypeError(`a fund transaction holds 1..${MAX_MILESTONES_PER_FUND_TRANSACTION} milestones, got ${terms.milestones.length}`);
+    }
+    const buyer = new PublicKey(terms.buyer);
+    const { instructions, escrows } = await this.fundMilestonesInstructions(terms);
     const tx = new Transaction().add(...instructions);
     const asked = Date.now();
     const [latest, height] = await rpc(

@@ -16,6 +16,8 @@ import type { Chain, CurrencyInfo } from './types.js';
 export * from './types.js';
 export { EscrowClient } from './escrow.js';
 export type { EscrowOrder, EscrowConfig, FundTerms, FundTransaction, EscrowState, OrderId } from './escrow.js';
+export type { FundMilestonesTerms, MilestoneFundTerms, OrderInstructionArgs, PartyTransaction, SettlementProposal } from './escrow.js';
+export { MAX_MILESTONES_PER_FUND_TRANSACTION } from './escrow.js';
 export { configPda, orderPda, vaultAddress, uuidToBytes, bytesToUuid, orderIdBytes } from './pda.js';
 export { listingMintKeypair } from './listing-mint.js';
 export { sendAndConfirm, sendRawAndConfirm, type ConfirmOptions } from './tx.js';
