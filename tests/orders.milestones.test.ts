@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { Keypair, Transaction } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { orderTransitions, type OrderTransition } from '@bazaar/contract';
+import { FundMilestonesBody, MAX_MILESTONES_PER_FUND, orderTransitions, type OrderTransition } from '@bazaar/contract';
+import { MAX_MILESTONES_PER_FUND_TRANSACTION } from '../server/src/chain/escrow.js';
 import { MemoryOrdersRepo } from './helpers/memory-orders-repo.js';
 import { OrdersService } from '../server/src/modules/orders/orders.service.js';
 import { PaymentWatcher } from '../server/src/modules/orders/payment-watcher.js';
@@ -183,5 +184,13 @@ describe('milestones.ts: the order from its rows', () => {
     expect(endRefusal([row(1, 'completed'), row(2, 'awaiting_payment'), row(3, 'scheduled')])).toEqual({ open: [2] });
     expect(endRefusal([row(1, 'completed'), row(2, 'scheduled'), row(3, 'scheduled')])).toBeNull();
     expect(endRefusal([row(1, 'completed'), row(2, 'completed'), row(3, 'completed')])).toMatchObject({ invalid: expect.stringContaining('completed') });
+  });
+});
+
+describe('milestones per fund transaction', () => {
+  it('the API takes at most as many milestones per request as one transaction holds (the chain client measured 4)', () => {
+    expect(MAX_MILESTONES_PER_FUND).toBe(MAX_MILESTONES_PER_FUND_TRANSACTION);
+    expect(FundMilestonesBody.safeParse({ milestones: [2, 3, 4, 5] }).success).toBe(true);
+    expect(FundMilestonesBody.safeParse({ milestones: [2, 3, 4, 5, 6] }).success).toBe(false);
   });
 });

@@ -1178,6 +1178,12 @@ const MilestoneParams = z.object({
   index: z.coerce.number().int().min(1).max(MAX_MILESTONES).describe('Milestone index, 1..10'),
 });
 
+/**
+ * Most milestones one fund transaction holds: each `fund_milestone` adds 152 bytes, and a legacy
+ * transaction's packet is 1232 bytes (measured: programs/escrow/README.md). Fund more in several requests.
+ */
+export const MAX_MILESTONES_PER_FUND = 4;
+
 export const FundMilestonesBody = named(
   'FundMilestonesBody',
   z
@@ -1185,8 +1191,8 @@ export const FundMilestonesBody = named(
       milestones: z
         .array(z.number().int().min(1).max(MAX_MILESTONES))
         .min(1)
-        .max(MAX_MILESTONES)
-        .describe('Indexes of the milestones to fund now: the next unfunded ones, in order (e.g. [2] or [2, 3])'),
+        .max(MAX_MILESTONES_PER_FUND)
+        .describe('Indexes of the milestones to fund now: the next unfunded ones, in order (e.g. [2] or [2, 3]); at most 4 in one transaction (its size)'),
     })
     .strict(),
 );

@@ -8,9 +8,7 @@ import type { EscrowOrderView, EscrowPort, Log, OrderSettlement, SendOptions } f
 /** The chain's settlement record as the orders module stores it (payout per role + the buyer's token account). */
 export function toOrderSettlement(s: EscrowSettlement): OrderSettlement {
   return {
-    // Interim until the lifecycle table (contract orders.contract.ts, helper "agreements") has the
-    // accept_settlement row: the chain reader already recognises it as a closing instruction.
-    instruction: s.instruction as OrderSettlement['instruction'],
+    instruction: s.instruction,
     signature: s.signature,
     slot: s.slot,
     ...(s.buyerBps !== undefined ? { buyerBps: s.buyerBps } : {}),
