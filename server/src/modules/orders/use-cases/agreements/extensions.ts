@@ -22,16 +22,17 @@ import { partyFor } from './party.js';
 export function extensions(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'get'>; perform: PerformLocked }) {
   /** An off-chain row (`propose_extension` / `decline_extension`) on the fresh order, under its mutex. */
   async function offChain(p: PrincipalLike, orderId: string, action: 'propose_extension' | 'decline_extension', patchOf: (o: OrderRecord, now: Date) => Partial<OrderRecord>): Promise<OrderRecord> {
-    const { role } = await partyFor(deps.read, p, orderId, action);
-    return c.mutex.run(orderId, async () => {
+    const { order: row, role } = await partyFor(c, deps.read, p, orderId, action);
+    const id = row.id; // the current milestone's row
+    return c.mutex.run(id, async () => {
       for (let attempt = 0; ; attempt++) {
-        const o = (await c.repo.get(orderId))!;
+        const o = (await c.repo.get(id))!;
         const at = await clocks(c, needsChainClock(o.status, role, action));
         const refused = refusal(o, role, action, at);
         if (refused) throw refused;
         const patch = patchOf(o, new Date(at.serviceMs));
-        if (await c.repo.updateIf(orderId, o.status, { ...patch, transition: action }, { extensionProposedAt: o.extension?.proposedAt ?? null })) {
-          return (await c.repo.get(orderId))!;
+        if (await c.repo.updateIf(id, o.status, { ...patch, transition: action }, { extensionProposedAt: o.extension?.proposedAt ?? null })) {
+          return (await c.repo.get(id))!;
         }
         // another process changed the order meanwhile: check again on what it is now
         if (attempt >= 3) throw new DomainError('conflict', `Order ${orderId} changed meanwhile; retry.`);
@@ -54,9 +55,9 @@ export function extensions(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 
     },
     /** Buyer: accept the pending proposal, naming its deadline (unix seconds). */
     async accept(p: PrincipalLike, orderId: string, newDeadline: number): Promise<OrderRecord> {
-      const { role } = await partyFor(deps.read, p, orderId, 'accept_extension');
-      return c.mutex.run(orderId, () =>
-        deps.perform(orderId, role, 'accept_extension', { new_deadline: newDeadline }, (o) =>
+      const { order: row, role } = await partyFor(c, deps.read, p, orderId, 'accept_extension');
+      return c.mutex.run(row.id, () =>
+        deps.perform(row.id, role, 'accept_extension', { new_deadline: newDeadline }, (o) =>
           o.extension && o.extension.newDeadline !== newDeadline
             ? new DomainError('proposal-changed', `The pending extension asks for ${new Date(o.extension.newDeadline * 1000).toISOString()}, not ${new Date(newDeadline * 1000).toISOString()}.`, {
                 pending: { new_deadline: new Date(o.extension.newDeadline * 1000).toISOString() },

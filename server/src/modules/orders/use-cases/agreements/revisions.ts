@@ -25,10 +25,10 @@ export function revisions(c: OrdersContext, deps: { read: Pick<ReadAndPresent, '
     async requestRevision(p: PrincipalLike, orderId: string, message: string): Promise<OrderRecord> {
       const text = message.trim();
       if (!text) throw new DomainError('validation-error', 'message must not be empty', { errors: [{ path: 'body.message', message: 'required', code: 'too_small' }] });
-      const { role } = await partyFor(deps.read, p, orderId, 'request_revision');
-      const after = await c.mutex.run(orderId, () => deps.perform(orderId, role, 'request_revision', null));
+      const { order: row, role } = await partyFor(c, deps.read, p, orderId, 'request_revision');
+      const after = await c.mutex.run(row.id, () => deps.perform(row.id, role, 'request_revision', null));
       if (c.chat) {
-        await c.chat.postOrderMessage(p, orderId, `Revision requested: ${text}`).catch((err) => c.log.warn({ err, order_id: orderId }, 'revision message not posted to the conversation'));
+        await c.chat.postOrderMessage(p, row.orderId, `Revision requested: ${text}`).catch((err) => c.log.warn({ err, order_id: orderId }, 'revision message not posted to the conversation'));
       }
       return after;
     },

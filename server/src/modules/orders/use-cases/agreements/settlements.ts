@@ -34,16 +34,16 @@ export function settlements(c: OrdersContext, deps: { read: Pick<ReadAndPresent,
     /** Buyer or seller: propose `buyerBps` (basis points returned to the buyer; 10000 = cancel). */
     async propose(p: PrincipalLike, orderId: string, buyerBps: number): Promise<OrderRecord> {
       assertBps(buyerBps);
-      const { role } = await partyFor(deps.read, p, orderId, 'propose_settlement');
+      const { order: row, role } = await partyFor(c, deps.read, p, orderId, 'propose_settlement');
       const expiresAt = (await c.escrow.chainNow()) + c.settings.settlementProposalTtlSeconds;
-      return c.mutex.run(orderId, () => deps.perform(orderId, role, 'propose_settlement', { buyer_bps: buyerBps, expires_at: expiresAt, proposed_by: role }));
+      return c.mutex.run(row.id, () => deps.perform(row.id, role, 'propose_settlement', { buyer_bps: buyerBps, expires_at: expiresAt, proposed_by: role }));
     },
     /** The other party: accept the pending proposal, naming its buyer_bps. */
     async accept(p: PrincipalLike, orderId: string, buyerBps: number): Promise<OrderRecord> {
       assertBps(buyerBps);
-      const { role } = await partyFor(deps.read, p, orderId, 'accept_settlement');
-      return c.mutex.run(orderId, () =>
-        deps.perform(orderId, role, 'accept_settlement', { buyer_bps: buyerBps }, (o) =>
+      const { order: row, role } = await partyFor(c, deps.read, p, orderId, 'accept_settlement');
+      return c.mutex.run(row.id, () =>
+        deps.perform(row.id, role, 'accept_settlement', { buyer_bps: buyerBps }, (o) =>
           o.settlement && o.settlement.buyerBps !== buyerBps
             ? new DomainError('proposal-changed', `The pending settlement returns ${o.settlement.buyerBps} bps to the buyer, not ${buyerBps}: nothing was accepted.`, {
                 pending: { buyer_bps: o.settlement.buyerBps, proposed_by: o.settlement.proposedBy },
@@ -54,8 +54,8 @@ export function settlements(c: OrdersContext, deps: { read: Pick<ReadAndPresent,
     },
     /** The proposer: withdraw the pending proposal. */
     async withdraw(p: PrincipalLike, orderId: string): Promise<OrderRecord> {
-      const { role } = await partyFor(deps.read, p, orderId, 'withdraw_settlement');
-      return c.mutex.run(orderId, () => deps.perform(orderId, role, 'withdraw_settlement', null));
+      const { order: row, role } = await partyFor(c, deps.read, p, orderId, 'withdraw_settlement');
+      return c.mutex.run(row.id, () => deps.perform(row.id, role, 'withdraw_settlement', null));
     },
   };
 }
