@@ -158,9 +158,15 @@ describe('orders with milestones (fakes)', () => {
     ]);
     const wanted = (await rows())[1]!.deliveryDeadline + 3 * 86_400;
     await ctx.service.proposeExtension(ctx.seller, order.id, wanted, 'More time for the brand sheet.');
+    // the buyer's buttons: the agreement rows show in allowed_actions, on the order and on milestone 2
+    const shown = await ctx.service.presentOne(ctx.buyer, (await ctx.repo.get(order.id))!);
+    expect(shown.allowed_actions).toEqual(expect.arrayContaining(['accept_extension', 'decline_extension', 'propose_settlement']));
+    expect(shown.milestones[1]!.allowed_actions).toEqual(expect.arrayContaining(['accept_extension', 'decline_extension']));
+    expect(shown.milestones[0]!.allowed_actions).toEqual([]);
     await ctx.service.acceptExtension(ctx.buyer, order.id, wanted);
     expect((await rows())[1]!.deliveryDeadline).toBe(wanted);
     await ctx.service.proposeSettlement(ctx.buyer, order.id, 2000);
+    expect((await ctx.service.presentOne(ctx.seller, (await ctx.repo.get(order.id))!)).allowed_actions).toContain('accept_settlement');
     await ctx.service.acceptSettlement(ctx.seller, order.id, 2000);
     const after = await rows();
     expect(after.map((r) => r.status)).toEqual(['completed', 'resolved']);

@@ -303,7 +303,11 @@ export function needsChainClock(status: OrderStatus, role: OrderRole | null, act
   );
 }
 
-const API_ACTIONS: ReadonlySet<string> = new Set<ApiOrderAction>(['pay', 'fund', 'deliver', 'confirm', 'dispute', 'refund', 'resolve', 'review']);
+/**
+ * The table's actions a caller sees in `allowed_actions`: every ORDER_ACTIONS entry, the agreement rows
+ * (request_revision, *_extension, *_settlement) included; the system's rows (expire, lapse, claim, ...) never.
+ */
+const API_ACTIONS: ReadonlySet<string> = new Set<string>(ORDER_ACTIONS);
 
 /**
  * `allowed_actions` for a caller: the table rows from the current status that `refusal` lets the role

@@ -25,8 +25,26 @@ export interface MilestonePresentation {
   next: OrderNextStep;
 }
 
-/** The milestone actions of an order-level allowed_actions (review and end are the order's). */
-const MILESTONE_ACTIONS: ReadonlySet<OrderAction> = new Set(['pay', 'fund', 'deliver', 'confirm', 'dispute', 'refund', 'resolve']);
+/**
+ * The milestone actions of an order-level allowed_actions (review and end are the order's): the escrow
+ * actions and the agreements (revision, extension, settlement), which act on one milestone's escrow.
+ */
+const MILESTONE_ACTIONS: ReadonlySet<OrderAction> = new Set<OrderAction>([
+  'pay',
+  'fund',
+  'deliver',
+  'confirm',
+  'dispute',
+  'refund',
+  'resolve',
+  'request_revision',
+  'propose_extension',
+  'accept_extension',
+  'decline_extension',
+  'propose_settlement',
+  'accept_settlement',
+  'withdraw_settlement',
+]);
 
 function transactionsOf(view: OrderView): Order['transactions'] {
   return view.intents
