@@ -91,6 +91,22 @@ describe('revisions (issue 24 item 2)', () => {
     expect((await ctx.crank.runOnce()).claimed).toEqual([]);
   });
 
+  it('delivering again after a revision, inside one blockhash: a new mark_delivered transaction lands (not the first one repeated, which the cluster drops) (found by the demo)', async () => {
+    const ctx = setup({ revisions: 1 });
+    ctx.escrow.sameBlockhash = true;
+    const f = await ctx.funded();
+    const first = await ctx.service.deliver(ctx.seller, f.id);
+    await ctx.service.requestRevision(ctx.buyer, f.id, 'a bolder typeface');
+    const again = await ctx.service.deliver(ctx.seller, f.id);
+    expect(again.status).toBe('delivered');
+    // the program saw the second delivery: the review window runs again on chain
+    expect(ctx.escrow.accounts.get(f.id)!.state).toBe('delivered');
+    const delivered = ctx.escrow.sent.filter((s) => s.orderId === f.id && s.ix === 'mark_delivered').map((s) => s.signature);
+    expect(delivered).toHaveLength(2);
+    expect(new Set(delivered).size).toBe(2);
+    expect(first.deliveredAt).not.toBeNull();
+  });
+
   it('beyond the included revisions: 409 revision-limit-reached, nothing sent, and allowed_actions does not offer it', async () => {
     const ctx = setup({ revisions: 1 });
     const d = await ctx.delivered();

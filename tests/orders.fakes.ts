@@ -155,8 +155,17 @@ export class FakeEscrow implements EscrowPort {
     if (this.unavailable) throw new DomainError('chain-unavailable', 'rpc down');
     const a0 = this.accounts.get(orderId);
     if (!a0) throw new DomainError('chain-transaction-failed', 'no account', { program_error: 'AccountNotInitialized' });
-    const signature = bs58.encode(Buffer.from(`${ix}-${orderId}-${++this.n}`.padEnd(64, '.').slice(0, 64)));
+    let signature = bs58.encode(Buffer.from(`${ix}-${orderId}-${++this.n}`.padEnd(64, '.').slice(0, 64)));
+    if (this.sameBlockhash) {
+      // as a real cluster inside one blockhash: the same instruction signed again IS the same transaction,
+      // unless the sender asks for one distinct from its earlier ones (a newer blockhash)
+      const sig = () => bs58.encode(Buffer.from(`${ix}-${orderId}-${this.blockhashEpoch}`.padEnd(64, '.').slice(0, 64)));
+      while (o?.distinctFrom?.has(sig())) this.blockhashEpoch++;
+      signature = sig();
+    }
     await o?.onSigned?.(signature, { blockhash: BLOCKHASH, lastValidBlockHeight: this.height + 150 });
+    // the cluster drops a transaction it processed already: its status is the earlier one's, nothing runs again
+    if (this.sameBlockhash && this.sent.some((x) => x.signature === signature)) return { signature, slot: this.n };
     if (this.dropSends) throw new DomainError('chain-unavailable', `transaction ${signature} not confirmed`, { signature });
     if (this.gate) {
       this.atGate++;
@@ -173,6 +182,13 @@ export class FakeEscrow implements EscrowPort {
     return { signature, slot: this.n };
   }
   private lastPayout: OrderPayout | undefined;
+  /**
+   * Deterministic signatures, as a real cluster gives within one blockhash: the same instruction on the same
+   * escrow signs to the same signature (until the sender's `distinctFrom` moves it to a newer blockhash), and
+   * a repeat is dropped as already processed.
+   */
+  sameBlockhash = false;
+  private blockhashEpoch = 0;
   private pay(wallet: string, amount: bigint) {
     this.balances.set(wallet, (this.balances.get(wallet) ?? 0n) + amount);
   }

@@ -139,6 +139,41 @@ describe('orders with milestones (fakes)', () => {
     await ctx.watcher.runOnce();
     expect(orderStatusOf((await ctx.repo.milestonesOf([other.order.id])).get(other.order.id)!)).toBe('expired');
   });
+
+  it('the agreement routes act on the current milestone: once milestone 1 settled, a revision, an extension and a settlement move milestone 2 (found by the demo)', async () => {
+    const ctx = setup();
+    const { order } = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id, terms: terms([10n, 15n]) });
+    const rows = () => ctx.repo.milestonesOf([order.id]).then((m) => m.get(order.id)!);
+    ctx.escrow.fund(ctx.service.fundTerms(order));
+    await ctx.watcher.runOnce();
+    await ctx.service.confirm(ctx.buyer, order.id);
+    await ctx.service.fundMilestones(ctx.buyer, order.id, [2]);
+    ctx.escrow.fund(ctx.service.fundTerms((await rows())[1]!));
+    await ctx.watcher.runOnce();
+    await ctx.service.deliverMilestone(ctx.seller, order.id, 2);
+    // the order routes without an index: milestone 2 is the current one
+    await ctx.service.requestRevision(ctx.buyer, order.id, 'A bolder typeface, please.');
+    expect((await rows()).map((r) => [r.status, r.revisionsUsed])).toEqual([
+      ['completed', 0],
+      ['in_progress', 1],
+    ]);
+    const wanted = (await rows())[1]!.deliveryDeadline + 3 * 86_400;
+    await ctx.service.proposeExtension(ctx.seller, order.id, wanted, 'More time for the brand sheet.');
+    // the buyer's buttons: the agreement rows show in allowed_actions, on the order and on milestone 2
+    const shown = await ctx.service.presentOne(ctx.buyer, (await ctx.repo.get(order.id))!);
+    expect(shown.allowed_actions).toEqual(expect.arrayContaining(['accept_extension', 'decline_extension', 'propose_settlement']));
+    expect(shown.milestones[1]!.allowed_actions).toEqual(expect.arrayContaining(['accept_extension', 'decline_extension']));
+    expect(shown.milestones[0]!.allowed_actions).toEqual([]);
+    await ctx.service.acceptExtension(ctx.buyer, order.id, wanted);
+    expect((await rows())[1]!.deliveryDeadline).toBe(wanted);
+    await ctx.service.proposeSettlement(ctx.buyer, order.id, 2000);
+    expect((await ctx.service.presentOne(ctx.seller, (await ctx.repo.get(order.id))!)).allowed_actions).toContain('accept_settlement');
+    await ctx.service.acceptSettlement(ctx.seller, order.id, 2000);
+    const after = await rows();
+    expect(after.map((r) => r.status)).toEqual(['completed', 'resolved']);
+    expect(after[1]!.payout).toMatchObject({ buyer: 3n });
+    expect(orderStatusOf(after)).toBe('completed');
+  });
 });
 
 describe('milestones.ts: the order from its rows', () => {

@@ -303,8 +303,11 @@ export function needsChainClock(status: OrderStatus, role: OrderRole | null, act
   );
 }
 
-/** The table's actions a caller may be offered on a row (`end` is the order's, not a row's: milestones.ts). */
-const API_ACTIONS: ReadonlySet<string> = new Set<string>(ORDER_ACTIONS.filter((a) => a !== 'end'));
+/**
+ * The table's actions a caller sees in `allowed_actions`: every ORDER_ACTIONS entry, the agreement rows
+ * (request_revision, *_extension, *_settlement) included; the system's rows (expire, lapse, claim, ...) never.
+ */
+const API_ACTIONS: ReadonlySet<string> = new Set<string>(ORDER_ACTIONS);
 
 /**
  * `allowed_actions` for a caller: the table rows from the current status that `refusal` lets the role

@@ -25,13 +25,18 @@ export interface MilestonePresentation {
   next: OrderNextStep;
 }
 
-/** The milestone actions of an order-level allowed_actions (review and end are the order's). */
-const MILESTONE_ACTIONS: ReadonlySet<OrderAction> = new Set(['pay', 'fund', 'deliver', 'confirm', 'dispute', 'refund', 'resolve']);
 /**
- * Agreement actions (issue 24): the order routes (/orders/{id}/revision, /extension..., /settlement...)
- * take them on the order's current milestone, so a multi-milestone order lists them at the order level.
+ * The milestone actions of an order-level allowed_actions (review and end are the order's): the escrow
+ * actions and the agreements (revision, extension, settlement), which act on one milestone's escrow.
  */
-const AGREEMENT_ACTIONS: ReadonlySet<OrderAction> = new Set([
+const MILESTONE_ACTIONS: ReadonlySet<OrderAction> = new Set<OrderAction>([
+  'pay',
+  'fund',
+  'deliver',
+  'confirm',
+  'dispute',
+  'refund',
+  'resolve',
   'request_revision',
   'propose_extension',
   'accept_extension',
@@ -244,7 +249,7 @@ function multiDto(first: OrderRecord, firstView: OrderView, m: MilestoneRows, cl
     transactions: rows
       .flatMap((r) => transactionsOf(m.views.get(r.id) ?? firstView))
       .sort((a, b) => a.created_at.localeCompare(b.created_at)),
-    allowed_actions: [...focusP.allowed.filter((a) => MILESTONE_ACTIONS.has(a) || AGREEMENT_ACTIONS.has(a)), ...m.orderActions],
+    allowed_actions: [...focusP.allowed.filter((a) => MILESTONE_ACTIONS.has(a)), ...m.orderActions],
     review: firstView.review ? { rating: firstView.review.rating, text: firstView.review.text, created_at: firstView.review.createdAt.toISOString() } : null,
     milestones: rows.map((r) => toMilestoneDto(r, m.views.get(r.id) ?? firstView, m.presentations.get(r.id) ?? none)),
     current_milestone: current,

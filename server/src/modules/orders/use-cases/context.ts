@@ -9,7 +9,7 @@
 import { listingTransitions, PAYMENT_GRACE_SECONDS } from '@bazaar/contract';
 import type { Principal } from '../../auth/index.js';
 import { type Clocks, type OrderRole, listingEventAfter } from '../order-state.js';
-import { listingEventOfOrder, orderClosed, orderStatusOf } from '../milestones.js';
+import { currentMilestone, listingEventOfOrder, orderClosed, orderStatusOf } from '../milestones.js';
 import type { OrdersServiceSettings } from '../orders.settings.js';
 import { silentLog } from '../../../lib/log.js';
 import { DomainError } from '../../../errors.js';
@@ -80,6 +80,19 @@ export function ordersContext(ports: OrdersPorts, settings: OrdersServiceSetting
 }
 
 /** The caller's role on the order: buyer, seller, admin, or null (a stranger). */
+/**
+ * The row (escrow unit) an order route without a milestone index acts on: the order's current milestone
+ * (the first not settled), else its last funded milestone once the order is closed (a repeat answers as
+ * before). A one-milestone order: its one row. Used by the parties' escrow actions and the agreement
+ * routes (revision, extension, settlement) alike, so both act on the same milestone.
+ */
+export async function currentRow(c: Pick<OrdersContext, 'repo'>, order: OrderRecord): Promise<OrderRecord> {
+  if (order.milestoneCount === 1) return order;
+  const rows = (await c.repo.milestonesOf([order.orderId])).get(order.orderId) ?? [order];
+  const current = currentMilestone(rows);
+  return rows.find((r) => r.milestoneIndex === current) ?? [...rows].reverse().find((r) => r.status !== 'scheduled') ?? order;
+}
+
 export function roleOf(order: OrderRecord, p: PrincipalLike): OrderRole | null {
   if (p.userId && p.userId === order.buyerId) return 'buyer';
   if (p.userId && p.userId === order.sellerId) return 'seller';

@@ -12,27 +12,15 @@ import { DomainError } from '../../../../errors.js';
 import { type ChainAction, type OrderStatus, findTransition, needsChainClock, refusal, roleMayEver } from '../../order-state.js';
 import { orderErrors } from '../../orders.errors.js';
 import type { OrderRecord } from '../../orders.types.js';
-import { currentMilestone } from '../../milestones.js';
-import { type OrdersContext, type PrincipalLike, clocks, roleOf } from '../context.js';
+import { type OrdersContext, type PrincipalLike, clocks, currentRow, roleOf } from '../context.js';
 import type { ReadAndPresent } from '../read-and-present.js';
 import type { PerformLocked } from './record-before-send.js';
 
 export function actOnChain(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'get'>; perform: PerformLocked }) {
-  /**
-   * The row an order route acts on: the order's current milestone (the first not settled), else its last
-   * milestone once the order is closed (a repeat answers as today). A one-milestone order: its row.
-   */
-  async function currentRow(order: OrderRecord): Promise<OrderRecord> {
-    if (order.milestoneCount === 1) return order;
-    const rows = (await c.repo.milestonesOf([order.orderId])).get(order.orderId) ?? [order];
-    const current = currentMilestone(rows);
-    return rows.find((r) => r.milestoneIndex === current) ?? [...rows].reverse().find((r) => r.status !== 'scheduled') ?? order;
-  }
-
   /** Role checks (404 strangers, 403 a role that may not), then the pipeline under the order's mutex. */
   async function act(p: PrincipalLike, orderId: string, action: ChainAction, params: Record<string, unknown> | null): Promise<OrderRecord> {
     const order = await deps.read.get(p, orderId); // 404 for strangers
-    return actOnRow(p, await currentRow(order), action, params);
+    return actOnRow(p, await currentRow(c, order), action, params);
   }
 
   /** `act` on one row (a milestone) of an order the caller may see. */

@@ -109,7 +109,14 @@ export function recordBeforeSend(c: OrdersContext, reconciler: EscrowReconciler)
     // step 4: send, the attempt recorded before it (a reconciler, here or in another process, may have
     // settled the unsent intent meanwhile: then the compare-and-set is lost and nothing is sent)
     let signed = false;
-    const o = { onSigned: recordAttempt(`order ${orderId} ${ix}`, async (a) => (signed = await repo.markIntentSent(intent.id, a.signature, lifetimeOf(a)))) };
+    // an instruction the escrow took before (mark_delivered after a revision, withdraw_settlement after a new
+    // proposal) signed on the same blockhash IS that earlier transaction: the cluster drops it as processed and
+    // the escrow does not move. Signed on a newer blockhash instead (chain/tx.ts `distinctFrom`).
+    const sentBefore = new Set((await repo.listIntents(orderId)).flatMap((i) => (i.signature ? [i.signature] : [])));
+    const o = {
+      onSigned: recordAttempt(`order ${orderId} ${ix}`, async (a) => (signed = await repo.markIntentSent(intent.id, a.signature, lifetimeOf(a)))),
+      distinctFrom: sentBefore,
+    };
     let tx: TxResult;
     try {
       tx = await escrow.send(ix, orderId, { ...o, ...instructionArgs(params) });

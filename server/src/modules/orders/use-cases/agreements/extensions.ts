@@ -23,7 +23,7 @@ export function extensions(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 
   /** An off-chain row (`propose_extension` / `decline_extension`) on the fresh order, under its mutex. */
   async function offChain(p: PrincipalLike, orderId: string, action: 'propose_extension' | 'decline_extension', patchOf: (o: OrderRecord, now: Date) => Partial<OrderRecord>): Promise<OrderRecord> {
     const { order: row, role } = await partyFor(c, deps.read, p, orderId, action);
-    const id = row.id;
+    const id = row.id; // the current milestone's row
     return c.mutex.run(id, async () => {
       for (let attempt = 0; ; attempt++) {
         const o = (await c.repo.get(id))!;

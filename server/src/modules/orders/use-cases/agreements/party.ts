@@ -7,30 +7,16 @@
 import { type OrderRole, type TransitionAction, findTransition, roleMayEver } from '../../order-state.js';
 import { orderErrors } from '../../orders.errors.js';
 import type { OrderRecord } from '../../orders.types.js';
-import { currentMilestone } from '../../milestones.js';
-import { type OrdersContext, type PrincipalLike, roleOf } from '../context.js';
+import { type OrdersContext, type PrincipalLike, currentRow, roleOf } from '../context.js';
 import type { ReadAndPresent } from '../read-and-present.js';
 
 /**
- * The row an agreement acts on and the caller's role, or the refusal (404 stranger, 403 role). The row is
- * the order's current milestone (milestones, issue 24: the first not settled, else the last funded one);
- * a one-milestone order's row is the order itself. Use its `id` (the milestone's escrow id) for the
- * mutex and the pipeline; `orderId` stays the order's (its conversation).
+ * The row the agreement acts on (`order`: the order's current milestone, as the escrow actions; a
+ * one-milestone order's one row) and the caller's role, or the refusal (404 stranger, 403 role). Callers
+ * run the action on `order.id` (that milestone's escrow), never on the order id they were given.
  */
-export async function partyFor(
-  c: Pick<OrdersContext, 'repo'>,
-  read: Pick<ReadAndPresent, 'get'>,
-  p: PrincipalLike,
-  orderId: string,
-  action: TransitionAction,
-): Promise<{ order: OrderRecord; role: OrderRole }> {
-  const first = await read.get(p, orderId); // 404 for strangers
-  let order = first;
-  if (first.milestoneCount > 1) {
-    const rows = (await c.repo.milestonesOf([first.orderId])).get(first.orderId) ?? [first];
-    const current = currentMilestone(rows);
-    order = rows.find((r) => r.milestoneIndex === current) ?? [...rows].reverse().find((r) => r.status !== 'scheduled') ?? first;
-  }
+export async function partyFor(c: Pick<OrdersContext, 'repo'>, read: Pick<ReadAndPresent, 'get'>, p: PrincipalLike, orderId: string, action: TransitionAction): Promise<{ order: OrderRecord; role: OrderRole }> {
+  const order = await currentRow(c, await read.get(p, orderId)); // 404 for strangers
   const role = roleOf(order, p)!;
   const row = findTransition(order.status, action);
   if (!roleMayEver(role, action) || (row && !row.by.includes(role))) {

@@ -28,7 +28,7 @@ export function revisions(c: OrdersContext, deps: { read: Pick<ReadAndPresent, '
       const { order: row, role } = await partyFor(c, deps.read, p, orderId, 'request_revision');
       const after = await c.mutex.run(row.id, () => deps.perform(row.id, role, 'request_revision', null));
       if (c.chat) {
-        await c.chat.postOrderMessage(p, orderId, `Revision requested: ${text}`).catch((err) => c.log.warn({ err, order_id: orderId }, 'revision message not posted to the conversation'));
+        await c.chat.postOrderMessage(p, row.orderId, `Revision requested: ${text}`).catch((err) => c.log.warn({ err, order_id: orderId }, 'revision message not posted to the conversation'));
       }
       return after;
     },
