@@ -303,7 +303,25 @@ export function needsChainClock(status: OrderStatus, role: OrderRole | null, act
   );
 }
 
-const API_ACTIONS: ReadonlySet<string> = new Set<ApiOrderAction>(['pay', 'fund', 'deliver', 'confirm', 'dispute', 'refund', 'resolve', 'review']);
+// the agreement actions (issue 24) are the caller's actions too: their rows' `requires` (revision_left,
+// extension_pending, settlement_by_other/self) are checked by `refusal` like any rule
+const API_ACTIONS: ReadonlySet<string> = new Set<ApiOrderAction>([
+  'pay',
+  'fund',
+  'deliver',
+  'confirm',
+  'dispute',
+  'refund',
+  'resolve',
+  'review',
+  'request_revision',
+  'propose_extension',
+  'accept_extension',
+  'decline_extension',
+  'propose_settlement',
+  'accept_settlement',
+  'withdraw_settlement',
+]);
 
 /**
  * `allowed_actions` for a caller: the table rows from the current status that `refusal` lets the role

@@ -28,6 +28,17 @@ export interface MilestonePresentation {
 /** The milestone actions of an order-level allowed_actions (review and end are the order's). */
 const MILESTONE_ACTIONS: ReadonlySet<OrderAction> = new Set(['pay', 'fund', 'deliver', 'confirm', 'dispute', 'refund', 'resolve']);
 
+/** The agreement actions (issue 24): order level, on the current milestone. */
+const AGREEMENT_ACTIONS: ReadonlySet<OrderAction> = new Set([
+  'request_revision',
+  'propose_extension',
+  'accept_extension',
+  'decline_extension',
+  'propose_settlement',
+  'accept_settlement',
+  'withdraw_settlement',
+]);
+
 function transactionsOf(view: OrderView): Order['transactions'] {
   return view.intents
     .filter((i) => i.signature)
@@ -231,7 +242,9 @@ function multiDto(first: OrderRecord, firstView: OrderView, m: MilestoneRows, cl
     transactions: rows
       .flatMap((r) => transactionsOf(m.views.get(r.id) ?? firstView))
       .sort((a, b) => a.created_at.localeCompare(b.created_at)),
-    allowed_actions: [...focusP.allowed.filter((a) => MILESTONE_ACTIONS.has(a)), ...m.orderActions],
+    // the current milestone's actions, its agreement actions (the order routes /revision, /extension, /settlement act
+    // on current_milestone), and the order's own (end, review)
+    allowed_actions: [...focusP.allowed.filter((a) => MILESTONE_ACTIONS.has(a) || AGREEMENT_ACTIONS.has(a)), ...m.orderActions],
     review: firstView.review ? { rating: firstView.review.rating, text: firstView.review.text, created_at: firstView.review.createdAt.toISOString() } : null,
     milestones: rows.map((r) => toMilestoneDto(r, m.views.get(r.id) ?? firstView, m.presentations.get(r.id) ?? none)),
     current_milestone: current,
