@@ -198,7 +198,7 @@ export function ListingPage({ id }: { id: string }) {
           <h2 id="packages">Packages</h2>
           <ul class="cards packages">
             {l.packages.map((p) => (
-              <li class="card" data-package={p.key} aria-labelledby={`package-${p.key}`}>
+              <li class="card" data-package={p.key}>
                 <h3 id={`package-${p.key}`}>
                   <bdi>{p.name}</bdi> · {money(p.price_base_units)}
                 </h3>
