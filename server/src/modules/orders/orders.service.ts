@@ -35,6 +35,8 @@ import {
   termsMatch,
 } from './use-cases/context.js';
 import { type ListOrdersQuery, readAndPresent } from './use-cases/read-and-present.js';
+import { currentMilestone } from './milestones.js';
+import { orderErrors } from './orders.errors.js';
 import { refundStrayEscrows } from './use-cases/refund-stray-escrows.js';
 import { expireProposals, extensions, revisions, settlements } from './use-cases/agreements/index.js';
 import { milestones, type MilestonesPayment } from './use-cases/milestones/milestones.js';
@@ -92,9 +94,18 @@ export class OrdersService {
     this.creation = createOrder(c, { pay: this.pay });
     this.actions = actOnChain(c, { read: this.read, perform });
     this.strays = refundStrayEscrows(c, { reconciler: this.reconciler });
-    this.revisions = revisions(c, { read: this.read, perform });
-    this.extensions = extensions(c, { read: this.read, perform });
-    this.settlements = settlements(c, { read: this.read, perform });
+    // the agreement use cases act on one ROW (the current milestone: `unitOf` resolves the order's id to it, and
+    // 404s strangers and a later milestone's id given as an order's), so they read rows, not only first rows
+    const rowRead = {
+      get: async (p: PrincipalLike, rowId: string): Promise<OrderRecord> => {
+        const row = await c.repo.get(rowId);
+        if (!row || !roleOf(row, p)) throw orderErrors.notFound(rowId);
+        return row;
+      },
+    };
+    this.revisions = revisions(c, { read: rowRead, perform });
+    this.extensions = extensions(c, { read: rowRead, perform });
+    this.settlements = settlements(c, { read: rowRead, perform });
     this.expiry = expireProposals(c);
     this.milestones = milestones(c, { read: this.read, pay: this.pay, actions: this.actions });
   }
@@ -188,28 +199,39 @@ export class OrdersService {
     return applyListingEffect(this.ctx, order);
   }
 
-  // agreements (issue 24)
-  requestRevision(p: PrincipalLike, orderId: string, message: string): Promise<OrderRecord> {
-    return this.revisions.requestRevision(p, orderId, message);
+  // agreements (issue 24): the order routes act on the order's current milestone (its row), as deliver/confirm do
+  /**
+   * The row an order-level route acts on: a one-milestone order's own row, else its current milestone (the
+   * first not settled; the last funded one once closed: a repeat answers as before). 404 for strangers.
+   */
+  private async unitOf(p: PrincipalLike, orderId: string): Promise<string> {
+    const order = await this.read.get(p, orderId);
+    if (order.milestoneCount === 1) return order.id;
+    const rows = (await this.ctx.repo.milestonesOf([order.orderId])).get(order.orderId) ?? [order];
+    const current = currentMilestone(rows);
+    return (rows.find((r) => r.milestoneIndex === current) ?? [...rows].reverse().find((r) => r.status !== 'scheduled') ?? order).id;
+  }
+  async requestRevision(p: PrincipalLike, orderId: string, message: string): Promise<OrderRecord> {
+    return this.revisions.requestRevision(p, await this.unitOf(p, orderId), message);
   }
   /** `newDeadline`: unix seconds */
-  proposeExtension(p: PrincipalLike, orderId: string, newDeadline: number, message: string | null): Promise<OrderRecord> {
-    return this.extensions.propose(p, orderId, newDeadline, message);
+  async proposeExtension(p: PrincipalLike, orderId: string, newDeadline: number, message: string | null): Promise<OrderRecord> {
+    return this.extensions.propose(p, await this.unitOf(p, orderId), newDeadline, message);
   }
-  acceptExtension(p: PrincipalLike, orderId: string, newDeadline: number): Promise<OrderRecord> {
-    return this.extensions.accept(p, orderId, newDeadline);
+  async acceptExtension(p: PrincipalLike, orderId: string, newDeadline: number): Promise<OrderRecord> {
+    return this.extensions.accept(p, await this.unitOf(p, orderId), newDeadline);
   }
-  declineExtension(p: PrincipalLike, orderId: string): Promise<OrderRecord> {
-    return this.extensions.decline(p, orderId);
+  async declineExtension(p: PrincipalLike, orderId: string): Promise<OrderRecord> {
+    return this.extensions.decline(p, await this.unitOf(p, orderId));
   }
-  proposeSettlement(p: PrincipalLike, orderId: string, buyerBps: number): Promise<OrderRecord> {
-    return this.settlements.propose(p, orderId, buyerBps);
+  async proposeSettlement(p: PrincipalLike, orderId: string, buyerBps: number): Promise<OrderRecord> {
+    return this.settlements.propose(p, await this.unitOf(p, orderId), buyerBps);
   }
-  acceptSettlement(p: PrincipalLike, orderId: string, buyerBps: number): Promise<OrderRecord> {
-    return this.settlements.accept(p, orderId, buyerBps);
+  async acceptSettlement(p: PrincipalLike, orderId: string, buyerBps: number): Promise<OrderRecord> {
+    return this.settlements.accept(p, await this.unitOf(p, orderId), buyerBps);
   }
-  withdrawSettlement(p: PrincipalLike, orderId: string): Promise<OrderRecord> {
-    return this.settlements.withdraw(p, orderId);
+  async withdrawSettlement(p: PrincipalLike, orderId: string): Promise<OrderRecord> {
+    return this.settlements.withdraw(p, await this.unitOf(p, orderId));
   }
   /** The proposal sweep: expired proposals cleared with their `*.expired` event (once). */
   expireProposals(limit = 50): Promise<string[]> {

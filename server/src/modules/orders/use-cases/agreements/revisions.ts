@@ -25,10 +25,11 @@ export function revisions(c: OrdersContext, deps: { read: Pick<ReadAndPresent, '
     async requestRevision(p: PrincipalLike, orderId: string, message: string): Promise<OrderRecord> {
       const text = message.trim();
       if (!text) throw new DomainError('validation-error', 'message must not be empty', { errors: [{ path: 'body.message', message: 'required', code: 'too_small' }] });
-      const { role } = await partyFor(deps.read, p, orderId, 'request_revision');
+      const { order, role } = await partyFor(deps.read, p, orderId, 'request_revision');
       const after = await c.mutex.run(orderId, () => deps.perform(orderId, role, 'request_revision', null));
       if (c.chat) {
-        await c.chat.postOrderMessage(p, orderId, `Revision requested: ${text}`).catch((err) => c.log.warn({ err, order_id: orderId }, 'revision message not posted to the conversation'));
+        // the conversation is the ORDER's (its first row's id), whichever milestone is revised
+        await c.chat.postOrderMessage(p, order.orderId, `Revision requested: ${text}`).catch((err) => c.log.warn({ err, order_id: orderId }, 'revision message not posted to the conversation'));
       }
       return after;
     },
