@@ -8,7 +8,7 @@
  * - the two-milestone order driven through the UI only: the buyer pays milestone 1, the seller delivers,
  *   the buyer requests changes (one revision: then none left, the button disabled with its reason), the
  *   seller delivers again, the buyer releases milestone 1, funds milestone 2 (one wallet signature), the
- *   seller proposes a settlement of 40 % to the buyer with the percent field and its payout preview, the
+ *   seller asks for more time and the buyer accepts the new deadline, the seller proposes a settlement of 40 % to the buyer with the percent field and its payout preview, the
  *   buyer accepts naming the same split; then the buyer tips the seller from the wallet;
  * - checked against the API (statuses, revisions_used, settled_by, payouts) and the chain balances;
  * - a custom offer: the buyer asks the seller from the listing, the seller sends an offer in the
@@ -233,7 +233,7 @@ describe.skipIf(!runBrowserSuite('web.milestones.browser.test')).each(PROFILES)(
     expect(order.current_milestone).toBe(2);
   }, 180_000);
 
-  it('milestone 2: funded with one signature; the seller proposes 40 % to the buyer, the buyer accepts the same split', async () => {
+  it('milestone 2: funded with one signature; a deadline extension accepted; the seller proposes 40 % to the buyer, the buyer accepts the same split', async () => {
     const b = buyer.page;
     const before = buyer.wallet.requests.length;
     await b.getByRole('button', { name: 'Fund milestone 2 with wallet (1.5 USDC)' }).click();
@@ -244,6 +244,20 @@ describe.skipIf(!runBrowserSuite('web.milestones.browser.test')).each(PROFILES)(
     await s.reload();
     await heading(s, `Order for “${TITLE}”`);
     await expect.poll(milestoneStatus(s, 2), { timeout: 20_000 }).toBe('in_progress');
+    // an extension: the seller asks for more time (the date field's default: 3 days later), the buyer accepts it
+    await s.getByLabel('Why (for the buyer)').fill('The font licence arrives next week.');
+    await s.getByRole('button', { name: 'Ask for more time' }).click();
+    await expect.poll(() => s.getByTestId('extension-proposal').count(), { timeout: 30_000 }).toBe(1);
+    const proposed = (await api(seller, `/orders/${orderId}`)).extension_proposal;
+    expect(Date.parse(proposed.new_deadline)).toBeGreaterThan(Date.parse((await api(seller, `/orders/${orderId}`)).milestones[1].delivery_deadline));
+    await b.reload();
+    await heading(b, `Order for “${TITLE}”`);
+    await expect.poll(() => b.getByTestId('extension-proposal').innerText(), { timeout: 20_000 }).toContain('The font licence arrives next week.');
+    await checkState(b, 'buyer sees the extension proposal');
+    await b.getByRole('button', { name: 'Accept the new deadline' }).click();
+    await expect.poll(async () => (await api(buyer, `/orders/${orderId}`)).milestones[1].delivery_deadline, { timeout: 30_000 }).toBe(proposed.new_deadline);
+    await s.reload();
+    await heading(s, `Order for “${TITLE}”`);
     await s.getByLabel('Exact percent').fill('40');
     // the payout preview: 0.6 back to the buyer, the seller 0.9 minus the 2.5 % fee on it
     expect(await s.getByTestId('settlement-preview').innerText()).toBe(
