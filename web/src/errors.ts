@@ -87,7 +87,7 @@ export function plain(e: unknown): Plain {
     case 'invalid-state-transition':
       return { ...base, message: `This order changed meanwhile: the page now shows what you can do.${body.detail ? ` (${String(body.detail)})` : ''}` };
     case 'forbidden':
-      return { ...base, message: 'Your account may not do this.' };
+      return { ...base, message: `Your account may not do this.${body.detail ? ` (${String(body.detail)})` : ''}` };
     case 'unauthorized':
     case 'invalid-token':
     case 'token-expired':

@@ -15,7 +15,7 @@ import { formatAmount } from '../format.js';
 import { queryClient, useDecimals, useListing } from '../queries.js';
 import { navigate } from '../router.js';
 import { ActionButton, ErrorBox, Field, Linkified, Loading, PageHeading, Party, Time, described, say } from '../ui.js';
-import { rememberPayment } from './order.js';
+import { rememberPayment, withFields } from './order.js';
 import { SignInPrompt, isSignInNeeded } from './sign-in.js';
 
 /** A conversation as GET /conversations lists it (the contract names no type for it). */
@@ -194,7 +194,7 @@ function OfferForm({ conversation }: { conversation: Conversation }) {
           onError={(e) => {
             const p = plain(e);
             setFields(p.fields);
-            say(p.message, 'error');
+            say(withFields(p), 'error');
           }}
           work={async () => {
             const offer = ok(
@@ -288,7 +288,7 @@ export function ConversationPage({ id }: { id: string }) {
           onError={(e) => {
             const p = plain(e);
             setFields(p.fields);
-            say(p.message, 'error');
+            say(withFields(p), 'error');
           }}
           work={async () => {
             ok(await client.chat.sendConversationMessage({ params: { conversation_id: id }, body: { body: text } }), 201);

@@ -41,14 +41,17 @@ export function settled(next: RichOrder) {
   focusOn(document.getElementById('order-state'));
 }
 
+/** The message of a refusal with its field errors spelled out (a field the form does not show is still named). */
+export const withFields = (p: { message: string; fields: Record<string, string> }) =>
+  Object.keys(p.fields).length ? `${p.message} ${Object.entries(p.fields).map(([k, v]) => `${k}: ${v}`).join('; ')}` : p.message;
+
 /** Field errors of a failed form (problem `errors[]`), or the message in the status region. */
 export function useFormErrors() {
   const [fields, setFields] = useState<Record<string, string>>({});
   const onError = (e: unknown) => {
     const p = plain(e);
     setFields(p.fields);
-    if (!Object.keys(p.fields).length) say(p.message, 'error');
-    else say(p.message, 'error');
+    say(withFields(p), 'error');
   };
   return { fields, setFields, onError };
 }
