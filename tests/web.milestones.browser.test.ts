@@ -12,7 +12,8 @@
  *   buyer accepts naming the same split; then the buyer tips the seller from the wallet;
  * - checked against the API (statuses, revisions_used, settled_by, payouts) and the chain balances;
  * - a custom offer: the buyer asks the seller from the listing, the seller sends an offer in the
- *   conversation, the buyer sees the offer card and accepts it into an order.
+ *   conversation and withdraws it, sends one in two milestones, the buyer sees the offer cards and accepts
+ *   the pending one into an order.
  * Every new page state: no horizontal scroll, axe-core without critical or serious violations; no console
  * error and no uncaught page error.
  */
@@ -315,25 +316,47 @@ describe.skipIf(!runBrowserSuite('web.milestones.browser.test')).each(PROFILES)(
     await s.getByText('Send a custom offer').click();
     await s.getByLabel('Offer title').fill('Favicon set');
     await s.getByLabel('What you will do').fill('A favicon in 16, 32 and 180 px.');
-    await s.getByLabel('Price (USDC)').fill('1.2');
+    await s.getByLabel('Price (USDC)').fill('9');
     await s.getByLabel('Delivery time (days)').fill('2');
+    await s.getByRole('button', { name: 'Send the offer' }).click();
+    await expect.poll(() => s.getByTestId('offer').count(), { timeout: 20_000 }).toBe(1);
+    // the seller thinks again: withdraws it, and sends one in two milestones
+    await s.getByRole('button', { name: 'Withdraw the offer' }).click();
+    await expect.poll(() => s.getByTestId('offer').first().getAttribute('data-status'), { timeout: 20_000 }).toBe('withdrawn');
+    await s.getByLabel('Offer title').fill('Favicon set');
+    await s.getByLabel('What you will do').fill('A favicon in 16, 32 and 180 px.');
+    await s.getByLabel('Price (USDC)').fill('1.2');
+    await s.getByRole('button', { name: 'Add a milestone' }).click();
+    await s.getByRole('button', { name: 'Add a milestone' }).click();
+    await s.getByLabel('Milestone 1 title').fill('Drafts');
+    await s.getByLabel('Milestone 1 amount').fill('0.5');
+    await s.getByLabel('Milestone 2 title').fill('Final icons');
+    await s.getByLabel('Milestone 2 amount').fill('0.7');
     await s.getByLabel('Revisions included').fill('1');
     await checkState(s, 'offer form');
     await s.getByRole('button', { name: 'Send the offer' }).click();
-    await expect.poll(() => s.getByTestId('offer').count(), { timeout: 20_000 }).toBe(1);
+    await expect.poll(() => s.getByTestId('offer').count(), { timeout: 20_000 }).toBe(2);
     expect(await s.locator('[data-action="withdraw-offer"]').count()).toBe(1);
 
     await b.reload();
     await heading(b, 'Conversation with the seller');
-    const card = b.getByTestId('offer');
+    const card = b.locator('[data-testid="offer"][data-status="pending"]');
     await expect.poll(() => card.innerText(), { timeout: 20_000 }).toContain('Custom offer: Favicon set · 1.2 USDC');
     expect(await card.innerText()).toContain('1 revision included');
+    expect(await card.innerText()).toMatch(/Drafts: 0\.5 USDC, 3 days.*Final icons: 0\.7 USDC, 3 days/s);
+    // the withdrawn one reads so, with nothing to accept
+    expect(await b.locator('[data-testid="offer"][data-status="withdrawn"]').innerText()).toContain('Withdrawn by the seller');
+    expect(await b.getByRole('button', { name: /^Accept and order/ }).count()).toBe(1);
     await checkState(b, 'offer card');
     await b.getByRole('button', { name: 'Accept and order (1.2 USDC)' }).click();
     await heading(b, `Order for “${TITLE}”`);
     const offerOrder = decodeURIComponent(new URL(b.url()).hash.split('/')[2]!);
     const order = await api(buyer, `/orders/${offerOrder}`);
     expect(order).toMatchObject({ status: 'awaiting_payment', amount_base_units: '1200000', revisions_included: 1 });
+    expect(order.milestones.map((m: { title: string; amount_base_units: string }) => [m.title, m.amount_base_units])).toEqual([
+      ['Drafts', '500000'],
+      ['Final icons', '700000'],
+    ]);
     expect(order.offer_id).toEqual(expect.any(String));
     const offer = await api(buyer, `/offers/${order.offer_id}`);
     expect(offer).toMatchObject({ status: 'accepted', order_id: offerOrder, conversation_id: conversationId });
