@@ -4,7 +4,7 @@
  * wallet (server/scripts/test-wallet.ts), at a desktop size and on a 390×844 phone:
  *
  * - a package purchase: the listing shows its packages (name, price, days, revisions, milestones) and its
- *   units left; the buyer orders the package "Two steps" (two milestones, one revision);
+ *   units left; the buyer orders the package "Two steps" (two milestones, one revision) with the keyboard;
  * - the two-milestone order driven through the UI only: the buyer pays milestone 1, the seller delivers,
  *   the buyer requests changes (one revision: then none left, the button disabled with its reason), the
  *   seller delivers again, the buyer releases milestone 1, funds milestone 2 (one wallet signature), the
@@ -173,16 +173,20 @@ describe.skipIf(!runBrowserSuite('web.milestones.browser.test')).each(PROFILES)(
     expect(text).toContain('Logo sketches: 1 USDC, 3 days');
     expect(text).toContain('Brand sheet: 1.5 USDC, 4 days');
     expect(await page.getByRole('button', { name: /^Order this package/ }).count()).toBe(2);
-    await page.getByRole('button', { name: 'Order this package (Two steps, 2.5 USDC)' }).click();
+    // keyboard only: Tab from the heading to the package's button, then Enter
+    const order = page.getByRole('button', { name: 'Order this package (Two steps, 2.5 USDC)' });
+    for (let i = 0; i < 40 && !(await order.evaluate((el) => el === document.activeElement)); i++) await page.keyboard.press('Tab');
+    expect(await order.evaluate((el) => el === document.activeElement)).toBe(true);
+    await page.keyboard.press('Enter');
     await heading(page, `Order for “${TITLE}”`);
     orderId = decodeURIComponent(new URL(page.url()).hash.split('/')[2]!);
     expect(await page.getByTestId('order-context').innerText()).toMatch(/package “Two steps”.*2 milestones.*1 revision included/s);
     await expect.poll(() => page.getByTestId('milestone').count()).toBe(2);
     expect(await milestone(page, 1).getAttribute('data-status')).toBe('awaiting_payment');
     expect(await milestone(page, 2).getAttribute('data-status')).toBe('scheduled');
-    const order = await api(buyer, `/orders/${orderId}`);
-    expect(order).toMatchObject({ package_name: 'Two steps', revisions_included: 1, current_milestone: 1 });
-    expect(order.milestones.map((m: { amount_base_units: string }) => m.amount_base_units)).toEqual(['1000000', '1500000']);
+    const created2 = await api(buyer, `/orders/${orderId}`);
+    expect(created2).toMatchObject({ package_name: 'Two steps', revisions_included: 1, current_milestone: 1 });
+    expect(created2.milestones.map((m: { amount_base_units: string }) => m.amount_base_units)).toEqual(['1000000', '1500000']);
     await checkState(page, 'two-milestone order awaiting payment');
   }, 180_000);
 
