@@ -80,6 +80,41 @@ describe('orders with milestones (fakes)', () => {
     expect(ctx.repo.orders.size).toBe(0);
   });
 
+  it('the agreement routes act on the current milestone: a settlement of milestone 2 (offered in allowed_actions), a revision of it; a later milestone\'s id is still 404 as an order', async () => {
+    const ctx = setup();
+    const { order } = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id, terms: terms([10n, 20n]) });
+    ctx.escrow.fund(ctx.service.fundTerms(order));
+    await ctx.watcher.runOnce();
+    await ctx.service.confirm(ctx.buyer, order.id);
+    await ctx.service.fundMilestones(ctx.buyer, order.id, [2]);
+    const rows = () => ctx.repo.milestonesOf([order.id]).then((m) => m.get(order.id)!);
+    const second = (await rows())[1]!;
+    ctx.escrow.fund(ctx.service.fundTerms(second));
+    await ctx.watcher.runOnce();
+    // the seller's order-level actions offer the agreements on milestone 2 (the current one)
+    const sellerView = await ctx.service.presentOne(ctx.seller, (await ctx.repo.get(order.id))!);
+    expect(sellerView.current_milestone).toBe(2);
+    expect(sellerView.allowed_actions).toEqual(expect.arrayContaining(['deliver', 'propose_extension', 'propose_settlement']));
+    // a revision of milestone 2 once delivered (its row, not the settled milestone 1)
+    await ctx.service.deliver(ctx.seller, order.id);
+    expect((await ctx.service.presentOne(ctx.buyer, (await ctx.repo.get(order.id))!)).allowed_actions).toContain('request_revision');
+    await ctx.service.requestRevision(ctx.buyer, order.id, 'darker please');
+    expect((await rows()).map((r) => [r.status, r.revisionsUsed])).toEqual([
+      ['completed', 0],
+      ['in_progress', 1],
+    ]);
+    // a settlement of milestone 2: proposed by the seller, offered to and accepted by the buyer
+    await ctx.service.proposeSettlement(ctx.seller, order.id, 4000);
+    const buyerView = await ctx.service.presentOne(ctx.buyer, (await ctx.repo.get(order.id))!);
+    expect(buyerView.settlement_proposal).toMatchObject({ proposed_by: 'seller', buyer_bps: 4000 });
+    expect(buyerView.allowed_actions).toContain('accept_settlement');
+    await ctx.service.acceptSettlement(ctx.buyer, order.id, 4000);
+    expect((await rows()).map((r) => r.status)).toEqual(['completed', 'resolved']);
+    expect((await rows())[1]).toMatchObject({ settledBy: 'agreement' });
+    // milestone 2's own id is not an order's: 404 on the agreement routes as on the others
+    expect(await slug(ctx.service.proposeSettlement(ctx.seller, second.id, 5000))).toBe('not-found');
+  });
+
   it('a custodial order with several milestones is refused (409 custodial-milestones-unsupported); with one it is paid as before', async () => {
     const paid: string[] = [];
     const custody: CustodialPaymentsPort = {

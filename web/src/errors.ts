@@ -85,9 +85,9 @@ export function plain(e: unknown): Plain {
     case 'rate-limited':
       return { ...base, retry: true, message: 'Too many requests in a short time: wait a moment, then try again.' };
     case 'invalid-state-transition':
-      return { ...base, message: 'This order changed meanwhile: the page now shows what you can do.' };
+      return { ...base, message: `This order changed meanwhile: the page now shows what you can do.${body.detail ? ` (${String(body.detail)})` : ''}` };
     case 'forbidden':
-      return { ...base, message: 'Your account may not do this.' };
+      return { ...base, message: `Your account may not do this.${body.detail ? ` (${String(body.detail)})` : ''}` };
     case 'unauthorized':
     case 'invalid-token':
     case 'token-expired':

@@ -9,6 +9,7 @@ import './style.css';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { QueryClientProvider, useIsFetching, useIsMutating } from '@tanstack/react-query';
+import { Suspense, lazy } from 'preact/compat';
 import { Route, Router, Switch, useLocation } from 'wouter-preact';
 import { onSessionChange, restoreSession, session, signOut, type Session } from './api.js';
 import { followMine, type News } from './live.js';
@@ -22,6 +23,11 @@ import { MarketplacePage } from './pages/marketplace.js';
 import { OrderPage } from './pages/order.js';
 import { OrdersPage } from './pages/orders.js';
 import { SignInPage, SignInPrompt } from './pages/sign-in.js';
+
+// conversations and custom offers (issue 24): a chunk of their own, loaded when first opened
+const ConversationsPage = lazy(() => import('./pages/conversations.js').then((m) => ({ default: m.ConversationsPage })));
+const ConversationPage = lazy(() => import('./pages/conversations.js').then((m) => ({ default: m.ConversationPage })));
+const loading = <p class="loading">Loading…</p>;
 
 function useSession(): Session | null {
   const [s, set] = useState(session);
@@ -115,6 +121,9 @@ function Shell() {
           <a href="#/orders" aria-current={current('/orders')}>
             My orders
           </a>
+          <a href="#/conversations" aria-current={current('/conversations')}>
+            Messages
+          </a>
           <a href="#/balances" aria-current={current('/balances')}>
             Balances
           </a>
@@ -135,6 +144,10 @@ function Shell() {
           <Route path="/listings/:id">{(p: { id: string }) => <ListingPage key={p.id} id={p.id} />}</Route>
           <Route path="/orders">{signedIn(() => <OrdersPage />)}</Route>
           <Route path="/orders/:id">{(p: { id: string }) => (session() ? <OrderPage key={p.id} id={p.id} /> : <SignInPrompt />)}</Route>
+          <Route path="/conversations">{signedIn(() => <Suspense fallback={loading}><ConversationsPage /></Suspense>)}</Route>
+          <Route path="/conversations/:id">
+            {(p: { id: string }) => (session() ? <Suspense fallback={loading}><ConversationPage key={p.id} id={p.id} /></Suspense> : <SignInPrompt />)}
+          </Route>
           <Route path="/balances">{signedIn(() => <BalancesPage />)}</Route>
           <Route>
             <NotFound />

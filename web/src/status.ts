@@ -43,8 +43,8 @@ export const ACTION_LABELS: Record<OrderAction, string> = {
 
 /**
  * The agreement actions (issue 24: revisions, extensions, settlement by agreement): each needs its own form
- * (a message, a deadline, a split named back); until this app has them they are not offered as buttons,
- * never run as another action. The API and the SDK have them (`client.orders.requestRevision`, ...).
+ * (a message, a deadline, a split named back), which the order page has (pages/order-deals.tsx); they are
+ * never offered as plain buttons (the order list and the order's action bar leave them out).
  */
 export const AGREEMENT_ACTIONS: ReadonlySet<OrderAction> = new Set<OrderAction>([
   'request_revision',

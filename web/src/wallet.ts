@@ -125,28 +125,51 @@ async function signedInAccount(): Promise<{ wallet: Wallet; account: WalletAccou
 }
 
 /**
+ * Sign `transactionBase64` (built by the service, fee payer = the signed-in wallet) with the wallet and hand it
+ * back: `submit` gets the signed bytes (solana:signTransaction: the service checks, sends and records it), or,
+ * for a wallet that can only signAndSendTransaction, the wallet sends it and `afterSend` reads the result
+ * (the service's watchers find the transaction within seconds). One wallet signature either way.
+ */
+export async function signWithWallet<T>(transactionBase64: string, submit: (signedBase64: string) => Promise<T>, afterSend: () => Promise<T>): Promise<T> {
+  const { wallet, account, s } = await signedInAccount();
+  const f = wallet.features as Features;
+  const transaction = base64ToBytes(transactionBase64);
+  if (f[SolanaSignTransaction]) {
+    const [out] = await f[SolanaSignTransaction].signTransaction({ account, transaction, chain: s.chain });
+    return submit(bytesToBase64(out!.signedTransaction));
+  }
+  if (f[SolanaSignAndSendTransaction]) {
+    await f[SolanaSignAndSendTransaction].signAndSendTransaction({ account, transaction, chain: s.chain });
+    return afterSend();
+  }
+  throw new Error(`${wallet.name} can neither sign nor send transactions.`);
+}
+
+/** Submit a signed fund transaction of `orderId` (POST /orders/{id}/transaction); the order as the service reports it. */
+const submitFund = (orderId: string) => async (signed: string) =>
+  ok(await client.orders.submitOrderTransaction({ params: { order_id: orderId }, body: { signed_transaction: signed } }), 200);
+const readOrder = (orderId: string) => async () => ok(await client.orders.getOrder({ params: { order_id: orderId } }), 200);
+
+/**
  * Pay an order awaiting payment from the signed-in wallet: a fresh fund transaction (each one is valid
  * for about a minute), signed by the wallet, then submitted (signTransaction) or sent by the wallet
  * (signAndSendTransaction). Resolves to the order as the service reports it afterwards.
  */
 export async function payOrder(orderId: string): Promise<Order> {
-  const { wallet, account, s } = await signedInAccount();
-  const f = wallet.features as Features;
+  await signedInAccount();
   const fresh = ok(await client.orders.createOrderPayment({ params: { order_id: orderId } }), 200);
-  const transaction = base64ToBytes(fresh.transaction);
-  if (f[SolanaSignTransaction]) {
-    const [out] = await f[SolanaSignTransaction].signTransaction({ account, transaction, chain: s.chain });
-    return ok(
-      await client.orders.submitOrderTransaction({
-        params: { order_id: orderId },
-        body: { signed_transaction: bytesToBase64(out!.signedTransaction) },
-      }),
-      200,
-    );
-  }
-  if (f[SolanaSignAndSendTransaction]) {
-    await f[SolanaSignAndSendTransaction].signAndSendTransaction({ account, transaction, chain: s.chain });
-    return ok(await client.orders.getOrder({ params: { order_id: orderId } }), 200);
-  }
-  throw new Error(`${wallet.name} can neither sign nor send transactions.`);
+  return signWithWallet(fresh.transaction, submitFund(orderId), readOrder(orderId));
+}
+
+/**
+ * Fund the next milestones `indexes` of a multi-milestone order (issue 24): ONE transaction with one fund
+ * instruction per milestone (POST /orders/{id}/milestones/fund, Idempotency-Key `key`), one wallet signature.
+ */
+export async function fundMilestones(orderId: string, indexes: number[], key: string): Promise<Order> {
+  await signedInAccount();
+  const tx = ok(
+    await client.orders.fundOrderMilestones({ params: { order_id: orderId }, headers: { 'idempotency-key': key }, body: { milestones: indexes } }),
+    200,
+  );
+  return signWithWallet(tx.transaction, submitFund(orderId), readOrder(orderId));
 }

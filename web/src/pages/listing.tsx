@@ -5,13 +5,13 @@
  * missing is said in plain words (the service checks again: 409 insufficient-funds).
  */
 import { useState } from 'preact/hooks';
-import { newIdempotencyKey, type Listing } from '@bazaar/client-sdk';
+import { newIdempotencyKey, type Listing, type ListingMilestone, type ListingPackage } from '@bazaar/client-sdk';
 import { API_ORIGIN, client, ok, session } from '../api.js';
 import { plain } from '../errors.js';
 import { formatAmount } from '../format.js';
 import { explorerUrl, queryClient, useCategories, useDecimals, useListing, useNetwork } from '../queries.js';
 import { navigate } from '../router.js';
-import { ActionButton, ErrorBox, Loading, PageHeading, Party, Time, say } from '../ui.js';
+import { ActionButton, ErrorBox, Field, Loading, PageHeading, Party, Time, described, say } from '../ui.js';
 import { availability } from './marketplace.js';
 import { rememberPayment } from './order.js';
 import { SignInPrompt, isSignInNeeded } from './sign-in.js';
@@ -20,11 +20,11 @@ import { SignInPrompt, isSignInNeeded } from './sign-in.js';
  * What the signed-in wallet lacks to buy `l`, in words ("2.5 USDC more (you have 0.5 USDC)"), or null
  * when its chain balances cover the price and it has some SOL for the network fee.
  */
-export async function whatIsMissing(l: Listing): Promise<string | null> {
+export async function whatIsMissing(l: Listing, priceBaseUnits: string = l.price_base_units): Promise<string | null> {
   const balances = ok(await client.wallet.getBalances(), 200).balances.filter((b) => b.source === 'chain');
   const native = BigInt(balances.find((b) => b.mint === null)?.amount_base_units ?? '0');
   const missing: string[] = [];
-  const price = BigInt(l.price_base_units);
+  const price = BigInt(priceBaseUnits);
   if (l.currency === 'SOL') {
     const wrapped = BigInt(balances.find((b) => b.currency === 'SOL' && b.mint !== null)?.amount_base_units ?? '0');
     if (native + wrapped < price) missing.push(`${formatAmount(price - native - wrapped, 9, 'SOL')} more (you have ${formatAmount(native + wrapped, 9, 'SOL')}), and a little SOL for the network fee`);
@@ -39,13 +39,45 @@ export async function whatIsMissing(l: Listing): Promise<string | null> {
   return missing.length ? `To buy this you need ${missing.join(' and ')}. Add funds to your wallet, then try again.` : null;
 }
 
-function BuyButton({ l, label }: { l: Listing; label: string }) {
+/** Ask the seller about the listing (an inquiry conversation: the seller may answer with a custom offer). */
+function AskSeller({ l }: { l: Listing }) {
+  const [text, setText] = useState('');
+  const [fields, setFields] = useState<Record<string, string>>({});
+  return (
+    <details class="ask">
+      <summary>Ask the seller, or for a custom offer</summary>
+      <form class="stack" onSubmit={(e) => e.preventDefault()}>
+        <Field id="inquiry" label="Your message" error={fields.body}>
+          <textarea {...described('inquiry', undefined, fields.body)} rows={3} maxLength={4000} value={text} onInput={(e) => setText(e.currentTarget.value)} />
+        </Field>
+        <ActionButton
+          onError={(e) => {
+            const p = plain(e);
+            setFields(p.fields);
+            say(p.message, 'error');
+          }}
+          work={async () => {
+            const r = ok(await client.chat.createInquiry({ params: { listing_id: l.listing_id }, body: { body: text } }), 201);
+            say('Message sent: the seller answers in this conversation.', 'info', true);
+            navigate(`/conversations/${r.conversation.conversation_id}`);
+          }}
+        >
+          Send to the seller
+        </ActionButton>
+      </form>
+    </details>
+  );
+}
+
+function BuyButton({ l, label, pkg }: { l: Listing; label: string; pkg?: ListingPackage }) {
   const [problem, setProblem] = useState<string | null>(null);
+  const problemId = pkg ? `buy-problem-${pkg.key}` : 'buy-problem';
   return (
     <div class="buy">
       <ActionButton
         class="primary"
-        aria-describedby={problem ? 'buy-problem' : undefined}
+        data-package={pkg?.key}
+        aria-describedby={problem ? problemId : undefined}
         onError={(e) => {
           const p = plain(e);
           setProblem(p.message);
@@ -54,13 +86,13 @@ function BuyButton({ l, label }: { l: Listing; label: string }) {
         }}
         work={async () => {
           setProblem(null);
-          const missing = await whatIsMissing(l);
+          const missing = await whatIsMissing(l, pkg?.price_base_units);
           if (missing) {
             setProblem(missing);
             return;
           }
           // one key per click: a retried request returns the same order instead of a second one
-          const order = ok(await client.orders.createOrder({ headers: { 'idempotency-key': newIdempotencyKey() }, body: { listing_id: l.listing_id } }), 201);
+          const order = ok(await client.orders.createOrder({ headers: { 'idempotency-key': newIdempotencyKey() }, body: { listing_id: l.listing_id, ...(pkg ? { package: pkg.key } : {}) } }), 201);
           rememberPayment(order);
           say('Order created: pay it into escrow.', 'info', true);
           navigate(`/orders/${order.order_id}`);
@@ -69,12 +101,33 @@ function BuyButton({ l, label }: { l: Listing; label: string }) {
         {label}
       </ActionButton>
       {problem ? (
-        <p id="buy-problem" class="error-box" role="alert" data-testid="buy-problem">
+        <p id={problemId} class="error-box" role="alert" data-testid="buy-problem">
           {problem}
         </p>
       ) : null}
     </div>
   );
+}
+
+/** The milestones of a package or listing: what is paid into escrow and delivered, step by step. */
+function MilestoneTerms({ milestones, money, label }: { milestones: ListingMilestone[]; money: (base: string) => string; label: string }) {
+  return (
+    <ol class="terms" aria-label={label}>
+      {milestones.map((m) => (
+        <li>
+          <bdi>{m.title}</bdi>: {money(m.amount_base_units)}, {m.delivery_days} day{m.delivery_days === 1 ? '' : 's'}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+/** "3 left", "Sold out", "Takes 2 orders at once": the listing's units (capacity, stock, remaining). */
+export function unitsLeft(l: Listing): string | null {
+  if (l.status === 'sold') return 'Sold out';
+  if (l.stock === null) return l.capacity > 1 ? `Unlimited · takes ${l.capacity} orders at once` : null;
+  if (l.stock === 1) return null;
+  return `${l.remaining ?? 0} left${l.capacity > 1 ? ` · takes ${l.capacity} orders at once` : ''}`;
 }
 
 export function ListingPage({ id }: { id: string }) {
@@ -91,13 +144,21 @@ export function ListingPage({ id }: { id: string }) {
   const me = session()?.wallet;
   const price = formatAmount(l.price_base_units, decimals(l.currency), l.currency);
   const held = availability(l);
+  const money = (base: string) => formatAmount(base, decimals(l.currency), l.currency);
+  const left = unitsLeft(l);
+  const canBuy = me !== l.seller_wallet && l.status === 'available' && !!me;
   const category = categories.data?.find((c) => c.slug === l.category)?.name ?? l.metadata.category_name ?? l.category;
   return (
     <article>
       <PageHeading text={l.title}>
         <bdi>{l.title}</bdi>
       </PageHeading>
-      <p class="price">{price}</p>
+      <p class="price">{l.packages.length ? `from ${price}` : price}</p>
+      {left ? (
+        <p class="units" data-testid="units-left">
+          {left}
+        </p>
+      ) : null}
       <p class="description" dir="auto">
         {l.description}
       </p>
@@ -132,6 +193,32 @@ export function ListingPage({ id }: { id: string }) {
           <Time iso={l.created_at} />
         </dd>
       </dl>
+      {l.packages.length ? (
+        <section aria-labelledby="packages">
+          <h2 id="packages">Packages</h2>
+          <ul class="cards packages">
+            {l.packages.map((p) => (
+              <li class="card" data-package={p.key}>
+                <h3 id={`package-${p.key}`}>
+                  <bdi>{p.name}</bdi> · {money(p.price_base_units)}
+                </h3>
+                <p dir="auto">{p.description}</p>
+                <p class="meta">
+                  Delivery in {p.delivery_days} day{p.delivery_days === 1 ? '' : 's'} · {p.revisions} revision{p.revisions === 1 ? '' : 's'} included
+                </p>
+                {p.milestones ? <MilestoneTerms milestones={p.milestones} money={money} label={`Milestones of ${p.name}`} /> : null}
+                {canBuy ? <BuyButton l={l} pkg={p} label={`Order this package (${p.name}, ${money(p.price_base_units)})`} /> : null}
+              </li>
+            ))}
+          </ul>
+        </section>
+      ) : l.milestones ? (
+        <section aria-labelledby="listing-milestones">
+          <h2 id="listing-milestones">Paid in milestones</h2>
+          <p>You fund one milestone at a time; the seller is paid each one when you release it.</p>
+          <MilestoneTerms milestones={l.milestones} money={money} label="Milestones" />
+        </section>
+      ) : null}
       <div class="actions">
         {me === l.seller_wallet ? (
           <a class="button" href={`#/listings/${l.listing_id}/edit`}>
@@ -139,7 +226,14 @@ export function ListingPage({ id }: { id: string }) {
           </a>
         ) : l.status === 'available' ? (
           me ? (
-            <BuyButton l={l} label={`Buy for ${price}`} />
+            l.packages.length ? (
+              <AskSeller l={l} />
+            ) : (
+              <>
+                <BuyButton l={l} label={`Buy for ${price}`} />
+                <AskSeller l={l} />
+              </>
+            )
           ) : (
             <a class="button primary" href={`#/sign-in?next=${encodeURIComponent(`#/listings/${l.listing_id}`)}`}>
               Sign in to buy

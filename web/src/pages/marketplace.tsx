@@ -32,12 +32,15 @@ export function ListingCard({ l, categoryName }: { l: Listing; categoryName: str
           {l.title}
         </a>
       </h3>
-      <p class="price">{formatAmount(l.price_base_units, decimals(l.currency), l.currency)}</p>
+      <p class="price">
+        {l.packages.length ? 'from ' : ''}
+        {formatAmount(l.price_base_units, decimals(l.currency), l.currency)}
+      </p>
       <p class="meta">
         {categoryName} · {l.duration} day{l.duration === 1 ? '' : 's'} · seller <Address value={l.seller_wallet} label="seller address" />{' '}
         <Rating average={l.metadata.seller_rating} count={l.metadata.seller_review_count} />
       </p>
-      {held ? <p class="held">{held}</p> : null}
+      {held ? <p class="held">{held}</p> : l.stock !== null && l.stock > 1 ? <p class="meta">{l.remaining ?? 0} left</p> : null}
     </li>
   );
 }

@@ -8,6 +8,7 @@
 import { useQuery } from '@tanstack/react-query';
 import qrcode from 'qrcode-generator';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { Suspense, lazy } from 'preact/compat';
 import type { CreateOrderResponse, Message, OrderAction } from '@bazaar/client-sdk';
 import { client, ok, session } from '../api.js';
 import { plain } from '../errors.js';
@@ -19,6 +20,9 @@ import { ActionButton, Address, Countdown, ErrorBox, Field, Linkified, Loading, 
 import { payOrder } from '../wallet.js';
 import { SignInPrompt, isSignInNeeded } from './sign-in.js';
 
+/** Milestones, revisions, extensions, settlements and tips (issue 24): a chunk of its own, loaded with the first order page. */
+const OrderDeals = lazy(() => import('./order-deals.js'));
+
 /** Solana Pay links of orders created in this tab (createOrder returns it; no second request needed). */
 const solanaPayLinks = new Map<string, string>();
 
@@ -28,7 +32,7 @@ export function rememberPayment(order: CreateOrderResponse): void {
 }
 
 /** After an action: the order as the service returned it goes into the cache, lists are re-read. */
-function settled(next: RichOrder) {
+export function settled(next: RichOrder) {
   queryClient.setQueryData<RichOrder>(['order', next.order_id], (old) => ({ ...old, ...next }));
   void queryClient.invalidateQueries({ queryKey: ['order', next.order_id] });
   void queryClient.invalidateQueries({ queryKey: ['orders'] });
@@ -37,14 +41,17 @@ function settled(next: RichOrder) {
   focusOn(document.getElementById('order-state'));
 }
 
+/** The message of a refusal with its field errors spelled out (a field the form does not show is still named). */
+export const withFields = (p: { message: string; fields: Record<string, string> }) =>
+  Object.keys(p.fields).length ? `${p.message} ${Object.entries(p.fields).map(([k, v]) => `${k}: ${v}`).join('; ')}` : p.message;
+
 /** Field errors of a failed form (problem `errors[]`), or the message in the status region. */
-function useFormErrors() {
+export function useFormErrors() {
   const [fields, setFields] = useState<Record<string, string>>({});
   const onError = (e: unknown) => {
     const p = plain(e);
     setFields(p.fields);
-    if (!Object.keys(p.fields).length) say(p.message, 'error');
-    else say(p.message, 'error');
+    say(withFields(p), 'error');
   };
   return { fields, setFields, onError };
 }
@@ -215,8 +222,11 @@ function Actions({ order }: { order: RichOrder }) {
       </ActionButton>
     );
   };
+  // several milestones: each milestone's actions are on its row of the milestone list (order-deals.tsx)
+  const multi = order.milestones.length > 1;
   const items = order.allowed_actions
-    .filter((a) => a !== 'resolve' && !AGREEMENT_ACTIONS.has(a))
+    .filter((a) => a !== 'resolve' && a !== 'fund' && a !== 'end' && !AGREEMENT_ACTIONS.has(a))
+    .filter((a) => !multi || a === 'pay' || a === 'review')
     .map((a) => {
       switch (a) {
         case 'deliver':
@@ -364,7 +374,10 @@ export function OrderPage({ id }: { id: string }) {
           {title}
         </a>{' '}
         {role === 'seller' ? 'to ' : 'from '}
-        <Party wallet={other.wallet} summary={other.summary} testId="other-party" /> for <strong>{formatAmount(o.amount_base_units, d, o.currency)}</strong>.
+        <Party wallet={other.wallet} summary={other.summary} testId="other-party" /> for <strong>{formatAmount(o.amount_base_units, d, o.currency)}</strong>
+        {o.package_name ? <> (package “<bdi>{o.package_name}</bdi>”)</> : null}
+        {o.milestones.length > 1 ? `, in ${o.milestones.length} milestones` : ''}
+        {o.revisions_included ? `, ${o.revisions_included} revision${o.revisions_included === 1 ? '' : 's'} included` : ''}.
       </p>
       <section id="order-state" aria-labelledby="state" class="state">
         <h2 id="state">
@@ -388,6 +401,9 @@ export function OrderPage({ id }: { id: string }) {
         ) : null}
       </section>
       <Actions order={o} />
+      <Suspense fallback={<p class="loading">Loading…</p>}>
+        <OrderDeals order={o} />
+      </Suspense>
       {o.allowed_actions.includes('pay') ? <SolanaPay order={o} /> : null}
       <PublishedReview order={o} />
       <Conversation order={o} role={role} />
