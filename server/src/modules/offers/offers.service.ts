@@ -129,7 +129,8 @@ export function createOffersService(deps: OffersServiceDeps) {
     if (expiresAt.getTime() <= t.getTime() || expiresAt.getTime() > t.getTime() + OFFER_LIMITS.maxLifetimeDays * DAY_MS) {
       errors.push({ path: 'body.expires_at', message: `must be in the future and at most ${OFFER_LIMITS.maxLifetimeDays} days ahead`, code: 'out_of_range' });
     }
-    return { price: price.ok ? price.value : 0n, milestones, expiresAt };
+    // createdAt: the same instant the default expiry counts from (one clock read: expires_at - created_at is exactly the lifetime)
+    return { price: price.ok ? price.value : 0n, milestones, expiresAt, createdAt: t };
   }
 
   async function decide(p: PrincipalLike, id: string, to: 'declined' | 'withdrawn'): Promise<OfferRecord> {
@@ -182,7 +183,7 @@ export function createOffersService(deps: OffersServiceDeps) {
         milestones: t.milestones,
         revisions: body.revisions,
         expiresAt: t.expiresAt,
-        createdAt: now(),
+        createdAt: t.createdAt,
       };
       const summary = `Offer: ${body.title} (${formatUiAmount(t.price, cur.decimals)} ${cur.code})`;
       const m = await chat.post(c, p.userId, 'seller', summary, offer.createdAt, {
