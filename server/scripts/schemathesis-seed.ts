@@ -144,7 +144,14 @@ ok('confirmOrder', await buyer.orders.confirmOrder({ params: { order_id: complet
 
 // messages: on a funded order, and an inquiry on an available listing
 const orderMessage = ok('sendOrderMessage', await buyer.chat.sendOrderMessage({ params: { order_id: funded[0]! }, body: { body: 'When can I expect a first draft?' } }), 201);
+// the seller's webhook for redeliverWebhook (run with the seller's credential): the buyer's endpoints are listed to
+// the buyer's fuzzed requests, whose stateful links (listWebhooks -> deleteWebhook) may delete them mid-run
+const sellerHook = ok('createWebhook', await seller.webhooks.createWebhook({ body: { url: 'http://127.0.0.1:9/bazaar-seed-3', description: 'schemathesis seed (redeliver)' } }), 201);
 const inquiry = ok('createInquiry', await buyer.chat.createInquiry({ params: { listing_id: available[0]! }, body: { body: 'Do you also do icons?' } }), 201);
+// custom offers (issue 24) in that conversation: one for the buyer to read, accept or decline, one for the seller to withdraw
+const offerBody = { title: 'Icon set', description: 'Ten icons in the style of the logo', currency: 'USDC', price: 20, revisions: 1, delivery_days: 5 };
+const offerToDecide = ok('createOffer', await seller.offers.createOffer({ params: { conversation_id: inquiry.conversation.conversation_id }, body: offerBody }), 201);
+const offerToWithdraw = ok('createOffer', await seller.offers.createOffer({ params: { conversation_id: inquiry.conversation.conversation_id }, body: offerBody }), 201);
 
 // a webhook endpoint of the buyer (nothing listens there: its deliveries fail and are retried) and a token
 const hook = ok('createWebhook', await buyer.webhooks.createWebhook({ body: { url: 'http://127.0.0.1:9/bazaar-seed', description: 'schemathesis seed' } }), 201);
@@ -176,6 +183,10 @@ const withdrawal = ok(
 );
 const deliveries = await until('a webhook delivery', async () => {
   const res = await buyer.webhooks.listWebhookDeliveries({ params: { webhook_id: hook.webhook_id }, query: {} });
+  return res.status === 200 && res.body.data.length ? res.body.data : null;
+}, 30_000);
+const sellerDeliveries = await until('a delivery of the seller\'s webhook', async () => {
+  const res = await seller.webhooks.listWebhookDeliveries({ params: { webhook_id: sellerHook.webhook_id }, query: {} });
   return res.status === 200 && res.body.data.length ? res.body.data : null;
 }, 30_000);
 // the arbiter's credential works
@@ -212,6 +223,11 @@ const dictionaries: Record<string, string[]> = {
   conversations: [inquiry.conversation.conversation_id, orderMessage.conversation_id],
   messages: [inquiry.message.message_id, orderMessage.message_id],
   tokens: [token.token_id],
+  offers: [offerToDecide.offer_id, offerToWithdraw.offer_id],
+  seller_webhooks: [sellerHook.webhook_id],
+  seller_deliveries: sellerDeliveries.map((d: { delivery_id: string }) => d.delivery_id),
+  offers_withdrawable: [offerToWithdraw.offer_id],
+  conversations_inquiry: [inquiry.conversation.conversation_id],
 };
 const bindings: Array<[string[], Record<string, string>]> = [
   [['getOrder', 'listOrderMessages', 'sendOrderMessage'], { 'path.order_id': 'orders_all' }],
@@ -232,10 +248,13 @@ const bindings: Array<[string[], Record<string, string>]> = [
   [['createWithdrawal'], { 'body.destination': 'buyer_wallet', 'body.currency': 'custody_currencies' }],
   [['getWebhook', 'updateWebhook', 'rotateWebhookSecret', 'listWebhookDeliveries'], { 'path.webhook_id': 'webhooks' }],
   [['deleteWebhook'], { 'path.webhook_id': 'webhooks_deleted' }],
-  [['redeliverWebhook'], { 'path.webhook_id': 'webhooks', 'path.delivery_id': 'deliveries' }],
+  [['redeliverWebhook'], { 'path.webhook_id': 'seller_webhooks', 'path.delivery_id': 'seller_deliveries' }],
   [['listConversationMessages', 'sendConversationMessage', 'markConversationRead'], { 'path.conversation_id': 'conversations' }],
   [['reportMessage'], { 'path.message_id': 'messages' }],
   [['revokeToken'], { 'path.token_id': 'tokens' }],
+  [['getOffer', 'acceptOffer', 'declineOffer'], { 'path.offer_id': 'offers' }],
+  [['withdrawOffer'], { 'path.offer_id': 'offers_withdrawable' }],
+  [['createOffer'], { 'path.conversation_id': 'conversations_inquiry' }],
 ];
 const q = (s: string) => JSON.stringify(s);
 const toml = [
