@@ -220,13 +220,16 @@ describe.each(backends)('$name', (backend) => {
         await c.connect();
         try {
           const orderId = randomUUID();
-          await c.query('BEGIN');
+          // the completed order first, on its own (as the service does: a review is written after its order, never in
+          // the order's transaction), then the reviews race: each holds the seller's rating lock while it refreshes
+          // every listing of the seller
           await c.query(
             `INSERT INTO orders (id, listing_id, buyer_id, seller_id, status, amount_base_units, currency, payment_mint, decimals, fee_bps,
                                  escrow_address, vault_address, delivery_deadline, review_window_seconds, payment_expires_at, updated_at)
              VALUES ($1::uuid, $2::uuid, md5('buyer')::uuid, $3::uuid, 'completed', 1, 'USDC', 'm', 6, 250, $4, $5, now(), 0, now(), now())`,
             [orderId, listingId, seller, `e-${orderId}`, `v-${orderId}`],
           );
+          await c.query('BEGIN');
           await c.query(`INSERT INTO reviews (id, order_id, reviewer_id, seller_id, listing_id, rating, text) VALUES (gen_random_uuid(), $1::uuid, md5('buyer')::uuid, $2::uuid, $3::uuid, $4, 'x')`, [orderId, seller, listingId, 1 + (i % 5)]);
           await new Promise((r) => setTimeout(r, 20));
           await c.query('COMMIT');

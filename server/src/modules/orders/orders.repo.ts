@@ -407,8 +407,7 @@ export class PrismaOrdersRepo implements OrdersRepo {
         // one network's creations serialize here, so its count below cannot be raced past the limit
         if (network) await tx.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtext(${`order-holds:${network}`}))`;
         // --- repeat sales: one hold per unit of capacity (counts kept by the orders trigger, weighed by order_listing_weight) ---
-        // the seller's listings lock first, as the orders trigger and the seller-rating triggers take it before a listing row
-        await tx.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtext('bazaar.seller_rating'), hashtext(${o.sellerId}::uuid::text))`;
+        // the listing's row lock alone (migration 20261126155406: no seller-wide lock, so one seller's orders do not queue)
         const units = (await tx.$queryRaw<Array<{ capacity: number; stock: number | null; open_orders: number; unpaid_orders: number; sold_count: number }>>`
           SELECT capacity, stock, open_orders, unpaid_orders, sold_count FROM listings WHERE id = ${o.listingId}::uuid FOR UPDATE`)[0];
         const full = units ? listingUnitsFull(units) : null;
