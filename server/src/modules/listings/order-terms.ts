@@ -82,12 +82,3 @@ export function termsDeliveryDays(terms: Pick<OrderTerms, 'milestones'>): number
   return terms.milestones.reduce((s, m) => s + m.deliveryDays, 0);
 }
 
-/** Checks the invariants of `terms` (1..10 milestones, positive amounts, sum = price); throws Error when broken (a bug, not input). */
-export function assertTermsConsistent(terms: OrderTerms): void {
-  const n = terms.milestones.length;
-  if (n < 1 || n > 10) throw new Error(`order terms: ${n} milestones (1..10)`);
-  const sum = terms.milestones.reduce((s, m) => s + m.amountBaseUnits, 0n);
-  if (sum !== terms.priceBaseUnits || terms.milestones.some((m) => m.amountBaseUnits <= 0n || m.deliveryDays < 1)) {
-    throw new Error('order terms: milestone amounts must be positive and sum to the price');
-  }
-}

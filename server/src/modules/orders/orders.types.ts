@@ -382,8 +382,8 @@ export interface FundTerms {
   expiresAt: number;
   /**
    * Milestones (issue 24), for the program's `fund_milestone` (parent order id, index, revisions): the
-   * order the milestone belongs to (= orderId for milestone 1), its index and included revisions. Until
-   * the program has `fund_milestone` every milestone is funded with `fund` and these are not sent.
+   * order the milestone belongs to (= orderId for milestone 1), its index and included revisions (the chain
+   * client funds with `fund_milestone` whenever `parentOrderId` is set; orders.escrow.ts passes them through).
    */
   parentOrderId?: string;
   milestoneIndex?: number;
