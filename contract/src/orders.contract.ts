@@ -907,6 +907,14 @@ export const SettlementProposal = named(
   }),
   'A pending split of the escrow proposed by one party; accepted by the other, the escrow program pays exactly it and closes',
 );
+// one text for the order level and each milestone: openapi.json has one component per named schema
+const extensionProposalDoc =
+  'The pending deadline extension, or null (none, expired, answered). On a milestone: that milestone\'s (answer it at ' +
+  '/orders/{order_id}/milestones/{index}/extension/...); on the order: the current milestone\'s (as the order routes act on it)';
+const settlementProposalDoc =
+  'The pending settlement proposal, or null (none, expired, withdrawn, accepted). On a milestone: that milestone\'s (answer it at ' +
+  '/orders/{order_id}/milestones/{index}/settlement/...); on the order: the current milestone\'s (as the order routes act on it)';
+
 /**
  * One milestone of an order: its own escrow (one order PDA + vault per funded milestone, escrow id = the
  * milestone's `milestone_id`; milestone 1's is the order's id), its row of the lifecycle table (`status`)
@@ -933,6 +941,8 @@ export const OrderMilestone = named(
     vault_address: Pubkey,
     revisions_included: z.number().int().min(0),
     revisions_used: z.number().int().min(0),
+    extension_proposal: ExtensionProposal.nullable().describe(extensionProposalDoc),
+    settlement_proposal: SettlementProposal.nullable().describe(settlementProposalDoc),
     allowed_actions: z.array(OrderAction).describe('The caller\'s actions on this milestone now (the lifecycle table on its row)'),
     next_step: OrderNextStep,
     transactions: z.array(OrderTransaction),
@@ -996,8 +1006,8 @@ export const Order = named(
       .enum(['arbiter', 'agreement'])
       .nullable()
       .describe('For a resolved order: arbiter (an admin\'s split of a dispute) or agreement (a settlement both parties agreed); null otherwise'),
-    extension_proposal: ExtensionProposal.nullable().describe('The pending deadline extension, or null (none, expired, answered)'),
-    settlement_proposal: SettlementProposal.nullable().describe('The pending settlement proposal, or null (none, expired, withdrawn, accepted)'),
+    extension_proposal: ExtensionProposal.nullable().describe(extensionProposalDoc),
+    settlement_proposal: SettlementProposal.nullable().describe(settlementProposalDoc),
     milestones: z
       .array(OrderMilestone)
       .min(1)
@@ -1291,6 +1301,8 @@ const endOrder = routeErrors(access.user('orders:write'), ['forbidden', 'not-fou
 const onMilestone = ' On milestone `index` of the order (its own escrow); the order routes without an index act on `current_milestone`.';
 
 const seeTable = ' See the order lifecycle table (the Order schema, `x-order-transitions`).';
+const onFundedMilestone =
+  ' Any funded milestone, also one funded ahead of the current one (the buyer may fund several at once); 404 not-found for an index the order does not have, 409 invalid-state-transition for a milestone that is not funded (scheduled, awaiting payment) or already settled.';
 
 export const orders = c.router({
   createOrder: {
@@ -1580,6 +1592,88 @@ export const orders = c.router({
     description:
       'The proposer only (403 forbidden for the other party): withdraw_settlement clears it on chain. Event settlement.withdrawn. Requires Idempotency-Key. No body.' +
       seeTable,
+    body: c.noBody(),
+    responses: { 200: Order, ...withdrawSettlement.responses },
+    metadata: withdrawSettlement.metadata,
+  },
+  requestMilestoneRevision: {
+    method: 'POST',
+    path: '/orders/:order_id/milestones/:index/revision',
+    pathParams: MilestoneParams,
+    headers: IdempotencyHeaders,
+    summary: 'Request a revision of a milestone',
+    description: 'As requestRevision.' + onMilestone + onFundedMilestone + seeTable,
+    body: RequestRevisionBody,
+    responses: { 200: Order, ...requestRevision.responses },
+    metadata: requestRevision.metadata,
+  },
+  proposeMilestoneExtension: {
+    method: 'POST',
+    path: '/orders/:order_id/milestones/:index/extension',
+    pathParams: MilestoneParams,
+    headers: IdempotencyHeaders,
+    summary: 'Propose a later delivery deadline for a milestone',
+    description:
+      'As proposeExtension.' + onMilestone + onFundedMilestone + ' The proposal shows on that milestone (`milestones[].extension_proposal`).' + seeTable,
+    body: ProposeExtensionBody,
+    responses: { 200: Order, ...proposeExtension.responses },
+    metadata: proposeExtension.metadata,
+  },
+  acceptMilestoneExtension: {
+    method: 'POST',
+    path: '/orders/:order_id/milestones/:index/extension/accept',
+    pathParams: MilestoneParams,
+    headers: IdempotencyHeaders,
+    summary: 'Accept the proposed deadline of a milestone',
+    description: 'As acceptExtension.' + onMilestone + onFundedMilestone + ' Only that milestone\'s escrow deadline moves.' + seeTable,
+    body: AcceptExtensionBody,
+    responses: { 200: Order, ...acceptExtension.responses },
+    metadata: acceptExtension.metadata,
+  },
+  declineMilestoneExtension: {
+    method: 'POST',
+    path: '/orders/:order_id/milestones/:index/extension/decline',
+    pathParams: MilestoneParams,
+    headers: IdempotencyHeaders,
+    summary: 'Decline the proposed deadline of a milestone',
+    description: 'As declineExtension.' + onMilestone + onFundedMilestone + ' No body.' + seeTable,
+    body: c.noBody(),
+    responses: { 200: Order, ...declineExtension.responses },
+    metadata: declineExtension.metadata,
+  },
+  proposeMilestoneSettlement: {
+    method: 'POST',
+    path: '/orders/:order_id/milestones/:index/settlement',
+    pathParams: MilestoneParams,
+    headers: IdempotencyHeaders,
+    summary: 'Propose a settlement of a milestone by agreement',
+    description:
+      'As proposeSettlement.' + onMilestone + onFundedMilestone + ' The proposal shows on that milestone (`milestones[].settlement_proposal`).' + seeTable,
+    body: SettlementBody,
+    responses: { 200: Order, ...proposeSettlement.responses },
+    metadata: proposeSettlement.metadata,
+  },
+  acceptMilestoneSettlement: {
+    method: 'POST',
+    path: '/orders/:order_id/milestones/:index/settlement/accept',
+    pathParams: MilestoneParams,
+    headers: IdempotencyHeaders,
+    summary: 'Accept the proposed settlement of a milestone',
+    description:
+      'As acceptSettlement.' + onMilestone + onFundedMilestone +
+      ' The program pays exactly that split of that milestone\'s escrow and closes it (the milestone is resolved with settled_by agreement); the order goes on with its other milestones and completes when its last one settles.' +
+      seeTable,
+    body: SettlementBody,
+    responses: { 200: Order, ...acceptSettlement.responses },
+    metadata: acceptSettlement.metadata,
+  },
+  withdrawMilestoneSettlement: {
+    method: 'POST',
+    path: '/orders/:order_id/milestones/:index/settlement/withdraw',
+    pathParams: MilestoneParams,
+    headers: IdempotencyHeaders,
+    summary: 'Withdraw your settlement proposal on a milestone',
+    description: 'As withdrawSettlement.' + onMilestone + onFundedMilestone + ' No body.' + seeTable,
     body: c.noBody(),
     responses: { 200: Order, ...withdrawSettlement.responses },
     metadata: withdrawSettlement.metadata,

@@ -46,31 +46,26 @@ export function ordersHandlers(deps: OrdersHttpDeps) {
     idempotency({ store: deps.idempotencyStore, required: true, leases: deps.idempotencyLeases, leaseMs: deps.idempotencyLeaseMs, now: deps.now }) as never,
   ];
   /**
-   * The escrow unit a route names: the order (its only or current milestone). Seam for the per-milestone
-   * paths (/orders/{order_id}/milestones/{index}/..., with the milestones branch): resolve `index` to that
-   * milestone's row there; until then milestone 1 is the order itself and another index is 404.
+   * An agreement route (issue 24): Idempotency-Key required, the Order answered as the caller sees it.
+   * `index`: the milestone the per-milestone twin names (/orders/{order_id}/milestones/{index}/...);
+   * undefined on the order routes, which act on the current milestone.
    */
-  const unit = (params: { order_id: string; index?: number }) => {
-    if (params.index !== undefined && params.index !== 1) throw new DomainError('not-found', `Order ${params.order_id} has no milestone ${params.index}.`);
-    return params.order_id;
-  };
-  /** An agreement route (issue 24): Idempotency-Key required, the Order answered as the caller sees it. */
-  const agreement = <B,>(run: (p: PrincipalLike, orderId: string, body: B) => Promise<Parameters<OrdersService['presentOne']>[1]>) => ({
+  const agreement = <B,>(run: (p: PrincipalLike, orderId: string, body: B, index: number | undefined) => Promise<Parameters<OrdersService['presentOne']>[1]>) => ({
     middleware: keyed(),
     handler: async ({ params, body, req }: { params: { order_id: string; index?: number }; body?: unknown; req: unknown }) => {
       const p = principalOf(req);
-      const order = await run(p, unit(params), body as B);
+      const order = await run(p, params.order_id, body as B, params.index);
       return { status: 200 as const, body: await dto(order, p) };
     },
   });
   const toSeconds = (iso: string) => Math.floor(new Date(iso).getTime() / 1000);
-  const revision = agreement<{ message: string }>((p, id, b) => service.requestRevision(p, id, b.message));
-  const proposeExt = agreement<{ new_deadline: string; message?: string }>((p, id, b) => service.proposeExtension(p, id, toSeconds(b.new_deadline), b.message ?? null));
-  const acceptExt = agreement<{ new_deadline: string }>((p, id, b) => service.acceptExtension(p, id, toSeconds(b.new_deadline)));
-  const declineExt = agreement<unknown>((p, id) => service.declineExtension(p, id));
-  const proposeSet = agreement<{ buyer_bps: number }>((p, id, b) => service.proposeSettlement(p, id, b.buyer_bps));
-  const acceptSet = agreement<{ buyer_bps: number }>((p, id, b) => service.acceptSettlement(p, id, b.buyer_bps));
-  const withdrawSet = agreement<unknown>((p, id) => service.withdrawSettlement(p, id));
+  const revision = agreement<{ message: string }>((p, id, b, i) => service.requestRevision(p, id, b.message, i));
+  const proposeExt = agreement<{ new_deadline: string; message?: string }>((p, id, b, i) => service.proposeExtension(p, id, toSeconds(b.new_deadline), b.message ?? null, i));
+  const acceptExt = agreement<{ new_deadline: string }>((p, id, b, i) => service.acceptExtension(p, id, toSeconds(b.new_deadline), i));
+  const declineExt = agreement<unknown>((p, id, _b, i) => service.declineExtension(p, id, i));
+  const proposeSet = agreement<{ buyer_bps: number }>((p, id, b, i) => service.proposeSettlement(p, id, b.buyer_bps, i));
+  const acceptSet = agreement<{ buyer_bps: number }>((p, id, b, i) => service.acceptSettlement(p, id, b.buyer_bps, i));
+  const withdrawSet = agreement<unknown>((p, id, _b, i) => service.withdrawSettlement(p, id, i));
 
   return s.router(contract.orders, {
     requestRevision: revision,
@@ -80,6 +75,14 @@ export function ordersHandlers(deps: OrdersHttpDeps) {
     proposeSettlement: proposeSet,
     acceptSettlement: acceptSet,
     withdrawSettlement: withdrawSet,
+    // the same agreements on milestone `index` (current or funded ahead of it)
+    requestMilestoneRevision: revision,
+    proposeMilestoneExtension: proposeExt,
+    acceptMilestoneExtension: acceptExt,
+    declineMilestoneExtension: declineExt,
+    proposeMilestoneSettlement: proposeSet,
+    acceptMilestoneSettlement: acceptSet,
+    withdrawMilestoneSettlement: withdrawSet,
     createOrder: {
       middleware: [
         idempotency({ store: deps.idempotencyStore, required: true, leases: deps.idempotencyLeases, leaseMs: deps.idempotencyLeaseMs, now: deps.now }) as never,

@@ -58,8 +58,43 @@ function transactionsOf(view: OrderView): Order['transactions'] {
     }));
 }
 
-/** One row as the contract's OrderMilestone. */
-export function toMilestoneDto(o: OrderRecord, view: OrderView, p: MilestonePresentation): OrderMilestone {
+/**
+ * The pending proposals of one row (escrow unit), as the contract shows them: each until it expires
+ * (extension: service clock; settlement: chain clock, what the program enforces) and while the escrow is
+ * open (an extension while in progress only). `clocks` absent: the wall clock for both.
+ */
+function proposalsOf(o: OrderRecord, clocks?: Clocks): Pick<OrderMilestone, 'extension_proposal' | 'settlement_proposal'> {
+  const nowMs = clocks?.serviceMs ?? Date.now();
+  const chainMs = clocks ? clocks.chainSeconds * 1000 : nowMs;
+  const open = o.status === 'in_progress' || o.status === 'delivered' || o.status === 'disputed';
+  const ext = open && o.status === 'in_progress' && o.extension && o.extension.expiresAt.getTime() > nowMs ? o.extension : null;
+  const set = open && o.settlement && o.settlement.expiresAt.getTime() > chainMs ? o.settlement : null;
+  const preview = set ? splitOf(o.amount, o.feeBps, set.buyerBps) : null;
+  return {
+    extension_proposal: ext
+      ? {
+          proposed_by: 'seller',
+          new_deadline: new Date(ext.newDeadline * 1000).toISOString(),
+          message: ext.message,
+          proposed_at: ext.proposedAt.toISOString(),
+          expires_at: ext.expiresAt.toISOString(),
+        }
+      : null,
+    settlement_proposal:
+      set && preview
+        ? {
+            proposed_by: set.proposedBy,
+            buyer_bps: set.buyerBps,
+            proposed_at: set.proposedAt.toISOString(),
+            expires_at: set.expiresAt.toISOString(),
+            preview: { buyer_base_units: preview.buyer.toString(), seller_base_units: preview.seller.toString(), treasury_base_units: preview.treasury.toString() },
+          }
+        : null,
+  };
+}
+
+/** One row as the contract's OrderMilestone (`clocks`: those of the caller's allowed actions, for its proposals). */
+export function toMilestoneDto(o: OrderRecord, view: OrderView, p: MilestonePresentation, clocks?: Clocks): OrderMilestone {
   const scheduled = o.status === 'scheduled';
   return {
     index: o.milestoneIndex,
@@ -80,6 +115,7 @@ export function toMilestoneDto(o: OrderRecord, view: OrderView, p: MilestonePres
     vault_address: o.vaultAddress,
     revisions_included: o.revisionsIncluded,
     revisions_used: o.revisionsUsed,
+    ...proposalsOf(o, clocks),
     allowed_actions: p.allowed.filter((a) => MILESTONE_ACTIONS.has(a)),
     next_step: p.next,
     transactions: transactionsOf(view),
@@ -110,14 +146,6 @@ export interface MilestoneRows {
  */
 export function toOrderDto(o: OrderRecord, view: OrderView, allowed: OrderAction[], nextStep: OrderNextStep, clocks?: Clocks, multi?: MilestoneRows): Order {
   if (multi && multi.rows.length > 1) return multiDto(o, view, multi, clocks);
-  const intents = view.intents;
-  // pending proposals show until they expire (extension: service clock; settlement: chain clock) and while the escrow is open
-  const nowMs = clocks?.serviceMs ?? Date.now();
-  const chainMs = clocks ? clocks.chainSeconds * 1000 : nowMs;
-  const open = o.status === 'in_progress' || o.status === 'delivered' || o.status === 'disputed';
-  const ext = open && o.status === 'in_progress' && o.extension && o.extension.expiresAt.getTime() > nowMs ? o.extension : null;
-  const set = open && o.settlement && o.settlement.expiresAt.getTime() > chainMs ? o.settlement : null;
-  const preview = set ? splitOf(o.amount, o.feeBps, set.buyerBps) : null;
   const fee = (o.amount * BigInt(o.feeBps)) / 10_000n;
   const transactions = transactionsOf(view);
   return {
@@ -178,26 +206,9 @@ export function toOrderDto(o: OrderRecord, view: OrderView, allowed: OrderAction
     revisions_included: o.revisionsIncluded,
     revisions_used: o.revisionsUsed,
     settled_by: o.status === 'resolved' ? (o.settledBy ?? 'arbiter') : null,
-    extension_proposal: ext
-      ? {
-          proposed_by: 'seller',
-          new_deadline: new Date(ext.newDeadline * 1000).toISOString(),
-          message: ext.message,
-          proposed_at: ext.proposedAt.toISOString(),
-          expires_at: ext.expiresAt.toISOString(),
-        }
-      : null,
-    settlement_proposal:
-      set && preview
-        ? {
-            proposed_by: set.proposedBy,
-            buyer_bps: set.buyerBps,
-            proposed_at: set.proposedAt.toISOString(),
-            expires_at: set.expiresAt.toISOString(),
-            preview: { buyer_base_units: preview.buyer.toString(), seller_base_units: preview.seller.toString(), treasury_base_units: preview.treasury.toString() },
-          }
-        : null,
-    milestones: [toMilestoneDto(o, view, { allowed, next: nextStep })],
+    // the order-level proposals are the current milestone's (multiDto: `o` is that row), every milestone's own are in `milestones`
+    ...proposalsOf(o, clocks),
+    milestones: [toMilestoneDto(o, view, { allowed, next: nextStep }, clocks)],
     current_milestone: currentMilestone([o]),
     package_name: o.packageName,
   };
@@ -251,7 +262,7 @@ function multiDto(first: OrderRecord, firstView: OrderView, m: MilestoneRows, cl
       .sort((a, b) => a.created_at.localeCompare(b.created_at)),
     allowed_actions: [...focusP.allowed.filter((a) => MILESTONE_ACTIONS.has(a)), ...m.orderActions],
     review: firstView.review ? { rating: firstView.review.rating, text: firstView.review.text, created_at: firstView.review.createdAt.toISOString() } : null,
-    milestones: rows.map((r) => toMilestoneDto(r, m.views.get(r.id) ?? firstView, m.presentations.get(r.id) ?? none)),
+    milestones: rows.map((r) => toMilestoneDto(r, m.views.get(r.id) ?? firstView, m.presentations.get(r.id) ?? none, clocks)),
     current_milestone: current,
     package_name: first.packageName,
   };

@@ -188,28 +188,29 @@ export class OrdersService {
     return applyListingEffect(this.ctx, order);
   }
 
-  // agreements (issue 24)
-  requestRevision(p: PrincipalLike, orderId: string, message: string): Promise<OrderRecord> {
-    return this.revisions.requestRevision(p, orderId, message);
+  // agreements (issue 24). `index`: the milestone named by /orders/{id}/milestones/{index}/...; absent: the
+  // order routes, which act on the current milestone
+  requestRevision(p: PrincipalLike, orderId: string, message: string, index?: number): Promise<OrderRecord> {
+    return this.revisions.requestRevision(p, orderId, message, index);
   }
   /** `newDeadline`: unix seconds */
-  proposeExtension(p: PrincipalLike, orderId: string, newDeadline: number, message: string | null): Promise<OrderRecord> {
-    return this.extensions.propose(p, orderId, newDeadline, message);
+  proposeExtension(p: PrincipalLike, orderId: string, newDeadline: number, message: string | null, index?: number): Promise<OrderRecord> {
+    return this.extensions.propose(p, orderId, newDeadline, message, index);
   }
-  acceptExtension(p: PrincipalLike, orderId: string, newDeadline: number): Promise<OrderRecord> {
-    return this.extensions.accept(p, orderId, newDeadline);
+  acceptExtension(p: PrincipalLike, orderId: string, newDeadline: number, index?: number): Promise<OrderRecord> {
+    return this.extensions.accept(p, orderId, newDeadline, index);
   }
-  declineExtension(p: PrincipalLike, orderId: string): Promise<OrderRecord> {
-    return this.extensions.decline(p, orderId);
+  declineExtension(p: PrincipalLike, orderId: string, index?: number): Promise<OrderRecord> {
+    return this.extensions.decline(p, orderId, index);
   }
-  proposeSettlement(p: PrincipalLike, orderId: string, buyerBps: number): Promise<OrderRecord> {
-    return this.settlements.propose(p, orderId, buyerBps);
+  proposeSettlement(p: PrincipalLike, orderId: string, buyerBps: number, index?: number): Promise<OrderRecord> {
+    return this.settlements.propose(p, orderId, buyerBps, index);
   }
-  acceptSettlement(p: PrincipalLike, orderId: string, buyerBps: number): Promise<OrderRecord> {
-    return this.settlements.accept(p, orderId, buyerBps);
+  acceptSettlement(p: PrincipalLike, orderId: string, buyerBps: number, index?: number): Promise<OrderRecord> {
+    return this.settlements.accept(p, orderId, buyerBps, index);
   }
-  withdrawSettlement(p: PrincipalLike, orderId: string): Promise<OrderRecord> {
-    return this.settlements.withdraw(p, orderId);
+  withdrawSettlement(p: PrincipalLike, orderId: string, index?: number): Promise<OrderRecord> {
+    return this.settlements.withdraw(p, orderId, index);
   }
   /** The proposal sweep: expired proposals cleared with their `*.expired` event (once). */
   expireProposals(limit = 50): Promise<string[]> {

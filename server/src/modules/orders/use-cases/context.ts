@@ -79,7 +79,6 @@ export function ordersContext(ports: OrdersPorts, settings: OrdersServiceSetting
   };
 }
 
-/** The caller's role on the order: buyer, seller, admin, or null (a stranger). */
 /**
  * The row (escrow unit) an order route without a milestone index acts on: the order's current milestone
  * (the first not settled), else its last funded milestone once the order is closed (a repeat answers as
@@ -93,6 +92,21 @@ export async function currentRow(c: Pick<OrdersContext, 'repo'>, order: OrderRec
   return rows.find((r) => r.milestoneIndex === current) ?? [...rows].reverse().find((r) => r.status !== 'scheduled') ?? order;
 }
 
+/**
+ * The row (escrow unit) of milestone `index` of an order the caller may see (`order`: any of its rows, as
+ * read by ReadAndPresent.get): the per-milestone routes (/orders/{id}/milestones/{index}/...) act on it,
+ * current or not. Throws 404 not-found for an index the order does not have (a one-milestone order has
+ * milestone 1 only). A milestone that is not funded yet (scheduled, awaiting payment) is returned: the
+ * lifecycle table refuses the action on it (409 invalid-state-transition).
+ */
+export async function milestoneRow(c: Pick<OrdersContext, 'repo'>, order: OrderRecord, index: number): Promise<OrderRecord> {
+  const rows = order.milestoneCount > 1 ? ((await c.repo.milestonesOf([order.orderId])).get(order.orderId) ?? [order]) : [order];
+  const row = rows.find((r) => r.milestoneIndex === index);
+  if (!row) throw new DomainError('not-found', `Order ${order.orderId} has no milestone ${index}.`);
+  return row;
+}
+
+/** The caller's role on the order: buyer, seller, admin, or null (a stranger). */
 export function roleOf(order: OrderRecord, p: PrincipalLike): OrderRole | null {
   if (p.userId && p.userId === order.buyerId) return 'buyer';
   if (p.userId && p.userId === order.sellerId) return 'seller';

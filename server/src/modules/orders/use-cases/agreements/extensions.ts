@@ -21,9 +21,15 @@ import { partyFor } from './party.js';
 
 export function extensions(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'get'>; perform: PerformLocked }) {
   /** An off-chain row (`propose_extension` / `decline_extension`) on the fresh order, under its mutex. */
-  async function offChain(p: PrincipalLike, orderId: string, action: 'propose_extension' | 'decline_extension', patchOf: (o: OrderRecord, now: Date) => Partial<OrderRecord>): Promise<OrderRecord> {
-    const { order: row, role } = await partyFor(c, deps.read, p, orderId, action);
-    const id = row.id; // the current milestone's row
+  async function offChain(
+    p: PrincipalLike,
+    orderId: string,
+    index: number | undefined,
+    action: 'propose_extension' | 'decline_extension',
+    patchOf: (o: OrderRecord, now: Date) => Partial<OrderRecord>,
+  ): Promise<OrderRecord> {
+    const { order: row, role } = await partyFor(c, deps.read, p, orderId, action, index);
+    const id = row.id; // the milestone's row (the current one without an index)
     return c.mutex.run(id, async () => {
       for (let attempt = 0; ; attempt++) {
         const o = (await c.repo.get(id))!;
@@ -40,10 +46,12 @@ export function extensions(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 
     });
   }
 
+  // `index` on each: the milestone (POST /orders/{id}/milestones/{index}/extension...; 404 for one the order
+  // lacks, 409 invalid-state-transition for one not in progress); absent: the current milestone
   return {
-    /** Seller: propose `newDeadline` (unix seconds, later than the current delivery_deadline). */
-    propose(p: PrincipalLike, orderId: string, newDeadline: number, message: string | null): Promise<OrderRecord> {
-      return offChain(p, orderId, 'propose_extension', (o, now) => {
+    /** Seller: propose `newDeadline` (unix seconds, later than the milestone's current delivery_deadline). */
+    propose(p: PrincipalLike, orderId: string, newDeadline: number, message: string | null, index?: number): Promise<OrderRecord> {
+      return offChain(p, orderId, index, 'propose_extension', (o, now) => {
         if (!(newDeadline > o.deliveryDeadline)) {
           throw new DomainError('validation-error', `new_deadline must be later than the current delivery deadline (${new Date(o.deliveryDeadline * 1000).toISOString()}).`, {
             errors: [{ path: 'body.new_deadline', message: 'must be later than delivery_deadline', code: 'not_after_deadline' }],
@@ -54,8 +62,8 @@ export function extensions(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 
       });
     },
     /** Buyer: accept the pending proposal, naming its deadline (unix seconds). */
-    async accept(p: PrincipalLike, orderId: string, newDeadline: number): Promise<OrderRecord> {
-      const { order: row, role } = await partyFor(c, deps.read, p, orderId, 'accept_extension');
+    async accept(p: PrincipalLike, orderId: string, newDeadline: number, index?: number): Promise<OrderRecord> {
+      const { order: row, role } = await partyFor(c, deps.read, p, orderId, 'accept_extension', index);
       return c.mutex.run(row.id, () =>
         deps.perform(row.id, role, 'accept_extension', { new_deadline: newDeadline }, (o) =>
           o.extension && o.extension.newDeadline !== newDeadline
@@ -67,8 +75,8 @@ export function extensions(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 
       );
     },
     /** Buyer: decline the pending proposal. */
-    decline(p: PrincipalLike, orderId: string): Promise<OrderRecord> {
-      return offChain(p, orderId, 'decline_extension', () => ({ extension: null }));
+    decline(p: PrincipalLike, orderId: string, index?: number): Promise<OrderRecord> {
+      return offChain(p, orderId, index, 'decline_extension', () => ({ extension: null }));
     },
   };
 }

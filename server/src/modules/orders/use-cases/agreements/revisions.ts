@@ -21,14 +21,18 @@ import { partyFor } from './party.js';
 
 export function revisions(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'get'>; perform: PerformLocked }) {
   return {
-    /** 400 validation-error for an empty message; 404/403/409 as the table says; 409 revision-limit-reached. */
-    async requestRevision(p: PrincipalLike, orderId: string, message: string): Promise<OrderRecord> {
+    /**
+     * 400 validation-error for an empty message; 404/403/409 as the table says; 409 revision-limit-reached.
+     * `index`: the milestone (POST /orders/{id}/milestones/{index}/revision; 404 for one the order lacks);
+     * absent: the current milestone.
+     */
+    async requestRevision(p: PrincipalLike, orderId: string, message: string, index?: number): Promise<OrderRecord> {
       const text = message.trim();
       if (!text) throw new DomainError('validation-error', 'message must not be empty', { errors: [{ path: 'body.message', message: 'required', code: 'too_small' }] });
-      const { order: row, role } = await partyFor(c, deps.read, p, orderId, 'request_revision');
+      const { order: row, role } = await partyFor(c, deps.read, p, orderId, 'request_revision', index);
       const after = await c.mutex.run(row.id, () => deps.perform(row.id, role, 'request_revision', null));
       if (c.chat) {
-        await c.chat.postOrderMessage(p, row.orderId, `Revision requested: ${text}`).catch((err) => c.log.warn({ err, order_id: orderId }, 'revision message not posted to the conversation'));
+        await c.chat.postOrderMessage(p, row.orderId, `Revision requested${row.milestoneCount > 1 ? ` (milestone ${row.milestoneIndex})` : ''}: ${text}`).catch((err) => c.log.warn({ err, order_id: orderId }, 'revision message not posted to the conversation'));
       }
       return after;
     },

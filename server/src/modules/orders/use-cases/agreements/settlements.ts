@@ -30,18 +30,21 @@ function assertBps(bps: number): void {
 }
 
 export function settlements(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'get'>; perform: PerformLocked }) {
+  // `index` on each: the milestone (POST /orders/{id}/milestones/{index}/settlement...; 404 for one the order
+  // lacks, 409 invalid-state-transition for one not funded or closed); absent: the current milestone. The
+  // program pays the split of that milestone's escrow only; the order goes on with its other milestones.
   return {
     /** Buyer or seller: propose `buyerBps` (basis points returned to the buyer; 10000 = cancel). */
-    async propose(p: PrincipalLike, orderId: string, buyerBps: number): Promise<OrderRecord> {
+    async propose(p: PrincipalLike, orderId: string, buyerBps: number, index?: number): Promise<OrderRecord> {
       assertBps(buyerBps);
-      const { order: row, role } = await partyFor(c, deps.read, p, orderId, 'propose_settlement');
+      const { order: row, role } = await partyFor(c, deps.read, p, orderId, 'propose_settlement', index);
       const expiresAt = (await c.escrow.chainNow()) + c.settings.settlementProposalTtlSeconds;
       return c.mutex.run(row.id, () => deps.perform(row.id, role, 'propose_settlement', { buyer_bps: buyerBps, expires_at: expiresAt, proposed_by: role }));
     },
     /** The other party: accept the pending proposal, naming its buyer_bps. */
-    async accept(p: PrincipalLike, orderId: string, buyerBps: number): Promise<OrderRecord> {
+    async accept(p: PrincipalLike, orderId: string, buyerBps: number, index?: number): Promise<OrderRecord> {
       assertBps(buyerBps);
-      const { order: row, role } = await partyFor(c, deps.read, p, orderId, 'accept_settlement');
+      const { order: row, role } = await partyFor(c, deps.read, p, orderId, 'accept_settlement', index);
       return c.mutex.run(row.id, () =>
         deps.perform(row.id, role, 'accept_settlement', { buyer_bps: buyerBps }, (o) =>
           o.settlement && o.settlement.buyerBps !== buyerBps
@@ -53,8 +56,8 @@ export function settlements(c: OrdersContext, deps: { read: Pick<ReadAndPresent,
       );
     },
     /** The proposer: withdraw the pending proposal. */
-    async withdraw(p: PrincipalLike, orderId: string): Promise<OrderRecord> {
-      const { order: row, role } = await partyFor(c, deps.read, p, orderId, 'withdraw_settlement');
+    async withdraw(p: PrincipalLike, orderId: string, index?: number): Promise<OrderRecord> {
+      const { order: row, role } = await partyFor(c, deps.read, p, orderId, 'withdraw_settlement', index);
       return c.mutex.run(row.id, () => deps.perform(row.id, role, 'withdraw_settlement', null));
     },
   };
