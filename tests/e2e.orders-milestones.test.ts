@@ -45,10 +45,10 @@ const terms = (amounts: number[], revisions = 0): OrderTermsInput => ({
 });
 
 /** A multi-milestone order of a fresh buyer (100 USDC) for a fresh seller's listing, milestone 1 paid over HTTP. */
-async function milestoneOrder(amounts: number[]) {
+async function milestoneOrder(amounts: number[], revisions = 0) {
   const [buyer, seller] = await Promise.all([party(100), party()]);
   const l = await newListing(t, seller, { price: amounts.reduce((s, a) => s + a, 0) });
-  const created = await t.services.orders!.service.create(principal(buyer), { listingId: l.listing_id, terms: terms(amounts), idempotencyKey: randomUUID() });
+  const created = await t.services.orders!.service.create(principal(buyer), { listingId: l.listing_id, terms: terms(amounts, revisions), idempotencyKey: randomUUID() });
   const id = created.order.id;
   const paid = await post(buyer, `/orders/${id}/transaction`, { signed_transaction: signedBy(buyer.kp, created.payment!.transaction) });
   expect(paid.status, JSON.stringify(paid.body)).toBe(200);
@@ -186,6 +186,98 @@ describe('orders with milestones on the real chain', () => {
     const again = await post(buyer, `/orders/${id}/milestones/fund`, { milestones: [2] }, randomUUID());
     expect(again.status).toBe(409);
     expect(again.body.type).toContain('invalid-state-transition');
+  });
+
+  it('agreements on a milestone funded ahead of the current one: milestone 2 settled by agreement (the program pays exactly that split), milestone 3 revised and extended, while milestone 1 stays current', async () => {
+    const { buyer, seller, id } = await milestoneOrder([5, 6, 7], 1);
+    // an unfunded milestone: the table refuses (409), an index the order lacks: 404, a stranger: 404; never a 500
+    const unfunded = await post(seller, `/orders/${id}/milestones/2/settlement`, { buyer_bps: 4000 }, randomUUID());
+    expect(unfunded.status, JSON.stringify(unfunded.body)).toBe(409);
+    expect(unfunded.body.type).toContain('invalid-state-transition');
+    const missing = await post(seller, `/orders/${id}/milestones/4/settlement`, { buyer_bps: 4000 }, randomUUID());
+    expect(missing.status).toBe(404);
+    expect(missing.body.type).toContain('not-found');
+    expect((await post(seller, `/orders/${id}/milestones/11/extension/decline`, {}, randomUUID())).body.type).toContain('validation-error');
+    const stranger = await party();
+    expect((await post(stranger, `/orders/${id}/milestones/1/settlement`, { buyer_bps: 0 }, randomUUID())).status).toBe(404);
+    expect((await post(seller, `/orders/${id}/milestones/2/settlement`, { buyer_bps: 4000 })).body.type).toContain('idempotency-key-missing');
+    // milestones 2 and 3 funded in ONE transaction: both funded ahead of milestone 1, the current one
+    const { order: funded } = await fund(buyer, id, [2, 3]);
+    expect(funded).toMatchObject({ current_milestone: 1 });
+    expect(funded.milestones.map((m) => m.status)).toEqual(['in_progress', 'in_progress', 'in_progress']);
+    const [m2, m3] = [funded.milestones[1]!.milestone_id, funded.milestones[2]!.milestone_id];
+
+    // settlement of milestone 2: the seller proposes 40 % back to the buyer; it shows on milestone 2 only
+    const k = randomUUID();
+    const proposed = await post(seller, `/orders/${id}/milestones/2/settlement`, { buyer_bps: 4000 }, k);
+    expect(proposed.status, JSON.stringify(proposed.body)).toBe(200);
+    const shown = proposed.body as Order;
+    // 6 USDC: the buyer 2.4, the seller 3.6 minus the 2.5 % fee on his share only
+    const split = { buyer_base_units: String(USDC(2.4)), seller_base_units: String(USDC(3.6) - USDC(0.09)), treasury_base_units: String(USDC(0.09)) };
+    expect(shown.milestones[1]!.settlement_proposal).toMatchObject({ proposed_by: 'seller', buyer_bps: 4000, preview: split });
+    expect(shown.settlement_proposal).toBeNull(); // the order level shows the current milestone's (1): none
+    expect(shown.milestones[0]!.settlement_proposal).toBeNull();
+    const buyerView = (await get(buyer, `/orders/${id}`)).body as Order;
+    expect(buyerView.milestones[1]!.allowed_actions).toEqual(expect.arrayContaining(['accept_settlement']));
+    expect(buyerView.allowed_actions).not.toContain('accept_settlement'); // the order routes act on milestone 1
+    expect((await post(seller, `/orders/${id}/milestones/2/settlement/accept`, { buyer_bps: 4000 }, randomUUID())).status).toBe(403);
+    const changed = await post(buyer, `/orders/${id}/milestones/2/settlement/accept`, { buyer_bps: 5000 }, randomUUID());
+    expect(changed.status).toBe(409);
+    expect(changed.body.type).toContain('proposal-changed');
+    // the order route has nothing pending on milestone 1
+    expect((await post(buyer, `/orders/${id}/settlement/accept`, { buyer_bps: 4000 }, randomUUID())).body.type).toContain('no-pending-proposal');
+
+    const [buyerBefore, sellerBefore] = await Promise.all([usdcOf(env, buyer.wallet), usdcOf(env, seller.wallet)]);
+    const acceptKey = randomUUID();
+    const accepted = await post(buyer, `/orders/${id}/milestones/2/settlement/accept`, { buyer_bps: 4000 }, acceptKey);
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
+    const after = accepted.body as Order;
+    expect(after).toMatchObject({ status: 'in_progress', current_milestone: 1 });
+    expect(after.milestones.map((m) => m.status)).toEqual(['in_progress', 'resolved', 'in_progress']);
+    expect(after.milestones[1]).toMatchObject({ settlement_proposal: null, payout: { ...split, verified: expect.any(Boolean) } });
+    // the program paid exactly that split from milestone 2's escrow and closed it
+    expect((await usdcOf(env, buyer.wallet)) - buyerBefore).toBe(USDC(2.4));
+    expect((await usdcOf(env, seller.wallet)) - sellerBefore).toBe(USDC(3.6) - USDC(0.09));
+    expect(await env.chain.escrow.fetchOrder(m2)).toBeNull();
+    // money path: a retry with the same key answers the stored 200, nothing is sent again
+    const replay = await post(buyer, `/orders/${id}/milestones/2/settlement/accept`, { buyer_bps: 4000 }, acceptKey);
+    expect(replay.status).toBe(200);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect((await usdcOf(env, buyer.wallet)) - buyerBefore).toBe(USDC(2.4));
+    const settledAgain = await post(seller, `/orders/${id}/milestones/2/settlement`, { buyer_bps: 0 }, randomUUID());
+    expect(settledAgain.status).toBe(409);
+    expect(settledAgain.body.type).toContain('invalid-state-transition');
+
+    // milestone 3 (not current): delivered, a revision sends it back to work, then an extension moves its deadline
+    expect((await post(seller, `/orders/${id}/milestones/3/deliver`)).status).toBe(200);
+    const revised = await post(buyer, `/orders/${id}/milestones/3/revision`, { message: 'Part 3 in blue, please' }, randomUUID());
+    expect(revised.status, JSON.stringify(revised.body)).toBe(200);
+    expect((revised.body as Order).milestones.map((m) => [m.status, m.revisions_used])).toEqual([
+      ['in_progress', 0],
+      ['resolved', 0],
+      ['in_progress', 1],
+    ]);
+    expect((revised.body as Order).milestones[2]).toMatchObject({ delivered_at: null, auto_release_at: null });
+    const chat = (await get(seller, `/orders/${id}/messages`)).body.data as Array<{ body: string }>;
+    expect(chat.map((m) => m.body)).toContain('Revision requested (milestone 3): Part 3 in blue, please');
+    const deadline1 = (revised.body as Order).milestones[0]!.delivery_deadline;
+    const later = new Date(Date.parse((revised.body as Order).milestones[2]!.delivery_deadline!) + 2 * 86_400_000).toISOString();
+    const ext = await post(seller, `/orders/${id}/milestones/3/extension`, { new_deadline: later, message: 'The blue takes longer' }, randomUUID());
+    expect(ext.status, JSON.stringify(ext.body)).toBe(200);
+    expect((ext.body as Order).milestones[2]!.extension_proposal).toMatchObject({ proposed_by: 'seller', new_deadline: later, message: 'The blue takes longer' });
+    expect((ext.body as Order).extension_proposal).toBeNull();
+    const extended = await post(buyer, `/orders/${id}/milestones/3/extension/accept`, { new_deadline: later }, randomUUID());
+    expect(extended.status, JSON.stringify(extended.body)).toBe(200);
+    expect((extended.body as Order).milestones[2]).toMatchObject({ delivery_deadline: later, extension_proposal: null });
+    expect((extended.body as Order).milestones[0]!.delivery_deadline).toBe(deadline1);
+    expect((await env.chain.escrow.fetchOrder(m3))!.deliveryDeadline).toBe(Date.parse(later) / 1000);
+
+    // the order goes on with milestone 1: the order routes still act on it
+    const delivered1 = await post(seller, `/orders/${id}/deliver`);
+    expect(delivered1.status).toBe(200);
+    expect((delivered1.body as Order).milestones.map((m) => m.status)).toEqual(['delivered', 'resolved', 'in_progress']);
+    expect(await eventsOf(id)).toEqual(expect.arrayContaining(['settlement.proposed', 'settlement.accepted', 'revision.requested', 'extension.proposed', 'extension.accepted']));
+    expect((await t.services.orders!.checkIntegrity()).mismatches).toEqual([]);
   });
 
   it('end after milestone 1: the unfunded rest is not bought (ended, order.ended), the listing is sold, the buyer may review; repeating answers the order', async () => {
