@@ -115,6 +115,72 @@ describe('orders with milestones (fakes)', () => {
     expect(await slug(ctx.service.proposeSettlement(ctx.seller, second.id, 5000))).toBe('not-found');
   });
 
+  it('the agreement use cases with a milestone index act on that milestone, current or funded ahead; its proposals show on it; 404 for an index the order lacks, 409 for an unfunded one', async () => {
+    const ctx = setup();
+    const { order } = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id, terms: terms([10n, 20n, 30n]) });
+    const rows = () => ctx.repo.milestonesOf([order.id]).then((m) => m.get(order.id)!);
+    ctx.escrow.fund(ctx.service.fundTerms(order));
+    await ctx.watcher.runOnce();
+    // before milestone 3 is funded: the table refuses every agreement on it; an index the order lacks is 404
+    expect(await slug(ctx.service.proposeSettlement(ctx.seller, order.id, 1000, 3))).toBe('invalid-state-transition');
+    expect(await slug(ctx.service.proposeExtension(ctx.seller, order.id, 2_000_000_000, null, 3))).toBe('invalid-state-transition');
+    expect(await slug(ctx.service.proposeSettlement(ctx.seller, order.id, 1000, 4))).toBe('not-found');
+    expect(await slug(ctx.service.requestRevision(ctx.buyer, order.id, 'x', 4))).toBe('not-found');
+    await ctx.service.fundMilestones(ctx.buyer, order.id, [2, 3]);
+    for (const r of (await rows()).slice(1)) ctx.escrow.fund(ctx.service.fundTerms(r));
+    await ctx.watcher.runOnce();
+    expect((await rows()).map((r) => r.status)).toEqual(['in_progress', 'in_progress', 'in_progress']);
+    const present = async (who: typeof ctx.buyer) => ctx.service.presentOne(who, (await ctx.repo.get(order.id))!);
+
+    // milestone 3: an extension proposed, declined, proposed again and accepted; milestone 1's deadline stays
+    const [d1, d3] = [(await rows())[0]!.deliveryDeadline, (await rows())[2]!.deliveryDeadline];
+    await ctx.service.proposeExtension(ctx.seller, order.id, d3 + 86_400, 'later', 3);
+    const withExt = await present(ctx.buyer);
+    expect(withExt.milestones[2]!.extension_proposal).toMatchObject({ new_deadline: new Date((d3 + 86_400) * 1000).toISOString(), message: 'later' });
+    expect(withExt.milestones[2]!.allowed_actions).toEqual(expect.arrayContaining(['accept_extension', 'decline_extension']));
+    expect(withExt.extension_proposal).toBeNull(); // the order level: the current milestone's (1)
+    expect(await slug(ctx.service.acceptExtension(ctx.buyer, order.id, d3 + 86_400))).toBe('no-pending-proposal'); // the order route: milestone 1
+    await ctx.service.declineExtension(ctx.buyer, order.id, 3);
+    expect((await present(ctx.buyer)).milestones[2]!.extension_proposal).toBeNull();
+    await ctx.service.proposeExtension(ctx.seller, order.id, d3 + 2 * 86_400, null, 3);
+    await ctx.service.acceptExtension(ctx.buyer, order.id, d3 + 2 * 86_400, 3);
+    expect((await rows()).map((r) => r.deliveryDeadline)).toEqual([d1, (await rows())[1]!.deliveryDeadline, d3 + 2 * 86_400]);
+    expect(ctx.escrow.accounts.get((await rows())[2]!.id)!.deliveryDeadline).toBe(d3 + 2 * 86_400);
+
+    // milestone 3 delivered, then a revision of it
+    await ctx.service.deliverMilestone(ctx.seller, order.id, 3);
+    await ctx.service.requestRevision(ctx.buyer, order.id, 'again', 3);
+    expect((await rows()).map((r) => [r.status, r.revisionsUsed])).toEqual([
+      ['in_progress', 0],
+      ['in_progress', 0],
+      ['in_progress', 1],
+    ]);
+
+    // milestone 2: a settlement proposed by the buyer, withdrawn, proposed by the seller and accepted by the buyer
+    await ctx.service.proposeSettlement(ctx.buyer, order.id, 10_000, 2);
+    expect((await present(ctx.seller)).milestones[1]!.settlement_proposal).toMatchObject({ proposed_by: 'buyer', buyer_bps: 10_000 });
+    expect(await slug(ctx.service.withdrawSettlement(ctx.seller, order.id, 2))).toBe('forbidden');
+    await ctx.service.withdrawSettlement(ctx.buyer, order.id, 2);
+    expect((await present(ctx.seller)).milestones[1]!.settlement_proposal).toBeNull();
+    await ctx.service.proposeSettlement(ctx.seller, order.id, 2500, 2);
+    const offered = await present(ctx.buyer);
+    expect(offered.milestones[1]!.settlement_proposal).toMatchObject({ proposed_by: 'seller', buyer_bps: 2500, preview: { buyer_base_units: '5' } });
+    expect(offered.milestones[1]!.allowed_actions).toContain('accept_settlement');
+    expect(offered.settlement_proposal).toBeNull();
+    expect(offered.allowed_actions).not.toContain('accept_settlement');
+    await ctx.service.acceptSettlement(ctx.buyer, order.id, 2500, 2);
+    const after = await rows();
+    expect(after.map((r) => r.status)).toEqual(['in_progress', 'resolved', 'in_progress']);
+    expect(after[1]).toMatchObject({ settledBy: 'agreement', payout: { buyer: 5n } });
+    expect(ctx.escrow.count('accept_settlement', after[1]!.id)).toBe(1);
+    expect(orderStatusOf(after)).toBe('in_progress');
+    expect(currentMilestone(after)).toBe(1);
+    // settled: nothing more on milestone 2; the order routes still act on milestone 1
+    expect(await slug(ctx.service.proposeSettlement(ctx.seller, order.id, 0, 2))).toBe('invalid-state-transition');
+    await ctx.service.proposeSettlement(ctx.seller, order.id, 0);
+    expect((await rows())[0]!.settlement).toMatchObject({ buyerBps: 0 });
+  });
+
   it('a custodial order with several milestones is refused (409 custodial-milestones-unsupported); with one it is paid as before', async () => {
     const paid: string[] = [];
     const custody: CustodialPaymentsPort = {
