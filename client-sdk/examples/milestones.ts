@@ -24,17 +24,19 @@ if (funded.status === 200) console.log(`milestone 2: ${funded.body.milestones[1]
 const confirmed = await buyer.orders.confirmMilestone({ params: { order_id: orderId, index: 2 } });
 if (confirmed.status === 200) console.log(`order ${confirmed.body.status}, current milestone ${confirmed.body.current_milestone}`);
 
-// 3. Or settle the current milestone by agreement: one party proposes the buyer's share (basis points,
-//    10000 = cancel), the other accepts the same split; the escrow program pays exactly it, no arbiter.
-const proposed = await buyer.orders.proposeSettlement({
-  params: { order_id: orderId },
+// 3. Or settle milestone 2 by agreement: one party proposes the buyer's share (basis points, 10000 =
+//    cancel), the other accepts the same split; the escrow program pays exactly it, no arbiter. The
+//    *Milestone routes take any funded milestone (also one funded ahead of the current one); the order
+//    routes (proposeSettlement, acceptSettlement, ...) act on current_milestone.
+const proposed = await buyer.orders.proposeMilestoneSettlement({
+  params: { order_id: orderId, index: 2 },
   headers: { 'idempotency-key': newIdempotencyKey() },
   body: { buyer_bps: 2000 }, // 20 % back to the buyer
 });
-if (proposed.status === 200) console.log('the split, in base units:', proposed.body.settlement_proposal?.preview);
-const settled = await seller.orders.acceptSettlement({
-  params: { order_id: orderId },
+if (proposed.status === 200) console.log('the split, in base units:', proposed.body.milestones[1]!.settlement_proposal?.preview);
+const settled = await seller.orders.acceptMilestoneSettlement({
+  params: { order_id: orderId, index: 2 },
   headers: { 'idempotency-key': newIdempotencyKey() },
   body: { buyer_bps: 2000 }, // must name the pending split (409 proposal-changed otherwise)
 });
-if (settled.status === 200) console.log(`settled_by ${settled.body.settled_by}, payout`, settled.body.milestones[1]!.payout);
+if (settled.status === 200) console.log(`milestone 2 ${settled.body.milestones[1]!.status}, payout`, settled.body.milestones[1]!.payout);
