@@ -115,6 +115,24 @@ describe.each(dbBackends)('agreements over HTTP on $name', ({ postgres }) => {
     });
   });
 
+  describe('the per-milestone routes on a one-milestone order', () => {
+    it('index 1 is the order itself (propose, withdraw, propose again, accept: one escrow, the order-level fields and milestones[0] agree); index 2 is 404 not-found, never a 500', async () => {
+      const id = await fundedOrder();
+      expectProblem(await post(bob, `/orders/${id}/milestones/2/settlement`, { buyer_bps: 1000 }), 404, 'not-found');
+      expectProblem(await post(alice, `/orders/${id}/milestones/2/revision`, { message: 'x' }), 404, 'not-found');
+      expectProblem(await post(bob, `/orders/${id}/milestones/1/settlement`, { buyer_bps: 1000 }, null), 400, 'idempotency-key-missing');
+      expect((await post(bob, `/orders/${id}/milestones/1/settlement`, { buyer_bps: 1000 })).status).toBe(200);
+      expect((await post(bob, `/orders/${id}/milestones/1/settlement/withdraw`)).status).toBe(200);
+      const proposed = (await post(alice, `/orders/${id}/milestones/1/settlement`, { buyer_bps: 2000 })).body as Order;
+      expect(proposed.settlement_proposal).toMatchObject({ proposed_by: 'buyer', buyer_bps: 2000 });
+      expect(proposed.milestones[0]!.settlement_proposal).toEqual(proposed.settlement_proposal);
+      expectProblem(await post(alice, `/orders/${id}/milestones/1/settlement/accept`, { buyer_bps: 2000 }), 403, 'forbidden');
+      const accepted = await post(bob, `/orders/${id}/milestones/1/settlement/accept`, { buyer_bps: 2000 });
+      expect(accepted.body).toMatchObject({ status: 'resolved', settled_by: 'agreement', resolution: { buyer_bps: 2000 } });
+      expect(escrow.count('accept_settlement', id)).toBe(1);
+    });
+  });
+
   describe('expiry in the database (the Prisma repository)', () => {
     it('an expired extension and an expired settlement: 409 proposal-expired, hidden, and each *.expired event written once by the sweep', async () => {
       const id = await fundedOrder();

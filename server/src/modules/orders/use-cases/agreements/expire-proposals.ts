@@ -6,6 +6,8 @@
  * is written once whatever the number of replicas sweeping. Reads never wait for the sweep: an expired
  * proposal is not shown (orders.dto.ts) and cannot be accepted (409 proposal-expired) from its expires_at on.
  * The settlement proposal stays in the escrow account, harmless: the program refuses to accept it expired.
+ * The sweep reads rows, so it covers every milestone's proposals (current or funded ahead), as the
+ * per-milestone routes make them.
  */
 import { refusal } from '../../order-state.js';
 import type { OrdersContext } from '../context.js';
