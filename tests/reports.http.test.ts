@@ -18,6 +18,7 @@ import { FakeEscrow } from './orders.fakes.js';
 import { dbBackends } from './helpers/shared-db.js';
 import { appendEvents, createEventsRepo } from '../server/src/modules/events/index.js';
 import { createTipsRepo } from '../server/src/modules/tips/index.js';
+import { createReportsRepo } from '../server/src/modules/reports/index.js';
 
 /**
  * The operator of these tests: an admin API key. Roles (issue 25 part 1) are built in parallel: at the merge
@@ -224,8 +225,9 @@ describe.each(dbBackends)('revenue reports over HTTP on $name', ({ postgres }) =
 
   it('period edges in UTC: an event at 23:59:59.999 is in its day, one at 00:00:00.000 in the next; outside [from, to) in none', async () => {
     // the release's money event moved to the last millisecond of 2025-06-01 (UTC), the refund's to the first of 2025-06-02
+    // ISO text cast in SQL (a Date parameter is read in the session's time zone: see reports.repo.ts)
     const move = (orderId: string, type: string, at: string) =>
-      t.ctx.db.$executeRaw`UPDATE events SET created_at = ${new Date(at)} WHERE resource_id = ${orderId}::uuid AND type = ${type}`;
+      t.ctx.db.$executeRaw`UPDATE events SET created_at = ${at}::timestamptz WHERE resource_id = ${orderId}::uuid AND type = ${type}`;
     await move(closed.released!.order_id, 'order.completed', '2025-06-01T23:59:59.999Z');
     await move(closed.refunded!.order_id, 'order.refunded', '2025-06-02T00:00:00.000Z');
     try {
@@ -246,6 +248,17 @@ describe.each(dbBackends)('revenue reports over HTTP on $name', ({ postgres }) =
       await move(closed.released!.order_id, 'order.completed', new Date().toISOString());
       await move(closed.refunded!.order_id, 'order.refunded', new Date().toISOString());
     }
+  });
+
+  it('the database session\'s time zone plays no part: a session on UTC+14 (Pacific/Kiritimati) sums the same periods', async () => {
+    const bounds = [new Date(started), new Date(Date.now() + 60_000)];
+    const utc = await createReportsRepo(t.ctx.db).escrowSums(bounds, bob.userId);
+    expect(utc.map((x) => x.closed)).toEqual([2]);
+    const far = await t.ctx.db.$transaction(async (tx) => {
+      await tx.$executeRawUnsafe(`SET LOCAL TIME ZONE 'Pacific/Kiritimati'`);
+      return createReportsRepo(tx as never).escrowSums(bounds, bob.userId);
+    });
+    expect(far).toEqual(utc);
   });
 
   it('each escrow counts once: an order.* event of a multi-milestone order repeating its milestone.* payouts, and later events showing an old payout, add nothing', async () => {

@@ -54,14 +54,16 @@ export function createReportsRepo(db: PrismaClient): ReportsRepo {
   return {
     async escrowSums(bounds, sellerId) {
       const edges = bounds.map((b) => b.toISOString());
-      const from = bounds[0]!;
-      const to = bounds[bounds.length - 1]!;
+      // ISO text with its Z, cast in SQL: a Date parameter reaches PostgreSQL as a timestamp without zone,
+      // read in the session's time zone (a server on Pacific/Kiritimati moved every range by 14 h)
+      const from = edges[0]!;
+      const to = edges[edges.length - 1]!;
       const types = [...ESCROW_LEDGER_EVENTS];
       const rows = await db.$queryRaw<Array<Omit<EscrowSums, 'bucket'> & { bucket: number | bigint }>>`
         WITH ev AS (
           SELECT e.resource_id, e.resource_seq, e.created_at, e.data
             FROM events e
-           WHERE e.type = ANY(${types}::text[]) AND e.created_at >= ${from} AND e.created_at < ${to}
+           WHERE e.type = ANY(${types}::text[]) AND e.created_at >= ${from}::timestamptz AND e.created_at < ${to}::timestamptz
              AND e.resource_type = 'order'
         ), unit AS (
           SELECT ev.resource_id, ev.resource_seq, ev.created_at,
@@ -97,8 +99,10 @@ export function createReportsRepo(db: PrismaClient): ReportsRepo {
 
     async tipSums(bounds, sellerId) {
       const edges = bounds.map((b) => b.toISOString());
-      const from = bounds[0]!;
-      const to = bounds[bounds.length - 1]!;
+      // ISO text with its Z, cast in SQL: a Date parameter reaches PostgreSQL as a timestamp without zone,
+      // read in the session's time zone (a server on Pacific/Kiritimati moved every range by 14 h)
+      const from = edges[0]!;
+      const to = edges[edges.length - 1]!;
       const rows = await db.$queryRaw<Array<Omit<TipSums, 'bucket'> & { bucket: number | bigint }>>`
         SELECT width_bucket(e.created_at, ${edges}::timestamptz[])::int AS bucket,
                e.data->>'currency' AS currency, t.decimals,
@@ -107,7 +111,7 @@ export function createReportsRepo(db: PrismaClient): ReportsRepo {
           FROM events e
           JOIN tips t ON t.id = e.resource_id
          WHERE e.type = 'tip.received' AND e.resource_type = 'tip'
-           AND e.created_at >= ${from} AND e.created_at < ${to}
+           AND e.created_at >= ${from}::timestamptz AND e.created_at < ${to}::timestamptz
            AND (${sellerId}::uuid IS NULL OR t.seller_id = ${sellerId}::uuid)
          GROUP BY 1, 2, 3
          ORDER BY 1, 2`;
