@@ -211,7 +211,7 @@ describe.each(dbBackends)('revenue reports over HTTP on $name', ({ postgres }) =
     expect(own.text.split('\r\n')[0]).toBe(CSV_COLUMNS.join(','));
   });
 
-  it('the range: from must be before to (range_empty), at most 400 periods (too_many_periods), defaults to the 30 days before now', async () => {
+  it('the range: from must be before to (range_empty), at most 400 periods (too_many_periods), not before 1970 (out_of_range), defaults to the 30 days before now', async () => {
     const at = '2026-03-01T00:00:00.000Z';
     expectProblem(await report(admin, `/admin/revenue-report?from=${at}&to=${at}`), 400, 'validation-error', ['query.from']);
     const long = await report(admin, `/admin/revenue-report?from=2000-01-01T00:00:00.000Z&to=2026-01-01T00:00:00.000Z`);
@@ -219,6 +219,15 @@ describe.each(dbBackends)('revenue reports over HTTP on $name', ({ postgres }) =
     expect(long.body.errors[0].code).toBe('too_many_periods');
     expect((await report(admin, `/admin/revenue-report?granularity=month&from=2000-01-01T00:00:00.000Z&to=2026-01-01T00:00:00.000Z`)).status).toBe(200);
     expectProblem(await report(admin, `/admin/revenue-report?granularity=hour`), 400, 'validation-error', ['query.granularity']);
+    const early = await report(admin, `/admin/revenue-report?from=1969-12-31T23:59:59.999Z&to=1970-01-02T00:00:00.000Z`);
+    expectProblem(early, 400, 'validation-error', ['query.from']);
+    expect(early.body.errors[0].code).toBe('out_of_range');
+    // the last day the timestamps can name: answered, not a 500
+    const last = await body(admin, `/admin/revenue-report?from=9999-12-31T00:00:00.000Z&to=9999-12-31T23:59:59.999Z`);
+    expect(last.rows.map((x) => x.period_end)).toEqual(['9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59.999Z']);
+    // a service API key (no user) has no seller report
+    const service = await createApiKey(t, { name: 'reports-service' });
+    expectProblem(await report({ 'x-api-key': service.key }, `/user/revenue-report`), 404, 'not-found');
     const d = await body(admin, `/admin/revenue-report`);
     expect(Date.parse(d.to) - Date.parse(d.from)).toBe(30 * 86_400_000);
   });

@@ -24,6 +24,12 @@ describe('report periods (UTC)', () => {
     expect(periodStart(d('2027-01-01T12:00:00.000Z'), 'week').toISOString()).toBe('2026-12-28T00:00:00.000Z');
   });
 
+  it('any year: the years 0..99 are not read as 1900..1999 (Date.UTC\'s two-digit years)', () => {
+    expect(periodStart(d('0050-06-15T12:00:00.000Z'), 'month').toISOString()).toBe('0050-06-01T00:00:00.000Z');
+    expect(nextPeriodStart(d('0099-12-01T00:00:00.000Z'), 'month').toISOString()).toBe('0100-01-01T00:00:00.000Z');
+    expect(periodStart(d('9999-12-31T23:59:59.999Z'), 'week').toISOString()).toBe('9999-12-27T00:00:00.000Z');
+  });
+
   it('UTC, whatever the offset of the timestamp sent: 2026-03-02T01:00+02:00 is 2026-03-01 23:00 UTC, day 2026-03-01', () => {
     expect(periodStart(d('2026-03-02T01:00:00+02:00'), 'day').toISOString()).toBe('2026-03-01T00:00:00.000Z');
   });

@@ -32,7 +32,8 @@
  * 30 days before now); the first and last periods are cut at `from` and `to` (`period_start`, `period_end`).
  * A money event belongs to the period in which the service recorded it (the event's `created_at`, the commit of
  * the change it read from the chain; a few seconds after the block time). At most MAX_REPORT_PERIODS periods per
- * request (400 validation-error, code `too_many_periods`); `from` must be before `to` (`range_empty`).
+ * request (400 validation-error, code `too_many_periods`); `from` must be before `to` (`range_empty`), neither before
+ * 1970-01-01 (`out_of_range`).
  * One row per period and currency, for every configured currency and any other currency the period paid in,
  * zero rows included (a chart needs them): rows ordered by period, then currency.
  *
@@ -153,13 +154,15 @@ export const AdminRevenueReportQuery = RevenueReportQuery.extend({
 });
 export type AdminRevenueReportQuery = z.infer<typeof AdminRevenueReportQuery>;
 
-const own = routeErrors(access.user('orders:read'), ['validation-error'], { actors: ['seller'] });
+// not-found: a credential without a user (a service API key) has no seller report
+const own = routeErrors(access.user('orders:read'), ['validation-error', 'not-found'], { actors: ['seller'] });
 const admin = routeErrors(access.admin(), ['validation-error', 'forbidden', 'not-found'], { actors: ['admin'] }); // ROLE: admin
 
 const ownDescription =
   'The caller\'s revenue as a seller: the payouts of her orders\' escrows and the tips she received, per period ' +
   'and currency (see the reports overview in the contract for each figure). A personal access token needs `orders:read`. ' +
-  '400 validation-error: `from` not before `to` (`range_empty`), more than 400 periods (`too_many_periods`).';
+  '400 validation-error: `from` not before `to` (`range_empty`), more than 400 periods (`too_many_periods`), a time ' +
+  'before 1970-01-01 (`out_of_range`). 404 not-found for a credential without a user (a service API key).';
 const adminDescription =
   'Admin only (403 forbidden otherwise; never a personal access token). The whole marketplace, or one seller with ' +
   '`seller=<wallet>` (404 not-found when no user has that wallet). Figures, periods and limits as GET /user/revenue-report.';

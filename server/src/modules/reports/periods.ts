@@ -12,16 +12,23 @@ export interface ReportPeriod {
   end: Date;
 }
 
+/** Midnight UTC of day `d` of month `m` (0-based; overflow rolls over) of year `y`, for any year (Date.UTC reads 0..99 as 1900..1999). */
+function utcDay(y: number, m: number, d: number): Date {
+  const t = new Date(0);
+  t.setUTCFullYear(y, m, d);
+  return t;
+}
+
 /** The start (UTC) of the period of `granularity` that contains `t`. */
 export function periodStart(t: Date, granularity: ReportGranularity): Date {
   const y = t.getUTCFullYear();
   const m = t.getUTCMonth();
   const d = t.getUTCDate();
-  if (granularity === 'month') return new Date(Date.UTC(y, m, 1));
-  if (granularity === 'day') return new Date(Date.UTC(y, m, d));
+  if (granularity === 'month') return utcDay(y, m, 1);
+  if (granularity === 'day') return utcDay(y, m, d);
   // ISO week: Monday is day 1, Sunday day 7
   const isoDay = t.getUTCDay() === 0 ? 7 : t.getUTCDay();
-  return new Date(Date.UTC(y, m, d - (isoDay - 1)));
+  return utcDay(y, m, d - (isoDay - 1));
 }
 
 /** The start of the period after the one starting at `start` (a period start). */
@@ -29,8 +36,8 @@ export function nextPeriodStart(start: Date, granularity: ReportGranularity): Da
   const y = start.getUTCFullYear();
   const m = start.getUTCMonth();
   const d = start.getUTCDate();
-  if (granularity === 'month') return new Date(Date.UTC(y, m + 1, 1));
-  return new Date(Date.UTC(y, m, d + (granularity === 'week' ? 7 : 1)));
+  if (granularity === 'month') return utcDay(y, m + 1, 1);
+  return utcDay(y, m, d + (granularity === 'week' ? 7 : 1));
 }
 
 /**

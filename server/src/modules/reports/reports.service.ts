@@ -4,7 +4,7 @@
  * currency, zero rows included, plus totals per currency.
  *
  * Errors: DomainError validation-error (`errors[].code` range_empty: `from` not before `to`; too_many_periods:
- * more than MAX_REPORT_PERIODS periods), not-found (a seller wallet no user has).
+ * more than MAX_REPORT_PERIODS periods; out_of_range: before 1970-01-01), not-found (a seller wallet no user has).
  */
 import {
   DEFAULT_REPORT_DAYS,
@@ -57,6 +57,9 @@ function add(a: Figures, b: Figures): Figures {
   };
 }
 
+/** The earliest instant a report covers (the Unix epoch: before it nothing was paid on any chain). */
+const EARLIEST = new Date(0);
+
 const invalid = (code: string, message: string, path = 'query.from') =>
   new DomainError('validation-error', message, { errors: [{ path, message, code }] });
 
@@ -66,6 +69,8 @@ export function createReportsService(o: { repo: ReportsRepo; currencies: () => r
   async function build(req: ReportRequest, seller: { id: string; wallet: string } | null): Promise<RevenueReport> {
     const to = req.to ? new Date(req.to) : now();
     const from = req.from ? new Date(req.from) : new Date(to.getTime() - DEFAULT_REPORT_DAYS * 86_400_000);
+    if (from < EARLIEST) throw invalid('out_of_range', '`from` must be 1970-01-01 or later.');
+    if (to < EARLIEST) throw invalid('out_of_range', '`to` must be 1970-01-01 or later.', 'query.to');
     if (!(from < to)) throw invalid('range_empty', '`from` must be before `to`.');
     const periods = reportPeriods(from, to, req.granularity, MAX_REPORT_PERIODS);
     if (periods.length > MAX_REPORT_PERIODS) {
