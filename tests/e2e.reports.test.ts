@@ -2,7 +2,9 @@
  * Revenue reports against the chain (issue 25 part 6): the real app (PGlite) on the shared localnet. Five
  * orders of two sellers end five ways (a release, an auto-release claimed by the crank, a seller's refund,
  * an arbiter's 50/50 split, a 30/70 settlement by agreement) and a buyer tips; the report's figures must
- * equal what the token balances of the treasury, the sellers and the buyers did on chain meanwhile.
+ * equal what the token balances of the treasury, the sellers and the buyers did on chain meanwhile. A
+ * two-milestone order (a release, then a settlement of milestone 2) counts its two escrows once each, though
+ * its events repeat the payouts (milestone.* events, then order.* snapshots showing every milestone).
  */
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
@@ -11,7 +13,8 @@ import type { RevenueReport, TipWithPayment } from '@bazaar/contract';
 import type { BootstrappedChain } from './helpers/localnet';
 import { sharedBootstrappedChain } from './helpers/shared-chain';
 import { API, createApiKey, createTestApp, type TestApp } from './helpers/app';
-import { fundedOrder as fundedOrderOf, party as newParty, signedBy, usdcBalance, USDC, type Party } from './helpers/parties';
+import { fundedOrder as fundedOrderOf, listing as newListing, party as newParty, signedBy, usdcBalance, USDC, type Party } from './helpers/parties';
+import type { OrderTermsInput } from '../server/src/modules/orders/orders.types';
 
 /**
  * The operator of this suite: an admin API key. Roles (issue 25 part 1) are built in parallel: at the merge
@@ -56,6 +59,23 @@ afterAll(async () => {
   await env?.stop();
   console.info(`[timing] e2e.reports total: ${Date.now() - t0} ms`);
 });
+
+/** A two-milestone order (`amounts` USDC) of a fresh buyer (100 USDC) for `seller`, milestone 1 paid over HTTP. */
+async function milestoneOrder(seller: Party, amounts: number[]) {
+  const buyer = await newParty(t, env, { sol: 2, usdc: 100 });
+  const l = await newListing(t, seller, { price: amounts.reduce((s, a) => s + a, 0) });
+  const terms: OrderTermsInput = {
+    packageKey: null,
+    packageName: null,
+    priceBaseUnits: amounts.reduce((s, a) => s + USDC(a), 0n),
+    revisionsIncluded: 0,
+    milestones: amounts.map((a, i) => ({ title: `Part ${i + 1}`, amountBaseUnits: USDC(a), deliveryDays: i + 2 })),
+  };
+  const principal = { kind: 'user' as const, userId: buyer.userId, wallet: buyer.wallet, isAdmin: false };
+  const created = await t.services.orders!.service.create(principal, { listingId: l.listing_id, terms, idempotencyKey: randomUUID() });
+  await post(buyer, `/orders/${created.order.id}/transaction`, { signed_transaction: signedBy(buyer.kp, created.payment!.transaction) });
+  return { buyer, id: created.order.id };
+}
 
 describe('revenue reports on the localnet', () => {
   it('the report\'s figures equal the token balance changes on the localnet: treasury = fee revenue, sellers = payouts + tips, buyers = refunds - tips', async () => {
@@ -119,5 +139,32 @@ describe('revenue reports on the localnet', () => {
     expect([r1.escrows_unverified, r2.escrows_unverified]).toEqual([0, 0]);
     // an admin reading one seller's report gets the same figures as the seller herself
     expect(await reportOf(admin, `/admin/revenue-report?seller=${s2.wallet}`)).toEqual(r2);
+  });
+
+  it('a two-milestone order counts each escrow once: milestone 1 released, milestone 2 settled by agreement; the seller\'s report equals her balance change', async () => {
+    const seller = await newParty(t, env, { sol: 2 });
+    const { buyer, id } = await milestoneOrder(seller, [10, 15]);
+    const treasuryBefore = await usdc(env.boot.treasury);
+    const [sellerBefore, buyerBefore] = await Promise.all([usdc(seller.wallet), usdc(buyer.wallet)]);
+    await post(seller, `/orders/${id}/milestones/1/deliver`);
+    await post(buyer, `/orders/${id}/milestones/1/confirm`);
+    const funded = await post(buyer, `/orders/${id}/milestones/fund`, { milestones: [2] });
+    await post(buyer, `/orders/${id}/transaction`, { signed_transaction: signedBy(buyer.kp, funded.transaction) });
+    const buyerFunded = await usdc(buyer.wallet); // milestone 2 paid into its escrow (not revenue)
+    await post(seller, `/orders/${id}/settlement`, { buyer_bps: 3000 });
+    const settled = await post(buyer, `/orders/${id}/settlement/accept`, { buyer_bps: 3000 });
+    expect(settled.milestones.map((m: { status: string }) => m.status)).toEqual(['completed', 'resolved']);
+    const types = (await t.db.prisma.event.findMany({ where: { resourceId: id }, orderBy: { resourceSeq: 'asc' }, select: { type: true } })).map((e) => e.type);
+    expect(types).toEqual(expect.arrayContaining(['milestone.released', 'settlement.accepted']));
+
+    const r = await reportOf(seller, '/user/revenue-report');
+    const [treasuryAfter, sellerAfter, buyerAfter] = await Promise.all([usdc(env.boot.treasury), usdc(seller.wallet), usdc(buyer.wallet)]);
+    console.info(`[reports] two milestones: events ${types.join(', ')}; report ${JSON.stringify(r)}`);
+    expect(r.escrows_closed).toBe(2);
+    expect(BigInt(r.volume_base_units)).toBe(USDC(25));
+    expect(BigInt(r.seller_payouts_base_units)).toBe(sellerAfter - sellerBefore);
+    expect(BigInt(r.fee_revenue_base_units)).toBe(treasuryAfter - treasuryBefore);
+    expect(BigInt(r.buyer_refunds_base_units)).toBe(buyerAfter - buyerFunded);
+    expect(buyerFunded).toBe(buyerBefore - USDC(15));
   });
 });
