@@ -57,6 +57,10 @@ const TAGS: Record<string, string> = {
   offers:
     'Custom offers: a seller prices work no listing describes for the buyer of a conversation (price, milestones, ' +
     'revisions, expiry); the buyer accepts it into an order with those terms, or declines; the seller withdraws.',
+  reports:
+    'Revenue reports: fee revenue, volume, payouts, refunds and tips per period (UTC day, ISO week, month) and ' +
+    'currency, from what the chain paid (the money events); a seller\'s own, or the marketplace\'s and any seller\'s ' +
+    'for an admin; JSON or CSV.',
   tokens:
     'Personal access tokens with scopes, for third-party apps acting for you. Each operation names the scopes a ' +
     'token needs in `x-bazaar-token-scopes`: `scope` for every request (null: no token), and `money` when a request ' +

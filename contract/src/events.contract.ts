@@ -212,7 +212,8 @@ export const events = c.router({
       'stream replays (EVENTS_STREAM_REPLAY_MAX). Limit 1..100, default 20. Filters: `type` (comma-separated event types), `resource_type`, ' +
       '`resource_id`. An order\'s `allowed_actions` is empty in events (it depends on the caller; GET the order). ' +
       'Events are kept EVENTS_RETENTION_DAYS (default 30) days; the newest event of each resource is kept ' +
-      'longer, so its `sequence` never restarts.',
+      'longer, so its `sequence` never restarts, and the money events revenue reports read (REVENUE_LEDGER_EVENTS: ' +
+      'releases, claims, refunds, splits, accepted settlements, tips) are never deleted.',
     responses: { 200: EventPage, ...listEvents.responses },
     metadata: listEvents.metadata,
   },

@@ -7,6 +7,12 @@ import { commonProblems, listingTransitions, orderTransitions, Problem, problemT
 
 const doc = buildOpenApiDocument();
 const root = (p: string) => fileURLToPath(new URL(`../../${p}`, import.meta.url));
+/** The operations whose success is not JSON, and its one content type (every other success is application/json). */
+const NON_JSON_SUCCESS: Record<string, string> = {
+  streamEvents: 'text/event-stream',
+  getMyRevenueReportCsv: 'text/csv',
+  getRevenueReportCsv: 'text/csv',
+};
 
 describe('generated OpenAPI document', () => {
   it('is a valid OpenAPI 3.0 document (swagger-parser)', async () => {
@@ -40,8 +46,8 @@ describe('generated OpenAPI document', () => {
     for (const [status, entry] of Object.entries(op.responses as Record<string, { $ref?: string; content?: Record<string, unknown> }>)) {
       const response = entry.$ref ? doc.components.responses[entry.$ref.replace('#/components/responses/', '')] : entry;
       const types = Object.keys(response.content ?? {});
-      // the SSE stream is the one success that is not JSON
-      const success = operationId === 'streamEvents' ? 'text/event-stream' : 'application/json';
+      // the successes that are not JSON: the SSE stream and the revenue reports' CSV
+      const success = NON_JSON_SUCCESS[operationId] ?? 'application/json';
       expect(types, status).toEqual([Number(status) >= 400 ? 'application/problem+json' : success]);
     }
   });

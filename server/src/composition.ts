@@ -29,6 +29,7 @@ import { createReviewsModule } from './modules/reviews/index.js';
 import { createUsersRepo, createUsersService } from './modules/users/index.js';
 import { createWalletService } from './modules/wallet/index.js';
 import { purgeRateLimitHits } from './http/rate-limit-store.js';
+import { createReportsModule } from './modules/reports/index.js';
 import { createTipsChain, createTipsModule, tipsReadPort, type TipOrder, type TipsModule } from './modules/tips/index.js';
 import type { OrderRecord } from './modules/orders/orders.types.js';
 
@@ -96,6 +97,8 @@ export function composeServices(ctx: AppContext) {
     ...ctx.listings,
   });
   const marketplace = createMarketplaceModule({ db, config: listingsConfig });
+  // revenue reports (issue 25 part 6): read-only sums of the money events
+  const reports = createReportsModule({ db, currencies: () => currencies, now: ctx.now });
   // streams and webhooks re-check their credential: at once on a revocation here (credentialSignal),
   // periodically for revocations elsewhere (they are in the database)
   const events = createEventsModule({ db, log, databaseUrl: config.databaseUrl, stream: config.eventStreams, credentialChanges: credentialSignal });
@@ -213,6 +216,8 @@ export function composeServices(ctx: AppContext) {
     custody,
     /** the tips module when the chain client has a connection and the escrow program, else null (tip routes: 503) */
     tips,
+    /** revenue reports (issue 25 part 6) */
+    reports,
     idempotencyStore,
     /** the leader lease of the background loops (modules/leader): `leader.isLeader`, `leader.holder` */
     leader,

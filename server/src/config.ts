@@ -346,7 +346,7 @@ export const ENV_VARS: readonly EnvVar[] = [
   { name: 'WEBHOOK_TIMEOUT_MS', group: 'events', default: lit(WEBHOOK_DEFAULTS.timeoutMs), meaning: 'time a webhook receiver has to answer (connect + response), ms', example: '5000', readers: S },
   { name: 'WEBHOOK_WORKER_INTERVAL_MS', group: 'events', default: lit(WEBHOOK_DEFAULTS.intervalMs), meaning: 'webhook fan-out and delivery pass interval, ms (`0` = off); a local commit wakes it at once', example: '500', readers: S },
   { name: 'CHAT_RATE_LIMIT_PER_MINUTE', group: 'events', default: lit(30), meaning: 'chat messages per sender per minute, custom offers included (more: 429)', example: '10', readers: S },
-  { name: 'EVENTS_RETENTION_DAYS', group: 'events', default: lit(30), meaning: 'days events and finished webhook deliveries are kept (`0` = forever); the newest event of each resource and events a pending delivery needs are kept longer', example: '90', readers: S },
+  { name: 'EVENTS_RETENTION_DAYS', group: 'events', default: lit(30), meaning: 'days events and finished webhook deliveries are kept (`0` = forever); the newest event of each resource and events a pending delivery needs are kept longer; the money events revenue reports read are never deleted', example: '90', readers: S },
   { name: 'WEBHOOK_CONCURRENCY', group: 'events', default: lit(WEBHOOK_DEFAULTS.concurrency), meaning: 'webhook deliveries in flight at once per process', example: '64', readers: S },
   {
     name: 'WEBHOOK_MAX_PER_USER',

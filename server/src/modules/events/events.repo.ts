@@ -2,7 +2,7 @@
  * Events storage (table events, written by outbox.ts): reads for GET /events, the live stream and the
  * webhook fan-out. Positions are the `seq` column (commit order, see outbox.ts).
  */
-import type { Event, EventType, ResourceType } from '@bazaar/contract';
+import { REVENUE_LEDGER_EVENTS, type Event, type EventType, type ResourceType } from '@bazaar/contract';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import type { AccessPrincipal } from '../auth/index.js';
 
@@ -10,6 +10,9 @@ import type { AccessPrincipal } from '../auth/index.js';
  * Who reads: a user sees events whose audience holds them; an admin every event. `types`: the event
  * types the credential's scopes may read (events.scopes.ts `eventTypesFor`); absent or null = all.
  */
+/** The event types the retention pass never deletes: the ledger of what the chain paid (reports). */
+const LEDGER_TYPES: readonly string[] = [...REVENUE_LEDGER_EVENTS];
+
 export interface EventViewer extends AccessPrincipal {
   types?: readonly EventType[] | null;
 }
@@ -109,7 +112,9 @@ export function createEventsRepo(db: PrismaClient) {
     /**
      * Retention: delete up to `limit` events created before `cutoff` (oldest positions first) whose
      * position is below `keepFromSeq` (what a consumer such as the webhook fan-out still needs), keeping
-     * the newest event of every resource so its `sequence` never restarts at 1. Returns how many went.
+     * the newest event of every resource so its `sequence` never restarts at 1, and every money event a
+     * revenue report reads (contract REVENUE_LEDGER_EVENTS: releases, claims, refunds, splits, settlements,
+     * tips; a report covers the whole history). Returns how many went.
      */
     async purgeBefore(cutoff: Date, keepFromSeq: bigint, limit: number): Promise<number> {
       return db.$executeRaw`
@@ -117,6 +122,7 @@ export function createEventsRepo(db: PrismaClient) {
          WHERE seq IN (
            SELECT e.seq FROM events e
             WHERE e.created_at < ${cutoff} AND e.seq < ${keepFromSeq}
+              AND e.type <> ALL(${LEDGER_TYPES}::text[])
               AND EXISTS (
                 SELECT 1 FROM events n
                  WHERE n.resource_type = e.resource_type AND n.resource_id = e.resource_id AND n.resource_seq > e.resource_seq)
