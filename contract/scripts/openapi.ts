@@ -57,6 +57,9 @@ const TAGS: Record<string, string> = {
   offers:
     'Custom offers: a seller prices work no listing describes for the buyer of a conversation (price, milestones, ' +
     'revisions, expiry); the buyer accepts it into an order with those terms, or declines; the seller withdraws.',
+  disputes:
+    'The dispute desk: a dispute\'s structured reason, evidence from both parties (statements and files as links with their ' +
+    'SHA-256) until a due date, the arbiter\'s queue of open disputes and her ruling with a written rationale.',
   tokens:
     'Personal access tokens with scopes, for third-party apps acting for you. Each operation names the scopes a ' +
     'token needs in `x-bazaar-token-scopes`: `scope` for every request (null: no token), and `money` when a request ' +
