@@ -173,6 +173,8 @@ export const DisputeCase = named(
 );
 export type DisputeCase = z.infer<typeof DisputeCase>;
 
+export const DisputeQueuePage = named('DisputeQueuePage', page(DisputeCase), 'A page of the arbiter\'s queue, oldest dispute first');
+
 export const DisputeQueueQuery = PaginationQuery.extend({
   attention: z.enum(['true', 'false']).optional().describe('true: only disputes that need attention; false: only the others'),
 });
@@ -236,7 +238,7 @@ export const disputes = c.router({
     description:
       'Arbiter (admin) only. Open disputes, oldest first (by opened_at), cursor pagination; each with both sides\' evidence, ' +
       'the order\'s newest messages and the amount at stake. `needs_attention`: open longer than DISPUTE_ATTENTION_HOURS.',
-    responses: { 200: page(DisputeCase), ...listDisputeQueue.responses },
+    responses: { 200: DisputeQueuePage, ...listDisputeQueue.responses },
     metadata: listDisputeQueue.metadata,
   },
   ruleDispute: {
