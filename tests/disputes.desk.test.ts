@@ -275,6 +275,38 @@ describe.each(dbBackends)('dispute desk on $name', ({ postgres }) => {
     expect(queue.map((c) => c.dispute.dispute_id)).not.toContain(id);
   });
 
+  it('a milestone\'s dispute is that milestone\'s: dispute_id = its milestone_id, opened and ruled on the milestone only', async () => {
+    const first = await fundedOrder(null);
+    const listingId = (await t.ctx.db.order.findUniqueOrThrow({ where: { id: first } })).listingId;
+    // as tests/orders.view.test.ts builds one: the second row inserted scheduled, then made milestone 2 of the first,
+    // with the order-level status on every row (as the orders module keeps it; the listing counts read it)
+    const second = await insertOrder(t.ctx.db, { listingId, buyerId: alice.userId, sellerId: bob.userId, status: 'scheduled' });
+    await t.ctx.db.$executeRaw`UPDATE orders SET milestone_count = 2, order_status = 'in_progress', buyer_wallet = ${alice.wallet}, seller_wallet = ${bob.wallet} WHERE id = ${first}::uuid`;
+    await t.ctx.db.$executeRaw`
+      UPDATE orders SET order_id = ${first}::uuid, milestone_index = 2, milestone_count = 2, order_status = 'in_progress',
+                        buyer_wallet = ${alice.wallet}, seller_wallet = ${bob.wallet} WHERE id = ${second}::uuid`;
+    // milestone 1 paid out, milestone 2 funded
+    await t.ctx.db.$executeRaw`UPDATE orders SET status = 'completed', completed_at = now() WHERE id = ${first}::uuid`;
+    await t.ctx.db.$executeRaw`UPDATE orders SET status = 'in_progress', funded_at = now() WHERE id = ${second}::uuid`;
+    escrow.accounts.delete(first);
+    escrow.fund({ orderId: second, buyer: alice.wallet, seller: bob.wallet, mint: 'mint', amount: 25_500_000n, deliveryDeadline: escrow.now + 86_400, reviewWindow: 259_200, expiresAt: escrow.now + 900 });
+    const opened = await post(alice, `/orders/${first}/milestones/2/dispute`, { reason: 'The second batch is unusable', reason_code: 'quality' });
+    expect(opened.status, JSON.stringify(opened.body)).toBe(200);
+    expect((opened.body as Order).milestones.map((m) => [m.milestone_id, m.status])).toEqual([
+      [first, 'completed'],
+      [second, 'disputed'],
+    ]);
+    expectProblem(await get(alice, `/disputes/${first}`), 404, 'not-found');
+    expect((await get(bob, `/disputes/${second}`).expect(200)).body).toMatchObject({ dispute_id: second, order_id: first, milestone_index: 2, reason_code: 'quality', status: 'open' });
+    expect((await evidence(bob, second, { text: 'The second batch matches the brief.' })).status).toBe(201);
+    const rationale = 'The second batch misses the agreed format; the buyer gets it all back.';
+    const ruled = await post(judy, `/admin/disputes/${second}/resolve`, { buyer_bps: 10000, rationale });
+    expect(ruled.status, JSON.stringify(ruled.body)).toBe(200);
+    expect(ruled.body).toMatchObject({ dispute_id: second, milestone_index: 2, resolution: { outcome: 'arbiter', buyer_bps: 10000, rationale } });
+    const messages = (await get(alice, `/orders/${first}/messages`).expect(200)).body.data as Array<{ sender_role: string; body: string }>;
+    expect(messages.find((m) => m.sender_role === 'arbiter')?.body).toMatch(/^Ruling on milestone 2: 100% to the buyer, 0% to the seller\./);
+  });
+
   it('the older resolve route keeps working with buyer_bps alone (no rationale recorded); with a rationale it is sent like a ruling', async () => {
     const plain = await fundedOrder();
     const r = await post(judy, `/orders/${plain}/resolve`, { buyer_bps: 10000 });
