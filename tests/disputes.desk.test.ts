@@ -222,7 +222,7 @@ describe.each(dbBackends)('dispute desk on $name', ({ postgres }) => {
     const all: DisputeCase[] = [];
     let cursor: string | null = null;
     do {
-      const page = await get(judy, `/admin/disputes?limit=3${cursor ? `&cursor=${cursor}` : ''}`).expect(200);
+      const page: request.Response = await get(judy, `/admin/disputes?limit=3${cursor ? `&cursor=${cursor}` : ''}`).expect(200);
       all.push(...page.body.data);
       cursor = page.body.next_cursor;
     } while (cursor);
