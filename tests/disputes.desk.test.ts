@@ -138,6 +138,17 @@ describe.each(dbBackends)('dispute desk on $name', ({ postgres }) => {
     expect((await eventsOf(carol, id)).length).toBe(0);
   });
 
+  it('concurrent submissions chain one after the other: each prev_hash is its predecessor\'s content_hash', async () => {
+    const id = await fundedOrder();
+    const sent = await Promise.all(Array.from({ length: 8 }, (_, i) => evidence(i % 2 ? bob : alice, id, { text: `Concurrent statement ${i}` })));
+    expect(sent.map((r) => r.status)).toEqual(Array(8).fill(201));
+    const d = (await get(alice, `/disputes/${id}`).expect(200)).body as Dispute;
+    expect(d.evidence).toHaveLength(8);
+    expect(d.evidence[0]!.prev_hash).toBeNull();
+    expect(d.evidence.slice(1).map((e) => e.prev_hash)).toEqual(d.evidence.slice(0, -1).map((e) => e.content_hash));
+    expect(d.evidence_head).toBe(d.evidence[7]!.content_hash);
+  });
+
   it('evidence by a non-party: a stranger gets 404 (reading too), the arbiter 403', async () => {
     const id = await fundedOrder();
     expectProblem(await evidence(carol, id, { text: 'I saw it all happen.' }), 404, 'not-found');
