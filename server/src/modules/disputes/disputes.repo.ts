@@ -202,10 +202,12 @@ export function createDisputesRepo(db: PrismaClient) {
       return rows.map(toRecord);
     },
 
-    /** The id of order `orderId`'s conversation, or null when nobody wrote in it yet. */
-    async conversationOf(orderId: string): Promise<string | null> {
-      const rows = await db.$queryRaw<{ id: string }[]>`SELECT id FROM conversations WHERE order_id = ${orderId}::uuid`;
-      return rows[0]?.id ?? null;
+    /** The conversation id of each of `orderIds` that has one (none until somebody wrote in it), in one statement. */
+    async conversationsOf(orderIds: readonly string[]): Promise<Map<string, string>> {
+      if (!orderIds.length) return new Map();
+      const rows = await db.$queryRaw<{ id: string; orderId: string }[]>`
+        SELECT id, order_id AS "orderId" FROM conversations WHERE order_id = ANY(${[...orderIds]}::uuid[])`;
+      return new Map(rows.map((r) => [r.orderId, r.id]));
     },
 
     /** The wallet of user `userId` (null when unknown). */

@@ -237,10 +237,12 @@ export function createDisputesService(deps: DisputesDeps) {
       const page = rows.slice(0, q.limit);
       const last = page[page.length - 1];
       const nextCursor = rows.length > q.limit && last ? encodeCursor(spec, [last.disputedAt.toISOString()], last.id) : null;
+      // evidence and conversation ids in one statement each; then each conversation's newest messages
       const evidence = await repo.evidenceOf(page.map((d) => d.id));
+      const conversations = await repo.conversationsOf(page.map((d) => d.orderId));
       const items = await Promise.all(
         page.map(async (d): Promise<DisputeCase> => {
-          const conversation = await repo.conversationOf(d.orderId);
+          const conversation = conversations.get(d.orderId);
           const newest = conversation ? await deps.chat.messages(conversation, DISPUTE_LIMITS.caseMessages + 1) : [];
           return {
             dispute: present(d, evidence.get(d.id) ?? [], now),
