@@ -15,7 +15,8 @@
  * submitOrderTransaction, createOrderPayment, deliverOrder, confirmOrder, disputeOrder, refundOrder,
  * resolveDispute, createReview, createTip -> submitTipTransaction, listOrderMessages, sendOrderMessage -> reportMessage; createDeposit ->
  * createWithdrawal (body currency) -> getWithdrawal; createInquiry -> createOffer -> getOffer, acceptOffer,
- * declineOffer, withdrawOffer.
+ * declineOffer, withdrawOffer; disputeOrder, createOrder, listOrders, listDisputeQueue -> getDispute,
+ * submitDisputeEvidence, ruleDispute (dispute_id = the milestone_id).
  */
 
 type Json = Record<string, any>;
@@ -34,6 +35,7 @@ type IdKind =
   | 'token_id'
   | 'tip_id'
   | 'offer_id'
+  | 'dispute_id'
   | 'currency'
   | 'index';
 
@@ -99,6 +101,14 @@ const PRODUCERS: Record<IdKind, Producer[]> = {
   offer_id: [
     { operationId: 'createOffer', status: '201', pointer: '/offer_id' },
     { operationId: 'listOffers', status: '200', pointer: first('offer_id') },
+  ],
+  // a dispute's id is the disputed milestone's milestone_id (disputes.contract.ts): an order's milestone 1 (the order
+  // id), the one a dispute opened on the order is about, and the arbiter's queue
+  dispute_id: [
+    { operationId: 'disputeOrder', status: '200', pointer: '/milestones/0/milestone_id' },
+    { operationId: 'createOrder', status: '201', pointer: '/milestones/0/milestone_id' },
+    { operationId: 'listOrders', status: '200', pointer: first('milestones/0/milestone_id') },
+    { operationId: 'listDisputeQueue', status: '200', pointer: first('dispute/dispute_id') },
   ],
   // a milestone's index (POST /orders/{order_id}/milestones/{index}/...): every order has milestone 1
   index: [

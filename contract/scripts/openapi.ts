@@ -61,6 +61,9 @@ const TAGS: Record<string, string> = {
     'Revenue reports: fee revenue, volume, payouts, refunds and tips per period (UTC day, ISO week, month) and ' +
     'currency, from what the chain paid (the money events); a seller\'s own, or the marketplace\'s and any seller\'s ' +
     'for an admin; JSON or CSV.',
+  disputes:
+    'The dispute desk: a dispute\'s structured reason, evidence from both parties (statements and files as links with their ' +
+    'SHA-256) until a due date, the arbiter\'s queue of open disputes and her ruling with a written rationale.',
   tokens:
     'Personal access tokens with scopes, for third-party apps acting for you. Each operation names the scopes a ' +
     'token needs in `x-bazaar-token-scopes`: `scope` for every request (null: no token), and `money` when a request ' +

@@ -21,6 +21,7 @@ import { network } from './network.contract.js';
 import { tips } from './tips.contract.js';
 import { offers } from './offers.contract.js';
 import { reports } from './reports.contract.js';
+import { disputes } from './disputes.contract.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -49,6 +50,7 @@ export const networkRoutes: Applied<typeof network> = c.router(network, options)
 export const tipsRoutes: Applied<typeof tips> = c.router(tips, options);
 export const offersRoutes: Applied<typeof offers> = c.router(offers, options);
 export const reportsRoutes: Applied<typeof reports> = c.router(reports, options);
+export const disputesRoutes: Applied<typeof disputes> = c.router(disputes, options);
 
 /** The whole API: one applied group per key (named types, so that the .d.ts stays small). */
 export type Contract = {
@@ -67,6 +69,7 @@ export type Contract = {
   tips: typeof tipsRoutes;
   offers: typeof offersRoutes;
   reports: typeof reportsRoutes;
+  disputes: typeof disputesRoutes;
 };
 
 export const contract: Contract = {
@@ -85,6 +88,7 @@ export const contract: Contract = {
   tips: tipsRoutes,
   offers: offersRoutes,
   reports: reportsRoutes,
+  disputes: disputesRoutes,
 };
 
 /**

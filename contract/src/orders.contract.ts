@@ -159,6 +159,7 @@ import {
 } from './common.js';
 import { MAX_MILESTONES, PackageKey, type ListingOrderEvent } from './listings.contract.js';
 import { access } from './access.js';
+import { DISPUTE_LIMITS, DisputeReasonCode } from './disputes.terms.js';
 import { bodyProblems, routeErrors } from './problems.js';
 
 export const ORDER_STATUSES = [
@@ -1130,7 +1131,12 @@ export const SolanaPayTransaction = named(
 export const DisputeOrderBody = named(
   'DisputeOrderBody',
   z
-    .object({ reason: safeText(z.string().trim().min(10).max(2000)).describe('Why the order is disputed, 10..2000 characters') })
+    .object({
+      reason: safeText(z.string().trim().min(10).max(2000)).describe('Why the order is disputed, 10..2000 characters'),
+      reason_code: DisputeReasonCode.optional().describe(
+        'The kind of complaint (issue 25, disputes.contract.ts). Absent (clients that send `reason` only): `other`',
+      ),
+    })
     .strict(),
 );
 export type DisputeOrderBody = z.infer<typeof DisputeOrderBody>;
@@ -1138,7 +1144,15 @@ export type DisputeOrderBody = z.infer<typeof DisputeOrderBody>;
 export const ResolveDisputeBody = named(
   'ResolveDisputeBody',
   z
-    .object({ buyer_bps: Bps.describe('Share returned to the buyer in basis points: 0 = all to seller, 10000 = full refund') })
+    .object({
+      buyer_bps: Bps.describe('Share returned to the buyer in basis points: 0 = all to seller, 10000 = full refund'),
+      rationale: safeText(z.string().trim().min(DISPUTE_LIMITS.rationaleMinLength).max(DISPUTE_LIMITS.rationaleMaxLength))
+        .optional()
+        .describe(
+          'The written reasons, 20..3800 characters (optional here, required by ruleDispute): when given, both parties receive them ' +
+            '(dispute.resolved and a message in the order\'s conversation), as with POST /admin/disputes/{dispute_id}/resolve',
+        ),
+    })
     .strict(),
 );
 export type ResolveDisputeBody = z.infer<typeof ResolveDisputeBody>;

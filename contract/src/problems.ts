@@ -221,6 +221,18 @@ export const problemTypes = {
       'listing cannot be held by the same buyer again until `retry_at` (also `Retry-After`, seconds), so one buyer ' +
       'cannot keep a listing blocked by ordering it again and again without paying.',
   },
+  'evidence-closed': {
+    status: 409,
+    title: 'Evidence closed',
+    description:
+      'The dispute no longer takes evidence: its `evidence_due_at` (opened_at + DISPUTE_EVIDENCE_HOURS) has passed, or it ' +
+      'was resolved or refunded (`evidence_due_at` and `dispute_status` say which).',
+  },
+  'evidence-limit-reached': {
+    status: 409,
+    title: 'Evidence limit reached',
+    description: 'The party has submitted as many pieces of evidence as a dispute takes from one party (`limit`).',
+  },
   'revision-limit-reached': {
     status: 409,
     title: 'Revision limit reached',

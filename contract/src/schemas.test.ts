@@ -11,7 +11,9 @@ import {
   Problem,
   Pubkey,
   ResolveDisputeBody,
+  RuleDisputeBody,
   SearchListingsQuery,
+  SubmitEvidenceBody,
   TxSignature,
   UpdateListingBody,
   VerifyLoginBody,
@@ -107,6 +109,22 @@ describe('reviews, disputes, resolutions', () => {
   it('buyer_bps is an integer 0..10000', () => {
     for (const buyer_bps of [0, 5000, 10000]) expect(ResolveDisputeBody.safeParse({ buyer_bps }).success).toBe(true);
     for (const buyer_bps of [-1, 10001, 50.5]) expect(ResolveDisputeBody.safeParse({ buyer_bps }).success).toBe(false);
+  });
+  it('a dispute\'s reason code is optional (text-only clients keep working) and one of the fixed list', () => {
+    expect(DisputeOrderBody.safeParse({ reason: 'Nothing was delivered', reason_code: 'not_delivered' }).success).toBe(true);
+    expect(DisputeOrderBody.safeParse({ reason: 'Nothing was delivered', reason_code: 'angry' }).success).toBe(false);
+  });
+  it('a rationale is optional on the older resolve body and required on the ruling, 20..3800 characters', () => {
+    expect(ResolveDisputeBody.safeParse({ buyer_bps: 0, rationale: 'The seller delivered what was listed.' }).success).toBe(true);
+    expect(ResolveDisputeBody.safeParse({ buyer_bps: 0, rationale: 'too short' }).success).toBe(false);
+    expect(RuleDisputeBody.safeParse({ buyer_bps: 0 }).success).toBe(false);
+    expect(RuleDisputeBody.safeParse({ buyer_bps: 0, rationale: 'x'.repeat(3801) }).success).toBe(false);
+  });
+  it('evidence files are https links with a lowercase hex SHA-256', () => {
+    const sha256 = 'ab'.repeat(32);
+    expect(SubmitEvidenceBody.safeParse({ text: 'Proof', files: [{ url: 'https://x.example/a.png', name: 'a.png', sha256 }] }).success).toBe(true);
+    expect(SubmitEvidenceBody.safeParse({ text: 'Proof', files: [{ url: 'ftp://x.example/a.png', name: 'a.png', sha256 }] }).success).toBe(false);
+    expect(SubmitEvidenceBody.safeParse({ text: 'Proof', files: [{ url: 'https://x.example/a.png', name: 'a.png', sha256: sha256.toUpperCase() }] }).success).toBe(false);
   });
 });
 

@@ -21,6 +21,7 @@ import { createEventsModule, EventRetention } from './modules/events/index.js';
 import { createWebhooksModule } from './modules/webhooks/index.js';
 import { createChatModule } from './modules/chat/index.js';
 import { createOffersModule } from './modules/offers/index.js';
+import { createDisputesModule } from './modules/disputes/index.js';
 import { createCustodyModule, type CustodyModule } from './modules/custody/index.js';
 import { BACKGROUND_LEASE, createLeaderRepo, LEADER_LEASE_DEFAULTS, LeaderElection } from './modules/leader/index.js';
 import { PrismaIdempotencyStore } from './modules/idempotency/index.js';
@@ -182,6 +183,9 @@ export function composeServices(ctx: AppContext) {
     idempotencyLeaseMs: orders?.http.idempotencyLeaseMs,
   });
 
+  // the dispute desk (issue 25 part 3): evidence, the arbiter's queue, rulings with a rationale (the split: orders)
+  const disputes = createDisputesModule({ db, orders: orders?.service ?? null, chat: chat.repo, settings: config.disputes, now: ctx.now, log });
+
   const retention = config.eventsRetentionDays
     ? new EventRetention({
         repo: events.repo,
@@ -212,6 +216,8 @@ export function composeServices(ctx: AppContext) {
     chat,
     /** custom offers (issue 24 item 6) */
     offers,
+    /** the dispute desk (issue 25 part 3) */
+    disputes,
     /** the custody module (CUSTODY_ENABLED), else null */
     custody,
     /** the tips module when the chain client has a connection and the escrow program, else null (tip routes: 503) */

@@ -21,7 +21,7 @@
  */
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { authDefaults, STREAM_DEFAULTS } from '@bazaar/contract';
+import { authDefaults, DISPUTE_DEFAULTS, STREAM_DEFAULTS } from '@bazaar/contract';
 import type { CurrencyInfo } from './lib/currency.js';
 import { websocketUrlFor } from './lib/rpc-url.js';
 import type { OrdersSettings } from './modules/orders/orders.settings.js';
@@ -312,6 +312,23 @@ export const ENV_VARS: readonly EnvVar[] = [
     readers: S,
   },
   { name: 'TIP_WATCHER_INTERVAL_MS', group: 'orders', default: lit(5_000), meaning: 'background check of pending tips, ms (a tip the buyer sent herself is confirmed, one never sent expires); `0` = only at start-up', example: '2000', readers: S },
+  // dispute desk (modules/disputes)
+  {
+    name: 'DISPUTE_EVIDENCE_HOURS',
+    group: 'orders',
+    default: lit(DISPUTE_DEFAULTS.evidenceHours),
+    meaning: 'hours after a dispute opens during which both parties may submit evidence (then 409 `evidence-closed`; `evidence_due_at`)',
+    example: '48',
+    readers: S,
+  },
+  {
+    name: 'DISPUTE_ATTENTION_HOURS',
+    group: 'orders',
+    default: lit(DISPUTE_DEFAULTS.attentionHours),
+    meaning: 'hours a dispute may stay open without a ruling before it needs attention (`needs_attention` in the arbiter\'s queue, `countDisputesNeedingAttention`)',
+    example: '24',
+    readers: S,
+  },
   // custody
   { name: 'CUSTODY_ENABLED', group: 'custody', default: lit('false'), meaning: 'custodial accounts (off: the custodial routes answer 404 `custody-disabled`); see `server/src/modules/custody/README.md`', example: 'true', readers: S },
   {
@@ -551,6 +568,8 @@ export interface Config {
   eventStreams?: EventStreamSettings;
   /** chat messages per sender per minute (absent: 30) */
   chatRateLimitPerMinute?: number;
+  /** DISPUTE_* (modules/disputes); absent: contract DISPUTE_DEFAULTS */
+  disputes?: { evidenceHours: number; attentionHours: number };
   /** TIP_* (modules/tips); absent: its TIPS_DEFAULTS */
   tips?: { maxPercentOfOrder: number; watcherIntervalMs: number };
   /** what the service may spend on chain (CHAIN_DAILY_BUDGET_LAMPORTS, *_DAILY_LIMIT*, LISTING_MIN_PRICE); absent: SPENDING_DEFAULTS */
@@ -745,6 +764,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
       : {}),
     chatRateLimitPerMinute: positive(env, 'CHAT_RATE_LIMIT_PER_MINUTE'),
     tips: { maxPercentOfOrder: positive(env, 'TIP_MAX_PERCENT_OF_ORDER'), watcherIntervalMs: int(env, 'TIP_WATCHER_INTERVAL_MS') },
+    disputes: { evidenceHours: positive(env, 'DISPUTE_EVIDENCE_HOURS'), attentionHours: positive(env, 'DISPUTE_ATTENTION_HOURS') },
     spending: {
       dailyLamports: int(env, 'CHAIN_DAILY_BUDGET_LAMPORTS'),
       listingCreatePerUser: int(env, 'LISTING_CREATE_DAILY_LIMIT'),

@@ -18,6 +18,7 @@ import { initServer } from '@ts-rest/express';
 import { contract } from '@bazaar/contract';
 import { IDEMPOTENCY_HEADER, type IdempotencyLeases, idempotency, parseIdempotencyKey, type IdempotencyStore } from '../modules/idempotency/index.js';
 import type { OrdersService, PrincipalLike } from '../modules/orders/index.js';
+import type { DisputesService } from '../modules/disputes/index.js';
 import { DomainError } from '../errors.js';
 import { clientNetwork } from '../lib/client-network.js';
 
@@ -29,6 +30,11 @@ export interface OrdersHttpDeps {
   idempotencyLeaseMs?: number;
   /** the service clock (AppContext.now): Idempotency-Key leases and expiry are read on it */
   now?: () => Date;
+  /**
+   * the dispute desk (issue 25 part 3): keeps an open-dispute body's `reason_code`, and a resolve body's
+   * `rationale` (recorded, sent to both parties); absent (unit tests of the orders routes): both ignored
+   */
+  disputes?: Pick<DisputesService, 'recordOpening' | 'rule'>;
 }
 
 function principalOf(req: unknown): PrincipalLike {
@@ -58,6 +64,21 @@ export function ordersHandlers(deps: OrdersHttpDeps) {
       return { status: 200 as const, body: await dto(order, p) };
     },
   });
+  /**
+   * The older resolve routes with the optional `rationale` (issue 25): refused before anything moves when the
+   * credential has no user (the rationale is posted as the arbiter's message), then recorded by the dispute
+   * desk once the split landed (event dispute.resolved + the order's conversation).
+   */
+  const rulingNeedsUser = (p: PrincipalLike, rationale: string | undefined) => {
+    if (rationale !== undefined && deps.disputes && !p.userId) {
+      throw new DomainError('forbidden', 'A ruling with a rationale needs the arbiter\'s own login (a user), not a service API key.');
+    }
+  };
+  const withRationale = async (p: PrincipalLike, row: Parameters<OrdersService['presentOne']>[1], body: { buyer_bps: number; rationale?: string }) => {
+    if (body.rationale === undefined || !deps.disputes || row.status !== 'resolved') return row;
+    await deps.disputes.rule(p, row.id, { buyerBps: body.buyer_bps, rationale: body.rationale });
+    return row;
+  };
   const toSeconds = (iso: string) => Math.floor(new Date(iso).getTime() / 1000);
   const revision = agreement<{ message: string }>((p, id, b, i) => service.requestRevision(p, id, b.message, i));
   const proposeExt = agreement<{ new_deadline: string; message?: string }>((p, id, b, i) => service.proposeExtension(p, id, toSeconds(b.new_deadline), b.message ?? null, i));
@@ -149,7 +170,9 @@ export function ordersHandlers(deps: OrdersHttpDeps) {
     },
     disputeOrder: async ({ params, body, req }) => {
       const p = principalOf(req);
-      return { status: 200 as const, body: await dto(await service.dispute(p, params.order_id, body.reason), p) };
+      const row = await service.dispute(p, params.order_id, body.reason);
+      await deps.disputes?.recordOpening(row, body.reason_code);
+      return { status: 200 as const, body: await dto(row, p) };
     },
     refundOrder: async ({ params, req }) => {
       const p = principalOf(req);
@@ -157,7 +180,9 @@ export function ordersHandlers(deps: OrdersHttpDeps) {
     },
     resolveDispute: async ({ params, body, req }) => {
       const p = principalOf(req);
-      return { status: 200 as const, body: await dto(await service.resolve(p, params.order_id, body.buyer_bps), p) };
+      rulingNeedsUser(p, body.rationale);
+      const row = await service.resolve(p, params.order_id, body.buyer_bps);
+      return { status: 200 as const, body: await dto(await withRationale(p, row, body), p) };
     },
     fundOrderMilestones: {
       middleware: [
@@ -188,7 +213,9 @@ export function ordersHandlers(deps: OrdersHttpDeps) {
     },
     disputeMilestone: async ({ params, body, req }) => {
       const p = principalOf(req);
-      return { status: 200 as const, body: await dto(await service.disputeMilestone(p, params.order_id, params.index, body.reason), p) };
+      const row = await service.disputeMilestone(p, params.order_id, params.index, body.reason);
+      await deps.disputes?.recordOpening(row, body.reason_code);
+      return { status: 200 as const, body: await dto(row, p) };
     },
     refundMilestone: async ({ params, req }) => {
       const p = principalOf(req);
@@ -196,7 +223,9 @@ export function ordersHandlers(deps: OrdersHttpDeps) {
     },
     resolveMilestone: async ({ params, body, req }) => {
       const p = principalOf(req);
-      return { status: 200 as const, body: await dto(await service.resolveMilestone(p, params.order_id, params.index, body.buyer_bps), p) };
+      rulingNeedsUser(p, body.rationale);
+      const row = await service.resolveMilestone(p, params.order_id, params.index, body.buyer_bps);
+      return { status: 200 as const, body: await dto(await withRationale(p, row, body), p) };
     },
     endOrder: async ({ params, req }) => {
       const p = principalOf(req);

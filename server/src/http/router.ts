@@ -23,6 +23,7 @@ import { walletHandlers } from './wallet.handlers.js';
 import { tipsHandlers } from './tips.handlers.js';
 import { offersHandlers } from './offers.handlers.js';
 import { reportsHandlers } from './reports.handlers.js';
+import { disputesHandlers } from './disputes.handlers.js';
 
 /** Routes of a group that cannot work in this configuration (no escrow client): 503 chain-unavailable. */
 function unavailableRouter<T extends Record<string, unknown>>(group: T) {
@@ -45,14 +46,14 @@ export interface RouterOptions {
 
 /** The ts-rest router of the whole contract over `services`. */
 export function createRouter(services: Services, opts: RouterOptions) {
-  const { auth, users, listings, marketplace, orders, reviews, wallet, custody, events, webhooks, chat, tokens, tips, offers, reports, idempotencyStore } = services;
+  const { auth, users, listings, marketplace, orders, reviews, wallet, custody, events, webhooks, chat, tokens, tips, offers, reports, disputes, idempotencyStore } = services;
   const s = initServer();
   return s.router(contract, {
     auth: authHandlers({ service: auth, secureCookie: opts.secureCookie }),
     users: usersHandlers({ service: users }),
     listings: listingsHandlers({ ...listings.http, idempotencyStore, idempotencyLeases: orders?.http.idempotencyLeases }),
     marketplace: marketplaceHandlers(marketplace.http),
-    orders: orders ? ordersHandlers(orders.http) : unavailableRouter(contract.orders),
+    orders: orders ? ordersHandlers({ ...orders.http, disputes: disputes.service }) : unavailableRouter(contract.orders),
     reviews: reviewsHandlers(reviews.http),
     wallet: walletHandlers({
       service: wallet,
@@ -70,5 +71,6 @@ export function createRouter(services: Services, opts: RouterOptions) {
       : unavailableRouter(contract.tips),
     offers: offersHandlers({ ...offers.http, rateLimitPerMinute: chat.http.rateLimitPerMinute, rateLimitStore: opts.chatRateLimitStore }),
     reports: reportsHandlers(reports.http),
+    disputes: disputesHandlers(disputes.http),
   });
 }

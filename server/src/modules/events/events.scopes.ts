@@ -29,6 +29,8 @@ export const EVENT_READ_SCOPES: Readonly<Record<ResourceType, TokenScope>> = {
   tip: 'orders:read',
   // an offer is an order's terms before the order: read with the orders
   offer: 'orders:read',
+  // a dispute is an order's escrow under dispute: read with the orders (GET /disputes/{id} needs orders:read)
+  dispute: 'orders:read',
 };
 
 /**
