@@ -21,5 +21,6 @@ export * from './offers.contract.js';
 export * from './tokens.contract.js';
 export * from './network.contract.js';
 export * from './tips.contract.js';
+export * from './audit.contract.js';
 export * from './access.js';
 export * from './scopes.js';

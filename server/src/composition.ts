@@ -26,6 +26,7 @@ import { BACKGROUND_LEASE, createLeaderRepo, LEADER_LEASE_DEFAULTS, LeaderElecti
 import { PrismaIdempotencyStore } from './modules/idempotency/index.js';
 import { createOrdersModule, ordersReadPort, type OrdersModule } from './modules/orders/index.js';
 import { createReviewsModule } from './modules/reviews/index.js';
+import { createAuditModule } from './modules/audit/index.js';
 import { createUsersRepo, createUsersService } from './modules/users/index.js';
 import { createWalletService } from './modules/wallet/index.js';
 import { purgeRateLimitHits } from './http/rate-limit-store.js';
@@ -190,6 +191,8 @@ export function composeServices(ctx: AppContext) {
       })
     : null;
   const leader = leaderLoops(ctx, { authRepo, retention, listings, orders, custody, tips });
+  // the audit log (issue 25): written by the outbox (appendEvents) and appendAudit; read by admins
+  const audit = createAuditModule({ db });
 
   return {
     /** the service's SOL budget of the day (modules/budget; /readyz `chain_budget`) */
@@ -213,6 +216,8 @@ export function composeServices(ctx: AppContext) {
     custody,
     /** the tips module when the chain client has a connection and the escrow program, else null (tip routes: 503) */
     tips,
+    /** the audit log (GET /admin/audit-log, verification) */
+    audit,
     idempotencyStore,
     /** the leader lease of the background loops (modules/leader): `leader.isLeader`, `leader.holder` */
     leader,
