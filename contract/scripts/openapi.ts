@@ -57,6 +57,10 @@ const TAGS: Record<string, string> = {
   offers:
     'Custom offers: a seller prices work no listing describes for the buyer of a conversation (price, milestones, ' +
     'revisions, expiry); the buyer accepts it into an order with those terms, or declines; the seller withdraws.',
+  audit:
+    'The audit log (admins): every money-moving action and operator action with its actor, request id, transaction ' +
+    'signature and before/after, hash-chained (RFC 8785 canonical JSON, SHA-256) so an edit or a deletion is detected ' +
+    'by the verification.',
   tokens:
     'Personal access tokens with scopes, for third-party apps acting for you. Each operation names the scopes a ' +
     'token needs in `x-bazaar-token-scopes`: `scope` for every request (null: no token), and `money` when a request ' +

@@ -20,12 +20,15 @@
  * audit:verify`) names the first broken entry. The database refuses UPDATE, DELETE and TRUNCATE on the table.
  */
 import { z } from 'zod';
-import { c, Cursor, named, queryNumber, Timestamp, Uuid } from './common.js';
+import { c, Cursor, extendApi, named, queryNumber, Timestamp, Uuid } from './common.js';
 import { access } from './access.js';
 import { routeErrors } from './problems.js';
 
 export const AUDIT_ACTOR_TYPES = ['user', 'api_key', 'pat', 'system'] as const;
 export const AuditActorType = z.enum(AUDIT_ACTOR_TYPES);
+
+/** A JSON object of any members (OpenAPI: an object with free additional properties). */
+const JsonObject = extendApi(z.record(z.string(), z.unknown()), { type: 'object', additionalProperties: true });
 
 const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/).describe('SHA-256, lowercase hex');
 
@@ -41,8 +44,8 @@ export const AuditEntry = named(
     action: z.string().describe('The event type (order.funded, withdrawal.confirmed, ...) or the operator action (api_key.created, ...)'),
     resource_type: z.string().describe('order, withdrawal, deposit, tip, api_key, ...'),
     resource_id: z.string(),
-    before: z.unknown().nullable().describe('The state before (JSON), when known'),
-    after: z.unknown().nullable().describe('The state after (JSON)'),
+    before: JsonObject.nullable().describe('The state before (a JSON object), when known'),
+    after: JsonObject.nullable().describe('The state after (a JSON object)'),
     request_id: z.string().nullable().describe('X-Request-Id of the request that did it; null for background work'),
     signature: z.string().nullable().describe('Transaction signature when the chain moved'),
     event_id: Uuid.nullable().describe('The event this entry records (GET /events), when it records one'),

@@ -23,9 +23,9 @@ export interface NewAuditEntry {
   /** what it happened to: `order`, `withdrawal`, `api_key`, ... and its id */
   resourceType: string;
   resourceId: string;
-  /** the state before and after (JSON; omitted: null) */
-  before?: unknown;
-  after?: unknown;
+  /** the state before and after (JSON objects; omitted: null) */
+  before?: Record<string, unknown> | null;
+  after?: Record<string, unknown> | null;
   /** transaction signature when the chain moved */
   signature?: string | null;
   /** the event this entry records */

@@ -23,8 +23,8 @@ export interface ChainedEntry {
   action: string;
   resource_type: string;
   resource_id: string;
-  before: unknown;
-  after: unknown;
+  before: Record<string, unknown> | null;
+  after: Record<string, unknown> | null;
   request_id: string | null;
   signature: string | null;
   event_id: string | null;
@@ -48,7 +48,7 @@ export function entryHash(e: ChainedEntry): string {
  * Dates as ISO strings); null for undefined. Hashing this, not the writer's object, makes the stored row
  * verify. Throws on a bigint (the API's JSON never holds one: base units are strings).
  */
-export function asStoredJson(v: unknown): unknown {
+export function asStoredJson(v: Record<string, unknown> | null | undefined): Record<string, unknown> | null {
   if (v === undefined || v === null) return null;
-  return JSON.parse(JSON.stringify(v)) as unknown;
+  return JSON.parse(JSON.stringify(v)) as Record<string, unknown>;
 }

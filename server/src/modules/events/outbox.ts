@@ -48,7 +48,7 @@ export interface NewEvent {
    * writer knows it (e.g. an order's status left and reached). The entry's `after` is the snapshot's
    * summary (audit `summaryOf`) with `after`'s members over it; `before` as given, else null.
    */
-  audit?: { before?: unknown; after?: Record<string, unknown> };
+  audit?: { before?: Record<string, unknown> | null; after?: Record<string, unknown> };
 }
 
 /** Wakes the in-process readers after a commit that wrote events (they also poll). */
