@@ -27,6 +27,7 @@ import { PrismaIdempotencyStore } from './modules/idempotency/index.js';
 import { createOrdersModule, ordersReadPort, type OrdersModule } from './modules/orders/index.js';
 import { createReviewsModule } from './modules/reviews/index.js';
 import { createAuditModule } from './modules/audit/index.js';
+import { withSystemActor } from './lib/request-context.js';
 import { createUsersRepo, createUsersService } from './modules/users/index.js';
 import { createWalletService } from './modules/wallet/index.js';
 import { purgeRateLimitHits } from './http/rate-limit-store.js';
@@ -299,7 +300,8 @@ function leaderLoops(
     holder: ctx.leaderHolder,
     ttlMs: lease.ttlMs,
     renewMs: lease.renewMs,
-    onElected: () => loops.start(),
+    // the loops' start-up passes run as `leader` unless a loop names itself (Poller actor, withSystemActor)
+    onElected: () => withSystemActor('leader', () => loops.start()),
     onDeposed: () => loops.stop(),
     log,
   });
