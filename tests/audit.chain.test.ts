@@ -5,7 +5,7 @@
  * the first broken entry named).
  */
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -14,7 +14,7 @@ import type { Db } from '../server/src/db/client.js';
 import { createDb } from '../server/src/db/client.js';
 import { REPO_ROOT } from '../server/src/db/migrate.js';
 import { appendEvents } from '../server/src/modules/events/index.js';
-import { appendAudit, createAuditRepo, entryHash, GENESIS_HASH, verifyChain, type AuditRecord } from '../server/src/modules/audit/index.js';
+import { appendAudit, canonicalEntry, createAuditRepo, entryHash, GENESIS_HASH, verifyChain, type AuditRecord } from '../server/src/modules/audit/index.js';
 import { withSystemActor } from '../server/src/lib/request-context.js';
 import { migratedDataDir } from './helpers/db.js';
 import { dbBackends, sharedDatabase } from './helpers/shared-db.js';
@@ -38,6 +38,35 @@ async function trigger(db: Db, on: boolean) {
   if (on) await db.prisma.$executeRawUnsafe('ALTER TABLE audit_log ENABLE TRIGGER audit_log_append_only');
   else await db.prisma.$executeRawUnsafe('ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only');
 }
+
+describe('the hashed form (RFC 8785)', () => {
+  it('is the canonical JSON of the entry with "v": 1: members sorted by code unit, no whitespace, ECMAScript numbers; hash = its SHA-256', () => {
+    const entry = {
+      prev_hash: GENESIS_HASH,
+      id: '00000000-0000-4000-8000-000000000001',
+      created_at: '2026-11-26T20:10:00.000Z',
+      actor_type: 'user',
+      actor_id: 'u1',
+      actor_user_id: null,
+      action: 'order.funded',
+      resource_type: 'order',
+      resource_id: 'o1',
+      before: { status: 'awaiting_payment' },
+      after: { status: 'in_progress', amount_base_units: '25500000', big: 1e21, small: 0.000001, 'é': 'ü', Z: true },
+      request_id: 'req-1',
+      signature: null,
+      event_id: null,
+    };
+    const expected =
+      '{"action":"order.funded","actor_id":"u1","actor_type":"user","actor_user_id":null,' +
+      '"after":{"Z":true,"amount_base_units":"25500000","big":1e+21,"small":0.000001,"status":"in_progress","é":"ü"},' +
+      '"before":{"status":"awaiting_payment"},"created_at":"2026-11-26T20:10:00.000Z","event_id":null,' +
+      '"id":"00000000-0000-4000-8000-000000000001","prev_hash":"' + GENESIS_HASH + '","request_id":"req-1",' +
+      '"resource_id":"o1","resource_type":"order","signature":null,"v":1}';
+    expect(canonicalEntry(entry)).toBe(expected);
+    expect(entryHash(entry)).toBe(createHash('sha256').update(expected, 'utf8').digest('hex'));
+  });
+});
 
 describe.each(dbBackends)('audit log on $name', ({ postgres }) => {
   const shared = sharedDatabase(postgres);
