@@ -1,6 +1,6 @@
 /**
  * The api-key admin command end to end on a PGlite DATA_DIR: create (shown once, stored hashed),
- * list, revoke; then a server on that database refuses the revoked key.
+ * list, revoke; then a server on that database refuses the revoked key; both are in the audit log.
  */
 import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -58,6 +58,14 @@ describe('npm run api-key', () => {
     const res = await request(app).get(`${API}/user/me`).set('x-api-key', key);
     expect(res.status).toBe(401);
     expect(res.body.detail).toMatch(/revoked/);
+    // both operator actions are in the audit log (issue 25), by the CLI, chained
+    const audit = await db.prisma.auditLogEntry.findMany({ where: { resourceId: row!.id }, orderBy: { seq: 'asc' } });
+    expect(audit.map((e) => [e.action, e.actorType, e.actorId, e.requestId])).toEqual([
+      ['api_key.created', 'system', 'api-key-cli', null],
+      ['api_key.revoked', 'system', 'api-key-cli', null],
+    ]);
+    expect(audit[0]!.after).toEqual({ name: 'ci bot', prefix, user_id: null, is_admin: true });
+    expect(audit[1]!.prevHash).toBe(audit[0]!.hash);
     await db.close();
   }, 180_000);
 });

@@ -64,6 +64,10 @@ const TAGS: Record<string, string> = {
   disputes:
     'The dispute desk: a dispute\'s structured reason, evidence from both parties (statements and files as links with their ' +
     'SHA-256) until a due date, the arbiter\'s queue of open disputes and her ruling with a written rationale.',
+  audit:
+    'The audit log (admins): every money-moving action and operator action with its actor, request id, transaction ' +
+    'signature and before/after, hash-chained (RFC 8785 canonical JSON, SHA-256) so an edit or a deletion is detected ' +
+    'by the verification.',
   tokens:
     'Personal access tokens with scopes, for third-party apps acting for you. Each operation names the scopes a ' +
     'token needs in `x-bazaar-token-scopes`: `scope` for every request (null: no token), and `money` when a request ' +

@@ -22,6 +22,7 @@ import { tips } from './tips.contract.js';
 import { offers } from './offers.contract.js';
 import { reports } from './reports.contract.js';
 import { disputes } from './disputes.contract.js';
+import { audit } from './audit.contract.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -51,6 +52,7 @@ export const tipsRoutes: Applied<typeof tips> = c.router(tips, options);
 export const offersRoutes: Applied<typeof offers> = c.router(offers, options);
 export const reportsRoutes: Applied<typeof reports> = c.router(reports, options);
 export const disputesRoutes: Applied<typeof disputes> = c.router(disputes, options);
+export const auditRoutes: Applied<typeof audit> = c.router(audit, options);
 
 /** The whole API: one applied group per key (named types, so that the .d.ts stays small). */
 export type Contract = {
@@ -70,6 +72,7 @@ export type Contract = {
   offers: typeof offersRoutes;
   reports: typeof reportsRoutes;
   disputes: typeof disputesRoutes;
+  audit: typeof auditRoutes;
 };
 
 export const contract: Contract = {
@@ -89,6 +92,7 @@ export const contract: Contract = {
   offers: offersRoutes,
   reports: reportsRoutes,
   disputes: disputesRoutes,
+  audit: auditRoutes,
 };
 
 /**

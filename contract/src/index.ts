@@ -23,5 +23,6 @@ export * from './tokens.contract.js';
 export * from './network.contract.js';
 export * from './tips.contract.js';
 export * from './reports.contract.js';
+export * from './audit.contract.js';
 export * from './access.js';
 export * from './scopes.js';

@@ -7,13 +7,16 @@
  *   npm run api-key -- revoke <prefix>
  *
  * A key with --user acts as that user (the user must have logged in once); --admin allows admin
- * routes. Only sha256(key) is stored.
+ * routes. Only sha256(key) is stored. Creating and revoking append an audit entry (actor `api-key-cli`).
  */
 import { loadToolConfig } from '../src/config.js';
 import { createDb } from '../src/db/client.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 import { createApiKey, listApiKeys, revokeApiKey } from '../src/modules/auth/api-keys.js';
+import { withSystemActor } from '../src/lib/request-context.js';
 
+/** the audit log's actor of what this CLI does (modules/audit) */
+const CLI_ACTOR = 'api-key-cli';
 const [cmd, ...rest] = process.argv.slice(2);
 const flag = (name: string) => rest.includes(`--${name}`);
 const opt = (name: string) => {
@@ -44,7 +47,8 @@ try {
       } else userId = user.id;
     }
     if (!process.exitCode) {
-      const k = await createApiKey(prisma, { name: name!, userId, isAdmin: flag('admin') });
+      // an operator action: its audit entry names this CLI as the actor
+      const k = await withSystemActor(CLI_ACTOR, () => createApiKey(prisma, { name: name!, userId, isAdmin: flag('admin') }));
       console.log(`created API key "${k.name}" (prefix ${k.prefix}${k.isAdmin ? ', admin' : ''}${wallet ? `, acts as ${wallet}` : ''})`);
       console.log('store it now, it is not shown again:');
       console.log(k.key);
@@ -68,7 +72,7 @@ try {
   } else {
     const prefix = rest[0];
     if (!prefix) usage();
-    if (await revokeApiKey(prisma, prefix!)) console.log(`revoked ${prefix}`);
+    if (await withSystemActor(CLI_ACTOR, () => revokeApiKey(prisma, prefix!))) console.log(`revoked ${prefix}`);
     else {
       console.error(`no active key with prefix ${prefix}`);
       process.exitCode = 1;

@@ -1,7 +1,7 @@
 /**
  * createApp(ctx): the Express application (no listen; main.ts listens, tests use supertest).
  *
- * Order: request id -> JSON access log -> gzip/brotli above 1 kB (http/compression.ts: never SSE nor a secret-bearing response) -> 414 for a request target over 8 KiB -> one warning on the first X-Forwarded-For while TRUST_PROXY=0
+ * Order: request id (and the request context of lib/request-context.ts) -> JSON access log -> gzip/brotli above 1 kB (http/compression.ts: never SSE nor a secret-bearing response) -> 414 for a request target over 8 KiB -> one warning on the first X-Forwarded-For while TRUST_PROXY=0
  * (http/proxy-warning.ts) -> helmet -> CORS (http/cors.ts: any origin on the Solana Pay
  * endpoints and /icon.svg, CORS_ORIGINS elsewhere) -> cookies -> 403 for a cookie-authenticated write from
  * another origin (http/csrf.ts) -> login rate limits per route and IP (counters in the database: shared by every replica) ->
@@ -51,6 +51,7 @@ import { corsPolicy, ICON_PATH } from './http/cors.js';
 import { refuseCrossOriginCookieWrites } from './http/csrf.js';
 import { WEB_APP_PATH, webAppRoutes } from './http/web-app.js';
 import { compressResponses } from './http/compression.js';
+import { runWithContext, type RequestContext } from './lib/request-context.js';
 
 /** The service's Solana Pay icon (served at ICON_PATH). */
 const ICON_FILE = path.join(REPO_ROOT, 'server', 'assets', 'icon.svg');
@@ -84,7 +85,10 @@ export function createApp(ctx: AppContext, given?: Services): BazaarApp {
     const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     (req as Request & { id: string }).id = id;
     res.setHeader('X-Request-Id', id);
-    next();
+    // who did it (lib/request-context.ts): the request id now, the actor once the auth middleware knows it
+    const context: RequestContext = { requestId: id, actor: null };
+    req.requestContext = context;
+    runWithContext(context, next);
   });
   app.use(accessLog(log));
   // gzip / brotli above 1 kB; never the event stream nor a response carrying a secret (http/compression.ts)

@@ -27,6 +27,8 @@ import { BACKGROUND_LEASE, createLeaderRepo, LEADER_LEASE_DEFAULTS, LeaderElecti
 import { PrismaIdempotencyStore } from './modules/idempotency/index.js';
 import { createOrdersModule, ordersReadPort, type OrdersModule } from './modules/orders/index.js';
 import { createReviewsModule } from './modules/reviews/index.js';
+import { createAuditModule } from './modules/audit/index.js';
+import { withSystemActor } from './lib/request-context.js';
 import { createUsersRepo, createUsersService } from './modules/users/index.js';
 import { createWalletService } from './modules/wallet/index.js';
 import { purgeRateLimitHits } from './http/rate-limit-store.js';
@@ -197,6 +199,8 @@ export function composeServices(ctx: AppContext) {
       })
     : null;
   const leader = leaderLoops(ctx, { authRepo, retention, listings, orders, custody, tips });
+  // the audit log (issue 25): written by the outbox (appendEvents) and appendAudit; read by admins
+  const audit = createAuditModule({ db });
 
   return {
     /** the service's SOL budget of the day (modules/budget; /readyz `chain_budget`) */
@@ -224,6 +228,8 @@ export function composeServices(ctx: AppContext) {
     tips,
     /** revenue reports (issue 25 part 6) */
     reports,
+    /** the audit log (GET /admin/audit-log, verification) */
+    audit,
     idempotencyStore,
     /** the leader lease of the background loops (modules/leader): `leader.isLeader`, `leader.holder` */
     leader,
@@ -305,7 +311,8 @@ function leaderLoops(
     holder: ctx.leaderHolder,
     ttlMs: lease.ttlMs,
     renewMs: lease.renewMs,
-    onElected: () => loops.start(),
+    // the loops' start-up passes run as `leader` unless a loop names itself (Poller actor, withSystemActor)
+    onElected: () => withSystemActor('leader', () => loops.start()),
     onDeposed: () => loops.stop(),
     log,
   });

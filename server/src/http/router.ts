@@ -24,6 +24,7 @@ import { tipsHandlers } from './tips.handlers.js';
 import { offersHandlers } from './offers.handlers.js';
 import { reportsHandlers } from './reports.handlers.js';
 import { disputesHandlers } from './disputes.handlers.js';
+import { auditHandlers } from './audit.handlers.js';
 
 /** Routes of a group that cannot work in this configuration (no escrow client): 503 chain-unavailable. */
 function unavailableRouter<T extends Record<string, unknown>>(group: T) {
@@ -46,7 +47,7 @@ export interface RouterOptions {
 
 /** The ts-rest router of the whole contract over `services`. */
 export function createRouter(services: Services, opts: RouterOptions) {
-  const { auth, users, listings, marketplace, orders, reviews, wallet, custody, events, webhooks, chat, tokens, tips, offers, reports, disputes, idempotencyStore } = services;
+  const { auth, users, listings, marketplace, orders, reviews, wallet, custody, events, webhooks, chat, tokens, tips, offers, reports, disputes, audit, idempotencyStore } = services;
   const s = initServer();
   return s.router(contract, {
     auth: authHandlers({ service: auth, secureCookie: opts.secureCookie }),
@@ -72,5 +73,6 @@ export function createRouter(services: Services, opts: RouterOptions) {
     offers: offersHandlers({ ...offers.http, rateLimitPerMinute: chat.http.rateLimitPerMinute, rateLimitStore: opts.chatRateLimitStore }),
     reports: reportsHandlers(reports.http),
     disputes: disputesHandlers(disputes.http),
+    audit: auditHandlers(audit.http),
   });
 }

@@ -7,6 +7,8 @@
  * that would allow anonymous access), so clients learn their token expired.
  * PUBLIC_MARKETPLACE=true opens, without a credential, exactly the routes whose access says
  * `public_marketplace: true`; never a route for its group or its method.
+ * Once the principal is known it becomes the actor of the request context (lib/request-context.ts, read by
+ * the audit log), and the rest of the chain runs in that context.
  */
 import type { Request, RequestHandler } from 'express';
 import { rateLimit, type Store } from 'express-rate-limit';
@@ -14,11 +16,24 @@ import { accessOf, requiredScopesFor, SESSION_COOKIE_NAME, tokenAccess, type Rou
 import type { AppRoute } from '@ts-rest/core';
 import { authErrors, signedBy, type AuthService, type Principal } from '../modules/auth/index.js';
 import { sendProblem } from './problem.js';
+import { runWithContext, type Actor, type RequestContext } from '../lib/request-context.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
     principal?: Principal;
+    /** who is acting for this request (lib/request-context.ts), set by the first middleware of app.ts */
+    requestContext?: RequestContext;
   }
+}
+
+/**
+ * The audit actor of a principal (lib/request-context.ts): a session acts as its user, an API key and a
+ * personal access token as themselves (id = the key's or token's id) on behalf of their user (`userId`).
+ */
+export function actorOf(p: Principal): Actor {
+  if (p.kind === 'api_key') return { type: 'api_key', id: p.apiKeyId ?? 'unknown', userId: p.userId };
+  if (p.kind === 'pat') return { type: 'pat', id: p.tokenId ?? 'unknown', userId: p.userId };
+  return { type: 'user', id: p.userId ?? 'unknown', userId: p.userId };
 }
 
 /** Does the route's access let a request without a credential through (`publicMarketplace`: PUBLIC_MARKETPLACE)? */
@@ -76,7 +91,16 @@ export function authenticate(auth: AuthService, opts: { publicMarketplace: boole
         if (missing) throw authErrors.insufficientScope(missing, missing === required[0] ? undefined : token.money?.capability);
       }
       if (rule.auth === 'admin' && !req.principal.isAdmin) throw authErrors.adminOnly();
-    })().then(() => next(), next);
+    })().then(
+      () => {
+        // the actor of the request context (audit log); the rest of the chain runs in that context
+        const ctx = req.requestContext;
+        if (!ctx) return next();
+        if (req.principal) ctx.actor = actorOf(req.principal);
+        runWithContext(ctx, next);
+      },
+      next,
+    );
   };
 }
 

@@ -6,7 +6,11 @@
  * `intervalMs = 0` runs only that first pass. A tick that finds the previous pass still running is
  * skipped. A pass that throws is reported to `onError` and the loop goes on. The timer is unref'd, so
  * it never keeps the process alive. `stop()` clears the timer and waits for a running pass.
+ * `actor`: the loop's name; each pass runs as that system actor (lib/request-context.ts `withSystemActor`),
+ * also a pass `trigger`ed from a request handler, so what it writes (the audit log) names the loop.
  */
+import { withSystemActor } from './request-context.js';
+
 export class Poller {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> | null = null;
@@ -15,7 +19,7 @@ export class Poller {
   constructor(
     private readonly pass: () => Promise<unknown>,
     private readonly onError: (err: unknown) => void,
-    private readonly options: { immediate?: boolean } = {},
+    private readonly options: { immediate?: boolean; actor?: string } = {},
   ) {}
 
   /** True while a pass is running. */
@@ -75,7 +79,8 @@ export class Poller {
     if (this.running) return;
     let pass: Promise<unknown>;
     try {
-      pass = this.pass(); // starts now, as a direct call would
+      const actor = this.options.actor;
+      pass = actor ? withSystemActor(actor, () => this.pass()) : this.pass(); // starts now, as a direct call would
     } catch (err) {
       pass = Promise.reject(err);
     }

@@ -50,7 +50,7 @@ export class CustodyWorker {
   private readonly poller = new Poller(
     () => this.runOnce(),
     (err) => this.log.error({ err }, 'custody worker pass failed'),
-    { immediate: true },
+    { immediate: true, actor: 'custody-worker' },
   );
   private readonly log: Log;
 

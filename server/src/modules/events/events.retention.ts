@@ -39,7 +39,7 @@ export class EventRetention {
   private readonly poller = new Poller(
     () => this.runOnce(),
     (err) => this.o.log?.error({ err }, 'events retention pass failed'),
-    { immediate: true },
+    { immediate: true, actor: 'event-retention' },
   );
 
   constructor(private readonly o: EventRetentionOptions) {

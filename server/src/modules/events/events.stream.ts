@@ -97,11 +97,12 @@ export class EventHub {
     this.poller = new Poller(
       () => this.tick(),
       (err) => opts.log?.error({ err }, 'event hub read failed'),
-      { immediate: true },
+      { immediate: true, actor: 'event-hub' },
     );
     this.rechecker = new Poller(
       () => this.revalidate(),
       (err) => opts.log?.error({ err }, 'event stream credential re-check failed'),
+      { actor: 'event-hub' },
     );
   }
 

@@ -10,6 +10,11 @@
  * (after every row lock the transaction takes), so the lock is held only for the insert and the commit
  * and no lock-order cycle with it is possible.
  *
+ * Audit (issue 25): an event of an audited type (modules/audit `AUDITED_EVENT_TYPES`) appends its audit
+ * entry here too, after the event rows and under the same lock (the audit chain needs one writer at a time,
+ * which this lock already gives: no lock of its own, no new contention; two more statements per transaction
+ * that writes an audited event, none for the others).
+ *
  * After the commit, call `outboxSignal.emit('appended')` (repos do it via `notifyAppended`) to wake this
  * process's stream and webhook fan-out at once. Other replicas are woken by PostgreSQL: the insert ends
  * with `pg_notify(OUTBOX_CHANNEL)`, delivered at commit to every replica's `OutboxListener`
@@ -19,9 +24,10 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { EventType, ResourceType } from '@bazaar/contract';
 import { Prisma } from '../../generated/prisma/client.js';
+import { OUTBOX_LOCK, takeOutboxLock, type SqlClient } from '../../lib/outbox-lock.js';
+import { appendAuditLocked, isAuditedEvent, summaryOf, type NewAuditEntry } from '../audit/index.js';
 
-/** Key of the outbox advisory lock (any constant bigint shared by every writer). */
-export const OUTBOX_LOCK = 0x0b_a2_aa_12_e7_e1n;
+export { OUTBOX_LOCK, type SqlClient };
 
 /** LISTEN/NOTIFY channel of committed events (see outbox-listener.ts). */
 export const OUTBOX_CHANNEL = 'bazaar_events';
@@ -37,10 +43,13 @@ export interface NewEvent {
   data: unknown;
   /** transaction signature when the chain moved */
   signature?: string | null;
+  /**
+   * For an audited type (modules/audit AUDITED_EVENT_TYPES): the state before and after the change, as the
+   * writer knows it (e.g. an order's status left and reached). The entry's `after` is the snapshot's
+   * summary (audit `summaryOf`) with `after`'s members over it; `before` as given, else null.
+   */
+  audit?: { before?: Record<string, unknown> | null; after?: Record<string, unknown> };
 }
-
-/** Anything that can run raw SQL: a Prisma client or an interactive transaction's client. */
-export type SqlClient = Pick<Prisma.TransactionClient, '$executeRaw' | '$queryRaw'>;
 
 /** Wakes the in-process readers after a commit that wrote events (they also poll). */
 export const outboxSignal = new EventEmitter();
@@ -50,20 +59,43 @@ export function notifyAppended(): void {
   outboxSignal.emit('appended');
 }
 
-/** Insert `events` in the caller's transaction `tx` (call last; see the module comment). */
+/** The audit entry of an audited event `e` whose row has id `eventId`. */
+function auditEntryOf(e: NewEvent, eventId: string): NewAuditEntry {
+  const summary = summaryOf(e.data);
+  const after = e.audit?.after ? { ...(summary ?? {}), ...e.audit.after } : summary;
+  return {
+    action: e.type,
+    resourceType: e.resourceType,
+    resourceId: e.resourceId,
+    before: e.audit?.before ?? null,
+    after,
+    signature: e.signature ?? null,
+    eventId,
+  };
+}
+
+/**
+ * Insert `events` in the caller's transaction `tx` (call last; see the module comment). Events of an audited
+ * type (modules/audit) also append their audit entries, under the same lock, after the event rows: the audit
+ * chain's head is read and extended while this transaction is the only writer (no lock of its own).
+ */
 export async function appendEvents(tx: SqlClient, events: readonly NewEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await tx.$executeRaw`SELECT pg_advisory_xact_lock(${OUTBOX_LOCK})`;
+  await takeOutboxLock(tx);
+  const audits: NewAuditEntry[] = [];
   for (const e of events) {
     const audience = [...new Set(e.audience)];
+    const id = randomUUID();
+    if (isAuditedEvent(e.type)) audits.push(auditEntryOf(e, id));
     await tx.$executeRaw`
       INSERT INTO events (id, type, resource_type, resource_id, resource_seq, audience, data, signature)
       VALUES (
-        ${randomUUID()}::uuid, ${e.type}, ${e.resourceType}, ${e.resourceId}::uuid,
+        ${id}::uuid, ${e.type}, ${e.resourceType}, ${e.resourceId}::uuid,
         COALESCE((SELECT max(resource_seq) FROM events WHERE resource_type = ${e.resourceType} AND resource_id = ${e.resourceId}::uuid), 0) + 1,
         ${audience}::uuid[], ${JSON.stringify(e.data)}::jsonb, ${e.signature ?? null}
       )`;
   }
+  await appendAuditLocked(tx, audits);
   // transactional: PostgreSQL delivers it at commit (never for a rollback), once per transaction
   await tx.$executeRaw`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`;
 }

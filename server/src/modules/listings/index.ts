@@ -14,6 +14,7 @@ import { presentListing } from './listings.presenter.js';
 import { ListingsRecovery } from './listings.recovery.js';
 import { createListingsService, listingsPort } from './listings.service.js';
 import type { ListingsChain, ListingsConfig, ListingsDeps, ListingsHooks, ListingsRepo } from './listings.types.js';
+import { withSystemActor } from '../../lib/request-context.js';
 
 export { createListingsService, listingsPort, listingVisibleTo, tokenName, metadataUri, TOKEN_SYMBOL } from './listings.service.js';
 export type { ListingsService } from './listings.service.js';
@@ -76,7 +77,7 @@ export function createListingsModule(o: ListingsModuleOptions) {
     /** start-up recovery pass (awaited), then the periodic one */
     async start() {
       if (o.chain) {
-        await recovery.runOnce().catch((err) => o.log?.error({ err }, 'start-up listing recovery failed'));
+        await withSystemActor('listing-recovery', () => recovery.runOnce()).catch((err) => o.log?.error({ err }, 'start-up listing recovery failed'));
         recovery.start(intervalMs);
       }
     },

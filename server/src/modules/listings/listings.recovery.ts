@@ -28,6 +28,7 @@ export class ListingsRecovery {
   private readonly poller = new Poller(
     () => this.runOnce(),
     (err) => this.deps.log?.error({ err }, 'listing recovery pass failed'),
+    { actor: 'listing-recovery' },
   );
 
   constructor(private readonly deps: ListingsRecoveryDeps) {}

@@ -61,7 +61,7 @@ export class EscrowReconciler {
   private readonly poller = new Poller(
     () => this.runOnce(),
     (err) => this.log.error({ err }, 'reconciler pass failed'),
-    { immediate: true },
+    { immediate: true, actor: 'reconciler' },
   );
   private readonly log: Log;
 

@@ -20,6 +20,7 @@ import type { CustodialPaymentsPort, EscrowPort, ListingsPort, Log, OrderRecord,
 import { DomainError } from '../../errors.js';
 import { orderReviewable, orderStatusOf } from './milestones.js';
 import type { OrderStatus } from './order-state.js';
+import { withSystemActor } from '../../lib/request-context.js';
 
 export { OrdersService } from './orders.service.js';
 export type { PrincipalLike, PaymentInstructions, TrustedOrderTerms } from './orders.service.js';
@@ -169,7 +170,7 @@ export function createOrdersModule(o: OrdersModuleOptions) {
      * purge timers. Callable again after stopLoops() (a replica that wins the lease back).
      */
     async start() {
-      await service.reconciler.runOnce().catch((err) => o.log?.error({ err }, 'start-up reconciliation failed'));
+      await withSystemActor('reconciler', () => service.reconciler.runOnce()).catch((err) => o.log?.error({ err }, 'start-up reconciliation failed'));
       if (reconcileMs > 0) service.reconciler.start(reconcileMs);
       if (watcherMs > 0) {
         watcher.start(watcherMs);

@@ -284,20 +284,22 @@ async function applyTransition(
     : patch.transition
       ? (findTransition(expected, patch.transition)?.emits ?? null)
       : null;
+  // the audit log's before/after (modules/audit, for the audited types): the row's status left and reached
+  const rowAudit = { before: { status: expected }, after: { status: patch.status ?? expected } };
   if (!multi) {
-    if (type) await appendEvents(tx, [await orderEvent(tx, id, type, sig, categoryName)]);
+    if (type) await appendEvents(tx, [{ ...(await orderEvent(tx, id, type, sig, categoryName)), audit: rowAudit }]);
     return true;
   }
   // a multi-milestone order: the row's milestone.* event (agreement events as they are), then the
   // order.* event when the order as a whole moved
   const events: NewEvent[] = [];
   const milestoneType = type ? (type.startsWith('order.') ? MILESTONE_EVENT_OF[type as keyof typeof MILESTONE_EVENT_OF] : type) : undefined;
-  if (milestoneType) events.push(await orderEvent(tx, id, milestoneType as EventType, sig, categoryName));
+  if (milestoneType) events.push({ ...(await orderEvent(tx, id, milestoneType as EventType, sig, categoryName)), audit: rowAudit });
   if (statusChanged) {
     const after = await orderLevelStatus(tx, multi);
     await tx.order.updateMany({ where: { orderId: multi }, data: { orderStatus: after } });
     const orderType = orderLevelEventOf(before!, after);
-    if (orderType) events.push(await orderEvent(tx, multi, orderType, sig, categoryName));
+    if (orderType) events.push({ ...(await orderEvent(tx, multi, orderType, sig, categoryName)), audit: { before: { status: before }, after: { status: after } } });
   }
   if (events.length) await appendEvents(tx, events);
   return true;

@@ -61,11 +61,13 @@ export class PaymentWatcher {
   private readonly poller = new Poller(
     () => this.runOnce(),
     (err) => this.deps.log?.error({ err }, 'payment watcher pass failed'),
+    { actor: 'payment-watcher' },
   );
 
   private readonly targeted = new Poller(
     () => this.runTargeted(),
     (err) => this.deps.log?.error({ err }, 'payment watcher targeted pass failed'),
+    { actor: 'payment-watcher' },
   );
   /** order ids whose escrow account was written since the last targeted pass, with the account as notified */
   private readonly pending = new Map<string, EscrowOrderView | null>();
@@ -219,6 +221,7 @@ export class AutoReleaseCrank {
   private readonly poller = new Poller(
     () => this.runOnce(),
     (err) => this.deps.log?.error({ err }, 'auto-release crank pass failed'),
+    { actor: 'auto-release' },
   );
 
   constructor(private readonly deps: { service: OrdersService; log?: Log; batchSize?: number }) {}

@@ -5,6 +5,7 @@
  */
 import type { TipsService } from './tips.service.js';
 import type { Log } from './tips.types.js';
+import { withSystemActor } from '../../lib/request-context.js';
 
 export class TipWatcher {
   private timer: NodeJS.Timeout | null = null;
@@ -15,7 +16,8 @@ export class TipWatcher {
   /** One pass now (awaited); errors are logged, never thrown. */
   async runOnce(): Promise<{ confirmed: number; expired: number } | null> {
     if (this.running) await this.running.catch(() => undefined);
-    const pass = this.o.service.checkPending().catch((err) => {
+    // the loop's own actor (audit log), also when a test or the leader's start-up calls it
+    const pass = withSystemActor('tip-watcher', () => this.o.service.checkPending()).catch((err) => {
       this.o.log?.error({ err }, 'tip check failed');
       return null;
     });

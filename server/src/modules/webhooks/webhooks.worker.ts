@@ -57,7 +57,7 @@ export class WebhookWorker {
     this.poller = new Poller(
       () => this.runOnce(),
       (err) => o.log?.error({ err }, 'webhook pass failed'),
-      { immediate: true },
+      { immediate: true, actor: 'webhook-worker' },
     );
   }
 
