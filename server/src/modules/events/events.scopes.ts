@@ -29,6 +29,8 @@ export const EVENT_READ_SCOPES: Readonly<Record<ResourceType, TokenScope>> = {
   tip: 'orders:read',
   // an offer is an order's terms before the order: read with the orders
   offer: 'orders:read',
+  // user.role_* (issue 25): the user's own profile
+  user: 'profile:read',
 };
 
 /**
