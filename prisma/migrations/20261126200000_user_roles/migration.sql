@@ -16,6 +16,10 @@ ALTER TABLE "users" ADD CONSTRAINT "users_roles_check" CHECK ("roles" <@ ARRAY['
 
 CREATE FUNCTION users_roles_sync() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  -- a value of role the old CHECK (users_role_check) refuses is left for it to refuse
+  IF NEW.role IS NULL OR NEW.role NOT IN ('admin', 'user') THEN
+    RETURN NEW;
+  END IF;
   IF TG_OP = 'UPDATE' AND NEW.role IS DISTINCT FROM OLD.role AND NEW.roles IS NOT DISTINCT FROM OLD.roles THEN
     -- a legacy writer changed role alone
     NEW.roles := CASE WHEN NEW.role = 'admin' THEN ARRAY['admin', 'arbiter', 'moderator']::TEXT[] ELSE ARRAY[]::TEXT[] END;
