@@ -30,6 +30,7 @@ import { ensureSol, mintTestUsdc } from '../server/scripts/bootstrap-localnet.js
 import { appendEvents, notifyAppended } from '../server/src/modules/events/outbox.js';
 import { createChain } from '../server/src/chain/index.js';
 import { chainOptionsFromDataDir } from '../server/src/chain/keys.js';
+import { setRoles } from '../tests/helpers/roles.js';
 
 const arg = (name: string, dflt: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt);
 const ORDERS = arg('orders', 200);
@@ -171,7 +172,7 @@ async function throughput() {
   const port = (rx.address() as AddressInfo).port;
   const adminKp = Keypair.generate();
   const admin = await loginAs(t, adminKp);
-  await t.ctx.db.user.update({ where: { id: admin.userId }, data: { role: 'admin' } });
+  await setRoles(t.ctx.db, { id: admin.userId }, ['admin']);
   const adminHeaders = { 'x-api-key': (await createApiKey(t, { name: 'bench', isAdmin: true, userId: admin.userId })).key };
   for (let i = 0; i < ENDPOINTS; i++) {
     const r = await request(t.app).post(`${API}/webhooks`).set(adminHeaders).send({ url: `http://127.0.0.1:${port}/e${i}`, marketplace_wide: true });

@@ -5,6 +5,7 @@
 import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
+import { Keypair } from '@solana/web3.js';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../server/src/app.js';
@@ -67,5 +68,41 @@ describe('npm run api-key', () => {
     expect(audit[0]!.after).toEqual({ name: 'ci bot', prefix, user_id: null, is_admin: true });
     expect(audit[1]!.prevHash).toBe(audit[0]!.hash);
     await db.close();
+  }, 180_000);
+});
+
+// the first admin (issue 25): `npm run admin:grant -- <wallet> <role>` on the same kind of DATA_DIR
+const grantCli = (...args: string[]) =>
+  new Promise<{ code: number; out: string; err: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'server/scripts/admin-grant.ts', ...args],
+      { cwd: path.resolve(__dirname, '..'), env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' }, encoding: 'utf8' },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, out: stdout, err: stderr }),
+    );
+  });
+
+describe('npm run admin:grant', () => {
+  it('makes the first admin from the command line; the last admin cannot be revoked there either', async () => {
+    const wallet = Keypair.generate().publicKey.toBase58();
+    const granted = await grantCli(wallet, 'admin');
+    expect(granted.code, granted.err).toBe(0);
+    expect(granted.out).toMatch(/granted: \S+ admin; roles now: admin/);
+    expect((await grantCli(wallet, 'admin')).out).toMatch(/nothing to change/);
+    expect((await grantCli(wallet, 'root')).code).toBe(2);
+    const last = await grantCli(wallet, 'admin', '--revoke');
+    expect(last.code).toBe(1);
+    expect(last.err).toMatch(/last-admin/);
+
+    // the wallet logs in to a server on that database and is an admin there
+    const db = await createDb({ dataDir });
+    try {
+      const row = await db.prisma.user.findUniqueOrThrow({ where: { wallet } });
+      expect(row).toMatchObject({ roles: ['admin'], role: 'admin' });
+      const events = await db.prisma.event.findMany({ where: { resourceId: row.id } });
+      expect(events.map((e) => e.type)).toEqual(['user.role_granted']);
+    } finally {
+      await db.close();
+    }
   }, 180_000);
 });

@@ -1,7 +1,8 @@
 /**
  * A verified JWT's principal is reused for PRINCIPAL_CACHE_TTL_MS (5 s) without the HMAC check and
  * the user lookup (issue 14: the per-request Prisma user lookup of Bearer reads), never past the
- * token's expiry; after the TTL a changed role or a removed user takes effect.
+ * token's expiry; after the TTL a changed role or a removed user takes effect. An operator's principal
+ * (a user holding a role, issue 25) is never reused.
  */
 import { describe, expect, it } from 'vitest';
 import type { User } from '../server/src/db/client.js';
@@ -30,7 +31,7 @@ function setup(ttlMs?: number) {
     presentUser: async () => ({}) as never,
     ...(ttlMs !== undefined ? { principalCacheTtlMs: ttlMs } : {}),
   });
-  const user = { id: 'c0ffee00-0000-4000-8000-000000000001', wallet: 'WalletOne', role: 'user' } as User;
+  const user = { id: 'c0ffee00-0000-4000-8000-000000000001', wallet: 'WalletOne', role: 'user', roles: [] as string[] } as User;
   users.set(user.id, user);
   return {
     auth,
@@ -54,7 +55,7 @@ describe('JWT principal reuse', () => {
     const s = setup();
     const token = await s.token();
     await s.auth.principalFromJwt(token);
-    s.users.set(s.user.id, { ...s.user, role: 'admin' });
+    s.users.set(s.user.id, { ...s.user, roles: ['admin'] });
     expect((await s.auth.principalFromJwt(token)).isAdmin).toBe(false); // within the TTL
     s.advance(PRINCIPAL_CACHE_TTL_MS);
     expect((await s.auth.principalFromJwt(token)).isAdmin).toBe(true);
@@ -63,6 +64,28 @@ describe('JWT principal reuse', () => {
     const err = await s.auth.principalFromJwt(token).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DomainError);
     expect((err as DomainError).slug).toBe('invalid-token');
+  });
+
+  it('an operator\'s principal is never reused: a revoked role stops at the next request, within the TTL', async () => {
+    const s = setup();
+    s.users.set(s.user.id, { ...s.user, roles: ['admin', 'arbiter'] });
+    const token = await s.token();
+    expect(await s.auth.principalFromJwt(token)).toMatchObject({ isAdmin: true, roles: ['admin', 'arbiter'] });
+    s.users.set(s.user.id, { ...s.user, roles: ['arbiter'] });
+    expect(await s.auth.principalFromJwt(token)).toMatchObject({ isAdmin: false, roles: ['arbiter'] }); // no clock advance
+    s.users.set(s.user.id, { ...s.user, roles: [] });
+    expect((await s.auth.principalFromJwt(token)).roles).toEqual([]);
+    expect(s.lookups()).toBe(3);
+  });
+
+  it('a role change on this process (forgetUser) takes effect on a reused principal at once', async () => {
+    const s = setup();
+    const token = await s.token();
+    await s.auth.principalFromJwt(token);
+    s.users.set(s.user.id, { ...s.user, roles: ['moderator'] });
+    expect((await s.auth.principalFromJwt(token)).roles).toEqual([]); // reused within the TTL
+    s.auth.forgetUser(s.user.id);
+    expect((await s.auth.principalFromJwt(token)).roles).toEqual(['moderator']);
   });
 
   it('never past the token expiry', async () => {

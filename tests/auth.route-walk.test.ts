@@ -25,6 +25,7 @@ import { contract, MONEY_CAPABILITIES, MONEY_SCOPES, routeAccess, TOKEN_SCOPES, 
 import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
 import { declaresBody } from '../server/src/http/route-table.js';
 import { API, setup, user, type TestApp, type TestUser } from './helpers/marketplace-fixtures.js';
+import { setRoles } from './helpers/roles.js';
 
 const SCOPES = Object.keys(TOKEN_SCOPES) as TokenScope[];
 const NON_MONEY_SCOPES = SCOPES.filter((s) => !(MONEY_SCOPES as readonly string[]).includes(s));
@@ -163,6 +164,8 @@ const refused = (r: { status: number; slug?: string }) => r.status === 403 && r.
 beforeAll(async () => {
   ({ t } = await setup());
   owner = await user(t);
+  // every operator role, so that the walk can hold a token with each operator scope (OPERATOR_SCOPES)
+  await setRoles(t.ctx.db, { id: owner.userId });
   server = t.app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

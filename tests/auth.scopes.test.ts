@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../server/src/modules/auth/index.js';
 import { createApiKey } from './helpers/app.js';
 import { API, createListing, expectProblem, setup, user, type TestApp, type TestUser } from './helpers/marketplace-fixtures.js';
+import { setRoles } from './helpers/roles.js';
 
 let t: TestApp;
 let owner: TestUser; // the prospective buyer who opened the inquiry and owns the webhook
@@ -67,7 +68,7 @@ describe('personal access tokens', () => {
 
   it('never carry the admin role, and expire', async () => {
     const adminUser = await user(t);
-    await t.ctx.db.user.update({ where: { id: adminUser.userId }, data: { role: 'admin' } });
+    await setRoles(t.ctx.db, { id: adminUser.userId });
     const tok = await token(adminUser, ['orders:write', 'events:read']);
     const r = await request(t.app).post(`${API}/orders/00000000-0000-4000-8000-000000000000/resolve`).set(bearer(tok.token)).send({ buyer_bps: 0 });
     expectProblem(r, 403, 'insufficient-scope');

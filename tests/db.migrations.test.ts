@@ -44,6 +44,8 @@ async function behavesLikeTheSchema(prisma: Awaited<ReturnType<typeof createDb>>
   const trgm = await prisma.$queryRaw<Array<{ sim: number }>>`SELECT similarity(title, 'logo desgin') AS sim FROM listings`;
   expect(Number(trgm[0]!.sim)).toBeGreaterThan(0.3);
   await expect(prisma.$executeRaw`UPDATE users SET role = 'root'`).rejects.toThrow();
+  // issue 25: roles are a subset of the operator roles
+  await expect(prisma.$executeRaw`UPDATE users SET roles = '{root}'`).rejects.toThrow();
 }
 
 const migrationNames = async () => (await readMigrationsList()).migrationDirectories.map((d) => d.path);
@@ -130,6 +132,61 @@ async function scriptsBehave(adapter: SqlMigrationAwareDriverAdapterFactory, que
     rmSync(broken, { recursive: true, force: true });
   }
 }
+
+/**
+ * Issue 25 (20261126200000_user_roles): the users an older release made admins (`role = 'admin'`) hold
+ * admin, arbiter and moderator afterwards (today's admin does all three jobs); everyone else holds none.
+ */
+async function rolesBackfilled(adapter: SqlMigrationAwareDriverAdapterFactory, query: (sql: string) => Promise<unknown[]>) {
+  const before = mkdtempSync(path.join(tmpdir(), 'bazaar-migrations-'));
+  cpSync(MIGRATIONS_DIR, before, { recursive: true });
+  const names = (await migrationNames()).filter((n) => n >= '20261126200000_user_roles');
+  expect(names[0]).toBe('20261126200000_user_roles');
+  for (const n of names) rmSync(path.join(before, n), { recursive: true, force: true });
+  try {
+    await migrateDatabase(adapter, { migrationsDir: before });
+    await query(`INSERT INTO users (id, wallet, role) VALUES
+      ('c0ffee00-0000-4000-8000-0000000000a1', 'AdminWallet', 'admin'),
+      ('c0ffee00-0000-4000-8000-0000000000b2', 'UserWallet', 'user')`);
+    expect((await migrateDatabase(adapter)).applied).toEqual(names);
+    expect(await query(`SELECT wallet, role, roles FROM users ORDER BY wallet`)).toEqual([
+      { wallet: 'AdminWallet', role: 'admin', roles: ['admin', 'arbiter', 'moderator'] },
+      { wallet: 'UserWallet', role: 'user', roles: [] },
+    ]);
+  } finally {
+    rmSync(before, { recursive: true, force: true });
+  }
+}
+
+describe('the roles migration (issue 25)', () => {
+  it('PGlite: role admin becomes roles {admin, arbiter, moderator}; other users hold none', async () => {
+    const pg = await openPGlite();
+    try {
+      await rolesBackfilled(new BazaarPGliteAdapterFactory(pg), async (sql) => (await pg.query(sql)).rows);
+    } finally {
+      await pg.close();
+    }
+  });
+
+  it.skipIf(!TEST_DATABASE_URL)('PostgreSQL: the same', async () => {
+    const { default: pg } = await import('pg');
+    const name = `bazaar_test_roles_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+    const server = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await server.connect();
+    await server.query(`CREATE DATABASE "${name}"`);
+    const u = new URL(TEST_DATABASE_URL!);
+    u.pathname = `/${name}`;
+    const client = new pg.Client({ connectionString: u.toString() });
+    await client.connect();
+    try {
+      await rolesBackfilled(new BazaarPgAdapterFactory(u.toString()), async (sql) => (await client.query(sql)).rows);
+    } finally {
+      await client.end();
+      await server.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await server.end();
+    }
+  });
+});
 
 describe('migration scripts', () => {
   it('PGlite: semicolons in comments/strings/functions work, failures surface and are not recorded', async () => {

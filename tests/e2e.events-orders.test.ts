@@ -18,6 +18,7 @@ import { createApiKey, createTestApp, loginAs } from './helpers/app';
 import { eventually } from './helpers/eventually';
 import { connectSse, type SseConnection } from './helpers/sse';
 import { fundedOrder, party as newParty, type Party } from './helpers/parties';
+import { setRoles } from './helpers/roles.js';
 
 const API = '/api/v1';
 type TestApp = Awaited<ReturnType<typeof createTestApp>>;
@@ -146,7 +147,7 @@ describe('order events on the real chain', () => {
     const rude = await post(seller.headers, `/orders/${orderId}/messages`, { body: 'Never, pay me more' });
     expect(rude.body).toMatchObject({ order_id: orderId, sender_role: 'seller' });
     const arbiter = await party();
-    await t.ctx.db.user.update({ where: { wallet: arbiter.wallet }, data: { role: 'admin' } });
+    await setRoles(t.ctx.db, { wallet: arbiter.wallet }, ['arbiter']);
     const arb = (await loginAs(t, arbiter.kp)).headers;
     expect((await request(t.app).get(`${API}/orders/${orderId}/messages`).set(arb)).status).toBe(403);
     expect((await post(arb, `/orders/${orderId}/messages`, { body: 'hello' })).status).toBe(403);
@@ -165,7 +166,8 @@ describe('order events on the real chain', () => {
     expect(said.body.sender_role).toBe('arbiter');
     const mine = (await request(t.app).get(`${API}/orders/${orderId}/messages`).set(buyer.headers)).body;
     expect(mine.conversation).toMatchObject({ order_id: orderId, unread_count: 2 });
-    const r = await post(admin, `/orders/${orderId}/resolve`, { buyer_bps: 5000 });
+    // the arbiter resolves with her own login (issue 25: the arbiter role, not an admin credential)
+    const r = await post(arb, `/orders/${orderId}/resolve`, { buyer_bps: 5000 });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const evs = (await request(t.app).get(`${API}/events?resource_id=${orderId}`).set(seller.headers)).body.data.reverse();
     expect(evs.map((e: { type: string }) => e.type)).toEqual([

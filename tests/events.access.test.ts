@@ -30,6 +30,7 @@ import { FakeChain } from './helpers/fake-chain.js';
 import { API, createListing, expectProblem, user, type TestApp, type TestUser } from './helpers/marketplace-fixtures.js';
 import { dbBackends } from './helpers/shared-db.js';
 import { eventually } from './helpers/eventually.js';
+import { setRoles } from './helpers/roles.js';
 
 const WEBHOOKS = { allowPrivateUrls: true, timeoutMs: 2_000, intervalMs: 0, concurrency: 8, maxPerUser: 3 };
 const STREAMS = { maxPerUser: 2, replayMax: 5, recheckMs: 60_000 };
@@ -162,14 +163,14 @@ describe.each(dbBackends)('$name', ({ postgres }) => {
 
     it('an admin stream whose user loses the admin role ends with access_changed (it no longer sees everyone\'s events)', async () => {
       const admin = await user(t);
-      await t.ctx.db.user.update({ where: { id: admin.userId }, data: { role: 'admin' } });
+      await setRoles(t.ctx.db, { id: admin.userId });
       const other = await replica();
       const sse = await stream(admin.headers, '', other);
       const stranger = await user(t);
       const l = await createListing(t.app, stranger);
       await sse.waitFor(1);
       expect(JSON.parse(sse.messages[0]!.data)).toMatchObject({ resource_id: l.listing_id });
-      await t.ctx.db.user.update({ where: { id: admin.userId }, data: { role: 'user' } });
+      await setRoles(t.ctx.db, { id: admin.userId }, []);
       await within(sse.ended, 5_000, 'admin stream ended');
       expect(closedWith(sse)).toBe('access_changed');
     });
@@ -220,7 +221,7 @@ describe.each(dbBackends)('$name', ({ postgres }) => {
 
     it('a marketplace-wide webhook stops receiving other users\' events when its owner loses admin', async () => {
       const admin = await user(t);
-      await t.ctx.db.user.update({ where: { id: admin.userId }, data: { role: 'admin' } });
+      await setRoles(t.ctx.db, { id: admin.userId });
       const rx = await receiver();
       const hook = await request(t.app).post(`${API}/webhooks`).set(admin.headers).send({ url: rx.url, marketplace_wide: true, event_types: ['listing.created'] });
       expect(hook.status, JSON.stringify(hook.body)).toBe(201);
@@ -228,7 +229,7 @@ describe.each(dbBackends)('$name', ({ postgres }) => {
       await createListing(t.app, seller);
       await t.services.webhooks!.worker.runOnce();
       expect(rx.got).toHaveLength(1);
-      await t.ctx.db.user.update({ where: { id: admin.userId }, data: { role: 'user' } });
+      await setRoles(t.ctx.db, { id: admin.userId }, []);
       await createListing(t.app, seller);
       await t.services.webhooks!.worker.runOnce();
       expect(rx.got).toHaveLength(1);

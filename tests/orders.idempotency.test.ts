@@ -18,7 +18,7 @@ function app(opts: { required?: boolean; now?: () => Date; leaseMs?: number; lea
   a.use(express.json());
   a.use((req, _res, next) => {
     const u = req.get('x-user');
-    if (u) (req as Request & { principal: unknown }).principal = { kind: 'user', userId: u, wallet: null, isAdmin: false, role: 'user' };
+    if (u) (req as Request & { principal: unknown }).principal = { kind: 'user', userId: u, wallet: null, isAdmin: false, roles: [] };
     next();
   });
   a.post('/orders', idempotency({ store, required: opts.required ?? true, now: opts.now, leaseMs: opts.leaseMs, leases: opts.leases }), async (req, res, next) => {

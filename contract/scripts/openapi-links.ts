@@ -16,7 +16,8 @@
  * resolveDispute, createReview, createTip -> submitTipTransaction, listOrderMessages, sendOrderMessage -> reportMessage; createDeposit ->
  * createWithdrawal (body currency) -> getWithdrawal; createInquiry -> createOffer -> getOffer, acceptOffer,
  * declineOffer, withdrawOffer; disputeOrder, createOrder, listOrders, listDisputeQueue -> getDispute,
- * submitDisputeEvidence, ruleDispute (dispute_id = the milestone_id).
+ * submitDisputeEvidence, ruleDispute (dispute_id = the milestone_id);
+ * grantRole <-> revokeRole (wallet and role).
  */
 
 type Json = Record<string, any>;
@@ -37,7 +38,8 @@ type IdKind =
   | 'offer_id'
   | 'dispute_id'
   | 'currency'
-  | 'index';
+  | 'index'
+  | 'role';
 
 /** One place a response carries an id: `pointer` is a JSON pointer into the response body. */
 interface Producer {
@@ -63,6 +65,8 @@ const PRODUCERS: Record<IdKind, Producer[]> = {
   wallet: [
     { operationId: 'getMe', status: '200', pointer: '/wallet' },
     { operationId: 'getListing', status: '200', pointer: '/seller_wallet' },
+    { operationId: 'grantRole', status: '200', pointer: '/wallet' },
+    { operationId: 'revokeRole', status: '200', pointer: '/wallet' },
   ],
   seller_wallet: [
     { operationId: 'createListing', status: '201', pointer: '/seller_wallet' },
@@ -114,6 +118,11 @@ const PRODUCERS: Record<IdKind, Producer[]> = {
   index: [
     { operationId: 'createOrder', status: '201', pointer: '/milestones/0/index' },
     { operationId: 'listOrders', status: '200', pointer: first('milestones/0/index') },
+  ],
+  // an operator role (PUT/DELETE /admin/users/{wallet}/roles/{role}): a grant leads to its revoke and back
+  role: [
+    { operationId: 'grantRole', status: '200', pointer: '/role' },
+    { operationId: 'revokeRole', status: '200', pointer: '/role' },
   ],
 };
 

@@ -39,7 +39,9 @@ const TAGS: Record<string, string> = {
     'Wallet login with Sign In With Solana (SIWS): request_login gives the input to sign, verify_login the JWT. ' +
     'Authenticated routes take `Authorization: Bearer <JWT>`, an API key in `X-API-Key` (server-to-server), or ' +
     'the `bazaar_session` cookie (verify_login with set_cookie).',
-  users: 'The authenticated user and public profiles by wallet.',
+  users:
+    'The authenticated user and public profiles by wallet; operator roles (admin, moderator, arbiter), granted and ' +
+    'revoked by admins.',
   listings: 'Service listings, each backed by a Token-2022 NFT minted on creation.',
   marketplace: 'Search and browse listings; configured categories and currencies.',
   orders: 'Orders paid into an on-chain escrow; deliver, confirm, dispute, refund, resolve; Solana Pay.',
@@ -112,6 +114,14 @@ function moneySentence(key: RouteKey): string {
     : '';
   const needs = c.scope === access.scope ? `\`${c.scope}\`` : `\`${c.scope}\` besides \`${access.scope}\``;
   return ` Moves money (${access.money.capability}: ${c.description}): a personal access token needs ${needs}${when} (else 403 insufficient-scope).`;
+}
+
+/**
+ * `x-bazaar-auth` of an operation: the access level (`public`, `user`), or `role:<name>` for an operator route
+ * (access.role: e.g. `role:arbiter`).
+ */
+export function authExtension(rule: RouteAccessRule): string {
+  return rule.auth === 'role' ? `role:${rule.role}` : rule.auth;
 }
 
 /** Does PUBLIC_MARKETPLACE open the route (metadata.access)? */
@@ -373,7 +383,7 @@ function operationMapper(operation: Json, route: AppRoute): Json {
     description: operation.description + moneySentence(key) + (publicMarketplace(meta.access) ? PUBLIC_MARKETPLACE_SENTENCE : ''),
     tags: operation.tags,
     security: meta.access.auth === 'public' ? [] : AUTHENTICATED,
-    'x-bazaar-auth': meta.access.auth,
+    'x-bazaar-auth': authExtension(meta.access),
     ...(publicMarketplace(meta.access) ? { 'x-bazaar-public-marketplace': true } : {}),
     ...(tokenScopes ? { 'x-bazaar-token-scopes': tokenScopes } : {}),
     ...(meta.actors ? { 'x-bazaar-actors': [...meta.actors] } : {}),

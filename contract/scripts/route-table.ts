@@ -25,7 +25,7 @@ function who(route: AppRoute): string {
   const rule = accessOf(route);
   const actors = (route.metadata as RouteMetadata).actors;
   if (rule.auth === 'public') return 'public (no credential)';
-  if (rule.auth === 'admin') return 'admin role';
+  if (rule.auth === 'role') return `${rule.role} role`;
   const base = actors?.length ? `signed in: ${actors.join(' / ')}` : 'signed in';
   return rule.public_marketplace ? `${base}; anonymous with PUBLIC_MARKETPLACE` : base;
 }

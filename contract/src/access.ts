@@ -13,12 +13,25 @@
  *
  * Levels: `public` (reads no credential: login, Solana Pay, token metadata), `user` (any signed-in user:
  * session JWT or cookie, API key, or a personal access token holding `scope`; `scope: null` = no personal
- * access token may call it), `admin` (a signed-in user with the admin role; never a token). Only personal
- * access tokens are scoped: a login session and an operator's API key act as their user with every right
- * of that user. `public_marketplace: true` marks the read routes a service started with
+ * access token may call it), `role` (issue 25: a signed-in user holding the operator role `role`, one of
+ * OPERATOR_ROLES; a personal access token only with the operator scope `scope`, which it can carry only while
+ * its owner holds the role; `scope: null` = no token). `access.admin()` is `access.role('admin')`. Only
+ * personal access tokens are scoped: a login session and an operator's API key act as their user with every
+ * right of that user. `public_marketplace: true` marks the read routes a service started with
  * `PUBLIC_MARKETPLACE=true` serves without a credential; nothing is opened by its group or method.
  */
 import type { TokenScope } from './tokens.contract.js';
+
+/**
+ * The operator roles (issue 25), held by users (`users.roles`; a user may hold several), granted and revoked
+ * by an admin through the API (`PUT`/`DELETE /admin/users/{wallet}/roles/{role}`; the first admin from the
+ * command line, `npm run admin:grant`): `admin` manages roles and reads the whole marketplace (every order
+ * and event, marketplace-wide webhooks, audit log, reports), `moderator` handles reports, takedowns and
+ * suspensions, `arbiter` resolves disputes (the service signs as the program's arbiter). An admin API key
+ * (`npm run api-key -- create --admin`) holds every role.
+ */
+export const OPERATOR_ROLES = ['admin', 'moderator', 'arbiter'] as const;
+export type OperatorRole = (typeof OPERATOR_ROLES)[number];
 
 /** The scopes that let a token move money: a money capability needs one of them. */
 export const MONEY_SCOPES = ['payments:write', 'wallet:write'] as const satisfies readonly TokenScope[];
@@ -84,7 +97,13 @@ export type RouteAccessRule =
       /** `PUBLIC_MARKETPLACE=true` serves the route without a credential (reads only) */
       readonly public_marketplace?: true;
     }
-  | { readonly auth: 'admin' };
+  | {
+      readonly auth: 'role';
+      /** the operator role the caller must hold (checked per request against the user row) */
+      readonly role: OperatorRole;
+      /** the operator scope a personal access token needs (OPERATOR_SCOPES: only while its owner holds `role`); null: no token */
+      readonly scope: TokenScope | null;
+    };
 
 /** Constructors of `RouteAccessRule`, one per level (the contract files use these). */
 export const access = {
@@ -105,8 +124,16 @@ export const access = {
   }),
   /** A signed-in session or API key; no personal access token (403 insufficient-scope): token management, logout. */
   noToken: (): { readonly auth: 'user'; readonly scope: null } => ({ auth: 'user', scope: null }),
-  /** A signed-in user with the admin role (the arbiter); never a personal access token. */
-  admin: (): { readonly auth: 'admin' } => ({ auth: 'admin' }),
+  /**
+   * A signed-in user holding the operator role `role` (403 forbidden otherwise); a personal access token only
+   * with the operator scope `scope` (OPERATOR_SCOPES) while its owner holds `role`; `scope` null: no token.
+   */
+  role: <const R extends OperatorRole, const S extends TokenScope | null = null>(
+    role: R,
+    scope: S = null as S,
+  ): { readonly auth: 'role'; readonly role: R; readonly scope: S } => ({ auth: 'role', role, scope }),
+  /** `access.role('admin')`: a signed-in user with the admin role; never a personal access token. */
+  admin: (): { readonly auth: 'role'; readonly role: 'admin'; readonly scope: null } => ({ auth: 'role', role: 'admin', scope: null }),
 } as const;
 
 type IsRoute<T> = T extends { method: string; path: string; responses: unknown } ? true : false;

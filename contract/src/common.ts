@@ -284,5 +284,5 @@ export const OptionalIdempotencyHeaders = z.object({
   }),
 });
 
-/** Who may call a route, read by the server's auth middleware. */
-export type RouteAuth = 'public' | 'user' | 'admin';
+/** Who may call a route, read by the server's auth middleware: `role` = an operator role (access.ts `access.role`). */
+export type RouteAuth = 'public' | 'user' | 'role';

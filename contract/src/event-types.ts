@@ -9,6 +9,7 @@ import { MILESTONE_EVENTS, ORDER_EVENTS, ORDER_LEVEL_EVENTS } from './orders.con
 import { TIP_EVENTS } from './tips.contract.js';
 import { OFFER_EVENTS } from './offers.contract.js';
 import { DISPUTE_EVENTS } from './disputes.contract.js';
+import { USER_EVENTS } from './users.contract.js';
 
 export const REVIEW_EVENTS = ['review.created'] as const;
 export const DEPOSIT_EVENTS = ['deposit.credited'] as const;
@@ -30,11 +31,12 @@ export const EVENT_TYPES = [
   ...TIP_EVENTS,
   ...OFFER_EVENTS,
   ...DISPUTE_EVENTS,
+  ...USER_EVENTS,
 ] as const;
 export const EventType = named('EventType', z.enum(EVENT_TYPES), 'Type of an event: `<resource>.<what happened>`');
 export type EventType = z.infer<typeof EventType>;
 
-export const RESOURCE_TYPES = ['order', 'listing', 'review', 'deposit', 'withdrawal', 'message', 'webhook', 'tip', 'offer', 'dispute'] as const;
+export const RESOURCE_TYPES = ['order', 'listing', 'review', 'deposit', 'withdrawal', 'message', 'webhook', 'tip', 'offer', 'dispute', 'user'] as const;
 export const ResourceType = z.enum(RESOURCE_TYPES);
 export type ResourceType = z.infer<typeof ResourceType>;
 

@@ -17,13 +17,13 @@
  *
  * Who sees what: a user sees the events of resources they are a party of (an order's buyer and seller,
  * a listing's seller, a review's reviewer and seller, a deposit's or withdrawal's owner, a webhook's
- * owner, an offer's seller and buyer, a dispute's buyer and seller); an admin credential sees every event of the marketplace.
+ * owner, an offer's seller and buyer, a dispute's buyer and seller, the user whose operator roles changed); an admin credential sees every event of the marketplace.
  *
  * Scopes (issue 20): events carry the resource (a message's body, a deposit, a withdrawal), so a personal
  * access token sees only the events of resources its scopes can read through their own routes, on top of
  * `events:read` (or `webhooks:manage` for its webhooks): `orders:read` for order.*, `listings:read` for
  * listing.* and review.*, `wallet:read` for deposit.* and withdrawal.*, `chat:read` for message.*,
- * `webhooks:manage` for webhook.*, `orders:read` for tip.*, offer.* and dispute.*. Other events are left out whole (not sent with the body removed). A
+ * `webhooks:manage` for webhook.*, `orders:read` for tip.*, offer.* and dispute.*, `profile:read` for user.*. Other events are left out whole (not sent with the body removed). A
  * session (JWT) or API key sees every type it is a party of.
  *
  * The order events come from the `emits` column of the order lifecycle table (`orderTransitions`), the
@@ -52,6 +52,7 @@ import { WebhookEndpoint } from './webhooks.contract.js';
 import { Tip, TIP_EVENTS } from './tips.contract.js';
 import { Offer, OFFER_EVENTS } from './offers.contract.js';
 import { Dispute, DISPUTE_EVENTS } from './disputes.contract.js';
+import { USER_EVENTS, UserRoles } from './users.contract.js';
 
 /** Stream position: a decimal integer (at most 19 digits), growing in commit order. */
 export const EventPosition = z
@@ -96,6 +97,8 @@ export const WebhookEventSchema = event('WebhookEvent', WEBHOOK_EVENTS, 'webhook
 export const TipEventSchema = event('TipEvent', TIP_EVENTS, 'tip', Tip);
 export const OfferEventSchema = event('OfferEvent', OFFER_EVENTS, 'offer', Offer);
 export const DisputeEventSchema = event('DisputeEvent', DISPUTE_EVENTS, 'dispute', Dispute);
+/** user.role_granted / user.role_revoked (issue 25): to the user whose roles changed. */
+export const UserEventSchema = event('UserEvent', USER_EVENTS, 'user', UserRoles);
 
 /** An event: a discriminated union over `type`. */
 export const Event = named(
@@ -112,6 +115,7 @@ export const Event = named(
     TipEventSchema,
     OfferEventSchema,
     DisputeEventSchema,
+    UserEventSchema,
   ]),
   'A state change of a resource (discriminated by `type`)',
 );

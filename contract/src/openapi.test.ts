@@ -42,7 +42,7 @@ describe('generated OpenAPI document', () => {
     const access = (route.metadata as RouteMetadata).access;
     const opened = access.auth === 'user' && access.public_marketplace === true;
     expect(op['x-bazaar-public-marketplace'], operationId).toBe(opened ? true : undefined);
-    expect(op['x-bazaar-auth'], operationId).toBe(access.auth);
+    expect(op['x-bazaar-auth'], operationId).toBe(access.auth === 'role' ? `role:${access.role}` : access.auth);
     for (const [status, entry] of Object.entries(op.responses as Record<string, { $ref?: string; content?: Record<string, unknown> }>)) {
       const response = entry.$ref ? doc.components.responses[entry.$ref.replace('#/components/responses/', '')] : entry;
       const types = Object.keys(response.content ?? {});
@@ -50,6 +50,14 @@ describe('generated OpenAPI document', () => {
       const success = NON_JSON_SUCCESS[operationId] ?? 'application/json';
       expect(types, status).toEqual([Number(status) >= 400 ? 'application/problem+json' : success]);
     }
+  });
+
+  it('names the operator role of operator routes in x-bazaar-auth (role:<name>): the arbiter resolves, admins grant roles', () => {
+    expect(doc.paths['/api/v1/orders/{order_id}/resolve'].post['x-bazaar-auth']).toBe('role:arbiter');
+    expect(doc.paths['/api/v1/orders/{order_id}/milestones/{index}/resolve'].post['x-bazaar-auth']).toBe('role:arbiter');
+    expect(doc.paths['/api/v1/admin/users/{wallet}/roles/{role}'].put['x-bazaar-auth']).toBe('role:admin');
+    expect(doc.paths['/api/v1/orders/{order_id}/resolve'].post['x-bazaar-token-scopes']).toEqual({ scope: 'disputes:resolve' });
+    expect(doc.paths['/api/v1/admin/users/{wallet}/roles/{role}'].delete['x-bazaar-token-scopes']).toEqual({ scope: null });
   });
 
   it('documents the Idempotency-Key header on createOrder and createWithdrawal', () => {

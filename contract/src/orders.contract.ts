@@ -1006,7 +1006,7 @@ export const Order = named(
     settled_by: z
       .enum(['arbiter', 'agreement'])
       .nullable()
-      .describe('For a resolved order: arbiter (an admin\'s split of a dispute) or agreement (a settlement both parties agreed); null otherwise'),
+      .describe('For a resolved order: arbiter (the arbiter\'s split of a dispute) or agreement (a settlement both parties agreed); null otherwise'),
     extension_proposal: ExtensionProposal.nullable().describe(extensionProposalDoc),
     settlement_proposal: SettlementProposal.nullable().describe(settlementProposalDoc),
     milestones: z
@@ -1278,7 +1278,8 @@ const confirmOrder = routeErrors(access.user('orders:write', { money: { capabili
 // a dispute freezes the escrow; only the arbiter (no token) moves it
 const disputeOrder = routeErrors(access.user('orders:write'), [...bodyProblems, ...action], { actors: ['buyer', 'seller'] });
 const refundOrder = routeErrors(access.user('orders:write', { money: { capability: 'escrow-refund' } }), [...action, 'token-account-required'], { actors: ['seller', 'buyer'] });
-const resolveDispute = routeErrors(access.admin(), [...bodyProblems, ...action], { actors: ['admin'] });
+// the arbiter role (issue 25); a token only with the operator scope disputes:resolve, while its owner is an arbiter
+const resolveDispute = routeErrors(access.role('arbiter', 'disputes:resolve'), [...bodyProblems, ...action], { actors: ['admin'] });
 const keyed = ['idempotency-key-missing', 'idempotency-key-in-use', 'idempotency-key-reused'] as const;
 const requestRevision = routeErrors(access.user('orders:write'), [...bodyProblems, ...keyed, ...action, 'revision-limit-reached'], { actors: ['buyer'], idempotent: true });
 const proposeExtension = routeErrors(access.user('orders:write'), [...bodyProblems, ...keyed, 'forbidden', 'not-found', 'invalid-state-transition'], {
@@ -1310,7 +1311,7 @@ const deliverMilestone = routeErrors(access.user('orders:write'), action, { acto
 const confirmMilestone = routeErrors(access.user('orders:write', { money: { capability: 'escrow-release' } }), [...action, 'token-account-required'], { actors: ['buyer'] });
 const disputeMilestone = routeErrors(access.user('orders:write'), [...bodyProblems, ...action], { actors: ['buyer', 'seller'] });
 const refundMilestone = routeErrors(access.user('orders:write', { money: { capability: 'escrow-refund' } }), [...action, 'token-account-required'], { actors: ['seller', 'buyer'] });
-const resolveMilestone = routeErrors(access.admin(), [...bodyProblems, ...action], { actors: ['admin'] });
+const resolveMilestone = routeErrors(access.role('arbiter', 'disputes:resolve'), [...bodyProblems, ...action], { actors: ['admin'] });
 const endOrder = routeErrors(access.user('orders:write'), ['forbidden', 'not-found', 'invalid-state-transition', 'milestone-open'], { actors: ['buyer'] });
 const onMilestone = ' On milestone `index` of the order (its own escrow); the order routes without an index act on `current_milestone`.';
 
@@ -1509,9 +1510,10 @@ export const orders = c.router({
     method: 'POST',
     path: '/orders/:order_id/resolve',
     pathParams: OrderIdParams,
-    summary: 'Resolve a dispute (admin)',
+    summary: 'Resolve a dispute (arbiter)',
     description:
-      'Admin only (403 forbidden otherwise). disputed -> resolved with buyer_bps (0..10000): the buyer ' +
+      'The arbiter role only (403 forbidden otherwise; the `admin` actor of the lifecycle table is the operator acting ' +
+      'as arbiter); a personal access token needs the operator scope `disputes:resolve`. disputed -> resolved with buyer_bps (0..10000): the buyer ' +
       'receives floor(amount * buyer_bps / 10000), the seller the rest minus the fee on it. The service ' +
       'calls resolve_dispute as arbiter.' +
       seeTable,
@@ -1756,7 +1758,7 @@ export const orders = c.router({
     method: 'POST',
     path: '/orders/:order_id/milestones/:index/resolve',
     pathParams: MilestoneParams,
-    summary: 'Resolve a milestone\'s dispute (admin)',
+    summary: 'Resolve a milestone\'s dispute (arbiter)',
     description: 'As resolveDispute.' + onMilestone + seeTable,
     body: ResolveDisputeBody,
     responses: { 200: Order, ...resolveMilestone.responses },

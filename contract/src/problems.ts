@@ -15,6 +15,7 @@
 import { z } from 'zod';
 import type { RouteAccessRule } from './access.js';
 import { c, named, type RouteAuth } from './common.js';
+import { OPERATOR_ROLES } from './access.js';
 
 export const PROBLEM_BASE_URI = 'https://bazaar.dev/problems/';
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -74,7 +75,9 @@ export const problemTypes = {
   forbidden: {
     status: 403,
     title: 'Forbidden',
-    description: 'The caller is authenticated but may not do this (e.g. not the seller of the order, not an admin).',
+    description:
+      'The caller is authenticated but may not do this (e.g. not the seller of the order; an operator route without ' +
+      'the operator role it needs: the detail names the role).',
   },
   'cross-origin-refused': {
     status: 403,
@@ -90,7 +93,8 @@ export const problemTypes = {
     description:
       'The personal access token lacks a scope this request needs (`required_scope` names it): the route\'s scope, or ' +
       'the money scope of a request that moves the user\'s money (`capability` names it, e.g. custodial-payment; see ' +
-      'the operation\'s `x-bazaar-token-scopes`); or the route takes no token at all (token management, admin routes).',
+      'the operation\'s `x-bazaar-token-scopes`); or the route takes no token at all (token management, operator routes ' +
+      'without an operator scope).',
   },
   'not-found': {
     status: 404,
@@ -188,6 +192,13 @@ export const problemTypes = {
     description:
       'The buyer already holds the maximum number of unpaid orders (each holds its listing for the payment ' +
       'window); pay one or let it expire first. `unpaid_orders` and `limit` say how many.',
+  },
+  'last-admin': {
+    status: 409,
+    title: 'Last admin',
+    description:
+      'Revoking this admin role would leave the marketplace without an admin user (issue 25): grant the role to ' +
+      'another user first. Only the command line (`npm run admin:grant`) can make an admin when none is left.',
   },
   'webhook-limit-reached': {
     status: 409,
@@ -407,6 +418,10 @@ const problemShape = {
     .optional()
     .describe('Escrow/token program error name (chain-transaction-failed), e.g. "InvalidState"'),
   reason: LoginFailureReason.optional().describe('login-failed only: the SIWS field that refused the login'),
+  required_role: z
+    .enum(OPERATOR_ROLES)
+    .optional()
+    .describe('forbidden on an operator route only: the operator role the route needs and the caller does not hold now'),
   held_until: z
     .string()
     .datetime({ offset: true })
@@ -502,11 +517,11 @@ export const bodyProblems = ['payload-too-large', 'unsupported-media-type'] as c
 
 /**
  * Route metadata read by the server:
- * - `access`: who may call the route (access.ts: public / signed in with a token scope / admin role, its
+ * - `access`: who may call the route (access.ts: public / signed in with a token scope / operator role, its
  *   money capability, whether PUBLIC_MARKETPLACE opens it); the one statement of it, required on every route.
  * - `auth`: `access.auth`, copied by `routeErrors` for readers that need the level only: 'public' (no
- *   credential), 'user' (any authenticated user: JWT, API key, session cookie or token), 'admin' (the
- *   admin role).
+ *   credential), 'user' (any authenticated user: JWT, API key, session cookie or token), 'role' (an
+ *   operator role: `access.role`).
  * - `actors`: documentation of resource-level roles enforced by the service (e.g. 'buyer', 'seller').
  * - `problems`: the problem slugs the route can return besides `commonProblems`.
  * - `idempotent`: the route takes the Idempotency-Key header: `true` = required, `'optional'` = accepted.

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import {
+  access,
   authProblems,
   commonProblems,
   contract,
@@ -11,6 +12,9 @@ import {
   problemTypes,
   MONEY_CAPABILITIES,
   MONEY_SCOPES,
+  OPERATOR_ROLES,
+  OPERATOR_SCOPES,
+  roleOfScope,
   requiredScopes,
   routeAccess,
   routeScopes,
@@ -44,13 +48,33 @@ describe('contract routes', () => {
     for (const [, scope] of Object.entries(routeScopes)) if (scope !== null) expect(Object.keys(TOKEN_SCOPES)).toContain(scope);
   });
 
-  it('routeAccess: one entry per route; public exactly where auth is public; no token on admin routes', () => {
+  it('routeAccess: one entry per route; public exactly where auth is public; on operator routes no token, or only the operator scope of the route\'s role', () => {
     expect(Object.keys(routeAccess).sort()).toEqual(routes.map(([k]) => k).sort());
     for (const [key, route] of routes) {
       const access: RouteAccess = routeAccess[key as RouteKey];
-      const auth = (route.metadata as RouteMetadata).auth;
-      expect(access.scope === 'public', key).toBe(auth === 'public');
-      if (auth === 'admin') expect(access.scope, key).toBeNull();
+      const meta = route.metadata as RouteMetadata;
+      expect(access.scope === 'public', key).toBe(meta.auth === 'public');
+      if (meta.access.auth === 'role') {
+        if (access.scope !== null) expect(roleOfScope(access.scope as string), key).toBe(meta.access.role);
+        expect(access.money, key).toBeNull();
+      } else if (access.scope !== null && access.scope !== 'public') {
+        // an operator scope opens operator routes only
+        expect(roleOfScope(access.scope), key).toBeNull();
+      }
+    }
+    // every operator route of the contract today: the admins' role management, the arbiter's resolve
+    const operator = routes.filter(([, r]) => (r.metadata as RouteMetadata).access.auth === 'role').map(([k]) => k).sort();
+    expect(operator).toEqual(expect.arrayContaining(['orders.resolveDispute', 'orders.resolveMilestone', 'users.grantRole', 'users.revokeRole']));
+    expect(routeAccess['users.grantRole'].scope).toBeNull();
+    expect(routeAccess['users.revokeRole'].scope).toBeNull();
+  });
+
+  it('access.admin() is access.role(\'admin\') with no token; each operator scope names a role of OPERATOR_ROLES', () => {
+    expect(access.admin()).toEqual(access.role('admin'));
+    expect(access.role('arbiter', 'disputes:resolve')).toEqual({ auth: 'role', role: 'arbiter', scope: 'disputes:resolve' });
+    for (const [scope, role] of Object.entries(OPERATOR_SCOPES)) {
+      expect(Object.keys(TOKEN_SCOPES), scope).toContain(scope);
+      expect(OPERATOR_ROLES, scope).toContain(role);
     }
   });
 
@@ -93,7 +117,9 @@ describe('contract routes', () => {
     expect(requiredScopes('orders.confirmOrder', undefined)).toEqual(['orders:write', 'payments:write']);
     expect(requiredScopes('orders.refundOrder', undefined)).toEqual(['orders:write', 'payments:write']);
     expect(requiredScopes('wallet.createWithdrawal', {})).toEqual(['wallet:write']);
-    expect(requiredScopes('orders.resolveDispute', {})).toBeNull();
+    // the arbiter's operator scope (issue 25); role management takes no token
+    expect(requiredScopes('orders.resolveDispute', {})).toEqual(['disputes:resolve']);
+    expect(requiredScopes('users.grantRole', undefined)).toBeNull();
     expect(requiredScopes('auth.verifyLogin', {})).toBe('public');
   });
 

@@ -21,7 +21,7 @@ export type RouteKey = { [G in keyof Contract & string]: `${G}.${keyof Contract[
 
 /**
  * Token access of one route. `scope`: the scope every request needs; `null`: no token may call it
- * (token management, admin-only routes: a token never carries the admin role); `'public'`: the route
+ * (token management, role routes without an operator scope); `'public'`: the route
  * reads no credential (login, Solana Pay, token metadata). `money`: the route's money capability, or null
  * when no request of it can move money.
  */
@@ -33,7 +33,8 @@ export type RouteAccess =
 /** The token view of a route's access rule (metadata.access). */
 export function tokenAccess(rule: RouteAccessRule): RouteAccess {
   if (rule.auth === 'public') return { scope: 'public', money: null };
-  if (rule.auth === 'admin' || rule.scope === null) return { scope: null, money: null };
+  if (rule.scope === null) return { scope: null, money: null };
+  if (rule.auth === 'role') return { scope: rule.scope, money: null };
   return { scope: rule.scope, money: rule.money ?? null };
 }
 

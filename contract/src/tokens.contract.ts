@@ -5,12 +5,13 @@
  *
  * Every authenticated route requires one scope, and a route whose request can move money also the money
  * scope of that capability (`routeAccess`, scopes.ts); a token without them gets 403 insufficient-scope,
- * and so does any route whose scope is null (token management, admin-only routes: a token never carries
- * the admin role). Expired or revoked tokens are 401 invalid-token.
+ * and so does any route whose scope is null (token management, operator routes without an operator scope).
+ * Operator scopes (OPERATOR_SCOPES) open operator routes only while the token's owner holds the role.
+ * Expired or revoked tokens are 401 invalid-token.
  */
 import { z } from 'zod';
 import { c, named, safeText, Timestamp, Uuid } from './common.js';
-import { access } from './access.js';
+import { access, type OperatorRole } from './access.js';
 import { bodyProblems, routeErrors } from './problems.js';
 
 export const TOKEN_SCOPES = {
@@ -32,8 +33,33 @@ export const TOKEN_SCOPES = {
   'webhooks:manage': 'manage the user\'s webhook endpoints; an endpoint made with a token receives only the events that token can read, and is disabled when the token is revoked',
   'chat:read': 'read the user\'s conversations',
   'chat:write': 'post, mark read and report messages',
+  'disputes:resolve': 'operator scope (needs the arbiter role): resolve disputes as the arbiter',
+  'moderation:write': 'operator scope (needs the moderator role): handle reports, take listings down and restore them, suspend users',
+  'audit:read': 'operator scope (needs the admin role): read and verify the audit log',
+  'reports:read': 'operator scope (needs the admin role): read the marketplace-wide reports',
 } as const;
 export type TokenScope = keyof typeof TOKEN_SCOPES;
+
+/**
+ * The operator scopes (issue 25) and the role each needs: a token is created with one only when its owner
+ * holds that role (403 forbidden otherwise), and a request with it reaches an operator route only while the
+ * owner still holds the role: the role is read from the user row on every request, so a revoked role stops
+ * the token at its next request; revoking the role also removes the scope from the owner's tokens, so
+ * granting the role again does not revive them. A token never carries an operator role by any other scope,
+ * and no scope manages roles.
+ */
+export const OPERATOR_SCOPES = {
+  'disputes:resolve': 'arbiter',
+  'moderation:write': 'moderator',
+  'audit:read': 'admin',
+  'reports:read': 'admin',
+} as const satisfies Partial<Record<TokenScope, OperatorRole>>;
+export type OperatorScope = keyof typeof OPERATOR_SCOPES;
+
+/** The operator role a scope needs, or null for an ordinary scope. */
+export function roleOfScope(scope: string): OperatorRole | null {
+  return (OPERATOR_SCOPES as Record<string, OperatorRole>)[scope] ?? null;
+}
 export const TokenScope = z.enum(Object.keys(TOKEN_SCOPES) as [TokenScope, ...TokenScope[]]).describe(
   Object.entries(TOKEN_SCOPES)
     .map(([k, v]) => `\`${k}\`: ${v}`)
@@ -72,7 +98,7 @@ export const CreateTokenBody = named(
 
 export const TokenList = named('TokenList', z.object({ data: z.array(PersonalAccessToken) }));
 
-const create = routeErrors(access.noToken(), [...bodyProblems, 'insufficient-scope']);
+const create = routeErrors(access.noToken(), [...bodyProblems, 'insufficient-scope', 'forbidden']);
 const list = routeErrors(access.noToken(), ['insufficient-scope']);
 const revoke = routeErrors(access.noToken(), ['not-found', 'insufficient-scope']);
 
@@ -82,7 +108,10 @@ export const tokens = c.router({
     path: '/user/tokens',
     body: CreateTokenBody,
     summary: 'Create a personal access token',
-    description: 'For a third-party app acting as the caller within `scopes`. 201 with the token, shown once. Not with a token (403).',
+    description:
+      'For a third-party app acting as the caller within `scopes`. 201 with the token, shown once. Not with a token (403). ' +
+      'An operator scope (`disputes:resolve`, `moderation:write`, `audit:read`, `reports:read`) only when the caller ' +
+      'holds its role (403 forbidden names it).',
     responses: { 201: CreatedToken, ...create.responses },
     metadata: create.metadata,
   },

@@ -4,8 +4,8 @@
  * is the identity and cannot be changed.
  */
 import { z } from 'zod';
-import { BaseUnits, c, CurrencyCode, named, Pubkey, safeText, Timestamp, Uuid } from './common.js';
-import { access } from './access.js';
+import { BaseUnits, c, CurrencyCode, extendApi, named, Pubkey, safeText, Timestamp, Uuid } from './common.js';
+import { access, OPERATOR_ROLES } from './access.js';
 import { bodyProblems, routeErrors } from './problems.js';
 
 export const DisplayName = safeText(z.string().trim().min(1).max(50));
@@ -80,11 +80,23 @@ export const PublicUser = named(
 
 export const UserRole = z.enum(['user', 'admin']);
 
+/** An operator role (access.ts OPERATOR_ROLES): admin, moderator, arbiter. */
+export const OperatorRoleSchema = named(
+  'OperatorRole',
+  z.enum(OPERATOR_ROLES),
+  'An operator role: `admin` manages roles and reads the whole marketplace, `moderator` handles reports, takedowns ' +
+    'and suspensions, `arbiter` resolves disputes',
+);
+
+/** The roles a user holds, sorted, no duplicates. */
+export const OperatorRoles = z.array(OperatorRoleSchema).describe('The operator roles the user holds (sorted; empty for most users)');
+
 export const User = named(
   'User',
   z.object({
     ...publicUserShape,
-    role: UserRole.describe('admin may resolve disputes'),
+    roles: OperatorRoles,
+    role: extendApi(UserRole.describe('Deprecated (use `roles`): `admin` when `roles` holds admin, else `user`'), { deprecated: true }),
     updated_at: Timestamp,
     last_login_at: Timestamp.nullable(),
     custody_enabled: z.boolean().describe('Whether /wallet/deposit and /wallet/withdraw are offered'),
@@ -103,7 +115,29 @@ export const UpdateMeBody = named(
     .strict(),
 );
 
+/** A user's operator roles after a grant or revoke (the body of both routes and the data of user.role_* events). */
+export const UserRoles = named(
+  'UserRoles',
+  z.object({
+    user_id: Uuid,
+    wallet: Pubkey,
+    roles: OperatorRoles,
+    role: OperatorRoleSchema.describe('The role the request (or the event) granted or revoked'),
+    changed: z.boolean().describe('false when the user already held (grant) or lacked (revoke) the role: nothing was written'),
+  }),
+);
+
+/**
+ * Role events (resource `user`, audience the user whose roles changed): `user.role_granted`,
+ * `user.role_revoked`; `data` is UserRoles (`changed` is always true in an event).
+ */
+export const USER_EVENTS = ['user.role_granted', 'user.role_revoked'] as const;
+
+export const RoleParams = z.object({ wallet: Pubkey, role: OperatorRoleSchema });
+
 const getMe = routeErrors(access.user('profile:read'), []);
+const grantRole = routeErrors(access.admin(), ['not-found']);
+const revokeRole = routeErrors(access.admin(), ['not-found', 'last-admin']);
 const updateMe = routeErrors(access.user('profile:write'), [...bodyProblems]);
 const getUser = routeErrors(access.user('listings:read'), ['not-found']);
 
@@ -113,7 +147,7 @@ export const users = c.router({
     path: '/user/me',
     summary: 'Get the authenticated user',
     description:
-      'Profile, linked wallet, private fields (role, last login), statistics and reputation of the caller. ' +
+      'Profile, linked wallet, private fields (operator roles, last login), statistics and reputation of the caller. ' +
       'With an API key, the user who owns the key.',
     responses: { 200: User, ...getMe.responses },
     metadata: getMe.metadata,
@@ -141,9 +175,38 @@ export const users = c.router({
     responses: { 200: PublicUser, ...getUser.responses },
     metadata: getUser.metadata,
   },
+  grantRole: {
+    method: 'PUT',
+    path: '/admin/users/:wallet/roles/:role',
+    pathParams: RoleParams,
+    body: c.noBody(),
+    summary: 'Grant an operator role (admin)',
+    description:
+      'Gives the user whose wallet is `wallet` the operator role `role` (issue 25); admins only, never a token. ' +
+      'Idempotent: granting a role the user holds answers 200 with `changed: false` and writes nothing. The user gets ' +
+      '`user.role_granted`. 404 not-found when no user has logged in with that wallet (the wallet logs in once first).',
+    responses: { 200: UserRoles, ...grantRole.responses },
+    metadata: grantRole.metadata,
+  },
+  revokeRole: {
+    method: 'DELETE',
+    path: '/admin/users/:wallet/roles/:role',
+    pathParams: RoleParams,
+    body: c.noBody(),
+    summary: 'Revoke an operator role (admin)',
+    description:
+      'Takes the operator role `role` from the user whose wallet is `wallet`; admins only, never a token. It stops ' +
+      'working at the user\'s next request (sessions, API keys and tokens alike), and the operator scopes it gave the ' +
+      'user\'s personal access tokens are removed. Idempotent: revoking a role the user lacks answers 200 with ' +
+      '`changed: false`. The user gets `user.role_revoked`. 409 last-admin when it would leave no admin user ' +
+      '(an admin may revoke her own admin role only while another admin remains).',
+    responses: { 200: UserRoles, ...revokeRole.responses },
+    metadata: revokeRole.metadata,
+  },
 });
 
 export type User = z.infer<typeof User>;
+export type UserRoles = z.infer<typeof UserRoles>;
 export type PublicUser = z.infer<typeof PublicUser>;
 export type UpdateMeBody = z.infer<typeof UpdateMeBody>;
 export type Reputation = z.infer<typeof Reputation>;

@@ -7,7 +7,8 @@
  *   npm run api-key -- revoke <prefix>
  *
  * A key with --user acts as that user (the user must have logged in once); --admin allows admin
- * routes. Only sha256(key) is stored. Creating and revoking append an audit entry (actor `api-key-cli`).
+ * routes (it holds every operator role: admin, moderator, arbiter; issue 25). Only sha256(key) is stored. Creating
+ * and revoking append an audit entry (actor `api-key-cli`).
  */
 import { loadToolConfig } from '../src/config.js';
 import { createDb } from '../src/db/client.js';

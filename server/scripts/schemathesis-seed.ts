@@ -242,6 +242,8 @@ const bindings: Array<[string[], Record<string, string>]> = [
   [['createOrder'], { 'body.listing_id': 'listings_available' }],
   [['getListing', 'updateListing', 'getListingTokenMetadata', 'createInquiry'], { 'path.listing_id': 'listings_all' }],
   [['getUser'], { 'path.wallet': 'wallets' }],
+  // operator roles (issue 25): the arbiter's admin key grants and revokes them on the seeded users
+  [['grantRole', 'revokeRole'], { 'path.wallet': 'wallets' }],
   [['listSellerReviews'], { 'path.seller_wallet': 'wallets' }],
   [['getWithdrawal'], { 'path.withdrawal_id': 'withdrawals' }],
   // a destination the schema cannot tell from random base58 (a 32-byte key) and a custody currency

@@ -13,7 +13,7 @@
 import type { ChainClient } from './chain/index.js';
 import type { AppContext } from './context.js';
 import { DomainError } from './errors.js';
-import { createAuthRepo, createAuthService, createTokensService, credentialSignal, type AuthRepo } from './modules/auth/index.js';
+import { createAuthRepo, createAuthService, createRolesService, createTokensService, credentialSignal, type AuthRepo } from './modules/auth/index.js';
 import { createListingsModule, listingsReadPort, type ListingsModule } from './modules/listings/index.js';
 import { createBudgetModule, defaultSpending } from './modules/budget/index.js';
 import { createMarketplaceModule } from './modules/marketplace/index.js';
@@ -87,6 +87,8 @@ export function composeServices(ctx: AppContext) {
     presentUser: (u) => users.privateView(u),
   });
   const tokens = createTokensService(db, ctx.now);
+  // operator roles (issue 25): a change drops this process's reusable principals of the user at once
+  const roles = createRolesService({ db, now: ctx.now, onChanged: (userId) => auth.forgetUser(userId) });
   const chain = ctx.chain;
   // what the service keypair may spend on chain (docs/threat-model.md#who-pays-for-what-on-chain): listings, custody and payouts charge it
   const spending = config.spending ?? defaultSpending();
@@ -208,6 +210,7 @@ export function composeServices(ctx: AppContext) {
     auth,
     /** personal access tokens (modules/auth personal-tokens.ts) */
     tokens,
+    roles,
     users,
     listings,
     marketplace,

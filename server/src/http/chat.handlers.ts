@@ -23,7 +23,7 @@ export interface ChatHttpDeps {
 function principalOf(req: unknown): AccessPrincipal {
   const p = (req as { principal?: Partial<Principal> }).principal;
   if (!p) throw new DomainError('unauthorized', 'No credential was sent.');
-  return { userId: p.userId ?? null, isAdmin: !!p.isAdmin };
+  return { userId: p.userId ?? null, isAdmin: !!p.isAdmin, roles: p.roles ?? [] };
 }
 
 function presentConversation(v: { c: ConversationRecord; unread: number; lastReadId: string | null }) {

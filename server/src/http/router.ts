@@ -47,11 +47,11 @@ export interface RouterOptions {
 
 /** The ts-rest router of the whole contract over `services`. */
 export function createRouter(services: Services, opts: RouterOptions) {
-  const { auth, users, listings, marketplace, orders, reviews, wallet, custody, events, webhooks, chat, tokens, tips, offers, reports, disputes, audit, idempotencyStore } = services;
+  const { auth, users, roles, listings, marketplace, orders, reviews, wallet, custody, events, webhooks, chat, tokens, tips, offers, reports, disputes, audit, idempotencyStore } = services;
   const s = initServer();
   return s.router(contract, {
     auth: authHandlers({ service: auth, secureCookie: opts.secureCookie }),
-    users: usersHandlers({ service: users }),
+    users: usersHandlers({ service: users, roles }),
     listings: listingsHandlers({ ...listings.http, idempotencyStore, idempotencyLeases: orders?.http.idempotencyLeases }),
     marketplace: marketplaceHandlers(marketplace.http),
     orders: orders ? ordersHandlers({ ...orders.http, disputes: disputes.service }) : unavailableRouter(contract.orders),

@@ -1,6 +1,7 @@
 /**
  * Authentication middleware (ts-rest globalMiddleware): reads the route's `metadata.access` (contract
- * access.ts) and sets `req.principal`.
+ * access.ts) and sets `req.principal`. An operator route (`access.role`) answers 403 forbidden naming the
+ * role when the principal does not hold it now (issue 25).
  *
  * Credentials, first match wins: `Authorization: Bearer <JWT | bzk_ API key>`, `X-API-Key: <key>`,
  * cookie `bazaar_session` (JWT). A credential that is present but bad is always 401 (also on routes
@@ -14,7 +15,7 @@ import type { Request, RequestHandler } from 'express';
 import { rateLimit, type Store } from 'express-rate-limit';
 import { accessOf, requiredScopesFor, SESSION_COOKIE_NAME, tokenAccess, type RouteAccessRule } from '@bazaar/contract';
 import type { AppRoute } from '@ts-rest/core';
-import { authErrors, signedBy, type AuthService, type Principal } from '../modules/auth/index.js';
+import { authErrors, hasRole, signedBy, type AuthService, type Principal } from '../modules/auth/index.js';
 import { sendProblem } from './problem.js';
 import { runWithContext, type Actor, type RequestContext } from '../lib/request-context.js';
 
@@ -90,7 +91,8 @@ export function authenticate(auth: AuthService, opts: { publicMarketplace: boole
         const missing = required.find((s) => !req.principal!.scopes?.includes(s));
         if (missing) throw authErrors.insufficientScope(missing, missing === required[0] ? undefined : token.money?.capability);
       }
-      if (rule.auth === 'admin' && !req.principal.isAdmin) throw authErrors.adminOnly();
+      // operator routes: the role as the user row says now (read for this request; an admin API key holds all)
+      if (rule.auth === 'role' && !hasRole(req.principal, rule.role)) throw authErrors.roleRequired(rule.role, req.principal.kind === 'pat');
     })().then(
       () => {
         // the actor of the request context (audit log); the rest of the chain runs in that context

@@ -1,4 +1,4 @@
-import type { LoginFailureReason } from '@bazaar/contract';
+import type { LoginFailureReason, OperatorRole } from '@bazaar/contract';
 import { DomainError } from '../../errors.js';
 
 /** Auth errors in the contract's problem vocabulary. */
@@ -12,7 +12,18 @@ export const authErrors = {
     new DomainError('unauthorized', 'No credential was sent (Authorization: Bearer, X-API-Key or the bazaar_session cookie).'),
   invalidToken: (why: string) => new DomainError('invalid-token', `The credential is not valid: ${why}.`),
   tokenExpired: () => new DomainError('token-expired', 'The access token has expired; log in again.'),
-  adminOnly: () => new DomainError('forbidden', 'This route is for administrators.'),
+  /**
+   * 403 forbidden on an operator route: the caller does not hold `role` now (`role` member names it). `token`:
+   * the caller is a personal access token (its operator scope works only while its owner holds the role).
+   */
+  roleRequired: (role: OperatorRole, token = false) =>
+    new DomainError(
+      'forbidden',
+      token
+        ? `This route needs the ${role} role, which the owner of this personal access token does not hold.`
+        : `This route needs the ${role} role.`,
+      { required_role: role },
+    ),
   /**
    * 403 insufficient-scope: a personal access token without a scope the request needs (`required_scope`;
    * null: no token may call the route). `capability`: the money capability (contract MONEY_CAPABILITIES)

@@ -4,7 +4,7 @@
  */
 import { looksLikePat } from './personal-tokens.js';
 import { LRUCache } from 'lru-cache';
-import type { LoginResponse, RequestLoginBody, RequestLoginResponse } from '@bazaar/contract';
+import { OPERATOR_ROLES, roleOfScope, type LoginResponse, type OperatorRole, type RequestLoginBody, type RequestLoginResponse } from '@bazaar/contract';
 import type { User } from '../../db/client.js';
 import { DomainError } from '../../errors.js';
 import { authErrors } from './auth.errors.js';
@@ -31,14 +31,43 @@ export interface AuthSettings {
 }
 
 /**
- * Who acts, as an access rule reads it: the acting user (null: a service API key that acts as no user)
- * and whether the credential holds the admin role (a user whose role is `admin`, an admin API key).
- * Modules that decide access (chat, events, webhooks, listings) take this, or `Pick<Principal, ...>`
- * when they need more of the credential; none declares its own.
+ * Who acts, as an access rule reads it: the acting user (null: a service API key that acts as no user),
+ * whether the credential holds the admin role (`isAdmin` = `roles` includes admin: the admin's view of
+ * every order, event and marketplace-wide webhook) and the operator roles it may exercise now (`roles`,
+ * issue 25). Modules that decide access (chat, events, webhooks, listings) take this, or
+ * `Pick<Principal, ...>` when they need more of the credential; none declares its own. `roles` absent
+ * (a caller built by hand in a module test): none.
  */
 export interface AccessPrincipal {
   userId: string | null;
   isAdmin: boolean;
+  roles?: readonly OperatorRole[];
+}
+
+/**
+ * Does `p` hold the operator role `role` now? The roles come from the user row read for this request
+ * (sessions, API keys with a user, personal access tokens), so a revoked role fails at the next request;
+ * an admin API key (`npm run api-key -- create --admin`) holds every role. A personal access token holds
+ * only the roles its operator scopes name (contract OPERATOR_SCOPES) that its owner holds.
+ */
+export function hasRole(p: Pick<AccessPrincipal, 'roles'> | null | undefined, role: OperatorRole): boolean {
+  return !!p?.roles?.includes(role);
+}
+
+/**
+ * The roles of a user row, as stored (`users.roles`), keeping only known ones (the column's CHECK allows no
+ * other; this guards a reader against a row written by a later version).
+ */
+export function rolesOfUser(user: { roles: readonly string[] } | null | undefined): OperatorRole[] {
+  return (user?.roles ?? []).filter((r): r is OperatorRole => (OPERATOR_ROLES as readonly string[]).includes(r));
+}
+
+/**
+ * The roles a personal access token exercises: those of its operator scopes (OPERATOR_SCOPES) its owner
+ * holds now. A token never has the admin's view of ordinary routes (`isAdmin` stays false for it).
+ */
+export function rolesOfToken(scopes: readonly string[], ownerRoles: readonly OperatorRole[]): OperatorRole[] {
+  return OPERATOR_ROLES.filter((r) => ownerRoles.includes(r) && scopes.some((s) => roleOfScope(s) === r));
 }
 
 /** Who is calling, as the handlers see it (req.principal). */
@@ -47,7 +76,8 @@ export interface Principal extends AccessPrincipal {
   /** personal access tokens only: the scopes it grants */
   scopes?: readonly string[];
   wallet: string | null;
-  role: 'user' | 'admin' | null;
+  /** the operator roles the credential may exercise now (see hasRole) */
+  roles: readonly OperatorRole[];
   apiKeyId?: string;
   /** personal access tokens: the token's id (revocation, webhooks tied to it) */
   tokenId?: string;
@@ -83,7 +113,10 @@ export interface AuthDeps {
 /**
  * Default reuse time of a verified JWT's principal: 5 s. A request with a recently seen token skips the
  * HMAC check and the user lookup (issue 14: 20.7 % + 12.8 % of the server's CPU on Bearer reads); the
- * price is that a role change or a removed user takes effect on such a token up to 5 s later.
+ * price is that a removed user, or a role granted on another replica, takes effect on such a token up to
+ * 5 s later. A principal holding an operator role is never reused (issue 25: a revoked role must stop at
+ * the next request on every replica; operators are few), and a role change on this replica drops the
+ * user's entries at once (`forgetUser`).
  */
 export const PRINCIPAL_CACHE_TTL_MS = 5_000;
 /** verified tokens remembered at most (least recently used first out) */
@@ -94,6 +127,11 @@ const b64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
 /** The default SIWS domain: the first allowed entry that names one host (no `:*` wildcard). */
 export function defaultSiwsDomain(domains: readonly string[], publicBaseUrl: string): string {
   return domains.find((d) => !d.endsWith(':*')) ?? new URL(publicBaseUrl).host;
+}
+
+/** The roles of an API key: every role for an admin key, else those of the user it acts for (none for a service key). */
+function apiKeyRoles(row: { isAdmin: boolean; user: { roles: readonly string[] } | null }): OperatorRole[] {
+  return row.isAdmin ? [...OPERATOR_ROLES] : rolesOfUser(row.user);
 }
 
 export function createAuthService(deps: AuthDeps) {
@@ -110,6 +148,14 @@ export function createAuthService(deps: AuthDeps) {
   const principals = new LRUCache<string, { principal: Principal; until: number }>({ max: PRINCIPAL_CACHE_MAX });
 
   return {
+    /**
+     * Forget the reusable principals of user `userId` (a role change committed on this process: the next
+     * request with any of the user's sessions reads the user row again).
+     */
+    forgetUser(userId: string): void {
+      for (const [token, entry] of principals.entries()) if (entry.principal.userId === userId) principals.delete(token);
+    },
+
     /**
      * A single-use nonce for `body.address` and the SIWS input to sign. Optional fields of the body
      * shape the input (domain, uri, statement, chain_id, request_id, resources). Throws DomainError
@@ -205,16 +251,18 @@ export function createAuthService(deps: AuthDeps) {
       const [user, revoked] = await Promise.all([repo.getUser(res.claims.sub), repo.isAccessTokenRevoked(hashApiKey(token))]);
       if (revoked) throw authErrors.invalidToken('the session was logged out');
       if (!user || user.wallet !== res.claims.wallet) throw authErrors.invalidToken('unknown user');
+      const roles = rolesOfUser(user);
       const principal: Principal = {
         kind: 'user',
         userId: user.id,
         wallet: user.wallet,
-        isAdmin: user.role === 'admin',
-        role: user.role as 'user' | 'admin',
+        isAdmin: roles.includes('admin'),
+        roles,
         expiresAt: new Date(res.claims.exp * 1000),
         accessToken: token,
       };
-      if (cacheTtlMs > 0) principals.set(token, { principal, until: Math.min(t.getTime() + cacheTtlMs, res.claims.exp * 1000) });
+      // an operator's principal is read afresh on every request (a revoked role stops at once)
+      if (cacheTtlMs > 0 && roles.length === 0) principals.set(token, { principal, until: Math.min(t.getTime() + cacheTtlMs, res.claims.exp * 1000) });
       return principal;
     },
 
@@ -238,7 +286,11 @@ export function createAuthService(deps: AuthDeps) {
       return { token_expires_at: expiresAt.toISOString() };
     },
 
-    /** A personal access token -> principal of its user with its scopes, never admin; 401 when unknown, revoked or expired. */
+    /**
+     * A personal access token -> principal of its user with its scopes, never admin (`isAdmin` false); its
+     * `roles`: those its operator scopes name that the owner holds now (rolesOfToken, read per request);
+     * 401 when unknown, revoked or expired.
+     */
     async principalFromPat(token: string): Promise<Principal> {
       if (!looksLikePat(token)) throw authErrors.invalidToken('malformed personal access token');
       const row = await repo.findPatByHash(hashApiKey(token));
@@ -246,22 +298,35 @@ export function createAuthService(deps: AuthDeps) {
       if (row.revokedAt) throw authErrors.invalidToken('personal access token revoked');
       if (row.expiresAt && row.expiresAt <= now()) throw authErrors.tokenExpired();
       void repo.touchPat(row.id, now()).catch(() => undefined);
-      return { kind: 'pat', userId: row.user.id, wallet: row.user.wallet, isAdmin: false, role: 'user', scopes: row.scopes, tokenId: row.id, expiresAt: row.expiresAt };
+      return {
+        kind: 'pat',
+        userId: row.user.id,
+        wallet: row.user.wallet,
+        isAdmin: false,
+        roles: rolesOfToken(row.scopes, rolesOfUser(row.user)),
+        scopes: row.scopes,
+        tokenId: row.id,
+        expiresAt: row.expiresAt,
+      };
     },
 
-    /** An API key -> principal (acts as its user when it has one; admin only when the key is). */
+    /**
+     * An API key -> principal (acts as its user when it has one). Roles: every role for an admin key (the
+     * operator's command line made it), else its user's roles, read now.
+     */
     async principalFromApiKey(key: string): Promise<Principal> {
       if (!looksLikeApiKey(key)) throw authErrors.invalidToken('malformed API key');
       const row = await repo.findApiKeyByHash(hashApiKey(key));
       if (!row) throw authErrors.invalidToken('unknown API key');
       if (row.revokedAt) throw authErrors.invalidToken('API key revoked');
       void repo.touchApiKey(row.id, now()).catch(() => undefined);
+      const roles = apiKeyRoles(row);
       return {
         kind: 'api_key',
         userId: row.user?.id ?? null,
         wallet: row.user?.wallet ?? null,
-        isAdmin: row.isAdmin,
-        role: (row.user?.role as 'user' | 'admin' | undefined) ?? null,
+        isAdmin: roles.includes('admin'),
+        roles,
         apiKeyId: row.id,
         expiresAt: null,
       };
@@ -271,7 +336,8 @@ export function createAuthService(deps: AuthDeps) {
      * Re-read the credential behind `p` (issue 20: a long-lived SSE stream re-checks its caller): the
      * principal as it stands now, or null when the credential no longer authenticates (a personal access
      * token or API key revoked, deleted or expired; a session whose JWT expired or whose user is gone or
-     * has another wallet). `isAdmin` follows the user's role (session) or the key's flag (API key) now.
+     * has another wallet). `roles` and `isAdmin` follow the user's roles (session, token) or the key's flag
+     * and its user's roles (API key) now.
      * Reads the database; never throws for a missing row.
      */
     async refreshPrincipal(p: Principal): Promise<Principal | null> {
@@ -280,16 +346,18 @@ export function createAuthService(deps: AuthDeps) {
       if (p.kind === 'pat') {
         const row = p.tokenId ? await repo.findPatById(p.tokenId) : null;
         if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= t) || !row.user) return null;
-        return { ...p, userId: row.user.id, wallet: row.user.wallet, scopes: row.scopes, expiresAt: row.expiresAt };
+        return { ...p, userId: row.user.id, wallet: row.user.wallet, scopes: row.scopes, roles: rolesOfToken(row.scopes, rolesOfUser(row.user)), expiresAt: row.expiresAt };
       }
       if (p.kind === 'api_key') {
         const row = p.apiKeyId ? await repo.findApiKeyById(p.apiKeyId) : null;
         if (!row || row.revokedAt) return null;
-        return { ...p, userId: row.user?.id ?? null, wallet: row.user?.wallet ?? null, isAdmin: row.isAdmin, role: (row.user?.role as 'user' | 'admin' | undefined) ?? null };
+        const roles = apiKeyRoles(row);
+        return { ...p, userId: row.user?.id ?? null, wallet: row.user?.wallet ?? null, isAdmin: roles.includes('admin'), roles };
       }
       const user = p.userId ? await repo.getUser(p.userId) : null;
       if (!user || user.wallet !== p.wallet) return null;
-      return { ...p, isAdmin: user.role === 'admin', role: user.role as 'user' | 'admin' };
+      const roles = rolesOfUser(user);
+      return { ...p, isAdmin: roles.includes('admin'), roles };
     },
   };
 }

@@ -3,11 +3,13 @@
  * created by a user for a third-party app with scopes (contract TOKEN_SCOPES). Only sha256(token) is
  * stored; the token is shown once. Checked by the auth middleware against the scopes the request needs
  * (contract requiredScopes: the route's scope, plus a money scope when the request moves money); a token
- * never carries the admin role. Revoking one signals it in-process
+ * never carries an operator role except through an operator scope (contract OPERATOR_SCOPES), which it gets
+ * only when its owner holds the role at creation and which works only while she still does (checked on
+ * every request by the auth middleware). Revoking one signals it in-process
  * (revocation.ts) so open streams end and webhooks tied to it are disabled at once.
  */
 import { randomBytes } from 'node:crypto';
-import type { TokenScope } from '@bazaar/contract';
+import { roleOfScope, type TokenScope } from '@bazaar/contract';
 import type { PrismaClient } from '../../db/client.js';
 import { DomainError } from '../../errors.js';
 import { hashApiKey } from './api-keys.js';
@@ -41,7 +43,18 @@ export function presentToken(r: Row) {
 
 export function createTokensService(db: PrismaClient, now: () => Date = () => new Date()) {
   return {
+    /**
+     * Create a token for user `userId` with `b.scopes`. Throws DomainError 403 forbidden when a scope is an
+     * operator scope whose role the user does not hold (`required_role` names it).
+     */
     async create(userId: string, b: { name: string; scopes: TokenScope[]; expires_in_days?: number }) {
+      const owner = await db.user.findUnique({ where: { id: userId }, select: { roles: true } });
+      for (const scope of b.scopes) {
+        const role = roleOfScope(scope);
+        if (role && !owner?.roles.includes(role)) {
+          throw new DomainError('forbidden', `The scope ${scope} needs the ${role} role, which you do not hold.`, { required_role: role });
+        }
+      }
       const prefix = base62(8);
       const token = `${PAT_PREFIX}${prefix}_${base62(32)}`;
       const row = await db.personalAccessToken.create({

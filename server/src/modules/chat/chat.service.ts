@@ -1,11 +1,12 @@
 /**
  * Chat rules: who may read and post where (see contract/src/chat.contract.ts), paging, read markers,
- * reports. Strangers get 404 (existence is not disclosed); the admin credential is the arbiter of a
- * disputed order (reads disputed and resolved orders' conversations, posts while disputed; 403 before).
+ * reports. Strangers get 404 (existence is not disclosed); an admin credential or a holder of the arbiter
+ * role (issue 25) is the arbiter of a disputed order (reads disputed and resolved orders' conversations,
+ * posts while disputed; 403 before).
  */
 import { DomainError } from '../../errors.js';
 import { cursorKey, decodeCursor, newestPage } from '../../lib/cursor.js';
-import type { AccessPrincipal } from '../auth/index.js';
+import { hasRole, type AccessPrincipal } from '../auth/index.js';
 import type { ChatRepo, ConversationRecord, MessageRecord } from './chat.repo.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import { expireDueOffers } from '../offers/offers.repo.js';
@@ -14,6 +15,9 @@ type Role = MessageRecord['senderRole'];
 const ARBITER_READS = new Set(['disputed', 'resolved']);
 
 const notFound = (what: string) => new DomainError('not-found', `${what} not found.`);
+
+/** May `p` act as the arbiter of an order's conversation (an admin, or the arbiter role)? */
+const arbiter = (p: AccessPrincipal) => p.isAdmin || hasRole(p, 'arbiter');
 
 export function createChatService(deps: { repo: ChatRepo; db: PrismaClient; now?: () => Date }) {
   const { repo } = deps;
@@ -29,7 +33,7 @@ export function createChatService(deps: { repo: ChatRepo; db: PrismaClient; now?
   async function roleIn(c: ConversationRecord, p: AccessPrincipal, write: boolean): Promise<Role> {
     if (p.userId && p.userId === c.buyerId) return 'buyer';
     if (p.userId && p.userId === c.sellerId) return 'seller';
-    if (p.isAdmin && c.orderId) {
+    if (arbiter(p) && c.orderId) {
       const o = await repo.order(c.orderId);
       if (o && (write ? o.status === 'disputed' : ARBITER_READS.has(o.status))) return 'arbiter';
       throw new DomainError('forbidden', 'The arbiter joins an order\'s conversation once the order is disputed.');
@@ -46,7 +50,7 @@ export function createChatService(deps: { repo: ChatRepo; db: PrismaClient; now?
   async function orderConversation(p: AccessPrincipal, orderId: string, write: boolean) {
     const o = await repo.order(orderId);
     const party = o && p.userId && (p.userId === o.buyerId || p.userId === o.sellerId);
-    if (!o || (!party && !p.isAdmin)) throw notFound(`Order ${orderId}`);
+    if (!o || (!party && !arbiter(p))) throw notFound(`Order ${orderId}`);
     const c = await repo.forOrder(o);
     return { c, role: await roleIn(c, p, write) };
   }

@@ -7,6 +7,7 @@ import type { PublicUser, UpdateMeBody, User as UserDto } from '@bazaar/contract
 import type { User } from '../../db/client.js';
 import { DomainError } from '../../errors.js';
 import { toUiNumber } from '../../lib/money.js';
+import { rolesOfUser } from '../auth/index.js';
 import type { UsersRepo } from './users.repo.js';
 
 /**
@@ -73,7 +74,9 @@ export function createUsersService(deps: UsersDeps) {
   async function privateView(u: User): Promise<UserDto> {
     return {
       ...(await publicView(u)),
-      role: u.role === 'admin' ? 'admin' : 'user',
+      roles: rolesOfUser(u),
+      // deprecated (issue 25), kept for clients that read it: admin iff roles holds admin
+      role: rolesOfUser(u).includes('admin') ? 'admin' : 'user',
       updated_at: u.updatedAt.toISOString(),
       last_login_at: u.lastLoginAt ? u.lastLoginAt.toISOString() : null,
       custody_enabled: deps.custodyEnabled,

@@ -12,7 +12,7 @@
  *  - Authority (issue 20), checked in SQL by both: an endpoint tied to a personal access token needs the
  *    token unrevoked and unexpired, and gets only the resource types its scopes read (EVENT_READ_SCOPES);
  *    one tied to an API key needs the key unrevoked; a marketplace-wide endpoint gets other users'
- *    events only while its creator is admin (the key's flag, else the owner's role), at each fan-out.
+ *    events only while its creator is admin (an admin key, or the owner holds the admin role), at each fan-out.
  *    `disableUnauthorized` turns such endpoints off with a webhook.disabled event to the owner.
  *  - Recording an attempt of a delivery deleted meanwhile (its endpoint was deleted) records nothing.
  */
@@ -29,10 +29,13 @@ const credentialValid = (now: Date) => Prisma.sql`
   (w.token_id IS NULL OR (t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > ${now})))
   AND (w.api_key_id IS NULL OR k.revoked_at IS NULL)`;
 
-/** SQL condition: marketplace-wide endpoint `w` is still an admin's (the key's flag, else the owner `u`'s role). */
+/**
+ * SQL condition: marketplace-wide endpoint `w` is still an admin's: an admin API key's, or its owner `u`
+ * holds the admin role now (`users.roles`, issue 25; as auth.service reads a principal's roles).
+ */
 const stillAdmin = Prisma.sql`
   (w.marketplace_wide AND w.token_id IS NULL
-   AND CASE WHEN w.api_key_id IS NOT NULL THEN coalesce(k.is_admin, false) ELSE coalesce(u.role = 'admin', false) END)`;
+   AND (coalesce(k.is_admin, false) OR coalesce('admin' = ANY (u.roles), false)))`;
 
 /** the joins `credentialValid` and `stillAdmin` read */
 const credentialJoins = Prisma.sql`

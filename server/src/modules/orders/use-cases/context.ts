@@ -7,7 +7,7 @@
  * another use case's internals.
  */
 import { listingTransitions, PAYMENT_GRACE_SECONDS } from '@bazaar/contract';
-import type { Principal } from '../../auth/index.js';
+import { hasRole, type Principal } from '../../auth/index.js';
 import { type Clocks, type OrderRole, listingEventAfter } from '../order-state.js';
 import { currentMilestone, listingEventOfOrder, orderClosed, orderStatusOf } from '../milestones.js';
 import type { OrdersServiceSettings } from '../orders.settings.js';
@@ -17,7 +17,7 @@ import { checkWalletFunds, insufficientFunds, type FundsCurrency } from '../wall
 import type { CustodialPaymentsPort, CurrencyView, EscrowOrderView, EscrowPort, FundTerms, ListingsPort, Log, OrderRecord, OrdersRepo } from '../orders.types.js';
 
 /** The caller, as the auth module's `Principal` (req.principal) carries it: the fields the orders rules read. */
-export type PrincipalLike = Pick<Principal, 'kind' | 'userId' | 'wallet' | 'isAdmin'>;
+export type PrincipalLike = Pick<Principal, 'kind' | 'userId' | 'wallet' | 'isAdmin'> & Partial<Pick<Principal, 'roles'>>;
 
 export type { Log } from '../orders.types.js';
 
@@ -106,11 +106,15 @@ export async function milestoneRow(c: Pick<OrdersContext, 'repo'>, order: OrderR
   return row;
 }
 
-/** The caller's role on the order: buyer, seller, admin, or null (a stranger). */
+/**
+ * The caller's role on the order: buyer, seller, `admin` (the lifecycle table's operator actor: an admin, or
+ * a holder of the arbiter role, issue 25: the arbiter reads orders and resolves their disputes with her own
+ * login), or null (a stranger).
+ */
 export function roleOf(order: OrderRecord, p: PrincipalLike): OrderRole | null {
   if (p.userId && p.userId === order.buyerId) return 'buyer';
   if (p.userId && p.userId === order.sellerId) return 'seller';
-  if (p.isAdmin) return 'admin';
+  if (p.isAdmin || hasRole(p, 'arbiter')) return 'admin';
   return null;
 }
 
