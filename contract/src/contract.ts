@@ -20,6 +20,7 @@ import { tokens } from './tokens.contract.js';
 import { network } from './network.contract.js';
 import { tips } from './tips.contract.js';
 import { offers } from './offers.contract.js';
+import { moderation } from './moderation.contract.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -47,6 +48,7 @@ export const tokensRoutes: Applied<typeof tokens> = c.router(tokens, options);
 export const networkRoutes: Applied<typeof network> = c.router(network, options);
 export const tipsRoutes: Applied<typeof tips> = c.router(tips, options);
 export const offersRoutes: Applied<typeof offers> = c.router(offers, options);
+export const moderationRoutes: Applied<typeof moderation> = c.router(moderation, options);
 
 /** The whole API: one applied group per key (named types, so that the .d.ts stays small). */
 export type Contract = {
@@ -64,6 +66,7 @@ export type Contract = {
   network: typeof networkRoutes;
   tips: typeof tipsRoutes;
   offers: typeof offersRoutes;
+  moderation: typeof moderationRoutes;
 };
 
 export const contract: Contract = {
@@ -81,6 +84,7 @@ export const contract: Contract = {
   network: networkRoutes,
   tips: tipsRoutes,
   offers: offersRoutes,
+  moderation: moderationRoutes,
 };
 
 /**

@@ -8,6 +8,7 @@ import { LISTING_EVENTS } from './listings.contract.js';
 import { MILESTONE_EVENTS, ORDER_EVENTS, ORDER_LEVEL_EVENTS } from './orders.contract.js';
 import { TIP_EVENTS } from './tips.contract.js';
 import { OFFER_EVENTS } from './offers.contract.js';
+import { LISTING_MODERATION_EVENTS, USER_EVENTS } from './moderation.contract.js';
 
 export const REVIEW_EVENTS = ['review.created'] as const;
 export const DEPOSIT_EVENTS = ['deposit.credited'] as const;
@@ -28,11 +29,13 @@ export const EVENT_TYPES = [
   ...WEBHOOK_EVENTS,
   ...TIP_EVENTS,
   ...OFFER_EVENTS,
+  ...LISTING_MODERATION_EVENTS,
+  ...USER_EVENTS,
 ] as const;
 export const EventType = named('EventType', z.enum(EVENT_TYPES), 'Type of an event: `<resource>.<what happened>`');
 export type EventType = z.infer<typeof EventType>;
 
-export const RESOURCE_TYPES = ['order', 'listing', 'review', 'deposit', 'withdrawal', 'message', 'webhook', 'tip', 'offer'] as const;
+export const RESOURCE_TYPES = ['order', 'listing', 'review', 'deposit', 'withdrawal', 'message', 'webhook', 'tip', 'offer', 'user'] as const;
 export const ResourceType = z.enum(RESOURCE_TYPES);
 export type ResourceType = z.infer<typeof ResourceType>;
 

@@ -17,13 +17,14 @@
  *
  * Who sees what: a user sees the events of resources they are a party of (an order's buyer and seller,
  * a listing's seller, a review's reviewer and seller, a deposit's or withdrawal's owner, a webhook's
- * owner, an offer's seller and buyer); an admin credential sees every event of the marketplace.
+ * owner, an offer's seller and buyer, a moderation decision's user: listing.taken_down / restored / appealed
+ * the seller, user.* the user); an admin credential sees every event of the marketplace.
  *
  * Scopes (issue 20): events carry the resource (a message's body, a deposit, a withdrawal), so a personal
  * access token sees only the events of resources its scopes can read through their own routes, on top of
  * `events:read` (or `webhooks:manage` for its webhooks): `orders:read` for order.*, `listings:read` for
  * listing.* and review.*, `wallet:read` for deposit.* and withdrawal.*, `chat:read` for message.*,
- * `webhooks:manage` for webhook.*, `orders:read` for tip.* and offer.*. Other events are left out whole (not sent with the body removed). A
+ * `webhooks:manage` for webhook.*, `orders:read` for tip.* and offer.*, `profile:read` for user.* (a moderator's decision on the account). Other events are left out whole (not sent with the body removed). A
  * session (JWT) or API key sees every type it is a party of.
  *
  * The order events come from the `emits` column of the order lifecycle table (`orderTransitions`), the
@@ -51,6 +52,7 @@ import { CustodyDeposit, Withdrawal } from './wallet.contract.js';
 import { WebhookEndpoint } from './webhooks.contract.js';
 import { Tip, TIP_EVENTS } from './tips.contract.js';
 import { Offer, OFFER_EVENTS } from './offers.contract.js';
+import { AccountStanding, LISTING_MODERATION_EVENTS, USER_EVENTS } from './moderation.contract.js';
 
 /** Stream position: a decimal integer (at most 19 digits), growing in commit order. */
 export const EventPosition = z
@@ -86,7 +88,7 @@ export const MilestoneEventSchema = event(
   'order',
   namedExtension('OrderMilestoneChange', Order, { milestone_index: z.number().int().min(1).describe('The milestone the event is about') }),
 );
-export const ListingEventSchema = event('ListingEvent', LISTING_EVENTS, 'listing', Listing);
+export const ListingEventSchema = event('ListingEvent', [...LISTING_EVENTS, ...LISTING_MODERATION_EVENTS] as const, 'listing', Listing);
 export const ReviewEventSchema = event('ReviewEvent', REVIEW_EVENTS, 'review', Review);
 export const DepositEventSchema = event('DepositEvent', DEPOSIT_EVENTS, 'deposit', CustodyDeposit);
 export const WithdrawalEventSchema = event('WithdrawalEvent', WITHDRAWAL_EVENTS, 'withdrawal', Withdrawal);
@@ -94,6 +96,8 @@ export const MessageEventSchema = event('MessageEvent', MESSAGE_EVENTS, 'message
 export const WebhookEventSchema = event('WebhookEvent', WEBHOOK_EVENTS, 'webhook', WebhookEndpoint);
 export const TipEventSchema = event('TipEvent', TIP_EVENTS, 'tip', Tip);
 export const OfferEventSchema = event('OfferEvent', OFFER_EVENTS, 'offer', Offer);
+/** user.* (issue 25): a moderator's decision on the account; data is its standing, audience the user. */
+export const UserEventSchema = event('UserEvent', USER_EVENTS, 'user', AccountStanding);
 
 /** An event: a discriminated union over `type`. */
 export const Event = named(
@@ -109,6 +113,7 @@ export const Event = named(
     WebhookEventSchema,
     TipEventSchema,
     OfferEventSchema,
+    UserEventSchema,
   ]),
   'A state change of a resource (discriminated by `type`)',
 );

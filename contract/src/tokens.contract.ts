@@ -32,6 +32,7 @@ export const TOKEN_SCOPES = {
   'webhooks:manage': 'manage the user\'s webhook endpoints; an endpoint made with a token receives only the events that token can read, and is disabled when the token is revoked',
   'chat:read': 'read the user\'s conversations',
   'chat:write': 'post, mark read and report messages',
+  'moderation:report': 'report listings and users to the moderators (POST /reports)',
 } as const;
 export type TokenScope = keyof typeof TOKEN_SCOPES;
 export const TokenScope = z.enum(Object.keys(TOKEN_SCOPES) as [TokenScope, ...TokenScope[]]).describe(

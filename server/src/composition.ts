@@ -21,6 +21,7 @@ import { createEventsModule, EventRetention } from './modules/events/index.js';
 import { createWebhooksModule } from './modules/webhooks/index.js';
 import { createChatModule } from './modules/chat/index.js';
 import { createOffersModule } from './modules/offers/index.js';
+import { createModerationModule, standingPort } from './modules/moderation/index.js';
 import { createCustodyModule, type CustodyModule } from './modules/custody/index.js';
 import { BACKGROUND_LEASE, createLeaderRepo, LEADER_LEASE_DEFAULTS, LeaderElection } from './modules/leader/index.js';
 import { PrismaIdempotencyStore } from './modules/idempotency/index.js';
@@ -65,6 +66,8 @@ export function composeServices(ctx: AppContext) {
   const listingsConfig = { currencies, categories: config.categories, publicBaseUrl: config.publicBaseUrl };
 
   const reviews = createReviewsModule({ db, orders: ordersReadPort(db) });
+  // issue 25: an account's standing, read by every path that lists or orders and by login (modules/moderation)
+  const standing = standingPort(db, ctx.now);
   const users = createUsersService({
     repo: createUsersRepo(db),
     // a profile's statistics, each from the module that owns it
@@ -81,6 +84,7 @@ export function composeServices(ctx: AppContext) {
     settings: config,
     now: ctx.now,
     presentUser: (u) => users.privateView(u),
+    standing,
   });
   const tokens = createTokensService(db, ctx.now);
   const chain = ctx.chain;
@@ -93,6 +97,7 @@ export function composeServices(ctx: AppContext) {
     config: { ...listingsConfig, minPrice: spending.listingMinPrice },
     log,
     budget,
+    standing,
     ...ctx.listings,
   });
   const marketplace = createMarketplaceModule({ db, config: listingsConfig });
@@ -147,6 +152,7 @@ export function composeServices(ctx: AppContext) {
       now: ctx.now,
       custody: custody?.service,
       budget: { sponsorPayeeAccount: (p) => budget.sponsorPayeeAccount(p), record: (c) => budget.record(c) },
+      standing,
     });
   }
   // tips (issue 24 item 8): plain transfers the buyer's wallet signs; confirmed from the chain's record
@@ -174,10 +180,14 @@ export function composeServices(ctx: AppContext) {
     currencies,
     minPrice: spending.listingMinPrice,
     now: ctx.now,
+    standing,
     idempotencyStore,
     idempotencyLeases: orders?.http.idempotencyLeases,
     idempotencyLeaseMs: orders?.http.idempotencyLeaseMs,
   });
+
+  // issue 25: reports, the moderators' queue, takedowns (stored by the listings module), account standing
+  const moderation = createModerationModule({ db, listings: listings.moderation, standing, now: ctx.now });
 
   const retention = config.eventsRetentionDays
     ? new EventRetention({
@@ -209,6 +219,8 @@ export function composeServices(ctx: AppContext) {
     chat,
     /** custom offers (issue 24 item 6) */
     offers,
+    /** moderation (issue 25): reports, queue, takedowns, account standing */
+    moderation,
     /** the custody module (CUSTODY_ENABLED), else null */
     custody,
     /** the tips module when the chain client has a connection and the escrow program, else null (tip routes: 503) */

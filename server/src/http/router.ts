@@ -22,6 +22,7 @@ import { usersHandlers } from './users.handlers.js';
 import { walletHandlers } from './wallet.handlers.js';
 import { tipsHandlers } from './tips.handlers.js';
 import { offersHandlers } from './offers.handlers.js';
+import { moderationHandlers } from './moderation.handlers.js';
 
 /** Routes of a group that cannot work in this configuration (no escrow client): 503 chain-unavailable. */
 function unavailableRouter<T extends Record<string, unknown>>(group: T) {
@@ -44,7 +45,7 @@ export interface RouterOptions {
 
 /** The ts-rest router of the whole contract over `services`. */
 export function createRouter(services: Services, opts: RouterOptions) {
-  const { auth, users, listings, marketplace, orders, reviews, wallet, custody, events, webhooks, chat, tokens, tips, offers, idempotencyStore } = services;
+  const { auth, users, listings, marketplace, orders, reviews, wallet, custody, events, webhooks, chat, tokens, tips, offers, moderation, idempotencyStore } = services;
   const s = initServer();
   return s.router(contract, {
     auth: authHandlers({ service: auth, secureCookie: opts.secureCookie }),
@@ -68,5 +69,6 @@ export function createRouter(services: Services, opts: RouterOptions) {
       ? tipsHandlers({ ...tips.http, idempotencyStore, idempotencyLeases: orders?.http.idempotencyLeases, idempotencyLeaseMs: orders?.http.idempotencyLeaseMs, now: orders?.http.now })
       : unavailableRouter(contract.tips),
     offers: offersHandlers({ ...offers.http, rateLimitPerMinute: chat.http.rateLimitPerMinute, rateLimitStore: opts.chatRateLimitStore }),
+    moderation: moderationHandlers({ ...moderation.http, config: listings.http.config }),
   });
 }

@@ -29,6 +29,8 @@ export const EVENT_READ_SCOPES: Readonly<Record<ResourceType, TokenScope>> = {
   tip: 'orders:read',
   // an offer is an order's terms before the order: read with the orders
   offer: 'orders:read',
+  // issue 25: a moderator's decision on the account (user.suspended / banned / reinstated) is about the profile
+  user: 'profile:read',
 };
 
 /**
