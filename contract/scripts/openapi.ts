@@ -57,6 +57,10 @@ const TAGS: Record<string, string> = {
   offers:
     'Custom offers: a seller prices work no listing describes for the buyer of a conversation (price, milestones, ' +
     'revisions, expiry); the buyer accepts it into an order with those terms, or declines; the seller withdraws.',
+  moderation:
+    'Reports of listings and users by any signed-in user; for moderators, the queue of open reports by target, ' +
+    'takedowns and restores of listings (the seller appeals once), suspensions, bans and reinstatements of ' +
+    'accounts. Every decision carries a reason the affected user receives in an event.',
   tokens:
     'Personal access tokens with scopes, for third-party apps acting for you. Each operation names the scopes a ' +
     'token needs in `x-bazaar-token-scopes`: `scope` for every request (null: no token), and `money` when a request ' +

@@ -494,6 +494,8 @@ export function createListingsService(deps: ListingsDeps) {
         tokenMint: l.tokenMint,
         // an unpaid order's hold (the orders module refuses other buyers before reading their balances)
         heldUntil: l.heldUntil,
+        // issue 25: a moderator's takedown (orders and offers refuse it: 409 listing-taken-down)
+        takenDown: l.takenDown ? { at: l.takenDown.at } : null,
       };
     },
   };
