@@ -226,6 +226,8 @@ describe.each(dbBackends)('moderation over HTTP on $name', ({ postgres }) => {
   describe('takedowns', () => {
     it('a taken-down listing leaves search and public reads (404 for others), is shown to its seller with the reason, and its open reports become actioned', async () => {
       const l = await createListing(t.app, seller);
+      const active = async () => (await get(buyer, `/users/${seller.wallet}`).expect(200)).body.active_listings_count as number;
+      const activeBefore = await active();
       expect((await post(reporter, '/reports', { target_type: 'listing', listing_id: l.listing_id, reason: 'intellectual_property' })).status).toBe(201);
       const r = await post(moderator, `/moderation/listings/${l.listing_id}/takedown`, { reason: 'Uses a registered trademark' });
       expect(r.status, JSON.stringify(r.body)).toBe(200);
@@ -234,6 +236,8 @@ describe.each(dbBackends)('moderation over HTTP on $name', ({ postgres }) => {
 
       expectProblem(await get(buyer, `/listings/${l.listing_id}`), 404, 'not-found');
       expectProblem(await get(null, `/listings/${l.listing_id}/token-metadata.json`), 404, 'not-found');
+      expectProblem(await get(buyer, `/listings/${l.listing_id}/similar`), 404, 'not-found');
+      expect(await active()).toBe(activeBefore - 1);
       const mine = await get(seller, `/listings/${l.listing_id}`);
       expect(mine.status).toBe(200);
       expect(mine.body.taken_down.reason).toBe('Uses a registered trademark');

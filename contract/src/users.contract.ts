@@ -30,7 +30,7 @@ export const UserStats = named(
   'UserStats',
   z.object({
     listings_count: z.number().int().min(0).describe('All listings of the user, any status'),
-    active_listings_count: z.number().int().min(0).describe('Listings in status available'),
+    active_listings_count: z.number().int().min(0).describe('Listings in status available (a listing a moderator took down is not counted)'),
     completed_sales: z.number().int().min(0).describe('Orders as seller in status completed'),
     completed_purchases: z.number().int().min(0).describe('Orders as buyer in status completed'),
     sales_volume: z.array(SalesVolume).describe('Sum of completed sales per currency (gross, before fees)'),

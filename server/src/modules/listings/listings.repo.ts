@@ -396,7 +396,8 @@ class TitleMoved extends Error {}
 export async function sellerListingStats(db: PrismaClient, sellerId: string): Promise<{ listingsCount: number; activeListingsCount: number }> {
   const [listingsCount, activeListingsCount] = await Promise.all([
     db.listing.count({ where: { sellerId } }),
-    db.listing.count({ where: { sellerId, status: 'available' } }),
+    // issue 25: a taken-down listing is not on offer
+    db.listing.count({ where: { sellerId, status: 'available', takenDownAt: null } }),
   ]);
   return { listingsCount, activeListingsCount };
 }
