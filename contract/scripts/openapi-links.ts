@@ -15,7 +15,7 @@
  * submitOrderTransaction, createOrderPayment, deliverOrder, confirmOrder, disputeOrder, refundOrder,
  * resolveDispute, createReview, createTip -> submitTipTransaction, listOrderMessages, sendOrderMessage -> reportMessage; createDeposit ->
  * createWithdrawal (body currency) -> getWithdrawal; createInquiry -> createOffer -> getOffer, acceptOffer,
- * declineOffer, withdrawOffer.
+ * declineOffer, withdrawOffer; createReport or listReportQueue -> dismissReports (issue 25).
  */
 
 type Json = Record<string, any>;
@@ -35,6 +35,8 @@ type IdKind =
   | 'tip_id'
   | 'offer_id'
   | 'currency'
+  | 'target_type'
+  | 'target_id'
   | 'index';
 
 /** One place a response carries an id: `pointer` is a JSON pointer into the response body. */
@@ -99,6 +101,15 @@ const PRODUCERS: Record<IdKind, Producer[]> = {
   offer_id: [
     { operationId: 'createOffer', status: '201', pointer: '/offer_id' },
     { operationId: 'listOffers', status: '200', pointer: first('offer_id') },
+  ],
+  // issue 25: a reported target (dismissReports takes both): a report, or the moderators' queue
+  target_type: [
+    { operationId: 'createReport', status: '201', pointer: '/target_type' },
+    { operationId: 'listReportQueue', status: '200', pointer: first('target_type') },
+  ],
+  target_id: [
+    { operationId: 'createReport', status: '201', pointer: '/target_id' },
+    { operationId: 'listReportQueue', status: '200', pointer: first('target_id') },
   ],
   // a milestone's index (POST /orders/{order_id}/milestones/{index}/...): every order has milestone 1
   index: [
