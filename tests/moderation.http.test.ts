@@ -226,7 +226,7 @@ describe.each(dbBackends)('moderation over HTTP on $name', ({ postgres }) => {
   describe('takedowns', () => {
     it('a taken-down listing leaves search and public reads (404 for others), is shown to its seller with the reason, and its open reports become actioned', async () => {
       const l = await createListing(t.app, seller);
-      const active = async () => (await get(buyer, `/users/${seller.wallet}`).expect(200)).body.active_listings_count as number;
+      const active = async () => (await get(buyer, `/users/${seller.wallet}`).expect(200)).body.stats.active_listings_count as number;
       const activeBefore = await active();
       expect((await post(reporter, '/reports', { target_type: 'listing', listing_id: l.listing_id, reason: 'intellectual_property' })).status).toBe(201);
       const r = await post(moderator, `/moderation/listings/${l.listing_id}/takedown`, { reason: 'Uses a registered trademark' });
