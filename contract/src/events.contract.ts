@@ -213,7 +213,7 @@ export const events = c.router({
       'Events of resources the caller is a party of (an admin credential: every event), newest first, cursor ' +
       'pagination. A personal access token sees only the event types its scopes can read: `chat:read` for ' +
       '`message.*`, `wallet:read` for `deposit.*` and `withdrawal.*`, `orders:read` for `order.*`, `listings:read` ' +
-      'for `listing.*` and `review.*`, `webhooks:manage` for `webhook.*`, `orders:read` for `tip.*` (other events are left out whole). Also the way to read history older than a ' +
+      'for `listing.*` and `review.*`, `webhooks:manage` for `webhook.*`, `orders:read` for `tip.*`, `profile:read` for `user.*` (other events are left out whole). Also the way to read history older than a ' +
       'stream replays (EVENTS_STREAM_REPLAY_MAX). Limit 1..100, default 20. Filters: `type` (comma-separated event types), `resource_type`, ' +
       '`resource_id`. An order\'s `allowed_actions` is empty in events (it depends on the caller; GET the order). ' +
       'Events are kept EVENTS_RETENTION_DAYS (default 30) days; the newest event of each resource is kept ' +
