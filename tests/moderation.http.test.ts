@@ -396,6 +396,19 @@ describe.each(dbBackends)('moderation over HTTP on $name', ({ postgres }) => {
       expect((await get(s, `/orders/${orderId}`)).body.status).toBe('completed');
     });
 
+    it('user.* events need profile:read on a personal access token: events:read alone sees none of them', async () => {
+      const u = await user(t);
+      const token = async (scopes: string[]) => {
+        const r = await request(t.app).post(`${API}/user/tokens`).set(u.headers).send({ name: scopes.join(' '), scopes });
+        expect(r.status, JSON.stringify(r.body)).toBe(201);
+        return { userId: u.userId, wallet: u.wallet, headers: { authorization: `Bearer ${r.body.token}` } };
+      };
+      const [eventsOnly, withProfile] = [await token(['events:read']), await token(['events:read', 'profile:read'])];
+      expect((await post(moderator, `/moderation/users/${u.wallet}/suspend`, { reason: 'Token scopes' })).status).toBe(200);
+      expect(await eventsOf(eventsOnly, 'resource_type=user')).toEqual([]);
+      expect((await eventsOf(withProfile, 'resource_type=user')).map((e) => e.type)).toEqual(['user.suspended']);
+    });
+
     it('a ban is indefinite (until null; user.banned); a suspension ends by itself at until; moderators cannot act on themselves; until must be in the future', async () => {
       const kp = Keypair.generate();
       const s = await loginAs(t, kp);
