@@ -384,10 +384,13 @@ describe.each(dbBackends)('moderation over HTTP on $name', ({ postgres }) => {
       expectProblem(await post(moderator, `/moderation/users/${suspendedUser.wallet}/reinstate`, { reason: 'again' }), 409, 'invalid-state-transition');
     });
 
-    it('a suspended seller\'s open order still settles and she is paid: the buyer confirms, the escrow releases to her', async () => {
+    it('a suspended seller\'s open order still settles and she is paid: the buyer confirms, the escrow releases to her; her listings take no new order', async () => {
       const s = await user(t);
       const { orderId } = await fundedOrder(s, buyer);
+      const other = await createListing(t.app, s);
       expect((await post(moderator, `/moderation/users/${s.wallet}/suspend`, { reason: 'Under review' })).status).toBe(200);
+      // her listings take no new order meanwhile
+      expectProblem(await post(buyer, '/orders', { listing_id: other.listing_id }), 409, 'listing-unavailable');
       const before = escrow.balances.get(s.wallet) ?? 0n;
       const done = await settle(s, buyer, orderId);
       expect(done.status).toBe('completed');

@@ -36,7 +36,8 @@
  * a listing, send or accept an offer, create an order, report. Everything else keeps working: reads (its
  * orders, its events, its balance), and whatever settles its open orders (deliver, confirm, dispute, chat,
  * withdraw): money owed to it is still paid, by its counterparty's actions and by the background loops
- * (auto-release, reconciliation), which never look at standing. A suspension ends by itself at `until`.
+ * (auto-release, reconciliation), which never look at standing. Its listings take no new order meanwhile (409
+ * listing-unavailable; they stay in search). A suspension ends by itself at `until`.
  *
  * Routes under /moderation are for moderators (until the roles seam lands: the admin role; every such route is
  * marked `ROLE: moderator`); never a personal access token.

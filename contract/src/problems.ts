@@ -160,7 +160,9 @@ export const problemTypes = {
   'listing-unavailable': {
     status: 409,
     title: 'Listing unavailable',
-    description: 'The listing is not available for purchase (reserved: its open orders fill its capacity or its stock; sold: its stock is sold; or unlisted).',
+    description:
+      'The listing is not available for purchase (reserved: its open orders fill its capacity or its stock; sold: its stock is ' +
+      'sold; or unlisted; or a moderator suspended or banned its seller, issue 25).',
   },
   'listing-taken-down': {
     status: 409,

@@ -54,7 +54,8 @@ const standingSelect = { wallet: true, restriction: true, restrictedUntil: true,
 /**
  * The port other modules hold (listings, offers, orders, auth): `assertMayTrade(userId)` throws 403
  * account-suspended for a suspended or banned account (an unknown user passes: the caller refuses it
- * otherwise); `assertMayLogIn(wallet)` the same by wallet, for SIWS verify.
+ * otherwise); `assertMayLogIn(wallet)` the same by wallet, for SIWS verify; `isRestricted(userId)` for the
+ * orders module's check of a listing's seller (a restricted seller takes no new order: 409 listing-unavailable).
  */
 export function standingPort(db: PrismaClient, now: () => Date = () => new Date()) {
   const check = (row: StandingRow | null) => {
@@ -67,6 +68,11 @@ export function standingPort(db: PrismaClient, now: () => Date = () => new Date(
     },
     async assertMayLogIn(wallet: string): Promise<void> {
       check(await db.user.findUnique({ where: { wallet }, select: standingSelect }));
+    },
+    /** Whether the account is suspended or banned now (false for an unknown user). */
+    async isRestricted(userId: string): Promise<boolean> {
+      const row = await db.user.findUnique({ where: { id: userId }, select: standingSelect });
+      return row !== null && restrictionAt(row, now()) !== null;
     },
   };
 }

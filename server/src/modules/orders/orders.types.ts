@@ -351,6 +351,8 @@ export interface ListingView {
  */
 export interface StandingPort {
   assertMayTrade(userId: string): Promise<void>;
+  /** whether a moderator suspended or banned the account now (a seller's listings take no new order) */
+  isRestricted(userId: string): Promise<boolean>;
 }
 
 /**

@@ -149,6 +149,8 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
       );
     if (listing.sellerId === p.userId) throw orderErrors.ownListing();
     if (listing.takenDown) throw orderErrors.listingTakenDown(listing.id);
+    // issue 25: a suspended or banned seller takes no new order (her open ones settle)
+    if (await c.standing?.isRestricted(listing.sellerId)) throw orderErrors.listingUnavailable('its seller\'s account is suspended');
     if (listing.status !== 'available') throw orderErrors.listingUnavailable(listing.status);
 
     const custodial = input.paymentSource === 'custodial';
