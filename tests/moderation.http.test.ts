@@ -317,7 +317,7 @@ describe.each(dbBackends)('moderation over HTTP on $name', ({ postgres }) => {
     it('the seller is told why (listing.taken_down, to the seller only) and appeals once: a second appeal is 409 already-appealed; others cannot appeal', async () => {
       const id = await takenDown(seller, moderator, 'Misleading description');
       const evs = await eventsOf(seller, `resource_type=listing&resource_id=${id}`);
-      expect(evs[0]!.type).toBe('listing.taken_down');
+      expect(evs[0]).toMatchObject({ type: 'listing.taken_down', data: { reason: 'Misleading description' } });
       expect((evs[0]!.data as Listing).taken_down?.reason).toBe('Misleading description');
       expect(await eventsOf(buyer, `resource_id=${id}`)).toEqual([]);
 
@@ -335,7 +335,8 @@ describe.each(dbBackends)('moderation over HTTP on $name', ({ postgres }) => {
 
       const r = await post(moderator, `/moderation/listings/${id}/restore`, { reason: 'Appeal accepted' });
       expect(r.status).toBe(200);
-      expect((await eventsOf(seller, `resource_id=${id}`))[0]!.type).toBe('listing.restored');
+      const restored = (await eventsOf(seller, `resource_id=${id}`))[0]!;
+      expect(restored).toMatchObject({ type: 'listing.restored', data: { reason: 'Appeal accepted', taken_down: null } });
       // not taken down: nothing to appeal
       expectProblem(await post(seller, `/listings/${id}/appeal`, { text: 'Again' }), 409, 'invalid-state-transition');
     });

@@ -88,7 +88,16 @@ export const MilestoneEventSchema = event(
   'order',
   namedExtension('OrderMilestoneChange', Order, { milestone_index: z.number().int().min(1).describe('The milestone the event is about') }),
 );
-export const ListingEventSchema = event('ListingEvent', [...LISTING_EVENTS, ...LISTING_MODERATION_EVENTS] as const, 'listing', Listing);
+export const ListingEventSchema = event('ListingEvent', LISTING_EVENTS, 'listing', Listing);
+/** listing.taken_down / restored / appealed (issue 25): the listing, and the decision's reason or the appeal's text. */
+export const ListingModerationEventSchema = event(
+  'ListingModerationEvent',
+  LISTING_MODERATION_EVENTS,
+  'listing',
+  namedExtension('ListingModerationChange', Listing, {
+    reason: z.string().describe('taken_down / restored: the moderator\'s reason; appealed: the seller\'s appeal text'),
+  }),
+);
 export const ReviewEventSchema = event('ReviewEvent', REVIEW_EVENTS, 'review', Review);
 export const DepositEventSchema = event('DepositEvent', DEPOSIT_EVENTS, 'deposit', CustodyDeposit);
 export const WithdrawalEventSchema = event('WithdrawalEvent', WITHDRAWAL_EVENTS, 'withdrawal', Withdrawal);
@@ -106,6 +115,7 @@ export const Event = named(
     OrderEventSchema,
     MilestoneEventSchema,
     ListingEventSchema,
+    ListingModerationEventSchema,
     ReviewEventSchema,
     DepositEventSchema,
     WithdrawalEventSchema,

@@ -37,6 +37,7 @@ export function createListingModerationStore(db: PrismaClient, present: (l: List
   async function step(
     id: string,
     type: ListingModerationEvent,
+    reason: string,
     decide: (row: { sellerId: string; takenDown: boolean; appealed: boolean }) => ListingModerationRefusal | null,
     write: (tx: Prisma.TransactionClient) => Promise<void>,
     also?: InTransaction,
@@ -53,7 +54,9 @@ export function createListingModerationStore(db: PrismaClient, present: (l: List
       await write(tx);
       await also?.(tx);
       const l = (await read(tx, id))!;
-      await appendEvents(tx, [{ type, resourceType: 'listing', resourceId: id, audience: [l.sellerId], data: present(l) }]);
+      // the data: the listing as the API returns it, and the decision's reason (or the appeal's text)
+      const data = { ...(present(l) as Record<string, unknown>), reason };
+      await appendEvents(tx, [{ type, resourceType: 'listing', resourceId: id, audience: [l.sellerId], data }]);
       return l;
     });
     if (typeof result !== 'string') notifyAppended();
@@ -66,6 +69,7 @@ export function createListingModerationStore(db: PrismaClient, present: (l: List
       return step(
         id,
         'listing.taken_down',
+        reason,
         (r) => (r.takenDown ? 'already-taken-down' : null),
         async (tx) => {
           await tx.$executeRaw`
@@ -75,11 +79,15 @@ export function createListingModerationStore(db: PrismaClient, present: (l: List
         also,
       );
     },
-    /** Lift the takedown of listing `id` (the appeal goes with it); emits listing.restored. Refusals: not-found, not-taken-down. */
-    restore(id: string, at: Date, also?: InTransaction) {
+    /**
+     * Lift the takedown of listing `id` with the moderator's `reason` (in the event; the appeal goes with the
+     * mark); emits listing.restored. Refusals: not-found, not-taken-down.
+     */
+    restore(id: string, reason: string, at: Date, also?: InTransaction) {
       return step(
         id,
         'listing.restored',
+        reason,
         (r) => (r.takenDown ? null : 'not-taken-down'),
         async (tx) => {
           await tx.$executeRaw`
@@ -97,6 +105,7 @@ export function createListingModerationStore(db: PrismaClient, present: (l: List
       return step(
         id,
         'listing.appealed',
+        text,
         (r) => (r.sellerId !== sellerId ? 'not-seller' : !r.takenDown ? 'not-taken-down' : r.appealed ? 'already-appealed' : null),
         async (tx) => {
           await tx.$executeRaw`UPDATE listings SET appealed_at = ${at}, appeal_text = ${text} WHERE id = ${id}::uuid`;

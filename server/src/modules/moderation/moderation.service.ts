@@ -156,8 +156,8 @@ export function createModerationService(deps: ModerationDeps) {
     },
 
     /** Lift a takedown; 404, 409 invalid-state-transition when the listing is not taken down. */
-    async restore(_actor: Actor, listingId: string, _reason: string): Promise<ListingRecord> {
-      const r = await listings.restore(listingId, now());
+    async restore(_actor: Actor, listingId: string, reason: string): Promise<ListingRecord> {
+      const r = await listings.restore(listingId, reason, now());
       if (typeof r === 'string') throw listingRefusal(r, listingId);
       return r;
     },
