@@ -18,6 +18,7 @@
  * declineOffer, withdrawOffer; disputeOrder, createOrder, listOrders, listDisputeQueue -> getDispute,
  * submitDisputeEvidence, ruleDispute (dispute_id = the milestone_id);
  * grantRole <-> revokeRole (wallet and role).
+ * createReport or listReportQueue -> dismissReports (issue 25).
  */
 
 type Json = Record<string, any>;
@@ -39,7 +40,9 @@ type IdKind =
   | 'dispute_id'
   | 'currency'
   | 'index'
-  | 'role';
+  | 'role'
+  | 'target_type'
+  | 'target_id';
 
 /** One place a response carries an id: `pointer` is a JSON pointer into the response body. */
 interface Producer {
@@ -113,6 +116,15 @@ const PRODUCERS: Record<IdKind, Producer[]> = {
     { operationId: 'createOrder', status: '201', pointer: '/milestones/0/milestone_id' },
     { operationId: 'listOrders', status: '200', pointer: first('milestones/0/milestone_id') },
     { operationId: 'listDisputeQueue', status: '200', pointer: first('dispute/dispute_id') },
+  ],
+  // issue 25: a reported target (dismissReports takes both): a report, or the moderators' queue
+  target_type: [
+    { operationId: 'createReport', status: '201', pointer: '/target_type' },
+    { operationId: 'listReportQueue', status: '200', pointer: first('target_type') },
+  ],
+  target_id: [
+    { operationId: 'createReport', status: '201', pointer: '/target_id' },
+    { operationId: 'listReportQueue', status: '200', pointer: first('target_id') },
   ],
   // a milestone's index (POST /orders/{order_id}/milestones/{index}/...): every order has milestone 1
   index: [

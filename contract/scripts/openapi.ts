@@ -70,6 +70,10 @@ const TAGS: Record<string, string> = {
     'The audit log (admins): every money-moving action and operator action with its actor, request id, transaction ' +
     'signature and before/after, hash-chained (RFC 8785 canonical JSON, SHA-256) so an edit or a deletion is detected ' +
     'by the verification.',
+  moderation:
+    'Reports of listings and users by any signed-in user; for moderators, the queue of open reports by target, ' +
+    'takedowns and restores of listings (the seller appeals once), suspensions, bans and reinstatements of ' +
+    'accounts. Every decision carries a reason the affected user receives in an event.',
   tokens:
     'Personal access tokens with scopes, for third-party apps acting for you. Each operation names the scopes a ' +
     'token needs in `x-bazaar-token-scopes`: `scope` for every request (null: no token), and `money` when a request ' +

@@ -179,7 +179,7 @@ const reasonList = Object.entries(loginFailureReasons)
   .join('; ');
 
 const requestLogin = routeErrors(access.public(), [...bodyProblems]);
-const verifyLogin = routeErrors(access.public(), ['login-failed', ...bodyProblems]);
+const verifyLogin = routeErrors(access.public(), ['login-failed', 'account-suspended', ...bodyProblems]);
 // a session logs itself out; an API key or a personal access token is not a session (403)
 const logout = routeErrors(access.noToken(), ['forbidden']);
 
@@ -224,6 +224,8 @@ export const auth = c.router({
       '`set_cookie: true` the same token is also set as the `bazaar_session` cookie (HttpOnly, Secure, ' +
       'SameSite=Strict, Path=/). Each refusal is 401 login-failed with a `reason` member naming the field and ' +
       `\`detail\` saying why: ${reasonList}. ` +
+      'A wallet whose account a moderator suspended or banned gets 403 account-suspended (`account_status`, `until`) ' +
+      'once its signature checked out (the nonce is consumed). ' +
       rateLimitText,
     body: VerifyLoginBody,
     responses: { 200: LoginResponse, ...verifyLogin.responses },

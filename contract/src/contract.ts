@@ -23,6 +23,7 @@ import { offers } from './offers.contract.js';
 import { reports } from './reports.contract.js';
 import { disputes } from './disputes.contract.js';
 import { audit } from './audit.contract.js';
+import { moderation } from './moderation.contract.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -53,6 +54,7 @@ export const offersRoutes: Applied<typeof offers> = c.router(offers, options);
 export const reportsRoutes: Applied<typeof reports> = c.router(reports, options);
 export const disputesRoutes: Applied<typeof disputes> = c.router(disputes, options);
 export const auditRoutes: Applied<typeof audit> = c.router(audit, options);
+export const moderationRoutes: Applied<typeof moderation> = c.router(moderation, options);
 
 /** The whole API: one applied group per key (named types, so that the .d.ts stays small). */
 export type Contract = {
@@ -73,6 +75,7 @@ export type Contract = {
   reports: typeof reportsRoutes;
   disputes: typeof disputesRoutes;
   audit: typeof auditRoutes;
+  moderation: typeof moderationRoutes;
 };
 
 export const contract: Contract = {
@@ -93,6 +96,7 @@ export const contract: Contract = {
   reports: reportsRoutes,
   disputes: disputesRoutes,
   audit: auditRoutes,
+  moderation: moderationRoutes,
 };
 
 /**

@@ -9,7 +9,8 @@ import { MILESTONE_EVENTS, ORDER_EVENTS, ORDER_LEVEL_EVENTS } from './orders.con
 import { TIP_EVENTS } from './tips.contract.js';
 import { OFFER_EVENTS } from './offers.contract.js';
 import { DISPUTE_EVENTS } from './disputes.contract.js';
-import { USER_EVENTS } from './users.contract.js';
+import { USER_ROLE_EVENTS } from './users.contract.js';
+import { LISTING_MODERATION_EVENTS, USER_STANDING_EVENTS } from './moderation.contract.js';
 
 export const REVIEW_EVENTS = ['review.created'] as const;
 export const DEPOSIT_EVENTS = ['deposit.credited'] as const;
@@ -31,7 +32,9 @@ export const EVENT_TYPES = [
   ...TIP_EVENTS,
   ...OFFER_EVENTS,
   ...DISPUTE_EVENTS,
-  ...USER_EVENTS,
+  ...LISTING_MODERATION_EVENTS,
+  ...USER_ROLE_EVENTS,
+  ...USER_STANDING_EVENTS,
 ] as const;
 export const EventType = named('EventType', z.enum(EVENT_TYPES), 'Type of an event: `<resource>.<what happened>`');
 export type EventType = z.infer<typeof EventType>;

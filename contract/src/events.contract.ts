@@ -17,13 +17,15 @@
  *
  * Who sees what: a user sees the events of resources they are a party of (an order's buyer and seller,
  * a listing's seller, a review's reviewer and seller, a deposit's or withdrawal's owner, a webhook's
- * owner, an offer's seller and buyer, a dispute's buyer and seller, the user whose operator roles changed); an admin credential sees every event of the marketplace.
+ * owner, an offer's seller and buyer, a dispute's buyer and seller, the user whose operator roles changed, a moderation
+ * decision's user: listing.taken_down / restored / appealed the seller, user.suspended / banned / reinstated the user);
+ * an admin credential sees every event of the marketplace.
  *
  * Scopes (issue 20): events carry the resource (a message's body, a deposit, a withdrawal), so a personal
  * access token sees only the events of resources its scopes can read through their own routes, on top of
  * `events:read` (or `webhooks:manage` for its webhooks): `orders:read` for order.*, `listings:read` for
  * listing.* and review.*, `wallet:read` for deposit.* and withdrawal.*, `chat:read` for message.*,
- * `webhooks:manage` for webhook.*, `orders:read` for tip.*, offer.* and dispute.*, `profile:read` for user.*. Other events are left out whole (not sent with the body removed). A
+ * `webhooks:manage` for webhook.*, `orders:read` for tip.*, offer.* and dispute.*, `profile:read` for user.* (role changes and a moderator's decision on the account). Other events are left out whole (not sent with the body removed). A
  * session (JWT) or API key sees every type it is a party of.
  *
  * The order events come from the `emits` column of the order lifecycle table (`orderTransitions`), the
@@ -52,7 +54,8 @@ import { WebhookEndpoint } from './webhooks.contract.js';
 import { Tip, TIP_EVENTS } from './tips.contract.js';
 import { Offer, OFFER_EVENTS } from './offers.contract.js';
 import { Dispute, DISPUTE_EVENTS } from './disputes.contract.js';
-import { USER_EVENTS, UserRoles } from './users.contract.js';
+import { USER_ROLE_EVENTS, UserRoles } from './users.contract.js';
+import { AccountStanding, LISTING_MODERATION_EVENTS, USER_STANDING_EVENTS } from './moderation.contract.js';
 
 /** Stream position: a decimal integer (at most 19 digits), growing in commit order. */
 export const EventPosition = z
@@ -89,6 +92,15 @@ export const MilestoneEventSchema = event(
   namedExtension('OrderMilestoneChange', Order, { milestone_index: z.number().int().min(1).describe('The milestone the event is about') }),
 );
 export const ListingEventSchema = event('ListingEvent', LISTING_EVENTS, 'listing', Listing);
+/** listing.taken_down / restored / appealed (issue 25): the listing, and the decision's reason or the appeal's text. */
+export const ListingModerationEventSchema = event(
+  'ListingModerationEvent',
+  LISTING_MODERATION_EVENTS,
+  'listing',
+  namedExtension('ListingModerationChange', Listing, {
+    reason: z.string().describe('taken_down / restored: the moderator\'s reason; appealed: the seller\'s appeal text'),
+  }),
+);
 export const ReviewEventSchema = event('ReviewEvent', REVIEW_EVENTS, 'review', Review);
 export const DepositEventSchema = event('DepositEvent', DEPOSIT_EVENTS, 'deposit', CustodyDeposit);
 export const WithdrawalEventSchema = event('WithdrawalEvent', WITHDRAWAL_EVENTS, 'withdrawal', Withdrawal);
@@ -98,7 +110,9 @@ export const TipEventSchema = event('TipEvent', TIP_EVENTS, 'tip', Tip);
 export const OfferEventSchema = event('OfferEvent', OFFER_EVENTS, 'offer', Offer);
 export const DisputeEventSchema = event('DisputeEvent', DISPUTE_EVENTS, 'dispute', Dispute);
 /** user.role_granted / user.role_revoked (issue 25): to the user whose roles changed. */
-export const UserEventSchema = event('UserEvent', USER_EVENTS, 'user', UserRoles);
+export const UserRoleEventSchema = event('UserRoleEvent', USER_ROLE_EVENTS, 'user', UserRoles);
+/** user.suspended / banned / reinstated (issue 25): a moderator's decision on the account; data is its standing, audience the user. */
+export const UserStandingEventSchema = event('UserStandingEvent', USER_STANDING_EVENTS, 'user', AccountStanding);
 
 /** An event: a discriminated union over `type`. */
 export const Event = named(
@@ -107,6 +121,7 @@ export const Event = named(
     OrderEventSchema,
     MilestoneEventSchema,
     ListingEventSchema,
+    ListingModerationEventSchema,
     ReviewEventSchema,
     DepositEventSchema,
     WithdrawalEventSchema,
@@ -115,7 +130,8 @@ export const Event = named(
     TipEventSchema,
     OfferEventSchema,
     DisputeEventSchema,
-    UserEventSchema,
+    UserRoleEventSchema,
+    UserStandingEventSchema,
   ]),
   'A state change of a resource (discriminated by `type`)',
 );
@@ -215,7 +231,7 @@ export const events = c.router({
       'Events of resources the caller is a party of (an admin credential: every event), newest first, cursor ' +
       'pagination. A personal access token sees only the event types its scopes can read: `chat:read` for ' +
       '`message.*`, `wallet:read` for `deposit.*` and `withdrawal.*`, `orders:read` for `order.*`, `listings:read` ' +
-      'for `listing.*` and `review.*`, `webhooks:manage` for `webhook.*`, `orders:read` for `tip.*` (other events are left out whole). Also the way to read history older than a ' +
+      'for `listing.*` and `review.*`, `webhooks:manage` for `webhook.*`, `orders:read` for `tip.*`, `profile:read` for `user.*` (other events are left out whole). Also the way to read history older than a ' +
       'stream replays (EVENTS_STREAM_REPLAY_MAX). Limit 1..100, default 20. Filters: `type` (comma-separated event types), `resource_type`, ' +
       '`resource_id`. An order\'s `allowed_actions` is empty in events (it depends on the caller; GET the order). ' +
       'Events are kept EVENTS_RETENTION_DAYS (default 30) days; the newest event of each resource is kept ' +

@@ -19,6 +19,7 @@ export * from './webhooks.contract.js';
 export * from './chat.contract.js';
 export * from './offers.contract.js';
 export * from './disputes.contract.js';
+export * from './moderation.contract.js';
 export * from './tokens.contract.js';
 export * from './network.contract.js';
 export * from './tips.contract.js';

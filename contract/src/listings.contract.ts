@@ -326,6 +326,24 @@ export const ListingMetadata = named(
   'Token and display metadata of a listing',
 );
 
+/**
+ * A moderator's takedown of a listing (issue 25, moderation.contract.ts): orthogonal to the status, which keeps
+ * following the listing's orders (so its open orders settle and its counts stay right). A taken-down listing is
+ * shown only to its seller and operators (404 for everyone else, absent from lists and search) and cannot be
+ * ordered (409 listing-taken-down).
+ */
+export const ListingTakedown = named(
+  'ListingTakedown',
+  z.object({
+    taken_down_at: Timestamp,
+    reason: z.string().describe('The moderator\'s reason, as the seller is told it (event listing.taken_down)'),
+    appealed_at: Timestamp.nullable().describe('When the seller appealed (once per takedown); null: not yet'),
+    appeal: z.string().nullable().describe('The seller\'s appeal text; null: not appealed'),
+  }),
+  'A moderator took the listing down: why, and the seller\'s appeal',
+);
+export type ListingTakedown = z.infer<typeof ListingTakedown>;
+
 export const Listing = named(
   'Listing',
   z.object({
@@ -368,6 +386,9 @@ export const Listing = named(
         'the stock), never below 0; null when the stock is unlimited',
     ),
     // --- end repeat sales ---
+    taken_down: ListingTakedown.nullable().describe(
+      'issue 25: set while a moderator has taken the listing down (only its seller and operators then see it); null otherwise',
+    ),
     token_mint_address: Pubkey.describe('Mint of the listing\'s Token-2022 NFT'),
     mint_transaction: MintTransaction,
     metadata: ListingMetadata,
@@ -473,14 +494,14 @@ const ListingIdParams = z.object({ listing_id: Uuid });
 
 const createListing = routeErrors(
   access.user('listings:write'),
-  [...bodyProblems, 'idempotency-key-in-use', 'idempotency-key-reused', 'chain-unavailable', 'chain-transaction-failed'],
+  [...bodyProblems, 'idempotency-key-in-use', 'idempotency-key-reused', 'account-suspended', 'chain-unavailable', 'chain-transaction-failed'],
   { idempotent: 'optional' },
 );
 const getListing = routeErrors(access.user('listings:read', { public_marketplace: true }), ['not-found']);
 const listListings = routeErrors(access.user('listings:read', { public_marketplace: true }), []);
 const updateListing = routeErrors(
   access.user('listings:write'),
-  [...bodyProblems, 'forbidden', 'not-found', 'invalid-state-transition', 'chain-unavailable', 'chain-transaction-failed'],
+  [...bodyProblems, 'forbidden', 'not-found', 'invalid-state-transition', 'account-suspended', 'chain-unavailable', 'chain-transaction-failed'],
   { actors: ['seller'] },
 );
 const getListingTokenMetadata = routeErrors(access.public(), ['not-found']);

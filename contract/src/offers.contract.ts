@@ -155,7 +155,7 @@ export const OfferPage = named('OfferPage', page(Offer));
 const OfferParams = z.object({ offer_id: Uuid });
 const offerState = ['offer-not-pending', 'offer-expired'] as const;
 
-const create = routeErrors(access.user('orders:write'), [...bodyProblems, 'not-found', 'forbidden'], { actors: ['seller'] });
+const create = routeErrors(access.user('orders:write'), [...bodyProblems, 'not-found', 'forbidden', 'listing-taken-down', 'account-suspended'], { actors: ['seller'] });
 const list = routeErrors(access.user('orders:read'), []);
 const get = routeErrors(access.user('orders:read'), ['not-found'], { actors: ['buyer', 'seller'] });
 const accept = routeErrors(
@@ -171,6 +171,8 @@ const accept = routeErrors(
     'forbidden',
     'not-found',
     'listing-unavailable',
+    'listing-taken-down',
+    'account-suspended',
     'too-many-unpaid-orders',
     'too-many-holds',
     'hold-cooldown',

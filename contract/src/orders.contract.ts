@@ -1245,6 +1245,8 @@ const createOrder = routeErrors(
     'forbidden',
     'not-found',
     'listing-unavailable',
+    'listing-taken-down',
+    'account-suspended',
     'too-many-unpaid-orders',
     'too-many-holds',
     'hold-cooldown',

@@ -79,6 +79,15 @@ export const problemTypes = {
       'The caller is authenticated but may not do this (e.g. not the seller of the order; an operator route without ' +
       'the operator role it needs: the detail names the role).',
   },
+  'account-suspended': {
+    status: 403,
+    title: 'Account suspended',
+    description:
+      'A moderator suspended (until `until`, or indefinitely: `until` null) or banned (`account_status` banned) this ' +
+      'account (issue 25): it cannot log in (verify_login), list (create or edit a listing, send an offer), order ' +
+      '(POST /orders, accept an offer) or report. Its credentials still read, and its open orders still settle: it ' +
+      'delivers, is paid, withdraws (README "Moderation").',
+  },
   'cross-origin-refused': {
     status: 403,
     title: 'Cross-origin request refused',
@@ -155,7 +164,28 @@ export const problemTypes = {
   'listing-unavailable': {
     status: 409,
     title: 'Listing unavailable',
-    description: 'The listing is not available for purchase (reserved: its open orders fill its capacity or its stock; sold: its stock is sold; or unlisted).',
+    description:
+      'The listing is not available for purchase (reserved: its open orders fill its capacity or its stock; sold: its stock is ' +
+      'sold; or unlisted; or a moderator suspended or banned its seller, issue 25).',
+  },
+  'listing-taken-down': {
+    status: 409,
+    title: 'Listing taken down',
+    description:
+      'A moderator took the listing down (issue 25): it cannot be ordered (POST /orders, a package, a custom offer sent ' +
+      'or accepted) until it is restored. Orders created before the takedown settle as usual.',
+  },
+  'report-exists': {
+    status: 409,
+    title: 'Report exists',
+    description:
+      'The caller already has an open report of this target (`report_id` names it): one open report per reporter and ' +
+      'target, until a moderator acts on it or dismisses it.',
+  },
+  'already-appealed': {
+    status: 409,
+    title: 'Already appealed',
+    description: 'The seller appealed this takedown already: one appeal per takedown (`appealed_at` says when).',
   },
   'own-listing': { status: 409, title: 'Own listing', description: 'A seller cannot order their own listing.' },
   'offer-expired': {
@@ -422,6 +452,16 @@ const problemShape = {
     .enum(OPERATOR_ROLES)
     .optional()
     .describe('forbidden on an operator route only: the operator role the route needs and the caller does not hold now'),
+  account_status: z
+    .enum(['suspended', 'banned'])
+    .optional()
+    .describe('account-suspended only: suspended (until `until`, or indefinitely) or banned'),
+  until: z
+    .string()
+    .datetime({ offset: true })
+    .nullable()
+    .optional()
+    .describe('account-suspended only: when the suspension ends (ISO 8601, UTC); null: indefinitely (or banned)'),
   held_until: z
     .string()
     .datetime({ offset: true })

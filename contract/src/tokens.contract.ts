@@ -33,6 +33,7 @@ export const TOKEN_SCOPES = {
   'webhooks:manage': 'manage the user\'s webhook endpoints; an endpoint made with a token receives only the events that token can read, and is disabled when the token is revoked',
   'chat:read': 'read the user\'s conversations',
   'chat:write': 'post, mark read and report messages',
+  'moderation:report': 'report listings and users to the moderators (POST /reports)',
   'disputes:resolve': 'operator scope (needs the arbiter role): resolve disputes as the arbiter',
   'moderation:write': 'operator scope (needs the moderator role): handle reports, take listings down and restore them, suspend users',
   'audit:read': 'operator scope (needs the admin role): read and verify the audit log',

@@ -30,7 +30,7 @@ export const UserStats = named(
   'UserStats',
   z.object({
     listings_count: z.number().int().min(0).describe('All listings of the user, any status'),
-    active_listings_count: z.number().int().min(0).describe('Listings in status available'),
+    active_listings_count: z.number().int().min(0).describe('Listings in status available (a listing a moderator took down is not counted)'),
     completed_sales: z.number().int().min(0).describe('Orders as seller in status completed'),
     completed_purchases: z.number().int().min(0).describe('Orders as buyer in status completed'),
     sales_volume: z.array(SalesVolume).describe('Sum of completed sales per currency (gross, before fees)'),
@@ -131,7 +131,7 @@ export const UserRoles = named(
  * Role events (resource `user`, audience the user whose roles changed): `user.role_granted`,
  * `user.role_revoked`; `data` is UserRoles (`changed` is always true in an event).
  */
-export const USER_EVENTS = ['user.role_granted', 'user.role_revoked'] as const;
+export const USER_ROLE_EVENTS = ['user.role_granted', 'user.role_revoked'] as const;
 
 export const RoleParams = z.object({ wallet: Pubkey, role: OperatorRoleSchema });
 

@@ -153,6 +153,14 @@ const offerBody = { title: 'Icon set', description: 'Ten icons in the style of t
 const offerToDecide = ok('createOffer', await seller.offers.createOffer({ params: { conversation_id: inquiry.conversation.conversation_id }, body: offerBody }), 201);
 const offerToWithdraw = ok('createOffer', await seller.offers.createOffer({ params: { conversation_id: inquiry.conversation.conversation_id }, body: offerBody }), 201);
 
+// moderation (issue 25): a listing taken down (restore, appeal by its seller), one to take down (reported by the buyer:
+// the queue has a target to dismiss), and an account for suspend / ban / reinstate that no other operation uses
+const [toRestore, toTakeDown] = await Promise.all([newListing(11), newListing(12)]);
+ok('takeDownListing', await arbiter.moderation.takeDownListing({ params: { listing_id: toRestore }, body: { reason: 'Seeded takedown' } }), 200);
+ok('createReport', await buyer.moderation.createReport({ body: { target_type: 'listing', listing_id: toTakeDown, reason: 'spam', text: 'Seeded report' } }), 201);
+const moderatedKp = Keypair.generate();
+await loginWithWallet(createBazaarClient({ baseUrl }), keypairSigner(moderatedKp.secretKey));
+
 // a webhook endpoint of the buyer (nothing listens there: its deliveries fail and are retried) and a token
 const hook = ok('createWebhook', await buyer.webhooks.createWebhook({ body: { url: 'http://127.0.0.1:9/bazaar-seed', description: 'schemathesis seed' } }), 201);
 // DELETE gets an endpoint of its own: once it is gone every other webhook operation on it answers 404
@@ -228,6 +236,10 @@ const dictionaries: Record<string, string[]> = {
   seller_deliveries: sellerDeliveries.map((d: { delivery_id: string }) => d.delivery_id),
   offers_withdrawable: [offerToWithdraw.offer_id],
   conversations_inquiry: [inquiry.conversation.conversation_id],
+  listings_moderated: [toRestore, toTakeDown],
+  listings_taken_down: [toRestore],
+  listings_reported: [toTakeDown],
+  wallets_moderated: [moderatedKp.publicKey.toBase58()],
 };
 const bindings: Array<[string[], Record<string, string>]> = [
   [['getOrder', 'listOrderMessages', 'sendOrderMessage'], { 'path.order_id': 'orders_all' }],
@@ -257,6 +269,10 @@ const bindings: Array<[string[], Record<string, string>]> = [
   [['getOffer', 'acceptOffer', 'declineOffer'], { 'path.offer_id': 'offers' }],
   [['withdrawOffer'], { 'path.offer_id': 'offers_withdrawable' }],
   [['createOffer'], { 'path.conversation_id': 'conversations_inquiry' }],
+  [['takeDownListing', 'restoreListing'], { 'path.listing_id': 'listings_moderated' }],
+  [['appealTakedown'], { 'path.listing_id': 'listings_taken_down' }],
+  [['dismissReports'], { 'path.target_id': 'listings_reported' }],
+  [['suspendUser', 'banUser', 'reinstateUser'], { 'path.wallet': 'wallets_moderated' }],
 ];
 const q = (s: string) => JSON.stringify(s);
 const toml = [

@@ -22,6 +22,7 @@ import { createWebhooksModule } from './modules/webhooks/index.js';
 import { createChatModule } from './modules/chat/index.js';
 import { createOffersModule } from './modules/offers/index.js';
 import { createDisputesModule } from './modules/disputes/index.js';
+import { createModerationModule, standingPort } from './modules/moderation/index.js';
 import { createCustodyModule, type CustodyModule } from './modules/custody/index.js';
 import { BACKGROUND_LEASE, createLeaderRepo, LEADER_LEASE_DEFAULTS, LeaderElection } from './modules/leader/index.js';
 import { PrismaIdempotencyStore } from './modules/idempotency/index.js';
@@ -69,6 +70,8 @@ export function composeServices(ctx: AppContext) {
   const listingsConfig = { currencies, categories: config.categories, publicBaseUrl: config.publicBaseUrl };
 
   const reviews = createReviewsModule({ db, orders: ordersReadPort(db) });
+  // issue 25: an account's standing, read by every path that lists or orders and by login (modules/moderation)
+  const standing = standingPort(db, ctx.now);
   const users = createUsersService({
     repo: createUsersRepo(db),
     // a profile's statistics, each from the module that owns it
@@ -85,6 +88,7 @@ export function composeServices(ctx: AppContext) {
     settings: config,
     now: ctx.now,
     presentUser: (u) => users.privateView(u),
+    standing,
   });
   const tokens = createTokensService(db, ctx.now);
   // operator roles (issue 25): a change drops this process's reusable principals of the user at once
@@ -99,6 +103,7 @@ export function composeServices(ctx: AppContext) {
     config: { ...listingsConfig, minPrice: spending.listingMinPrice },
     log,
     budget,
+    standing,
     ...ctx.listings,
   });
   const marketplace = createMarketplaceModule({ db, config: listingsConfig });
@@ -155,6 +160,7 @@ export function composeServices(ctx: AppContext) {
       now: ctx.now,
       custody: custody?.service,
       budget: { sponsorPayeeAccount: (p) => budget.sponsorPayeeAccount(p), record: (c) => budget.record(c) },
+      standing,
     });
   }
   // tips (issue 24 item 8): plain transfers the buyer's wallet signs; confirmed from the chain's record
@@ -182,6 +188,7 @@ export function composeServices(ctx: AppContext) {
     currencies,
     minPrice: spending.listingMinPrice,
     now: ctx.now,
+    standing,
     idempotencyStore,
     idempotencyLeases: orders?.http.idempotencyLeases,
     idempotencyLeaseMs: orders?.http.idempotencyLeaseMs,
@@ -189,6 +196,8 @@ export function composeServices(ctx: AppContext) {
 
   // the dispute desk (issue 25 part 3): evidence, the arbiter's queue, rulings with a rationale (the split: orders)
   const disputes = createDisputesModule({ db, orders: orders?.service ?? null, chat: chat.repo, settings: config.disputes, now: ctx.now, log });
+  // issue 25: reports, the moderators' queue, takedowns (stored by the listings module), account standing
+  const moderation = createModerationModule({ db, listings: listings.moderation, standing, now: ctx.now });
 
   const retention = config.eventsRetentionDays
     ? new EventRetention({
@@ -225,6 +234,8 @@ export function composeServices(ctx: AppContext) {
     offers,
     /** the dispute desk (issue 25 part 3) */
     disputes,
+    /** moderation (issue 25): reports, queue, takedowns, account standing */
+    moderation,
     /** the custody module (CUSTODY_ENABLED), else null */
     custody,
     /** the tips module when the chain client has a connection and the escrow program, else null (tip routes: 503) */

@@ -25,6 +25,7 @@ import { offersHandlers } from './offers.handlers.js';
 import { reportsHandlers } from './reports.handlers.js';
 import { disputesHandlers } from './disputes.handlers.js';
 import { auditHandlers } from './audit.handlers.js';
+import { moderationHandlers } from './moderation.handlers.js';
 
 /** Routes of a group that cannot work in this configuration (no escrow client): 503 chain-unavailable. */
 function unavailableRouter<T extends Record<string, unknown>>(group: T) {
@@ -47,7 +48,7 @@ export interface RouterOptions {
 
 /** The ts-rest router of the whole contract over `services`. */
 export function createRouter(services: Services, opts: RouterOptions) {
-  const { auth, users, roles, listings, marketplace, orders, reviews, wallet, custody, events, webhooks, chat, tokens, tips, offers, reports, disputes, audit, idempotencyStore } = services;
+  const { auth, users, roles, listings, marketplace, orders, reviews, wallet, custody, events, webhooks, chat, tokens, tips, offers, reports, disputes, audit, moderation, idempotencyStore } = services;
   const s = initServer();
   return s.router(contract, {
     auth: authHandlers({ service: auth, secureCookie: opts.secureCookie }),
@@ -74,5 +75,6 @@ export function createRouter(services: Services, opts: RouterOptions) {
     reports: reportsHandlers(reports.http),
     disputes: disputesHandlers(disputes.http),
     audit: auditHandlers(audit.http),
+    moderation: moderationHandlers({ ...moderation.http, config: listings.http.config }),
   });
 }

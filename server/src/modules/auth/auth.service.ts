@@ -108,6 +108,8 @@ export interface AuthDeps {
    * reading its user again; default PRINCIPAL_CACHE_TTL_MS, 0 disables. Never past the token's `exp`.
    */
   principalCacheTtlMs?: number;
+  /** issue 25 (modules/moderation): a suspended or banned wallet does not log in (403 account-suspended) */
+  standing?: { assertMayLogIn(wallet: string): Promise<void> };
 }
 
 /**
@@ -218,6 +220,8 @@ export function createAuthService(deps: AuthDeps) {
       }
       // single use, atomically: of two concurrent verifications only one flips used_at
       if (!(await repo.consumeNonce(stored.nonce, body.address, t))) throw authErrors.loginFailed('nonce', 'nonce already used');
+      // issue 25: only once the wallet proved itself (nobody learns another wallet's standing), before any token
+      await deps.standing?.assertMayLogIn(body.address);
 
       const user = await repo.upsertUserOnLogin(body.address, t);
       const { token, expiresAt } = await signAccessToken(

@@ -31,7 +31,7 @@ export const EVENT_READ_SCOPES: Readonly<Record<ResourceType, TokenScope>> = {
   offer: 'orders:read',
   // a dispute is an order's escrow under dispute: read with the orders (GET /disputes/{id} needs orders:read)
   dispute: 'orders:read',
-  // user.role_* (issue 25): the user's own profile
+  // user.role_* and user.suspended / banned / reinstated (issue 25): about the user's own profile
   user: 'profile:read',
 };
 

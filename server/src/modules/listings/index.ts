@@ -12,6 +12,7 @@ import { DomainError } from '../../errors.js';
 import { createListingsRepo, sellerListingStats } from './listings.repo.js';
 import { presentListing } from './listings.presenter.js';
 import { ListingsRecovery } from './listings.recovery.js';
+import { createListingModerationStore } from './listings.moderation.js';
 import { createListingsService, listingsPort } from './listings.service.js';
 import type { ListingsChain, ListingsConfig, ListingsDeps, ListingsHooks, ListingsRepo } from './listings.types.js';
 import { withSystemActor } from '../../lib/request-context.js';
@@ -28,6 +29,8 @@ export type * from './listings.types.js';
 /** issue 24: the frozen terms an order buys (seam for orders and offers) */
 export { orderTermsOf, termsDeliveryDays, type OrderTerms, type ListingTermsSource } from './order-terms.js';
 export { cheapestPackage } from './listings.packages.js';
+/** issue 25: takedowns stored on the listing row (the moderation module decides) */
+export { createListingModerationStore, type ListingModerationStore, type ListingModerationRefusal } from './listings.moderation.js';
 
 /**
  * The listings module's read port for other modules (users: a seller's listing counts), built from the
@@ -50,6 +53,8 @@ export interface ListingsModuleOptions {
   recoveryIntervalMs?: number;
   /** the service's SOL budget (modules/budget): mints and renames are charged to it */
   budget?: ListingsDeps['budget'];
+  /** issue 25: the moderation module's standing port */
+  standing?: ListingsDeps['standing'];
   /** test seams */
   repo?: ListingsRepo;
   hooks?: ListingsHooks;
@@ -65,7 +70,7 @@ function noChain(): ListingsChain {
 
 export function createListingsModule(o: ListingsModuleOptions) {
   const repo = o.repo ?? createListingsRepo(o.db, (l) => presentListing(l, o.config));
-  const service = createListingsService({ repo, chain: o.chain ?? noChain(), config: o.config, log: o.log, hooks: o.hooks, budget: o.budget });
+  const service = createListingsService({ repo, chain: o.chain ?? noChain(), config: o.config, log: o.log, hooks: o.hooks, budget: o.budget, standing: o.standing });
   const recovery = new ListingsRecovery({ repo, steps: service.steps, log: o.log });
   const intervalMs = o.recoveryIntervalMs ?? DEFAULT_RECOVERY_INTERVAL_MS;
   return {
@@ -73,6 +78,8 @@ export function createListingsModule(o: ListingsModuleOptions) {
     repo,
     recovery,
     port: listingsPort(service),
+    /** issue 25: takedown, restore and appeal of a listing (the moderation module's port) */
+    moderation: createListingModerationStore(o.db, (l) => presentListing(l, o.config)),
     http: { service, config: o.config },
     /** start-up recovery pass (awaited), then the periodic one */
     async start() {

@@ -56,6 +56,14 @@ export function presentListing(l: ListingRecord, config: Pick<ListingsConfig, 'c
     sold_count: l.soldCount,
     remaining: l.stock === null ? null : Math.max(0, l.stock - l.soldCount - l.openOrders),
     // --- end repeat sales ---
+    taken_down: l.takenDown
+      ? {
+          taken_down_at: l.takenDown.at.toISOString(),
+          reason: l.takenDown.reason,
+          appealed_at: l.takenDown.appealedAt ? l.takenDown.appealedAt.toISOString() : null,
+          appeal: l.takenDown.appeal,
+        }
+      : null,
     token_mint_address: l.tokenMint,
     mint_transaction: { signature: l.mintSignature, slot: l.mintSlot },
     metadata: {

@@ -16,7 +16,7 @@ import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { ListingMintAttempt, TxAttempt } from '../../chain/types.js';
 import { listingStatusOfUnits, listingTransitions, type ListingEvent } from '@bazaar/contract';
 import { appendEvents, notifyAppended, type SqlClient } from '../events/index.js';
-import { listingStatusIn, selectListings, toListingRecord, type ListingRow } from './listings.sql.js';
+import { listingStatusIn, selectListings, takenDownOf, toListingRecord, type ListingRow } from './listings.sql.js';
 import {
   milestonesToJson,
   packagesToJson,
@@ -349,6 +349,7 @@ export function createListingsRepo(db: PrismaClient, present: (l: ListingRecord)
       const visible: Prisma.Sql[] = [];
       if (f.statuses.length > 0) visible.push(listingStatusIn(f.statuses));
       if (f.unlistedVisibleTo) visible.push(Prisma.sql`(l.status = 'unlisted' AND l.seller_id = ${f.unlistedVisibleTo}::uuid)`);
+      if (f.takenDownVisibleTo) visible.push(takenDownOf(f.takenDownVisibleTo, f.statuses));
       const where: Prisma.Sql[] = [visible.length > 0 ? Prisma.sql`(${Prisma.join(visible, ' OR ')})` : Prisma.sql`false`];
       if (f.sellerWallet) where.push(Prisma.sql`l.seller_id IN (SELECT id FROM users WHERE wallet = ${f.sellerWallet})`);
       if (f.category) where.push(Prisma.sql`l.category = ${f.category}`);
@@ -395,7 +396,8 @@ class TitleMoved extends Error {}
 export async function sellerListingStats(db: PrismaClient, sellerId: string): Promise<{ listingsCount: number; activeListingsCount: number }> {
   const [listingsCount, activeListingsCount] = await Promise.all([
     db.listing.count({ where: { sellerId } }),
-    db.listing.count({ where: { sellerId, status: 'available' } }),
+    // issue 25: a taken-down listing is not on offer
+    db.listing.count({ where: { sellerId, status: 'available', takenDownAt: null } }),
   ]);
   return { listingsCount, activeListingsCount };
 }

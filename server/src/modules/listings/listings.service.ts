@@ -63,8 +63,9 @@ export interface ListListingsInput {
  * Is listing `l` visible to `viewer` (null: anonymous or a credential without a user)? Everything but
  * unlisted is; an unlisted listing only to its seller and admins (everyone else gets 404 not-found).
  */
-export function listingVisibleTo(l: Pick<ListingRecord, 'status' | 'sellerId'>, viewer: Viewer | null): boolean {
-  return l.status !== 'unlisted' || (viewer !== null && (viewer.userId === l.sellerId || viewer.isAdmin));
+export function listingVisibleTo(l: Pick<ListingRecord, 'status' | 'sellerId' | 'takenDown'>, viewer: Viewer | null): boolean {
+  // issue 25: a taken-down listing, like an unlisted one, only to its seller and operators
+  return (l.status !== 'unlisted' && !l.takenDown) || (viewer !== null && (viewer.userId === l.sellerId || viewer.isAdmin));
 }
 
 export function metadataUri(publicBaseUrl: string, listingId: string): string {
@@ -306,6 +307,7 @@ export function createListingsService(deps: ListingsDeps) {
      * the last two.
      */
     async create(seller: Viewer, input: CreateListingInput, opts: { idempotencyKey?: string | null; ip?: string | null } = {}): Promise<ListingRecord> {
+      await deps.standing?.assertMayTrade(seller.userId);
       const errors: FieldError[] = [];
       const cur = checkCurrency(input.currency, errors);
       checkCategory(input.category, errors);
@@ -380,6 +382,8 @@ export function createListingsService(deps: ListingsDeps) {
         category: input.category,
         statuses: !status ? ['available', 'reserved', 'sold'] : status === 'unlisted' ? [] : [status],
         unlistedVisibleTo,
+        // issue 25: the seller's own taken-down listings, in her lists without a status filter
+        takenDownVisibleTo: !status ? (viewer?.userId ?? null) : null,
         limit: input.limit + 1,
         after: after ? { createdAt: new Date(after.keys[0] as string), id: after.id } : undefined,
       });
@@ -396,6 +400,7 @@ export function createListingsService(deps: ListingsDeps) {
         if (!visible(current, actor)) throw listingErrors.notFound(listingId);
         throw listingErrors.notSeller(listingId);
       }
+      await deps.standing?.assertMayTrade(actor.userId);
       // repeat sales: a reserved listing (its paid orders fill it) may still change its capacity and stock alone
       const unitsOnly = Object.keys(input).every((k) => k === 'capacity' || k === 'stock');
       const editable: readonly ListingStatus[] = unitsOnly ? [...EDITABLE, 'reserved'] : EDITABLE;
@@ -455,7 +460,7 @@ export function createListingsService(deps: ListingsDeps) {
      */
     async tokenMetadata(listingId: string) {
       const l = await load(listingId);
-      if (l.status === 'unlisted') throw listingErrors.notFound(listingId);
+      if (l.status === 'unlisted' || l.takenDown) throw listingErrors.notFound(listingId);
       const category = config.categories.find((c) => c.slug === l.category);
       const external_url = `${config.publicBaseUrl.replace(/\/+$/, '')}/api/v1/listings/${l.id}`;
       return {
@@ -489,6 +494,8 @@ export function createListingsService(deps: ListingsDeps) {
         tokenMint: l.tokenMint,
         // an unpaid order's hold (the orders module refuses other buyers before reading their balances)
         heldUntil: l.heldUntil,
+        // issue 25: a moderator's takedown (orders and offers refuse it: 409 listing-taken-down)
+        takenDown: l.takenDown ? { at: l.takenDown.at } : null,
       };
     },
   };

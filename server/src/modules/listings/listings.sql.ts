@@ -31,6 +31,18 @@ const FULL = Prisma.sql`(l.open_orders >= l.capacity OR (l.stock IS NOT NULL AND
  * `available` excludes full and sold-out listings, `reserved` includes full ones). Empty list: false.
  */
 export function listingStatusIn(statuses: readonly ListingStatus[]): Prisma.Sql {
+  return Prisma.sql`(l.taken_down_at IS NULL AND ${statusIn(statuses)})`;
+}
+
+/**
+ * issue 25: a taken-down listing is in no public list or search: `listingStatusIn` (what everyone sees) excludes
+ * it; its seller's own lists add it back with `takenDownOf`.
+ */
+export function takenDownOf(sellerId: string, statuses: readonly ListingStatus[]): Prisma.Sql {
+  return Prisma.sql`(l.taken_down_at IS NOT NULL AND l.seller_id = ${sellerId}::uuid AND ${statusIn(statuses)})`;
+}
+
+function statusIn(statuses: readonly ListingStatus[]): Prisma.Sql {
   const parts: Prisma.Sql[] = [];
   if (statuses.includes('unlisted')) parts.push(Prisma.sql`l.status = 'unlisted'`);
   const available = statuses.includes('available');
@@ -78,6 +90,10 @@ export interface ListingRow {
   open_orders: number;
   unpaid_orders: number;
   sold_count: number;
+  taken_down_at: Date | null;
+  taken_down_reason: string | null;
+  appealed_at: Date | null;
+  appeal_text: string | null;
   /**
    * The page's sort key values as its cursor stores them (text, null for a NULL key), in sort order;
    * present only when the page yields `cursor_keys` (`selectListings(..., { cursorKeys: true })`).
@@ -100,7 +116,8 @@ export function selectListings(page: Prisma.Sql, orderBy: Prisma.Sql, o: { curso
            CASE WHEN l.seller_review_count > 0 THEN l.seller_rating::float8 END AS seller_rating,
            l.seller_review_count AS seller_review_count,
            CASE WHEN l.status = 'available' THEN hold.until + ${Prisma.raw(`interval '${PAYMENT_GRACE_SECONDS} seconds'`)} END AS held_until,
-           l.capacity, l.stock, l.open_orders, l.unpaid_orders, l.sold_count
+           l.capacity, l.stock, l.open_orders, l.unpaid_orders, l.sold_count,
+           l.taken_down_at, l.taken_down_reason, l.appealed_at, l.appeal_text
            ${keys}
       FROM (${page}) AS page
       JOIN listings l ON l.id = page.id
@@ -153,5 +170,14 @@ export function toListingRecord(r: ListingRow): ListingRecord {
     openOrders: Number(r.open_orders),
     unpaidOrders: Number(r.unpaid_orders),
     soldCount: Number(r.sold_count),
+    takenDown:
+      r.taken_down_at === null || r.taken_down_at === undefined
+        ? null
+        : {
+            at: new Date(r.taken_down_at),
+            reason: r.taken_down_reason ?? '',
+            appealedAt: r.appealed_at ? new Date(r.appealed_at) : null,
+            appeal: r.appeal_text ?? null,
+          },
   };
 }

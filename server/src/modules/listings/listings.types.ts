@@ -79,6 +79,19 @@ export interface ListingRecord {
   unpaidOrders: number;
   soldCount: number;
   // --- end repeat sales ---
+  /**
+   * issue 25: a moderator's takedown (a mark beside the status; the status keeps following the orders), with
+   * the seller's one appeal; null or absent: not taken down. Only its seller and operators see such a listing.
+   */
+  takenDown?: ListingTakedownRecord | null;
+}
+
+/** A takedown of a listing (issue 25, modules/moderation decides, this module stores it on the listing row). */
+export interface ListingTakedownRecord {
+  at: Date;
+  reason: string;
+  appealedAt: Date | null;
+  appeal: string | null;
 }
 
 /** The counts the orders trigger keeps (never written by this module). */
@@ -157,6 +170,8 @@ export interface ListListingsFilter {
   category?: string;
   /** also include the unlisted listings of this user (the caller, when they are the seller) */
   unlistedVisibleTo?: string | null;
+  /** issue 25: also include the taken-down listings of this user (her own, among `statuses`) */
+  takenDownVisibleTo?: string | null;
   limit: number;
   after?: NewestKey;
 }
@@ -252,6 +267,8 @@ export interface ListingsDeps {
    * signed (per-account and per-IP daily caps: 429; daily budget spent: 503). Absent: nothing is counted.
    */
   budget?: ListingsBudget;
+  /** issue 25 (modules/moderation): a suspended or banned account neither creates nor edits a listing (403 account-suspended) */
+  standing?: { assertMayTrade(userId: string): Promise<void> };
 }
 
 /** What the listings module needs of the budget module (`ChainBudget.charge`). */

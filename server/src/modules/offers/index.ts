@@ -25,13 +25,15 @@ export function createOffersModule(o: {
   /** LISTING_MIN_PRICE per currency (UI amount text) */
   minPrice?: Readonly<Record<string, string>>;
   now?: () => Date;
+  /** issue 25: the moderation module's standing port */
+  standing?: OffersServiceDeps['standing'];
   /** the Idempotency-Key store and leases of POST /offers/{id}/accept (the orders module's) */
   idempotencyStore: IdempotencyStore;
   idempotencyLeases?: IdempotencyLeases;
   idempotencyLeaseMs?: number;
 }) {
   const repo = createOffersRepo(o.db);
-  const service = createOffersService({ db: o.db, repo, chat: o.chat, listings: o.listings, orders: o.orders, currencies: o.currencies, minPrice: o.minPrice, now: o.now });
+  const service = createOffersService({ db: o.db, repo, chat: o.chat, listings: o.listings, orders: o.orders, currencies: o.currencies, minPrice: o.minPrice, now: o.now, standing: o.standing });
   return {
     repo,
     service,

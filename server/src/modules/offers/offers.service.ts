@@ -37,7 +37,7 @@ import { expireDueOffers, type NewOffer, type OfferMilestoneRecord, type OfferRe
 
 /** The listing facts an offer needs (the listings module's port). */
 export interface OfferListingsPort {
-  get(listingId: string): Promise<{ id: string; sellerId: string; currency: string } | null>;
+  get(listingId: string): Promise<{ id: string; sellerId: string; currency: string; takenDown?: unknown } | null>;
 }
 
 export interface OffersServiceDeps {
@@ -51,6 +51,8 @@ export interface OffersServiceDeps {
   /** LISTING_MIN_PRICE per currency code (UI amount text), as listings apply it */
   minPrice?: Readonly<Record<string, string>>;
   now?: () => Date;
+  /** issue 25 (modules/moderation): a suspended or banned seller sends no offer (an offer lists a sale) */
+  standing?: { assertMayTrade(userId: string): Promise<void> };
 }
 
 /** What the buyer may choose when accepting (as POST /orders): never the terms. */
@@ -156,9 +158,14 @@ export function createOffersService(deps: OffersServiceDeps) {
       const c = await chat.conversation(conversationId);
       if (!c || (p.userId !== c.buyerId && p.userId !== c.sellerId)) throw offerErrors.notFound(`Conversation ${conversationId}`);
       if (p.userId !== c.sellerId) throw offerErrors.notSeller();
+      await deps.standing?.assertMayTrade(p.userId);
       const errors: FieldError[] = [];
       const listingId = body.listing_id ?? c.listingId;
       const listing = await deps.listings.get(listingId);
+      // issue 25: a taken-down listing is not sold, by offer either (its seller still sees it)
+      if (listing && listing.sellerId === c.sellerId && listing.takenDown) {
+        throw new DomainError('listing-taken-down', `Listing ${listingId} was taken down by a moderator: no offer can be made on it.`);
+      }
       if (!listing || listing.sellerId !== c.sellerId) errors.push({ path: 'body.listing_id', message: 'must be one of your listings', code: 'not_your_listing' });
       const cur = deps.currencies.find((x) => x.code === body.currency);
       if (!cur) errors.push({ path: 'body.currency', message: `must be one of ${deps.currencies.map((x) => x.code).join(', ')}`, code: 'unknown_currency' });

@@ -16,7 +16,7 @@ import { checkEscrowIntegrity } from './orders.integrity.js';
 import { PrismaOrdersRepo, userOrderStats, type UserOrderStats } from './orders.repo.js';
 import { OrdersService } from './orders.service.js';
 import type { OrdersServiceSettings } from './orders.settings.js';
-import type { CustodialPaymentsPort, EscrowPort, ListingsPort, Log, OrderRecord, OrderWatchOptions, OrdersRepo } from './orders.types.js';
+import type { CustodialPaymentsPort, EscrowPort, ListingsPort, Log, OrderRecord, OrderWatchOptions, OrdersRepo, StandingPort } from './orders.types.js';
 import { DomainError } from '../../errors.js';
 import { orderReviewable, orderStatusOf } from './milestones.js';
 import type { OrderStatus } from './order-state.js';
@@ -103,6 +103,8 @@ export interface OrdersModuleOptions {
   hasReview?: (orderId: string) => Promise<boolean>;
   /** the order's conversation (chat module): where a revision request's message is posted */
   chat?: OrderChatPort;
+  /** issue 25: the moderation module's standing port (a suspended or banned buyer cannot order) */
+  standing?: StandingPort;
   now?: () => Date;
   /** custodial payments (the custody module's service) when custody is enabled */
   custody?: CustodialPaymentsPort;
@@ -133,6 +135,7 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     custody: o.custody,
     hasReview: o.hasReview,
     chat: o.chat,
+    standing: o.standing,
   });
   const watcher = new PaymentWatcher({
     service,

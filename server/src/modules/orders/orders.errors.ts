@@ -9,6 +9,8 @@ export const orderErrors = {
   forbidden: (detail: string) => new DomainError('forbidden', detail),
   invalidTransition,
   ownListing: () => new DomainError('own-listing', 'A seller cannot order their own listing.'),
+  /** issue 25: a moderator took the listing down; orders created before settle as usual */
+  listingTakenDown: (listingId: string) => new DomainError('listing-taken-down', `Listing ${listingId} was taken down by a moderator: it cannot be ordered.`),
   listingUnavailable: (status: string) =>
     new DomainError('listing-unavailable', `The listing is not available for purchase (status ${status}).`),
   /**

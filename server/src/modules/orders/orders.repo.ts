@@ -410,8 +410,10 @@ export class PrismaOrdersRepo implements OrdersRepo {
         if (network) await tx.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtext(${`order-holds:${network}`}))`;
         // --- repeat sales: one hold per unit of capacity (counts kept by the orders trigger, weighed by order_listing_weight) ---
         // the listing's row lock alone (migration 20261126155406: no seller-wide lock, so one seller's orders do not queue)
-        const units = (await tx.$queryRaw<Array<{ capacity: number; stock: number | null; open_orders: number; unpaid_orders: number; sold_count: number }>>`
-          SELECT capacity, stock, open_orders, unpaid_orders, sold_count FROM listings WHERE id = ${o.listingId}::uuid FOR UPDATE`)[0];
+        const units = (await tx.$queryRaw<Array<{ capacity: number; stock: number | null; open_orders: number; unpaid_orders: number; sold_count: number; taken_down: boolean }>>`
+          SELECT capacity, stock, open_orders, unpaid_orders, sold_count, taken_down_at IS NOT NULL AS taken_down FROM listings WHERE id = ${o.listingId}::uuid FOR UPDATE`)[0];
+        // issue 25: under the row lock a takedown also takes (so a hold either precedes it and settles, or is refused)
+        if (units?.taken_down) return { takenDown: true };
         const full = units ? listingUnitsFull(units) : null;
         if (full === 'sold') return { soldOut: true };
         if (full === 'held' || full === 'paid') {

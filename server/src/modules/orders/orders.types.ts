@@ -285,7 +285,9 @@ export type CreateHeldResult =
   /** the network's unpaid orders; `earliestExpiresAt`: the soonest payment_expires_at among them */
   | { networkLimit: { holds: number; earliestExpiresAt: Date } }
   /** the latest payment_expires_at of the same buyer's unpaid-expired wallet orders for the listing inside the cool-down */
-  | { cooldown: { lapsedAt: Date } };
+  | { cooldown: { lapsedAt: Date } }
+  /** issue 25: a moderator took the listing down (read under the listing's row lock: a takedown and a hold serialize) */
+  | { takenDown: true };
 
 /** What weighs on a new hold (createHeld computes it under its locks; the service turns it into a payment window). */
 export interface HoldPressure {
@@ -339,6 +341,18 @@ export interface ListingView {
   milestones?: ListingTermsSource['milestones'];
   /** set while an unpaid order holds the listing (when that hold lapses at the latest) */
   heldUntil?: Date | null;
+  /** issue 25: set while a moderator has the listing taken down (it cannot be ordered) */
+  takenDown?: { at: Date } | null;
+}
+
+/**
+ * issue 25 (modules/moderation `standingPort`): refuses a suspended or banned account what lists or orders
+ * (403 account-suspended); everything that settles an open order never asks it.
+ */
+export interface StandingPort {
+  assertMayTrade(userId: string): Promise<void>;
+  /** whether a moderator suspended or banned the account now (a seller's listings take no new order) */
+  isRestricted(userId: string): Promise<boolean>;
 }
 
 /**

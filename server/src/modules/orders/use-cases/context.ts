@@ -14,7 +14,7 @@ import type { OrdersServiceSettings } from '../orders.settings.js';
 import { silentLog } from '../../../lib/log.js';
 import { DomainError } from '../../../errors.js';
 import { checkWalletFunds, insufficientFunds, type FundsCurrency } from '../wallet-funds.js';
-import type { CustodialPaymentsPort, CurrencyView, EscrowOrderView, EscrowPort, FundTerms, ListingsPort, Log, OrderRecord, OrdersRepo } from '../orders.types.js';
+import type { CustodialPaymentsPort, CurrencyView, EscrowOrderView, EscrowPort, FundTerms, ListingsPort, Log, OrderRecord, OrdersRepo, StandingPort } from '../orders.types.js';
 
 /** The caller, as the auth module's `Principal` (req.principal) carries it: the fields the orders rules read. */
 export type PrincipalLike = Pick<Principal, 'kind' | 'userId' | 'wallet' | 'isAdmin'> & Partial<Pick<Principal, 'roles'>>;
@@ -34,6 +34,8 @@ export interface OrdersPorts {
   hasReview?: (orderId: string) => Promise<boolean>;
   /** the order's conversation (the chat module): a revision request's message is posted there as the caller */
   chat?: OrderChatPort;
+  /** issue 25: a suspended or banned buyer cannot order (the moderation module); absent: nobody is refused */
+  standing?: StandingPort;
 }
 
 /** What the orders module needs of the chat module: post into an order's conversation as a party. */

@@ -128,6 +128,8 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
    */
   async function create(p: PrincipalLike, input: CreateOrderInput, trusted?: TrustedOrderTerms): Promise<CreatedOrder> {
     if (!p.userId) throw orderErrors.forbidden('Creating an order needs a user credential.');
+    // issue 25: a suspended or banned account cannot order (checked on every request: at once, whatever the credential)
+    await c.standing?.assertMayTrade(p.userId);
     const idempotencyKey = trusted?.offerId ? `offer:${trusted.offerId}` : (input.idempotencyKey ?? null);
     if (idempotencyKey) {
       const existing = await c.repo.findByIdempotencyKey(p.userId, idempotencyKey);
@@ -146,6 +148,9 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
         input.packageKey ?? null,
       );
     if (listing.sellerId === p.userId) throw orderErrors.ownListing();
+    if (listing.takenDown) throw orderErrors.listingTakenDown(listing.id);
+    // issue 25: a suspended or banned seller takes no new order (her open ones settle)
+    if (await c.standing?.isRestricted(listing.sellerId)) throw orderErrors.listingUnavailable('its seller\'s account is suspended');
     if (listing.status !== 'available') throw orderErrors.listingUnavailable(listing.status);
 
     const custodial = input.paymentSource === 'custodial';
@@ -311,6 +316,7 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
     );
     if ('duplicate' in held) return resume(held.duplicate);
     if ('soldOut' in held) throw orderErrors.listingUnavailable('sold');
+    if ('takenDown' in held) throw orderErrors.listingTakenDown(listing.id);
     if ('listingHeld' in held) throw orderErrors.listingHeld(held.listingHeld.status, held.listingHeld.paymentExpiresAt, c.settings.paymentGraceSeconds, createdAt);
     if ('cooldown' in held) throw orderErrors.holdCooldown(new Date(held.cooldown.lapsedAt.getTime() + cooldown * 1000), createdAt);
     if ('buyerLimit' in held) throw orderErrors.tooManyUnpaid(held.buyerLimit.unpaid, c.settings.maxUnpaidOrdersPerBuyer);
