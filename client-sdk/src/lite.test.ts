@@ -103,7 +103,7 @@ describe('@bazaar/client-sdk/lite', () => {
     void client.marketplace.searchListings({ query: { limit: 'ten' } }).catch(() => undefined);
   });
 
-  it('bundles without the contract\'s schemas (Vite, minified): the full client\'s bundle carries them', async () => {
+  it('bundles without the contract\'s schemas, and so does the login entry (Vite, minified): the full client\'s bundle carries them', async () => {
     // the web app's bundler (the web workspace's Vite)
     const vitePath = createRequire(fileURLToPath(new URL('../../web/package.json', import.meta.url))).resolve('vite');
     const { build } = (await import(pathToFileURL(vitePath).href)) as { build(config: object): Promise<unknown> };
@@ -134,6 +134,10 @@ describe('@bazaar/client-sdk/lite', () => {
     for (const m of markers) expect(full, `full client: ${m}`).toContain(m);
     const lite = await bundle('./lite.ts');
     for (const m of markers) expect(lite, `lite client: ${m}`).not.toContain(m);
+    // loginWithWallet builds its client (from a base URL) on lite: a login page carries no schemas either
+    const login = await bundle('./login.ts');
+    for (const m of markers) expect(login, `login: ${m}`).not.toContain(m);
+    expect(login).toContain('/api/v1/auth/verify_login');
     expect(lite).toContain('/api/v1/orders/:order_id/milestones/fund');
     expect(lite.length).toBeLessThan(full.length / 2);
   }, 120_000);
