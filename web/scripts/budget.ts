@@ -1,13 +1,11 @@
 /**
- * The web app's first-load budget (web/README.md "Bundle"): the JS and CSS that index.html loads (its
- * script, stylesheets and modulepreload links), gzip -9, at most 100 kB (100 000 bytes). The chunks
+ * The web app's first-load budget (web/README.md "Bundle and its budget"): the JS and CSS that index.html
+ * loads (its script, stylesheets and modulepreload links), gzip -9, at most 100 kB (100 000 bytes). The chunks
  * loaded on demand (the order page's milestones, the conversations) are printed but not counted. Run by
  * `npm run web:build` after the build, so the CI stage that builds the app fails when the first load grows
  * past the budget; `web/scripts/measure.ts` reports the same figures.
  *
  *   tsx web/scripts/budget.ts [DIST]     prints each chunk (raw, gzip) and the totals; exit 1 over budget
- *
- * Env: WEB_BUDGET_BYTES overrides the budget (for the script's own test only; the budget is the README's).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -54,7 +52,7 @@ const kB = (n: number) => `${(n / 1000).toFixed(1)} kB`;
 /** The command: 0 within the budget, 1 over it or without a build. */
 export function main(argv: string[]): number {
   const dir = resolve(argv[0] ?? fileURLToPath(new URL('../dist', import.meta.url)));
-  const budget = Number(process.env.WEB_BUDGET_BYTES ?? FIRST_LOAD_BUDGET_BYTES);
+  const budget = FIRST_LOAD_BUDGET_BYTES;
   let list: Chunk[];
   try {
     list = chunks(dir);
@@ -68,7 +66,10 @@ export function main(argv: string[]): number {
   const t = totals(list);
   const line = `first load ${kB(t.initial_gzip)} gzip of a ${kB(budget)} budget (on demand ${kB(t.lazy_gzip)}; all ${kB(t.raw)} raw)`;
   if (t.initial_gzip > budget) {
-    console.error(`web budget: OVER BUDGET: ${line}. Split what the first page does not need into lazy chunks or drop it (web/README.md "Bundle").`);
+    console.error(
+      `web budget: OVER BUDGET: ${line}. Split what the first page does not need into lazy chunks or drop it ` +
+        '(web/README.md "Bundle and its budget").',
+    );
     return 1;
   }
   console.log(`web budget: ok: ${line}`);
