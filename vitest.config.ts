@@ -20,7 +20,7 @@ export default defineConfig({
       { find: /^@bazaar\/contract$/, replacement: r('./contract/src/index.ts') },
       { find: /^@bazaar\/contract\/ts-rest$/, replacement: r('./contract/src/ts-rest.ts') },
       { find: /^@bazaar\/client-sdk$/, replacement: r('./client-sdk/src/index.ts') },
-      { find: /^@bazaar\/client-sdk\/(login|keypair|events|webhooks)$/, replacement: `${r('./client-sdk/src/')}$1.ts` },
+      { find: /^@bazaar\/client-sdk\/(lite|login|keypair|events|webhooks)$/, replacement: `${r('./client-sdk/src/')}$1.ts` },
       { find: /^@bazaar\/escrow-idl$/, replacement: r('./programs/escrow/idl/escrow.json') },
     ],
   },

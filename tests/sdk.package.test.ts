@@ -3,10 +3,11 @@
  * builds dist/), the tarballs installed into a throw-away Vite + TypeScript app in a temp directory outside
  * the repository (the rest from the npm registry, pinned), which also uses zod 4 itself. The app
  * typechecks under `moduleResolution` bundler and nodenext (skipLibCheck off, so the packages' declaration
- * files are checked too), runs in Node from the installed packages, and `vite build` bundles two pages:
- * (a) one that lists listings, (b) one that logs in with a wallet and lists listings. Their sizes are
- * printed (raw and gzip, zlib default level as Vite reports); the listing-only page must not contain the
- * SIWS login code nor tweetnacl, the login page no tweetnacl (a wallet signs). The SDK ships one type
+ * files are checked too), runs in Node from the installed packages, and `vite build` bundles three pages:
+ * (a) one that lists listings, (b) one that logs in with a wallet and lists listings, (c) (a) on
+ * `@bazaar/client-sdk/lite`. Their sizes are printed (raw and gzip, zlib default level as Vite reports); the
+ * listing-only page must not contain the SIWS login code nor tweetnacl, the login page no tweetnacl (a wallet
+ * signs), the lite page none of the contract's schemas. The SDK ships one type
  * system, the contract's: no OpenAPI-generated types file.
  */
 import { execFile } from 'node:child_process';
@@ -29,6 +30,8 @@ const APP_OVERRIDES = { rollup: '4.67.4' };
 /** Texts that only tweetnacl / the SIWS message builder contain (error messages and the message header). */
 const TWEETNACL_MARKERS = ['bad secret key size', 'bad seed size'];
 const SIWS_MARKER = 'wants you to sign in with your Solana account';
+/** Texts that only the contract's schemas carry (a problem type's title, a field's description). */
+const SCHEMA_MARKERS = ['Revision limit reached', 'Escrow program instruction'];
 
 const FILES: Record<string, string> = {
   'src/list.ts': `import { createBazaarClient, isProblem } from '@bazaar/client-sdk';
@@ -48,6 +51,26 @@ export async function listTitles(query: string): Promise<string[]> {
 void client.marketplace.searchListings({ query: { limit: 'ten' } });
 `,
   'src/main-list.ts': `import { listTitles } from './list.js';
+
+void listTitles('logo').then((titles) => console.log(titles));
+`,
+  'src/main-lite.ts': `import { createBazaarClient, isProblem } from '@bazaar/client-sdk/lite';
+import type { Listing } from '@bazaar/client-sdk';
+
+const client = createBazaarClient({ baseUrl: 'http://localhost:3000' });
+
+/** The listing page of (a) on the lite client: the same typed calls, no schemas in the bundle. */
+export async function listTitles(query: string): Promise<string[]> {
+  const res = await client.marketplace.searchListings({ query: { query, limit: 10 } });
+  if (res.status === 200) return res.body.data.map((l: Listing) => \`\${l.title}: \${l.price} \${l.currency}\`);
+  if (isProblem(res.body)) throw new Error(\`\${res.body.status} \${res.body.type}\`);
+  return [];
+}
+
+// @ts-expect-error limit is a number, as with the full client
+void client.marketplace.searchListings({ query: { limit: 'ten' } });
+// @ts-expect-error no response validation without the schemas
+export const refused = () => createBazaarClient({ baseUrl: 'http://localhost:3000', validateResponse: true });
 
 void listTitles('logo').then((titles) => console.log(titles));
 `,
@@ -81,6 +104,7 @@ export const isNotFound = (p: Problem): boolean => p.type === 'https://bazaar.de
   'node-check.mjs': `import { createBazaarClient, problemTypeUri } from '@bazaar/client-sdk';
 import { keypairSigner } from '@bazaar/client-sdk/keypair';
 import { buildSignInMessage } from '@bazaar/client-sdk/login';
+import { createBazaarClient as createLiteClient } from '@bazaar/client-sdk/lite';
 
 const calls = [];
 const fetch = async (url, init) => {
@@ -91,15 +115,17 @@ const fetch = async (url, init) => {
 };
 const client = createBazaarClient({ baseUrl: 'http://bazaar.test', fetch });
 const res = await client.marketplace.listCategories();
+const lite = await createLiteClient({ baseUrl: 'http://bazaar.test', fetch }).marketplace.listCategories();
 const signer = keypairSigner(new Uint8Array(32).fill(1));
 const message = buildSignInMessage({
   domain: 'bazaar.test', address: signer.publicKey, statement: 'Sign in', uri: 'http://bazaar.test', version: '1',
   chainId: 'localnet', nonce: 'abcdefgh12345678', issuedAt: '2026-01-31T12:00:00.000Z', expirationTime: '2026-01-31T12:05:00.000Z',
 });
 const signature = await signer.signMessage(message);
-console.log(JSON.stringify({ status: res.status, slug: res.body.data[0].slug, calls, type: problemTypeUri('not-found'), signature: signature.length }));
+console.log(JSON.stringify({ status: res.status, slug: res.body.data[0].slug, lite: [lite.status, lite.body.data[0].slug], calls, type: problemTypeUri('not-found'), signature: signature.length }));
 `,
   'list.html': '<!doctype html><html><body><script type="module" src="/src/main-list.ts"></script></body></html>\n',
+  'lite.html': '<!doctype html><html><body><script type="module" src="/src/main-lite.ts"></script></body></html>\n',
   'login.html': '<!doctype html><html><body><script type="module" src="/src/main-login.ts"></script></body></html>\n',
   'vite.config.ts': `import { defineConfig } from 'vite';
 
@@ -141,7 +167,7 @@ async function sh(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessE
 
 const tsc = (project: string) => sh(process.execPath, [join(dir, 'node_modules/typescript/bin/tsc'), '-p', project], dir);
 
-async function buildPage(page: 'list' | 'login') {
+async function buildPage(page: 'list' | 'login' | 'lite') {
   await sh(process.execPath, [join(dir, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn'], dir, { PAGE: page });
   const assets = join(dir, `dist-${page}`, 'assets');
   const js = (await readdir(assets)).filter((f) => f.endsWith('.js'));
@@ -197,7 +223,7 @@ describe('the SDK as an npm package', () => {
       expect(files.filter((f) => f.includes('.test.')), name).toEqual([]);
     }
     const sdk = packed.find((p) => p.name === '@bazaar/client-sdk')!.files.map((f) => f.path);
-    expect(sdk).toEqual(expect.arrayContaining(['dist/login.js', 'dist/login.d.ts', 'dist/keypair.js', 'dist/keypair.d.ts']));
+    expect(sdk).toEqual(expect.arrayContaining(['dist/login.js', 'dist/login.d.ts', 'dist/keypair.js', 'dist/keypair.d.ts', 'dist/lite.js', 'dist/lite.d.ts']));
     // one type system: the contract's; no types generated from openapi.json (client-sdk/README.md "Package layout")
     expect(sdk.filter((f) => /openapi/i.test(f))).toEqual([]);
   });
@@ -217,24 +243,32 @@ describe('the SDK as an npm package', () => {
     await tsc('tsconfig.nodenext.json');
   }, 300_000);
 
-  it('runs in Node from the installed packages (client, keypair and login entry points)', async () => {
+  it('runs in Node from the installed packages (client, lite, keypair and login entry points)', async () => {
     const { stdout } = await sh(process.execPath, ['node-check.mjs'], dir);
     expect(JSON.parse(stdout)).toEqual({
       status: 200,
       slug: 'design',
-      calls: ['GET http://bazaar.test/api/v1/categories'],
+      lite: [200, 'design'],
+      calls: ['GET http://bazaar.test/api/v1/categories', 'GET http://bazaar.test/api/v1/categories'],
       type: 'https://bazaar.dev/problems/not-found',
       signature: 64,
     });
   });
 
-  it('vite builds a listing page without login code and a login page without tweetnacl; prints their sizes', async () => {
+  it('vite builds a listing page without login code, a login page without tweetnacl and a lite listing page without the schemas; prints their sizes', async () => {
     const list = await buildPage('list');
     const login = await buildPage('login');
+    const lite = await buildPage('lite');
     console.log(
       `[sdk bundle sizes] (a) lists listings: ${kB(list.raw)} raw, ${kB(list.gzip)} gzip; ` +
-        `(b) logs in and lists listings: ${kB(login.raw)} raw, ${kB(login.gzip)} gzip (vite 7.3.8, ${list.chunks}+${login.chunks} chunk(s))`,
+        `(b) logs in and lists listings: ${kB(login.raw)} raw, ${kB(login.gzip)} gzip; ` +
+        `(c) (a) on /lite: ${kB(lite.raw)} raw, ${kB(lite.gzip)} gzip (vite 7.3.8, ${list.chunks}+${login.chunks}+${lite.chunks} chunk(s))`,
     );
+    for (const marker of SCHEMA_MARKERS) {
+      expect(list.code, `the contract's schemas in the listing page (${marker})`).toContain(marker);
+      expect(lite.code, `the contract's schemas in the lite listing page (${marker})`).not.toContain(marker);
+    }
+    expect(lite.code, 'the lite page calls the search route').toContain('/api/v1/marketplace/search');
     for (const marker of TWEETNACL_MARKERS) {
       expect(list.code, `tweetnacl in the listing page (${marker})`).not.toContain(marker);
       expect(login.code, `tweetnacl in the login page (${marker})`).not.toContain(marker);

@@ -7,7 +7,9 @@
  */
 import { createSignInMessage } from '@solana/wallet-standard-util';
 import type { SignInInput, User } from '@bazaar/contract';
-import { BazaarApiError, createBazaarClient, type BazaarClient } from './client.js';
+import { BazaarApiError, type BazaarClient } from './client-core.js';
+// a client built from a base URL needs no schemas (it validates nothing): the lite one keeps them out of bundles
+import { createBazaarClient } from './lite.js';
 import { bytesToBase64 } from './encoding.js';
 import { withRetryAfter, type RetryAfterOptions } from './retry.js';
 

@@ -5,4 +5,4 @@
  * the app's own `zod` is version 4 (npm then nests both under @bazaar/contract).
  */
 export { initClient } from '@ts-rest/core';
-export type { ApiFetcher, ApiFetcherArgs, InitClientReturn } from '@ts-rest/core';
+export type { ApiFetcher, ApiFetcherArgs, AppRoute, AppRouter, InitClientReturn } from '@ts-rest/core';

@@ -11,15 +11,16 @@
  * min(LISTINGS, 20) listing cards are in the list named "Listings" (measured with performance.now(),
  * from the navigation's start).
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { brotliCompressSync, gzipSync } from 'node:zlib';
+import { brotliCompressSync } from 'node:zlib';
 import request from 'supertest';
 import { chromium } from 'playwright-core';
 import { API, createTestApp, loginAs } from '../../tests/helpers/app.js';
 import { FakeChain } from '../../tests/helpers/fake-chain.js';
+import { chunks, totals } from './budget.js';
 
 const DIST = process.env.WEB_DIST ?? fileURLToPath(new URL('../dist', import.meta.url));
 const LISTINGS = Number(process.env.LISTINGS ?? 50);
@@ -28,25 +29,13 @@ const RUNS = Number(process.env.RUNS ?? 5);
 /**
  * Sizes of the built JS and CSS in bytes: raw, gzip -9, brotli (max quality): all of it, and `initial`, the
  * files index.html loads (the chunks loaded on demand, e.g. the order page's milestones and the conversations
- * of issue 24, are the rest: `lazy_gzip`).
+ * of issue 24, are the rest: `lazy_gzip`). The same count as the first-load budget (budget.ts).
  */
 export function bundleSize(dir = DIST) {
-  const html = readFileSync(join(dir, 'index.html'), 'utf8');
-  const names = readdirSync(join(dir, 'assets')).filter((f) => /\.(js|css)$/.test(f));
-  let raw = 0;
-  let gzip = 0;
-  let brotli = 0;
-  let initialGzip = 0;
-  for (const name of names) {
-    const f = join(dir, 'assets', name);
-    const bytes = readFileSync(f);
-    const g = gzipSync(bytes, { level: 9 }).length;
-    raw += statSync(f).size;
-    gzip += g;
-    brotli += brotliCompressSync(bytes).length;
-    if (html.includes(`assets/${name}`)) initialGzip += g;
-  }
-  return { files: names.length, raw, gzip, brotli, initial_gzip: initialGzip, lazy_gzip: gzip - initialGzip };
+  const list = chunks(dir);
+  const brotli = list.reduce((n, c) => n + brotliCompressSync(readFileSync(join(dir, 'assets', c.name))).length, 0);
+  const { files, raw, gzip, initial_gzip, lazy_gzip } = totals(list);
+  return { files, raw, gzip, brotli, initial_gzip, lazy_gzip };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

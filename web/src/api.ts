@@ -1,16 +1,19 @@
 /**
  * The API client and the session, shared by every page.
  *
- * - `client`: `createBazaarClient` from the published SDK package. The API is the page's own origin when
- *   the server serves the app at /app (`npm start`); under `vite` dev (mode development) it is VITE_BAZAAR_URL
- *   of web/.env.development, http://localhost:3000 (`npm start` allows http://localhost:* origins).
+ * - `client`: `createBazaarClient` from the published SDK package's `lite` entry point: the same typed client
+ *   over the contract's table of methods and paths, without the contract's zod schemas (the app does not
+ *   validate the service's answers at run time; the schemas were most of the first load). The API is the
+ *   page's own origin when the server serves the app at /app (`npm start`); under `vite` dev (mode
+ *   development) it is VITE_BAZAAR_URL of web/.env.development, http://localhost:3000 (`npm start` allows
+ *   http://localhost:* origins).
  * - The session: sign-in asks the service for its `bazaar_session` cookie (HttpOnly, SameSite=Strict) as
  *   well as the token. The token stays in this tab's sessionStorage (it survives a reload, ends with the
  *   tab); who is signed in (wallet, wallet name, expiry: no secret) goes to localStorage, so a new tab
  *   of the same origin knows the user and its requests carry the cookie instead of a token. A 401 from any
  *   call signs out.
  */
-import { createBazaarClient, isProblem } from '@bazaar/client-sdk';
+import { createBazaarClient, isProblem } from '@bazaar/client-sdk/lite';
 
 export const API_ORIGIN: string = import.meta.env.VITE_BAZAAR_URL || window.location.origin;
 

@@ -4,7 +4,7 @@
  * busy or failing service), and the field errors of a validation problem (RFC 9457 `errors[]`, e.g.
  * `body.price`) by field name, for the form to place on the field.
  */
-import { isProblem } from '@bazaar/client-sdk';
+import { isProblem } from '@bazaar/client-sdk/lite';
 import { ApiError } from './api.js';
 import { DEFAULT_DECIMALS, formatAmount, formatClock } from './format.js';
 

@@ -25,7 +25,8 @@ import {
   type SolanaSignMessageFeature,
   type SolanaSignTransactionFeature,
 } from '@solana/wallet-standard-features';
-import { base64ToBytes, bytesToBase64, type Order } from '@bazaar/client-sdk';
+import type { Order } from '@bazaar/client-sdk';
+import { base64ToBytes, bytesToBase64 } from '@bazaar/client-sdk/lite';
 import { buildSignInMessage } from '@bazaar/client-sdk/login';
 import { client, ok, session, setSession, type Session } from './api.js';
 

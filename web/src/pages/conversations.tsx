@@ -8,7 +8,8 @@
  */
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'preact/hooks';
-import { newIdempotencyKey, type Message, type Offer } from '@bazaar/client-sdk';
+import type { Message, Offer } from '@bazaar/client-sdk';
+import { newIdempotencyKey } from '@bazaar/client-sdk/lite';
 import { client, ok, session } from '../api.js';
 import { plain } from '../errors.js';
 import { formatAmount } from '../format.js';

@@ -3,7 +3,7 @@
  * (`#/listings/:id/edit`). The service's validation errors (problem `errors[]`) are shown on their field.
  */
 import { useRef, useState } from 'preact/hooks';
-import { newIdempotencyKey } from '@bazaar/client-sdk';
+import { newIdempotencyKey } from '@bazaar/client-sdk/lite';
 import { client, ok } from '../api.js';
 import { plain } from '../errors.js';
 import { decimalToBaseUnits } from '../format.js';

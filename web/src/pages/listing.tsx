@@ -5,7 +5,8 @@
  * missing is said in plain words (the service checks again: 409 insufficient-funds).
  */
 import { useState } from 'preact/hooks';
-import { newIdempotencyKey, type Listing, type ListingMilestone, type ListingPackage } from '@bazaar/client-sdk';
+import type { Listing, ListingMilestone, ListingPackage } from '@bazaar/client-sdk';
+import { newIdempotencyKey } from '@bazaar/client-sdk/lite';
 import { API_ORIGIN, client, ok, session } from '../api.js';
 import { plain } from '../errors.js';
 import { formatAmount } from '../format.js';

@@ -16,7 +16,8 @@
  */
 import { useQuery } from '@tanstack/react-query';
 import { useRef, useState } from 'preact/hooks';
-import { newIdempotencyKey, type OrderMilestone, type Tip } from '@bazaar/client-sdk';
+import type { OrderMilestone, Tip } from '@bazaar/client-sdk';
+import { newIdempotencyKey } from '@bazaar/client-sdk/lite';
 import { client, ok, session } from '../api.js';
 import { formatAmount, decimalToBaseUnits } from '../format.js';
 import { queryClient, useDecimals, type RichOrder } from '../queries.js';
