@@ -8,6 +8,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import canonicalize from 'canonicalize';
+import { setRoles } from './helpers/roles.js';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DISPUTE_DEFAULTS, DISPUTE_LIMITS, type Dispute, type DisputeCase, type Order } from '@bazaar/contract';
@@ -18,13 +19,10 @@ import { FakeEscrow } from './orders.fakes.js';
 import { dbBackends } from './helpers/shared-db.js';
 import { countDisputesNeedingAttention } from '../server/src/modules/disputes/index.js';
 
-/**
- * THE one place an operator is made (issue 25 design note, section 1): until roles land, the arbiter is a
- * user whose role is `admin`. The integrator switches this to granting the `arbiter` role.
- */
+/** THE one place an operator is made: a user holding the `arbiter` role only (issue 25 roles). */
 async function makeArbiter(t: TestApp): Promise<TestUser> {
   const u = await user(t);
-  await t.ctx.db.$executeRaw`UPDATE users SET role = 'admin' WHERE id = ${u.userId}::uuid`;
+  await setRoles(t.ctx.db, { id: u.userId }, ['arbiter']);
   return u;
 }
 

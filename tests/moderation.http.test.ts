@@ -17,6 +17,7 @@ import { FakeChain } from './helpers/fake-chain.js';
 import { API, createListing, expectProblem, insertOrder, setListingStatus, user, type TestApp, type TestUser } from './helpers/marketplace-fixtures.js';
 import { dbBackends } from './helpers/shared-db.js';
 import { FakeEscrow } from './orders.fakes.js';
+import { setRoles } from './helpers/roles.js';
 
 let t: TestApp;
 const escrow = new FakeEscrow();
@@ -24,12 +25,9 @@ let keys = 0;
 /** runs before the orders repository holds a listing for a new order (a takedown racing the order), when set */
 let beforeCreateHeld: (() => Promise<void>) | null = null;
 
-/**
- * THE one place a test user becomes a moderator (issue 25 design note section 1: until the roles seam lands
- * an operator is an admin; the integrator switches this helper to `roles` at the merge).
- */
+/** THE one place a test user becomes a moderator: the `moderator` role only (issue 25 roles). */
 async function makeModerator(u: TestUser): Promise<TestUser> {
-  await t.ctx.db.$executeRaw`UPDATE users SET role = 'admin' WHERE id = ${u.userId}::uuid`;
+  await setRoles(t.ctx.db, { id: u.userId }, ['moderator']);
   return u;
 }
 
@@ -180,6 +178,9 @@ describe.each(dbBackends)('moderation over HTTP on $name', ({ postgres }) => {
       const d = await post(moderator, `/moderation/reports/listing/${a.listing_id}/dismiss`, { reason: 'Checked: a legitimate service' });
       expect(d.status, JSON.stringify(d.body)).toBe(200);
       expect(d.body).toEqual({ dismissed: 3 });
+      // the dismissal is an operator action without an event: one audit entry, the moderator as its actor
+      const dismissed = await t.ctx.db.auditLogEntry.findMany({ where: { action: 'reports.dismissed', resourceId: a.listing_id } });
+      expect(dismissed).toMatchObject([{ actorType: 'user', actorId: moderator.userId, resourceType: 'listing', before: { open_reports: 3 } }]);
       const after = (await get(moderator, '/moderation/reports?target_type=listing&limit=100').expect(200)).body.data;
       expect(after.map((g: { target_id: string }) => g.target_id)).not.toContain(a.listing_id);
       expectProblem(await post(moderator, `/moderation/reports/listing/${a.listing_id}/dismiss`, { reason: 'again' }), 404, 'not-found');
@@ -233,6 +234,9 @@ describe.each(dbBackends)('moderation over HTTP on $name', ({ postgres }) => {
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       expect(Listing.parse(r.body).taken_down).toMatchObject({ reason: 'Uses a registered trademark', appealed_at: null, appeal: null });
       expectProblem(await post(moderator, `/moderation/listings/${l.listing_id}/takedown`, { reason: 'again' }), 409, 'invalid-state-transition');
+      // the takedown is audited (listing.taken_down), the moderator as its actor
+      const audited = await t.ctx.db.auditLogEntry.findMany({ where: { action: 'listing.taken_down', resourceId: l.listing_id } });
+      expect(audited).toMatchObject([{ actorType: 'user', actorId: moderator.userId }]);
 
       expectProblem(await get(buyer, `/listings/${l.listing_id}`), 404, 'not-found');
       expectProblem(await get(null, `/listings/${l.listing_id}/token-metadata.json`), 404, 'not-found');

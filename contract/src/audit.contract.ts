@@ -106,8 +106,8 @@ export const AuditVerification = named(
 );
 export type AuditVerification = z.infer<typeof AuditVerification>;
 
-const listAuditLog = routeErrors(access.admin(), []);
-const verifyAuditLog = routeErrors(access.admin(), []);
+const listAuditLog = routeErrors(access.role('admin', 'audit:read'), []);
+const verifyAuditLog = routeErrors(access.role('admin', 'audit:read'), []);
 
 export const audit = c.router({
   listAuditLog: {

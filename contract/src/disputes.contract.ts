@@ -201,8 +201,8 @@ const submitDisputeEvidence = routeErrors(
   [...bodyProblems, 'forbidden', 'not-found', 'evidence-closed', 'evidence-limit-reached'],
   { actors: ['buyer', 'seller'] },
 );
-const listDisputeQueue = routeErrors(access.admin(), []); // ROLE: arbiter
-const ruleDispute = routeErrors(access.admin(), [...bodyProblems, 'forbidden', 'not-found', 'invalid-state-transition', ...chain], { actors: ['admin'] }); // ROLE: arbiter
+const listDisputeQueue = routeErrors(access.role('arbiter', 'disputes:resolve'), []);
+const ruleDispute = routeErrors(access.role('arbiter', 'disputes:resolve'), [...bodyProblems, 'forbidden', 'not-found', 'invalid-state-transition', ...chain], { actors: ['arbiter'] });
 
 export const disputes = c.router({
   getDispute: {

@@ -39,8 +39,8 @@
  * (auto-release, reconciliation), which never look at standing. Its listings take no new order meanwhile (409
  * listing-unavailable; they stay in search). A suspension ends by itself at `until`.
  *
- * Routes under /moderation are for moderators (until the roles seam lands: the admin role; every such route is
- * marked `ROLE: moderator`); never a personal access token.
+ * Routes under /moderation are for holders of the moderator role (issue 25 roles); a personal access token only
+ * with the operator scope `moderation:write` while its owner is a moderator.
  */
 import { z } from 'zod';
 import { c, named, page, PaginationQuery, Pubkey, safeText, Timestamp, Uuid } from './common.js';
@@ -209,16 +209,16 @@ const listingParams = z.object({ listing_id: Uuid });
 const walletParams = z.object({ wallet: Pubkey });
 
 const createReport = routeErrors(access.user('moderation:report'), [...bodyProblems, 'not-found', 'forbidden', 'report-exists', 'account-suspended']);
-const queue = routeErrors(access.admin(), ['forbidden'], { actors: ['moderator'] }); // ROLE: moderator
-const dismiss = routeErrors(access.admin(), [...bodyProblems, 'forbidden', 'not-found'], { actors: ['moderator'] }); // ROLE: moderator
-const takedown = routeErrors(access.admin(), [...bodyProblems, 'forbidden', 'not-found', 'invalid-state-transition'], { actors: ['moderator'] }); // ROLE: moderator
-const restore = routeErrors(access.admin(), [...bodyProblems, 'forbidden', 'not-found', 'invalid-state-transition'], { actors: ['moderator'] }); // ROLE: moderator
+const queue = routeErrors(access.role('moderator', 'moderation:write'), ['forbidden'], { actors: ['moderator'] });
+const dismiss = routeErrors(access.role('moderator', 'moderation:write'), [...bodyProblems, 'forbidden', 'not-found'], { actors: ['moderator'] });
+const takedown = routeErrors(access.role('moderator', 'moderation:write'), [...bodyProblems, 'forbidden', 'not-found', 'invalid-state-transition'], { actors: ['moderator'] });
+const restore = routeErrors(access.role('moderator', 'moderation:write'), [...bodyProblems, 'forbidden', 'not-found', 'invalid-state-transition'], { actors: ['moderator'] });
 const appeal = routeErrors(access.user('listings:write'), [...bodyProblems, 'forbidden', 'not-found', 'invalid-state-transition', 'already-appealed'], {
   actors: ['seller'],
 });
-const suspend = routeErrors(access.admin(), [...bodyProblems, 'forbidden', 'not-found'], { actors: ['moderator'] }); // ROLE: moderator
-const ban = routeErrors(access.admin(), [...bodyProblems, 'forbidden', 'not-found'], { actors: ['moderator'] }); // ROLE: moderator
-const reinstate = routeErrors(access.admin(), [...bodyProblems, 'forbidden', 'not-found', 'invalid-state-transition'], { actors: ['moderator'] }); // ROLE: moderator
+const suspend = routeErrors(access.role('moderator', 'moderation:write'), [...bodyProblems, 'forbidden', 'not-found'], { actors: ['moderator'] });
+const ban = routeErrors(access.role('moderator', 'moderation:write'), [...bodyProblems, 'forbidden', 'not-found'], { actors: ['moderator'] });
+const reinstate = routeErrors(access.role('moderator', 'moderation:write'), [...bodyProblems, 'forbidden', 'not-found', 'invalid-state-transition'], { actors: ['moderator'] });
 
 export const moderation = c.router({
   createReport: {

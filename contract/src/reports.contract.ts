@@ -156,7 +156,7 @@ export type AdminRevenueReportQuery = z.infer<typeof AdminRevenueReportQuery>;
 
 // not-found: a credential without a user (a service API key) has no seller report
 const own = routeErrors(access.user('orders:read'), ['validation-error', 'not-found'], { actors: ['seller'] });
-const admin = routeErrors(access.admin(), ['validation-error', 'forbidden', 'not-found'], { actors: ['admin'] }); // ROLE: admin
+const admin = routeErrors(access.role('admin', 'reports:read'), ['validation-error', 'forbidden', 'not-found'], { actors: ['admin'] });
 
 const ownDescription =
   'The caller\'s revenue as a seller: the payouts of her orders\' escrows and the tips she received, per period ' +

@@ -1,7 +1,7 @@
 /**
  * ts-rest handlers of `contract.disputes` (issue 25 part 3, the dispute desk). Rules live in
- * modules/disputes; errors are DomainErrors (problem+json). The arbiter's routes (queue, ruling) are
- * admin routes until roles land (contract: `// ROLE: arbiter`).
+ * modules/disputes; errors are DomainErrors (problem+json). The arbiter's routes (queue, ruling) need the
+ * arbiter role (contract: `access.role('arbiter', 'disputes:resolve')`).
  */
 import { initServer } from '@ts-rest/express';
 import { contract } from '@bazaar/contract';

@@ -27,7 +27,7 @@ type WithPrincipal = { principal?: Principal };
 export function viewerOf(req: WithPrincipal): Viewer | null {
   const p = req.principal;
   if (!p?.userId || !p.wallet) return null;
-  return { userId: p.userId, wallet: p.wallet, isAdmin: p.isAdmin };
+  return { userId: p.userId, wallet: p.wallet, isAdmin: p.isAdmin, roles: p.roles };
 }
 
 /** The caller as a user acting on its own behalf (seller); 401 without a credential, 403 for one without a user. */

@@ -1,7 +1,7 @@
 /**
  * ts-rest handlers of `contract.moderation` (issue 25): reports, the moderators' queue, takedowns and
  * appeals, account standing. Rules live in modules/moderation; errors are DomainErrors (problem+json in one
- * place). The moderator routes are admin-only in the contract until the roles seam lands (`ROLE: moderator`).
+ * place). The moderator routes need the moderator role (contract: `access.role('moderator', 'moderation:write')`).
  */
 import { initServer } from '@ts-rest/express';
 import { contract, type Report, type ReportGroup } from '@bazaar/contract';
@@ -53,7 +53,7 @@ export function presentReportGroup(g: ReportGroupRecord): ReportGroup {
 function actorOf(req: WithPrincipal): Actor {
   const p = req.principal;
   if (!p) throw new DomainError('unauthorized', 'No credential was sent.');
-  return { kind: p.kind, userId: p.userId, wallet: p.wallet, isAdmin: p.isAdmin, apiKeyId: p.apiKeyId ?? null };
+  return { kind: p.kind, userId: p.userId, wallet: p.wallet, isAdmin: p.isAdmin, roles: p.roles, apiKeyId: p.apiKeyId ?? null };
 }
 
 export function moderationHandlers(deps: ModerationHttpDeps) {

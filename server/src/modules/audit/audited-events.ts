@@ -1,8 +1,7 @@
 /**
  * The event types that append an audit entry (issue 25 item 4): every money-moving event. `appendEvents`
  * (modules/events/outbox.ts) appends one entry per event of these types, in the same transaction and
- * under the same lock as the event. Operator actions of other parts (roles, moderation, the dispute desk)
- * join this list with their events.
+ * under the same lock as the event. Operator actions: roles, moderation and the dispute desk's ruling.
  */
 import type { EventType } from '@bazaar/contract';
 
@@ -28,6 +27,17 @@ export const AUDITED_EVENT_TYPES = [
   'withdrawal.created',
   'withdrawal.confirmed',
   'withdrawal.failed',
+  // operator actions (issue 25): role changes, moderation decisions, the arbiter's ruling with its rationale
+  // (the split itself is order.resolved / milestone.resolved above); a report dismissal has no event and
+  // appends through appendAudit (moderation.repo.ts)
+  'user.role_granted',
+  'user.role_revoked',
+  'listing.taken_down',
+  'listing.restored',
+  'user.suspended',
+  'user.banned',
+  'user.reinstated',
+  'dispute.resolved',
 ] as const satisfies readonly EventType[];
 
 export type AuditedEventType = (typeof AUDITED_EVENT_TYPES)[number];

@@ -18,7 +18,7 @@ import {
 import { DomainError } from '../../errors.js';
 import { cursorKey, decodeCursor, encodeCursor } from '../../lib/cursor.js';
 import { toUiNumber } from '../../lib/money.js';
-import type { AccessPrincipal } from '../auth/index.js';
+import { hasRole, type AccessPrincipal } from '../auth/index.js';
 import { presentMessage } from '../chat/index.js';
 import type { ChatRepo } from '../chat/chat.repo.js';
 import type { NewEvent } from '../events/outbox.js';
@@ -125,11 +125,11 @@ export function createDisputesService(deps: DisputesDeps) {
     data: present(d, evidence, deps.now()),
   });
 
-  /** The caller's side of dispute `d`: buyer, seller, arbiter (an admin who is neither), else 404. */
+  /** The caller's side of dispute `d`: buyer, seller, arbiter (an admin or a holder of the arbiter role who is neither), else 404. */
   function sideOf(d: DisputeRecord, p: AccessPrincipal): 'buyer' | 'seller' | 'arbiter' {
     if (p.userId && p.userId === d.buyerId) return 'buyer';
     if (p.userId && p.userId === d.sellerId) return 'seller';
-    if (p.isAdmin) return 'arbiter';
+    if (p.isAdmin || hasRole(p, 'arbiter')) return 'arbiter';
     throw notFound(d.id);
   }
 

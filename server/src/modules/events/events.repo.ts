@@ -15,6 +15,11 @@ const LEDGER_TYPES: readonly string[] = [...REVENUE_LEDGER_EVENTS];
 
 export interface EventViewer extends AccessPrincipal {
   types?: readonly EventType[] | null;
+  /**
+   * Event types this viewer sees beyond its audience because of an operator role (issue 25; events.scopes.ts
+   * `operatorEventTypes`): a moderator the moderation events, an arbiter the dispute events. Absent: none.
+   */
+  operatorTypes?: readonly EventType[];
 }
 
 export interface EventFilter {
@@ -69,7 +74,7 @@ export function toEventDto(e: EventRecord): Event {
 
 /** Whether `viewer` may see `e` and it passes `f`. */
 export function matches(e: EventRecord, viewer: EventViewer | null, f: EventFilter = {}): boolean {
-  if (viewer && !viewer.isAdmin && !(viewer.userId && e.audience.includes(viewer.userId))) return false;
+  if (viewer && !viewer.isAdmin && !(viewer.userId && e.audience.includes(viewer.userId)) && !viewer.operatorTypes?.includes(e.type)) return false;
   if (viewer?.types && !viewer.types.includes(e.type)) return false;
   if (f.types?.length && !f.types.includes(e.type)) return false;
   if (f.resourceType && e.resourceType !== f.resourceType) return false;
@@ -79,7 +84,10 @@ export function matches(e: EventRecord, viewer: EventViewer | null, f: EventFilt
 
 function where(viewer: EventViewer | null, f: EventFilter): Prisma.EventWhereInput[] {
   const and: Prisma.EventWhereInput[] = [];
-  if (viewer && !viewer.isAdmin) and.push(viewer.userId ? { audience: { has: viewer.userId } } : { seq: { lt: 0n } });
+  if (viewer && !viewer.isAdmin) {
+    const own: Prisma.EventWhereInput = viewer.userId ? { audience: { has: viewer.userId } } : { seq: { lt: 0n } };
+    and.push(viewer.operatorTypes?.length ? { OR: [own, { type: { in: [...viewer.operatorTypes] } }] } : own);
+  }
   if (viewer?.types) and.push({ type: { in: [...viewer.types] } });
   if (f.types?.length) and.push({ type: { in: [...f.types] } });
   if (f.resourceType) and.push({ resourceType: f.resourceType });

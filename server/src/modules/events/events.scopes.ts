@@ -14,7 +14,7 @@
  *
  * This is about event *contents*, independent of which routes a scope opens (contract routeScopes).
  */
-import { EVENT_TYPES, resourceTypeOf, type EventType, type ResourceType, type TokenScope } from '@bazaar/contract';
+import { DISPUTE_EVENTS, EVENT_TYPES, LISTING_MODERATION_EVENTS, resourceTypeOf, USER_STANDING_EVENTS, type EventType, type OperatorRole, type ResourceType, type TokenScope } from '@bazaar/contract';
 
 /** The scope that reads each resource type through its own routes (see contract routeScopes). */
 export const EVENT_READ_SCOPES: Readonly<Record<ResourceType, TokenScope>> = {
@@ -49,4 +49,16 @@ export function eventTypesFor(scopes: readonly string[] | null | undefined): Eve
 export function resourceTypesFor(scopes: readonly string[] | null | undefined): ResourceType[] | null {
   if (!scopes) return null;
   return (Object.keys(EVENT_READ_SCOPES) as ResourceType[]).filter((r) => scopes.includes(EVENT_READ_SCOPES[r]));
+}
+
+/**
+ * The event types an operator role shows beyond the user's own audience (issue 25): a moderator sees every
+ * moderation event (takedowns, restores, appeals, account standing) so appeals reach her; an arbiter every
+ * dispute event (evidence, rulings). An admin sees every event anyway. `roles`: the principal's roles now.
+ */
+export function operatorEventTypes(roles: readonly OperatorRole[] | undefined): EventType[] {
+  const out: EventType[] = [];
+  if (roles?.includes('moderator')) out.push(...LISTING_MODERATION_EVENTS, ...USER_STANDING_EVENTS);
+  if (roles?.includes('arbiter')) out.push(...DISPUTE_EVENTS);
+  return out;
 }

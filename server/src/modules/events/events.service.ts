@@ -6,7 +6,7 @@
 import type { Event, EventType, ResourceType } from '@bazaar/contract';
 import { DomainError } from '../../errors.js';
 import { cursorKey, decodeCursor, encodeCursor } from '../../lib/cursor.js';
-import { eventTypesFor } from './events.scopes.js';
+import { eventTypesFor, operatorEventTypes } from './events.scopes.js';
 import type { AccessPrincipal } from '../auth/index.js';
 import { toEventDto, type EventFilter, type EventsRepo, type EventViewer } from './events.repo.js';
 
@@ -23,10 +23,11 @@ export interface ListEventsInput {
 
 /**
  * The viewer of a principal: a service API key without a user sees nothing unless it is an admin key;
- * a personal access token only the event types its scopes may read (events.scopes.ts).
+ * a personal access token only the event types its scopes may read (events.scopes.ts); an operator role adds
+ * the events of what it operates (`operatorEventTypes`).
  */
 export function viewerOf(p: EventsPrincipal): EventViewer {
-  return { userId: p.userId, isAdmin: p.isAdmin, types: eventTypesFor(p.scopes) };
+  return { userId: p.userId, isAdmin: p.isAdmin, types: eventTypesFor(p.scopes), operatorTypes: operatorEventTypes(p.roles) };
 }
 
 export function filterOf(q: { type?: EventType[]; resource_type?: ResourceType; resource_id?: string }): EventFilter {

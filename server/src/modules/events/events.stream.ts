@@ -77,7 +77,10 @@ interface OpenStream {
 }
 
 const sameViewer = (a: EventViewer, b: EventViewer) =>
-  a.userId === b.userId && a.isAdmin === b.isAdmin && JSON.stringify(a.types ?? null) === JSON.stringify(b.types ?? null);
+  a.userId === b.userId &&
+  a.isAdmin === b.isAdmin &&
+  JSON.stringify(a.types ?? null) === JSON.stringify(b.types ?? null) &&
+  JSON.stringify(a.operatorTypes ?? []) === JSON.stringify(b.operatorTypes ?? []);
 
 export class EventHub {
   private position: bigint | null = null;

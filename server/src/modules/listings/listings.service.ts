@@ -26,6 +26,7 @@ import { cursorKey, decodeCursor, newestPage, type CursorSpec, type Page } from 
 import type { CurrencyInfo } from '../../lib/currency.js';
 import { formatUiAmount, toBaseUnits } from '../../lib/money.js';
 import { SPEND_ESTIMATES } from '../budget/index.js';
+import { hasRole } from '../auth/index.js';
 import { listingErrors, type FieldError } from './listings.errors.js';
 import { checkMilestoneSums, cheapestPackage, milestonesToJson, packagesToJson, parseMilestones, parsePackages } from './listings.packages.js';
 import { createTokenSteps, TOKEN_SYMBOL, tokenName } from './listings.token-steps.js';
@@ -61,11 +62,15 @@ export interface ListListingsInput {
 
 /**
  * Is listing `l` visible to `viewer` (null: anonymous or a credential without a user)? Everything but
- * unlisted is; an unlisted listing only to its seller and admins (everyone else gets 404 not-found).
+ * unlisted is; an unlisted or taken-down listing only to its seller, admins and moderators (everyone else gets
+ * 404 not-found).
  */
 export function listingVisibleTo(l: Pick<ListingRecord, 'status' | 'sellerId' | 'takenDown'>, viewer: Viewer | null): boolean {
-  // issue 25: a taken-down listing, like an unlisted one, only to its seller and operators
-  return (l.status !== 'unlisted' && !l.takenDown) || (viewer !== null && (viewer.userId === l.sellerId || viewer.isAdmin));
+  // issue 25: a taken-down listing, like an unlisted one, only to its seller and operators (admins, moderators)
+  return (
+    (l.status !== 'unlisted' && !l.takenDown) ||
+    (viewer !== null && (viewer.userId === l.sellerId || viewer.isAdmin || hasRole(viewer, 'moderator')))
+  );
 }
 
 export function metadataUri(publicBaseUrl: string, listingId: string): string {

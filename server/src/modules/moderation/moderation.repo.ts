@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { ReportReason, ReportTargetType, UserStandingEvent } from '@bazaar/contract';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
+import { appendAudit } from '../audit/index.js';
 import { appendEvents, notifyAppended } from '../events/index.js';
 import { presentStanding, type StandingRow } from './moderation.standing.js';
 
@@ -179,9 +180,24 @@ export function createModerationRepo(db: PrismaClient) {
       }));
     },
 
-    /** Dismiss the open reports of a target; returns how many. */
+    /**
+     * Dismiss the open reports of a target; returns how many. A dismissal that closed reports is an operator
+     * action without an event: it appends its audit entry (`reports.dismissed`) in the same transaction.
+     */
     dismiss(targetType: ReportTargetType, targetId: string, reason: string, by: string, at: Date): Promise<number> {
-      return closeOpen(db, targetType, targetId, 'dismissed', reason, by, at);
+      return db.$transaction(async (tx) => {
+        const n = await closeOpen(tx, targetType, targetId, 'dismissed', reason, by, at);
+        if (n > 0) {
+          await appendAudit(tx, {
+            action: 'reports.dismissed',
+            resourceType: targetType,
+            resourceId: targetId,
+            before: { open_reports: n },
+            after: { open_reports: 0, reason },
+          });
+        }
+        return n;
+      });
     },
 
     /**

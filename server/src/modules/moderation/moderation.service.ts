@@ -10,7 +10,9 @@ import {
   type CreateReportBody,
   type ReportTargetType,
 } from '@bazaar/contract';
+import type { OperatorRole } from '@bazaar/contract';
 import { DomainError } from '../../errors.js';
+import { hasRole } from '../auth/index.js';
 import { cursorKey, decodeCursor, encodeCursor, invalidCursor, type CursorSpec, type Page } from '../../lib/cursor.js';
 import type { ListingModerationRefusal, ListingModerationStore, ListingRecord, Viewer } from '../listings/index.js';
 import { listingVisibleTo } from '../listings/index.js';
@@ -25,6 +27,8 @@ export interface Actor {
   userId: string | null;
   wallet: string | null;
   isAdmin: boolean;
+  /** operator roles (issue 25): a moderator reads what she moderates */
+  roles?: readonly OperatorRole[];
   apiKeyId?: string | null;
 }
 
@@ -167,7 +171,7 @@ export function createModerationService(deps: ModerationDeps) {
       const r = await listings.appeal(listingId, seller.userId, text, now());
       if (typeof r === 'string') {
         // an operator who is not the seller may see the listing: she is told it is not hers
-        if (r === 'not-seller' && seller.isAdmin) throw new DomainError('forbidden', 'Only the listing\'s seller appeals its takedown.');
+        if (r === 'not-seller' && (seller.isAdmin || hasRole(seller, 'moderator'))) throw new DomainError('forbidden', 'Only the listing\'s seller appeals its takedown.');
         throw listingRefusal(r, listingId);
       }
       return r;
