@@ -1,5 +1,5 @@
 /** pino JSON logger; `redact` keeps credentials out of the logs. */
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import { traceLogFields } from './tracing.js';
 
 export type { Logger };
@@ -10,10 +10,12 @@ export interface LoggerOptions {
    * it when OTEL_EXPORTER_OTLP_ENDPOINT is set, so a service without tracing pays nothing for it)
    */
   traceIds?: boolean;
+  /** where lines go (default stdout; tests read them) */
+  destination?: DestinationStream;
 }
 
 export function createLogger(level = 'info', opts: LoggerOptions = {}): Logger {
-  return pino({
+  const options: pino.LoggerOptions = {
     level,
     base: { service: 'bazaar' },
     redact: {
@@ -21,5 +23,6 @@ export function createLogger(level = 'info', opts: LoggerOptions = {}): Logger {
       censor: '[redacted]',
     },
     ...(opts.traceIds ? { mixin: traceLogFields } : {}),
-  });
+  };
+  return opts.destination ? pino(options, opts.destination) : pino(options);
 }
