@@ -84,6 +84,8 @@ export interface TestAppOptions {
   postgresUrl?: (url: string) => string;
   /** the app's logger (default: createLogger(config.logLevel)) */
   log?: AppContext['log'];
+  /** the app's metrics (default: a fresh registry) */
+  metrics?: AppContext['metrics'];
 }
 
 export async function createTestApp(opts: TestAppOptions = {}) {
@@ -107,6 +109,7 @@ export async function createTestApp(opts: TestAppOptions = {}) {
     webhooks: opts.webhooks,
     dbPing: db.ping,
     dbPool: db.poolStats,
+    ...(opts.metrics ? { metrics: opts.metrics } : {}),
     ...(opts.webAppDir !== undefined ? { webAppDir: opts.webAppDir } : {}),
   };
   const app = createApp(ctx);
