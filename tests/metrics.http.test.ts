@@ -12,6 +12,7 @@ import { API, createTestApp, type TestApp } from './helpers/app';
 import { TEST_DATABASE_URL } from './helpers/db';
 import { createMetricsServer } from '../server/src/http/metrics';
 import { createMetrics } from '../server/src/metrics';
+import { loadConfig } from '../server/src/config';
 import { isTracing } from '../server/src/tracing';
 import { sample } from './helpers/metrics';
 
@@ -108,6 +109,16 @@ describe('request metrics', () => {
 });
 
 describe('the metrics port (METRICS_PORT)', () => {
+  it("defaults: npm start's embedded setup listens on 127.0.0.1:9464, a plain server nowhere; a short METRICS_TOKEN is refused", () => {
+    const env = { JWT_SECRET: 'x'.repeat(32) };
+    expect(loadConfig(env, { dev: true }).metrics).toEqual({ port: 9464, host: '127.0.0.1', token: null });
+    expect(loadConfig(env).metrics).toEqual({ port: null, host: '127.0.0.1', token: null });
+    expect(loadConfig({ ...env, METRICS_PORT: '9500', METRICS_TOKEN: TOKEN }, { dev: true }).metrics).toEqual({ port: 9500, host: '127.0.0.1', token: TOKEN });
+    expect(() => loadConfig({ ...env, METRICS_TOKEN: 'short' })).toThrow(/METRICS_TOKEN must be at least 16 characters/);
+    expect(loadConfig(env).tracing).toBeNull();
+    expect(loadConfig({ ...env, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' }).tracing).toEqual({ endpoint: 'http://127.0.0.1:4318', serviceName: 'bazaar' });
+  });
+
   it('serves only GET /metrics, asking for METRICS_TOKEN when one is set', async () => {
     const metrics = createMetrics();
     metrics.httpRequests.inc({ method: 'GET', route: '/x', status: '200' });

@@ -32,7 +32,7 @@ import { createHttpServer, type HttpServer } from './http/server.js';
 import { clientIpNote } from './http/proxy-warning.js';
 import { Lifecycle, StartAborted } from './lifecycle.js';
 import { createLogger, type Logger } from './logger.js';
-import { loadServerConfig, probeDatabase, reportStartupFailure, startupFailureLine } from './startup.js';
+import { loadServerConfig, probeDatabase, reportStartupFailure, StartupError, startupFailureLine } from './startup.js';
 import { createMetricsServer, METRICS_PATH } from './http/metrics.js';
 import { createMetrics } from './metrics.js';
 import { startTracing } from './tracing.js';
@@ -148,7 +148,13 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
     metricsServer = server;
     await run(
       new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
+        server.once('error', (err: NodeJS.ErrnoException) =>
+          reject(
+            err.code === 'EADDRINUSE'
+              ? new StartupError(`the metrics port ${m.host}:${m.port} is already in use: stop what runs there or set METRICS_PORT to a free port`, 'METRICS_PORT')
+              : err,
+          ),
+        );
         server.listen(m.port!, m.host, () => {
           server.off('error', reject);
           resolve();
