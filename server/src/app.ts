@@ -92,8 +92,9 @@ export function createApp(ctx: AppContext, given?: Services): BazaarApp {
     res.setHeader('X-Request-Id', id);
     next();
   });
-  // request count and latency per route template and status (metrics.ts, http/metrics.ts)
-  app.use(httpMetrics(services.metrics));
+  // request count and latency per route template and status (metrics.ts, http/metrics.ts); only when
+  // the metrics are served somewhere (METRICS_PORT or METRICS_TOKEN): otherwise nobody could read them
+  if (config.metrics && (config.metrics.port !== null || config.metrics.token)) app.use(httpMetrics(services.metrics));
   app.use(accessLog(log));
   // gzip / brotli above 1 kB; never the event stream nor a response carrying a secret (http/compression.ts)
   app.use(compressResponses());
