@@ -35,7 +35,7 @@ import { createLogger, type Logger } from './logger.js';
 import { loadServerConfig, probeDatabase, reportStartupFailure, StartupError, startupFailureLine } from './startup.js';
 import { createMetricsServer, METRICS_PATH } from './http/metrics.js';
 import { createMetrics } from './metrics.js';
-import { startTracing } from './tracing.js';
+import { startTracing, stopTracing } from './tracing.js';
 
 function chainFor(config: Config, log: Logger): AppContext['chain'] {
   if (!existsSync(config.serviceKeypairPath)) {
@@ -101,6 +101,8 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
     await step.catch(() => undefined);
     await Promise.all([http?.drain(), services?.stop(), closeServer(metricsServer)]);
     await db?.close();
+    // the spans still batched go out before the process exits
+    if (config.tracing) await stopTracing().catch(() => undefined);
   });
   lifecycle.setDeadlineAction(() => http?.destroyAll());
 
