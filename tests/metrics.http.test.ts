@@ -15,6 +15,8 @@ import { createMetrics } from '../server/src/metrics';
 import { loadConfig } from '../server/src/config';
 import { isTracing } from '../server/src/tracing';
 import { sample } from './helpers/metrics';
+import { eventually } from './helpers/eventually';
+import { createListing, setup, user } from './helpers/marketplace-fixtures';
 
 const TOKEN = 'metrics-token-for-tests-0123456789';
 
@@ -153,6 +155,47 @@ describe.skipIf(!TEST_DATABASE_URL)('on PostgreSQL', () => {
       expect(sample(text, 'bazaar_db_pool_waiting')).toBe(0);
     } finally {
       await pg.close();
+    }
+  });
+});
+
+describe('webhook metrics', () => {
+  it('attempts count by outcome (a failure then a delivery) and the backlog drains', async () => {
+    let fail = true;
+    const m = createMetrics({ scrapeCacheMs: 0 });
+    const { t: w } = await setup({
+      config: { webhooks: { allowPrivateUrls: true, timeoutMs: 2_000, intervalMs: 0, concurrency: 8 }, metrics: { port: null, host: '127.0.0.1', token: TOKEN } },
+      webhooks: {
+        worker: {
+          // the retry waits a minute: the test makes it due by resuming the endpoint
+          retryDelaysMs: [60_000],
+          jitter: 0,
+          send: async () => (fail ? { ok: false, statusCode: 503, error: 'HTTP 503', durationMs: 1, body: '' } : { ok: true, statusCode: 200, error: null, durationMs: 1, body: '' }),
+        },
+      },
+      metrics: m,
+    });
+    try {
+      const u = await user(w);
+      const hook = await request(w.app).post(`${API}/webhooks`).set(u.headers).send({ url: 'http://127.0.0.1:9/hook', event_types: ['listing.created'] });
+      expect(hook.status, JSON.stringify(hook.body)).toBe(201);
+      await createListing(w.app, u);
+      const pending = await scrape(w);
+      expect(sample(pending, 'bazaar_webhook_backlog', { kind: 'unfanned_events' })).toBeGreaterThan(0);
+      await w.services.webhooks.worker.runOnce();
+      const failed = await scrape(w);
+      expect(sample(failed, 'bazaar_webhook_attempts_total', { outcome: 'retry' })).toBe(1);
+      expect(sample(failed, 'bazaar_webhook_backlog', { kind: 'pending_deliveries' })).toBe(1);
+      expect(sample(failed, 'bazaar_webhook_backlog', { kind: 'unfanned_events' })).toBe(0);
+      fail = false;
+      await w.services.webhooks.repo.resumeEndpoint(hook.body.webhook_id, new Date());
+      await eventually(async () => {
+        await w.services.webhooks.worker.runOnce();
+        return sample(await scrape(w), 'bazaar_webhook_attempts_total', { outcome: 'delivered' }) === 1;
+      }, { what: 'the retry delivered', intervalMs: 50 });
+      expect(sample(await scrape(w), 'bazaar_webhook_backlog', { kind: 'pending_deliveries' })).toBe(0);
+    } finally {
+      await w.close();
     }
   });
 });
