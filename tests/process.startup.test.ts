@@ -63,7 +63,8 @@ function spawnEntry(entry: 'npm start' | 'server', env: Record<string, string>):
 }
 
 async function baseEnv(): Promise<Record<string, string>> {
-  return { PORT: String(await freePort()), SOLANA_RPC_PORT: String(await freePortPair()), DATA_DIR: tmp('data') };
+  // METRICS_PORT: npm start's default (9464) may be taken by another run on this machine
+  return { PORT: String(await freePort()), SOLANA_RPC_PORT: String(await freePortPair()), DATA_DIR: tmp('data'), METRICS_PORT: String(await freePort()) };
 }
 
 /** Exit 1 with exactly one `[bazaar] error:` line that matches `line`, and no stack trace. */
@@ -165,6 +166,12 @@ describe('npm start on non-default PORT, DATA_DIR and SOLANA_RPC_PORT', () => {
       body: JSON.stringify({ address: '11111111111111111111111111111111', domain: 'localhost:5173' }),
     });
     expect(login.status).toBe(200);
+
+    // the metrics listener npm start opens (METRICS_PORT, loopback), with this start's requests counted
+    const metrics = await fetch(`http://127.0.0.1:${env.METRICS_PORT}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toMatch(/^bazaar_http_requests_total\{method="POST",route="\/api\/v1\/auth\/request_login",status="200"\} 1$/m);
+    expect(started.output()).toContain(`metrics    http://127.0.0.1:${env.METRICS_PORT}/metrics`);
 
     const demo = spawn('sh', ['-c', line], { cwd: REPO, env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(demo);

@@ -4,6 +4,8 @@
  * `type` is `https://bazaar.dev/problems/<slug>` with a slug from `problemTypes`; `title` is the
  * slug's fixed title; `detail` says what went wrong for this request (e.g. which login check failed);
  * `instance` is the request path; `request_id` matches the `X-Request-Id` response header;
+ * `trace_id` (only when the service exports OpenTelemetry traces) is the W3C trace id of the request's trace,
+ * the same id its log lines carry;
  * `errors` lists field errors of validation failures (`path` is a JSON-pointer-like dotted path
  * such as `body.price`, `query.limit`).
  *
@@ -442,6 +444,14 @@ const problemShape = {
     .string()
     .describe('The request path; `urn:uuid:<request_id>` for 408 and 431, answered before the request was read whole'),
   request_id: z.string().describe('Same value as the X-Request-Id response header'),
+  trace_id: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/)
+    .optional()
+    .describe(
+      'W3C trace id (32 lowercase hex digits) of the request\'s OpenTelemetry trace: present when the service ' +
+        'exports traces (OTEL_EXPORTER_OTLP_ENDPOINT set), absent otherwise; quote it with request_id',
+    ),
   errors: z.array(ProblemFieldError).optional().describe('Field errors (validation-error)'),
   program_error: z
     .string()

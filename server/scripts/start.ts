@@ -139,6 +139,9 @@ async function run() {
     webApp ? `  Web app    ${base}/app/   (sign in with a Wallet Standard wallet: Phantom, Solflare, Backpack)` : `  Web app    not built (npm run web:build)`,
     `  API docs   ${base}/docs   (OpenAPI: ${base}/openapi.json)`,
     `  health     ${base}/healthz  ${base}/readyz`,
+    config.metrics?.port != null
+      ? `  metrics    http://${config.metrics.host}:${config.metrics.port}/metrics   (Prometheus; METRICS_PORT, README "Metrics and traces")`
+      : `  metrics    ${config.metrics?.token ? `${base}/metrics with Authorization: Bearer <METRICS_TOKEN>` : 'off (set METRICS_PORT or METRICS_TOKEN)'}`,
     `  Solana RPC ${localnet?.rpcUrl ?? start.solanaRpcUrl}${localnet ? `  (websocket ${localnet.wsUrl}; dev methods localnet_getClock, localnet_advanceClock)` : ''}`,
     `  client IP  ${clientIpNote(config.trustProxy)}`,
     `  database   ${early.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PostgreSQL (PGlite) in ${join(dataDir, 'pglite')}`}`,

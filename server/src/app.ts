@@ -1,13 +1,13 @@
 /**
  * createApp(ctx): the Express application (no listen; main.ts listens, tests use supertest).
  *
- * Order: request id (and the request context of lib/request-context.ts) -> JSON access log -> gzip/brotli above 1 kB (http/compression.ts: never SSE nor a secret-bearing response) -> 414 for a request target over 8 KiB -> one warning on the first X-Forwarded-For while TRUST_PROXY=0
+ * Order: (trace id, while tracing) -> request id (and the request context of lib/request-context.ts) -> request metrics (http/metrics.ts) -> JSON access log -> gzip/brotli above 1 kB (http/compression.ts: never SSE nor a secret-bearing response) -> 414 for a request target over 8 KiB -> one warning on the first X-Forwarded-For while TRUST_PROXY=0
  * (http/proxy-warning.ts) -> helmet -> CORS (http/cors.ts: any origin on the Solana Pay
  * endpoints and /icon.svg, CORS_ORIGINS elsewhere) -> cookies -> 403 for a cookie-authenticated write from
  * another origin (http/csrf.ts) -> login rate limits per route and IP (counters in the database: shared by every replica) ->
  * 413 for a declared Content-Length over the limit -> 415 for non-JSON bodies -> JSON body parser
  * (limit) -> 400 for text PostgreSQL cannot store (NUL, unpaired surrogates) in body or query
- * (http/request-text.ts; path parameters once the route matched) -> verify_login rate limit per wallet address for requests that wallet did not sign -> ops routes (/healthz, /readyz, /docs,
+ * (http/request-text.ts; path parameters once the route matched) -> verify_login rate limit per wallet address for requests that wallet did not sign -> ops routes (/healthz, /readyz, /metrics behind METRICS_TOKEN, /docs,
  * /openapi.json, /icon.svg, the web app at /app/ when built) -> ts-rest endpoints (auth middleware per route metadata, then 400 when a
  * declared body is missing) -> 404 / 405 -> problem+json.
  *
@@ -52,6 +52,8 @@ import { refuseCrossOriginCookieWrites } from './http/csrf.js';
 import { WEB_APP_PATH, webAppRoutes } from './http/web-app.js';
 import { compressResponses } from './http/compression.js';
 import { runWithContext, type RequestContext } from './lib/request-context.js';
+import { httpMetrics, METRICS_PATH, metricsRoute } from './http/metrics.js';
+import { isTracing, nameServerSpan, rememberTraceId } from './tracing.js';
 
 /** The service's Solana Pay icon (served at ICON_PATH). */
 const ICON_FILE = path.join(REPO_ROOT, 'server', 'assets', 'icon.svg');
@@ -79,7 +81,11 @@ export function createApp(ctx: AppContext, given?: Services): BazaarApp {
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
   app.set('etag', false);
+  const services = given ?? composeServices(ctx);
+  app.services = services;
 
+  // while tracing (OTEL_EXPORTER_OTLP_ENDPOINT): the request's trace id for problem bodies (tracing.ts)
+  if (isTracing()) app.use(rememberTraceId);
   app.use((req, res, next) => {
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
@@ -90,6 +96,9 @@ export function createApp(ctx: AppContext, given?: Services): BazaarApp {
     req.requestContext = context;
     runWithContext(context, next);
   });
+  // request count and latency per route template and status (metrics.ts, http/metrics.ts); only when
+  // the metrics are served somewhere (METRICS_PORT or METRICS_TOKEN): otherwise nobody could read them
+  if (config.metrics && (config.metrics.port !== null || config.metrics.token)) app.use(httpMetrics(services.metrics));
   app.use(accessLog(log));
   // gzip / brotli above 1 kB; never the event stream nor a response carrying a secret (http/compression.ts)
   app.use(compressResponses());
@@ -162,13 +171,13 @@ export function createApp(ctx: AppContext, given?: Services): BazaarApp {
     res.setHeader('Cache-Control', 'public, max-age=86400');
     res.type('image/svg+xml').send(icon);
   });
+  // Prometheus metrics on this port only behind METRICS_TOKEN (http/metrics.ts; else on METRICS_PORT or nowhere)
+  if (config.metrics?.token) app.get(METRICS_PATH, metricsRoute(services.metrics, config.metrics.token, log));
   app.use(docsRoutes(config));
   // the reference web app (web/), when built: ctx.webAppDir, else web/dist
   const webApp = ctx.webAppDir === null ? null : webAppRoutes(ctx.webAppDir);
   if (webApp) app.use(WEB_APP_PATH, webApp);
 
-  const services = given ?? composeServices(ctx);
-  app.services = services;
   const authn = authenticate(services.auth, { publicMarketplace: config.publicMarketplace });
   if (!config.custodyEnabled) {
     // custody is off: its routes answer 404 custody-disabled to an authenticated caller before headers
@@ -194,7 +203,7 @@ export function createApp(ctx: AppContext, given?: Services): BazaarApp {
     network: config,
   });
   createExpressEndpoints(contract, router, app, {
-    globalMiddleware: [refuseUnstorableParams, authn, requireDeclaredBody],
+    globalMiddleware: [...(isTracing() ? [nameServerSpan] : []), refuseUnstorableParams, authn, requireDeclaredBody],
     requestValidationErrorHandler: requestValidationErrorHandler as never,
     responseValidation: false,
   });

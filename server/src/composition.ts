@@ -18,10 +18,10 @@ import { createListingsModule, listingsReadPort, type ListingsModule } from './m
 import { createBudgetModule, defaultSpending } from './modules/budget/index.js';
 import { createMarketplaceModule } from './modules/marketplace/index.js';
 import { createEventsModule, EventRetention } from './modules/events/index.js';
-import { createWebhooksModule } from './modules/webhooks/index.js';
+import { createWebhooksModule, type WebhooksModule } from './modules/webhooks/index.js';
 import { createChatModule } from './modules/chat/index.js';
 import { createOffersModule } from './modules/offers/index.js';
-import { createDisputesModule } from './modules/disputes/index.js';
+import { countDisputesNeedingAttention, createDisputesModule } from './modules/disputes/index.js';
 import { createModerationModule, standingPort } from './modules/moderation/index.js';
 import { createCustodyModule, type CustodyModule } from './modules/custody/index.js';
 import { BACKGROUND_LEASE, createLeaderRepo, LEADER_LEASE_DEFAULTS, LeaderElection } from './modules/leader/index.js';
@@ -36,6 +36,8 @@ import { purgeRateLimitHits } from './http/rate-limit-store.js';
 import { createReportsModule } from './modules/reports/index.js';
 import { createTipsChain, createTipsModule, tipsReadPort, type TipOrder, type TipsModule } from './modules/tips/index.js';
 import type { OrderRecord } from './modules/orders/orders.types.js';
+import { attentionFlagCounts } from './modules/orders/orders.repo.js';
+import { cachedRead, createMetrics, METRIC_PREFIX, type Metrics } from './metrics.js';
 
 /**
  * An order as the tips module reads it (modules/tips TipOrdersPort), from the orders module's read port.
@@ -66,6 +68,7 @@ export const chainMissing = (): never => {
 /** Build every module (nothing runs until `start()`). */
 export function composeServices(ctx: AppContext) {
   const { config, db, log } = ctx;
+  const metrics = ctx.metrics ?? createMetrics();
   const currencies = config.currencies.length ? config.currencies : (ctx.chain?.currencies ?? []);
   const listingsConfig = { currencies, categories: config.categories, publicBaseUrl: config.publicBaseUrl };
 
@@ -113,7 +116,15 @@ export function composeServices(ctx: AppContext) {
   // periodically for revocations elsewhere (they are in the database)
   const events = createEventsModule({ db, log, databaseUrl: config.databaseUrl, stream: config.eventStreams, credentialChanges: credentialSignal });
   const chat = createChatModule({ db, now: ctx.now, rateLimitPerMinute: config.chatRateLimitPerMinute });
-  const webhooks = createWebhooksModule({ db, settings: config.webhooks, log, now: ctx.now, credentialChanges: credentialSignal, ...ctx.webhooks });
+  const webhooks = createWebhooksModule({
+    db,
+    settings: config.webhooks,
+    log,
+    now: ctx.now,
+    credentialChanges: credentialSignal,
+    ...ctx.webhooks,
+    worker: { onAttempt: (outcome) => metrics.webhookAttempts.inc({ outcome }), ...ctx.webhooks?.worker },
+  });
   const wallet = createWalletService({
     chain: chain ?? { getWalletBalances: chainMissing },
     currencies,
@@ -161,6 +172,7 @@ export function composeServices(ctx: AppContext) {
       custody: custody?.service,
       budget: { sponsorPayeeAccount: (p) => budget.sponsorPayeeAccount(p), record: (c) => budget.record(c) },
       standing,
+      onEscrow: (m) => metrics.recordEscrow(m),
     });
   }
   // tips (issue 24 item 8): plain transfers the buyer's wallet signs; confirmed from the chain's record
@@ -212,8 +224,16 @@ export function composeServices(ctx: AppContext) {
   const leader = leaderLoops(ctx, { authRepo, retention, listings, orders, custody, tips });
   // the audit log (issue 25): written by the outbox (appendEvents) and appendAudit; read by admins
   const audit = createAuditModule({ db });
+  serviceMetrics(ctx, metrics, { leader, orders, webhooks });
+  // the dispute desk's flag (issue 25): disputes unresolved past DISPUTE_ATTENTION_HOURS, in bazaar_attention_flags
+  const unresolved = cachedRead(metrics.scrapeCacheMs, () =>
+    countDisputesNeedingAttention(db, { now: ctx.now(), attentionHours: disputes.settings.attentionHours }),
+  );
+  metrics.addAttentionFlags(async () => ({ 'dispute-unresolved': (await unresolved()) ?? 0 }));
 
   return {
+    /** the app's Prometheus metrics (metrics.ts; GET /metrics, http/metrics.ts) */
+    metrics,
     /** the service's SOL budget of the day (modules/budget; /readyz `chain_budget`) */
     budget,
     auth,
@@ -272,6 +292,93 @@ export function composeServices(ctx: AppContext) {
 }
 
 export type Services = ReturnType<typeof composeServices>;
+
+/**
+ * The gauges read at scrape time (metrics.ts; README "Metrics and traces" lists them): the database pool,
+ * the leader lease, the payment watcher (in-process state, no query), and the webhook backlog and
+ * attention flags (bounded index reads, cached for `metrics.scrapeCacheMs`).
+ */
+function serviceMetrics(
+  ctx: AppContext,
+  metrics: Metrics,
+  m: { leader: LeaderElection; orders: OrdersModule | null; webhooks: WebhooksModule },
+): void {
+  const p = METRIC_PREFIX;
+  const pool = ctx.dbPool;
+  if (pool) {
+    metrics.registerGauge({
+      name: `${p}db_pool_connections`,
+      help: 'PostgreSQL pool connections by state: in_use (checked out by a query or transaction), idle, max (DB_POOL_MAX); absent on PGlite (no pool)',
+      labelNames: ['state'] as const,
+      collect(g) {
+        const s = pool();
+        if (!s) return;
+        g.set({ state: 'in_use' }, s.total - s.idle);
+        g.set({ state: 'idle' }, s.idle);
+        g.set({ state: 'max' }, s.max);
+      },
+    });
+    metrics.registerGauge({
+      name: `${p}db_pool_waiting`,
+      help: 'Queries waiting for a free PostgreSQL pool connection (bounded by DB_POOL_QUEUE_MAX: past it they fail with 503)',
+      collect(g) {
+        const s = pool();
+        if (s) g.set(s.waiting);
+      },
+    });
+  }
+  const { leader } = m;
+  metrics.registerGauge({
+    name: `${p}leader_is_leader`,
+    help: '1 while this replica holds the leader lease of the background loops (payment watcher, crank, reconcilers, purges), else 0',
+    collect: (g) => g.set(leader.isLeader ? 1 : 0),
+  });
+  metrics.registerGauge({
+    name: `${p}leader_lease_term`,
+    help: 'Term of the leader lease as this replica last saw it (grows by one each time the lease changes hands), labelled by its holder (host:pid:random)',
+    labelNames: ['holder'] as const,
+    collect(g) {
+      const seen = leader.lastSeen;
+      if (seen) g.set({ holder: seen.holder }, Number(seen.term));
+    },
+  });
+  const watcher = m.orders?.watcher;
+  if (watcher) {
+    metrics.registerGauge({
+      name: `${p}payment_watcher_lag_seconds`,
+      help: 'Seconds since the payment watcher last finished a pass (funding not yet seen can be at most about this old plus a pass); exported only by the replica running it (the leader)',
+      collect(g) {
+        const s = watcher.stats();
+        if (s.running && s.lastPassEndMs !== null) g.set(Math.max(0, (Date.now() - s.lastPassEndMs) / 1000));
+      },
+    });
+    metrics.registerGauge({
+      name: `${p}payment_watcher_pending_orders`,
+      help: 'Orders whose escrow account a subscription notification named, waiting for the payment watcher\'s targeted pass',
+      collect(g) {
+        const s = watcher.stats();
+        if (s.running) g.set(s.pending);
+      },
+    });
+  }
+  const BACKLOG_CAP = 10_000;
+  const backlog = cachedRead(metrics.scrapeCacheMs, () => m.webhooks.repo.backlog(BACKLOG_CAP));
+  metrics.registerGauge({
+    name: `${p}webhook_backlog`,
+    help: `Webhook outbox backlog: kind=pending_deliveries (deliveries not yet delivered nor given up, counted up to ${BACKLOG_CAP}), kind=unfanned_events (committed events the fan-out has not turned into deliveries yet); refreshed at most every scrape cache period`,
+    labelNames: ['kind'] as const,
+    async collect(g) {
+      const b = await backlog();
+      if (!b) return;
+      g.set({ kind: 'pending_deliveries' }, b.pending);
+      g.set({ kind: 'unfanned_events' }, b.unfanned);
+    },
+  });
+  if (m.orders) {
+    const flags = cachedRead(metrics.scrapeCacheMs, () => attentionFlagCounts(ctx.db));
+    metrics.addAttentionFlags(async () => (await flags()) ?? {});
+  }
+}
 
 /**
  * The loops that run on exactly one replica at a time, the holder of the leader lease

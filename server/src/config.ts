@@ -25,6 +25,7 @@ import { authDefaults, DISPUTE_DEFAULTS, STREAM_DEFAULTS } from '@bazaar/contrac
 import type { CurrencyInfo } from './lib/currency.js';
 import { websocketUrlFor } from './lib/rpc-url.js';
 import type { OrdersSettings } from './modules/orders/orders.settings.js';
+import type { TracingSettings } from './tracing.js';
 
 /**
  * What the service may spend on chain per UTC day (modules/budget, docs/threat-model.md#who-pays-for-what-on-chain): the daily budget in
@@ -185,6 +186,33 @@ export const ENV_VARS: readonly EnvVar[] = [
   },
   { name: 'LEADER_LEASE_RENEW_MS', group: 'service', default: lit(5_000), meaning: 'how often the holder renews the lease and the others try to take it, ms (below `LEADER_LEASE_TTL_MS`)', example: '2000', readers: S },
   { name: 'TRUST_PROXY', group: 'service', default: lit(0), meaning: 'reverse proxies in front (client IP from `X-Forwarded-For`); `true` = 1. With 0 behind a proxy every client shares one login rate-limit bucket: the start-up banner says which IP is used and the first request with `X-Forwarded-For` logs a warning', example: '1', readers: S },
+  // metrics and traces (server/src/metrics.ts, server/src/tracing.ts; README "Metrics and traces")
+  {
+    name: 'METRICS_PORT',
+    group: 'service',
+    default: computed('unset: no metrics listener; under `npm start` with the embedded localnet: `9464`'),
+    meaning: 'port of a listener of its own serving only `GET /metrics` (Prometheus text format) on `METRICS_HOST`; not the public port, not behind its proxy',
+    example: '9465',
+    readers: S,
+  },
+  { name: 'METRICS_HOST', group: 'service', default: lit('127.0.0.1'), meaning: 'bind address of the metrics listener (`0.0.0.0` to let a Prometheus on another host scrape it; then firewall it or set `METRICS_TOKEN`)', example: '0.0.0.0', with: { METRICS_PORT: '9465' }, readers: S },
+  {
+    name: 'METRICS_TOKEN',
+    group: 'service',
+    default: computed('unset: `/metrics` is not served on the main port'),
+    meaning: 'serve `GET /metrics` on the main port too, to `Authorization: Bearer <token>` only (401 otherwise); the metrics port then asks for it as well. At least 16 characters',
+    example: 'example-metrics-token-0123456789',
+    readers: S,
+  },
+  {
+    name: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+    group: 'service',
+    default: computed('unset: tracing off (no spans, no trace ids)'),
+    meaning: 'OpenTelemetry: export traces over OTLP/HTTP to `<endpoint>/v1/traces` (spans of HTTP requests, Prisma queries, chain JSON-RPC calls); log lines and problem bodies then carry `trace_id`',
+    example: 'http://127.0.0.1:4318',
+    readers: S,
+  },
+  { name: 'OTEL_SERVICE_NAME', group: 'service', default: lit('bazaar'), meaning: 'OpenTelemetry `service.name` of the exported spans', example: 'bazaar-eu-1', with: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' }, readers: S },
   // login
   { name: 'JWT_SECRET', group: 'login', default: computed('generated once into `DATA_DIR/keys/jwt-secret`'), meaning: 'HS256 key of the access tokens (at least 32 bytes)', example: 'example-secret-example-secret-example-secret', readers: S },
   { name: 'JWT_TTL_SECONDS', group: 'login', default: lit(authDefaults.jwtTtlSeconds), meaning: 'access token lifetime, seconds (`expires_in` of a login)', example: '7200', readers: S },
@@ -589,6 +617,19 @@ export interface Config {
   readyTimeoutMs: number;
   /** drain deadline after SIGTERM/SIGINT, ms (main.ts) */
   shutdownTimeoutMs: number;
+  /** where GET /metrics is served (http/metrics.ts); absent: nowhere */
+  metrics?: MetricsSettings;
+  /** OpenTelemetry export (tracing.ts); absent or null: tracing off */
+  tracing?: TracingSettings | null;
+}
+
+/** METRICS_PORT / METRICS_HOST / METRICS_TOKEN (http/metrics.ts). */
+export interface MetricsSettings {
+  /** the metrics listener's port; null: none */
+  port: number | null;
+  host: string;
+  /** Bearer token of /metrics on the main port (and the metrics port); null: not on the main port */
+  token: string | null;
 }
 
 /** Node HTTP server limits, set when the server is created (http/server.ts). */
@@ -800,7 +841,30 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     },
     readyTimeoutMs: positive(env, 'READY_TIMEOUT_MS'),
     shutdownTimeoutMs: positive(env, 'SHUTDOWN_TIMEOUT_MS'),
+    metrics: metricsSettings(env, dev),
+    tracing: tracingSettings(env),
   };
+}
+
+/** Default metrics port under `npm start` (the port OpenTelemetry's Prometheus exporter uses). */
+export const DEV_METRICS_PORT = 9464;
+
+/** METRICS_*: the listener's port (dev: DEV_METRICS_PORT), its host, the main port's token (16+ characters). */
+function metricsSettings(env: NodeJS.ProcessEnv, dev: boolean): MetricsSettings {
+  const token = raw(env, 'METRICS_TOKEN') ?? null;
+  if (token !== null && (token.length < 16 || /\s/.test(token))) {
+    throw new ConfigError('METRICS_TOKEN', 'METRICS_TOKEN must be at least 16 characters without spaces');
+  }
+  const given = raw(env, 'METRICS_PORT');
+  return { port: given !== undefined ? port(env, 'METRICS_PORT') : dev ? DEV_METRICS_PORT : null, host: raw(env, 'METRICS_HOST')!, token };
+}
+
+/** OTEL_EXPORTER_OTLP_ENDPOINT (an http(s) URL) and OTEL_SERVICE_NAME; null when the endpoint is unset. */
+function tracingSettings(env: NodeJS.ProcessEnv): TracingSettings | null {
+  const endpoint = raw(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (endpoint === undefined) return null;
+  httpUrl('OTEL_EXPORTER_OTLP_ENDPOINT', endpoint);
+  return { endpoint, serviceName: raw(env, 'OTEL_SERVICE_NAME')! };
 }
 
 /** LEADER_LEASE_TTL_MS and LEADER_LEASE_RENEW_MS: both > 0, the renewal interval below the TTL. */

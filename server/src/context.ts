@@ -4,7 +4,8 @@
  */
 import type { Chain, ChainClient } from './chain/index.js';
 import type { Config } from './config.js';
-import type { PrismaClient } from './db/client.js';
+import type { PoolStats, PrismaClient } from './db/client.js';
+import type { Metrics } from './metrics.js';
 import type { Logger } from './logger.js';
 import type { CustodyPortDecorators } from './modules/custody/index.js';
 import type { ListingsHooks } from './modules/listings/index.js';
@@ -46,4 +47,8 @@ export interface AppContext {
    * restarted after a crash is the same holder and takes its lease back at once.
    */
   leaderHolder?: string;
+  /** the app's metrics (metrics.ts); absent: composeServices makes a fresh registry */
+  metrics?: Metrics;
+  /** the database pool's counts for the metrics (db/client.ts Db.poolStats); absent or null: no pool gauges */
+  dbPool?: () => PoolStats | null;
 }

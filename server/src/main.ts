@@ -5,6 +5,9 @@
  * (payment watcher, crank, reconcilers, custody worker, purges) once this replica holds the leader lease
  * (modules/leader: with N replicas on one database they run on one at a time).
  *
+ * Observability: METRICS_PORT opens the metrics listener after the main port (http/metrics.ts), closed on
+ * stop; OTEL_EXPORTER_OTLP_ENDPOINT starts tracing first thing (tracing.ts).
+ *
  * SIGTERM/SIGINT (lifecycle.ts; handlers installed before any start-up work): stop accepting, finish
  * in-flight requests (responses during the drain carry `Connection: close`, idle keep-alive
  * connections are closed), stop the background workers at the end of their current pass, close the
@@ -29,7 +32,10 @@ import { createHttpServer, type HttpServer } from './http/server.js';
 import { clientIpNote } from './http/proxy-warning.js';
 import { Lifecycle, StartAborted } from './lifecycle.js';
 import { createLogger, type Logger } from './logger.js';
-import { loadServerConfig, probeDatabase, reportStartupFailure, startupFailureLine } from './startup.js';
+import { loadServerConfig, probeDatabase, reportStartupFailure, StartupError, startupFailureLine } from './startup.js';
+import { createMetricsServer, METRICS_PATH } from './http/metrics.js';
+import { createMetrics } from './metrics.js';
+import { startTracing, stopTracing } from './tracing.js';
 
 function chainFor(config: Config, log: Logger): AppContext['chain'] {
   if (!existsSync(config.serviceKeypairPath)) {
@@ -42,6 +48,15 @@ function chainFor(config: Config, log: Logger): AppContext['chain'] {
     serviceKeypair: readKeypairFile(config.serviceKeypairPath),
     programId: config.escrowProgramId,
     currencies: config.currencies,
+  });
+}
+
+/** Close `server` (the metrics listener), dropping its keep-alive connections; resolves when closed. */
+function closeServer(server: Server | null): Promise<void> {
+  if (!server) return Promise.resolve();
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
   });
 }
 
@@ -67,12 +82,15 @@ export interface Running {
  */
 export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptions = {}): Promise<Running> {
   const config = opts.config ?? loadServerConfig(env);
-  const log = opts.log ?? createLogger(config.logLevel);
+  const log = opts.log ?? createLogger(config.logLevel, { traceIds: !!config.tracing });
+  // OpenTelemetry (OTEL_EXPORTER_OTLP_ENDPOINT): before the database opens and the server listens
+  if (config.tracing) await startTracing(config.tracing);
   const lifecycle = opts.lifecycle ?? new Lifecycle(log, config.shutdownTimeoutMs);
 
   let db: Db | null = null;
   let http: HttpServer | null = null;
   let services: Services | null = null;
+  let metricsServer: Server | null = null;
   // the start-up step in progress: a stop waits for it, then closes what exists
   let step: Promise<unknown> = Promise.resolve();
   const run = <T>(p: Promise<T>): Promise<T> => {
@@ -81,8 +99,10 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
   };
   lifecycle.onStop(async () => {
     await step.catch(() => undefined);
-    await Promise.all([http?.drain(), services?.stop()]);
+    await Promise.all([http?.drain(), services?.stop(), closeServer(metricsServer)]);
     await db?.close();
+    // the spans still batched go out before the process exits
+    if (config.tracing) await stopTracing().catch(() => undefined);
   });
   lifecycle.setDeadlineAction(() => http?.destroyAll());
 
@@ -102,6 +122,9 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
     chain: chainFor(config, log),
     now: () => new Date(),
     dbPing: db.ping,
+    dbPool: db.poolStats,
+    // the process metrics (CPU, memory, event-loop delay) once per process, beside the service's own
+    metrics: createMetrics({ processMetrics: true }),
     draining: () => lifecycle.isStopping,
     // PGlite: one process owns the database, so a stale lease can only be this process's dead predecessor
     ...(db.kind === 'pglite' ? { leaderHolder: `pglite:${config.dataDir}` } : {}),
@@ -120,6 +143,28 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
       });
     }),
   );
+  lifecycle.checkpoint();
+  if (config.metrics?.port !== null && config.metrics?.port !== undefined) {
+    const m = config.metrics;
+    const server = createMetricsServer({ metrics: services.metrics, token: m.token ?? undefined, log });
+    metricsServer = server;
+    await run(
+      new Promise<void>((resolve, reject) => {
+        server.once('error', (err: NodeJS.ErrnoException) =>
+          reject(
+            err.code === 'EADDRINUSE'
+              ? new StartupError(`the metrics port ${m.host}:${m.port} is already in use: stop what runs there or set METRICS_PORT to a free port`, 'METRICS_PORT')
+              : err,
+          ),
+        );
+        server.listen(m.port!, m.host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      }),
+    );
+    log.info({ url: `http://${m.host}:${m.port}${METRICS_PATH}`, token: m.token ? 'required' : 'none' }, 'metrics listening');
+  }
   lifecycle.checkpoint();
   log.info(
     { url: `http://${config.host}:${config.port}`, public: config.publicBaseUrl, limits: config.http, trust_proxy: config.trustProxy, client_ip: clientIpNote(config.trustProxy) },
@@ -148,7 +193,7 @@ if (isEntry || process.env.BAZAAR_MAIN === '1') {
     reportStartupFailure(err);
     process.exit(1);
   }
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, { traceIds: !!config.tracing });
   const lifecycle = new Lifecycle(log, config.shutdownTimeoutMs);
   lifecycle.installSignalHandlers();
   log.info({ pid: process.pid, shutdown_timeout_ms: config.shutdownTimeoutMs }, 'starting');

@@ -82,6 +82,10 @@ export interface TestAppOptions {
   webAppDir?: string | null;
   /** with `postgres`: the URL the app connects to, from the fresh database's URL (e.g. through a TCP proxy) */
   postgresUrl?: (url: string) => string;
+  /** the app's logger (default: createLogger(config.logLevel)) */
+  log?: AppContext['log'];
+  /** the app's metrics (default: a fresh registry) */
+  metrics?: AppContext['metrics'];
 }
 
 export async function createTestApp(opts: TestAppOptions = {}) {
@@ -96,7 +100,7 @@ export async function createTestApp(opts: TestAppOptions = {}) {
   const ctx: AppContext = {
     config,
     db: db.prisma,
-    log: createLogger(config.logLevel),
+    log: opts.log ?? createLogger(config.logLevel),
     chain: opts.chain ?? null,
     now: opts.now ?? (() => new Date()),
     orders: { watcherIntervalMs: 0, reconcileIntervalMs: 0, ...(opts.orders ?? {}) },
@@ -104,6 +108,8 @@ export async function createTestApp(opts: TestAppOptions = {}) {
     ...(opts.custody ? { custody: opts.custody } : {}),
     webhooks: opts.webhooks,
     dbPing: db.ping,
+    dbPool: db.poolStats,
+    ...(opts.metrics ? { metrics: opts.metrics } : {}),
     ...(opts.webAppDir !== undefined ? { webAppDir: opts.webAppDir } : {}),
   };
   const app = createApp(ctx);

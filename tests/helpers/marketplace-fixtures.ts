@@ -26,10 +26,11 @@ export async function setup(
     chain?: unknown;
     config?: Parameters<typeof createTestApp>[0] extends infer O ? (O extends { config?: infer C } ? C : never) : never;
     webhooks?: Parameters<typeof createTestApp>[0] extends infer O ? (O extends { webhooks?: infer W } ? W : never) : never;
+    metrics?: Parameters<typeof createTestApp>[0] extends infer O ? (O extends { metrics?: infer M } ? M : never) : never;
   } = {},
 ) {
   const chain = (opts.chain as FakeChain | undefined) ?? new FakeChain();
-  const t = await createTestApp({ chain: chain as never, config: opts.config, webhooks: opts.webhooks });
+  const t = await createTestApp({ chain: chain as never, config: opts.config, webhooks: opts.webhooks, ...(opts.metrics ? { metrics: opts.metrics } : {}) });
   return { t, app: t.app, db: t.ctx.db, chain };
 }
 

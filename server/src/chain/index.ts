@@ -12,6 +12,7 @@ import { EscrowClient } from './escrow.js';
 import { mintListingToken, readListingMint, transactionOutcome, updateListingToken } from './listing-mint.js';
 import type { ConfirmOptions } from './tx.js';
 import type { Chain, CurrencyInfo } from './types.js';
+import { tracedFetch } from '../tracing.js';
 
 export * from './types.js';
 export { EscrowClient } from './escrow.js';
@@ -59,8 +60,9 @@ export type ChainClient = Chain & {
 /** A web3.js Connection whose HTTP requests abort after `timeoutMs`. */
 export function createConnection(rpcUrl: string, opts: { commitment?: Commitment; wsUrl?: string; timeoutMs?: number } = {}): Connection {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
-  const timedFetch = (input: unknown, init?: RequestInit) =>
-    fetch(input as string, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+  // a span per JSON-RPC call while tracing is on (tracing.ts), the plain fetch otherwise
+  const timedFetch = tracedFetch((input: unknown, init?: RequestInit) =>
+    fetch(input as string, { ...init, signal: AbortSignal.timeout(timeoutMs) }));
   return new Connection(rpcUrl, {
     commitment: opts.commitment ?? 'confirmed',
     disableRetryOnRateLimit: true,

@@ -38,6 +38,11 @@ export interface Db {
   pglite?: PGlite;
   /** readiness probe off the shared pool: resolves when `SELECT 1` answers within `timeoutMs` ms */
   ping(timeoutMs: number): Promise<void>;
+  /**
+   * The shared pool's counts now (PostgreSQL with limits; null on PGlite, one in-process connection and no
+   * pool): connections open (`total`), of which `idle`, queries `waiting` for one, and the pool's `max`.
+   */
+  poolStats(): PoolStats | null;
   close(): Promise<void>;
 }
 
@@ -48,6 +53,14 @@ function within<T>(ms: number, work: Promise<T>, what: string): Promise<T> {
     timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Counts of a connection pool (node-postgres `totalCount`, `idleCount`, `waitingCount`, `options.max`). */
+export interface PoolStats {
+  total: number;
+  idle: number;
+  waiting: number;
+  max: number;
 }
 
 export interface CreateDbOptions {
@@ -65,13 +78,16 @@ export async function createDb(opts: CreateDbOptions = {}): Promise<Db> {
     if (!/^postgres(ql)?:\/\//.test(opts.databaseUrl)) {
       throw new Error('DATABASE_URL must be a postgres:// or postgresql:// URL');
     }
-    const prisma = new PrismaClient({ adapter: new BazaarPgAdapterFactory(opts.databaseUrl, opts.limits) });
+    const factory = new BazaarPgAdapterFactory(opts.databaseUrl, opts.limits);
+    const prisma = new PrismaClient({ adapter: factory });
     const url = opts.databaseUrl;
+    const pool = factory.pool;
     let probe: pg.Pool | null = null;
     return {
       prisma,
       adapter: new BazaarPgAdapterFactory(url),
       kind: 'postgres',
+      poolStats: () => (pool ? { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max ?? 10 } : null),
       async ping(timeoutMs) {
         if (!probe) {
           probe = new pg.Pool({
@@ -106,6 +122,7 @@ export async function createDb(opts: CreateDbOptions = {}): Promise<Db> {
     adapter,
     kind: 'pglite',
     pglite,
+    poolStats: () => null,
     async ping(timeoutMs) {
       if (pglite!.closed) throw new Error('PGlite is closed');
       await within(timeoutMs, pglite!.query('SELECT 1'), 'the embedded database');

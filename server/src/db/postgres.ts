@@ -115,11 +115,14 @@ export class BazaarPgAdapterFactory implements SqlMigrationAwareDriverAdapterFac
   readonly provider = 'postgres' as const;
   readonly adapterName: string;
   private readonly inner: PrismaPg;
+  /** the service's pool (with `limits`; else the adapter builds its own and this is null): the metrics read its counts */
+  readonly pool: BoundedPool | null;
 
   /** `limits` unset: pg defaults (no timeouts, no queue bound), as migrations want. */
   constructor(connectionString: string, limits?: PgLimits) {
     const config = pgPoolConfig(connectionString, limits);
-    this.inner = new PrismaPg(limits ? new BoundedPool(config, limits.poolQueueMax ?? DEFAULT_POOL_QUEUE_MAX) : config, {
+    this.pool = limits ? new BoundedPool(config, limits.poolQueueMax ?? DEFAULT_POOL_QUEUE_MAX) : null;
+    this.inner = new PrismaPg(this.pool ?? config, {
       // the pool is ours: end it when Prisma disconnects
       disposeExternalPool: true,
     });

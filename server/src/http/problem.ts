@@ -1,6 +1,6 @@
 /**
  * The one place where errors become RFC 9457 problem details (`application/problem+json`):
- * {type, title, status, detail, instance, request_id, ...extensions}.
+ * {type, title, status, detail, instance, request_id, trace_id (only while tracing), ...extensions}.
  *
  * - DomainError(slug, detail, extensions)             -> the slug's status (contract problems table)
  * - ts-rest RequestValidationError                     -> 400 validation-error, errors: [{path, message, code}]
@@ -32,8 +32,13 @@ export function requestIdOf(req: Request): string {
   return (req as Request & { id?: string }).id ?? String(req.headers['x-request-id'] ?? '');
 }
 
+/**
+ * The problem body for `req`: `trace_id` is the request's OpenTelemetry trace id when tracing is on
+ * (tracing.ts `rememberTraceId` put it on the request), absent otherwise.
+ */
 export function problemBody(req: Request, slug: AnyProblemSlug, detail: string, extensions: Record<string, unknown> = {}) {
   const info = problemInfo(slug);
+  const traceId = (req as Request & { traceId?: string }).traceId;
   let type: string;
   try {
     type = problemTypeUri(slug as never);
@@ -48,6 +53,7 @@ export function problemBody(req: Request, slug: AnyProblemSlug, detail: string, 
     detail,
     instance: req.originalUrl.split('?')[0] ?? req.path,
     request_id: requestIdOf(req),
+    ...(traceId ? { trace_id: traceId } : {}),
   };
 }
 

@@ -231,6 +231,6 @@ export async function countDisputesNeedingAttention(
 ): Promise<number> {
   const before = new Date(o.now.getTime() - o.attentionHours * 3_600_000);
   const rows = await db.$queryRaw<{ n: bigint }[]>`
-    SELECT count(*) AS n FROM orders WHERE status = 'disputed' AND disputed_at IS NOT NULL AND disputed_at <= ${before}`;
+    SELECT count(*) AS n FROM orders WHERE status = 'disputed' AND disputed_at IS NOT NULL AND disputed_at <= ${before.toISOString()}::timestamptz`;
   return Number(rows[0]?.n ?? 0n);
 }

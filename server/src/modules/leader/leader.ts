@@ -61,6 +61,7 @@ export class LeaderElection {
   private ticking: Promise<void> | null = null;
   private stopped = true;
   private elections = 0;
+  private seen: { holder: string; term: bigint } | null = null;
 
   constructor(private readonly o: LeaderElectionOptions) {
     if (!(o.renewMs > 0 && o.renewMs < o.ttlMs)) throw new Error(`leader lease: renewMs (${o.renewMs}) must be > 0 and < ttlMs (${o.ttlMs})`);
@@ -76,6 +77,14 @@ export class LeaderElection {
   /** The term this replica leads, or null. */
   get term(): bigint | null {
     return this.leading ? this.leaseTerm : null;
+  }
+
+  /**
+   * The lease as this replica last saw it (its own acquire, or the row read while following): holder and
+   * term; null before the first attempt or when no replica held it. Read by the metrics (no query).
+   */
+  get lastSeen(): { holder: string; term: bigint } | null {
+    return this.seen;
   }
 
   /** How many terms this replica has won since it was created. */
@@ -151,6 +160,7 @@ export class LeaderElection {
       return this.leading ? Math.max(10, Math.min(renewMs, this.validUntil - this.clock())) : renewMs;
     }
     if (lease) {
+      this.seen = { holder: lease.holder, term: lease.term };
       if (this.leading && lease.term !== this.leaseTerm) await this.depose(`the lease was taken over meanwhile (term ${this.leaseTerm} -> ${lease.term})`);
       this.validUntil = t0 + ttlMs - this.safety();
       if (!this.leading) {
@@ -168,6 +178,7 @@ export class LeaderElection {
     }
     if (this.leading) await this.depose('another replica holds the lease');
     const cur = await repo.current(name).catch(() => null);
+    this.seen = cur ? { holder: cur.holder, term: cur.term } : null;
     if (!cur) return renewMs;
     // retry as soon as the holder's lease expires (database clock), at the latest after renewMs
     return Math.min(renewMs, Math.max(10, cur.expiresAt.getTime() - cur.dbNow.getTime() + 20));

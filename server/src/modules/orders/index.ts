@@ -14,6 +14,7 @@ import { IdempotencyLeases, PrismaIdempotencyStore, type IdempotencyStore } from
 import { escrowPort, type OrdersBudget } from './orders.escrow.js';
 import { checkEscrowIntegrity } from './orders.integrity.js';
 import { PrismaOrdersRepo, userOrderStats, type UserOrderStats } from './orders.repo.js';
+import type { EscrowMovement } from '../../metrics.js';
 import { OrdersService } from './orders.service.js';
 import type { OrdersServiceSettings } from './orders.settings.js';
 import type { CustodialPaymentsPort, EscrowPort, ListingsPort, Log, OrderRecord, OrderWatchOptions, OrdersRepo, StandingPort } from './orders.types.js';
@@ -113,11 +114,13 @@ export interface OrdersModuleOptions {
    * before a payout (docs/threat-model.md#who-pays-for-what-on-chain), and the count of the transactions it pays for
    */
   budget?: OrdersBudget;
+  /** told of each committed escrow movement (funded / released / refunded / resolved): the metrics' escrow volume */
+  onEscrow?: (m: EscrowMovement) => void;
 }
 
 export function createOrdersModule(o: OrdersModuleOptions) {
   const categoryNames = new Map((o.categories ?? []).map((c) => [c.slug, c.name]));
-  const builtRepo = o.repo ?? new PrismaOrdersRepo(o.db, { categoryName: (slug) => categoryNames.get(slug) });
+  const builtRepo = o.repo ?? new PrismaOrdersRepo(o.db, { categoryName: (slug) => categoryNames.get(slug), onEscrow: o.onEscrow });
   const builtEscrow = o.escrow ?? (o.chain?.escrow ? escrowPort(o.chain.escrow, { log: o.log, budget: o.budget }) : unavailableEscrow());
   const repo = o.ports?.repo?.(builtRepo) ?? builtRepo;
   const escrow = o.ports?.escrow?.(builtEscrow) ?? builtEscrow;

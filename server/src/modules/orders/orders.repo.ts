@@ -16,6 +16,7 @@ import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { listingStatusOfUnits, MILESTONE_EVENT_OF, PAYMENT_GRACE_SECONDS, TERMINAL_ORDER_STATUSES, type EventType, type OrderLevelStatus } from '@bazaar/contract';
 import { type Instruction, type OrderStatus, OPEN_ORDER_STATUSES, findTransition, orderEventFor } from './order-state.js';
 import { appendEvents, notifyAppended, type NewEvent } from '../events/index.js';
+import type { EscrowMovement } from '../../metrics.js';
 import { toOrderDto, type MilestonePresentation } from './orders.dto.js';
 import { OPEN_MILESTONE_STATUSES, orderLevelEventOf, orderStatusOf } from './milestones.js';
 import { nextStepOf, readOrderViews, type CategoryNameOf, type OrderView } from './order-view.js';
@@ -257,6 +258,23 @@ async function orderLevelStatus(tx: Tx, orderId: string): Promise<OrderLevelStat
   );
 }
 
+/** Statuses in which the row's escrow holds its amount (funded, not yet paid out). */
+const HELD_IN_ESCROW: ReadonlySet<OrderStatus> = new Set(['in_progress', 'delivered', 'disputed'] as OrderStatus[]);
+
+/**
+ * The escrow movement of a row's status change (metrics.ts `bazaar_escrow_volume_base_units_total`):
+ * awaiting_payment -> in_progress = funded; leaving a funded status for completed / refunded / resolved =
+ * released / refunded / resolved (the row's whole amount left the escrow: to the seller, the buyer, or split).
+ */
+export function escrowDirection(from: OrderStatus, to: OrderStatus): EscrowMovement['direction'] | null {
+  if (from === 'awaiting_payment' && to === 'in_progress') return 'funded';
+  if (!HELD_IN_ESCROW.has(from)) return null;
+  if (to === 'completed') return 'released';
+  if (to === 'refunded') return 'refunded';
+  if (to === 'resolved') return 'resolved';
+  return null;
+}
+
 /**
  * THE one place an order's status changes: the conditional update (on the expected status, bumping
  * `version`) and, when the status moved, the event of that lifecycle row, in the caller's transaction.
@@ -270,8 +288,9 @@ async function applyTransition(
   signature: string | null,
   categoryName?: CategoryNameOf,
   guard?: ProposalGuard,
+  moved?: EscrowMovement[],
 ): Promise<boolean> {
-  const head = await tx.order.findUnique({ where: { id }, select: { orderId: true, milestoneCount: true } });
+  const head = await tx.order.findUnique({ where: { id }, select: { orderId: true, milestoneCount: true, amountBaseUnits: true, currency: true } });
   const multi = head && head.milestoneCount > 1 ? head.orderId! : null;
   const before = multi ? await orderLevelStatus(tx, multi) : null;
   const r = await tx.order.updateMany({ where: { id, status: expected, ...proposalWhere(guard) }, data: { ...toData(patch), version: { increment: 1 } } });
@@ -279,6 +298,10 @@ async function applyTransition(
   const sig = signature ?? patch.lastSignature ?? patch.fundSignature ?? null;
   // a status change emits its row's event; a row that keeps the status (a proposal) emits when named
   const statusChanged = patch.status !== undefined && patch.status !== expected;
+  if (statusChanged && head && moved) {
+    const direction = escrowDirection(expected, patch.status!);
+    if (direction) moved.push({ currency: head.currency, direction, baseUnits: BigInt(head.amountBaseUnits.toFixed()) });
+  }
   const type = statusChanged
     ? orderEventFor(expected, patch.status!, patch.transition)
     : patch.transition
@@ -319,6 +342,18 @@ export function listingUnitsFull(u: { capacity: number; stock: number | null; op
   return listingStatusOfUnits({ ...units, open: open - Number(u.unpaid_orders) }) === 'available' ? 'held' : 'paid';
 }
 
+/**
+ * Orders flagged for an operator (`attention`), counted per reason, for the metrics: at most `cap` flagged
+ * rows are read (the attention_reason index: never a scan of the orders).
+ */
+export async function attentionFlagCounts(db: Db, cap = 10_000): Promise<Record<string, number>> {
+  const rows = await db.$queryRaw<Array<{ kind: string; n: bigint }>>`
+    SELECT attention_reason AS kind, count(*) AS n
+      FROM (SELECT attention_reason FROM orders WHERE attention_reason IS NOT NULL LIMIT ${cap}) f
+     GROUP BY attention_reason`;
+  return Object.fromEntries(rows.map((r) => [r.kind, Number(r.n)]));
+}
+
 /** A milestone to fund was not scheduled any more (rolls the funding request back). */
 class NotScheduled extends Error {}
 
@@ -326,7 +361,11 @@ export class PrismaOrdersRepo implements OrdersRepo {
   /** `categoryName`: display names of the configured categories (order views; default: the slug in title case) */
   constructor(
     private readonly db: Db,
-    private readonly opts: { categoryName?: CategoryNameOf } = {},
+    private readonly opts: {
+      categoryName?: CategoryNameOf;
+      /** told of each escrow movement once its transaction committed (metrics.ts escrow volume) */
+      onEscrow?: (m: EscrowMovement) => void;
+    } = {},
   ) {}
 
   /** The read model of a page of orders (listing, parties, review, chain transactions) in two statements. */
@@ -643,8 +682,10 @@ export class PrismaOrdersRepo implements OrdersRepo {
       const r = await this.db.order.updateMany({ where, data: { ...toData(patch), version: { increment: 1 } } });
       return r.count === 1;
     }
-    const changed = await this.db.$transaction((tx) => applyTransition(tx, id, expected, patch, null, this.opts.categoryName, guard));
+    const moved: EscrowMovement[] = [];
+    const changed = await this.db.$transaction((tx) => applyTransition(tx, id, expected, patch, null, this.opts.categoryName, guard, moved));
     if (changed) notifyAppended();
+    if (changed) this.reportEscrow(moved);
     return changed;
   }
 
@@ -673,16 +714,31 @@ export class PrismaOrdersRepo implements OrdersRepo {
     return r.count === 1;
   }
 
+  /** Tell `opts.onEscrow` of committed movements (a metrics failure never fails the order change). */
+  private reportEscrow(moved: readonly EscrowMovement[]): void {
+    const on = this.opts.onEscrow;
+    if (!on) return;
+    for (const m of moved) {
+      try {
+        on(m);
+      } catch {
+        // metrics only
+      }
+    }
+  }
+
   async confirmIntent(intentId: string, signature: string | null, slot: number | null, orderId: string, expected: OrderStatus, patch: OrderPatch) {
+    const moved: EscrowMovement[] = [];
     return this.db.$transaction(async (tx) => {
       await tx.chainIntent.update({
         where: { id: intentId },
         data: { status: 'confirmed', ...(signature ? { signature } : {}), ...(slot !== null ? { slot: BigInt(slot) } : {}), error: null },
       });
       if (!Object.keys(patch).length) return false;
-      return applyTransition(tx, orderId, expected, patch, signature, this.opts.categoryName);
+      return applyTransition(tx, orderId, expected, patch, signature, this.opts.categoryName, undefined, moved);
     }).then((changed) => {
       if (changed && ((patch.status !== undefined && patch.status !== expected) || patch.transition)) notifyAppended();
+      if (changed) this.reportEscrow(moved);
       return changed;
     });
   }

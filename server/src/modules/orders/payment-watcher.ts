@@ -76,8 +76,19 @@ export class PaymentWatcher {
   private readonly recheckTimers = new Set<NodeJS.Timeout>();
   private watch: OrderWatch | null = null;
   private intervalMs = 0;
+  private lastPassEnd: number | null = null;
+  private running = false;
 
   constructor(private readonly deps: PaymentWatcherDeps) {}
+
+  /**
+   * For the metrics (no query): whether the loops run in this process (the leader), when the last pass
+   * (full or targeted) finished (ms since the epoch, null before the first), and how many notified orders
+   * wait for a targeted pass.
+   */
+  stats(): { running: boolean; lastPassEndMs: number | null; pending: number } {
+    return { running: this.running, lastPassEndMs: this.lastPassEnd, pending: this.pending.size };
+  }
 
   /** The order-account subscription: `stopped` when there is none (not started, or no websocket). */
   get subscription(): SubscriptionState {
@@ -125,6 +136,7 @@ export class PaymentWatcher {
         this.deps.log?.warn({ err }, 'stray escrow check failed');
       }
     }
+    this.lastPassEnd = Date.now();
     return out;
   }
 
@@ -172,6 +184,7 @@ export class PaymentWatcher {
     } catch (err) {
       this.deps.log?.warn({ err }, 'stray escrow check failed');
     }
+    this.lastPassEnd = Date.now();
     return out;
   }
 
@@ -181,6 +194,7 @@ export class PaymentWatcher {
    * `fallbackIntervalMs`, and returns to `intervalMs` whenever it goes down.
    */
   start(intervalMs: number): void {
+    this.running = true;
     this.intervalMs = intervalMs;
     this.poller.start(intervalMs);
     this.targeted.start(0);
@@ -206,6 +220,7 @@ export class PaymentWatcher {
 
   /** Close the subscription, stop the loops and wait for the passes in progress. */
   async stop(): Promise<void> {
+    this.running = false;
     const watch = this.watch;
     this.watch = null;
     for (const t of this.recheckTimers) clearTimeout(t);

@@ -193,6 +193,18 @@ export function createWebhooksRepo(db: PrismaClient) {
       return BigInt(r[0]!.seq);
     },
 
+    /**
+     * The delivery backlog for the metrics, two bounded index reads: pending deliveries (counted up to
+     * `cap`, on the (status, next_attempt_at) index) and committed events the fan-out has not reached yet
+     * (the newest event's seq minus the dispatch cursor: two primary-key reads).
+     */
+    async backlog(cap: number): Promise<{ pending: number; unfanned: number }> {
+      const [r] = await db.$queryRaw<Array<{ pending: bigint; unfanned: bigint }>>`
+        SELECT (SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries WHERE status = 'pending' LIMIT ${cap}) p) AS pending,
+               GREATEST(0, COALESCE((SELECT max(seq) FROM events), 0) - COALESCE((SELECT last_seq FROM webhook_dispatch_cursor WHERE id = 1), 0)) AS unfanned`;
+      return { pending: Number(r?.pending ?? 0), unfanned: Number(r?.unfanned ?? 0) };
+    },
+
     /** Retention: delete up to `limit` finished (delivered or failed) deliveries created before `cutoff`, with their attempts. */
     async purgeFinishedBefore(cutoff: Date, limit: number): Promise<number> {
       return db.$executeRaw`

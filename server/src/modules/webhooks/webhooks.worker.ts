@@ -36,6 +36,8 @@ export interface WebhookWorkerOptions {
   log?: Log;
   /** test seam: the HTTP attempt */
   send?: (i: SendInput) => Promise<AttemptOutcome>;
+  /** told of each attempt's outcome (metrics.ts `bazaar_webhook_attempts_total`) */
+  onAttempt?: (outcome: 'delivered' | 'retry' | 'failed') => void;
 }
 
 /** Delay before the attempt after `attempts` failed ones, with jitter. */
@@ -118,9 +120,11 @@ export class WebhookWorker {
     const at = this.now();
     if (outcome.ok) {
       accepted.push({ id: d.id, statusCode: outcome.statusCode, durationMs: outcome.durationMs, at });
+      this.o.onAttempt?.('delivered');
       return;
     }
     const giveUp = at.getTime() - d.createdAt.getTime() >= (this.o.giveUpAfterMs ?? GIVE_UP_AFTER_MS);
+    this.o.onAttempt?.(giveUp ? 'failed' : 'retry');
     const delay = retryDelay(d.attempts, this.o.retryDelaysMs ?? RETRY_DELAYS_MS, this.o.jitter ?? 0.2);
     const endpoint = await this.repo.getEndpoint(d.endpointId);
     const failingFor = endpoint?.failingSince ? at.getTime() - endpoint.failingSince.getTime() : 0;

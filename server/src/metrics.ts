@@ -1,0 +1,185 @@
+/**
+ * Prometheus metrics (issue 25 part 5): one `prom-client` Registry per app (tests build several apps
+ * in one process; `npm start` builds one), served as the Prometheus text exposition format 0.0.4 by
+ * http/metrics.ts (`GET /metrics`, not a contract route: METRICS_PORT and/or METRICS_TOKEN).
+ *
+ * Why prom-client (15.x, pinned): the de-facto Node client, maintained, implements the text format,
+ * histograms and collect() callbacks; writing the format by hand is where escaping bugs live.
+ *
+ * Two kinds of metrics:
+ * - counted on the path where the thing happens, cheaply (a counter increment): HTTP requests and
+ *   their latency (http/metrics.ts), escrow volume (orders repo, after the commit), webhook attempts
+ *   (webhooks worker);
+ * - read at scrape time by a collect() callback from state the process already holds (database pool,
+ *   leader lease, payment watcher) or from bounded, indexed queries, cached for `scrapeCacheMs`
+ *   (webhook backlog, attention flags): a scrape never scans a table.
+ *
+ * Labels are bounded: the route label is the contract route's path template (`/api/v1/listings/:id`,
+ * never the raw URL), `(unmatched)` for anything no route matched; currencies are the configured ones;
+ * flag kinds are the fixed reasons of the code that raises them.
+ *
+ * Other modules add their own: `metrics.registerGauge({ name, help, labelNames, collect })` (a gauge
+ * whose values collect() sets at scrape time) and `metrics.addAttentionFlags(source)` (a source of
+ * counts per flag kind, summed into `bazaar_attention_flags{kind}`; the dispute desk adds its
+ * unresolved-dispute flag this way).
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Metric names start with this. */
+export const METRIC_PREFIX = 'bazaar_';
+
+/** Latency buckets of `bazaar_http_request_duration_seconds`, seconds. */
+export const HTTP_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** The route label of a request no route matched (404s of arbitrary paths must not grow the label set). */
+export const UNMATCHED_ROUTE = '(unmatched)';
+
+/** Counts per kind from one source of attention flags (e.g. `{ 'escrow-vanished': 2 }`). */
+export type AttentionSource = () => Promise<Record<string, number>> | Record<string, number>;
+
+/** A money movement of an escrow: `baseUnits` of `currency` (code) entered (`funded`) or left it. */
+export interface EscrowMovement {
+  currency: string;
+  direction: 'funded' | 'released' | 'refunded' | 'resolved';
+  baseUnits: bigint;
+}
+
+export interface GaugeSpec<L extends string> {
+  name: string;
+  help: string;
+  labelNames?: readonly L[];
+  /** sets the gauge's values at scrape time (reset before each call); may be async */
+  collect: (gauge: Gauge<L>) => void | Promise<void>;
+}
+
+export interface MetricsOptions {
+  /** also the process metrics (`process_*`, `nodejs_*`: CPU, memory, event-loop delay): once per process (main.ts) */
+  processMetrics?: boolean;
+  /** how long a value read by a database query is reused by the next scrapes, ms (default 10 000) */
+  scrapeCacheMs?: number;
+}
+
+/**
+ * A value computed by `read` at most every `ms` milliseconds; a failed read keeps the previous value
+ * (null before the first success). Concurrent scrapes share one read.
+ */
+export function cachedRead<T>(ms: number, read: () => Promise<T>): () => Promise<T | null> {
+  let value: T | null = null;
+  let at = -Infinity;
+  let inflight: Promise<T | null> | null = null;
+  return () => {
+    if (performance.now() - at < ms) return Promise.resolve(value);
+    inflight ??= read()
+      .then((v) => {
+        value = v;
+        at = performance.now();
+        return v;
+      })
+      .catch(() => value)
+      .finally(() => {
+        inflight = null;
+      });
+    return inflight;
+  };
+}
+
+/** The app's metrics: the registry and the instruments the modules feed. */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly scrapeCacheMs: number;
+  /** requests answered, by method, route template and status code */
+  readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  /** time from the request's arrival to the response's last byte handed to the socket, seconds */
+  readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
+  /** base units that entered or left escrow, by currency code and direction */
+  readonly escrowVolume: Counter<'currency' | 'direction'>;
+  /** webhook delivery attempts by outcome: delivered, retry (failed, retried later), failed (given up) */
+  readonly webhookAttempts: Counter<'outcome'>;
+  private readonly attention = new Set<AttentionSource>();
+
+  constructor(opts: MetricsOptions = {}) {
+    this.scrapeCacheMs = opts.scrapeCacheMs ?? 10_000;
+    const registers = [this.registry];
+    if (opts.processMetrics) collectDefaultMetrics({ register: this.registry });
+    this.httpRequests = new Counter({
+      name: `${METRIC_PREFIX}http_requests_total`,
+      help: 'HTTP requests answered, by method, route template (the contract path, `(unmatched)` when no route matched) and status code',
+      labelNames: ['method', 'route', 'status'] as const,
+      registers,
+    });
+    this.httpDuration = new Histogram({
+      name: `${METRIC_PREFIX}http_request_duration_seconds`,
+      help: 'HTTP request latency in seconds (arrival to the end of the response), by method, route template and status code',
+      labelNames: ['method', 'route', 'status'] as const,
+      buckets: HTTP_DURATION_BUCKETS,
+      registers,
+    });
+    this.escrowVolume = new Counter({
+      name: `${METRIC_PREFIX}escrow_volume_base_units_total`,
+      help: 'Escrowed money in base units of the currency (lamports for SOL, 10^-6 USDC for USDC: the mint\'s smallest unit), counted when the order change committed: direction funded (entered escrow), released (paid to the seller, incl. auto-release), refunded (back to the buyer), resolved (split by the arbiter or a settlement)',
+      labelNames: ['currency', 'direction'] as const,
+      registers,
+    });
+    this.webhookAttempts = new Counter({
+      name: `${METRIC_PREFIX}webhook_attempts_total`,
+      help: 'Webhook delivery attempts by outcome: delivered (2xx), retry (failed, another attempt is scheduled), failed (failed and given up: the delivery is failed)',
+      labelNames: ['outcome'] as const,
+      registers,
+    });
+    const sources = this.attention;
+    this.registerGauge({
+      name: `${METRIC_PREFIX}attention_flags`,
+      help: 'Open attention flags raised for an operator, by kind (orders: the reconciler\'s reasons, e.g. escrow-vanished; other modules add their kinds)',
+      labelNames: ['kind'] as const,
+      async collect(g) {
+        const all = await Promise.all([...sources].map((s) => Promise.resolve(s()).catch(() => ({}) as Record<string, number>)));
+        for (const counts of all) for (const [kind, n] of Object.entries(counts)) g.inc({ kind }, n);
+      },
+    });
+  }
+
+  /**
+   * A gauge set at scrape time by `spec.collect` (values are reset first, so a label that disappears
+   * is not exported stale). Returns the gauge. Throws when the name is taken.
+   */
+  registerGauge<L extends string>(spec: GaugeSpec<L>): Gauge<L> {
+    const g: Gauge<L> = new Gauge<L>({
+      name: spec.name,
+      help: spec.help,
+      labelNames: (spec.labelNames ?? []) as L[],
+      registers: [this.registry],
+      async collect() {
+        g.reset();
+        await spec.collect(g);
+      },
+    });
+    return g;
+  }
+
+  /** Add a source of attention-flag counts per kind (summed into `bazaar_attention_flags`); returns its removal. */
+  addAttentionFlags(source: AttentionSource): () => void {
+    this.attention.add(source);
+    return () => this.attention.delete(source);
+  }
+
+  /** Count a committed escrow movement (no-op for 0 or a negative amount). */
+  recordEscrow(m: EscrowMovement): void {
+    if (m.baseUnits <= 0n) return;
+    // counters are doubles: exact up to 2^53 base units per increment (9e15: 9 billion USDC)
+    this.escrowVolume.inc({ currency: m.currency, direction: m.direction }, Number(m.baseUnits));
+  }
+
+  /** The text exposition of every metric. */
+  scrape(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
+
+/** A fresh Metrics (one per app). */
+export function createMetrics(opts: MetricsOptions = {}): Metrics {
+  return new Metrics(opts);
+}
