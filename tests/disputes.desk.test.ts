@@ -242,6 +242,9 @@ describe.each(dbBackends)('dispute desk on $name', ({ postgres }) => {
     expect(flagged).toEqual(expect.arrayContaining([oldest, older]));
     expect(all.find((c) => !c.dispute.needs_attention)).toBeDefined();
     expect(await countDisputesNeedingAttention(t.ctx.db, { now: new Date(), attentionHours: DISPUTE_DEFAULTS.attentionHours })).toBe(flagged.length);
+    // the same count is the dispute desk's attention flag in the Prometheus metrics (bazaar_attention_flags)
+    const scrape = await (t.app as unknown as { services: { metrics: { scrape(): Promise<string> } } }).services.metrics.scrape();
+    expect(scrape).toMatch(new RegExp(`bazaar_attention_flags\\{kind="dispute-unresolved"\\} ${flagged.length}\\n`));
     const onlyFlagged = (await get(judy, '/admin/disputes?limit=100&attention=true').expect(200)).body.data as DisputeCase[];
     expect(onlyFlagged.map((c) => c.dispute.dispute_id)).toEqual(flagged);
   });
