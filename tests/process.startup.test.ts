@@ -5,13 +5,15 @@
  * variable to change, no stack trace, and exits 1; the known causes fail before the localnet starts.
  * Then a real `npm start` with a non-default PORT, DATA_DIR and SOLANA_RPC_PORT prints the exact
  * `npm run demo` command, which is run as printed and passes; the running service allows a local
- * frontend origin (CORS and SIWS domain) without configuration.
+ * frontend origin (CORS and SIWS domain) without configuration; the dev admin key is the first operator admin
+ * and the printed `npm run demo:operator` command passes too (issue 25).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Keypair } from '@solana/web3.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migratedDataDir } from './helpers/db.js';
 import { freePortPair } from './helpers/localnet.js';
@@ -129,7 +131,7 @@ describe('start-up failures: one line naming the variable', () => {
 });
 
 describe('npm start on non-default PORT, DATA_DIR and SOLANA_RPC_PORT', () => {
-  it('prints the exact npm run demo command, which passes as printed; a local frontend origin is allowed', async () => {
+  it('prints the exact npm run demo command, which passes as printed; a local frontend origin is allowed; the dev admin key is the first admin and npm run demo:operator passes as printed', async () => {
     // DATA_DIR holds a copy of the migrated embedded database (tests/helpers/db.ts): the start skips initdb
     // and the migrations (tests/process.shutdown.test.ts starts on an empty one); keys/, chain.json and the
     // ledger are created by this start
@@ -181,6 +183,24 @@ describe('npm start on non-default PORT, DATA_DIR and SOLANA_RPC_PORT', () => {
     const code = await new Promise<number | null>((r) => demo.once('exit', r));
     expect(code, out).toBe(0);
     expect(out).toContain(`Bazaar demo against ${base}`);
+
+    // the operators' demo (issue 25), on the same service: it signs in with the dev admin key, which npm start
+    // made the first admin (the admin:grant path), grants the moderator and arbiter roles, takes a listing down,
+    // rules a dispute with evidence, reads the revenue report and the audit log and verifies its chain
+    const ops = /^ {2}operators {2}the dev admin key (\S+) holds the admin role: (.*)$/m.exec(started.output());
+    expect(ops, started.output()).not.toBeNull();
+    const adminKey = JSON.parse(readFileSync(path.join(env.DATA_DIR, 'keys', 'admin.json'), 'utf8')) as number[];
+    expect(ops![1]).toBe(Keypair.fromSecretKey(Uint8Array.from(adminKey)).publicKey.toBase58());
+    expect(ops![2]).toBe(`BAZAAR_URL=${base} DATA_DIR=${env.DATA_DIR} npm run demo:operator`);
+    const opsDemo = spawn('sh', ['-c', ops![2]!], { cwd: REPO, env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(opsDemo);
+    let opsOut = '';
+    opsDemo.stdout!.on('data', (d) => (opsOut += d));
+    opsDemo.stderr!.on('data', (d) => (opsOut += d));
+    expect(await new Promise<number | null>((r) => opsDemo.once('exit', r)), opsOut).toBe(0);
+    expect(opsOut).toContain(`Bazaar operator demo against ${base}`);
+    expect(opsOut).toMatch(/user\.role_granted by system:dev-admin on user:/);
+    expect(opsOut).toMatch(/^operator demo ok in /m);
 
     started.child.kill('SIGTERM');
     expect((await started.exited).code).toBe(0);

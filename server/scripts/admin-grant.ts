@@ -18,7 +18,7 @@ import { loadToolConfig } from '../src/config.js';
 import { createDb } from '../src/db/client.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 import { DomainError } from '../src/errors.js';
-import { createRolesService } from '../src/modules/auth/roles.js';
+import { createRolesService, grantRoleToWallet } from '../src/modules/auth/roles.js';
 
 const args = process.argv.slice(2);
 const revoke = args.includes('--revoke');
@@ -41,9 +41,9 @@ const { databaseUrl, dataDir } = loadToolConfig(process.env);
 const db = await createDb({ databaseUrl, dataDir });
 try {
   await migrateDatabase(db.adapter);
-  if (!revoke) await db.prisma.user.upsert({ where: { wallet: wallet! }, create: { wallet: wallet! }, update: {} });
-  const roles = createRolesService({ db: db.prisma });
-  const r = revoke ? await roles.revoke(wallet!, role as OperatorRole) : await roles.grant(wallet!, role as OperatorRole);
+  const r = revoke
+    ? await createRolesService({ db: db.prisma }).revoke(wallet!, role as OperatorRole)
+    : await grantRoleToWallet(db.prisma, wallet!, role as OperatorRole);
   const verb = revoke ? 'revoked' : 'granted';
   console.log(`${r.changed ? verb : `nothing to change (already ${verb})`}: ${wallet} ${role}; roles now: ${r.roles.join(', ') || '(none)'}`);
 } catch (e) {

@@ -10,6 +10,9 @@
  *     DATA_DIR/keys, a test USDC mint, the escrow config, DATA_DIR/chain.json;
  *  4. the server (server/src/main.ts) on PORT (default 3000).
  * Then it builds the web app when stale (web/, served at /app/; server/scripts/web-build.ts) and prints the URLs (API, web app, /docs, RPC) and where the dev keys live.
+ * On the embedded localnet the dev admin key's wallet (DATA_DIR/keys/admin.json) is made an operator admin
+ * after the migrations (the `npm run admin:grant` path, audit actor `dev-admin`): `npm run demo:operator`
+ * signs in with it. Against another RPC nobody is made an admin (`npm run admin:grant` does it).
  *
  * With configuration: DATABASE_URL=postgres://... uses a real PostgreSQL server; SOLANA_RPC_URL=...
  * uses any Solana RPC instead of the localnet (no localnet is started; the escrow program id, the
@@ -40,6 +43,8 @@ import { announcedOrigin } from '../src/http/docs.js';
 import { clientIpNote } from '../src/http/proxy-warning.js';
 import { createLogger } from '../src/logger.js';
 import { main as startServer } from '../src/main.js';
+import { withSystemActor } from '../src/lib/request-context.js';
+import { grantRoleToWallet } from '../src/modules/auth/roles.js';
 import { ensureDataDir, ensureHttpPortFree, ensureLocalnetPortsFree, loadServerConfig, probeDatabase, reportStartupFailure } from '../src/startup.js';
 import { adminPublicKeyFor, bootstrapLocalnet } from './bootstrap-localnet.js';
 import { localnetNeedsBuild, startLocalnet, type Localnet } from './localnet-process.js';
@@ -128,7 +133,18 @@ async function run() {
   }
   lifecycle.checkpoint();
 
-  const { server, config } = await startServer(env, { lifecycle, config: loadServerConfig(env, { dev }) });
+  // the first operator admin on the embedded defaults: the dev admin key (DATA_DIR/keys/admin.json), through the
+  // admin:grant path, so `npm run demo:operator` and a person trying the operator routes can sign in as an admin
+  // with a key already on this machine. Never against another RPC (production-like): there the first admin is
+  // `npm run admin:grant`.
+  const devAdmin = dev ? adminPublicKeyFor(dataDir) : null;
+  const afterMigrate = devAdmin
+    ? async (prisma: Parameters<typeof grantRoleToWallet>[0]) => {
+        const r = await withSystemActor('dev-admin', () => grantRoleToWallet(prisma, devAdmin, 'admin'));
+        if (r.changed) say(`dev admin: ${devAdmin} (${join(dataDir, 'keys', 'admin.json')}) now holds the admin role`);
+      }
+    : undefined;
+  const { server, config } = await startServer(env, { lifecycle, config: loadServerConfig(env, { dev }), ...(afterMigrate ? { afterMigrate } : {}) });
   const addr = server.address();
   // the origin SIWS expects and /openapi.json names: /docs opened there calls the API from its own origin
   const base = announcedOrigin(config, typeof addr === 'object' && addr ? addr.port : config.port);
@@ -147,6 +163,7 @@ async function run() {
     `  database   ${early.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PostgreSQL (PGlite) in ${join(dataDir, 'pglite')}`}`,
     `  dev keys   ${join(dataDir, 'keys')}  (service = platform authority + arbiter, admin, treasury, test USDC mint authority; never commit them)`,
     `  chain      ${join(dataDir, 'chain.json')}`,
+    ...(devAdmin ? [`  operators  the dev admin key ${devAdmin} holds the admin role: ${demoEnv.join('')}npm run demo:operator`] : []),
     `Try it: ${demoEnv.join('')}npm run demo   (stop with Ctrl-C)`,
   ];
   process.stdout.write(`\n${lines.join('\n')}\n\n`);

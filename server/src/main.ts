@@ -65,6 +65,11 @@ export interface MainOptions {
   lifecycle?: Lifecycle;
   config?: Config;
   log?: Logger;
+  /**
+   * Runs once the database is migrated, before the service is built and listens (npm start: the dev admin on its
+   * embedded defaults). A throw fails the start.
+   */
+  afterMigrate?: (db: Db['prisma']) => Promise<void>;
 }
 
 export interface Running {
@@ -114,6 +119,10 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
   const migrated = await run(migrateDatabase(db.adapter));
   log.info({ applied: migrated.applied, ms: migrated.ms, database: db.kind }, 'database migrated');
   lifecycle.checkpoint();
+  if (opts.afterMigrate) {
+    await run(opts.afterMigrate(db.prisma));
+    lifecycle.checkpoint();
+  }
 
   const ctx: AppContext = {
     config,

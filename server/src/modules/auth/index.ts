@@ -1,5 +1,5 @@
 export { createAuthService, credentialKey, defaultSiwsDomain, hasRole, rolesOfUser, type AuthService, type AccessPrincipal, type Principal, type AuthSettings } from './auth.service.js';
-export { createRolesService, type RolesService } from './roles.js';
+export { createRolesService, grantRoleToWallet, type RolesService } from './roles.js';
 export { createAuthRepo, type AuthRepo } from './auth.repo.js';
 export { authErrors } from './auth.errors.js';
 export { createApiKey, listApiKeys, revokeApiKey, hashApiKey, API_KEY_PREFIX } from './api-keys.js';

@@ -107,3 +107,15 @@ export function createRolesService(deps: RolesDeps) {
 }
 
 export type RolesService = ReturnType<typeof createRolesService>;
+
+/**
+ * The first-admin path (issue 25): give the wallet `wallet` the role `role`, creating its user row when the
+ * wallet never logged in (the row its first login would create), then granting through the roles service (one
+ * transaction, `user.role_granted`, its audit entry). Used by `npm run admin:grant` (server/scripts/admin-grant.ts)
+ * and, for the dev admin key only, by `npm start` on its embedded defaults (server/scripts/start.ts).
+ * Returns the roles after (`changed` false when she held it). Throws what `grant` throws.
+ */
+export async function grantRoleToWallet(db: PrismaClient, wallet: string, role: OperatorRole): Promise<UserRoles> {
+  await db.user.upsert({ where: { wallet }, create: { wallet }, update: {} });
+  return createRolesService({ db }).grant(wallet, role);
+}
