@@ -101,6 +101,9 @@ describe('npm run admin:grant', () => {
       expect(row).toMatchObject({ roles: ['admin'], role: 'admin' });
       const events = await db.prisma.event.findMany({ where: { resourceId: row.id } });
       expect(events.map((e) => e.type)).toEqual(['user.role_granted']);
+      // audited with the CLI as its actor (issue 25 audit log)
+      const audit = await db.prisma.auditLogEntry.findMany({ where: { action: 'user.role_granted', resourceId: row.id } });
+      expect(audit).toMatchObject([{ actorType: 'system', actorId: 'admin-grant-cli' }]);
     } finally {
       await db.close();
     }

@@ -18,6 +18,7 @@ import { loadToolConfig } from '../src/config.js';
 import { createDb } from '../src/db/client.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 import { DomainError } from '../src/errors.js';
+import { withSystemActor } from '../src/lib/request-context.js';
 import { createRolesService, grantRoleToWallet } from '../src/modules/auth/roles.js';
 
 const args = process.argv.slice(2);
@@ -41,9 +42,10 @@ const { databaseUrl, dataDir } = loadToolConfig(process.env);
 const db = await createDb({ databaseUrl, dataDir });
 try {
   await migrateDatabase(db.adapter);
-  const r = revoke
-    ? await createRolesService({ db: db.prisma }).revoke(wallet!, role as OperatorRole)
-    : await grantRoleToWallet(db.prisma, wallet!, role as OperatorRole);
+  // the audit log's actor of a grant or revoke made here (issue 25): the CLI, like the api-key CLI's `api-key-cli`
+  const r = await withSystemActor('admin-grant-cli', () =>
+    revoke ? createRolesService({ db: db.prisma }).revoke(wallet!, role as OperatorRole) : grantRoleToWallet(db.prisma, wallet!, role as OperatorRole),
+  );
   const verb = revoke ? 'revoked' : 'granted';
   console.log(`${r.changed ? verb : `nothing to change (already ${verb})`}: ${wallet} ${role}; roles now: ${r.roles.join(', ') || '(none)'}`);
 } catch (e) {
