@@ -39,26 +39,13 @@ import { CSV_COLUMNS, type AuditEntry } from '@bazaar/contract';
 import { loadToolConfig } from '../src/config.js';
 import { readKeypairFile } from '../src/chain/keys.js';
 import { ensureSol, mintTestUsdc, readChainFile } from './bootstrap-localnet.js';
+import { demoSteps } from './demo-steps.js';
 
 const tool = loadToolConfig(process.env);
 const { baseUrl, dataDir } = tool;
 const PRICE_USDC = 30;
 
-const t0 = Date.now();
-let stepStart = Date.now();
-let stepNo = 0;
-const timings: Array<[string, number]> = [];
-
-function step(title: string) {
-  stepNo += 1;
-  stepStart = Date.now();
-  console.log(`\n${stepNo}. ${title}`);
-}
-function done(detail: string) {
-  const ms = Date.now() - stepStart;
-  timings.push([`${stepNo}`, ms]);
-  console.log(`   ${detail}  (${ms} ms)`);
-}
+const { t0, step, done, summary } = demoSteps();
 
 /** Fail the demo with a message (and the problem document when the API refused). */
 function fail(what: string, res?: { status: number; body: unknown }): never {
@@ -307,7 +294,7 @@ async function run() {
   expectThat(verified.ok && verified.first_broken === null && verified.head, `the chain verifies (${JSON.stringify(verified.first_broken)})`);
   done(`chain ok: ${verified.checked} entries checked, head #${verified.head.seq} ${verified.head.hash}`);
 
-  console.log(`\noperator demo ok in ${((Date.now() - t0) / 1000).toFixed(1)} s (${timings.map(([s, ms]) => `step ${s}: ${ms} ms`).join(', ')})`);
+  console.log(`\n${summary('operator demo')}`);
 }
 
 run().catch((err) => {

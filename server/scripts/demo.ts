@@ -56,26 +56,13 @@ import type { AddressInfo } from 'node:net';
 import type { Event } from '@bazaar/contract';
 import { loadToolConfig } from '../src/config.js';
 import { ensureSol, mintTestUsdc, readChainFile } from './bootstrap-localnet.js';
+import { demoSteps } from './demo-steps.js';
 
 const tool = loadToolConfig(process.env);
 const { baseUrl, dataDir } = tool;
 const PRICE_USDC = 25;
 
-const t0 = Date.now();
-let stepStart = Date.now();
-let stepNo = 0;
-const timings: Array<[string, number]> = [];
-
-function step(title: string) {
-  stepNo += 1;
-  stepStart = Date.now();
-  console.log(`\n${stepNo}. ${title}`);
-}
-function done(detail: string) {
-  const ms = Date.now() - stepStart;
-  timings.push([`${stepNo}`, ms]);
-  console.log(`   ${detail}  (${ms} ms)`);
-}
+const { step, done, summary } = demoSteps();
 
 /** Resolve when `pick` finds an item in `list` (checked as items arrive), or fail after `ms`. */
 async function waitFor<T>(list: T[], pick: (x: T) => boolean, what: string, ms = 15_000): Promise<T> {
@@ -288,7 +275,7 @@ async function run() {
 
   await stagedOrder({ connection, usdcMint, seller, buyer, sellerKp, buyerKp, hooked });
 
-  console.log(`\ndemo ok in ${((Date.now() - t0) / 1000).toFixed(1)} s (${timings.map(([s, ms]) => `step ${s}: ${ms} ms`).join(', ')})`);
+  console.log(`\n${summary('demo')}`);
 }
 
 /** Event types the seller's webhook subscribes to (both parts of the demo). */
