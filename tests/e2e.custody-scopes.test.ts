@@ -18,7 +18,7 @@ import {
 } from '@solana/spl-token';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MONEY_SCOPES, TOKEN_SCOPES, type TokenScope } from '@bazaar/contract';
+import { MONEY_SCOPES, OPERATOR_SCOPES, TOKEN_SCOPES, type TokenScope } from '@bazaar/contract';
 import { type Localnet, type BootstrappedChain } from './helpers/localnet';
 import { sharedBootstrappedChain } from './helpers/shared-chain';
 import { API, createTestApp, loginAs, type TestApp } from './helpers/app';
@@ -29,7 +29,8 @@ import { ensureSol, mintTestUsdc, type BootstrapResult } from '../server/scripts
 import { party as newParty, usdcBalance, USDC, type Party } from './helpers/parties';
 
 /** Every scope but the money scopes: what an app that may "manage your orders" holds. */
-const NO_MONEY = (Object.keys(TOKEN_SCOPES) as TokenScope[]).filter((s) => !(MONEY_SCOPES as readonly string[]).includes(s));
+// every scope a user without an operator role may hold (issue 25's operator scopes need their role), but the money ones
+const NO_MONEY = (Object.keys(TOKEN_SCOPES) as TokenScope[]).filter((s) => !(MONEY_SCOPES as readonly string[]).includes(s) && !(s in OPERATOR_SCOPES));
 
 
 let localnet: Localnet;

@@ -238,8 +238,8 @@ describe('undeclared methods -> 405 with Allow from the contract', () => {
     }
     for (const [path, methods] of declared) {
       const concrete = path.replace(/:(\w+)/g, '00000000-0000-4000-8000-000000000000');
-      // a method the path does not declare (DELETE, or PUT where DELETE exists: webhooks, tokens)
-      const probe = methods.has('DELETE') ? 'put' : 'delete';
+      // a method the path does not declare (DELETE, else PUT, else PATCH: role grants declare PUT and DELETE)
+      const probe = (['delete', 'put', 'patch'] as const).find((m) => !methods.has(m.toUpperCase()))!;
       const res = await request(app)[probe](concrete).set(alice.headers);
       expect(res.status, `${probe.toUpperCase()} ${path}`).toBe(405);
       expect(new Set(String(res.headers.allow).split(/,\s*/).filter((m) => m !== 'HEAD'))).toEqual(methods);
