@@ -11,7 +11,8 @@
  *
  * The service checks the role on every request; the app shows these pages only to holders (main.tsx).
  */
-import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import './operator.css';
+import { useInfiniteQuery } from '@tanstack/react-query';
 import { useState } from 'preact/hooks';
 import type { JSX } from 'preact';
 import type { AuditVerification, DisputeCase, ReportGroup } from '@bazaar/client-sdk';

@@ -9,6 +9,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import './operator.css';
 import type { RevenueReport } from '@bazaar/client-sdk';
 import { client, ok } from '../api.js';
 import { baseUnitsToDecimal, formatAmount } from '../format.js';
