@@ -13,7 +13,7 @@ import { Suspense, lazy } from 'preact/compat';
 import { Route, Router, Switch, useLocation } from 'wouter-preact';
 import { onSessionChange, restoreSession, session, signOut, type Session } from './api.js';
 import { followMine, type News } from './live.js';
-import { queryClient } from './queries.js';
+import { queryClient, useMyRoles, type OperatorRole } from './queries.js';
 import { navigate, useHashPath, useHashSearch } from './router.js';
 import { StatusRegion, clearNoticeOnNavigation, say } from './ui.js';
 import { BalancesPage } from './pages/balances.js';
@@ -27,7 +27,41 @@ import { SignInPage, SignInPrompt } from './pages/sign-in.js';
 // conversations and custom offers (issue 24): a chunk of their own, loaded when first opened
 const ConversationsPage = lazy(() => import('./pages/conversations.js').then((m) => ({ default: m.ConversationsPage })));
 const ConversationPage = lazy(() => import('./pages/conversations.js').then((m) => ({ default: m.ConversationPage })));
+// the operator pages (issue 25): lazy chunks, so a shopper's first load does not carry them; the reports
+// page (with its chart library) is a chunk of its own
+const ModerationPage = lazy(() => import('./pages/operator.js').then((m) => ({ default: m.ModerationPage })));
+const DisputeDeskPage = lazy(() => import('./pages/operator.js').then((m) => ({ default: m.DisputeDeskPage })));
+const AuditLogPage = lazy(() => import('./pages/operator.js').then((m) => ({ default: m.AuditLogPage })));
+const ReportsPage = lazy(() => import('./pages/reports.js').then((m) => ({ default: m.ReportsPage })));
 const loading = <p class="loading">Loading…</p>;
+
+/** The operator pages: route, navigation label, the role that opens it. */
+const OPERATOR_PAGES: { path: string; label: string; role: OperatorRole; page: () => preact.JSX.Element }[] = [
+  { path: '/operator/moderation', label: 'Moderation', role: 'moderator', page: () => <ModerationPage /> },
+  { path: '/operator/disputes', label: 'Dispute desk', role: 'arbiter', page: () => <DisputeDeskPage /> },
+  { path: '/operator/audit', label: 'Audit log', role: 'admin', page: () => <AuditLogPage /> },
+  { path: '/operator/reports', label: 'Reports', role: 'admin', page: () => <ReportsPage /> },
+];
+
+/** An operator page: the sign-in prompt without a session; a plain refusal without the role; else the page (loaded on demand). */
+function OperatorRoute({ role, label, page }: { role: OperatorRole; label: string; page: () => preact.JSX.Element }) {
+  const s = useSession();
+  const roles = useMyRoles(!!s);
+  const me = queryClient.getQueryState(['me']);
+  if (!s) return <SignInPrompt />;
+  if (!roles.includes(role)) {
+    if (me?.status !== 'success' && me?.status !== 'error') return loading;
+    return (
+      <section>
+        <h1 tabIndex={-1} ref={(el) => el?.focus()}>
+          {label}
+        </h1>
+        <p>This page is for users holding the {role} role. An admin grants it.</p>
+      </section>
+    );
+  }
+  return <Suspense fallback={loading}>{page()}</Suspense>;
+}
 
 function useSession(): Session | null {
   const [s, set] = useState(session);
@@ -102,6 +136,8 @@ function Shell() {
   const busy = useBusy();
   const query = new URLSearchParams(search);
   const current = (href: string) => (path === href ? 'page' : undefined);
+  const roles = useMyRoles(!!useSession());
+  const operatorPages = OPERATOR_PAGES.filter((p) => roles.includes(p.role));
   return (
     <>
       <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById('main')?.focus())}>
@@ -128,6 +164,15 @@ function Shell() {
             Balances
           </a>
         </nav>
+        {operatorPages.length ? (
+          <nav aria-label="Operator">
+            {operatorPages.map((p) => (
+              <a href={`#${p.path}`} aria-current={current(p.path)}>
+                {p.label}
+              </a>
+            ))}
+          </nav>
+        ) : null}
         <div id="session" class="session">
           <SessionBox />
         </div>
@@ -148,6 +193,9 @@ function Shell() {
           <Route path="/conversations/:id">
             {(p: { id: string }) => (session() ? <Suspense fallback={loading}><ConversationPage key={p.id} id={p.id} /></Suspense> : <SignInPrompt />)}
           </Route>
+          {OPERATOR_PAGES.map((p) => (
+            <Route path={p.path}>{() => <OperatorRoute role={p.role} label={p.label} page={p.page} />}</Route>
+          ))}
           <Route path="/balances">{signedIn(() => <BalancesPage />)}</Route>
           <Route>
             <NotFound />

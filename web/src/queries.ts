@@ -85,3 +85,22 @@ export function explorerUrl(net: NetworkInfo | null | undefined, kind: 'address'
   const rpc = import.meta.env.VITE_SOLANA_RPC_URL ?? 'http://127.0.0.1:8899';
   return `${path}?cluster=custom&customUrl=${encodeURIComponent(rpc)}`;
 }
+
+/** The operator roles a user may hold (contract OPERATOR_ROLES). */
+export type OperatorRole = 'admin' | 'moderator' | 'arbiter';
+
+/**
+ * The signed-in user's operator roles (`roles` of GET /user/me), read on every sign-in and kept a minute:
+ * the operator pages and their navigation entries show only for the roles held. Empty while signed out or
+ * loading. The service checks the role on every request anyway (a revoked role is refused at once); this
+ * only decides what the app offers.
+ */
+export const useMyRoles = (signedIn: boolean): readonly OperatorRole[] => {
+  const q = useQuery({
+    queryKey: ['me'],
+    enabled: signedIn,
+    staleTime: 60_000,
+    queryFn: async () => ok(await client.users.getMe(), 200),
+  });
+  return signedIn ? (q.data?.roles ?? []) : [];
+};
