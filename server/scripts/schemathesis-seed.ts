@@ -158,6 +158,9 @@ const offerToWithdraw = ok('createOffer', await seller.offers.createOffer({ para
 const [toRestore, toTakeDown] = await Promise.all([newListing(11), newListing(12)]);
 ok('takeDownListing', await arbiter.moderation.takeDownListing({ params: { listing_id: toRestore }, body: { reason: 'Seeded takedown' } }), 200);
 ok('createReport', await buyer.moderation.createReport({ body: { target_type: 'listing', listing_id: toTakeDown, reason: 'spam', text: 'Seeded report' } }), 201);
+// three more reported listings only dismissReports uses (each can be dismissed once; then it answers 404)
+const toDismiss = await Promise.all([newListing(13), newListing(14), newListing(15)]);
+for (const id of toDismiss) ok('createReport', await buyer.moderation.createReport({ body: { target_type: 'listing', listing_id: id, reason: 'other', text: 'Seeded report to dismiss' } }), 201);
 const moderatedKp = Keypair.generate();
 await loginWithWallet(createBazaarClient({ baseUrl }), keypairSigner(moderatedKp.secretKey));
 
@@ -238,7 +241,8 @@ const dictionaries: Record<string, string[]> = {
   conversations_inquiry: [inquiry.conversation.conversation_id],
   listings_moderated: [toRestore, toTakeDown],
   listings_taken_down: [toRestore],
-  listings_reported: [toTakeDown],
+  listings_reported: [toTakeDown, ...toDismiss],
+  report_target_types: ['listing'],
   wallets_moderated: [moderatedKp.publicKey.toBase58()],
 };
 const bindings: Array<[string[], Record<string, string>]> = [
@@ -250,6 +254,8 @@ const bindings: Array<[string[], Record<string, string>]> = [
   [['disputeOrder'], { 'path.order_id': 'orders_open' }],
   [['confirmOrder'], { 'path.order_id': 'orders_delivered' }],
   [['resolveDispute'], { 'path.order_id': 'orders_disputed' }],
+  // the dispute desk (issue 25): a dispute's id is its milestone's id, the order id of a one-milestone order
+  [['getDispute', 'submitDisputeEvidence', 'ruleDispute'], { 'path.dispute_id': 'orders_disputed' }],
   [['createReview'], { 'path.order_id': 'orders_completed' }],
   [['createOrder'], { 'body.listing_id': 'listings_available' }],
   [['getListing', 'updateListing', 'getListingTokenMetadata', 'createInquiry'], { 'path.listing_id': 'listings_all' }],
@@ -271,7 +277,7 @@ const bindings: Array<[string[], Record<string, string>]> = [
   [['createOffer'], { 'path.conversation_id': 'conversations_inquiry' }],
   [['takeDownListing', 'restoreListing'], { 'path.listing_id': 'listings_moderated' }],
   [['appealTakedown'], { 'path.listing_id': 'listings_taken_down' }],
-  [['dismissReports'], { 'path.target_id': 'listings_reported' }],
+  [['dismissReports'], { 'path.target_type': 'report_target_types', 'path.target_id': 'listings_reported' }],
   [['suspendUser', 'banUser', 'reinstateUser'], { 'path.wallet': 'wallets_moderated' }],
 ];
 const q = (s: string) => JSON.stringify(s);
