@@ -202,6 +202,17 @@ describe('npm start on non-default PORT, DATA_DIR and SOLANA_RPC_PORT', () => {
     expect(opsOut).toMatch(/user\.role_granted by system:dev-admin on user:/);
     expect(opsOut).toMatch(/^operator demo ok in /m);
 
+    // after both demos the scrape shows the money and the requests they made (issue 25: the counters moved)
+    const after = await (await fetch(`http://127.0.0.1:${env.METRICS_PORT}/metrics`)).text();
+    const value = (series: string) => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(after)?.[1] ?? 0);
+    expect(value('bazaar_escrow_volume_base_units_total{currency="USDC",direction="funded"}')).toBeGreaterThan(0);
+    expect(value('bazaar_escrow_volume_base_units_total{currency="USDC",direction="released"}')).toBeGreaterThan(0);
+    expect(value('bazaar_escrow_volume_base_units_total{currency="USDC",direction="resolved"}')).toBeGreaterThan(0);
+    expect(value('bazaar_http_requests_total{method="POST",route="/api/v1/orders",status="201"}')).toBeGreaterThanOrEqual(3);
+    expect(value('bazaar_http_requests_total{method="POST",route="/api/v1/moderation/listings/:listing_id/takedown",status="200"}')).toBe(1);
+    expect(value('bazaar_webhook_attempts_total{outcome="delivered"}')).toBeGreaterThan(0);
+    expect(value('bazaar_leader_is_leader')).toBe(1);
+
     started.child.kill('SIGTERM');
     expect((await started.exited).code).toBe(0);
   }, 300_000);
