@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 /**
- * The whole test suite behind `npm test`: contract/IDL staleness checks, OpenAPI lint (swagger-parser +
+ * The whole test suite behind `npm test`: contract/IDL/escrow-client staleness checks, OpenAPI lint (swagger-parser +
  * redocly), typecheck, the web app's build (web/, npm run web:build), the escrow
  * program's Rust tests (solana-program-test, native mode), the localnet's Rust tests, and the
  * vitest suites (unit, HTTP, end-to-end against the localnet).
  *
- * Order and overlap (2 cores): the checks run in two lanes at once, the cargo lane (idl, then the
- * program tests) and the JS lane (openapi, openapi-lint, typecheck, web-build); each stage's output is
+ * Order and overlap (2 cores): the checks run in two lanes at once, the cargo lane (idl, the escrow
+ * client's drift check, then the program tests) and the JS lane (openapi, openapi-lint, typecheck, web-build); each stage's output is
  * printed in one piece when it ends. vitest starts when both lanes are done: tests/web.browser.test.ts
  * serves the web build, and tests/sdk.package.test.ts rebuilds the SDK's dist/ the web build reads.
  *
@@ -101,6 +101,8 @@ const stages = [
   { name: 'openapi', lane: 'js', kind: 'check', cmd: ['npm', ['run', '-s', 'openapi:check']] },
   { name: 'openapi-lint', lane: 'js', kind: 'check', cmd: ['npm', ['run', '-s', 'openapi:lint']] },
   { name: 'idl', lane: 'cargo', kind: 'check', cmd: ['npm', ['run', '-s', 'idl:check']] },
+  // the Codama Kit client (@bazaar/escrow-client) against the committed IDL, right after the IDL's own check
+  { name: 'escrow-client', lane: 'cargo', kind: 'check', cmd: ['npm', ['run', '-s', 'escrow-client:check']] },
   { name: 'typecheck', lane: 'js', kind: 'check', cmd: ['npm', ['run', '-s', 'typecheck']] },
   // the web app (tsc + vite, on the SDK packages' dist/), built before the suites run: tests/web.browser.test.ts
   // serves it, and no vitest file (sdk.package.test packs and so rebuilds the SDK's dist/) runs during the build
