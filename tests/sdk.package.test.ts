@@ -1,6 +1,6 @@
 /**
- * The SDK as a third party gets it: `npm pack` of @bazaar/contract and @bazaar/client-sdk (their prepack
- * builds dist/), the tarballs installed into a throw-away Vite + TypeScript app in a temp directory outside
+ * The SDK as a third party gets it: `npm pack` of @bazaar/contract, @bazaar/escrow-client and
+ * @bazaar/client-sdk (the SDK's prepack builds all three dist/), the tarballs installed into a throw-away Vite + TypeScript app in a temp directory outside
  * the repository (the rest from the npm registry, pinned), which also uses zod 4 itself. The app
  * typechecks under `moduleResolution` bundler and nodenext (skipLibCheck off, so the packages' declaration
  * files are checked too), runs in Node from the installed packages, and `vite build` bundles three pages:
@@ -8,7 +8,8 @@
  * `@bazaar/client-sdk/lite`. Their sizes are printed (raw and gzip, zlib default level as Vite reports); the
  * listing-only page must not contain the SIWS login code nor tweetnacl, the login page no tweetnacl (a wallet
  * signs), the lite page none of the contract's schemas. The SDK ships one type
- * system, the contract's: no OpenAPI-generated types file.
+ * system, the contract's: no OpenAPI-generated types file. `@bazaar/client-sdk/verify` (the fund-transaction
+ * check on the Codama Kit client, issue 26) typechecks and runs from the installed packages too.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -101,7 +102,25 @@ export const draft: CreateListingBody = { title: 'Logo design', description: 'Th
 export const titleOf = (l: Listing): string => l.title;
 export const isNotFound = (p: Problem): boolean => p.type === 'https://bazaar.dev/problems/not-found';
 `,
+  // the fund-transaction check before a wallet signs (issue 26): typed on the contract's Order
+  'src/verify.ts': `import type { CreateOrderResponse } from '@bazaar/client-sdk';
+import { FundTransactionMismatchError, verifyFundTransaction, type FundMismatchCode } from '@bazaar/client-sdk/verify';
+
+/** null when the order's fund transaction commits to exactly that order, else why not. */
+export async function refusal(order: CreateOrderResponse): Promise<FundMismatchCode | null> {
+  if (!order.payment) return null;
+  try {
+    await verifyFundTransaction(order, order.payment);
+    return null;
+  } catch (err) {
+    if (err instanceof FundTransactionMismatchError) return err.code;
+    throw err;
+  }
+}
+`,
   'node-check.mjs': `import { createBazaarClient, problemTypeUri } from '@bazaar/client-sdk';
+import { FundTransactionMismatchError, verifyFundTransaction } from '@bazaar/client-sdk/verify';
+import { ESCROW_PROGRAM_ADDRESS } from '@bazaar/escrow-client';
 import { keypairSigner } from '@bazaar/client-sdk/keypair';
 import { buildSignInMessage } from '@bazaar/client-sdk/login';
 import { createBazaarClient as createLiteClient } from '@bazaar/client-sdk/lite';
@@ -122,7 +141,11 @@ const message = buildSignInMessage({
   chainId: 'localnet', nonce: 'abcdefgh12345678', issuedAt: '2026-01-31T12:00:00.000Z', expirationTime: '2026-01-31T12:05:00.000Z',
 });
 const signature = await signer.signMessage(message);
-console.log(JSON.stringify({ status: res.status, slug: res.body.data[0].slug, lite: [lite.status, lite.body.data[0].slug], calls, type: problemTypeUri('not-found'), signature: signature.length }));
+const order = { order_id: '0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6', buyer_wallet: ESCROW_PROGRAM_ADDRESS, seller_wallet: ESCROW_PROGRAM_ADDRESS, payment_mint: ESCROW_PROGRAM_ADDRESS, review_window_seconds: 0, payment_expires_at: '2026-01-31T12:00:00.000Z',
+  milestones: [{ index: 1, milestone_id: '0d8f3c1e-7b2a-4c5d-9e6f-a1b2c3d4e5f6', status: 'awaiting_payment', amount_base_units: '1', delivery_deadline: '2026-02-03T12:00:00.000Z',
+    payment_expires_at: '2026-01-31T12:00:00.000Z', escrow_account_address: ESCROW_PROGRAM_ADDRESS, vault_address: ESCROW_PROGRAM_ADDRESS, revisions_included: 0 }] };
+const refused = await verifyFundTransaction(order, { transaction: 'AAAA' }).catch((e) => e instanceof FundTransactionMismatchError && e.code);
+console.log(JSON.stringify({ status: res.status, slug: res.body.data[0].slug, lite: [lite.status, lite.body.data[0].slug], calls, type: problemTypeUri('not-found'), signature: signature.length, refused }));
 `,
   'list.html': '<!doctype html><html><body><script type="module" src="/src/main-list.ts"></script></body></html>\n',
   'lite.html': '<!doctype html><html><body><script type="module" src="/src/main-lite.ts"></script></body></html>\n',
@@ -182,7 +205,7 @@ describe('the SDK as an npm package', () => {
     dir = await mkdtemp(join(tmpdir(), 'bazaar-sdk-app-'));
     // the SDK's prepack builds @bazaar/contract and then the SDK; the contract is then packed from that
     // fresh dist/ without running its own prepack (the same tsc build a second time)
-    for (const [ws, scripts] of [['@bazaar/client-sdk', []], ['@bazaar/contract', ['--ignore-scripts']]] as const) {
+    for (const [ws, scripts] of [['@bazaar/client-sdk', []], ['@bazaar/contract', ['--ignore-scripts']], ['@bazaar/escrow-client', ['--ignore-scripts']]] as const) {
       const { stdout } = await sh('npm', ['pack', '--json', '--pack-destination', dir, '-w', ws, ...scripts], ROOT);
       packed.push(...JSON.parse(stdout.slice(stdout.indexOf('['))));
     }
@@ -194,7 +217,12 @@ describe('the SDK as an npm package', () => {
           name: 'bazaar-sdk-app',
           private: true,
           type: 'module',
-          dependencies: { '@bazaar/client-sdk': tarball('@bazaar/client-sdk'), '@bazaar/contract': tarball('@bazaar/contract'), ...APP_DEPS },
+          dependencies: {
+            '@bazaar/client-sdk': tarball('@bazaar/client-sdk'),
+            '@bazaar/contract': tarball('@bazaar/contract'),
+            '@bazaar/escrow-client': tarball('@bazaar/escrow-client'),
+            ...APP_DEPS,
+          },
           devDependencies: APP_DEV_DEPS,
           overrides: APP_OVERRIDES,
         },
@@ -214,7 +242,7 @@ describe('the SDK as an npm package', () => {
   });
 
   it('packs dist/ with declarations and the README, no sources or tests', () => {
-    for (const name of ['@bazaar/contract', '@bazaar/client-sdk']) {
+    for (const name of ['@bazaar/contract', '@bazaar/escrow-client', '@bazaar/client-sdk']) {
       const files = packed.find((p) => p.name === name)!.files.map((f) => f.path).sort();
       expect(files, name).toContain('dist/index.js');
       expect(files, name).toContain('dist/index.d.ts');
@@ -223,7 +251,7 @@ describe('the SDK as an npm package', () => {
       expect(files.filter((f) => f.includes('.test.')), name).toEqual([]);
     }
     const sdk = packed.find((p) => p.name === '@bazaar/client-sdk')!.files.map((f) => f.path);
-    expect(sdk).toEqual(expect.arrayContaining(['dist/login.js', 'dist/login.d.ts', 'dist/keypair.js', 'dist/keypair.d.ts', 'dist/lite.js', 'dist/lite.d.ts']));
+    expect(sdk).toEqual(expect.arrayContaining(['dist/login.js', 'dist/login.d.ts', 'dist/keypair.js', 'dist/keypair.d.ts', 'dist/lite.js', 'dist/lite.d.ts', 'dist/verify.js', 'dist/verify.d.ts']));
     // one type system: the contract's; no types generated from openapi.json (client-sdk/README.md "Package layout")
     expect(sdk.filter((f) => /openapi/i.test(f))).toEqual([]);
   });
@@ -243,7 +271,7 @@ describe('the SDK as an npm package', () => {
     await tsc('tsconfig.nodenext.json');
   }, 300_000);
 
-  it('runs in Node from the installed packages (client, lite, keypair and login entry points)', async () => {
+  it('runs in Node from the installed packages (client, lite, keypair, login and verify entry points)', async () => {
     const { stdout } = await sh(process.execPath, ['node-check.mjs'], dir);
     expect(JSON.parse(stdout)).toEqual({
       status: 200,
@@ -252,6 +280,7 @@ describe('the SDK as an npm package', () => {
       calls: ['GET http://bazaar.test/api/v1/categories', 'GET http://bazaar.test/api/v1/categories'],
       type: 'https://bazaar.dev/problems/not-found',
       signature: 64,
+      refused: 'malformed',
     });
   });
 

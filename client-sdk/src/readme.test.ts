@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 const sdk = (p: string) => fileURLToPath(new URL(`../${p}`, import.meta.url));
 
 describe('client-sdk README', () => {
-  it.each(['examples/quickstart.ts', 'examples/browser.ts', 'examples/events.ts', 'examples/milestones.ts'])('shows %s verbatim in a ts code block', async (file) => {
+  it.each(['examples/quickstart.ts', 'examples/browser.ts', 'examples/events.ts', 'examples/milestones.ts', 'examples/kit-buy.ts'])('shows %s verbatim in a ts code block', async (file) => {
     const [readme, example] = await Promise.all([readFile(sdk('README.md'), 'utf8'), readFile(sdk(file), 'utf8')]);
     expect(readme).toContain('```ts\n' + example + '```');
   });

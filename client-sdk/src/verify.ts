@@ -23,7 +23,8 @@
  *   that account): the buyer, or the sponsoring fee payer.
  *
  * Any difference throws FundTransactionMismatchError naming the first mismatch (`code`, `expected`,
- * `actual`, `instruction`). Runs anywhere @solana/kit runs (browser, Node 20+); no @solana/web3.js.
+ * `actual`, `instruction`). Runs anywhere @solana/kit runs (browser, Node 20+): Kit's granular packages at the version
+ * @bazaar/escrow-client uses; no @solana/web3.js.
  */
 import {
   ESCROW_PROGRAM_ADDRESS,
@@ -33,18 +34,13 @@ import {
   identifyEscrowInstruction,
   parseFundMilestoneInstruction,
 } from '@bazaar/escrow-client';
-import {
-  AccountRole,
-  address,
-  decompileTransactionMessage,
-  getAddressEncoder,
-  getBase64Encoder,
-  getCompiledTransactionMessageDecoder,
-  getProgramDerivedAddress,
-  getTransactionDecoder,
-  type Address,
-  type Instruction,
-} from '@solana/kit';
+// Kit's granular packages (what @solana/kit re-exports), not the umbrella: an app's bundle and typecheck
+// get these and not Kit's RPC transport
+import { address, getAddressEncoder, getProgramDerivedAddress, type Address } from '@solana/addresses';
+import { getBase64Encoder } from '@solana/codecs-strings';
+import { AccountRole, type Instruction } from '@solana/instructions';
+import { decompileTransactionMessage, getCompiledTransactionMessageDecoder } from '@solana/transaction-messages';
+import { getTransactionDecoder } from '@solana/transactions';
 import type { Order } from '@bazaar/contract';
 
 /** Programs the fund transaction may name besides the escrow program (mainnet addresses, same on every cluster). */

@@ -29,7 +29,7 @@ const check = process.argv.includes('--check');
 async function render(dir) {
   const idl = JSON.parse(readFileSync(idlFile, 'utf8'));
   const codama = createFromRoot(rootNodeFromAnchor(idl));
-  await codama.accept(renderVisitor(dir, { generatedFolder, syncPackageJson: false, deleteFolderBeforeRendering: true }));
+  await codama.accept(renderVisitor(dir, { generatedFolder, syncPackageJson: false, deleteFolderBeforeRendering: true, kitImportStrategy: 'granular' }));
   const root = join(dir, generatedFolder);
   for (const file of files(root)) {
     const path = join(root, file);

@@ -9,14 +9,25 @@
 import {
   assertAccountExists,
   assertAccountsExist,
-  combineCodec,
   decodeAccount,
   fetchEncodedAccount,
   fetchEncodedAccounts,
-  fixDecoderSize,
-  fixEncoderSize,
+  type Account,
+  type EncodedAccount,
+  type FetchAccountConfig,
+  type FetchAccountsConfig,
+  type MaybeAccount,
+  type MaybeEncodedAccount,
+} from "@solana/accounts";
+import {
   getAddressDecoder,
   getAddressEncoder,
+  type Address,
+} from "@solana/addresses";
+import {
+  combineCodec,
+  fixDecoderSize,
+  fixEncoderSize,
   getArrayDecoder,
   getArrayEncoder,
   getBytesDecoder,
@@ -30,18 +41,11 @@ import {
   getU8Decoder,
   getU8Encoder,
   transformEncoder,
-  type Account,
-  type Address,
   type Codec,
   type Decoder,
-  type EncodedAccount,
   type Encoder,
-  type FetchAccountConfig,
-  type FetchAccountsConfig,
-  type MaybeAccount,
-  type MaybeEncodedAccount,
   type ReadonlyUint8Array,
-} from "@solana/kit";
+} from "@solana/codecs";
 
 export const CONFIG_DISCRIMINATOR: ReadonlyUint8Array = new Uint8Array([
   155, 12, 170, 224, 30, 250, 204, 130,

@@ -9,14 +9,25 @@
 import {
   assertAccountExists,
   assertAccountsExist,
-  combineCodec,
   decodeAccount,
   fetchEncodedAccount,
   fetchEncodedAccounts,
-  fixDecoderSize,
-  fixEncoderSize,
+  type Account,
+  type EncodedAccount,
+  type FetchAccountConfig,
+  type FetchAccountsConfig,
+  type MaybeAccount,
+  type MaybeEncodedAccount,
+} from "@solana/accounts";
+import {
   getAddressDecoder,
   getAddressEncoder,
+  type Address,
+} from "@solana/addresses";
+import {
+  combineCodec,
+  fixDecoderSize,
+  fixEncoderSize,
   getBytesDecoder,
   getBytesEncoder,
   getI64Decoder,
@@ -30,18 +41,11 @@ import {
   getU8Decoder,
   getU8Encoder,
   transformEncoder,
-  type Account,
-  type Address,
-  type EncodedAccount,
-  type FetchAccountConfig,
-  type FetchAccountsConfig,
   type FixedSizeCodec,
   type FixedSizeDecoder,
   type FixedSizeEncoder,
-  type MaybeAccount,
-  type MaybeEncodedAccount,
   type ReadonlyUint8Array,
-} from "@solana/kit";
+} from "@solana/codecs";
 import {
   getOrderStateDecoder,
   getOrderStateEncoder,

@@ -6,12 +6,12 @@
  * @see https://github.com/codama-idl/codama
  */
 
+import { type Address } from "@solana/addresses";
 import {
-  isProgramError,
-  type Address,
   type SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM,
   type SolanaError,
-} from "@solana/kit";
+} from "@solana/errors";
+import { isProgramError } from "@solana/programs";
 import { ESCROW_PROGRAM_ADDRESS } from "../programs/index.js";
 
 /** FeeTooHigh: fee_bps exceeds MAX_FEE_BPS */

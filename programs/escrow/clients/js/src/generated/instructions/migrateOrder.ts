@@ -6,37 +6,42 @@
  * @see https://github.com/codama-idl/codama
  */
 
+import { getProgramDerivedAddress, type Address } from "@solana/addresses";
 import {
   combineCodec,
   fixDecoderSize,
   fixEncoderSize,
   getBytesDecoder,
   getBytesEncoder,
-  getProgramDerivedAddress,
   getStructDecoder,
   getStructEncoder,
-  SOLANA_ERROR__PROGRAM_CLIENTS__INSUFFICIENT_ACCOUNT_METAS,
-  SolanaError,
   transformEncoder,
-  type AccountMeta,
-  type AccountSignerMeta,
-  type Address,
   type FixedSizeCodec,
   type FixedSizeDecoder,
   type FixedSizeEncoder,
+  type ReadonlyUint8Array,
+} from "@solana/codecs";
+import {
+  SOLANA_ERROR__PROGRAM_CLIENTS__INSUFFICIENT_ACCOUNT_METAS,
+  SolanaError,
+} from "@solana/errors";
+import {
+  type AccountMeta,
   type Instruction,
   type InstructionWithAccounts,
   type InstructionWithData,
   type ReadonlyAccount,
-  type ReadonlyUint8Array,
-  type TransactionSigner,
   type WritableAccount,
   type WritableSignerAccount,
-} from "@solana/kit";
+} from "@solana/instructions";
 import {
   getAccountMetaFactory,
   type ResolvedInstructionAccount,
 } from "@solana/program-client-core";
+import {
+  type AccountSignerMeta,
+  type TransactionSigner,
+} from "@solana/signers";
 import { ESCROW_PROGRAM_ADDRESS } from "../programs/index.js";
 
 export const MIGRATE_ORDER_DISCRIMINATOR: ReadonlyUint8Array = new Uint8Array([

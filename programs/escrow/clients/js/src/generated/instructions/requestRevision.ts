@@ -6,6 +6,7 @@
  * @see https://github.com/codama-idl/codama
  */
 
+import { type Address } from "@solana/addresses";
 import {
   combineCodec,
   fixDecoderSize,
@@ -14,28 +15,33 @@ import {
   getBytesEncoder,
   getStructDecoder,
   getStructEncoder,
-  SOLANA_ERROR__PROGRAM_CLIENTS__INSUFFICIENT_ACCOUNT_METAS,
-  SolanaError,
   transformEncoder,
-  type AccountMeta,
-  type AccountSignerMeta,
-  type Address,
   type FixedSizeCodec,
   type FixedSizeDecoder,
   type FixedSizeEncoder,
+  type ReadonlyUint8Array,
+} from "@solana/codecs";
+import {
+  SOLANA_ERROR__PROGRAM_CLIENTS__INSUFFICIENT_ACCOUNT_METAS,
+  SolanaError,
+} from "@solana/errors";
+import {
+  type AccountMeta,
   type Instruction,
   type InstructionWithAccounts,
   type InstructionWithData,
   type ReadonlyAccount,
   type ReadonlySignerAccount,
-  type ReadonlyUint8Array,
-  type TransactionSigner,
   type WritableAccount,
-} from "@solana/kit";
+} from "@solana/instructions";
 import {
   getAccountMetaFactory,
   type ResolvedInstructionAccount,
 } from "@solana/program-client-core";
+import {
+  type AccountSignerMeta,
+  type TransactionSigner,
+} from "@solana/signers";
 import { findConfigPda } from "../pdas/index.js";
 import { ESCROW_PROGRAM_ADDRESS } from "../programs/index.js";
 

@@ -7,11 +7,14 @@
  */
 
 import {
+  getAddressDecoder,
+  getAddressEncoder,
+  type Address,
+} from "@solana/addresses";
+import {
   combineCodec,
   fixDecoderSize,
   fixEncoderSize,
-  getAddressDecoder,
-  getAddressEncoder,
   getArrayDecoder,
   getArrayEncoder,
   getBytesDecoder,
@@ -24,29 +27,34 @@ import {
   getStructEncoder,
   getU16Decoder,
   getU16Encoder,
-  SOLANA_ERROR__PROGRAM_CLIENTS__INSUFFICIENT_ACCOUNT_METAS,
-  SolanaError,
   transformEncoder,
-  type AccountMeta,
-  type AccountSignerMeta,
-  type Address,
   type Codec,
   type Decoder,
   type Encoder,
+  type Option,
+  type OptionOrNullable,
+  type ReadonlyUint8Array,
+} from "@solana/codecs";
+import {
+  SOLANA_ERROR__PROGRAM_CLIENTS__INSUFFICIENT_ACCOUNT_METAS,
+  SolanaError,
+} from "@solana/errors";
+import {
+  type AccountMeta,
   type Instruction,
   type InstructionWithAccounts,
   type InstructionWithData,
-  type Option,
-  type OptionOrNullable,
   type ReadonlySignerAccount,
-  type ReadonlyUint8Array,
-  type TransactionSigner,
   type WritableAccount,
-} from "@solana/kit";
+} from "@solana/instructions";
 import {
   getAccountMetaFactory,
   type ResolvedInstructionAccount,
 } from "@solana/program-client-core";
+import {
+  type AccountSignerMeta,
+  type TransactionSigner,
+} from "@solana/signers";
 import { findConfigPda } from "../pdas/index.js";
 import { ESCROW_PROGRAM_ADDRESS } from "../programs/index.js";
 

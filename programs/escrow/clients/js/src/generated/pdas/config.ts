@@ -7,11 +7,11 @@
  */
 
 import {
-  getBytesEncoder,
   getProgramDerivedAddress,
   type Address,
   type ProgramDerivedAddress,
-} from "@solana/kit";
+} from "@solana/addresses";
+import { getBytesEncoder } from "@solana/codecs";
 
 export async function findConfigPda(
   config: { programAddress?: Address | undefined } = {},

@@ -7,13 +7,15 @@
  */
 
 import {
-  fixEncoderSize,
-  getBytesEncoder,
   getProgramDerivedAddress,
   type Address,
   type ProgramDerivedAddress,
+} from "@solana/addresses";
+import {
+  fixEncoderSize,
+  getBytesEncoder,
   type ReadonlyUint8Array,
-} from "@solana/kit";
+} from "@solana/codecs";
 
 export type OrderSeeds = {
   orderId: ReadonlyUint8Array;

@@ -6,33 +6,41 @@
  * @see https://github.com/codama-idl/codama
  */
 
+import { type Address } from "@solana/addresses";
 import {
-  assertIsInstructionWithAccounts,
   containsBytes,
-  extendClient,
   fixEncoderSize,
   getBytesEncoder,
+  type ReadonlyUint8Array,
+} from "@solana/codecs";
+import {
   SOLANA_ERROR__PROGRAM_CLIENTS__FAILED_TO_IDENTIFY_ACCOUNT,
   SOLANA_ERROR__PROGRAM_CLIENTS__FAILED_TO_IDENTIFY_INSTRUCTION,
   SOLANA_ERROR__PROGRAM_CLIENTS__UNRECOGNIZED_INSTRUCTION_TYPE,
   SolanaError,
-  type Address,
+} from "@solana/errors";
+import {
+  assertIsInstructionWithAccounts,
+  type Instruction,
+  type InstructionWithData,
+} from "@solana/instructions";
+import { extendClient } from "@solana/plugin-core";
+import {
   type ClientWithPayer,
   type ClientWithRpc,
   type ClientWithTransactionPlanning,
   type ClientWithTransactionSending,
-  type GetAccountInfoApi,
-  type GetMultipleAccountsApi,
-  type Instruction,
-  type InstructionWithData,
-  type ReadonlyUint8Array,
-} from "@solana/kit";
+} from "@solana/plugin-interfaces";
 import {
   addSelfFetchFunctions,
   addSelfPlanAndSendFunctions,
   type SelfFetchFunctions,
   type SelfPlanAndSendFunctions,
 } from "@solana/program-client-core";
+import {
+  type GetAccountInfoApi,
+  type GetMultipleAccountsApi,
+} from "@solana/rpc-api";
 import {
   getConfigCodec,
   getOrderCodec,

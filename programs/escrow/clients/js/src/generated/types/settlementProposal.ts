@@ -19,7 +19,7 @@ import {
   type FixedSizeCodec,
   type FixedSizeDecoder,
   type FixedSizeEncoder,
-} from "@solana/kit";
+} from "@solana/codecs";
 
 /**
  * A pending settlement by agreement (version 2): `buyer_bps` of the amount to the buyer, the rest
