@@ -145,6 +145,38 @@ describe('verifyFundTransaction: a genuine fund transaction from the server', ()
     expect((err as FundTransactionMismatchError).code).toBe('wrap');
   });
 
+  it('passes for each milestone payment of a two-milestone order (milestone 1 at creation, milestone 2 later), not for the wrong milestone', async () => {
+    const res = await request(t.app)
+      .post(`${API}/listings`)
+      .set(seller.headers)
+      .send({
+        title: 'Logo design in two parts',
+        description: 'Concepts first, then the final files.',
+        price: 25,
+        currency: 'USDC',
+        category: 'design',
+        duration: 5,
+        milestones: [
+          { title: 'Concepts', amount: 10, delivery_days: 2 },
+          { title: 'Final files', amount: 15, delivery_days: 3 },
+        ],
+      });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const created = await order(t, buyer, res.body.listing_id);
+    const first = await verifyFundTransaction(created, created.payment, { chainTime });
+    expect(first.escrows.map((e) => [e.milestone, e.amountBaseUnits])).toEqual([[1, 10_000_000n]]);
+    await pay(t, buyer, created);
+
+    const issued = await request(t.app).post(`${API}/orders/${created.order_id}/milestones/fund`).set(buyer.headers).set('Idempotency-Key', crypto.randomUUID()).send({ milestones: [2] });
+    expect(issued.status, JSON.stringify(issued.body)).toBe(200);
+    const current = (await request(t.app).get(`${API}/orders/${created.order_id}`).set(buyer.headers)).body as WalletOrder;
+    const second = await verifyFundTransaction(current, issued.body, { chainTime: (await env.localnet.getClock()).unix_timestamp });
+    expect(second.escrows).toEqual([expect.objectContaining({ milestone: 2, amountBaseUnits: 15_000_000n, escrowAddress: current.milestones[1]!.escrow_account_address })]);
+    // the same transaction read as milestone 1's payment: refused (another escrow id)
+    const err = await verifyFundTransaction(current, { ...issued.body, milestones: [1] }, { chainTime }).catch((e: unknown) => e);
+    expect((err as FundTransactionMismatchError).code).toBe('escrow-id');
+  });
+
   it('passes when the payment says a sponsor pays the fee and the transaction has that fee payer', async () => {
     const sponsor = (await generateKeyPairSigner()).address;
     const sponsoredTx = tampered(usdcOrder.payment.transaction, (m) => setTransactionMessageFeePayer(sponsor, m) as Message);
