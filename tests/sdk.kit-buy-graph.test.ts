@@ -2,7 +2,8 @@
  * `client-sdk/examples/kit-buy.ts` buys a listing with @solana/kit only (issue 26 item 2): its real module
  * graph, bundled by esbuild with the repository's tsconfig paths (the SDK and the escrow client from their
  * sources), holds no file of @solana/web3.js. The graph is not vacuous (Kit, the generated escrow client and
- * the SDK's verifier are in it), and the same walk over the example plus one web3.js import finds it.
+ * the SDK's verifier are in it), and the same walk over the example plus one web3.js import finds it. The
+ * SDK's main, lite and login entries stay lean: Kit and the escrow client come only with `/verify`.
  */
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions } from 'esbuild';
@@ -38,6 +39,13 @@ describe('client-sdk/examples/kit-buy.ts', () => {
     expect(graph).toContain('client-sdk/src/verify.ts');
     expect(graph).toContain('programs/escrow/clients/js/src/generated/instructions/fundMilestone.ts');
     expect(graph.some((p) => p.includes('node_modules/@solana/kit/'))).toBe(true);
+  });
+
+  it('the SDK\'s main, lite and login entries stay without Kit and the escrow client (only /verify loads them)', async () => {
+    for (const entry of ['client-sdk/src/index.ts', 'client-sdk/src/lite.ts', 'client-sdk/src/login.ts']) {
+      const graph = await moduleGraph({ entryPoints: [entry] });
+      expect(graph.filter((p) => p.startsWith('programs/escrow/clients/js/') || /node_modules\/@solana\/(kit|addresses|transactions|transaction-messages|codecs[\w-]*)\//.test(p)), entry).toEqual([]);
+    }
   });
 
   it('the same walk finds @solana/web3.js when the example imports it', async () => {
