@@ -155,6 +155,36 @@ describe('orders service', () => {
     expect(r.message).toContain('25 USDC');
   });
 
+  it('Solana Pay 1.2: the answer names the mint\'s token program (Token-2022 or legacy) and the fee payer only when sponsored', async () => {
+    const TOKEN_2022 = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb';
+    const LEGACY = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
+    const { order } = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+    // no port lookup (fakes) and a currency without a configured program: the draft's default, legacy
+    const plain = await ctx.service.solanaPayTransaction(order.id, ctx.buyer.wallet!);
+    expect(plain.tokenProgram).toBe(LEGACY);
+    expect(plain).not.toHaveProperty('feePayer');
+    // the escrow says the payment mint is a Token-2022 mint
+    const asked: string[] = [];
+    Object.assign(ctx.escrow, { tokenProgramOf: async (mint: string) => (asked.push(mint), TOKEN_2022) });
+    const t22 = await ctx.service.solanaPayTransaction(order.id, ctx.buyer.wallet!);
+    expect(t22.tokenProgram).toBe(TOKEN_2022);
+    expect(asked).toEqual([order.mint]);
+    // a sponsored fund transaction (issue 26 item 5): its fee payer is the sponsor, which the answer reports
+    const sponsor = Keypair.generate().publicKey;
+    const build = ctx.escrow.buildFundTransaction.bind(ctx.escrow);
+    Object.assign(ctx.escrow, {
+      buildFundTransaction: async (terms: Parameters<typeof build>[0]) => {
+        const built = await build(terms);
+        const tx = Transaction.from(Buffer.from(built.transaction, 'base64'));
+        tx.feePayer = sponsor;
+        return { ...built, transaction: tx.serialize({ requireAllSignatures: false, verifySignatures: false }).toString('base64') };
+      },
+    });
+    const sponsored = await ctx.service.solanaPayTransaction(order.id, ctx.buyer.wallet!);
+    expect(sponsored.feePayer).toBe(sponsor.toBase58());
+    expect(Transaction.from(Buffer.from(sponsored.transaction, 'base64')).feePayer?.equals(sponsor)).toBe(true);
+  });
+
   it('watcher: funding detected -> in_progress; unpaid past expiry -> expired', async () => {
     let now = Date.now();
     ctx = setup({ now: () => new Date(now) });

@@ -1120,11 +1120,26 @@ export const SolanaPayTransactionBody = named(
   'SolanaPayTransactionBody',
   z.object({ account: Pubkey.describe('The paying wallet') }),
 );
+/** The legacy SPL Token program: the Solana Pay 1.2 draft's default when `token-program` is not named. */
+export const TOKEN_PROGRAM_ADDRESS = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
 export const SolanaPayTransaction = named(
   'SolanaPayTransaction',
   z.object({
-    transaction: Base64.describe('Serialized fund transaction, partially signed; fee payer = account'),
+    transaction: Base64.describe(
+      'Serialized fund transaction, partially signed (platform authority, and the fee payer when sponsored); its fee ' +
+        'payer is `feePayer` when present, else `account`',
+    ),
     message: z.string().optional(),
+    tokenProgram: Pubkey.describe(
+      'Solana Pay 1.2 `token-program`: the token program of the payment mint that the transaction\'s instructions use ' +
+        '(TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb for a Token-2022 mint, TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA ' +
+        'for a legacy SPL mint). Named on every answer (the draft\'s default, legacy, applies only when absent)',
+    ),
+    feePayer: Pubkey.optional().describe(
+      'Solana Pay 1.2 `fee-payer`: present when the order\'s fund transaction is sponsored (the service\'s fee payer pays ' +
+        'the network fee and the rent, and signed already): the fee payer of `transaction`, never `account`. Absent: ' +
+        '`account` pays',
+    ),
   }),
 );
 
@@ -1430,7 +1445,8 @@ export const orders = c.router({
     pathParams: OrderIdParams,
     summary: 'Solana Pay transaction request: label',
     description:
-      'Public (called by wallets, Solana Pay spec; CORS: any origin): {label, icon} for the order payment. ' +
+      'Public (called by wallets, Solana Pay spec; CORS: any origin): {label, icon} for the order payment; errors carry ' +
+      'the Solana Pay 1.2 structured members as on the POST (404 SP_RESOURCE_NOT_FOUND). ' +
       '`icon` is an SVG, PNG or WebP URL (SOLANA_PAY_ICON; by default this service\'s /icon.svg, served as ' +
       'image/svg+xml to any origin).',
     responses: { 200: SolanaPayLabel, ...getSolanaPayLabel.responses },
@@ -1444,8 +1460,14 @@ export const orders = c.router({
     description:
       'Public (called by wallets, Solana Pay spec; CORS: any origin). Body {account}: must be the order\'s buyer_wallet (403 ' +
       'forbidden otherwise). Returns a fresh fund transaction (partially signed by the platform authority, ' +
-      'fee payer = account) and a message. 409 invalid-state-transition unless the order is ' +
-      'awaiting_payment and not expired.',
+      'fee payer = account unless sponsored: `feePayer`), a message, and the token program of the payment mint ' +
+      '(`tokenProgram`, Solana Pay 1.2). 409 invalid-state-transition unless the order is ' +
+      'awaiting_payment and not expired. Errors (Solana Pay 1.2 draft, structured errors): problem+json that also carries ' +
+      '`code`, `message`, `details` and `retryAfterMs` (429/503): 400 SP_INVALID_REQUEST, 403 SP_UNAUTHORIZED_ACCOUNT, ' +
+      '404 SP_RESOURCE_NOT_FOUND, 409 SP_ALREADY_PAID (the order, or the milestones due, are paid or being paid by the ' +
+      'service), 409 SP_PRICE_EXPIRED (the payment window closed, or the order expired unpaid: order ' +
+      'again), 429 SP_RATE_LIMITED, 500 SP_SERVER_ERROR, 503 SP_MAINTENANCE (chain or database unavailable) or ' +
+      'SP_FEE_PAYER_UNAVAILABLE (fee sponsorship refused).',
     body: SolanaPayTransactionBody,
     responses: { 200: SolanaPayTransaction, ...createSolanaPayTransaction.responses },
     metadata: createSolanaPayTransaction.metadata,
