@@ -59,7 +59,7 @@ beforeAll(async () => {
   t = await createTestApp({
     chain: env.chain,
     now: () => new Date(Date.now() + clockOffsetMs),
-    config: { currencies: env.boot.currencies, publicBaseUrl: loaded.publicBaseUrl, orders: loaded.orders },
+    config: { currencies: env.boot.currencies, publicBaseUrl: loaded.publicBaseUrl, orders: loaded.orders, siwsChainId: 'localnet', solanaRpcUrl: env.localnet.rpcUrl },
   });
   server = t.app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
@@ -166,6 +166,14 @@ describe('a wallet pays an order through Solana Pay', () => {
     await t.services.orders!.watcher.runOnce();
     const order = await request(t.app).get(`${API}/orders/${created.body.order_id}`).set(b.headers);
     expect(order.body).toMatchObject({ status: 'in_progress', escrow_state: 'funded' });
+    // explorer links (issue 26 item 4): the wallet's transaction and the mints, on the localnet's custom cluster
+    const custom = `?cluster=custom&customUrl=${encodeURIComponent(env.localnet.rpcUrl)}`;
+    expect(order.body.transactions).toEqual([expect.objectContaining({ action: 'fund', signature, explorer_url: `https://explorer.solana.com/tx/${signature}${custom}` })]);
+    expect(order.body).toMatchObject({
+      payment_mint_explorer_url: `https://explorer.solana.com/address/${order.body.payment_mint}${custom}`,
+      token_mint_explorer_url: `https://explorer.solana.com/address/${order.body.token_mint_address}${custom}`,
+      escrow_account_explorer_url: `https://explorer.solana.com/address/${order.body.escrow_account_address}${custom}`,
+    });
 
     // paid: the 1.2 structured error, which the reference library refuses as a failed request
     const again = await walletPost(parsed.link, { account });

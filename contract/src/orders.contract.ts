@@ -155,6 +155,7 @@ import {
   Pubkey,
   Timestamp,
   TxSignature,
+  ExplorerUrl,
   Uuid,
 } from './common.js';
 import { MAX_MILESTONES, PackageKey, type ListingOrderEvent } from './listings.contract.js';
@@ -713,6 +714,7 @@ export const OrderTransaction = named(
   z.object({
     action: z.enum(ESCROW_INSTRUCTIONS).describe('Escrow program instruction'),
     signature: TxSignature,
+    explorer_url: ExplorerUrl('the transaction'),
     status: ChainTransactionStatus,
     slot: z.number().int().min(0).nullable(),
     created_at: Timestamp,
@@ -939,6 +941,7 @@ export const OrderMilestone = named(
     auto_release_at: Timestamp.nullable(),
     completed_at: Timestamp.nullable(),
     escrow_account_address: Pubkey.describe('Order PDA of this milestone\'s escrow'),
+    escrow_account_explorer_url: ExplorerUrl('the milestone\'s escrow account'),
     vault_address: Pubkey,
     revisions_included: z.number().int().min(0),
     revisions_used: z.number().int().min(0),
@@ -967,9 +970,12 @@ export const Order = named(
     ),
     escrow_state: EscrowState,
     escrow_account_address: Pubkey.describe('Order PDA of the escrow program (exists on chain while funded)'),
+    escrow_account_explorer_url: ExplorerUrl('the escrow account'),
     vault_address: Pubkey.describe('Associated token account of the order PDA holding the payment'),
     token_mint_address: Pubkey.describe('Mint of the listing token'),
+    token_mint_explorer_url: ExplorerUrl('the listing token\'s mint'),
     payment_mint: Pubkey.describe('SPL mint of the payment currency'),
+    payment_mint_explorer_url: ExplorerUrl('the payment mint'),
     currency: CurrencyCode,
     amount: z.number().describe('UI amount paid into escrow'),
     amount_base_units: BaseUnits,

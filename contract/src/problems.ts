@@ -16,7 +16,7 @@
  */
 import { z } from 'zod';
 import type { RouteAccessRule } from './access.js';
-import { c, named, type RouteAuth } from './common.js';
+import { c, ExplorerUrl, named, type RouteAuth } from './common.js';
 import { OPERATOR_ROLES } from './access.js';
 
 export const PROBLEM_BASE_URI = 'https://bazaar.dev/problems/';
@@ -423,6 +423,7 @@ export const FundsAmount = named(
       .describe('token: the order\'s currency (an SPL token); sol: native SOL (lamports) for network fees and rent'),
     currency: z.string().describe('Symbol, e.g. "USDC" or "SOL"'),
     mint: z.string().nullable().describe('SPL mint of the token; null for native SOL'),
+    mint_explorer_url: ExplorerUrl('the mint').nullable(),
     decimals: z.number().int().min(0).max(18),
     base_units: z.string().regex(/^(0|[1-9][0-9]*)$/).describe('Amount in base units (lamports for SOL), decimal string'),
     amount: z.string().regex(/^(0|[1-9][0-9]*)(\.[0-9]+)?$/).describe('The same in UI units, exact decimal text, e.g. "16.91"'),
@@ -547,6 +548,7 @@ const problemShape = {
       action: z.string().describe('The order action, e.g. "confirm"'),
       order_id: z.string(),
       signature: z.string().describe('Signature of the confirmed transaction'),
+      explorer_url: ExplorerUrl('the confirmed transaction'),
     }),
   )
     .optional()

@@ -26,6 +26,8 @@ import { ChainActionLandedError, DomainError, problemInfo, type AnyProblemSlug }
 import type { Logger } from '../logger.js';
 import { allowedMethods, declaresBody, undecodableParam } from './route-table.js';
 import { isSolanaPayPath, solanaPayErrorFields } from './solana-pay-errors.js';
+import { explorerOf } from './explorer-links.js';
+import { withExplorerLinks } from '../lib/explorer.js';
 
 const PROBLEM_BASE = 'https://bazaar.dev/problems/';
 
@@ -71,6 +73,9 @@ export function sendProblem(
     const retry = Number(res.getHeader('retry-after'));
     body = { ...body, ...solanaPayErrorFields(slug, body.status, detail, extensions, Number.isFinite(retry) && res.hasHeader('retry-after') ? retry : undefined) };
   }
+  // explorer links of the signatures and mints it names (chain_transaction, needed[].mint), as on every answer
+  const explorer = explorerOf(res);
+  if (explorer) body = withExplorerLinks(body, explorer);
   res.status(body.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
 }
 
