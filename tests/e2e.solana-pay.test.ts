@@ -190,6 +190,9 @@ describe('a wallet pays an order through Solana Pay', () => {
   it('structured errors from the real routes: another account, an unknown order, a bad body, a closed payment window', async () => {
     const { seller, created } = await orderAwaitingPayment();
     const link = (parseURL(created.body.payment.solana_pay_url) as TransactionRequestURL).link;
+    // a wallet that keeps the 1.2 protocol parameter (a Token-2022 order's `token-program`) on the link it POSTs to
+    const kept = await walletPost(new URL(`${link.href}?token-program=TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb`), { account: created.body.buyer_wallet });
+    expect(kept.status, JSON.stringify(kept.body)).toBe(200);
     const other = await walletPost(link, { account: seller.publicKey.toBase58() });
     expect([other.status, other.body.code]).toEqual([403, 'SP_UNAUTHORIZED_ACCOUNT']);
     const unknown = new URL(link.href.replace(created.body.order_id, randomUUID()));

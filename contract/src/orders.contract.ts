@@ -1047,8 +1047,9 @@ export const OrderPayment = named(
       .startsWith('solana:')
       .describe(
         'Solana Pay transaction request link: "solana:" + the URL of the solana-pay endpoint, not URL-encoded ' +
-          '(it has no query parameters; Solana Pay spec). Wallets accept https links only: set PUBLIC_BASE_URL ' +
-          'to the https origin of the service',
+          '(it has no query parameters; Solana Pay spec). For a Token-2022 payment mint the Solana Pay 1.2 protocol ' +
+          'parameter follows it: `?token-program=TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb` (none for a legacy SPL ' +
+          'mint, the draft\'s default). Wallets accept https links only: set PUBLIC_BASE_URL to the https origin of the service',
       ),
     expires_at: Timestamp.describe(
       'Last moment the transaction can land: its blockhash\'s lastValidBlockHeight turned into a time ' +

@@ -140,8 +140,8 @@ export class OrdersService {
   refreshPayment(p: PrincipalLike, orderId: string): Promise<{ order: OrderRecord; payment: PaymentInstructions }> {
     return this.pay.refreshPayment(p, orderId);
   }
-  solanaPayUrl(orderId: string): string {
-    return this.pay.solanaPayUrl(orderId);
+  solanaPayUrl(orderId: string, currency?: string): string {
+    return this.pay.solanaPayUrl(orderId, currency);
   }
   fundTerms(order: OrderRecord): FundTerms {
     return fundTerms(order);

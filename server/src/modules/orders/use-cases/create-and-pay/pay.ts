@@ -91,11 +91,16 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
   /**
    * The Solana Pay transaction-request link of an order: `solana:<link>` where link is the https URL
    * of the order's solana-pay endpoint. Per the Solana Pay spec the link is URL-encoded only when it
-   * has query parameters (ours has none), which keeps the URL and its QR code short.
+   * has query parameters (ours has none), which keeps the URL and its QR code short. `currency`: the order's; when its
+   * mint is not a legacy SPL mint (Token-2022, as configured), the Solana Pay 1.2 protocol parameter
+   * `token-program=<program>` follows the link (the draft's name; wallets ignore parameters they do not know, and a
+   * legacy mint needs none: the draft's default).
    */
-  function solanaPayUrl(orderId: string): string {
+  function solanaPayUrl(orderId: string, currency?: string): string {
     const link = `${c.settings.publicBaseUrl.replace(/\/+$/, '')}/api/v1/orders/${orderId}/solana-pay`;
-    return `solana:${new URL(link).search ? encodeURIComponent(link) : link}`;
+    const program = currency ? c.currency(currency)?.tokenProgram : undefined;
+    const params = program && program !== LEGACY_TOKEN_PROGRAM ? `?token-program=${program}` : '';
+    return `solana:${new URL(link).search ? encodeURIComponent(link) : link}${params}`;
   }
 
   /** A fresh fund transaction for an awaiting_payment wallet order (never for any other order). */
@@ -103,7 +108,7 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
     const issued = await issueFundTransaction(order);
     return {
       transaction: issued.transaction,
-      solana_pay_url: solanaPayUrl(order.id),
+      solana_pay_url: solanaPayUrl(order.id, order.currency),
       expires_at: new Date(Math.min(order.paymentExpiresAt.getTime(), issued.validUntil.getTime())),
     };
   }
@@ -227,7 +232,7 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
         const rows = await payableRows(orderId);
         const issued = await issueMilestonesTransaction(rows);
         const until = Math.min(...rows.map((r) => r.paymentExpiresAt.getTime()), issued.validUntil.getTime());
-        return { order: rows[0]!, payment: { transaction: issued.transaction, solana_pay_url: solanaPayUrl(orderId), expires_at: new Date(until) } };
+        return { order: rows[0]!, payment: { transaction: issued.transaction, solana_pay_url: solanaPayUrl(orderId, rows[0]!.currency), expires_at: new Date(until) } };
       }
       const payment = await paymentFor(order);
       return { order: (await c.repo.get(orderId))!, payment };
