@@ -96,6 +96,9 @@ describe('explorerUrl for the configured cluster', () => {
       kept: { signature: SIG, explorer_url: 'https://example.test/own' },
     });
     expect(body.transactions[0]).not.toHaveProperty('explorer_url'); // a copy
+    // anything but a plain object is left as it is (its own toJSON serializes it)
+    const at = new Date(0);
+    expect(withExplorerLinks({ at, mint: MINT }, x).at).toBe(at);
   });
 });
 

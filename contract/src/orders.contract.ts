@@ -1127,8 +1127,6 @@ export const SolanaPayTransactionBody = named(
   'SolanaPayTransactionBody',
   z.object({ account: Pubkey.describe('The paying wallet') }),
 );
-/** The legacy SPL Token program: the Solana Pay 1.2 draft's default when `token-program` is not named. */
-export const TOKEN_PROGRAM_ADDRESS = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
 export const SolanaPayTransaction = named(
   'SolanaPayTransaction',
   z.object({

@@ -107,14 +107,17 @@ const LINKED_ADDRESSES = new Set(['token_mint_address', 'escrow_account_address'
 
 /**
  * `body` with the explorer links of every signature, mint and linked address field in it (recursively, arrays
- * included), under the naming rule. A value that is not a base58 signature / address (a base64 ed25519 signature of a
- * login, say) gets no link; a null value gets a null link; a link field already set is kept. Returns a copy; `body`
- * is not changed.
+ * included; plain objects only, anything with a prototype of its own is left as it is), under the naming rule. A
+ * value that is not a base58 signature / address (a base64 ed25519 signature of a login, say) gets no link; a null
+ * value gets a null link; a link field already set is kept. Returns a copy; `body` is not changed.
  */
 export function withExplorerLinks<T>(body: T, explorer: Pick<Explorer, 'explorerUrl'>): T {
   const walk = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(walk);
-    if (!v || typeof v !== 'object' || v instanceof Date) return v;
+    if (!v || typeof v !== 'object') return v;
+    // plain JSON objects only: a Date, a Decimal or anything else with its own toJSON is serialized as it is
+    const proto = Object.getPrototypeOf(v) as unknown;
+    if (proto !== Object.prototype && proto !== null) return v;
     const out: Record<string, unknown> = {};
     const links: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
