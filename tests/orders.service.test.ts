@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Keypair, Transaction } from '@solana/web3.js';
+import { parseURL, type TransactionRequestURL } from '@solana/pay';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import bs58 from 'bs58';
 import nacl from 'tweetnacl';
@@ -22,7 +23,7 @@ import type { SubscriptionState } from '../server/src/chain/pubsub.js';
 
 const USDC = { code: 'USDC', mint: Keypair.generate().publicKey.toBase58(), decimals: 6 };
 
-function setup(opts: { now?: () => Date; config?: Partial<OrdersServiceSettings> } = {}) {
+function setup(opts: { now?: () => Date; config?: Partial<OrdersServiceSettings>; tokenProgram?: string } = {}) {
   const repo = new MemoryOrdersRepo();
   const escrow = new FakeEscrow();
   const listings = new FakeListings();
@@ -32,7 +33,7 @@ function setup(opts: { now?: () => Date; config?: Partial<OrdersServiceSettings>
     repo,
     escrow: crash.wrap(escrow),
     listings,
-    currency: (c) => (c === 'USDC' ? USDC : undefined),
+    currency: (c) => (c === 'USDC' ? { ...USDC, ...(opts.tokenProgram ? { tokenProgram: opts.tokenProgram } : {}) } : undefined),
     settings: testOrdersSettings({ reviewWindowSeconds: 3600, paymentTtlSeconds: 900, paymentGraceSeconds: 60, inflightWaitMs: 300, ...opts.config }),
     now: opts.now,
   });
@@ -153,6 +154,54 @@ describe('orders service', () => {
     const r = await ctx.service.solanaPayTransaction(order.id, ctx.buyer.wallet!);
     expect(Transaction.from(Buffer.from(r.transaction, 'base64')).feePayer?.toBase58()).toBe(ctx.buyer.wallet);
     expect(r.message).toContain('25 USDC');
+  });
+
+  it('Solana Pay 1.2: the answer names the mint\'s token program (Token-2022 or legacy) and the fee payer only when sponsored', async () => {
+    const TOKEN_2022 = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb';
+    const LEGACY = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
+    const { order } = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+    // no port lookup (fakes) and a currency without a configured program: the draft's default, legacy
+    const plain = await ctx.service.solanaPayTransaction(order.id, ctx.buyer.wallet!);
+    expect(plain.tokenProgram).toBe(LEGACY);
+    expect(plain).not.toHaveProperty('feePayer');
+    // the escrow says the payment mint is a Token-2022 mint
+    const asked: string[] = [];
+    Object.assign(ctx.escrow, { tokenProgramOf: async (mint: string) => (asked.push(mint), TOKEN_2022) });
+    const t22 = await ctx.service.solanaPayTransaction(order.id, ctx.buyer.wallet!);
+    expect(t22.tokenProgram).toBe(TOKEN_2022);
+    expect(asked).toEqual([order.mint]);
+    // a sponsored fund transaction (issue 26 item 5): its fee payer is the sponsor, which the answer reports
+    const sponsor = Keypair.generate().publicKey;
+    const build = ctx.escrow.buildFundTransaction.bind(ctx.escrow);
+    Object.assign(ctx.escrow, {
+      buildFundTransaction: async (terms: Parameters<typeof build>[0]) => {
+        const built = await build(terms);
+        const tx = Transaction.from(Buffer.from(built.transaction, 'base64'));
+        tx.feePayer = sponsor;
+        return { ...built, transaction: tx.serialize({ requireAllSignatures: false, verifySignatures: false }).toString('base64') };
+      },
+    });
+    const sponsored = await ctx.service.solanaPayTransaction(order.id, ctx.buyer.wallet!);
+    expect(sponsored.feePayer).toBe(sponsor.toBase58());
+    expect(Transaction.from(Buffer.from(sponsored.transaction, 'base64')).feePayer?.equals(sponsor)).toBe(true);
+  });
+
+  it('Solana Pay 1.2: a Token-2022 currency adds `token-program` to the link (legacy: none); @solana/pay still reads the link', async () => {
+    const TOKEN_2022 = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb';
+    const endpoint = (id: string) => `http://127.0.0.1:3000/api/v1/orders/${id}/solana-pay`;
+    const legacy = await ctx.service.create(ctx.buyer, { listingId: ctx.listing.id });
+    expect(legacy.payment.solana_pay_url).toBe(`solana:${endpoint(legacy.order.id)}`);
+    // wallets (and @solana/pay's parseURL) take https links only
+    const t22 = setup({ tokenProgram: TOKEN_2022, config: { publicBaseUrl: 'https://bazaar.test' } });
+    const { order, payment } = await t22.service.create(t22.buyer, { listingId: t22.listing.id });
+    const https = `https://bazaar.test/api/v1/orders/${order.id}/solana-pay`;
+    expect(payment.solana_pay_url).toBe(`solana:${https}?token-program=${TOKEN_2022}`);
+    const parsed = parseURL(payment.solana_pay_url) as TransactionRequestURL;
+    expect(parsed.link.href).toBe(https);
+    expect(new URL(payment.solana_pay_url).searchParams.get('token-program')).toBe(TOKEN_2022);
+    // the POST answer names it too (from the configured currency when the port has no lookup)
+    expect((await t22.service.solanaPayTransaction(order.id, t22.buyer.wallet!)).tokenProgram).toBe(TOKEN_2022);
+    expect((await t22.service.refreshPayment(t22.buyer, order.id)).payment.solana_pay_url).toBe(payment.solana_pay_url);
   });
 
   it('watcher: funding detected -> in_progress; unpaid past expiry -> expired', async () => {

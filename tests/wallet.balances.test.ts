@@ -30,6 +30,9 @@ afterAll(async () => {
   await env?.stop();
 });
 
+/** the explorer link of a mint on the test app's cluster (issue 26 item 4: every mint the API returns has one) */
+const mintLink = (mint: string) => `https://explorer.solana.com/address/${mint}?cluster=custom&customUrl=${encodeURIComponent(localnet.rpcUrl)}`;
+
 describe('GET /wallet/balances', () => {
   it('shows zero balances for a fresh wallet (no token accounts yet)', async () => {
     const me = await loginAs(t, Keypair.generate());
@@ -38,8 +41,8 @@ describe('GET /wallet/balances', () => {
     expect(res.body).toEqual({
       wallet: me.wallet,
       balances: [
-        { currency: 'SOL', mint: null, amount_base_units: '0', decimals: 9, ui_amount: 0, source: 'chain' },
-        { currency: 'USDC', mint: boot.usdcMint, amount_base_units: '0', decimals: 6, ui_amount: 0, source: 'chain' },
+        { currency: 'SOL', mint: null, mint_explorer_url: null, amount_base_units: '0', decimals: 9, ui_amount: 0, source: 'chain' },
+        { currency: 'USDC', mint: boot.usdcMint, mint_explorer_url: mintLink(boot.usdcMint), amount_base_units: '0', decimals: 6, ui_amount: 0, source: 'chain' },
       ],
     });
   });
@@ -52,8 +55,8 @@ describe('GET /wallet/balances', () => {
     expect(res.status).toBe(200);
     expect(res.body.wallet).toBe(alice.publicKey.toBase58());
     const by = Object.fromEntries(res.body.balances.map((b: { currency: string }) => [b.currency, b]));
-    expect(by.SOL).toEqual({ currency: 'SOL', mint: null, amount_base_units: '2500000000', decimals: 9, ui_amount: 2.5, source: 'chain' });
-    expect(by.USDC).toEqual({ currency: 'USDC', mint: boot.usdcMint, amount_base_units: '12345678', decimals: 6, ui_amount: 12.345678, source: 'chain' });
+    expect(by.SOL).toEqual({ currency: 'SOL', mint: null, mint_explorer_url: null, amount_base_units: '2500000000', decimals: 9, ui_amount: 2.5, source: 'chain' });
+    expect(by.USDC).toEqual({ currency: 'USDC', mint: boot.usdcMint, mint_explorer_url: mintLink(boot.usdcMint), amount_base_units: '12345678', decimals: 6, ui_amount: 12.345678, source: 'chain' });
   });
 
   it('needs a credential', async () => {

@@ -105,6 +105,31 @@ export const Pubkey = extendApi(
   { description: 'Solana public key, base58 (32 bytes)', example: 'AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r' },
 );
 
+/**
+ * Explorer links (issue 26 item 4). Every transaction signature and mint the API returns comes with its Solana
+ * Explorer URL for the service's cluster (mainnet-beta: no query; devnet/testnet: `?cluster=`; a localnet or other
+ * custom RPC: `?cluster=custom&customUrl=<the RPC URL, credentials stripped>`), so clients never build one. Naming
+ * rule: an object that describes a transaction (it has `signature`) gets `explorer_url`; a flat field `x_signature`
+ * gets `x_explorer_url`; a mint `mint` / `x_mint` gets `mint_explorer_url` / `x_mint_explorer_url`; a linked address
+ * `x_address` (`token_mint_address`, `escrow_account_address`) gets `x_explorer_url`. A null value has a null link.
+ * The server adds them in one place to every answer under /api/v1 (problem bodies included) and to every event (GET
+ * /events, the event stream, webhook deliveries: the envelope's `signature` and the resource in `data`, computed
+ * when the event is sent, never stored), except the audit log (an entry's hash covers its fields): there, build
+ * links from GET /network's templates.
+ */
+export const EXPLORER_LINKS_DOC =
+  'Explorer links: each signature and mint has a sibling Solana Explorer URL for the service\'s cluster: `signature` -> ' +
+  '`explorer_url`, `x_signature` -> `x_explorer_url`, `mint` / `x_mint` -> `mint_explorer_url` / `x_mint_explorer_url`, ' +
+  '`x_address` -> `x_explorer_url`; in answers and events, not in audit entries (use GET /network\'s templates there)';
+
+/** The explorer link of `what` (see EXPLORER_LINKS_DOC); set by the server on every answer and event but audit entries. */
+export const ExplorerUrl = (what: string) =>
+  z
+    .string()
+    .url()
+    .optional()
+    .describe(`Solana Explorer URL of ${what} on the service's cluster (the naming rule of explorer links: GET /network)`);
+
 /** A Solana transaction signature: base58 text that decodes to exactly 64 bytes. */
 export const TxSignature = extendApi(
   z

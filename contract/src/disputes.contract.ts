@@ -46,7 +46,7 @@
  */
 import { z } from 'zod';
 import { access } from './access.js';
-import { Bps, BaseUnits, c, CurrencyCode, named, PaginationQuery, page, Pubkey, safeText, Timestamp, TxSignature, Uuid } from './common.js';
+import { Bps, BaseUnits, c, CurrencyCode, named, PaginationQuery, page, Pubkey, safeText, Timestamp, TxSignature, ExplorerUrl, Uuid } from './common.js';
 import { Message } from './chat.contract.js';
 import { bodyProblems, routeErrors } from './problems.js';
 import { DISPUTE_LIMITS, DisputeReasonCode } from './disputes.terms.js';
@@ -113,6 +113,7 @@ export const DisputeEvidence = named(
     ),
     prev_hash: Sha256Hex.nullable().describe('content_hash of the dispute\'s previous submission; null for the first (a hash chain per dispute)'),
     anchor_signature: TxSignature.nullable().describe('The transaction that anchored the hash on chain; null: recorded by the service only (not anchored on chain in this version)'),
+    anchor_explorer_url: ExplorerUrl('the anchoring transaction').nullable(),
   }),
   'One submission of evidence by a party',
 );

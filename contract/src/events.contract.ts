@@ -32,7 +32,7 @@
  * listing events from `listingTransitions` (listing.updated also on an edit by the seller).
  */
 import { z } from 'zod';
-import { c, Cursor, named, namedExtension, queryNumber, Timestamp, TxSignature, Uuid } from './common.js';
+import { c, Cursor, ExplorerUrl, named, namedExtension, queryNumber, Timestamp, TxSignature, Uuid } from './common.js';
 import {
   DEPOSIT_EVENTS,
   EVENT_TYPES,
@@ -69,6 +69,7 @@ const envelope = {
   resource_id: Uuid,
   sequence: z.number().int().min(1).describe('1, 2, ... per resource, in the order the resource changed'),
   signature: TxSignature.nullable().describe('The transaction that moved the chain for this change, when one did'),
+  explorer_url: ExplorerUrl('that transaction').nullable(),
   created_at: Timestamp.describe('When the change committed'),
 };
 

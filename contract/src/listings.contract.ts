@@ -86,6 +86,7 @@ import {
   safeText,
   Timestamp,
   TxSignature,
+  ExplorerUrl,
   UiAmount,
   Uuid,
 } from './common.js';
@@ -307,7 +308,7 @@ export const MintTransaction = named(
   z.object({
     signature: TxSignature,
     slot: z.number().int().min(0),
-    explorer_url: z.string().url().optional().describe('Block explorer link when the cluster has one'),
+    explorer_url: ExplorerUrl('the mint transaction'),
   }),
   'The transaction that minted the listing token',
 );
@@ -355,6 +356,7 @@ export const Listing = named(
     price_base_units: BaseUnits,
     currency: CurrencyCode,
     currency_mint: Pubkey.describe('SPL mint of the currency (wrapped SOL for SOL)'),
+    currency_mint_explorer_url: ExplorerUrl('the currency\'s mint'),
     category: CategorySlug,
     duration: z.number().int().describe('Estimated delivery time in days (1..365); with packages, the cheapest package\'s'),
     packages: z
@@ -390,6 +392,7 @@ export const Listing = named(
       'issue 25: set while a moderator has taken the listing down (only its seller and operators then see it); null otherwise',
     ),
     token_mint_address: Pubkey.describe('Mint of the listing\'s Token-2022 NFT'),
+    token_mint_explorer_url: ExplorerUrl('the listing\'s NFT mint'),
     mint_transaction: MintTransaction,
     metadata: ListingMetadata,
     created_at: Timestamp,

@@ -5,7 +5,7 @@
  * clients can validate input before creating listings.
  */
 import { z } from 'zod';
-import { c, CategorySlug, CurrencyCode, named, PaginationQuery, Pubkey, queryNumber, safeText, Uuid } from './common.js';
+import { c, CategorySlug, CurrencyCode, ExplorerUrl, named, PaginationQuery, Pubkey, queryNumber, safeText, Uuid } from './common.js';
 import { LISTING_STATUSES, ListingPage } from './listings.contract.js';
 import { access } from './access.js';
 import { routeErrors } from './problems.js';
@@ -57,6 +57,7 @@ export const Currency = named(
   z.object({
     code: CurrencyCode,
     mint: Pubkey.describe('SPL mint (wrapped SOL So11111111111111111111111111111111111111112 for SOL)'),
+    mint_explorer_url: ExplorerUrl('the mint'),
     decimals: z.number().int().min(0).max(18),
   }),
 );

@@ -5,7 +5,7 @@
  * its port (issue 23: explorer links were built for 127.0.0.1:8899 while the chain ran on another port).
  */
 import { z } from 'zod';
-import { c, named } from './common.js';
+import { c, EXPLORER_LINKS_DOC, named } from './common.js';
 import { access } from './access.js';
 import { routeErrors } from './problems.js';
 
@@ -64,7 +64,10 @@ export const network = c.router({
       'templates for transactions (`{signature}`) and accounts (`{address}`) that open that cluster (a localnet via ' +
       'Solana Explorer\'s custom cluster with the RPC URL, port included), and whether Solana Pay links work there ' +
       '(not on a localnet, nor without an https PUBLIC_BASE_URL: `solana_pay_unsupported_reason` says why). Nothing ' +
-      'secret: the same for every caller.',
+      'secret: the same for every caller (an RPC URL named here or in a link has its credentials stripped: user info, ' +
+      'query, a key-like path segment). ' +
+      EXPLORER_LINKS_DOC +
+      '.',
     responses: { 200: NetworkInfo, ...getNetwork.responses },
     metadata: getNetwork.metadata,
   },

@@ -155,6 +155,7 @@ import {
   Pubkey,
   Timestamp,
   TxSignature,
+  ExplorerUrl,
   Uuid,
 } from './common.js';
 import { MAX_MILESTONES, PackageKey, type ListingOrderEvent } from './listings.contract.js';
@@ -713,6 +714,7 @@ export const OrderTransaction = named(
   z.object({
     action: z.enum(ESCROW_INSTRUCTIONS).describe('Escrow program instruction'),
     signature: TxSignature,
+    explorer_url: ExplorerUrl('the transaction'),
     status: ChainTransactionStatus,
     slot: z.number().int().min(0).nullable(),
     created_at: Timestamp,
@@ -939,6 +941,7 @@ export const OrderMilestone = named(
     auto_release_at: Timestamp.nullable(),
     completed_at: Timestamp.nullable(),
     escrow_account_address: Pubkey.describe('Order PDA of this milestone\'s escrow'),
+    escrow_account_explorer_url: ExplorerUrl('the milestone\'s escrow account'),
     vault_address: Pubkey,
     revisions_included: z.number().int().min(0),
     revisions_used: z.number().int().min(0),
@@ -967,9 +970,12 @@ export const Order = named(
     ),
     escrow_state: EscrowState,
     escrow_account_address: Pubkey.describe('Order PDA of the escrow program (exists on chain while funded)'),
+    escrow_account_explorer_url: ExplorerUrl('the escrow account'),
     vault_address: Pubkey.describe('Associated token account of the order PDA holding the payment'),
     token_mint_address: Pubkey.describe('Mint of the listing token'),
+    token_mint_explorer_url: ExplorerUrl('the listing token\'s mint'),
     payment_mint: Pubkey.describe('SPL mint of the payment currency'),
+    payment_mint_explorer_url: ExplorerUrl('the payment mint'),
     currency: CurrencyCode,
     amount: z.number().describe('UI amount paid into escrow'),
     amount_base_units: BaseUnits,
@@ -1041,8 +1047,9 @@ export const OrderPayment = named(
       .startsWith('solana:')
       .describe(
         'Solana Pay transaction request link: "solana:" + the URL of the solana-pay endpoint, not URL-encoded ' +
-          '(it has no query parameters; Solana Pay spec). Wallets accept https links only: set PUBLIC_BASE_URL ' +
-          'to the https origin of the service',
+          '(it has no query parameters; Solana Pay spec). For a Token-2022 payment mint the Solana Pay 1.2 protocol ' +
+          'parameter follows it: `?token-program=TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb` (none for a legacy SPL ' +
+          'mint, the draft\'s default). Wallets accept https links only: set PUBLIC_BASE_URL to the https origin of the service',
       ),
     expires_at: Timestamp.describe(
       'Last moment the transaction can land: its blockhash\'s lastValidBlockHeight turned into a time ' +
@@ -1123,8 +1130,21 @@ export const SolanaPayTransactionBody = named(
 export const SolanaPayTransaction = named(
   'SolanaPayTransaction',
   z.object({
-    transaction: Base64.describe('Serialized fund transaction, partially signed; fee payer = account'),
+    transaction: Base64.describe(
+      'Serialized fund transaction, partially signed (platform authority, and the fee payer when sponsored); its fee ' +
+        'payer is `feePayer` when present, else `account`',
+    ),
     message: z.string().optional(),
+    tokenProgram: Pubkey.describe(
+      'Solana Pay 1.2 `token-program`: the token program of the payment mint that the transaction\'s instructions use ' +
+        '(TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb for a Token-2022 mint, TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA ' +
+        'for a legacy SPL mint). Named on every answer (the draft\'s default, legacy, applies only when absent)',
+    ),
+    feePayer: Pubkey.optional().describe(
+      'Solana Pay 1.2 `fee-payer`: present when the order\'s fund transaction is sponsored (the service\'s fee payer pays ' +
+        'the network fee and the rent, and signed already): the fee payer of `transaction`, never `account`. Absent: ' +
+        '`account` pays',
+    ),
   }),
 );
 
@@ -1430,7 +1450,8 @@ export const orders = c.router({
     pathParams: OrderIdParams,
     summary: 'Solana Pay transaction request: label',
     description:
-      'Public (called by wallets, Solana Pay spec; CORS: any origin): {label, icon} for the order payment. ' +
+      'Public (called by wallets, Solana Pay spec; CORS: any origin): {label, icon} for the order payment; errors carry ' +
+      'the Solana Pay 1.2 structured members as on the POST (404 SP_RESOURCE_NOT_FOUND). ' +
       '`icon` is an SVG, PNG or WebP URL (SOLANA_PAY_ICON; by default this service\'s /icon.svg, served as ' +
       'image/svg+xml to any origin).',
     responses: { 200: SolanaPayLabel, ...getSolanaPayLabel.responses },
@@ -1444,8 +1465,14 @@ export const orders = c.router({
     description:
       'Public (called by wallets, Solana Pay spec; CORS: any origin). Body {account}: must be the order\'s buyer_wallet (403 ' +
       'forbidden otherwise). Returns a fresh fund transaction (partially signed by the platform authority, ' +
-      'fee payer = account) and a message. 409 invalid-state-transition unless the order is ' +
-      'awaiting_payment and not expired.',
+      'fee payer = account unless sponsored: `feePayer`), a message, and the token program of the payment mint ' +
+      '(`tokenProgram`, Solana Pay 1.2). 409 invalid-state-transition unless the order is ' +
+      'awaiting_payment and not expired. Errors (Solana Pay 1.2 draft, structured errors): problem+json that also carries ' +
+      '`code`, `message`, `details` and `retryAfterMs` (429/503): 400 SP_INVALID_REQUEST, 403 SP_UNAUTHORIZED_ACCOUNT, ' +
+      '404 SP_RESOURCE_NOT_FOUND, 409 SP_ALREADY_PAID (the order, or the milestones due, are paid or being paid by the ' +
+      'service), 409 SP_PRICE_EXPIRED (the payment window closed, or the order expired unpaid: order ' +
+      'again), 429 SP_RATE_LIMITED, 500 SP_SERVER_ERROR, 503 SP_MAINTENANCE (chain or database unavailable) or ' +
+      'SP_FEE_PAYER_UNAVAILABLE (fee sponsorship refused).',
     body: SolanaPayTransactionBody,
     responses: { 200: SolanaPayTransaction, ...createSolanaPayTransaction.responses },
     metadata: createSolanaPayTransaction.metadata,

@@ -16,7 +16,7 @@
  */
 import { z } from 'zod';
 import type { RouteAccessRule } from './access.js';
-import { c, named, type RouteAuth } from './common.js';
+import { c, ExplorerUrl, named, type RouteAuth } from './common.js';
 import { OPERATOR_ROLES } from './access.js';
 
 export const PROBLEM_BASE_URI = 'https://bazaar.dev/problems/';
@@ -423,6 +423,7 @@ export const FundsAmount = named(
       .describe('token: the order\'s currency (an SPL token); sol: native SOL (lamports) for network fees and rent'),
     currency: z.string().describe('Symbol, e.g. "USDC" or "SOL"'),
     mint: z.string().nullable().describe('SPL mint of the token; null for native SOL'),
+    mint_explorer_url: ExplorerUrl('the mint').nullable(),
     decimals: z.number().int().min(0).max(18),
     base_units: z.string().regex(/^(0|[1-9][0-9]*)$/).describe('Amount in base units (lamports for SOL), decimal string'),
     amount: z.string().regex(/^(0|[1-9][0-9]*)(\.[0-9]+)?$/).describe('The same in UI units, exact decimal text, e.g. "16.91"'),
@@ -430,6 +431,33 @@ export const FundsAmount = named(
   'An amount of one asset (insufficient-funds `needed` and `available`)',
 );
 export type FundsAmount = z.infer<typeof FundsAmount>;
+
+/**
+ * The structured error codes of the Solana Pay 1.2 draft (solana-pay PR #270, SPEC1.2.md "Error Handling") with
+ * their recommended HTTP statuses. The Solana Pay transaction-request routes (GET/POST
+ * /orders/{order_id}/solana-pay) answer problem+json whose body also carries the draft's members `code`,
+ * `message`, `details` and `retryAfterMs` (server/src/http/solana-pay-errors.ts maps each problem to a code whose
+ * recommended status is the problem's status).
+ */
+export const SOLANA_PAY_ERROR_STATUS = {
+  SP_UNSUPPORTED_VERSION: 400,
+  SP_INVALID_REQUEST: 400,
+  SP_MALFORMED_URL: 400,
+  SP_UNSUPPORTED_PARAMETER: 400,
+  SP_AMOUNT_TOO_PRECISE: 400,
+  SP_AMOUNT_OUT_OF_RANGE: 400,
+  SP_UNAUTHORIZED_ACCOUNT: 403,
+  SP_RESOURCE_NOT_FOUND: 404,
+  SP_ALREADY_PAID: 409,
+  SP_UNSUPPORTED_CURRENCY: 409,
+  SP_PRICE_EXPIRED: 409,
+  SP_RATE_LIMITED: 429,
+  SP_SERVER_ERROR: 500,
+  SP_MAINTENANCE: 503,
+  SP_FEE_PAYER_UNAVAILABLE: 503,
+} as const;
+export type SolanaPayErrorCode = keyof typeof SOLANA_PAY_ERROR_STATUS;
+export const SOLANA_PAY_ERROR_CODES = Object.keys(SOLANA_PAY_ERROR_STATUS) as [SolanaPayErrorCode, ...SolanaPayErrorCode[]];
 
 const problemShape = {
   type: z
@@ -488,12 +516,39 @@ const problemShape = {
     .array(FundsAmount)
     .optional()
     .describe('insufficient-funds (wallet payments): what the paying wallet holds, per asset, in the order of `needed`'),
+  code: z
+    .enum(SOLANA_PAY_ERROR_CODES)
+    .optional()
+    .describe(
+      'Solana Pay transaction-request routes only (GET/POST /orders/{order_id}/solana-pay): the Solana Pay 1.2 draft\'s ' +
+        'structured error code (SPEC1.2 "Error Handling"); the HTTP status is the problem\'s, which is the code\'s ' +
+        'recommended one. Wallets handle the error by `code`; `type` stays the stable problem slug',
+    ),
+  message: z
+    .string()
+    .optional()
+    .describe('Solana Pay transaction-request routes only: the human-readable error for the wallet to show (= `detail`)'),
+  details: z
+    .object({})
+    .passthrough()
+    .optional()
+    .describe('Solana Pay transaction-request routes only: machine-readable context (the problem\'s extension members, e.g. `order_status`, `errors`)'),
+  retryAfterMs: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe(
+      'Solana Pay transaction-request routes only: when the request may succeed if retried (429, 503), how long to ' +
+        'wait in milliseconds (the `Retry-After` header in ms)',
+    ),
   chain_transaction: named(
     'ChainTransactionLanded',
     z.object({
       action: z.string().describe('The order action, e.g. "confirm"'),
       order_id: z.string(),
       signature: z.string().describe('Signature of the confirmed transaction'),
+      explorer_url: ExplorerUrl('the confirmed transaction'),
     }),
   )
     .optional()

@@ -38,7 +38,7 @@
  * pending at once.
  */
 import { z } from 'zod';
-import { Base64, BaseUnits, c, CurrencyCode, IdempotencyHeaders, named, page, PaginationQuery, Pubkey, Timestamp, TxSignature, UiAmount, Uuid } from './common.js';
+import { Base64, BaseUnits, c, CurrencyCode, IdempotencyHeaders, named, page, PaginationQuery, Pubkey, Timestamp, TxSignature, ExplorerUrl, UiAmount, Uuid } from './common.js';
 import { access } from './access.js';
 import { bodyProblems, routeErrors } from './problems.js';
 
@@ -64,6 +64,7 @@ export const Tip = named(
     seller_wallet: Pubkey.describe('The payee (the order\'s seller wallet)'),
     currency: CurrencyCode,
     mint: Pubkey.describe('The order\'s payment mint'),
+    mint_explorer_url: ExplorerUrl('the payment mint'),
     amount: z.number().describe('UI amount'),
     amount_base_units: BaseUnits,
     source_token_account: Pubkey.describe('The buyer\'s associated token account of the mint'),
@@ -72,6 +73,7 @@ export const Tip = named(
       'pending: issued, not seen on chain yet; confirmed: the transfer landed (signature); expired: its transaction can no longer land',
     ),
     signature: TxSignature.nullable().describe('The transaction that paid the tip (confirmed tips)'),
+    explorer_url: ExplorerUrl('the transaction that paid the tip').nullable(),
     expires_at: Timestamp.describe('Until about then the issued transaction can land (its blockhash\'s lifetime)'),
     created_at: Timestamp,
     confirmed_at: Timestamp.nullable(),

@@ -15,6 +15,7 @@ import {
   Pubkey,
   Timestamp,
   TxSignature,
+  ExplorerUrl,
   UiAmount,
   Uuid,
 } from './common.js';
@@ -29,6 +30,7 @@ export const Balance = named(
         'mint null, the wrapped one (a wSOL token account, listed only when the wallet has one) the native mint',
     ),
     mint: Pubkey.nullable().describe('SPL mint; null for native SOL (lamports)'),
+    mint_explorer_url: ExplorerUrl('the mint').nullable(),
     amount_base_units: BaseUnits.describe('chain: the wallet\'s balance; custodial: the available (spendable) balance'),
     decimals: z.number().int().min(0).max(18),
     ui_amount: z.number().describe('amount_base_units / 10^decimals (display only)'),
@@ -67,6 +69,7 @@ export const DepositMint = named(
   z.object({
     currency: CurrencyCode,
     mint: Pubkey,
+    mint_explorer_url: ExplorerUrl('the mint'),
     decimals: z.number().int().min(0).max(18),
     token_account: Pubkey.describe('Associated token account of the deposit address for this mint (where the tokens land)'),
     minimum: z.number().describe('Smallest credited transfer, UI units'),
@@ -84,6 +87,7 @@ export const Deposit = named(
     ),
     currency: CurrencyCode.nullable().describe('The requested currency; null when none was given'),
     mint: Pubkey.nullable().describe('Mint of the requested currency; null when none was given'),
+    mint_explorer_url: ExplorerUrl('the mint').nullable(),
     token_account: Pubkey.nullable().describe('The deposit address\'s token account for the requested currency; null when none was given'),
     accepted: z.array(DepositMint).describe('Mints credited at this address (only the requested one when `currency` was given)'),
     commitment: z
@@ -129,6 +133,7 @@ export const Withdrawal = named(
     withdrawal_id: Uuid,
     currency: CurrencyCode,
     mint: Pubkey,
+    mint_explorer_url: ExplorerUrl('the mint'),
     amount: z.number().describe('UI amount sent to the destination'),
     amount_base_units: BaseUnits.describe('Base units sent to the destination'),
     fee_base_units: BaseUnits.describe('Flat withdrawal fee of the currency, debited on top of the amount'),
@@ -142,6 +147,7 @@ export const Withdrawal = named(
           'failed: rejected or expired, the hold is back in the available balance (terminal)',
       ),
     signature: TxSignature.nullable().describe('The transfer transaction; set from status submitted on'),
+    explorer_url: ExplorerUrl('the transfer transaction').nullable(),
     slot: z.number().int().min(0).nullable(),
     failure_reason: z.string().nullable().describe('Why it failed (status failed only)'),
     created_at: Timestamp,
@@ -159,10 +165,12 @@ export const CustodyDeposit = named(
     deposit_id: Uuid,
     currency: CurrencyCode,
     mint: Pubkey,
+    mint_explorer_url: ExplorerUrl('the mint'),
     amount: z.number().describe('UI amount received'),
     amount_base_units: BaseUnits,
     token_account: Pubkey.describe('The deposit address\'s token account that received it'),
     signature: TxSignature,
+    explorer_url: ExplorerUrl('the transfer transaction'),
     slot: z.number().int().min(0),
     status: z
       .enum(['credited', 'below_minimum'])

@@ -232,7 +232,8 @@ const dictionaries: Record<string, string[]> = {
   webhooks_deleted: [doomedHook.webhook_id],
   deliveries: deliveries.map((d: { delivery_id: string }) => d.delivery_id),
   conversations: [inquiry.conversation.conversation_id, orderMessage.conversation_id],
-  messages: [inquiry.message.message_id, orderMessage.message_id],
+  // the 201 body's message (`message` is also a member of the Solana Pay routes' problem bodies in the answer's union)
+  messages: [(inquiry.message as { message_id: string }).message_id, orderMessage.message_id],
   tokens: [token.token_id],
   offers: [offerToDecide.offer_id, offerToWithdraw.offer_id],
   seller_webhooks: [sellerHook.webhook_id],

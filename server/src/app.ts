@@ -24,6 +24,8 @@ import cookieParser from 'cookie-parser';
 import express, { type Express, type Request } from 'express';
 import helmet from 'helmet';
 import { createExpressEndpoints } from '@ts-rest/express';
+import { explorerLinks } from './http/explorer-links.js';
+import { createExplorer } from './lib/explorer.js';
 import { API_PREFIX, contract } from '@bazaar/contract';
 import type { AppContext } from './context.js';
 import { REPO_ROOT } from './db/migrate.js';
@@ -128,6 +130,8 @@ export function createApp(ctx: AppContext, given?: Services): BazaarApp {
   app.use(express.json({ limit: config.bodyLimit, type: ['application/json', 'application/*+json'] }));
   // NUL and unpaired surrogates anywhere in the body or query: 400 before a limiter, hash or handler reads them
   app.use(refuseUnstorableText);
+  // explorer links next to every signature and mint of the answers (http/explorer-links.ts)
+  app.use(explorerLinks(createExplorer(config)));
   // per wallet address only the verify_login requests that wallet did not sign: naming an address costs its
   // owner nothing (request_login has the IP limit only; a nonce is useless to anyone but the key's holder)
   const verifyRoute = `${API_PREFIX}/auth/verify_login`;

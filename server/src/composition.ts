@@ -10,6 +10,7 @@
  * `createApp(ctx)` when no services are given (tests). The HTTP layer only maps contract routes onto
  * what this returns (http/router.ts).
  */
+import { createExplorer } from './lib/explorer.js';
 import type { ChainClient } from './chain/index.js';
 import type { AppContext } from './context.js';
 import { DomainError } from './errors.js';
@@ -114,7 +115,9 @@ export function composeServices(ctx: AppContext) {
   const reports = createReportsModule({ db, currencies: () => currencies, now: ctx.now });
   // streams and webhooks re-check their credential: at once on a revocation here (credentialSignal),
   // periodically for revocations elsewhere (they are in the database)
-  const events = createEventsModule({ db, log, databaseUrl: config.databaseUrl, stream: config.eventStreams, credentialChanges: credentialSignal });
+  // explorer links in events as in every answer (lib/explorer.ts): added when an event is read, streamed or delivered
+  const explorer = createExplorer(config);
+  const events = createEventsModule({ db, log, databaseUrl: config.databaseUrl, stream: config.eventStreams, credentialChanges: credentialSignal, explorer });
   const chat = createChatModule({ db, now: ctx.now, rateLimitPerMinute: config.chatRateLimitPerMinute });
   const webhooks = createWebhooksModule({
     db,
@@ -123,7 +126,7 @@ export function composeServices(ctx: AppContext) {
     now: ctx.now,
     credentialChanges: credentialSignal,
     ...ctx.webhooks,
-    worker: { onAttempt: (outcome) => metrics.webhookAttempts.inc({ outcome }), ...ctx.webhooks?.worker },
+    worker: { onAttempt: (outcome) => metrics.webhookAttempts.inc({ outcome }), explorer, ...ctx.webhooks?.worker },
   });
   const wallet = createWalletService({
     chain: chain ?? { getWalletBalances: chainMissing },

@@ -69,9 +69,11 @@ export const useNetwork = () =>
   });
 
 /**
- * Explorer link of an address or transaction on the service's cluster: the server's templates
- * (`{address}`, `{signature}`) when it states them, else VITE_SOLANA_CLUSTER / VITE_SOLANA_RPC_URL
- * (default the localnet of `npm start`, http://127.0.0.1:8899).
+ * FALLBACK for a server older than issue 26 item 4: the API's answers carry the explorer links themselves
+ * (`explorer_url`, `token_mint_explorer_url`, `escrow_account_explorer_url`, ...), which the pages use first. Explorer
+ * link of an address or transaction on the service's cluster: the server's templates (`{address}`, `{signature}`)
+ * when it states them, else VITE_SOLANA_CLUSTER / VITE_SOLANA_RPC_URL (default the localnet of `npm start`,
+ * http://127.0.0.1:8899).
  */
 export function explorerUrl(net: NetworkInfo | null | undefined, kind: 'address' | 'tx', value: string): string {
   if (net) {

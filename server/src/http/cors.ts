@@ -22,8 +22,11 @@ export const ICON_PATH = '/icon.svg';
 
 const SOLANA_PAY_PATH = new RegExp(`^${API_PREFIX}/orders/[^/]+/solana-pay/?$`);
 
+/** True for the Solana Pay transaction-request routes (GET/POST /api/v1/orders/{id}/solana-pay). */
+export const isSolanaPayPath = (path: string): boolean => SOLANA_PAY_PATH.test(path);
+
 /** True for the routes any origin may call (Solana Pay transaction requests and their icon). */
-export const isAnyOriginPath = (path: string): boolean => path === ICON_PATH || SOLANA_PAY_PATH.test(path);
+export const isAnyOriginPath = (path: string): boolean => path === ICON_PATH || isSolanaPayPath(path);
 
 const EXPOSED = ['X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy'];
 

@@ -25,6 +25,9 @@ import { classifyDbError } from '../db/errors.js';
 import { ChainActionLandedError, DomainError, problemInfo, type AnyProblemSlug } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { allowedMethods, declaresBody, undecodableParam } from './route-table.js';
+import { isSolanaPayPath, solanaPayErrorFields } from './solana-pay-errors.js';
+import { explorerOf } from './explorer-links.js';
+import { withExplorerLinks } from '../lib/explorer.js';
 
 const PROBLEM_BASE = 'https://bazaar.dev/problems/';
 
@@ -64,7 +67,15 @@ export function sendProblem(
   detail: string,
   extensions: Record<string, unknown> = {},
 ): void {
-  const body = problemBody(req, slug, detail, extensions);
+  let body: Record<string, unknown> & { status: number } = problemBody(req, slug, detail, extensions);
+  if (isSolanaPayPath(req.path)) {
+    // Solana Pay 1.2 structured errors on the wallet-facing routes, in the same body (http/solana-pay-errors.ts)
+    const retry = Number(res.getHeader('retry-after'));
+    body = { ...body, ...solanaPayErrorFields(slug, body.status, detail, extensions, Number.isFinite(retry) && res.hasHeader('retry-after') ? retry : undefined) };
+  }
+  // explorer links of the signatures and mints it names (chain_transaction, needed[].mint), as on every answer
+  const explorer = explorerOf(res);
+  if (explorer) body = withExplorerLinks(body, explorer);
   res.status(body.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
 }
 

@@ -180,7 +180,7 @@ export function ListingPage({ id }: { id: string }) {
         </dd>
         <dt>Token</dt>
         <dd>
-          <a href={explorerUrl(network.data, 'address', l.token_mint_address)} target="_blank" rel="noopener" data-testid="mint-link" title={l.token_mint_address} data-mint={l.token_mint_address}>
+          <a href={l.token_mint_explorer_url ?? explorerUrl(network.data, 'address', l.token_mint_address)} target="_blank" rel="noopener" data-testid="mint-link" title={l.token_mint_address} data-mint={l.token_mint_address}>
             NFT {l.token_mint_address.slice(0, 4)}…{l.token_mint_address.slice(-4)} on the explorer
           </a>{' '}
           (

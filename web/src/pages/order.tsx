@@ -420,7 +420,7 @@ export function OrderPage({ id }: { id: string }) {
               {o.escrow_state}
             </span>{' '}
             ·{' '}
-            <a href={explorerUrl(network.data, 'address', o.escrow_account_address)} target="_blank" rel="noopener" data-testid="escrow-link">
+            <a href={o.escrow_account_explorer_url ?? explorerUrl(network.data, 'address', o.escrow_account_address)} target="_blank" rel="noopener" data-testid="escrow-link">
               escrow account on the explorer
             </a>
           </dd>
@@ -476,7 +476,7 @@ export function OrderPage({ id }: { id: string }) {
             {o.transactions.map((t) => (
               <li>
                 {t.action} · {t.status} ·{' '}
-                <a href={explorerUrl(network.data, 'tx', t.signature)} target="_blank" rel="noopener" title={t.signature}>
+                <a href={t.explorer_url ?? explorerUrl(network.data, 'tx', t.signature)} target="_blank" rel="noopener" title={t.signature}>
                   {t.signature.slice(0, 8)}…
                 </a>
               </li>

@@ -2,6 +2,7 @@
  * Events storage (table events, written by outbox.ts): reads for GET /events, the live stream and the
  * webhook fan-out. Positions are the `seq` column (commit order, see outbox.ts).
  */
+import { withExplorerLinks, type Explorer } from '../../lib/explorer.js';
 import { REVENUE_LEDGER_EVENTS, type Event, type EventType, type ResourceType } from '@bazaar/contract';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import type { AccessPrincipal } from '../auth/index.js';
@@ -57,9 +58,13 @@ const toRecord = (r: Row): EventRecord => ({
   createdAt: r.createdAt,
 });
 
-/** The contract's Event JSON of a record. */
-export function toEventDto(e: EventRecord): Event {
-  return {
+/**
+ * The contract's Event JSON of a record. `explorer`: add the explorer links of its signatures and mints (the envelope's
+ * `signature` -> `explorer_url`, the resource's in `data`), computed when the event is read, stream-sent or delivered
+ * (lib/explorer.ts), so a payload is the resource as the API renders it and no link is stored.
+ */
+export function toEventDto(e: EventRecord, explorer?: Pick<Explorer, 'explorerUrl'>): Event {
+  const dto = {
     type: e.type,
     resource_type: e.resourceType,
     event_id: e.id,
@@ -70,6 +75,7 @@ export function toEventDto(e: EventRecord): Event {
     created_at: e.createdAt.toISOString(),
     data: e.data,
   } as Event;
+  return explorer ? withExplorerLinks(dto, explorer) : dto;
 }
 
 /** Whether `viewer` may see `e` and it passes `f`. */

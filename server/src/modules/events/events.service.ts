@@ -55,7 +55,7 @@ export function createEventsService(deps: { repo: EventsRepo }) {
       const items = rows.slice(0, q.limit);
       const last = items[items.length - 1];
       return {
-        data: items.map(toEventDto),
+        data: items.map((e) => toEventDto(e)),
         next_cursor: rows.length > q.limit && last ? encodeCursor(spec, [last.seq.toString()], last.id) : null,
       };
     },

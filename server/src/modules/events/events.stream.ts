@@ -28,6 +28,7 @@
  * every STREAM_HEARTBEAT_SECONDS; `retry: 2000` first. `closeAll()` (shutdown) ends every stream
  * cleanly so the HTTP server can drain.
  */
+import type { Explorer } from '../../lib/explorer.js';
 import type { Request, Response } from 'express';
 import { STREAM_CLOSED_EVENT, STREAM_DEFAULTS, STREAM_HEARTBEAT_SECONDS, type StreamClosed } from '@bazaar/contract';
 import { DomainError } from '../../errors.js';
@@ -56,6 +57,8 @@ export interface StreamAccess {
 }
 
 export interface EventHubOptions {
+  /** the explorer links of each event sent (lib/explorer.ts); absent: none */
+  explorer?: Pick<Explorer, 'explorerUrl'>;
   /** poll period for other replicas' commits, ms (default 1000) */
   pollMs?: number;
   /** heartbeat comment period, ms (default STREAM_HEARTBEAT_SECONDS) */
@@ -251,7 +254,7 @@ export class EventHub {
       if (!res.write(chunk)) paused = true;
       return !paused;
     };
-    const format = (e: EventRecord) => `id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(toEventDto(e))}\n\n`;
+    const format = (e: EventRecord) => `id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(toEventDto(e, this.opts.explorer))}\n\n`;
     /** send queued live events until the socket pushes back */
     const flush = () => {
       while (!ended && !paused && !replaying && queue.length) {

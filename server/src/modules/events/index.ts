@@ -5,6 +5,7 @@
  *   await events.start();   // the hub follows the events table
  *   await events.stop();    // ends every open stream
  */
+import type { Explorer } from '../../lib/explorer.js';
 import type { EventEmitter } from 'node:events';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import { createEventsRepo } from './events.repo.js';
@@ -41,10 +42,12 @@ export function createEventsModule(o: {
   databaseUrl?: string;
   stream?: StreamSettings;
   credentialChanges?: EventEmitter;
+  /** explorer links in the streamed events (lib/explorer.ts) */
+  explorer?: Pick<Explorer, 'explorerUrl'>;
 }) {
   const repo = createEventsRepo(o.db);
   const service = createEventsService({ repo });
-  const hub = new EventHub(repo, { pollMs: o.pollMs, log: o.log, ...o.stream });
+  const hub = new EventHub(repo, { pollMs: o.pollMs, log: o.log, ...o.stream, ...(o.explorer ? { explorer: o.explorer } : {}) });
   const onChanged = (key: string) => {
     void hub.revalidate(key).catch((err) => o.log?.error({ err }, 'event stream re-check failed'));
   };

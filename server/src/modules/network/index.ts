@@ -5,6 +5,7 @@
  * one, SOLANA_PUBLIC_RPC_URL, when the service's own carries a key).
  */
 import type { Cluster, NetworkInfo } from '@bazaar/contract';
+import { clusterOf, createExplorer, EXPLORER, explorerQuery, linkableRpcUrl } from '../../lib/explorer.js';
 
 export interface NetworkSettings {
   /** SIWS_CHAIN_ID: `mainnet`, `devnet`, `testnet`, `localnet`, bare or `solana:` prefixed */
@@ -17,24 +18,8 @@ export interface NetworkSettings {
   publicBaseUrl: string;
 }
 
-/** The cluster name explorers and wallets use for a SIWS chain id (`mainnet` -> `mainnet-beta`). */
-export function clusterOf(siwsChainId: string): Cluster {
-  const bare = siwsChainId.replace(/^solana:/, '');
-  return bare === 'mainnet' ? 'mainnet-beta' : (bare as Cluster);
-}
-
-const EXPLORER = 'https://explorer.solana.com';
-
-/**
- * Solana Explorer's query for `cluster`: none for mainnet-beta, `?cluster=devnet|testnet`, and for a
- * localnet `?cluster=custom&customUrl=<rpc url, URL-encoded>` (the explorer then reads that RPC from the
- * browser, port included).
- */
-export function explorerQuery(cluster: Cluster, rpcUrl: string): string {
-  if (cluster === 'mainnet-beta') return '';
-  if (cluster === 'localnet') return `?cluster=custom&customUrl=${encodeURIComponent(rpcUrl)}`;
-  return `?cluster=${cluster}`;
-}
+// the cluster name and the explorer query live with the explorer links (lib/explorer.ts); re-exported for callers here
+export { clusterOf, explorerQuery };
 
 /** Why wallets refuse this service's Solana Pay links, or null when they accept them. */
 export function solanaPayRefusal(cluster: Cluster, publicBaseUrl: string): string | null {
@@ -49,9 +34,9 @@ export function solanaPayRefusal(cluster: Cluster, publicBaseUrl: string): strin
 
 /** GET /network's body for these settings. */
 export function networkInfo(s: NetworkSettings): NetworkInfo {
-  const cluster = clusterOf(s.siwsChainId);
-  const rpcUrl = s.solanaPublicRpcUrl ?? s.solanaRpcUrl;
-  const query = explorerQuery(cluster, rpcUrl);
+  const { cluster, query } = createExplorer(s);
+  // the service's own URL only without what may be a credential (an API key must not be published)
+  const rpcUrl = s.solanaPublicRpcUrl ?? linkableRpcUrl(s.solanaRpcUrl);
   const refusal = solanaPayRefusal(cluster, s.publicBaseUrl);
   return {
     cluster,

@@ -88,6 +88,7 @@ export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number; l
     transactionOutcome: (attempt) => client.transactionOutcome(attempt),
     tokenBalance: (account) => client.tokenBalance(account),
     fundingNeeds: (terms) => client.fundingNeeds(terms),
+    tokenProgramOf: async (mint) => (await client.tokenProgramOf(mint)).toBase58(),
     findSettlement: async (order, signature) => {
       const s = await client.findSettlement(order.id, order.mint, signature ? { signature } : {});
       return s ? toOrderSettlement(s) : null;

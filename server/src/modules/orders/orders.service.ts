@@ -21,7 +21,7 @@ import type { EscrowOrderView, FundTerms, HoldPressure, OrderRecord } from './or
 import { actOnChain } from './use-cases/act-on-chain/actions.js';
 import { recordBeforeSend } from './use-cases/act-on-chain/record-before-send.js';
 import { createOrder, type CreatedOrder, type CreateOrderInput, type TrustedOrderTerms } from './use-cases/create-and-pay/create-order.js';
-import { payOrder, type PaymentInstructions } from './use-cases/create-and-pay/pay.js';
+import { payOrder, type PaymentInstructions, type SolanaPayAnswer } from './use-cases/create-and-pay/pay.js';
 import {
   type Log,
   type OrdersContext,
@@ -42,7 +42,7 @@ import { milestones, type MilestonesPayment } from './use-cases/milestones/miles
 export type { PrincipalLike } from './use-cases/context.js';
 export { KeyedMutex } from './use-cases/context.js';
 export type { CreateOrderInput, TrustedOrderTerms } from './use-cases/create-and-pay/create-order.js';
-export type { PaymentInstructions } from './use-cases/create-and-pay/pay.js';
+export type { PaymentInstructions, SolanaPayAnswer } from './use-cases/create-and-pay/pay.js';
 export type { MilestonesPayment } from './use-cases/milestones/milestones.js';
 
 export interface OrdersServiceDeps extends OrdersPorts {
@@ -140,8 +140,8 @@ export class OrdersService {
   refreshPayment(p: PrincipalLike, orderId: string): Promise<{ order: OrderRecord; payment: PaymentInstructions }> {
     return this.pay.refreshPayment(p, orderId);
   }
-  solanaPayUrl(orderId: string): string {
-    return this.pay.solanaPayUrl(orderId);
+  solanaPayUrl(orderId: string, currency?: string): string {
+    return this.pay.solanaPayUrl(orderId, currency);
   }
   fundTerms(order: OrderRecord): FundTerms {
     return fundTerms(order);
@@ -149,7 +149,7 @@ export class OrdersService {
   termsMatch(order: OrderRecord, v: EscrowOrderView): boolean {
     return termsMatch(order, v);
   }
-  solanaPayTransaction(orderId: string, account: string): Promise<{ transaction: string; message: string }> {
+  solanaPayTransaction(orderId: string, account: string): Promise<SolanaPayAnswer> {
     return this.pay.solanaPayTransaction(orderId, account);
   }
   submitTransaction(p: PrincipalLike, orderId: string, signedBase64: string): Promise<OrderRecord> {

@@ -510,6 +510,12 @@ export interface EscrowPort {
    * chain-unavailable.
    */
   fundingNeeds?(terms: FundTerms): Promise<FundingNeeds>;
+  /**
+   * The token program that owns `mint` (base58): Token-2022 or the legacy SPL Token program, as the fund transaction
+   * uses it (chain/escrow.ts `tokenProgramOf`: the configured currency's, else the mint account's owner). Absent
+   * (fakes): the configured currency's, else legacy. Throws chain-unavailable.
+   */
+  tokenProgramOf?(mint: string): Promise<string>;
   /** platform fee of the escrow config (bps), snapshotted on each order */
   feeBps(): Promise<number>;
   /** cluster unix time (the program's Clock), seconds */

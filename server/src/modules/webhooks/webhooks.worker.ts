@@ -9,6 +9,7 @@
  * event. Every attempt is logged (status code, error, duration). Each pass first disables the endpoints
  * whose credential was revoked (or marketplace-wide ones whose creator lost admin): see webhooks.repo.ts.
  */
+import type { Explorer } from '../../lib/explorer.js';
 import { Poller } from '../../lib/poller.js';
 import type { Log } from '../../lib/log.js';
 import { outboxSignal } from '../events/index.js';
@@ -23,6 +24,8 @@ export const GIVE_UP_AFTER_MS = 3 * 86_400_000;
 export const DISABLE_AFTER_MS = 3 * 86_400_000;
 
 export interface WebhookWorkerOptions {
+  /** the explorer links of each delivered event (lib/explorer.ts), added before it is signed; absent: none */
+  explorer?: Pick<Explorer, 'explorerUrl'>;
   timeoutMs: number;
   intervalMs: number;
   concurrency: number;
@@ -114,7 +117,7 @@ export class WebhookWorker {
   }
 
   private async attempt(d: ClaimedDelivery, accepted: Array<{ id: string; statusCode: number | null; durationMs: number; at: Date }>): Promise<void> {
-    const payload = JSON.stringify(toEventDto(d.event));
+    const payload = JSON.stringify(toEventDto(d.event, this.o.explorer));
     const send = this.o.send ?? sendWebhook;
     const outcome = await send({ url: d.url, secret: d.secret, eventId: d.eventId, payload, timeoutMs: this.o.timeoutMs, allowPrivate: this.o.allowPrivate, now: this.now });
     const at = this.now();

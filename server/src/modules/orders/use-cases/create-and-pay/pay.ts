@@ -30,6 +30,21 @@ export interface PaymentInstructions {
   expires_at: Date;
 }
 
+/** The legacy SPL Token program: the Solana Pay 1.2 draft's default `token-program`. */
+const LEGACY_TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
+
+/**
+ * contract SolanaPayTransaction: the Solana Pay transaction-request POST answer, with the 1.2 draft's
+ * `tokenProgram` (the payment mint's token program, Token-2022 or legacy) and `feePayer` (only when someone else than
+ * the paying account pays the fee: a sponsored fund transaction, issue 26 item 5).
+ */
+export interface SolanaPayAnswer {
+  transaction: string;
+  message: string;
+  tokenProgram: string;
+  feePayer?: string;
+}
+
 export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'get'>; perform: PerformLocked }) {
   /** The order, while the table lets its buyer `pay` it now (awaiting payment, from a wallet, in the window); 409 otherwise. */
   async function requireAwaitingPayment(orderId: string): Promise<OrderRecord> {
@@ -76,11 +91,16 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
   /**
    * The Solana Pay transaction-request link of an order: `solana:<link>` where link is the https URL
    * of the order's solana-pay endpoint. Per the Solana Pay spec the link is URL-encoded only when it
-   * has query parameters (ours has none), which keeps the URL and its QR code short.
+   * has query parameters (ours has none), which keeps the URL and its QR code short. `currency`: the order's; when its
+   * mint is not a legacy SPL mint (Token-2022, as configured), the Solana Pay 1.2 protocol parameter
+   * `token-program=<program>` follows the link (the draft's name; wallets ignore parameters they do not know, and a
+   * legacy mint needs none: the draft's default).
    */
-  function solanaPayUrl(orderId: string): string {
+  function solanaPayUrl(orderId: string, currency?: string): string {
     const link = `${c.settings.publicBaseUrl.replace(/\/+$/, '')}/api/v1/orders/${orderId}/solana-pay`;
-    return `solana:${new URL(link).search ? encodeURIComponent(link) : link}`;
+    const program = currency ? c.currency(currency)?.tokenProgram : undefined;
+    const params = program && program !== LEGACY_TOKEN_PROGRAM ? `?token-program=${program}` : '';
+    return `solana:${new URL(link).search ? encodeURIComponent(link) : link}${params}`;
   }
 
   /** A fresh fund transaction for an awaiting_payment wallet order (never for any other order). */
@@ -88,7 +108,7 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
     const issued = await issueFundTransaction(order);
     return {
       transaction: issued.transaction,
-      solana_pay_url: solanaPayUrl(order.id),
+      solana_pay_url: solanaPayUrl(order.id, order.currency),
       expires_at: new Date(Math.min(order.paymentExpiresAt.getTime(), issued.validUntil.getTime())),
     };
   }
@@ -212,21 +232,34 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
         const rows = await payableRows(orderId);
         const issued = await issueMilestonesTransaction(rows);
         const until = Math.min(...rows.map((r) => r.paymentExpiresAt.getTime()), issued.validUntil.getTime());
-        return { order: rows[0]!, payment: { transaction: issued.transaction, solana_pay_url: solanaPayUrl(orderId), expires_at: new Date(until) } };
+        return { order: rows[0]!, payment: { transaction: issued.transaction, solana_pay_url: solanaPayUrl(orderId, rows[0]!.currency), expires_at: new Date(until) } };
       }
       const payment = await paymentFor(order);
       return { order: (await c.repo.get(orderId))!, payment };
     },
 
-    /** Solana Pay POST: a fresh fund transaction for the order's buyer (403 for any other account). */
-    async solanaPayTransaction(orderId: string, account: string): Promise<{ transaction: string; message: string }> {
+    /**
+     * Solana Pay POST: a fresh fund transaction for the order's buyer (403 for any other account), the same one
+     * POST /orders/{id}/payment issues (issueFundTransaction: the order's fee sponsorship, once decided, shapes every
+     * rebuild). Solana Pay 1.2 draft: `tokenProgram` names the payment mint's token program; `feePayer` is the
+     * transaction's fee payer when it is not `account` (a sponsored order: read from the transaction itself, so it is
+     * reported whatever decided the sponsorship).
+     */
+    async solanaPayTransaction(orderId: string, account: string): Promise<SolanaPayAnswer> {
       const rows = await payableRows(orderId);
       const order = rows[0]!;
       if (account !== order.buyerWallet) throw orderErrors.forbidden('Only the buyer wallet quoted for this order may pay it.');
       const { transaction } = rows.length === 1 && order.milestoneIndex === 1 ? await issueFundTransaction(order) : await issueMilestonesTransaction(rows);
       const ui = formatUiAmount(rows.reduce((s, r) => s + r.amount, 0n), order.decimals);
       const what = order.milestoneCount > 1 ? ` (milestone ${rows.map((r) => r.milestoneIndex).join(', ')})` : '';
-      return { transaction, message: `Pay ${ui} ${order.currency} into escrow for order ${order.orderId.slice(0, 8)}${what}` };
+      const tokenProgram = c.escrow.tokenProgramOf ? await c.escrow.tokenProgramOf(order.mint) : (c.currency(order.currency)?.tokenProgram ?? LEGACY_TOKEN_PROGRAM);
+      const feePayer = normalizeTransaction(transaction).feePayer;
+      return {
+        transaction,
+        message: `Pay ${ui} ${order.currency} into escrow for order ${order.orderId.slice(0, 8)}${what}`,
+        tokenProgram,
+        ...(feePayer && feePayer !== account ? { feePayer } : {}),
+      };
     },
 
     /** POST /orders/{id}/transaction: verify, submit, confirm, then mark funded. */

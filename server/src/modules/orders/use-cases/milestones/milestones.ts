@@ -105,7 +105,7 @@ export function milestones(
       order,
       milestones: indexes,
       transaction: issued.transaction,
-      solana_pay_url: deps.pay.solanaPayUrl(order.orderId),
+      solana_pay_url: deps.pay.solanaPayUrl(order.orderId, order.currency),
       expires_at: new Date(Math.min(paymentExpiresAt.getTime(), issued.validUntil.getTime())),
       payment_expires_at: paymentExpiresAt,
     };
