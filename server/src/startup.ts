@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import pg from 'pg';
+import { newPgClient } from './db/host-list.js';
 import { readChainFile } from './chain/keys.js';
 import { ConfigError, dataDirOf, loadConfig, storedSecretsNeeded, type Config, type LoadConfigOptions } from './config.js';
 
@@ -129,13 +129,15 @@ export async function ensureLocalnetPortsFree(port: number): Promise<void> {
   }
 }
 
-/** `postgres://user:secret@host/db` without the password, for messages. */
+/** `postgres://user:secret@host/db` without the password, for messages (also a libpq host list `h1:p1,h2:p2`). */
 export function redactUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
     return u.toString();
   } catch {
+    const m = /^([a-z][a-z0-9+.-]*:\/\/)(?:([^:@/]*)(?::[^@/]*)?@)?([^/?#]*)(.*)$/i.exec(url);
+    if (m) return `${m[1]}${m[2] !== undefined ? `${m[2]}${url.slice(m[1]!.length).split('@')[0]!.includes(':') ? ':***' : ''}@` : ''}${m[3]}${m[4]}`;
     return '(unparsable URL)';
   }
 }
@@ -146,7 +148,8 @@ export function redactUrl(url: string): string {
  * Throws StartupError naming DATABASE_URL.
  */
 export async function probeDatabase(url: string, timeoutMs = 5_000): Promise<void> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
+  // a libpq host list (`h1:p1,h2:p2 ... target_session_attrs=read-write`) is followed to its read-write server
+  const client = newPgClient(url, { connectionTimeoutMillis: timeoutMs });
   client.on('error', () => undefined);
   try {
     await client.connect();

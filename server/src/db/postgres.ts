@@ -17,6 +17,7 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg, { type PoolConfig } from 'pg';
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import { pgConnectionOptions } from './host-list.js';
 
 type Queryable = { query(sql: string): Promise<unknown> };
 
@@ -95,11 +96,14 @@ export class BoundedPool extends pg.Pool {
   }
 }
 
-/** node-postgres pool options for `limits` (client-side query_timeout = statement timeout + 5 s, TCP keep-alive). */
+/**
+ * node-postgres pool options for `limits` (client-side query_timeout = statement timeout + 5 s, TCP keep-alive).
+ * A libpq host-list URL (`postgres://h1:p1,h2:p2/db?target_session_attrs=read-write`) gets the `Client`
+ * class that follows the read-write server (db/host-list.ts).
+ */
 export function pgPoolConfig(connectionString: string, limits?: PgLimits): PoolConfig {
-  if (!limits) return { connectionString };
-  return {
-    connectionString,
+  if (!limits) return pgConnectionOptions(connectionString);
+  return pgConnectionOptions(connectionString, {
     max: limits.poolMax,
     connectionTimeoutMillis: limits.poolTimeoutMs,
     statement_timeout: limits.statementTimeoutMs,
@@ -108,7 +112,7 @@ export function pgPoolConfig(connectionString: string, limits?: PgLimits): PoolC
     // a dead peer (network partition) must not hang a query forever: the server would have cancelled it
     query_timeout: limits.statementTimeoutMs > 0 ? limits.statementTimeoutMs + 5_000 : undefined,
     keepAlive: true,
-  };
+  } as PoolConfig);
 }
 
 export class BazaarPgAdapterFactory implements SqlMigrationAwareDriverAdapterFactory {
