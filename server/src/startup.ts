@@ -18,7 +18,8 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { newPgClient } from './db/host-list.js';
+import type pg from 'pg';
+import { connectPgClient } from './db/host-list.js';
 import { readChainFile } from './chain/keys.js';
 import { ConfigError, dataDirOf, loadConfig, storedSecretsNeeded, type Config, type LoadConfigOptions } from './config.js';
 
@@ -149,10 +150,10 @@ export function redactUrl(url: string): string {
  */
 export async function probeDatabase(url: string, timeoutMs = 5_000): Promise<void> {
   // a libpq host list (`h1:p1,h2:p2 ... target_session_attrs=read-write`) is followed to its read-write server
-  const client = newPgClient(url, { connectionTimeoutMillis: timeoutMs });
-  client.on('error', () => undefined);
+  let client: pg.Client | null = null;
   try {
-    await client.connect();
+    client = await connectPgClient(url, { connectionTimeoutMillis: timeoutMs });
+    client.on('error', () => undefined);
     await client.query('SELECT 1');
   } catch (err) {
     const e = err as { code?: string; message?: string };
@@ -168,7 +169,7 @@ export async function probeDatabase(url: string, timeoutMs = 5_000): Promise<voi
               : `${e.code ? `${e.code}: ` : ''}${(e.message ?? String(err)).split('\n')[0]}`;
     throw new StartupError(`cannot use the database at DATABASE_URL=${redactUrl(url)}: ${why}; fix DATABASE_URL or start the database`, 'DATABASE_URL');
   } finally {
-    await client.end().catch(() => undefined);
+    await client?.end().catch(() => undefined);
   }
 }
 

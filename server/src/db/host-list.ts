@@ -301,3 +301,37 @@ export function newPgClient(url: string, extra: Omit<pg.ClientConfig, 'connectio
   const { Client, ...config } = pgConnectionOptions(url, extra);
   return new (Client ?? pg.Client)(config);
 }
+
+/**
+ * Whether `err` (from connecting) says the server it went to is gone or of the wrong kind, so that another
+ * attempt (which probes the host list again) may succeed: NoAcceptableHostError, a refused / reset / timed-out
+ * socket, a connection ended during start-up, 57P03 (the database system is starting up / shutting down).
+ */
+export function isHostFailure(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  if (e instanceof NoAcceptableHostError) return true;
+  const code = typeof e.code === 'string' ? e.code : '';
+  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'EPIPE'].includes(code) || code.startsWith('57P')) return true;
+  return typeof e.message === 'string' && /Connection terminated|timeout expired/i.test(e.message);
+}
+
+/**
+ * A connected dedicated `pg.Client` for `url` (see newPgClient). With a host list, a connect that fails
+ * because the remembered server is gone or became a standby is tried again once, after a fresh probe,
+ * as libpq moves on to the next host.
+ */
+export async function connectPgClient(url: string, extra: Omit<pg.ClientConfig, 'connectionString'> = {}): Promise<pg.Client> {
+  const list = hostListFor(url);
+  for (let attempt = 0; ; attempt++) {
+    const client = newPgClient(url, extra);
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      client.removeAllListeners('error');
+      return client;
+    } catch (e) {
+      if (!list || attempt >= 1 || !isHostFailure(e)) throw e;
+    }
+  }
+}

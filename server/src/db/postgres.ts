@@ -17,7 +17,7 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg, { type PoolConfig } from 'pg';
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
-import { pgConnectionOptions } from './host-list.js';
+import { hostListFor, isHostFailure, pgConnectionOptions, type HostList } from './host-list.js';
 
 type Queryable = { query(sql: string): Promise<unknown> };
 
@@ -75,9 +75,11 @@ export class PoolQueueFullError extends Error {
  * PoolQueueFullError when `maxWaiting` callers already wait for a connection.
  */
 export class BoundedPool extends pg.Pool {
+  /** `hostList`: set for a libpq host-list URL (db/host-list.ts): a failed connect is then tried once more */
   constructor(
     config: PoolConfig,
     readonly maxWaiting: number,
+    readonly hostList: HostList | null = null,
   ) {
     super(config);
   }
@@ -92,7 +94,17 @@ export class BoundedPool extends pg.Pool {
       }
       return Promise.reject(err);
     }
-    return super.connect(callback);
+    if (!this.hostList) return super.connect(callback);
+    // a host-list URL: a connect that failed because the remembered server is gone or became a standby is
+    // tried once more; the HostList then probes every host (libpq moves on to the next host the same way)
+    const once = () => super.connect() as Promise<pg.PoolClient>;
+    const connected = once().catch((e: unknown) => (isHostFailure(e) ? once() : Promise.reject(e)));
+    if (typeof callback !== 'function') return connected;
+    connected.then(
+      (client) => callback(undefined, client, (err?: Error | boolean) => client.release(err)),
+      (err: unknown) => callback(err, undefined, () => undefined),
+    );
+    return undefined;
   }
 }
 
@@ -125,7 +137,7 @@ export class BazaarPgAdapterFactory implements SqlMigrationAwareDriverAdapterFac
   /** `limits` unset: pg defaults (no timeouts, no queue bound), as migrations want. */
   constructor(connectionString: string, limits?: PgLimits) {
     const config = pgPoolConfig(connectionString, limits);
-    this.pool = limits ? new BoundedPool(config, limits.poolQueueMax ?? DEFAULT_POOL_QUEUE_MAX) : null;
+    this.pool = limits ? new BoundedPool(config, limits.poolQueueMax ?? DEFAULT_POOL_QUEUE_MAX, hostListFor(connectionString)) : null;
     this.inner = new PrismaPg(this.pool ?? config, {
       // the pool is ours: end it when Prisma disconnects
       disposeExternalPool: true,
