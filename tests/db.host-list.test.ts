@@ -10,10 +10,13 @@ import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDb } from '../server/src/db/client.js';
 import { classifyDbError } from '../server/src/db/errors.js';
-import { parseHostListUrl } from '../server/src/db/host-list.js';
+import { connectPgClient, parseHostListUrl } from '../server/src/db/host-list.js';
 import { redactUrl } from '../server/src/startup.js';
+import { OUTBOX_CHANNEL, outboxSignal } from '../server/src/modules/events/outbox.js';
+import { OutboxListener } from '../server/src/modules/events/outbox-listener.js';
 import { API, createTestApp, loginAs, type TestApp } from './helpers/app.js';
-import { TEST_DATABASE_URL } from './helpers/db.js';
+import { freshPostgres, TEST_DATABASE_URL } from './helpers/db.js';
+import { eventually } from './helpers/eventually.js';
 import { FakeChain } from './helpers/fake-chain.js';
 import { listingBody } from './helpers/marketplace-fixtures.js';
 import { freePort } from './helpers/ports.js';
@@ -123,6 +126,32 @@ describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL behind a host list', () => {
     } finally {
       await db.close();
       await proxy.cut();
+    }
+  });
+
+  it('the outbox LISTEN connection follows too: after the loss it listens on the next server and wakes the readers again', async () => {
+    const database = await freshPostgres();
+    const [a, b] = [await tcpProxy(new URL(TEST_DATABASE_URL!)), await tcpProxy(new URL(TEST_DATABASE_URL!))];
+    const listener = new OutboxListener({ connectionString: hostList(database.url, [a.port, b.port]), backoff: { initialMs: 50, maxMs: 200 } });
+    let wakes = 0;
+    const onWake = () => (wakes += 1);
+    outboxSignal.on('appended', onWake);
+    const notifier = await connectPgClient(database.url);
+    try {
+      listener.start();
+      await eventually(() => listener.listening, { what: 'the listener on the first server', timeoutMs: 10_000, intervalMs: 10 });
+      const bBefore = b.connections;
+      await a.cut();
+      await eventually(() => listener.listening && b.connections > bBefore, { what: 'the listener on the next server', timeoutMs: 10_000, intervalMs: 10 });
+      const before = wakes;
+      await notifier.query(`SELECT pg_notify('${OUTBOX_CHANNEL}', '')`);
+      await eventually(() => wakes > before, { what: 'a notification through the next server', timeoutMs: 10_000, intervalMs: 10 });
+    } finally {
+      outboxSignal.off('appended', onWake);
+      await listener.stop();
+      await notifier.end();
+      await b.cut();
+      await database.drop();
     }
   });
 });
