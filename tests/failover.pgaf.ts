@@ -21,7 +21,7 @@
  * SDK's withRetryAfter does.
  *
  * Checks (one test each): the HA pair formed (primary + synchronous standby); every lifecycle completed;
- * the standby became the primary; every order a client saw created exists (and is completed); no escrow
+ * the standby became the primary; each replica moved to it by itself (its log says so); every order a client saw created exists (and is completed); no escrow
  * paid twice (three transactions per escrow account on chain, one confirmed intent per action and order,
  * one order.completed event each); the leader lease moved cleanly (its term grew past the kill, and every
  * term was won exactly once across the replicas' logs). Printed: the time from the kill to the first
@@ -408,6 +408,12 @@ async function main(): Promise<void> {
   const leaseAfter = (await db.query<{ holder: string; term: string }>(`SELECT holder, term::text FROM leader_leases WHERE name = 'background-loops'`)).rows[0];
   await db.end();
   const won = replicas.map((r) => (readFileSync(r.logFile, 'utf8').match(/leader lease won/g) ?? []).length);
+  const moved = replicas.map((r) => (readFileSync(r.logFile, 'utf8').match(/database read-write server changed \(failover\)/g) ?? []).length);
+  check(
+    'each replica found the new read-write server by itself (and logged the change)',
+    moved.every((n) => n >= 1),
+    `"database read-write server changed (failover)" per replica: ${moved.join(', ')}`,
+  );
   check(
     'the leader lease moved cleanly: its term grew after the kill and every term was won once',
     !!leaseBefore && !!leaseAfter && BigInt(leaseAfter.term) > BigInt(leaseBefore.term) && won.reduce((a, b) => a + b) === Number(leaseAfter.term),

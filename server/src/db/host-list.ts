@@ -135,14 +135,20 @@ async function acceptable(client: pg.Client, statuses: Map<string, string>, attr
 export interface HostListOptions {
   /** how long one probe connection may take (connect + check), ms */
   probeTimeoutMs: number;
-  /** told when the acceptable host changes (or none is found); for logs and metrics */
+  /**
+   * told when the acceptable host is first found or changes (`now`, `previous`: the last one found), and once
+   * when a probe finds none (`now` null); for logs
+   */
   onChange?: (now: HostPort | null, previous: HostPort | null) => void;
 }
 
 /** Where the acceptable (e.g. read-write) server of a host list is now; see the module comment. */
 export class HostList {
   private current: HostPort | null = null;
+  /** the last acceptable host found (kept through an outage: the next one found is a change from it) */
   private last: HostPort | null = null;
+  /** a probe found no acceptable host, and none was found since (told once per outage) */
+  private outage = false;
   private locating: Promise<HostPort> | null = null;
   /** acceptable hosts found by probing since start (the first one included) */
   switches = 0;
@@ -176,8 +182,8 @@ export class HostList {
     const outcomes = await Promise.all(hosts.map((h) => this.probe(h)));
     const i = outcomes.findIndex((o) => o === 'acceptable');
     if (i < 0) {
-      if (this.last) this.o.onChange?.(null, this.last);
-      this.last = null;
+      if (!this.outage) this.o.onChange?.(null, this.last);
+      this.outage = true;
       throw new NoAcceptableHostError(
         targetSessionAttrs,
         hosts.map((h, k) => ({ host: hostPortLabel(h), outcome: outcomes[k]! })),
@@ -190,6 +196,7 @@ export class HostList {
     }
     this.current = found;
     this.last = found;
+    this.outage = false;
     return found;
   }
 
@@ -238,6 +245,10 @@ export class HostList {
 
       private async connectAcceptable(): Promise<void> {
         const target = await list.target();
+        // the pool's connection timeout may have fired while the hosts were probed (it destroys the socket)
+        if ((this as unknown as { connection?: { stream?: { destroyed?: boolean } } }).connection?.stream?.destroyed) {
+          throw new Error('Connection terminated: the connection timeout expired while looking for the read-write server');
+        }
         const self = this as unknown as { host: string; port: number; connectionParameters: { host: string; port: number } };
         self.host = self.connectionParameters.host = target.host;
         self.port = self.connectionParameters.port = target.port;
