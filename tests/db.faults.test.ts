@@ -1,5 +1,6 @@
 /**
- * Database faults answer 503 service-unavailable with Retry-After, never 500 (issue 9 items 5 and 6):
+ * Database faults answer 503 with Retry-After, never 500 (issue 9 items 5 and 6; `database-unavailable` when the
+ * database cannot be reached, issue 27, else `service-unavailable`):
  * the database gone (PGlite closed; PostgreSQL behind a TCP proxy that is cut), a lock held past
  * lock_timeout, statement_timeout set per connection, an exhausted pool; /readyz answers promptly
  * off the shared pool; a chain action that landed before the database write failed says so (its
@@ -7,7 +8,6 @@
  * PostgreSQL cases run when TEST_DATABASE_URL is set (CI sets it).
  */
 import { randomUUID } from 'node:crypto';
-import net from 'node:net';
 import express from 'express';
 import { Keypair } from '@solana/web3.js';
 import pg from 'pg';
@@ -23,15 +23,17 @@ import { PaymentWatcher } from '../server/src/modules/orders/payment-watcher.js'
 import { API, createTestApp, loginAs, type TestApp } from './helpers/app.js';
 import { TEST_DATABASE_URL } from './helpers/db.js';
 import { FakeChain } from './helpers/fake-chain.js';
+import { tcpProxy } from './helpers/tcp-proxy.js';
 import { listingBody } from './helpers/marketplace-fixtures.js';
 import { FakeEscrow, FakeListings, testOrdersSettings, user } from './orders.fakes.js';
 
 const PROBLEM = (slug: string) => `https://bazaar.dev/problems/${slug}`;
 
-function expect503(res: request.Response) {
+/** 503 problem `slug`: `database-unavailable` when the database cannot be reached, else `service-unavailable` */
+function expect503(res: request.Response, slug: 'service-unavailable' | 'database-unavailable' = 'service-unavailable') {
   expect(res.status, JSON.stringify(res.body)).toBe(503);
   expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  expect(res.body.type).toBe(PROBLEM('service-unavailable'));
+  expect(res.body.type).toBe(PROBLEM(slug));
   expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
   expect(res.body.detail).not.toMatch(/prisma|P\d{4}|ECONN/i);
 }
@@ -45,9 +47,9 @@ describe('PGlite', () => {
       const s = await loginAs(t);
       expect((await request(t.app).get(`${API}/user/me`).set(s.headers)).status).toBe(200);
       await t.db.pglite!.close();
-      expect503(await request(t.app).get(`${API}/user/me`).set(s.headers));
-      expect503(await request(t.app).post(`${API}/listings`).set(s.headers).send(listingBody()));
-      expect503(await request(t.app).post(`${API}/auth/request_login`).send({ address: Keypair.generate().publicKey.toBase58() }));
+      expect503(await request(t.app).get(`${API}/user/me`).set(s.headers), 'database-unavailable');
+      expect503(await request(t.app).post(`${API}/listings`).set(s.headers).send(listingBody()), 'database-unavailable');
+      expect503(await request(t.app).post(`${API}/auth/request_login`).send({ address: Keypair.generate().publicKey.toBase58() }), 'database-unavailable');
       const ready = await request(t.app).get('/readyz');
       expect(ready.status).toBe(503);
       expect(ready.body.checks.db.ok).toBe(false);
@@ -135,7 +137,7 @@ describe('a chain action that landed before the database write failed', () => {
     });
     app.use(errorHandler(createLogger('silent')));
     const down = await request(app).post('/db-down');
-    expect503(down);
+    expect503(down, 'database-unavailable');
     expect(down.body.chain_transaction).toEqual(landed);
     expect(down.body.detail).toContain(landed.signature);
     const bug = await request(app).post('/bug');
@@ -143,44 +145,6 @@ describe('a chain action that landed before the database write failed', () => {
     expect(bug.body.chain_transaction).toEqual(landed);
   });
 });
-
-/** A TCP proxy in front of PostgreSQL that can be cut (what the app sees when the server stops). */
-async function tcpProxy(target: URL) {
-  const sockets = new Set<net.Socket>();
-  let server: net.Server | null = null;
-  let port = 0;
-  const listen = async () => {
-    server = net.createServer((client) => {
-      const upstream = net.connect(Number(target.port || 5432), target.hostname);
-      for (const s of [client, upstream]) {
-        sockets.add(s);
-        s.on('error', () => undefined);
-        s.on('close', () => {
-          sockets.delete(s);
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((r) => server!.listen(port, '127.0.0.1', r));
-    port = (server.address() as net.AddressInfo).port;
-  };
-  await listen();
-  return {
-    url: (u: string) => {
-      const x = new URL(u);
-      x.hostname = '127.0.0.1';
-      x.port = String(port);
-      return x.toString();
-    },
-    async cut() {
-      await new Promise((r) => server!.close(r));
-      for (const s of sockets) s.destroy();
-    },
-    restore: listen,
-  };
-}
 
 describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL', () => {
   const opened: TestApp[] = [];
@@ -218,9 +182,9 @@ describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL', () => {
     expect((await request(t.app).get(`${API}/user/me`).set(s.headers)).status).toBe(200);
     await proxy.cut();
     try {
-      for (let i = 0; i < 3; i++) expect503(await request(t.app).get(`${API}/user/me`).set(s.headers));
-      expect503(await request(t.app).patch(`${API}/user/me`).set(s.headers).send({ bio: 'x' }));
-      expect503(await request(t.app).get(`${API}/listings`).set(s.headers));
+      for (let i = 0; i < 3; i++) expect503(await request(t.app).get(`${API}/user/me`).set(s.headers), 'database-unavailable');
+      expect503(await request(t.app).patch(`${API}/user/me`).set(s.headers).send({ bio: 'x' }), 'database-unavailable');
+      expect503(await request(t.app).get(`${API}/listings`).set(s.headers), 'database-unavailable');
       expect((await request(t.app).get('/readyz')).status).toBe(503);
     } finally {
       await proxy.restore();

@@ -22,27 +22,26 @@
  * Prints `N passed, N failed` last; exit code 0 only when all passed. Env: TEST_DATABASE_URL, REPLICAS_ORDERS
  * (default 50), NGINX (default /usr/sbin/nginx), CARGO_TARGET_DIR (the localnet build).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
-import { createAssociatedTokenAccountIdempotentInstruction, createMintToCheckedInstruction, getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID } from '@solana/spl-token';
+import { Connection, Keypair, PublicKey, Transaction } from '@solana/web3.js';
 import pg from 'pg';
 import { createBazaarClient, newIdempotencyKey, withRetryAfter, type BazaarClient } from '@bazaar/client-sdk';
 import { keypairSigner } from '@bazaar/client-sdk/keypair';
 import { loginWithWallet } from '@bazaar/client-sdk/login';
-import { adminPublicKeyFor, bootstrapLocalnet, loadOrCreateKeypair, readChainFile, TEST_USDC_DECIMALS } from '../server/scripts/bootstrap-localnet.js';
+import { adminPublicKeyFor, bootstrapLocalnet } from '../server/scripts/bootstrap-localnet.js';
 import { startLocalnet, type Localnet } from '../server/scripts/localnet-process.js';
 import { eventually } from './helpers/eventually.js';
+import { fundWallets, nginxConfig, pool, startReplica, waitConfirmed, waitReady } from './helpers/replicas.js';
 import { freePort } from './helpers/ports.js';
 
 const N = Number(process.env.REPLICAS_ORDERS ?? 50);
 const SELLERS = 5;
 const ADDRESS_LIMIT = 10;
 const NGINX = process.env.NGINX ?? '/usr/sbin/nginx';
-const REPO = join(import.meta.dirname, '..');
 const t0 = Date.now();
 const sec = () => `${((Date.now() - t0) / 1000).toFixed(1)}s`;
 const log = (msg: string) => console.log(`[replicas ${sec()}] ${msg}`);
@@ -52,21 +51,6 @@ const results: Array<{ name: string; ok: boolean; detail: string }> = [];
 function check(name: string, ok: boolean, detail = ''): void {
   results.push({ name, ok, detail });
   console.log(`${ok ? 'ok  ' : 'FAIL'} - ${name}${detail ? `: ${detail}` : ''}`);
-}
-
-/** Run `fn` over `items`, at most `limit` at a time. */
-async function pool<T, R>(items: T[], limit: number, fn: (x: T, i: number) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]!, i);
-      }
-    }),
-  );
-  return out;
 }
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -109,120 +93,6 @@ async function freshDatabase(base: string): Promise<string> {
   const u = new URL(base);
   u.pathname = `/${name}`;
   return u.toString();
-}
-
-interface Replica {
-  name: string;
-  port: number;
-  child: ChildProcess;
-  logFile: string;
-  exited: Promise<number | null>;
-}
-
-/** `npm run start:server` in its own process group (npm's `sh -c` does not pass signals on). */
-function startReplica(name: string, port: number, env: Record<string, string>, dir: string): Replica {
-  const logFile = join(dir, `${name}.log`);
-  const out = createWriteStream(logFile);
-  const child = spawn('npm', ['run', '-s', 'start:server'], { cwd: REPO, env: { ...process.env, ...env, PORT: String(port) }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout!.pipe(out);
-  child.stderr!.pipe(out);
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  const replica = { name, port, child, logFile, exited };
-  cleanups.push(async () => {
-    if (child.exitCode === null) {
-      try {
-        process.kill(-child.pid!, 'SIGTERM');
-      } catch {
-        // gone
-      }
-      const done = await Promise.race([exited.then(() => true), sleep(15_000).then(() => false)]);
-      if (!done) process.kill(-child.pid!, 'SIGKILL');
-    }
-  });
-  return replica;
-}
-
-async function waitReady(url: string, what: string, ms = 120_000): Promise<void> {
-  await eventually(() => fetch(url).then((r) => r.ok, () => false), { what: `${what} ready (${url})`, timeoutMs: ms, intervalMs: 250 });
-}
-
-function nginxConfig(dir: string, port: number, upstreams: number[]): string {
-  for (const d of ['client_body', 'proxy', 'logs']) mkdirSync(join(dir, d), { recursive: true });
-  // as root the workers run as nobody: let them use the temp dirs
-  for (const d of ['client_body', 'proxy']) chmodSync(join(dir, d), 0o777);
-  return `
-worker_processes 1;
-error_log ${dir}/logs/error.log warn;
-pid ${dir}/nginx.pid;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/client_body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/proxy;
-  uwsgi_temp_path ${dir}/proxy;
-  scgi_temp_path ${dir}/proxy;
-  log_format upstream '$status $request_method $uri $upstream_addr';
-  upstream bazaar {
-${upstreams.map((p) => `    server 127.0.0.1:${p};`).join('\n')}
-    keepalive 32;
-  }
-  server {
-    listen 127.0.0.1:${port};
-    access_log ${dir}/logs/access.log upstream;
-    location / {
-      proxy_pass http://bazaar;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $http_host;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      proxy_next_upstream off;
-      add_header X-Upstream $upstream_addr always;
-    }
-  }
-}
-`;
-}
-
-/** Wait until `sig` is confirmed (polling: no websocket subscription left open when the localnet stops). */
-async function waitConfirmed(connection: Connection, sig: string): Promise<void> {
-  const st = await eventually(
-    async () => {
-      const st = (await connection.getSignatureStatuses([sig])).value[0];
-      return st && (st.err || st.confirmationStatus === 'confirmed' || st.confirmationStatus === 'finalized') ? st : null;
-    },
-    { what: `transaction ${sig} confirmed`, timeoutMs: 30_000, intervalMs: 100 },
-  );
-  if (st.err) throw new Error(`transaction ${sig} failed: ${JSON.stringify(st.err)}`);
-}
-
-/** A batch of wallets: SOL for fees and rent, test USDC (the dev faucet keys of `dataDir`), 20 per transaction. */
-async function fundWallets(connection: Connection, dataDir: string, owners: PublicKey[], usdcBaseUnits: bigint): Promise<void> {
-  const chainFile = readChainFile(dataDir)!;
-  const service = loadOrCreateKeypair(dataDir, 'service');
-  const authority = loadOrCreateKeypair(dataDir, 'usdc-mint-authority');
-  const mint = new PublicKey(chainFile.usdcMint);
-  const faucet = Keypair.generate();
-  const sig = await connection.requestAirdrop(faucet.publicKey, owners.length * 0.1 * LAMPORTS_PER_SOL + LAMPORTS_PER_SOL);
-  await waitConfirmed(connection, sig);
-  const batches: PublicKey[][] = [];
-  for (let i = 0; i < owners.length; i += 5) batches.push(owners.slice(i, i + 5));
-  await pool(batches, 4, async (batch) => {
-    const tx = new Transaction();
-    for (const owner of batch) {
-      const ata = getAssociatedTokenAddressSync(mint, owner, true, TOKEN_PROGRAM_ID);
-      tx.add(
-        SystemProgram.transfer({ fromPubkey: faucet.publicKey, toPubkey: owner, lamports: 0.1 * LAMPORTS_PER_SOL }),
-        createAssociatedTokenAccountIdempotentInstruction(service.publicKey, ata, owner, mint, TOKEN_PROGRAM_ID),
-        createMintToCheckedInstruction(mint, ata, authority.publicKey, usdcBaseUnits, TEST_USDC_DECIMALS, [], TOKEN_PROGRAM_ID),
-      );
-    }
-    tx.feePayer = service.publicKey;
-    tx.recentBlockhash = (await connection.getLatestBlockhash('confirmed')).blockhash;
-    tx.sign(service, authority, faucet);
-    const s = await connection.sendRawTransaction(tx.serialize());
-    await waitConfirmed(connection, s);
-  });
 }
 
 async function main(): Promise<void> {
@@ -268,7 +138,7 @@ async function main(): Promise<void> {
     HTTP_KEEP_ALIVE_TIMEOUT_MS: '65000',
   };
   log(`replicas on ${portA} and ${portB} (both migrate the database at start: at the same time)`);
-  const replicas = [startReplica('replica-a', portA, env, work), startReplica('replica-b', portB, env, work)];
+  const replicas = [startReplica('replica-a', portA, env, work, cleanups), startReplica('replica-b', portB, env, work, cleanups)];
   await Promise.all(replicas.map((r) => waitReady(`http://127.0.0.1:${r.port}/readyz`, r.name)));
 
   log(`nginx on ${lbPort}`);

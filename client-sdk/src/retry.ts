@@ -1,6 +1,6 @@
 /**
  * Honouring `Retry-After` (RFC 9110 section 10.2.3) once: the service answers 429 rate-limited (and
- * 503 service-unavailable / chain-unavailable) with the number of seconds to wait.
+ * 503 service-unavailable / database-unavailable / chain-unavailable) with the number of seconds to wait.
  */
 
 /**

@@ -360,6 +360,16 @@ export const problemTypes = {
     title: 'Chain unavailable',
     description: 'The Solana RPC cannot be reached; retry later (Retry-After).',
   },
+  'database-unavailable': {
+    status: 503,
+    title: 'Database unavailable',
+    description:
+      'The database cannot be reached: its primary failed or is being replaced (a failover), or no server of the ' +
+      'configured host list accepts writes. Nothing of the request was kept unless it had committed; retry after ' +
+      'the Retry-After seconds with the same Idempotency-Key, which returns the first outcome if it did commit. ' +
+      'When a chain action had already landed, `chain_transaction` {action, signature} says so, as for ' +
+      'service-unavailable.',
+  },
   'service-unavailable': {
     status: 503,
     title: 'Service unavailable',
@@ -553,7 +563,7 @@ const problemShape = {
   )
     .optional()
     .describe(
-      'service-unavailable / internal-error only: the chain action landed before the failure; the order ' +
+      'service-unavailable / database-unavailable / internal-error only: the chain action landed before the failure; the order ' +
         'converges to it without another transaction',
     ),
 };
@@ -590,7 +600,7 @@ export function problemResponses<const S extends readonly ProblemSlug[]>(slugs: 
  * received in time), 413 payload-too-large (a declared or actual body over BODY_LIMIT, on any method), 414
  * uri-too-long (a request target over 8 KiB), 431 header-fields-too-large (request line and headers over
  * Node's 16 kB). openapi.json refers to them as shared `components/responses`. 429 rate-limited and 503
- * service-unavailable are in `commonProblems` too.
+ * service-unavailable (and its database case, database-unavailable) are in `commonProblems` too.
  */
 export const transportProblems = ['request-timeout', 'payload-too-large', 'uri-too-long', 'header-fields-too-large'] as const;
 
@@ -606,6 +616,7 @@ export const commonProblems = [
   'rate-limited',
   'internal-error',
   'service-unavailable',
+  'database-unavailable',
   ...transportProblems,
 ] as const;
 export const commonResponses = problemResponses(commonProblems);

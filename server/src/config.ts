@@ -156,7 +156,8 @@ export const ENV_VARS: readonly EnvVar[] = [
     name: 'DATABASE_URL',
     group: 'service',
     default: computed('unset: PGlite in `DATA_DIR/pglite`'),
-    meaning: '`postgres://…` of a real PostgreSQL server (via `@prisma/adapter-pg`)',
+    meaning:
+      '`postgres://…` of a real PostgreSQL server (via `@prisma/adapter-pg`); a libpq host list with `target_session_attrs=read-write` (`postgres://h1:5432,h2:5432/db?target_session_attrs=read-write`, what `pg_autoctl show uri` prints) follows the primary across a failover (README "Deployment")',
     example: 'postgres://bazaar@127.0.0.1:5432/bazaar',
     readers: ['server', 'scripts'],
   },

@@ -27,6 +27,7 @@ import { readKeypairFile } from './chain/keys.js';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import { createDb, type Db } from './db/client.js';
+import { hostListFor, hostPortLabel } from './db/host-list.js';
 import { migrateDatabase } from './db/migrate.js';
 import { createHttpServer, type HttpServer } from './http/server.js';
 import { clientIpNote } from './http/proxy-warning.js';
@@ -112,7 +113,16 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
   lifecycle.setDeadlineAction(() => http?.destroyAll());
 
   lifecycle.checkpoint();
-  if (config.databaseUrl) await run(probeDatabase(config.databaseUrl));
+  if (config.databaseUrl) {
+    // a host-list DATABASE_URL (db/host-list.ts): say which server takes the writes, and when that changes (a failover)
+    hostListFor(config.databaseUrl, (now, previous) => {
+      const fields = { server: now && hostPortLabel(now), previous: previous && hostPortLabel(previous) };
+      if (!now) log.warn(fields, 'no database server of DATABASE_URL accepts writes');
+      else if (previous) log.warn(fields, 'database read-write server changed (failover)');
+      else log.info(fields, 'database read-write server found');
+    });
+    await run(probeDatabase(config.databaseUrl));
+  }
   lifecycle.checkpoint();
   db = await run(createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, limits: config.db }));
   lifecycle.checkpoint();

@@ -18,7 +18,8 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
+import { connectPgClient } from './db/host-list.js';
 import { readChainFile } from './chain/keys.js';
 import { ConfigError, dataDirOf, loadConfig, storedSecretsNeeded, type Config, type LoadConfigOptions } from './config.js';
 
@@ -129,13 +130,15 @@ export async function ensureLocalnetPortsFree(port: number): Promise<void> {
   }
 }
 
-/** `postgres://user:secret@host/db` without the password, for messages. */
+/** `postgres://user:secret@host/db` without the password, for messages (also a libpq host list `h1:p1,h2:p2`). */
 export function redactUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
     return u.toString();
   } catch {
+    const m = /^([a-z][a-z0-9+.-]*:\/\/)(?:([^:@/]*)(?::[^@/]*)?@)?([^/?#]*)(.*)$/i.exec(url);
+    if (m) return `${m[1]}${m[2] !== undefined ? `${m[2]}${url.slice(m[1]!.length).split('@')[0]!.includes(':') ? ':***' : ''}@` : ''}${m[3]}${m[4]}`;
     return '(unparsable URL)';
   }
 }
@@ -146,10 +149,11 @@ export function redactUrl(url: string): string {
  * Throws StartupError naming DATABASE_URL.
  */
 export async function probeDatabase(url: string, timeoutMs = 5_000): Promise<void> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
-  client.on('error', () => undefined);
+  // a libpq host list (`h1:p1,h2:p2 ... target_session_attrs=read-write`) is followed to its read-write server
+  let client: pg.Client | null = null;
   try {
-    await client.connect();
+    client = await connectPgClient(url, { connectionTimeoutMillis: timeoutMs });
+    client.on('error', () => undefined);
     await client.query('SELECT 1');
   } catch (err) {
     const e = err as { code?: string; message?: string };
@@ -165,7 +169,7 @@ export async function probeDatabase(url: string, timeoutMs = 5_000): Promise<voi
               : `${e.code ? `${e.code}: ` : ''}${(e.message ?? String(err)).split('\n')[0]}`;
     throw new StartupError(`cannot use the database at DATABASE_URL=${redactUrl(url)}: ${why}; fix DATABASE_URL or start the database`, 'DATABASE_URL');
   } finally {
-    await client.end().catch(() => undefined);
+    await client?.end().catch(() => undefined);
   }
 }
 

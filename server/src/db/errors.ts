@@ -1,7 +1,9 @@
 /**
  * The one classifier of database failures that are the database's fault, not the request's: the
  * server unreachable or gone, the pool exhausted, a statement/lock/transaction timeout, PGlite
- * closed. http/problem.ts turns them into 503 service-unavailable with Retry-After (never 500);
+ * closed. http/problem.ts turns them into 503 with Retry-After (never 500): `database-unavailable` when the
+ * database cannot be reached (reason `unreachable`: a failover in progress, the server gone), else
+ * `service-unavailable` (overloaded, timed out, a conflict);
  * everything else (constraint violations, a missing table, bad SQL) stays an error of its own.
  *
  * Shapes recognised (Prisma 7 with a driver adapter; the adapter's error sits in
@@ -13,7 +15,9 @@
  * - PostgreSQL SQLSTATEs (kind "postgres"): class 08 connection exception, 53 insufficient resources,
  *   57 operator intervention (57014 statement timeout / cancel, 57P01..57P05 shutdown, crash, idle
  *   session timeout), 58 system error, 55P03 lock_not_available (lock timeout), 25P03 idle-in-transaction
- *   timeout;
+ *   timeout, 25006 read_only_sql_transaction (a write on a server a failover turned into a standby);
+ * - db/host-list.ts NoAcceptableHostError (SQLSTATE 08001): no server of a host-list DATABASE_URL gave a
+ *   read-write session (the primary died and the standby is not promoted yet);
  * - errors node-postgres throws outside the adapter's mapping ("timeout exceeded when trying to
  *   connect" = pool acquire timeout, "Connection terminated ...", ECONNREFUSED/ECONNRESET/ETIMEDOUT);
  * - db/postgres.ts PoolQueueFullError ("database work queue is full", SQLSTATE 53300): the bounded
@@ -47,6 +51,8 @@ const ADAPTER_KINDS: Record<string, DbFailureReason> = {
 };
 
 function sqlState(code: string): DbFailureReason | null {
+  // 25006 read_only_sql_transaction: a write reached a server that became a standby (a failover demoted it)
+  if (code === '25006') return 'unreachable';
   if (code === '55P03' || code === '57014' || code === '25P03') return 'timeout';
   if (code === '40001' || code === '40P01') return 'conflict';
   if (code.startsWith('08') || code.startsWith('57') || code.startsWith('58')) return 'unreachable';

@@ -17,6 +17,7 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg, { type PoolConfig } from 'pg';
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import { hostListFor, isHostFailure, pgConnectionOptions, type HostList } from './host-list.js';
 
 type Queryable = { query(sql: string): Promise<unknown> };
 
@@ -74,9 +75,11 @@ export class PoolQueueFullError extends Error {
  * PoolQueueFullError when `maxWaiting` callers already wait for a connection.
  */
 export class BoundedPool extends pg.Pool {
+  /** `hostList`: set for a libpq host-list URL (db/host-list.ts): a failed connect is then tried once more */
   constructor(
     config: PoolConfig,
     readonly maxWaiting: number,
+    readonly hostList: HostList | null = null,
   ) {
     super(config);
   }
@@ -91,15 +94,28 @@ export class BoundedPool extends pg.Pool {
       }
       return Promise.reject(err);
     }
-    return super.connect(callback);
+    if (!this.hostList) return super.connect(callback);
+    // a host-list URL: a connect that failed because the remembered server is gone or became a standby is
+    // tried once more; the HostList then probes every host (libpq moves on to the next host the same way)
+    const once = () => super.connect() as Promise<pg.PoolClient>;
+    const connected = once().catch((e: unknown) => (isHostFailure(e) ? once() : Promise.reject(e)));
+    if (typeof callback !== 'function') return connected;
+    connected.then(
+      (client) => callback(undefined, client, (err?: Error | boolean) => client.release(err)),
+      (err: unknown) => callback(err, undefined, () => undefined),
+    );
+    return undefined;
   }
 }
 
-/** node-postgres pool options for `limits` (client-side query_timeout = statement timeout + 5 s, TCP keep-alive). */
+/**
+ * node-postgres pool options for `limits` (client-side query_timeout = statement timeout + 5 s, TCP keep-alive).
+ * A libpq host-list URL (`postgres://h1:p1,h2:p2/db?target_session_attrs=read-write`) gets the `Client`
+ * class that follows the read-write server (db/host-list.ts).
+ */
 export function pgPoolConfig(connectionString: string, limits?: PgLimits): PoolConfig {
-  if (!limits) return { connectionString };
-  return {
-    connectionString,
+  if (!limits) return pgConnectionOptions(connectionString);
+  return pgConnectionOptions(connectionString, {
     max: limits.poolMax,
     connectionTimeoutMillis: limits.poolTimeoutMs,
     statement_timeout: limits.statementTimeoutMs,
@@ -108,7 +124,7 @@ export function pgPoolConfig(connectionString: string, limits?: PgLimits): PoolC
     // a dead peer (network partition) must not hang a query forever: the server would have cancelled it
     query_timeout: limits.statementTimeoutMs > 0 ? limits.statementTimeoutMs + 5_000 : undefined,
     keepAlive: true,
-  };
+  } as PoolConfig);
 }
 
 export class BazaarPgAdapterFactory implements SqlMigrationAwareDriverAdapterFactory {
@@ -121,7 +137,7 @@ export class BazaarPgAdapterFactory implements SqlMigrationAwareDriverAdapterFac
   /** `limits` unset: pg defaults (no timeouts, no queue bound), as migrations want. */
   constructor(connectionString: string, limits?: PgLimits) {
     const config = pgPoolConfig(connectionString, limits);
-    this.pool = limits ? new BoundedPool(config, limits.poolQueueMax ?? DEFAULT_POOL_QUEUE_MAX) : null;
+    this.pool = limits ? new BoundedPool(config, limits.poolQueueMax ?? DEFAULT_POOL_QUEUE_MAX, hostListFor(connectionString)) : null;
     this.inner = new PrismaPg(this.pool ?? config, {
       // the pool is ours: end it when Prisma disconnects
       disposeExternalPool: true,

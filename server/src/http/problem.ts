@@ -9,7 +9,8 @@
  * - body-parser: Content-Encoding does not decode, body
  *   shorter than Content-Length                        -> 400 malformed-request
  * - Express: path parameter not percent-decodable      -> 400 malformed-request, errors: [{path: params.<name>}]
- * - database unavailable / overloaded / timed out      -> 503 service-unavailable + Retry-After (db/errors.ts)
+ * - database unreachable (gone, failing over)          -> 503 database-unavailable + Retry-After (db/errors.ts)
+ * - database overloaded / timed out / conflict         -> 503 service-unavailable + Retry-After (db/errors.ts)
  * - ChainActionLandedError (a chain action landed, the
  *   write after it failed)                             -> 503 (database) or 500, with `chain_transaction`
  * - no route for the path                              -> 404 route-not-found
@@ -122,8 +123,11 @@ export const routeNotFound: RequestHandler = (req, res) => {
 
 type BodyParserError = Error & { type?: string; status?: number; expose?: boolean; limit?: number; code?: string };
 
-/** A 503 for a database failure (db/errors.ts), or null when `err` is not one. */
-function databaseProblem(err: unknown): { retryAfter: number; detail: string } | null {
+/**
+ * A 503 for a database failure (db/errors.ts), or null when `err` is not one: `database-unavailable` when
+ * the database cannot be reached (a failover, the server gone), `service-unavailable` otherwise.
+ */
+function databaseProblem(err: unknown): { retryAfter: number; detail: string; slug: 'database-unavailable' | 'service-unavailable' } | null {
   const failure = classifyDbError(err);
   if (!failure) return null;
   const what = {
@@ -132,7 +136,8 @@ function databaseProblem(err: unknown): { retryAfter: number; detail: string } |
     overloaded: 'The database is overloaded (no connection available)',
     conflict: 'A database transaction conflicted with another one',
   }[failure.reason];
-  return { retryAfter: failure.retryAfterSeconds, detail: `${what}; retry in ${failure.retryAfterSeconds} s.` };
+  const slug = failure.reason === 'unreachable' ? 'database-unavailable' : 'service-unavailable';
+  return { retryAfter: failure.retryAfterSeconds, detail: `${what}; retry in ${failure.retryAfterSeconds} s.`, slug };
 }
 
 export function errorHandler(log: Logger): ErrorRequestHandler {
@@ -162,7 +167,7 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       if (db) {
         log.warn({ err, request_id: requestIdOf(req), chain_transaction }, 'database unavailable after a chain action landed');
         res.setHeader('Retry-After', String(db.retryAfter));
-        return sendProblem(req, res, 'service-unavailable', `${db.detail} ${landed}`, { chain_transaction });
+        return sendProblem(req, res, db.slug, `${db.detail} ${landed}`, { chain_transaction });
       }
       log.error({ err, request_id: requestIdOf(req), chain_transaction }, 'recording a landed chain action failed');
       return sendProblem(req, res, 'internal-error', `An unexpected error occurred; quote request_id ${requestIdOf(req)}. ${landed}`, {
@@ -173,7 +178,7 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     if (db) {
       log.warn({ err, request_id: requestIdOf(req) }, 'database unavailable');
       res.setHeader('Retry-After', String(db.retryAfter));
-      return sendProblem(req, res, 'service-unavailable', db.detail);
+      return sendProblem(req, res, db.slug, db.detail);
     }
     if (err instanceof URIError || (err as BodyParserError)?.message?.startsWith('Failed to decode param')) {
       const name = undecodableParam(req.path);

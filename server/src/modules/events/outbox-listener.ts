@@ -10,7 +10,8 @@
  * the server ends it; each (re)connection also wakes the readers once, for what was committed while
  * nobody listened. PGlite (one process) needs none of this: the in-process signal reaches everything.
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { newPgClient } from '../../db/host-list.js';
 import { OUTBOX_CHANNEL, notifyAppended } from './outbox.js';
 import type { Log } from '../../lib/log.js';
 
@@ -56,7 +57,8 @@ export class OutboxListener {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.o.connectionString, application_name: 'bazaar-outbox-listener' });
+    // db/host-list.ts: a host-list DATABASE_URL is followed to the read-write server after a failover
+    const client = newPgClient(this.o.connectionString, { application_name: 'bazaar-outbox-listener' });
     this.client = client;
     let failed = false;
     const fail = (err?: unknown) => {
