@@ -172,6 +172,17 @@ export const ENV_VARS: readonly EnvVar[] = [
     readers: S,
   },
   { name: 'PUBLIC_MARKETPLACE', group: 'service', default: lit('false'), meaning: 'anonymous reads of the routes the contract marks `public_marketplace` (listing reads, search, browse, similar listings, categories, currencies)', example: 'true', readers: S },
+  {
+    name: 'ACTIONS_ENABLED',
+    group: 'service',
+    default: lit('false'),
+    meaning:
+      'serve the Solana Actions (blinks): `/actions.json` and `/api/actions/...` (anonymous by design: README "Share a listing as a blink"); ' +
+      'off: they answer 404. `npm start` turns it on unless set',
+    example: 'true',
+    readers: ['server', 'npm start'],
+  },
+  { name: 'ACTIONS_RATE_LIMIT_PER_MINUTE', group: 'service', default: lit(60), meaning: 'requests per minute per client IP (IPv6: per /64) to the Solana Actions routes, all together (429 with Retry-After beyond)', example: '30', readers: S },
   { name: 'CATEGORIES', group: 'service', default: lit(DEFAULT_CATEGORIES.join(',')), meaning: 'category slugs (`GET /categories`)', example: 'design,other', readers: S },
   { name: 'LOG_LEVEL', group: 'service', default: lit('info'), meaning: 'pino log level (`silent` in tests)', example: 'debug', readers: S },
   {
@@ -573,6 +584,10 @@ export interface Config {
   currencies: CurrencyInfo[];
   categories: CategoryConfig[];
   publicMarketplace: boolean;
+  /** ACTIONS_ENABLED: the Solana Actions routes are served (http/actions) */
+  actionsEnabled?: boolean;
+  /** ACTIONS_RATE_LIMIT_PER_MINUTE: per client network, all action routes together */
+  actionsRateLimitPerMinute?: number;
   /** allowed browser origins: exact, `*`, or `scheme://host:*` (any port) */
   corsOrigins: string[];
   bodyLimit: string;
@@ -788,6 +803,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     currencies: raw(env, 'CURRENCIES') ? parseCurrencies(raw(env, 'CURRENCIES')!) : chainFile.currencies,
     categories: categoriesFromSlugs(list(env, 'CATEGORIES')!),
     publicMarketplace: bool(env, 'PUBLIC_MARKETPLACE'),
+    actionsEnabled: bool(env, 'ACTIONS_ENABLED'),
+    actionsRateLimitPerMinute: positive(env, 'ACTIONS_RATE_LIMIT_PER_MINUTE'),
     corsOrigins: list(env, 'CORS_ORIGINS') ?? (dev ? [...DEV_LOCAL_ORIGINS] : []),
     bodyLimit: raw(env, 'BODY_LIMIT')!,
     authRateLimitPerMinute: positive(env, 'AUTH_RATE_LIMIT_PER_MINUTE'),
