@@ -71,7 +71,7 @@ const dataDir = start.dataDir;
 /** embedded defaults: the localnet runs here, so local browser origins and SIWS domains are allowed */
 const dev = !start.solanaRpcUrl;
 // npm start's default: the Solana Actions (blinks) are served unless ACTIONS_ENABLED says otherwise (the server's own default is off)
-if (!env.ACTIONS_ENABLED) env.ACTIONS_ENABLED = 'true';
+env.ACTIONS_ENABLED = String(start.actionsEnabled);
 
 /** `VAR=value` safe for a POSIX shell. */
 const shellWord = (s: string) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
@@ -158,6 +158,9 @@ async function run() {
     webApp ? `  Web app    ${base}/app/   (sign in with a Wallet Standard wallet: Phantom, Solflare, Backpack)` : `  Web app    not built (npm run web:build)`,
     `  API docs   ${base}/docs   (OpenAPI: ${base}/openapi.json)`,
     `  health     ${base}/healthz  ${base}/readyz`,
+    config.actionsEnabled
+      ? `  blinks     ${base}/actions.json   (Solana Actions: share ${base}/app/listings/<id>; README "Share a listing as a blink")`
+      : '  blinks     off (ACTIONS_ENABLED=false)',
     config.metrics?.port != null
       ? `  metrics    http://${config.metrics.host}:${config.metrics.port}/metrics   (Prometheus; METRICS_PORT, README "Metrics and traces")`
       : `  metrics    ${config.metrics?.token ? `${base}/metrics with Authorization: Bearer <METRICS_TOKEN>` : 'off (set METRICS_PORT or METRICS_TOKEN)'}`,

@@ -52,7 +52,7 @@ import { corsPolicy, ICON_PATH } from './http/cors.js';
 import { actionsRouter } from './http/actions/router.js';
 import { clusterBlockchainId } from './http/actions/cluster.js';
 import { refuseCrossOriginCookieWrites } from './http/csrf.js';
-import { WEB_APP_PATH, webAppRoutes } from './http/web-app.js';
+import { WEB_APP_PATH, webAppRoutes, webAppShareablePages } from './http/web-app.js';
 import { compressResponses } from './http/compression.js';
 import { runWithContext, type RequestContext } from './lib/request-context.js';
 import { httpMetrics, METRICS_PATH, metricsRoute } from './http/metrics.js';
@@ -193,6 +193,8 @@ export function createApp(ctx: AppContext, given?: Services): BazaarApp {
   if (config.metrics?.token) app.get(METRICS_PATH, metricsRoute(services.metrics, config.metrics.token, log));
   app.use(docsRoutes(config));
   // the reference web app (web/), when built: ctx.webAppDir, else web/dist
+  // the shareable pages /app/listings/{id} and /app/orders/{id} (what /actions.json maps to the blinks): to the app's route
+  app.use(WEB_APP_PATH, webAppShareablePages());
   const webApp = ctx.webAppDir === null ? null : webAppRoutes(ctx.webAppDir);
   if (webApp) app.use(WEB_APP_PATH, webApp);
 
