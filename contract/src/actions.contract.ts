@@ -74,22 +74,28 @@ export const LinkedAction = named(
 );
 export type LinkedAction = z.infer<typeof LinkedAction>;
 
-/** Spec `Action<"action">` / `ActionGetResponse`: the card. */
+/** The fields of a card (spec `Action`), shared by the GET answer and a chained action card. */
+const actionFields = {
+  icon: z.string().url().describe('Absolute URL of an SVG, PNG or WebP image'),
+  title: z.string(),
+  description: z.string(),
+  label: z.string().describe('Label of the single button when `links` is absent'),
+  disabled: z.boolean().optional(),
+  links: z.object({ actions: z.array(LinkedAction) }).optional(),
+  // why the card is disabled, shown by the client
+  error: ActionError.optional(),
+};
+
+/** Spec `ActionGetResponse`: the card. */
 export const ActionGetResponse = named(
   'ActionGetResponse',
-  z.object({
-    type: z.literal('action').optional(),
-    icon: z.string().url().describe('Absolute URL of an SVG, PNG or WebP image'),
-    title: z.string(),
-    description: z.string(),
-    label: z.string().describe('Label of the single button when `links` is absent'),
-    disabled: z.boolean().optional(),
-    links: z.object({ actions: z.array(LinkedAction) }).optional(),
-    error: ActionError.optional().describe('Why the card is disabled, shown by the client'),
-  }),
+  z.object({ type: z.literal('action').optional(), ...actionFields }),
   'Solana Actions GET response (spec ActionGetResponse): the card a blink client renders',
 );
 export type ActionGetResponse = z.infer<typeof ActionGetResponse>;
+
+/** Spec `Action<"action">` as a chained step (`type` required: a NextAction tells the two kinds apart by it). */
+export const ChainedAction = named('ChainedAction', z.object({ type: z.literal('action'), ...actionFields }), 'Solana Actions NextAction of type action');
 
 /** Spec `CompletedAction`: the last card of a chain (no buttons). */
 export const CompletedAction = named(
@@ -108,7 +114,7 @@ export const CompletedAction = named(
 /** Spec `NextAction`: what a POST callback (`links.next` of type post) answers. */
 export const NextAction = named(
   'NextAction',
-  z.union([CompletedAction, ActionGetResponse.extend({ type: z.literal('action') })]),
+  z.union([CompletedAction, ChainedAction]),
   'Solana Actions NextAction: an action card or a completed one',
 );
 export type NextAction = z.infer<typeof NextAction>;
