@@ -63,6 +63,13 @@ describe('ACTIONS_ENABLED', () => {
   });
 });
 
+describe('GET /network says whether actions are served (the web app asks before it fetches a card)', () => {
+  it('actions_enabled follows ACTIONS_ENABLED', async () => {
+    expect((await request(on.app).get(`${API}/network`)).body.actions_enabled).toBe(true);
+    expect((await request(off.app).get(`${API}/network`)).body.actions_enabled).toBe(false);
+  });
+});
+
 describe('headers, CORS, actions.json', () => {
   it('/actions.json maps the web app\'s listing and order pages to their actions, with the spec\'s headers', async () => {
     const res = await request(on.app).get('/actions.json').set('Origin', ORIGIN);

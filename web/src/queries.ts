@@ -72,9 +72,11 @@ export interface ActionCard {
   links?: { actions: Array<{ label: string; href: string }> };
 }
 
-export const useListingAction = (id: string) =>
+export const useListingAction = (id: string, enabled: boolean) =>
   useQuery({
     queryKey: ['listing-action', id],
+    // only where the service serves actions (GET /network `actions_enabled`): no 404 in the console elsewhere
+    enabled,
     queryFn: async (): Promise<ActionCard | null> => {
       const res = await fetch(`${API_ORIGIN}/api/actions/listings/${id}`, { headers: { Accept: 'application/json' } });
       // 404 for the listing's page (actions off: ACTIONS_ENABLED); any other failure is shown as an error

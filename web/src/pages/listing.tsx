@@ -46,7 +46,8 @@ export async function whatIsMissing(l: Listing, priceBaseUnits: string = l.price
  * client renders, as the action endpoint serves it. Absent when the service serves no actions (ACTIONS_ENABLED off).
  */
 export function BlinkShare({ id }: { id: string }) {
-  const card = useListingAction(id);
+  const network = useNetwork();
+  const card = useListingAction(id, network.data?.actions_enabled === true);
   if (!card.data) return null;
   const c = card.data;
   const page = `${API_ORIGIN}/app/listings/${id}`;
