@@ -241,7 +241,6 @@ export function composeServices(ctx: AppContext) {
       : null,
     publicBaseUrl: publicBase,
     icon: config.orders?.solanaPayIcon ?? `${publicBase}/icon.svg`,
-    marketplaceName: config.orders?.solanaPayLabel ?? 'Bazaar',
     now: ctx.now,
   });
   // the audit log (issue 25): written by the outbox (appendEvents) and appendAudit; read by admins
