@@ -7,8 +7,8 @@
  * The wallet is a test keypair: it signs the returned transaction and sends it to the localnet itself, as
  * a wallet does. Then the escrow is funded and the buyer, signing in with SIWS, sees the order.
  *
- * Adversarial: another wallet on the chained callback, the unpaid-orders limit per wallet, the seller's own
- * listing, a taken-down listing, a reserved one, a bad package; the payment watcher sees a payment whose
+ * Adversarial: another wallet on the chained callback, the unpaid-orders limit per wallet, the holds limit per
+ * client network, the seller's own listing, a taken-down listing, a reserved one, a bad package; the payment watcher sees a payment whose
  * callback never came.
  */
 import { randomBytes } from 'node:crypto';
@@ -198,4 +198,26 @@ describe('what a blink POST may not do', () => {
     expect(buy.status).toBe(409);
     expect(buy.body.message).toMatch(/taken down/);
   }, 60_000);
+});
+
+describe('the per-network holds limit applies to blink buys (ORDER_MAX_UNPAID_PER_IP)', () => {
+  it('a second wallet from the same network holding the limit gets 429 { message } with Retry-After', async () => {
+    const t2 = await createTestApp({
+      chain: env.chain,
+      config: { currencies: env.boot.currencies, publicBaseUrl: 'https://bazaar.test', actionsEnabled: true, actionsRateLimitPerMinute: 10_000 },
+      orders: { maxUnpaidOrdersPerIp: 1 },
+    });
+    try {
+      const [seller, first, second] = await Promise.all([party(t2, env), party(t2, env, { usdc: 5 }), party(t2, env, { usdc: 5 })]);
+      const [a, b] = await Promise.all([listing(t2, seller, { price: 1, title: 'Holds A' }), listing(t2, seller, { price: 1, title: 'Holds B' })]);
+      const ok = await request(t2.app).post(`/api/actions/listings/${a.listing_id}`).send({ account: first.wallet });
+      expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+      const held = await request(t2.app).post(`/api/actions/listings/${b.listing_id}`).send({ account: second.wallet });
+      expect(held.status).toBe(429);
+      expect(Object.keys(held.body)).toEqual(['message']);
+      expect(Number(held.headers['retry-after'])).toBeGreaterThan(0);
+    } finally {
+      await t2.close();
+    }
+  }, 120_000);
 });
