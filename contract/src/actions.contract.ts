@@ -185,7 +185,7 @@ export const listingActionsContract = c.router(
         'Maps the web app\'s shareable pages to their action endpoints: `/app/listings/*` (a listing) to ' +
         '`/api/actions/listings/*`, `/app/orders/*` (an order, for its buyer) to `/api/actions/orders/*`, and the ' +
         'action endpoints to themselves. A blink client reads it to turn a shared page URL into a blink.',
-      responses: { 200: ActionsJson, 404: ActionError, 429: ActionError },
+      responses: { 200: ActionsJson, 404: ActionError, 429: ActionError, 503: ActionError },
       metadata,
     },
     getListingAction: {
