@@ -32,6 +32,7 @@ describe('GET /network', () => {
       explorer_address_url_template: `https://explorer.solana.com/address/{address}${custom}`,
       solana_pay_supported: false,
       solana_pay_unsupported_reason: expect.stringMatching(/local test network/),
+      actions_enabled: false,
     });
     expect(anonymous.body.explorer_tx_url_template).toContain('customUrl=http%3A%2F%2F127.0.0.1%3A18115');
     // a URI template, not a URI (its braces are not URI characters): filled in, it is the explorer link of that transaction
@@ -61,6 +62,7 @@ describe('GET /network', () => {
       explorer_address_url_template: 'https://explorer.solana.com/address/{address}?cluster=devnet',
       solana_pay_supported: true,
       solana_pay_unsupported_reason: null,
+      actions_enabled: false,
     });
     expect(JSON.stringify(info)).not.toContain('SECRET');
     expect(() => loadConfig({ ...env, SOLANA_PUBLIC_RPC_URL: 'ftp://rpc.example.test' })).toThrow(/SOLANA_PUBLIC_RPC_URL/);

@@ -13,7 +13,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Keypair } from '@solana/web3.js';
+import { Connection, Keypair, LAMPORTS_PER_SOL, Transaction, sendAndConfirmRawTransaction } from '@solana/web3.js';
+import { BlinkInstance, setProxyUrl, unfurlUrlToBlinkApiUrl, type ActionAdapter, type TransactionResponse } from '@dialectlabs/blinks-core';
+import { ensureSol, mintTestUsdc } from '../server/scripts/bootstrap-localnet.js';
+import { signSiws } from './helpers/app.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migratedDataDir } from './helpers/db.js';
 import { freePortPair } from './helpers/localnet.js';
@@ -130,8 +133,60 @@ describe('start-up failures: one line naming the variable', () => {
   }, 300_000);
 });
 
+/** A SIWS session on a running service (fetch): the Bearer header of `kp`'s login. */
+async function signIn(base: string, kp: Keypair): Promise<Record<string, string>> {
+  const post = async (route: string, body: unknown) => {
+    const res = await fetch(`${base}/api/v1/auth/${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect(res.status, route).toBe(200);
+    return (await res.json()) as Record<string, any>;
+  };
+  const { sign_in_input } = await post('request_login', { address: kp.publicKey.toBase58() });
+  const { access_token } = await post('verify_login', signSiws(kp, sign_in_input));
+  return { authorization: `Bearer ${access_token}`, 'content-type': 'application/json' };
+}
+
+/**
+ * Issue 26 item 1 against npm start (its defaults turn the Solana Actions on): a blink client library,
+ * @dialectlabs/blinks-core, unfurls a listing's shared page through /actions.json, fetches and checks the card,
+ * runs the POST; a test keypair signs and sends the transaction to npm start's localnet; the client follows
+ * links.next; the buyer then signs in (SIWS) and finds the order funded.
+ */
+async function blinkPurchase(base: string, rpcUrl: string, dataDir: string) {
+  setProxyUrl('');
+  const connection = new Connection(rpcUrl, 'confirmed');
+  const [seller, buyer] = [Keypair.generate(), Keypair.generate()];
+  await Promise.all([seller, buyer].map((k) => ensureSol(connection, k.publicKey, BigInt(LAMPORTS_PER_SOL), 2 * LAMPORTS_PER_SOL)));
+  await mintTestUsdc(dataDir, rpcUrl, buyer.publicKey.toBase58(), 5_000_000n);
+  const listing = await fetch(`${base}/api/v1/listings`, {
+    method: 'POST',
+    headers: await signIn(base, seller),
+    body: JSON.stringify({ title: 'A blink from npm start', description: 'Bought from a wallet.', price: 2, currency: 'USDC', category: 'design', duration: 2 }),
+  });
+  expect(listing.status).toBe(201);
+  const { listing_id } = (await listing.json()) as { listing_id: string };
+
+  const apiUrl = await unfurlUrlToBlinkApiUrl(`${base}/app/listings/${listing_id}`);
+  expect(apiUrl).toBe(`${base}/api/actions/listings/${listing_id}`);
+  const blink = await BlinkInstance.fetch(apiUrl!);
+  const chainId = `solana:${(await connection.getGenesisHash()).slice(0, 32)}`;
+  expect(blink.metadata).toEqual({ version: '2.4', blockchainIds: [chainId] });
+  const adapter = { metadata: { supportedBlockchainIds: [chainId] } } as ActionAdapter;
+  expect(await blink.isSupported(adapter)).toEqual({ isSupported: true });
+  expect([blink.title, blink.actions.map((a) => a.label)]).toEqual(['A blink from npm start', ['Buy for 2 USDC']]);
+  const response = (await blink.actions[0]!.post(buyer.publicKey.toBase58())) as TransactionResponse;
+  const tx = Transaction.from(Buffer.from(response.transaction, 'base64'));
+  tx.partialSign(buyer);
+  const signature = await sendAndConfirmRawTransaction(connection, tx.serialize(), { commitment: 'confirmed' });
+  const next = await blink.chain(response.links!.next, { account: buyer.publicKey.toBase58(), signature });
+  expect(next?.title).toBe('Payment in escrow');
+  const orderId = new URL((response.links!.next as { href: string }).href, base).searchParams.get('order_id')!;
+  const order = await fetch(`${base}/api/v1/orders/${orderId}`, { headers: await signIn(base, buyer) });
+  expect(order.status).toBe(200);
+  expect(await order.json()).toMatchObject({ status: 'in_progress', escrow_state: 'funded', buyer_wallet: buyer.publicKey.toBase58() });
+}
+
 describe('npm start on non-default PORT, DATA_DIR and SOLANA_RPC_PORT', () => {
-  it('prints the exact npm run demo command, which passes as printed; a local frontend origin is allowed; the dev admin key is the first admin and npm run demo:operator passes as printed', async () => {
+  it('prints the exact npm run demo command, which passes as printed; a local frontend origin is allowed; the dev admin key is the first admin and npm run demo:operator passes as printed; a blink client buys a listing through its Solana Actions', async () => {
     // DATA_DIR holds a copy of the migrated embedded database (tests/helpers/db.ts): the start skips initdb
     // and the migrations (tests/process.shutdown.test.ts starts on an empty one); keys/, chain.json and the
     // ledger are created by this start
@@ -212,6 +267,10 @@ describe('npm start on non-default PORT, DATA_DIR and SOLANA_RPC_PORT', () => {
     expect(value('bazaar_http_requests_total{method="POST",route="/api/v1/moderation/listings/:listing_id/takedown",status="200"}')).toBe(1);
     expect(value('bazaar_webhook_attempts_total{outcome="delivered"}')).toBeGreaterThan(0);
     expect(value('bazaar_leader_is_leader')).toBe(1);
+
+    // issue 26 item 1: npm start serves the Solana Actions (its banner says where) and a blink client buys through them
+    expect(started.output()).toContain(`blinks     ${base}/actions.json`);
+    await blinkPurchase(base, `http://127.0.0.1:${env.SOLANA_RPC_PORT}`, env.DATA_DIR);
 
     started.child.kill('SIGTERM');
     expect((await started.exited).code).toBe(0);

@@ -14,6 +14,7 @@ import {
   commonProblems,
   contract,
   inheritedOpenApiMeta,
+  listingActionsContract,
   MONEY_CAPABILITIES,
   Problem,
   problemTypes,
@@ -74,6 +75,12 @@ const TAGS: Record<string, string> = {
     'Reports of listings and users by any signed-in user; for moderators, the queue of open reports by target, ' +
     'takedowns and restores of listings (the seller appeals once), suspensions, bans and reinstatements of ' +
     'accounts. Every decision carries a reason the affected user receives in an event.',
+  actions:
+    'Solana Actions (blinks), served at the site root (not under /api/v1) while the operator turns them on ' +
+    '(ACTIONS_ENABLED; `npm start` does): `/actions.json` and `/api/actions/...`. Anonymous by design (a wallet ' +
+    'fetches them without a login; README "Share a listing as a blink"), rate-limited per client IP. Every answer ' +
+    'carries `X-Action-Version` and `X-Blockchain-Ids` (CAIP-2 id of the cluster) and allows any origin; errors are ' +
+    'the spec\'s `ActionError` (`{ message }`), not problem+json.',
   tokens:
     'Personal access tokens with scopes, for third-party apps acting for you. Each operation names the scopes a ' +
     'token needs in `x-bazaar-token-scopes`: `scope` for every request (null: no token), and `money` when a request ' +
@@ -151,7 +158,8 @@ const routeKeyOf = new Map<AppRoute, RouteKey>();
 export const PLACEHOLDER_SERVER_URL = 'http://localhost:3000';
 const PLACEHOLDER_SERVER_DESCRIPTION =
   `Placeholder: the local default of npm start. A running service serves /openapi.json with its own origin ` +
-  `here (PUBLIC_BASE_URL, else the origin of the request). Paths start with ${API_PREFIX}.`;
+  `here (PUBLIC_BASE_URL, else the origin of the request). Paths start with ${API_PREFIX}, except the Solana ` +
+  `Actions (tag actions: /actions.json and /api/actions/...).`;
 
 const SUCCESS_DESCRIPTIONS: Record<string, string> = { '200': 'OK', '201': 'Created', '202': 'Accepted' };
 
@@ -539,6 +547,56 @@ function asExtension(name: string, schema: Json, schemas: Json): Json {
 
 const sortKeys = (o: Json): Json => Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
 
+/** Headers every Solana Actions answer carries (http/actions/common.ts actionHeaders). */
+const ACTION_RESPONSE_HEADERS: Json = {
+  'X-Action-Version': { description: 'Solana Actions spec version served (2.4)', schema: { type: 'string' } },
+  'X-Blockchain-Ids': { description: 'CAIP-2 id of the service\'s cluster, e.g. `solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1` (devnet)', schema: { type: 'string' } },
+  'Access-Control-Allow-Origin': { description: '`*`: any origin, no credentials (spec)', schema: { type: 'string' } },
+};
+
+const ACTION_ERROR_DESCRIPTIONS: Record<string, string> = {
+  '400': 'Invalid path, query or body (`{ message }`)',
+  '403': 'Not allowed for this account (`{ message }`)',
+  '404': 'Unknown, unlisted, or the actions are off (ACTIONS_ENABLED) (`{ message }`)',
+  '409': 'Not possible now: own listing, sold, reserved, taken down, insufficient funds, too many unpaid orders (`{ message }`)',
+  '429': 'Per-IP actions limit (ACTIONS_RATE_LIMIT_PER_MINUTE) or the network\'s holds limit (`{ message }`, Retry-After)',
+  '503': 'The chain or the escrow program is unavailable (`{ message }`, Retry-After)',
+};
+
+/** An operation of the actions contract (tag `actions`, public, the spec's headers and ActionError). */
+function actionsOperationMapper(operation: Json): Json {
+  const responses: Json = {};
+  for (const [status, response] of Object.entries(operation.responses as Json)) {
+    const headers = status === '429' || status === '503'
+      ? { ...ACTION_RESPONSE_HEADERS, 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 0 } } }
+      : ACTION_RESPONSE_HEADERS;
+    responses[status] = { ...response, description: SUCCESS_DESCRIPTIONS[status] ?? ACTION_ERROR_DESCRIPTIONS[status] ?? status, headers };
+  }
+  const parameters = (operation.parameters ?? []) as Json[];
+  return {
+    operationId: operation.operationId,
+    summary: operation.summary,
+    description: operation.description,
+    tags: ['actions'],
+    security: [],
+    'x-bazaar-auth': 'public',
+    ...(parameters.length ? { parameters } : {}),
+    ...(operation.requestBody ? { requestBody: { required: true, content: operation.requestBody.content } } : {}),
+    responses,
+  };
+}
+
+/** The actions contract's paths and schemas (mounted at the site root; see the `actions` tag). */
+function actionsDocument(): { paths: Json; schemas: Json } {
+  applyInheritedMeta(listingActionsContract);
+  const doc = generateOpenApi(
+    { actions: listingActionsContract } as AppRouter,
+    { info: { title: 'actions', version: '0' } },
+    { setOperationId: true, operationMapper: actionsOperationMapper as never },
+  ) as Json;
+  return { paths: doc.paths, schemas: (doc.components?.schemas ?? {}) as Json };
+}
+
 /** The OpenAPI 3.0 document of the whole contract. */
 export function buildOpenApiDocument(): Json {
   applyInheritedMeta(contract);
@@ -549,8 +607,12 @@ export function buildOpenApiDocument(): Json {
     { setOperationId: true, operationMapper: operationMapper as never },
   ) as Json;
 
+  const actions = actionsDocument();
+  for (const name of Object.keys(actions.schemas)) {
+    if (generated.components?.schemas?.[name]) throw new Error(`schema ${name} is both an API and an actions component`);
+  }
   const transportResponses = transportResponseComponents();
-  const schemas = sortKeys({ ...(generated.components?.schemas ?? {}), ...problemComponents(), ...Object.fromEntries(textComponents) });
+  const schemas = sortKeys({ ...(generated.components?.schemas ?? {}), ...actions.schemas, ...problemComponents(), ...Object.fromEntries(textComponents) });
   schemas.Problem.properties.type.description = PROBLEM_TYPE_DESCRIPTION;
   schemas.SignInInput.example = EXAMPLE_SIGN_IN_INPUT;
   schemas.VerifyLoginBody.example = exampleVerifyLoginBody();
@@ -561,6 +623,9 @@ export function buildOpenApiDocument(): Json {
   discriminatorMappings(schemas, schemas);
   discriminatorMappings(generated.paths, schemas);
   addLinks(generated.paths, schemas);
+  // the actions after the links: their listing_id is a path of the site root, not an API operation to link to
+  normalizeTo30(actions.paths, schemas);
+  generated.paths = { ...generated.paths, ...actions.paths };
 
   return {
     openapi: generated.openapi,

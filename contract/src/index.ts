@@ -27,3 +27,4 @@ export * from './reports.contract.js';
 export * from './audit.contract.js';
 export * from './access.js';
 export * from './scopes.js';
+export * from './actions.contract.js';

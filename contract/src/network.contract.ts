@@ -47,6 +47,9 @@ export const NetworkInfo = named(
       .string()
       .nullable()
       .describe('Why Solana Pay links do not work here, in words to show a user; null when they do'),
+    actions_enabled: z
+      .boolean()
+      .describe('Solana Actions (blinks) are served here: `/actions.json` and `/api/actions/...` (operator setting ACTIONS_ENABLED)'),
   }),
   'The Solana cluster this service runs on and how clients link to it',
 );

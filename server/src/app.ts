@@ -3,7 +3,8 @@
  *
  * Order: (trace id, while tracing) -> request id (and the request context of lib/request-context.ts) -> request metrics (http/metrics.ts) -> JSON access log -> gzip/brotli above 1 kB (http/compression.ts: never SSE nor a secret-bearing response) -> 414 for a request target over 8 KiB -> one warning on the first X-Forwarded-For while TRUST_PROXY=0
  * (http/proxy-warning.ts) -> helmet -> CORS (http/cors.ts: any origin on the Solana Pay
- * endpoints and /icon.svg, CORS_ORIGINS elsewhere) -> cookies -> 403 for a cookie-authenticated write from
+ * endpoints and /icon.svg, CORS_ORIGINS elsewhere) -> the Solana Actions router (/actions.json, /api/actions/...:
+ * http/actions/router.ts, answers them whole with the spec's headers and errors) -> cookies -> 403 for a cookie-authenticated write from
  * another origin (http/csrf.ts) -> login rate limits per route and IP (counters in the database: shared by every replica) ->
  * 413 for a declared Content-Length over the limit -> 415 for non-JSON bodies -> JSON body parser
  * (limit) -> 400 for text PostgreSQL cannot store (NUL, unpaired surrogates) in body or query
@@ -50,8 +51,10 @@ import { custodyErrors } from './modules/custody/index.js';
 import { authenticate, authRateLimit } from './http/security.js';
 import { PrismaRateLimitStore } from './http/rate-limit-store.js';
 import { corsPolicy, ICON_PATH } from './http/cors.js';
+import { actionsRouter } from './http/actions/router.js';
+import { clusterBlockchainId } from './http/actions/cluster.js';
 import { refuseCrossOriginCookieWrites } from './http/csrf.js';
-import { WEB_APP_PATH, webAppRoutes } from './http/web-app.js';
+import { WEB_APP_PATH, webAppRoutes, webAppShareablePages } from './http/web-app.js';
 import { compressResponses } from './http/compression.js';
 import { runWithContext, type RequestContext } from './lib/request-context.js';
 import { httpMetrics, METRICS_PATH, metricsRoute } from './http/metrics.js';
@@ -118,6 +121,21 @@ export function createApp(ctx: AppContext, given?: Services): BazaarApp {
     }),
   );
   app.use(corsPolicy(config.corsOrigins));
+  // Solana Actions (blinks): /actions.json and /api/actions/..., the spec's headers, CORS and `{ message }`
+  // errors, before the API's problem+json middlewares (http/actions/router.ts); 404 unless ACTIONS_ENABLED
+  app.use(
+    actionsRouter({
+      guard: {
+        enabled: config.actionsEnabled ?? false,
+        perMinute: config.actionsRateLimitPerMinute ?? 60,
+        store: new PrismaRateLimitStore(ctx.db, 'actions:ip'),
+        blockchainIds: clusterBlockchainId(config.siwsChainId, ctx.chain),
+      },
+      bodyLimit: config.bodyLimit,
+      listings: services.actions.listings,
+      log,
+    }),
+  );
   app.use(cookieParser());
   // a cookie-authenticated write must come from this service or an origin listed exactly in CORS_ORIGINS
   app.use(refuseCrossOriginCookieWrites({ publicBaseUrl: config.publicBaseUrl, corsOrigins: config.corsOrigins }));
@@ -179,6 +197,8 @@ export function createApp(ctx: AppContext, given?: Services): BazaarApp {
   if (config.metrics?.token) app.get(METRICS_PATH, metricsRoute(services.metrics, config.metrics.token, log));
   app.use(docsRoutes(config));
   // the reference web app (web/), when built: ctx.webAppDir, else web/dist
+  // the shareable pages /app/listings/{id} and /app/orders/{id} (what /actions.json maps to the blinks): to the app's route
+  app.use(WEB_APP_PATH, webAppShareablePages());
   const webApp = ctx.webAppDir === null ? null : webAppRoutes(ctx.webAppDir);
   if (webApp) app.use(WEB_APP_PATH, webApp);
 

@@ -16,6 +16,7 @@ import type { AppContext } from './context.js';
 import { DomainError } from './errors.js';
 import { createAuthRepo, createAuthService, createRolesService, createTokensService, credentialSignal, type AuthRepo } from './modules/auth/index.js';
 import { createListingsModule, listingsReadPort, type ListingsModule } from './modules/listings/index.js';
+import { createListingActions } from './modules/actions/listing-actions.js';
 import { createBudgetModule, defaultSpending } from './modules/budget/index.js';
 import { createMarketplaceModule } from './modules/marketplace/index.js';
 import { createEventsModule, EventRetention } from './modules/events/index.js';
@@ -225,6 +226,26 @@ export function composeServices(ctx: AppContext) {
       })
     : null;
   const leader = leaderLoops(ctx, { authRepo, retention, listings, orders, custody, tips });
+  // Solana Actions (issue 26 item 1): listing cards and buys for blink clients, through the same modules
+  const publicBase = config.publicBaseUrl.replace(/\/+$/, '');
+  const listingActions = createListingActions({
+    listing: (id) => listings.repo.get(id),
+    sellerRestricted: (sellerId) => standing.isRestricted(sellerId),
+    decimalsOf: (code) => currencies.find((c) => c.code === code)?.decimals,
+    principalForWallet: (wallet) => auth.principalForWallet(wallet),
+    orders: orders
+      ? {
+          list: (p, q) => orders!.service.list(p, q),
+          create: (p, input) => orders!.service.create(p, input),
+          refreshPayment: (p, orderId) => orders!.service.refreshPayment(p, orderId),
+          row: (orderId) => orders!.repo.get(orderId),
+          checkPayment: (order) => orders!.service.checkPayment(order),
+        }
+      : null,
+    publicBaseUrl: publicBase,
+    icon: config.orders?.solanaPayIcon ?? `${publicBase}/icon.svg`,
+    now: ctx.now,
+  });
   // the audit log (issue 25): written by the outbox (appendEvents) and appendAudit; read by admins
   const audit = createAuditModule({ db });
   serviceMetrics(ctx, metrics, { leader, orders, webhooks });
@@ -257,6 +278,8 @@ export function composeServices(ctx: AppContext) {
     offers,
     /** the dispute desk (issue 25 part 3) */
     disputes,
+    /** Solana Actions (issue 26 item 1): the listing actions (http/actions) */
+    actions: { listings: listingActions },
     /** moderation (issue 25): reports, queue, takedowns, account standing */
     moderation,
     /** the custody module (CUSTODY_ENABLED), else null */

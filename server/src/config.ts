@@ -173,6 +173,18 @@ export const ENV_VARS: readonly EnvVar[] = [
     readers: S,
   },
   { name: 'PUBLIC_MARKETPLACE', group: 'service', default: lit('false'), meaning: 'anonymous reads of the routes the contract marks `public_marketplace` (listing reads, search, browse, similar listings, categories, currencies)', example: 'true', readers: S },
+  {
+    name: 'ACTIONS_ENABLED',
+    group: 'service',
+    default: computed('`false`; under `npm start`: `true`'),
+    meaning:
+      'serve the Solana Actions (blinks): `/actions.json` and `/api/actions/...` (anonymous by design: README "Share a listing as a blink"); ' +
+      'off: they answer 404',
+    example: 'true',
+    with: { ACTIONS_ENABLED: 'false' },
+    readers: ['server', 'npm start'],
+  },
+  { name: 'ACTIONS_RATE_LIMIT_PER_MINUTE', group: 'service', default: lit(60), meaning: 'requests per minute per client IP (IPv6: per /64) to the Solana Actions routes, all together (429 with Retry-After beyond)', example: '30', readers: S },
   { name: 'CATEGORIES', group: 'service', default: lit(DEFAULT_CATEGORIES.join(',')), meaning: 'category slugs (`GET /categories`)', example: 'design,other', readers: S },
   { name: 'LOG_LEVEL', group: 'service', default: lit('info'), meaning: 'pino log level (`silent` in tests)', example: 'debug', readers: S },
   {
@@ -574,6 +586,10 @@ export interface Config {
   currencies: CurrencyInfo[];
   categories: CategoryConfig[];
   publicMarketplace: boolean;
+  /** ACTIONS_ENABLED: the Solana Actions routes are served (http/actions) */
+  actionsEnabled?: boolean;
+  /** ACTIONS_RATE_LIMIT_PER_MINUTE: per client network, all action routes together */
+  actionsRateLimitPerMinute?: number;
   /** allowed browser origins: exact, `*`, or `scheme://host:*` (any port) */
   corsOrigins: string[];
   bodyLimit: string;
@@ -789,6 +805,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     currencies: raw(env, 'CURRENCIES') ? parseCurrencies(raw(env, 'CURRENCIES')!) : chainFile.currencies,
     categories: categoriesFromSlugs(list(env, 'CATEGORIES')!),
     publicMarketplace: bool(env, 'PUBLIC_MARKETPLACE'),
+    actionsEnabled: raw(env, 'ACTIONS_ENABLED') === undefined ? false : bool(env, 'ACTIONS_ENABLED'),
+    actionsRateLimitPerMinute: positive(env, 'ACTIONS_RATE_LIMIT_PER_MINUTE'),
     corsOrigins: list(env, 'CORS_ORIGINS') ?? (dev ? [...DEV_LOCAL_ORIGINS] : []),
     bodyLimit: raw(env, 'BODY_LIMIT')!,
     authRateLimitPerMinute: positive(env, 'AUTH_RATE_LIMIT_PER_MINUTE'),
@@ -935,6 +953,8 @@ export interface StartConfig {
   solanaRpcPort: number;
   /** run the dev bootstrap against SOLANA_RPC_URL too */
   chainBootstrap: boolean;
+  /** ACTIONS_ENABLED as npm start hands it to the server (default true under npm start) */
+  actionsEnabled: boolean;
   cargoTargetDir: string;
   /** the localnet binary to run */
   localnetBinary: string;
@@ -953,6 +973,8 @@ export function loadStartConfig(env: NodeJS.ProcessEnv = process.env): StartConf
     solanaRpcUrl: raw(env, 'SOLANA_RPC_URL'),
     solanaRpcPort: port(env, 'SOLANA_RPC_PORT'),
     chainBootstrap: bool(env, 'CHAIN_BOOTSTRAP'),
+    // npm start serves the Solana Actions unless told otherwise (the server's own default is off)
+    actionsEnabled: raw(env, 'ACTIONS_ENABLED') === undefined ? true : bool(env, 'ACTIONS_ENABLED'),
     cargoTargetDir,
     localnetBinary: bin ?? path.join(cargoTargetDir, 'debug', 'bazaar-localnet'),
     localnetBinaryGiven: bin !== undefined,

@@ -6,7 +6,7 @@
  */
 import { QueryClient, useQuery } from '@tanstack/react-query';
 import type { Listing, NetworkInfo, Order, PublicUser } from '@bazaar/client-sdk';
-import { ApiError, client, ok } from './api.js';
+import { API_ORIGIN, ApiError, client, ok } from './api.js';
 import { DEFAULT_DECIMALS } from './format.js';
 
 export const queryClient = new QueryClient({
@@ -61,6 +61,31 @@ export const useUser = (wallet: string | undefined, enabled = true) =>
   });
 
 /** The service's chain: cluster, RPC URL, explorer link templates, whether Solana Pay works (GET /network, public). */
+/** A listing's Solana Action card (GET /api/actions/listings/{id}, the blink clients' view); null when the service serves no actions. */
+export interface ActionCard {
+  icon: string;
+  title: string;
+  description: string;
+  label: string;
+  disabled?: boolean;
+  error?: { message: string };
+  links?: { actions: Array<{ label: string; href: string }> };
+}
+
+export const useListingAction = (id: string, enabled: boolean) =>
+  useQuery({
+    queryKey: ['listing-action', id],
+    // only where the service serves actions (GET /network `actions_enabled`): no 404 in the console elsewhere
+    enabled,
+    queryFn: async (): Promise<ActionCard | null> => {
+      const res = await fetch(`${API_ORIGIN}/api/actions/listings/${id}`, { headers: { Accept: 'application/json' } });
+      // 404 for the listing's page (actions off: ACTIONS_ENABLED); any other failure is shown as an error
+      if (res.status === 404) return null;
+      if (!res.ok) throw new Error(((await res.json().catch(() => null)) as { message?: string } | null)?.message ?? `HTTP ${res.status}`);
+      return (await res.json()) as ActionCard;
+    },
+  });
+
 export const useNetwork = () =>
   useQuery({
     queryKey: ['network'],

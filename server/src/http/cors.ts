@@ -5,6 +5,8 @@
  *   icon they name (`/icon.svg`) answer any origin, without credentials: wallets fetch them from their
  *   own origin (Solana Pay spec, transaction requests). Their responses also carry
  *   `Cross-Origin-Resource-Policy: cross-origin` so a web wallet may show the icon in an <img>.
+ * - The Solana Actions (`/actions.json`, `/api/actions/...`) get the Actions spec's CORS from their own router
+ *   (http/actions/common.ts): any origin, no credentials, the spec's allowed and exposed headers.
  * - Every other route follows CORS_ORIGINS (config.ts): exact origins, `*` (any origin, no
  *   credentials), or `scheme://host:*` for any port of a host. `npm start` with the embedded localnet
  *   defaults to `http://localhost:*` and `http://127.0.0.1:*` (a Vite dev server works at once);
@@ -17,6 +19,7 @@
 import cors from 'cors';
 import type { RequestHandler } from 'express';
 import { API_PREFIX } from '@bazaar/contract';
+import { isActionsPath } from './actions/router.js';
 
 export const ICON_PATH = '/icon.svg';
 
@@ -77,6 +80,8 @@ export function corsPolicy(allowed: readonly string[]): RequestHandler {
         });
       });
   return (req, res, next) => {
+    // Solana Actions: their own CORS (any origin, the spec's headers), set by http/actions/common.ts actionsGuard
+    if (isActionsPath(req.path)) return next();
     if (isAnyOriginPath(req.path)) {
       res.setHeader('Cross-Origin-Resource-Policy', 'cross-origin');
       anyOrigin(req, res, next);

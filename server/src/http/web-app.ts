@@ -87,3 +87,20 @@ export function webAppRoutes(dir: string = WEB_APP_DIR): RequestHandler | null {
     serve(req, res, next);
   };
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The web app's shareable page URLs, `/app/listings/{id}` and `/app/orders/{id}`: what people share and
+ * what `/actions.json` maps to the Solana Actions (a blink client unfurls them; http/actions). The app
+ * routes on the URL fragment, so a person opening one is redirected (302) to the app's route for it
+ * (`/app/#/listings/{id}`). Anything but a UUID after the prefix is left to the static files (404).
+ */
+export function webAppShareablePages(): RequestHandler {
+  return (req, res, next) => {
+    const m = /^\/(listings|orders)\/([^/]+)\/?$/.exec(req.path);
+    if (!m || !UUID.test(m[2]!) || (req.method !== 'GET' && req.method !== 'HEAD')) return next();
+    res.setHeader('Cache-Control', 'no-cache');
+    res.redirect(302, `${WEB_APP_PATH}/#/${m[1]}/${m[2]!.toLowerCase()}`);
+  };
+}

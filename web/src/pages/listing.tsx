@@ -10,7 +10,7 @@ import { newIdempotencyKey } from '@bazaar/client-sdk/lite';
 import { API_ORIGIN, client, ok, session } from '../api.js';
 import { plain } from '../errors.js';
 import { formatAmount } from '../format.js';
-import { explorerUrl, queryClient, useCategories, useDecimals, useListing, useNetwork } from '../queries.js';
+import { explorerUrl, queryClient, useCategories, useDecimals, useListing, useListingAction, useNetwork } from '../queries.js';
 import { navigate } from '../router.js';
 import { ActionButton, ErrorBox, Field, Loading, PageHeading, Party, Time, described, say } from '../ui.js';
 import { availability } from './marketplace.js';
@@ -38,6 +38,51 @@ export async function whatIsMissing(l: Listing, priceBaseUnits: string = l.price
     if (native === 0n) missing.push('a little SOL for the network fee');
   }
   return missing.length ? `To buy this you need ${missing.join(' and ')}. Add funds to your wallet, then try again.` : null;
+}
+
+/**
+ * Share a listing as a blink (Solana Actions): the page URL people share (`/app/listings/{id}`, which
+ * /actions.json maps to the action), the `solana-action:` link wallets open directly, and the card a blink
+ * client renders, as the action endpoint serves it. Absent when the service serves no actions (ACTIONS_ENABLED off).
+ */
+export function BlinkShare({ id }: { id: string }) {
+  const network = useNetwork();
+  const card = useListingAction(id, network.data?.actions_enabled === true);
+  if (!card.data) return null;
+  const c = card.data;
+  const page = `${API_ORIGIN}/app/listings/${id}`;
+  // spec: `solana-action:<link>`, URL-encoded only when the link has a query string (ours has none)
+  const action = `solana-action:${API_ORIGIN}/api/actions/listings/${id}`;
+  return (
+    <section aria-labelledby="blink" class="blink-share" data-testid="blink-share">
+      <h2 id="blink">Share as a blink</h2>
+      <p>
+        Wallets and social apps that render Solana Actions show this listing as a card people can buy from without visiting
+        the marketplace: share <a href={page} data-testid="blink-page">{page}</a>, or open it in a wallet with the{' '}
+        <a href={action} data-testid="blink-action-link">
+          solana-action: link
+        </a>
+        .
+      </p>
+      <figure class="blink-card card" data-testid="blink-card" aria-label="The blink card">
+        <img src={c.icon} alt="" width={64} height={64} />
+        <div>
+          <h3>
+            <bdi>{c.title}</bdi>
+          </h3>
+          <p dir="auto" data-testid="blink-description">{c.description}</p>
+          {c.disabled && c.error ? <p class="meta" data-testid="blink-error">{c.error.message}</p> : null}
+          <div class="actions">
+            {(c.links?.actions ?? [{ label: c.label, href: '' }]).map((a) => (
+              <button type="button" disabled title="Buttons work in a blink client (a wallet)" data-testid="blink-button">
+                {a.label}
+              </button>
+            ))}
+          </div>
+        </div>
+      </figure>
+    </section>
+  );
 }
 
 /** Ask the seller about the listing (an inquiry conversation: the seller may answer with a custom offer). */
@@ -248,6 +293,7 @@ export function ListingPage({ id }: { id: string }) {
           </p>
         )}
       </div>
+      <BlinkShare id={l.listing_id} />
     </article>
   );
 }

@@ -28,6 +28,8 @@ export function createAuthRepo(db: PrismaClient) {
     /** create on first login; always stamp last_login_at */
     upsertUserOnLogin: (wallet: string, now: Date) =>
       db.user.upsert({ where: { wallet }, create: { wallet, lastLoginAt: now }, update: { lastLoginAt: now } }),
+    /** the user of `wallet`, created as login creates it when missing (no login time: nobody logged in) */
+    ensureUser: (wallet: string) => db.user.upsert({ where: { wallet }, create: { wallet }, update: {} }),
     getUser: (id: string) => db.user.findUnique({ where: { id } }),
     findApiKeyByHash: (keyHash: string) =>
       db.apiKey.findUnique({ where: { keyHash }, include: { user: true } }),

@@ -241,6 +241,20 @@ export function createAuthService(deps: AuthDeps) {
     },
 
     /**
+     * The principal a Solana Action acts for (http/actions, modules/actions): the wallet that POSTs
+     * `{ account }` to a buy action, which proves nothing yet. Its user row is created as login creates it
+     * (same table, same unique wallet; `last_login_at` stays as it is: nobody logged in), after the same
+     * standing check (403 account-suspended for a suspended or banned wallet). The principal never carries
+     * an operator role nor the admin's view, whatever the user row holds: an action only orders as a buyer,
+     * and the order is paid only by that wallet's own signature on the fund transaction.
+     */
+    async principalForWallet(wallet: string): Promise<Principal> {
+      await deps.standing?.assertMayLogIn(wallet);
+      const user = await repo.ensureUser(wallet);
+      return { kind: 'user', userId: user.id, wallet: user.wallet, isAdmin: false, roles: [] };
+    },
+
+    /**
      * A JWT (Bearer or cookie) -> principal; the user must still exist and the token must not be logged
      * out (revoked). A token verified less than principalCacheTtlMs ago (and not expired) reuses that
      * result without a database read: a logout reaches this replica at once (`logout` drops the entry),

@@ -16,6 +16,8 @@ export interface NetworkSettings {
   solanaPublicRpcUrl?: string;
   /** PUBLIC_BASE_URL: Solana Pay links point at it; wallets fetch https links only */
   publicBaseUrl: string;
+  /** ACTIONS_ENABLED: the Solana Actions are served (absent: off) */
+  actionsEnabled?: boolean;
 }
 
 // the cluster name and the explorer query live with the explorer links (lib/explorer.ts); re-exported for callers here
@@ -45,5 +47,6 @@ export function networkInfo(s: NetworkSettings): NetworkInfo {
     explorer_address_url_template: `${EXPLORER}/address/{address}${query}`,
     solana_pay_supported: refusal === null,
     solana_pay_unsupported_reason: refusal,
+    actions_enabled: s.actionsEnabled ?? false,
   };
 }
