@@ -25,5 +25,6 @@ export * from './network.contract.js';
 export * from './tips.contract.js';
 export * from './reports.contract.js';
 export * from './audit.contract.js';
+export * from './actions-orders.contract.js';
 export * from './access.js';
 export * from './scopes.js';

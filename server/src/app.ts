@@ -54,6 +54,8 @@ import { compressResponses } from './http/compression.js';
 import { runWithContext, type RequestContext } from './lib/request-context.js';
 import { httpMetrics, METRICS_PATH, metricsRoute } from './http/metrics.js';
 import { isTracing, nameServerSpan, rememberTraceId } from './tracing.js';
+import { actionsGuard, blockchainId } from './http/actions/common.js';
+import { orderActionsRouter } from './http/actions/orders.js';
 
 /** The service's Solana Pay icon (served at ICON_PATH). */
 const ICON_FILE = path.join(REPO_ROOT, 'server', 'assets', 'icon.svg');
@@ -194,6 +196,15 @@ export function createApp(ctx: AppContext, given?: Services): BazaarApp {
   // the SSE stream writes its own response (ts-rest answers JSON): mounted first, after the auth middleware
   const streamAuthn = authenticate(services.auth, { publicMarketplace: config.publicMarketplace }, contract.events.streamEvents);
   app.get(contract.events.streamEvents.path, streamAuthn, streamEventsHandler({ ...services.events.http, refresh: services.auth.refreshPrincipal }));
+  // Solana Actions (issue 26): site-root routes, the spec's headers and `{ message }` errors (http/actions/);
+  // the guard answers 404 while ACTIONS_ENABLED is off
+  const actionsGuardFor = actionsGuard({
+    enabled: config.actionsEnabled ?? false,
+    perMinute: config.actionsRateLimitPerMinute ?? 60,
+    blockchainIds: blockchainId(config.siwsChainId),
+    store: new PrismaRateLimitStore(ctx.db, 'actions:ip'),
+  });
+  app.use(orderActionsRouter({ actions: services.orderActions, guard: actionsGuardFor, log }));
   const router = createRouter(services, {
     secureCookie: https,
     custodyEnabled: config.custodyEnabled,

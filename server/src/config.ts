@@ -171,6 +171,16 @@ export const ENV_VARS: readonly EnvVar[] = [
     example: 'https://app.example.com',
     readers: S,
   },
+  {
+    name: 'ACTIONS_ENABLED',
+    group: 'service',
+    default: lit('false'),
+    meaning:
+      '(`npm start` sets it to `true` unless given) serve Solana Actions (blinks) at the site root: `/actions.json`, the listing and order action routes (`/api/actions/...`); off: they answer 404 `{ message }`. Anonymous by design (wallets fetch them without a credential): see README "Share a listing as a blink"',
+    example: 'true',
+    readers: S,
+  },
+  { name: 'ACTIONS_RATE_LIMIT_PER_MINUTE', group: 'service', default: lit(60), meaning: 'requests to the Solana Actions routes per client IP per minute (more: 429 `{ message }` with Retry-After)', example: '30', readers: S },
   { name: 'PUBLIC_MARKETPLACE', group: 'service', default: lit('false'), meaning: 'anonymous reads of the routes the contract marks `public_marketplace` (listing reads, search, browse, similar listings, categories, currencies)', example: 'true', readers: S },
   { name: 'CATEGORIES', group: 'service', default: lit(DEFAULT_CATEGORIES.join(',')), meaning: 'category slugs (`GET /categories`)', example: 'design,other', readers: S },
   { name: 'LOG_LEVEL', group: 'service', default: lit('info'), meaning: 'pino log level (`silent` in tests)', example: 'debug', readers: S },
@@ -573,6 +583,10 @@ export interface Config {
   currencies: CurrencyInfo[];
   categories: CategoryConfig[];
   publicMarketplace: boolean;
+  /** ACTIONS_ENABLED: serve the Solana Actions routes (absent: off) */
+  actionsEnabled?: boolean;
+  /** ACTIONS_RATE_LIMIT_PER_MINUTE: per client IP (absent: 60) */
+  actionsRateLimitPerMinute?: number;
   /** allowed browser origins: exact, `*`, or `scheme://host:*` (any port) */
   corsOrigins: string[];
   bodyLimit: string;
@@ -788,6 +802,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     currencies: raw(env, 'CURRENCIES') ? parseCurrencies(raw(env, 'CURRENCIES')!) : chainFile.currencies,
     categories: categoriesFromSlugs(list(env, 'CATEGORIES')!),
     publicMarketplace: bool(env, 'PUBLIC_MARKETPLACE'),
+    actionsEnabled: bool(env, 'ACTIONS_ENABLED'),
+    actionsRateLimitPerMinute: positive(env, 'ACTIONS_RATE_LIMIT_PER_MINUTE'),
     corsOrigins: list(env, 'CORS_ORIGINS') ?? (dev ? [...DEV_LOCAL_ORIGINS] : []),
     bodyLimit: raw(env, 'BODY_LIMIT')!,
     authRateLimitPerMinute: positive(env, 'AUTH_RATE_LIMIT_PER_MINUTE'),
