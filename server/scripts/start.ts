@@ -19,7 +19,7 @@
  * currencies and the service keypair then come from ESCROW_PROGRAM_ID, CURRENCIES and
  * SERVICE_KEYPAIR_PATH, or from a DATA_DIR/chain.json written by `CHAIN_BOOTSTRAP=1 npm start`,
  * which runs the same bootstrap against that RPC: the service key must hold SOL there).
- * Every other variable is the server's (server/src/config.ts); `npm start` turns ACTIONS_ENABLED on unless given.
+ * Every other variable is the server's (server/src/config.ts).
  *
  * Dev defaults: with the embedded localnet (no SOLANA_RPC_URL) the server allows browser origins and SIWS
  * domains on localhost / 127.0.0.1 at any port unless CORS_ORIGINS / SIWS_DOMAINS say otherwise
@@ -56,8 +56,6 @@ const say = (line: string) => process.stderr.write(`[bazaar] ${line}\n`);
 let start: StartConfig;
 let early: Config;
 const env = { ...process.env };
-// issue 26: the Solana Actions (blinks) routes are on in the main job's defaults (the server's default is off)
-env.ACTIONS_ENABLED ??= 'true';
 try {
   start = loadStartConfig(env);
   ensureDataDir(start.dataDir);

@@ -174,9 +174,9 @@ export const ENV_VARS: readonly EnvVar[] = [
   {
     name: 'ACTIONS_ENABLED',
     group: 'service',
-    default: lit('false'),
+    default: computed('`false`; under `npm start` with the embedded localnet: `true`'),
     meaning:
-      '(`npm start` sets it to `true` unless given) serve Solana Actions (blinks) at the site root: `/actions.json`, the listing and order action routes (`/api/actions/...`); off: they answer 404 `{ message }`. Anonymous by design (wallets fetch them without a credential): see README "Share a listing as a blink"',
+      'serve Solana Actions (blinks) at the site root: `/actions.json`, the listing and order action routes (`/api/actions/...`); off: they answer 404 `{ message }`. Anonymous by design (wallets fetch them without a credential): see README "Share a listing as a blink"',
     example: 'true',
     readers: S,
   },
@@ -802,7 +802,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     currencies: raw(env, 'CURRENCIES') ? parseCurrencies(raw(env, 'CURRENCIES')!) : chainFile.currencies,
     categories: categoriesFromSlugs(list(env, 'CATEGORIES')!),
     publicMarketplace: bool(env, 'PUBLIC_MARKETPLACE'),
-    actionsEnabled: bool(env, 'ACTIONS_ENABLED'),
+    actionsEnabled: raw(env, 'ACTIONS_ENABLED') !== undefined ? bool(env, 'ACTIONS_ENABLED') : dev,
     actionsRateLimitPerMinute: positive(env, 'ACTIONS_RATE_LIMIT_PER_MINUTE'),
     corsOrigins: list(env, 'CORS_ORIGINS') ?? (dev ? [...DEV_LOCAL_ORIGINS] : []),
     bodyLimit: raw(env, 'BODY_LIMIT')!,
