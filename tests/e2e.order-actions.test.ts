@@ -241,6 +241,22 @@ describe('order actions: who may sign, and what', () => {
     expect((await orderOf(id, buyer)).status).toBe('in_progress');
   });
 
+  it('a suspended buyer gets no message to sign, and a message signed before the suspension performs nothing (403 account-suspended)', async () => {
+    const { data } = await askToSign(id, 'confirm', buyer);
+    await t.ctx.db.user.update({ where: { id: buyer.userId }, data: { restriction: 'suspended', restrictedUntil: null } });
+    try {
+      const ask = await actionPost(id, 'confirm', { account: buyer.wallet });
+      expect(ask.status).toBe(403);
+      expect(ask.body.message).toContain('suspended');
+      const res = await actionPost(id, 'confirm/next', signedCallback(buyer, data));
+      expect(res.status).toBe(403);
+      expect(res.body.message).toContain('suspended');
+    } finally {
+      await t.ctx.db.user.update({ where: { id: buyer.userId }, data: { restriction: null } });
+    }
+    expect((await orderOf(id, buyer)).status).toBe('in_progress');
+  });
+
   it('a dispute without a reason of 10..2000 characters gets no message to sign (400)', async () => {
     for (const q of ['', '?reason=short', `?reason=${encodeURIComponent('{reason}')}`]) {
       const res = await actionPost(id, 'dispute', { account: buyer.wallet }, q);

@@ -171,12 +171,14 @@ export function createOrderActions(deps: OrderActionsDeps) {
     },
 
     /**
-     * POST `{ account }`: the sign-message action for the order's buyer wallet. 403 for another wallet, 409 when the
+     * POST `{ account }`: the sign-message action for the order's buyer wallet. 403 for another wallet (and
+     * account-suspended for a suspended or banned buyer), 409 when the
      * table refuses the act now, 400 for a dispute without a 10..2000 character reason, 404 unknown order.
      */
     async requestSignature(orderId: string, act: OrderActionAct, account: string, input: OrderActInput): Promise<SignMessageResponse> {
       const { record, buyer, order } = await buyerView(orderId);
       if (account !== buyer.wallet) throw denied('Only the wallet of this order\'s buyer can act on it.');
+      await deps.standing?.assertMayLogIn(account);
       const why = refusedBecause(record, order, act);
       if (why) throw new DomainError('invalid-state-transition', why);
       let reason: string | null = null;
