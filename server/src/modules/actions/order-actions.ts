@@ -159,7 +159,7 @@ export function createOrderActions(deps: OrderActionsDeps) {
         });
       }
       const notes = (Object.keys(refused) as OrderActionAct[]).filter((a) => refused[a]).map((a) => `${ACTS[a].label}: ${refused[a]}`);
-      const description = [`${order.amount} ${order.currency} in escrow · status: ${humanStatus(order.status)}.`, 'Only the buyer\'s wallet can sign these actions.', ...notes].join(' ');
+      const description = [`${order.amount} ${order.currency} · status: ${humanStatus(order.status)}.`, 'Only the buyer\'s wallet can sign these actions.', ...notes].join(' ');
       return {
         type: 'action',
         icon,
