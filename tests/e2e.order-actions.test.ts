@@ -20,7 +20,6 @@ import type { BootstrappedChain } from './helpers/localnet';
 import { createApiKey, createTestApp, newKeypair, walletOf } from './helpers/app';
 import { fundedOrder as fundedOrderOf, listing as newListing, order as placeOrder, party as newParty, usdcBalance, USDC, type Party } from './helpers/parties';
 import { ORDER_ACTION_NONCE_TTL_SECONDS } from '../server/src/modules/actions/order-actions';
-import { loadConfig } from '../server/src/config';
 
 const API = '/api/v1';
 const ACTIONS = '/api/actions/orders';
@@ -73,18 +72,6 @@ afterAll(async () => {
   await t?.close();
   await off?.close();
   await env?.stop();
-});
-
-describe('order actions: the setting', () => {
-  it("ACTIONS_ENABLED: off for a plain server, on under npm start's embedded setup, and what it says when given", () => {
-    const env = { JWT_SECRET: 'x'.repeat(32) };
-    expect(loadConfig(env).actionsEnabled).toBe(false);
-    expect(loadConfig(env, { dev: true }).actionsEnabled).toBe(true);
-    expect(loadConfig({ ...env, ACTIONS_ENABLED: 'false' }, { dev: true }).actionsEnabled).toBe(false);
-    expect(loadConfig({ ...env, ACTIONS_ENABLED: 'true' }).actionsEnabled).toBe(true);
-    expect(loadConfig(env).actionsRateLimitPerMinute).toBe(60);
-    expect(() => loadConfig({ ...env, ACTIONS_ENABLED: 'maybe' })).toThrow(/ACTIONS_ENABLED must be true or false/);
-  });
 });
 
 describe('order actions: the card', () => {

@@ -22,32 +22,29 @@
  *     session routes) and answers a `completed` action.
  */
 import { z } from 'zod';
-import { c, Pubkey, safeText, Uuid } from './common.js';
+import { c, named, Pubkey, Uuid } from './common.js';
 import { DisputeReasonCode } from './disputes.terms.js';
-import { access } from './access.js';
 
-// FROM actions.contract (helper AL owns these; the integrator keeps AL's and deletes the copies below) -------------
+// FROM actions.contract: copies of helper AL's schemas (contract/src/actions.contract.ts), local so that both files
+// export nothing twice; the integrator replaces them by imports from './actions.contract.js' -----------------------
 
 /** The spec's error body (`ActionError`): one message for the user; every 4xx/5xx of an actions route. */
-export const ActionError = z.object({ message: z.string() }).describe('Solana Actions `ActionError`: a message to show the user');
-export type ActionError = z.infer<typeof ActionError>;
+const ActionError = z.object({ message: z.string() }).describe('Solana Actions `ActionError`: a message to show the user');
 
 /** A button of an action card (`LinkedAction`), with its input fields (`parameters`). */
-export const LinkedAction = z.object({
+const LinkedAction = z.object({
   type: z.enum(['transaction', 'message', 'post', 'external-link']),
   href: z.string(),
   label: z.string(),
   parameters: z
     .array(
       z.object({
-        type: z.string().optional(),
+        type: z.enum(['text', 'email', 'url', 'number', 'date', 'datetime-local', 'textarea', 'select', 'radio', 'checkbox']).optional(),
         name: z.string(),
         label: z.string().optional(),
         required: z.boolean().optional(),
         pattern: z.string().optional(),
         patternDescription: z.string().optional(),
-        min: z.number().optional(),
-        max: z.number().optional(),
         options: z.array(z.object({ label: z.string(), value: z.string(), selected: z.boolean().optional() })).optional(),
       }),
     )
@@ -55,7 +52,7 @@ export const LinkedAction = z.object({
 });
 
 /** The card of a GET (`ActionGetResponse`). */
-export const ActionGetResponse = z.object({
+const ActionGetResponse = z.object({
   type: z.literal('action').optional(),
   icon: z.string().url(),
   title: z.string(),
@@ -65,18 +62,16 @@ export const ActionGetResponse = z.object({
   links: z.object({ actions: z.array(LinkedAction) }).optional(),
   error: ActionError.optional(),
 });
-export type ActionGetResponse = z.infer<typeof ActionGetResponse>;
 
 /** The body of an action POST (`ActionPostRequest`): the wallet's account, and the button's parameter values. */
-export const ActionPostRequest = z.object({
-  type: z.string().optional(),
+const ActionPostRequest = z.object({
+  type: z.enum(['transaction', 'message', 'post', 'external-link']).optional(),
   account: Pubkey.describe('The wallet of the visitor (base58)'),
   data: z.record(z.union([z.string(), z.array(z.string())])).optional(),
 });
-export type ActionPostRequest = z.infer<typeof ActionPostRequest>;
 
 /** The terminal card of a chain of actions (`CompletedAction`). */
-export const CompletedAction = z.object({
+const CompletedAction = z.object({
   type: z.literal('completed'),
   icon: z.string().url(),
   title: z.string(),
@@ -85,7 +80,9 @@ export const CompletedAction = z.object({
   disabled: z.boolean().optional(),
   error: ActionError.optional(),
 });
-export type CompletedAction = z.infer<typeof CompletedAction>;
+
+/** `PostNextActionLink`: the callback a sign-message answer chains to. */
+const PostNextActionLink = z.object({ type: z.literal('post'), href: z.string() });
 
 // ------------------------------------------------------------------------------------------- end FROM actions.contract
 
@@ -94,12 +91,16 @@ export const ORDER_ACTION_ACTS = ['confirm', 'dispute'] as const;
 export const OrderActionAct = z.enum(ORDER_ACTION_ACTS).describe('confirm: confirm delivery (releases the escrow to the seller); dispute: open a dispute');
 export type OrderActionAct = z.infer<typeof OrderActionAct>;
 
-/** A dispute's reason through an action: the session route's bounds (DisputeOrderBody.reason). */
-export const OrderActionReason = safeText(z.string().trim().min(10).max(2000)).describe('Why the order is disputed, 10..2000 characters');
+/** The card of an order (spec `ActionGetResponse`), as the module builds it. */
+export type OrderActionCard = z.infer<typeof ActionGetResponse>;
+/** The completed card of a performed act (spec `CompletedAction`). */
+export type OrderActionCompleted = z.infer<typeof CompletedAction>;
 
 /** Structured data to sign (spec 2.4 `SignMessageData`); the message text is the spec's template over it. */
-export const SignMessageData = z
-  .object({
+export const SignMessageData = named(
+  'SignMessageData',
+  z
+    .object({
     domain: z.string().describe('The host of PUBLIC_BASE_URL (the origin the blink fetched)'),
     address: Pubkey.describe('The order\'s buyer wallet, asked to sign'),
     statement: z.string().describe('What the signature authorizes: the act and the order, in words'),
@@ -107,31 +108,42 @@ export const SignMessageData = z
     issuedAt: z.string().describe('ISO 8601, when the service issued the nonce'),
     chainId: z.string().optional().describe('CAIP-2 id of the service\'s cluster (`X-Blockchain-Ids`)'),
   })
-  .strict();
+  .strict(),
+  'Solana Actions spec 2.4 SignMessageData: what the wallet signs, as the spec\'s message text',
+);
 export type SignMessageData = z.infer<typeof SignMessageData>;
 
 /** The POST answer for the buyer's wallet (spec 2.4 `SignMessageResponse`). */
-export const SignMessageResponse = z.object({
-  type: z.literal('message'),
-  data: SignMessageData,
-  message: z.string().optional(),
-  links: z.object({ next: z.object({ type: z.literal('post'), href: z.string() }) }),
-});
+export const SignMessageResponse = named(
+  'SignMessageResponse',
+  z.object({
+    type: z.literal('message'),
+    data: SignMessageData,
+    message: z.string().optional(),
+    links: z.object({ next: PostNextActionLink }),
+  }),
+  'Solana Actions spec 2.4 SignMessageResponse: the POST answer asking the wallet to sign a message',
+);
 export type SignMessageResponse = z.infer<typeof SignMessageResponse>;
 
 /** The callback's body (spec 2.4 `MessageNextActionPostRequest`): `data` relayed unedited, `signature` base58. */
-export const MessageNextActionPostRequest = z.object({
-  type: z.string().optional(),
-  account: Pubkey,
-  signature: z.string().min(1).max(200).describe('ed25519 signature of the message text by `account`, base58 (64 bytes)'),
-  data: SignMessageData,
-  state: z.string().max(4096).optional(),
-});
+export const MessageNextActionPostRequest = named(
+  'MessageNextActionPostRequest',
+  z.object({
+    type: z.string().optional(),
+    account: Pubkey,
+    signature: z.string().min(1).max(200).describe('ed25519 signature of the message text by `account`, base58 (64 bytes)'),
+    data: SignMessageData,
+    state: z.string().max(4096).optional(),
+  }),
+  'Solana Actions spec 2.4 MessageNextActionPostRequest: the sign-message callback\'s body',
+);
 export type MessageNextActionPostRequest = z.infer<typeof MessageNextActionPostRequest>;
 
 const pathParams = z.object({ order_id: Uuid });
 const actParams = z.object({ order_id: Uuid, act: OrderActionAct });
-const meta = { access: access.public() } as const;
+/** Public: read no credential (as the listing actions' metadata). */
+const meta = { access: { auth: 'public' as const }, auth: 'public' as const, problems: [] as const };
 
 /**
  * The order actions' routes (site root). Every route is public (a wallet fetches it anonymously); the callback

@@ -19,7 +19,8 @@
  * currencies and the service keypair then come from ESCROW_PROGRAM_ID, CURRENCIES and
  * SERVICE_KEYPAIR_PATH, or from a DATA_DIR/chain.json written by `CHAIN_BOOTSTRAP=1 npm start`,
  * which runs the same bootstrap against that RPC: the service key must hold SOL there).
- * Every other variable is the server's (server/src/config.ts).
+ * Every other variable is the server's (server/src/config.ts); npm start only turns ACTIONS_ENABLED on by default
+ * (Solana Actions / blinks, README "Share a listing as a blink").
  *
  * Dev defaults: with the embedded localnet (no SOLANA_RPC_URL) the server allows browser origins and SIWS
  * domains on localhost / 127.0.0.1 at any port unless CORS_ORIGINS / SIWS_DOMAINS say otherwise
@@ -69,6 +70,8 @@ try {
 const dataDir = start.dataDir;
 /** embedded defaults: the localnet runs here, so local browser origins and SIWS domains are allowed */
 const dev = !start.solanaRpcUrl;
+// npm start's default: the Solana Actions (blinks) are served unless ACTIONS_ENABLED says otherwise (the server's own default is off)
+env.ACTIONS_ENABLED = String(start.actionsEnabled);
 
 /** `VAR=value` safe for a POSIX shell. */
 const shellWord = (s: string) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
@@ -155,6 +158,9 @@ async function run() {
     webApp ? `  Web app    ${base}/app/   (sign in with a Wallet Standard wallet: Phantom, Solflare, Backpack)` : `  Web app    not built (npm run web:build)`,
     `  API docs   ${base}/docs   (OpenAPI: ${base}/openapi.json)`,
     `  health     ${base}/healthz  ${base}/readyz`,
+    config.actionsEnabled
+      ? `  blinks     ${base}/actions.json   (Solana Actions: share ${base}/app/listings/<id>; README "Share a listing as a blink")`
+      : '  blinks     off (ACTIONS_ENABLED=false)',
     config.metrics?.port != null
       ? `  metrics    http://${config.metrics.host}:${config.metrics.port}/metrics   (Prometheus; METRICS_PORT, README "Metrics and traces")`
       : `  metrics    ${config.metrics?.token ? `${base}/metrics with Authorization: Bearer <METRICS_TOKEN>` : 'off (set METRICS_PORT or METRICS_TOKEN)'}`,

@@ -222,7 +222,7 @@ export function composeServices(ctx: AppContext) {
         userOf: async (id) => ((u) => (u ? { id: u.id, wallet: u.wallet } : null))(await authRepo.getUser(id)),
         standing,
         disputes: disputes.service,
-        settings: { publicBaseUrl: config.publicBaseUrl, chainId: blockchainId(config.siwsChainId) },
+        settings: { publicBaseUrl: config.publicBaseUrl, chainId: async () => blockchainId(config.siwsChainId) },
         now: ctx.now,
       })
     : null;

@@ -171,17 +171,19 @@ export const ENV_VARS: readonly EnvVar[] = [
     example: 'https://app.example.com',
     readers: S,
   },
+  { name: 'PUBLIC_MARKETPLACE', group: 'service', default: lit('false'), meaning: 'anonymous reads of the routes the contract marks `public_marketplace` (listing reads, search, browse, similar listings, categories, currencies)', example: 'true', readers: S },
   {
     name: 'ACTIONS_ENABLED',
     group: 'service',
-    default: computed('`false`; under `npm start` with the embedded localnet: `true`'),
+    default: computed('`false`; under `npm start`: `true`'),
     meaning:
-      'serve Solana Actions (blinks) at the site root: `/actions.json`, the listing and order action routes (`/api/actions/...`); off: they answer 404 `{ message }`. Anonymous by design (wallets fetch them without a credential): see README "Share a listing as a blink"',
+      'serve the Solana Actions (blinks): `/actions.json` and `/api/actions/...` (anonymous by design: README "Share a listing as a blink"); ' +
+      'off: they answer 404',
     example: 'true',
-    readers: S,
+    with: { ACTIONS_ENABLED: 'false' },
+    readers: ['server', 'npm start'],
   },
-  { name: 'ACTIONS_RATE_LIMIT_PER_MINUTE', group: 'service', default: lit(60), meaning: 'requests to the Solana Actions routes per client IP per minute (more: 429 `{ message }` with Retry-After)', example: '30', readers: S },
-  { name: 'PUBLIC_MARKETPLACE', group: 'service', default: lit('false'), meaning: 'anonymous reads of the routes the contract marks `public_marketplace` (listing reads, search, browse, similar listings, categories, currencies)', example: 'true', readers: S },
+  { name: 'ACTIONS_RATE_LIMIT_PER_MINUTE', group: 'service', default: lit(60), meaning: 'requests per minute per client IP (IPv6: per /64) to the Solana Actions routes, all together (429 with Retry-After beyond)', example: '30', readers: S },
   { name: 'CATEGORIES', group: 'service', default: lit(DEFAULT_CATEGORIES.join(',')), meaning: 'category slugs (`GET /categories`)', example: 'design,other', readers: S },
   { name: 'LOG_LEVEL', group: 'service', default: lit('info'), meaning: 'pino log level (`silent` in tests)', example: 'debug', readers: S },
   {
@@ -583,9 +585,9 @@ export interface Config {
   currencies: CurrencyInfo[];
   categories: CategoryConfig[];
   publicMarketplace: boolean;
-  /** ACTIONS_ENABLED: serve the Solana Actions routes (absent: off) */
+  /** ACTIONS_ENABLED: the Solana Actions routes are served (http/actions) */
   actionsEnabled?: boolean;
-  /** ACTIONS_RATE_LIMIT_PER_MINUTE: per client IP (absent: 60) */
+  /** ACTIONS_RATE_LIMIT_PER_MINUTE: per client network, all action routes together */
   actionsRateLimitPerMinute?: number;
   /** allowed browser origins: exact, `*`, or `scheme://host:*` (any port) */
   corsOrigins: string[];
@@ -802,7 +804,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     currencies: raw(env, 'CURRENCIES') ? parseCurrencies(raw(env, 'CURRENCIES')!) : chainFile.currencies,
     categories: categoriesFromSlugs(list(env, 'CATEGORIES')!),
     publicMarketplace: bool(env, 'PUBLIC_MARKETPLACE'),
-    actionsEnabled: raw(env, 'ACTIONS_ENABLED') !== undefined ? bool(env, 'ACTIONS_ENABLED') : dev,
+    actionsEnabled: raw(env, 'ACTIONS_ENABLED') === undefined ? false : bool(env, 'ACTIONS_ENABLED'),
     actionsRateLimitPerMinute: positive(env, 'ACTIONS_RATE_LIMIT_PER_MINUTE'),
     corsOrigins: list(env, 'CORS_ORIGINS') ?? (dev ? [...DEV_LOCAL_ORIGINS] : []),
     bodyLimit: raw(env, 'BODY_LIMIT')!,
@@ -950,6 +952,8 @@ export interface StartConfig {
   solanaRpcPort: number;
   /** run the dev bootstrap against SOLANA_RPC_URL too */
   chainBootstrap: boolean;
+  /** ACTIONS_ENABLED as npm start hands it to the server (default true under npm start) */
+  actionsEnabled: boolean;
   cargoTargetDir: string;
   /** the localnet binary to run */
   localnetBinary: string;
@@ -968,6 +972,8 @@ export function loadStartConfig(env: NodeJS.ProcessEnv = process.env): StartConf
     solanaRpcUrl: raw(env, 'SOLANA_RPC_URL'),
     solanaRpcPort: port(env, 'SOLANA_RPC_PORT'),
     chainBootstrap: bool(env, 'CHAIN_BOOTSTRAP'),
+    // npm start serves the Solana Actions unless told otherwise (the server's own default is off)
+    actionsEnabled: raw(env, 'ACTIONS_ENABLED') === undefined ? true : bool(env, 'ACTIONS_ENABLED'),
     cargoTargetDir,
     localnetBinary: bin ?? path.join(cargoTargetDir, 'debug', 'bazaar-localnet'),
     localnetBinaryGiven: bin !== undefined,

@@ -3,9 +3,10 @@
  * onto modules/actions/order-actions.ts. Thin: parse, call the module, answer; every refusal is the Solana Actions
  * spec's `ActionError` body `{ message }` with the status of the problem the module raised (never problem+json).
  *
- * Mounting (app.ts): `app.use(orderActionsRouter({ actions, guard, log }))`, where `guard` is the actions guard of
- * http/actions/common.ts (ACTIONS_ENABLED -> 404, OPTIONS, per-IP limit, spec headers) that the listing actions
- * share. The router answers only paths under /api/actions/orders; anything else falls through to the app.
+ * Mounting: `orderActionsHandlers(actions)` is the ts-rest router object; the shared actions router (helper AL's
+ * http/actions/router.ts) mounts it with one `createExpressEndpoints(orderActionsContract, ...)` line behind its guard
+ * and `{ message }` error handler. Alone (this branch), app.ts mounts `orderActionsRouter({ actions, guard, log })`:
+ * the guard of http/actions/common.ts, the endpoints, 404 and errors as `{ message }`, for /api/actions/orders only.
  */
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Router } from 'express';
 import { createExpressEndpoints, initServer } from '@ts-rest/express';
@@ -14,7 +15,7 @@ import { ChainActionLandedError, DomainError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { OrderActions, RunAs } from '../../modules/actions/order-actions.js';
 import { runWithContext, type RequestContext } from '../../lib/request-context.js';
-import { ActionError, actionError } from './common.js';
+import { actionError } from './common.js';
 
 /** The path prefix of the order actions. */
 export const ORDER_ACTIONS_PATH = '/api/actions/orders';
@@ -47,14 +48,10 @@ function runAsOf(req: Request): RunAs {
   };
 }
 
-/** `{ message }` for any error of an order-actions route (ActionError, DomainError, landed chain action, the rest). */
+/** `{ message }` for any error of an order-actions route (actionError's, DomainError, landed chain action, the rest). */
 export function orderActionsErrors(log: Logger): ErrorRequestHandler {
   return (err, req, res, next) => {
     if (res.headersSent) return next(err);
-    if (err instanceof ActionError) {
-      res.status(err.status).json({ message: err.message });
-      return;
-    }
     if (err instanceof DomainError) {
       if (err.retryAfterSeconds) res.setHeader('Retry-After', String(err.retryAfterSeconds));
       res.status(err.status).json({ message: err.detail });
@@ -65,9 +62,12 @@ export function orderActionsErrors(log: Logger): ErrorRequestHandler {
       res.status(503).json({ message: `The act landed on chain (${err.landed.signature}); the order catches up shortly.` });
       return;
     }
-    const status = (err as { status?: number; statusCode?: number }).status ?? (err as { statusCode?: number }).statusCode;
-    if (status && status >= 400 && status < 500) {
-      res.status(status).json({ message: (err as Error).message || 'Bad request.' });
+    // actionError's throwable (whatever common.ts names its class), a body parser's 4xx: their status and message
+    const e = err as { status?: number; statusCode?: number; message?: string; retryAfterSeconds?: number };
+    const status = e.status ?? e.statusCode;
+    if (status && status >= 400 && status < 600) {
+      if (e.retryAfterSeconds) res.setHeader('Retry-After', String(e.retryAfterSeconds));
+      res.status(status).json({ message: e.message || 'The request was refused.' });
       return;
     }
     log.error({ err, path: req.path }, 'order action failed');
@@ -75,17 +75,20 @@ export function orderActionsErrors(log: Logger): ErrorRequestHandler {
   };
 }
 
-/** The router of the order actions (see the module comment for how to mount it). */
-export function orderActionsRouter(deps: OrderActionsHttpDeps): Router {
-  const r = express.Router();
-  r.use(ORDER_ACTIONS_PATH, deps.guard);
-  const actions = (): OrderActions => {
-    if (!deps.actions) throw actionError(503, 'The service runs without a Solana connection; order actions are unavailable.');
-    return deps.actions;
+/**
+ * The ts-rest handlers of `orderActionsContract` over the order actions (null: no chain, 503 `{ message }`). Errors
+ * are thrown (DomainError from the modules, `actionError` here) and answered `{ message }` by whoever mounts them:
+ * `orderActionsRouter` below, or the shared actions router (`createExpressEndpoints(orderActionsContract,
+ * orderActionsHandlers(actions), router, ...)`).
+ */
+export function orderActionsHandlers(actions: OrderActions | null) {
+  const module = (): OrderActions => {
+    if (!actions) throw actionError(503, 'The service runs without a Solana connection; order actions are unavailable.');
+    return actions;
   };
   const s = initServer();
-  const router = s.router(orderActionsContract, {
-    getOrderAction: async ({ params }) => ({ status: 200 as const, body: await actions().card(params.order_id) }),
+  return s.router(orderActionsContract, {
+    getOrderAction: async ({ params }) => ({ status: 200 as const, body: await module().card(params.order_id) }),
     postOrderAction: async ({ params, query, body }) => {
       const fromData = (k: string) => {
         const v = body.data?.[k];
@@ -97,15 +100,24 @@ export function orderActionsRouter(deps: OrderActionsHttpDeps): Router {
       const reasonCode = code === undefined ? undefined : parsed.data;
       return {
         status: 200 as const,
-        body: await actions().requestSignature(params.order_id, params.act, body.account, { reason: fromData('reason') ?? query.reason, reasonCode }),
+        body: await module().requestSignature(params.order_id, params.act, body.account, { reason: fromData('reason') ?? query.reason, reasonCode }),
       };
     },
     postOrderActionNext: async ({ params, body, req }) => ({
       status: 200 as const,
-      body: await actions().perform(params.order_id, params.act, body, runAsOf(req as unknown as Request)),
+      body: await module().perform(params.order_id, params.act, body, runAsOf(req as unknown as Request)),
     }),
   });
-  createExpressEndpoints(orderActionsContract, router, r, {
+}
+
+/**
+ * A router of the order actions alone (this branch's mounting; the shared actions router mounts
+ * `orderActionsHandlers` instead): the guard, the endpoints, 404 and errors as `{ message }`.
+ */
+export function orderActionsRouter(deps: OrderActionsHttpDeps): Router {
+  const r = express.Router();
+  r.use(ORDER_ACTIONS_PATH, deps.guard);
+  createExpressEndpoints(orderActionsContract, orderActionsHandlers(deps.actions), r, {
     requestValidationErrorHandler: ((err: unknown, _req: Request, res: express.Response) => {
       res.status(400).json({ message: issuesText(err) });
     }) as never,

@@ -23,7 +23,7 @@
 import bs58 from 'bs58';
 import { createSignMessageText, verifySignMessageData } from '@solana/actions';
 import { verifyMessageSignature } from '@solana/wallet-standard-util';
-import type { ActionGetResponse, CompletedAction, DisputeReasonCode, Order, OrderActionAct, SignMessageData, SignMessageResponse } from '@bazaar/contract';
+import type { DisputeReasonCode, Order, OrderActionAct, OrderActionCard, OrderActionCompleted, SignMessageData, SignMessageResponse } from '@bazaar/contract';
 import { DomainError } from '../../errors.js';
 import type { OrderRecord, OrdersService, PrincipalLike } from '../orders/index.js';
 import { refusal } from '../orders/order-state.js';
@@ -57,8 +57,11 @@ export interface OrderActionsDeps {
   settings: {
     /** PUBLIC_BASE_URL: its host is the message's `domain`; icons and links are absolute on it */
     publicBaseUrl: string;
-    /** the CAIP-2 id of the cluster (`X-Blockchain-Ids`), the message's `chainId` */
-    chainId: string;
+    /**
+     * the CAIP-2 id of the cluster (`X-Blockchain-Ids`), the message's `chainId`: a provider, since a localnet's
+     * comes from its genesis hash over RPC (http/actions cluster id, memoized by the caller)
+     */
+    chainId: () => Promise<string>;
     /** default ORDER_ACTION_NONCE_TTL_SECONDS */
     nonceTtlSeconds?: number;
   };
@@ -128,12 +131,12 @@ export function createOrderActions(deps: OrderActionsDeps) {
      * A refused act has no button (spec 2.4 has no per-button disabled flag): its reason is in the description;
      * neither allowed: the card is `disabled` with the reasons in `error`. 404 for an unknown order.
      */
-    async card(orderId: string): Promise<ActionGetResponse> {
+    async card(orderId: string): Promise<OrderActionCard> {
       const { record, order } = await buyerView(orderId);
       const title = oneLine(order.listing.title);
       const refused = { confirm: refusedBecause(record, order, 'confirm'), dispute: refusedBecause(record, order, 'dispute') };
       const path = `/api/actions/orders/${orderId}`;
-      const actions: NonNullable<ActionGetResponse['links']>['actions'] = [];
+      const actions: NonNullable<OrderActionCard['links']>['actions'] = [];
       if (!refused.confirm) actions.push({ type: 'message', label: ACTS.confirm.label, href: `${path}/confirm` });
       if (!refused.dispute) {
         actions.push({
@@ -188,6 +191,7 @@ export function createOrderActions(deps: OrderActionsDeps) {
           throw new DomainError('validation-error', 'A dispute needs a reason of 10 to 2000 characters (the `reason` parameter).');
         }
       }
+      const chainId = await deps.settings.chainId();
       const issuedAt = deps.now();
       const data: SignMessageData = {
         domain,
@@ -195,7 +199,7 @@ export function createOrderActions(deps: OrderActionsDeps) {
         statement: statementOf(order, act, { reason: reason ?? undefined, reasonCode: input.reasonCode }),
         nonce: newNonce(24),
         issuedAt: issuedAt.toISOString(),
-        chainId: deps.settings.chainId,
+        chainId,
       };
       await deps.nonces.insert({
         nonce: data.nonce,
@@ -228,7 +232,7 @@ export function createOrderActions(deps: OrderActionsDeps) {
       act: OrderActionAct,
       body: { account: string; signature: string; data: SignMessageData },
       runAs: RunAs = enterActor,
-    ): Promise<CompletedAction> {
+    ): Promise<OrderActionCompleted> {
       const { account, data } = body;
       const row = await deps.nonces.get(data.nonce);
       if (!row) throw denied('This message was not issued by this service (unknown nonce): start the action again.');
@@ -246,7 +250,7 @@ export function createOrderActions(deps: OrderActionsDeps) {
       if (edited.length || Object.keys(data).length !== Object.keys(issued).length) {
         throw denied(`The message was edited (${edited.join(', ') || 'fields added'}): sign the message exactly as issued.`);
       }
-      const mismatches = verifySignMessageData(issued, { expectedAddress: account, expectedDomains: [domain], expectedChainIds: [deps.settings.chainId] });
+      const mismatches = verifySignMessageData(issued, { expectedAddress: account, expectedDomains: [domain], expectedChainIds: [await deps.settings.chainId()] });
       if (mismatches.length) throw denied(`The message does not match this service (${mismatches.join(', ')}).`);
       const signature = bs58.decodeUnsafe(body.signature);
       if (!signature || signature.length !== 64) throw new DomainError('validation-error', 'signature must be a base58 encoded 64-byte ed25519 signature.');
