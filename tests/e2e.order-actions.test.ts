@@ -116,7 +116,7 @@ describe('order actions: the card', () => {
     expect(post.body).toEqual({ message: expect.any(String) });
     const bad = await actionPost(missing, 'confirm', { account: 'not-a-key' });
     expect(bad.status).toBe(400);
-    expect(bad.body).toEqual({ message: expect.stringContaining('body.account') });
+    expect(bad.body).toEqual({ message: expect.stringMatching(/account/) });
   });
 
   it('with ACTIONS_ENABLED off every order action answers 404 { message } (card, sign request, callback)', async () => {
@@ -127,7 +127,7 @@ describe('order actions: the card', () => {
       await request(off.app).post(`${ACTIONS}/${id}/confirm/next`).send({}),
     ]) {
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ message: 'Solana Actions are not enabled on this service.' });
+      expect(res.body).toEqual({ message: expect.stringContaining('Solana Actions are not enabled') });
     }
   });
 });
