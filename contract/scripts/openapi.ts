@@ -15,6 +15,7 @@ import {
   contract,
   inheritedOpenApiMeta,
   listingActionsContract,
+  orderActionsContract,
   MONEY_CAPABILITIES,
   Problem,
   problemTypes,
@@ -589,8 +590,9 @@ function actionsOperationMapper(operation: Json): Json {
 /** The actions contract's paths and schemas (mounted at the site root; see the `actions` tag). */
 function actionsDocument(): { paths: Json; schemas: Json } {
   applyInheritedMeta(listingActionsContract);
+  applyInheritedMeta(orderActionsContract);
   const doc = generateOpenApi(
-    { actions: listingActionsContract } as AppRouter,
+    { actions: { ...listingActionsContract, ...orderActionsContract } } as AppRouter,
     { info: { title: 'actions', version: '0' } },
     { setOperationId: true, operationMapper: actionsOperationMapper as never },
   ) as Json;

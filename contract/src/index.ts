@@ -25,6 +25,7 @@ export * from './network.contract.js';
 export * from './tips.contract.js';
 export * from './reports.contract.js';
 export * from './audit.contract.js';
+export * from './actions-orders.contract.js';
 export * from './access.js';
 export * from './scopes.js';
 export * from './actions.contract.js';

@@ -133,6 +133,7 @@ export function createApp(ctx: AppContext, given?: Services): BazaarApp {
       },
       bodyLimit: config.bodyLimit,
       listings: services.actions.listings,
+      orders: services.orderActions,
       log,
     }),
   );

@@ -40,6 +40,9 @@ import { createTipsChain, createTipsModule, tipsReadPort, type TipOrder, type Ti
 import type { OrderRecord } from './modules/orders/orders.types.js';
 import { attentionFlagCounts } from './modules/orders/orders.repo.js';
 import { cachedRead, createMetrics, METRIC_PREFIX, type Metrics } from './metrics.js';
+import { createOrderActions, type OrderActions } from './modules/actions/order-actions.js';
+import { orderActionNonceStore } from './modules/actions/order-action-nonces.js';
+import { clusterBlockchainId } from './http/actions/cluster.js';
 
 /**
  * An order as the tips module reads it (modules/tips TipOrdersPort), from the orders module's read port.
@@ -214,6 +217,19 @@ export function composeServices(ctx: AppContext) {
   const disputes = createDisputesModule({ db, orders: orders?.service ?? null, chat: chat.repo, settings: config.disputes, now: ctx.now, log });
   // issue 25: reports, the moderators' queue, takedowns (stored by the listings module), account standing
   const moderation = createModerationModule({ db, listings: listings.moderation, standing, now: ctx.now });
+  // issue 26: the buyer's order actions (Solana Actions sign-message); needs the orders module (the chain)
+  const orderActions: OrderActions | null = orders
+    ? createOrderActions({
+        nonces: orderActionNonceStore(db),
+        orders: orders.service,
+        readOrder: (id) => ordersReadPort(db).get(id),
+        userOf: async (id) => ((u) => (u ? { id: u.id, wallet: u.wallet } : null))(await authRepo.getUser(id)),
+        standing,
+        disputes: disputes.service,
+        settings: { publicBaseUrl: config.publicBaseUrl, chainId: clusterBlockchainId(config.siwsChainId, ctx.chain) },
+        now: ctx.now,
+      })
+    : null;
 
   const retention = config.eventsRetentionDays
     ? new EventRetention({
@@ -282,6 +298,8 @@ export function composeServices(ctx: AppContext) {
     actions: { listings: listingActions },
     /** moderation (issue 25): reports, queue, takedowns, account standing */
     moderation,
+    /** the buyer's order actions (issue 26, Solana Actions sign-message), null without the orders module */
+    orderActions,
     /** the custody module (CUSTODY_ENABLED), else null */
     custody,
     /** the tips module when the chain client has a connection and the escrow program, else null (tip routes: 503) */
@@ -408,7 +426,7 @@ function serviceMetrics(
 
 /**
  * The loops that run on exactly one replica at a time, the holder of the leader lease
- * (modules/leader): hourly purges of login nonces, revoked access tokens and rate-limit counters, event
+ * (modules/leader): hourly purges of login nonces, order action nonces, revoked access tokens and rate-limit counters, event
  * retention, listing recovery, the orders' watcher, crank and reconciler, the custody worker. Every
  * replica runs the per-process work itself (the SSE hub: its own streams; the webhook worker: claims
  * with FOR UPDATE SKIP LOCKED, safe on N replicas). Returns the election: `start()` makes the first
@@ -434,6 +452,7 @@ function leaderLoops(
         void m.authRepo.purgeNonces(new Date(ctx.now().getTime() - 86_400_000)).catch((err) => log.warn({ err }, 'nonce purge failed'));
         void m.authRepo.purgeRevokedAccessTokens(ctx.now()).catch((err) => log.warn({ err }, 'revoked token purge failed'));
         void purgeRateLimitHits(db, new Date(Date.now() - 3_600_000)).catch((err) => log.warn({ err }, 'rate-limit purge failed'));
+        void orderActionNonceStore(db).purgeExpired(new Date(ctx.now().getTime() - 86_400_000)).catch((err) => log.warn({ err }, 'order action nonce purge failed'));
       };
       purge();
       if (purgeTimer) clearInterval(purgeTimer);

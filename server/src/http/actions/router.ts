@@ -7,17 +7,18 @@
  *                                     -> JSON body (BODY_LIMIT) -> the contract's routes (ts-rest)
  *                                     -> 404 `{ message }` -> errors as `{ message }` with their status
  *
- * The order actions (`orderActionsContract`, http/actions/orders.ts) mount here the same way as the listing
- * ones (one more `createExpressEndpoints` line).
+ * The order actions (`orderActionsContract`, http/actions/orders.ts) mount here the same way as the listing ones.
  */
 import express, { type ErrorRequestHandler, type Router } from 'express';
 import { createExpressEndpoints } from '@ts-rest/express';
-import { listingActionsContract, ACTIONS_API_PATH } from '@bazaar/contract';
+import { listingActionsContract, orderActionsContract, ACTIONS_API_PATH } from '@bazaar/contract';
 import type { Logger } from '../../logger.js';
 import { refusalOf } from '../../modules/actions/refusal.js';
 import type { ListingActions } from '../../modules/actions/listing-actions.js';
 import { actionsGuard, sendActionError, type ActionsGuardSettings } from './common.js';
 import { listingActionsHandlers } from './listings.js';
+import { orderActionsHandlers } from './orders.js';
+import type { OrderActions } from '../../modules/actions/order-actions.js';
 
 /** Paths the actions router owns (http/cors.ts leaves them alone). */
 export const ACTIONS_PATHS = ['/actions.json', ACTIONS_API_PATH] as const;
@@ -43,6 +44,8 @@ export interface ActionsRouterOptions {
   bodyLimit: string;
   /** the listing actions (modules/actions) */
   listings: ListingActions;
+  /** the order actions for the buyer (modules/actions/order-actions.ts); null without the orders module */
+  orders: OrderActions | null;
   log: Logger;
 }
 
@@ -53,6 +56,10 @@ export function actionsRouter(o: ActionsRouterOptions): Router {
   router.use(paths, actionsGuard(o.guard));
   router.use(paths, express.json({ limit: o.bodyLimit, type: () => true }));
   createExpressEndpoints(listingActionsContract, listingActionsHandlers(o.listings), router, {
+    requestValidationErrorHandler: (err, _req, res) => sendActionError(res, 400, validationMessage(err)),
+    responseValidation: false,
+  });
+  createExpressEndpoints(orderActionsContract, orderActionsHandlers(o.orders), router, {
     requestValidationErrorHandler: (err, _req, res) => sendActionError(res, 400, validationMessage(err)),
     responseValidation: false,
   });
