@@ -94,7 +94,7 @@ describe('fee sponsorship on the localnet', () => {
     const paid = await submit(t, b, created.body.order_id, tx);
     expect(paid.status, JSON.stringify(paid.body)).toBe(200);
     expect(paid.body).toMatchObject({ status: 'in_progress', escrow_state: 'funded' });
-    const escrow = await t.ctx.chain!.escrow.fetchOrder(created.body.order_id);
+    const escrow = await t.ctx.chain!.escrow!.fetchOrder(created.body.order_id);
     expect(escrow?.rentPayer).toBe(sponsor.toBase58());
     const rent = before - FUND_FEE_BIG - (await lamports(sponsor));
     expect(rent).toBeGreaterThan(0n); // the order account and the vault
@@ -105,7 +105,7 @@ describe('fee sponsorship on the localnet', () => {
     const done = await request(t.app).post(`${API}/orders/${created.body.order_id}/confirm`).set(b.headers).send({});
     expect(done.status, JSON.stringify(done.body)).toBe(200);
     expect(done.body).toMatchObject({ status: 'completed', escrow_state: 'released' });
-    expect(await t.ctx.chain!.escrow.fetchOrder(created.body.order_id)).toBeNull();
+    expect(await t.ctx.chain!.escrow!.fetchOrder(created.body.order_id)).toBeNull();
     expect(await lamports(sponsor)).toBe(before - FUND_FEE_BIG); // the rent came back
     expect(await lamports(buyerKp.publicKey)).toBe(0n);
   }, 180_000);
@@ -198,7 +198,7 @@ describe('fee sponsorship on the localnet', () => {
     expect(r2.body.errors[0].message).toMatch(/^fee payer /);
 
     // nothing was sent: the order still awaits payment, no escrow, the sponsor's balance unchanged
-    expect(await t.ctx.chain!.escrow.fetchOrder(created.body.order_id)).toBeNull();
+    expect(await t.ctx.chain!.escrow!.fetchOrder(created.body.order_id)).toBeNull();
     expect(await lamports(sponsor)).toBe(before);
     const order = await request(t.app).get(`${API}/orders/${created.body.order_id}`).set(b.headers);
     expect(order.body.status).toBe('awaiting_payment');
