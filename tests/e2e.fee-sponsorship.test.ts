@@ -108,6 +108,11 @@ describe('fee sponsorship on the localnet', () => {
     expect(await t.ctx.chain!.escrow!.fetchOrder(created.body.order_id)).toBeNull();
     expect(await lamports(sponsor)).toBe(before - FUND_FEE_BIG); // the rent came back
     expect(await lamports(buyerKp.publicKey)).toBe(0n);
+
+    // /metrics: the sponsor's balance and what it committed today (fee + rent of this order)
+    const text = await t.services.metrics.scrape();
+    expect(text).toContain(`bazaar_fee_sponsor_balance_lamports{sponsor="${sponsor.toBase58()}"} ${before - FUND_FEE_BIG}`);
+    expect(text).toContain(`bazaar_fee_sponsorship_committed_lamports{budget="1000000000"} ${FUND_FEE_BIG + rent}`);
   }, 180_000);
 
   it('an attacker opening and abandoning orders in a loop costs the sponsor nothing and is refused past the per-account and per-IP limits', async () => {
