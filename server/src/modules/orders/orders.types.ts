@@ -492,7 +492,9 @@ export interface EscrowPort {
   addresses(orderId: string, mint: string, tokenProgram?: string): { escrow: string; vault: string };
   /**
    * fund transaction (base64), partially signed by the platform authority, fee payer = buyer; with several
-   * terms (milestones of one order, same buyer and mint) one `fund` instruction per terms in one transaction
+   * terms (milestones of one order, same buyer and mint) one `fund` instruction per terms in one transaction.
+   * `opts.sponsor` (the fee sponsor's address, FEE_SPONSORSHIP): the sponsor is fee payer and `rent_payer`
+   * and signs too (the buyer's signature is the one left)
    */
   buildFundTransaction(terms: FundTerms | readonly FundTerms[], opts?: FundBuildOptions): Promise<IssuedFundTransaction>;
   /** send a fully signed transaction (base64) and wait for confirmation */
