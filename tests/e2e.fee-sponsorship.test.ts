@@ -202,6 +202,15 @@ describe('fee sponsorship on the localnet', () => {
     expect(r2.status).toBe(400);
     expect(r2.body.errors[0].message).toMatch(/^fee payer /);
 
+    // the Solana Pay POST (a wallet, no session) re-issues the same sponsored shape and charges its fee to the sponsor's day
+    const committed = (await t.services.budget.sponsorshipState()).spent_lamports;
+    const sp = await request(t.app).post(`${API}/orders/${created.body.order_id}/solana-pay`).send({ account: buyerKp.publicKey.toBase58() });
+    expect(sp.status, JSON.stringify(sp.body)).toBe(200);
+    const viaPay = Transaction.from(Buffer.from(sp.body.transaction, 'base64'));
+    expect(viaPay.feePayer?.toBase58()).toBe(sponsor.toBase58());
+    expect(viaPay.signatures.filter((x) => x.signature !== null).map((x) => x.publicKey.toBase58()).sort()).toEqual([sponsor.toBase58(), t.ctx.chain!.escrow!.service.publicKey.toBase58()].sort());
+    expect((await t.services.budget.sponsorshipState()).spent_lamports).toBe(committed + FUND_FEE);
+
     // nothing was sent: the order still awaits payment, no escrow, the sponsor's balance unchanged
     expect(await t.ctx.chain!.escrow!.fetchOrder(created.body.order_id)).toBeNull();
     expect(await lamports(sponsor)).toBe(before);
