@@ -50,6 +50,31 @@ describe.each(dbBackends)('chain budget on $name', ({ postgres }) => {
     expect(refused.reason.extensions.retry_after_seconds).toBe(12 * 3600);
   });
 
+  it('fee sponsorship (issue 26): concurrent first transactions hold the per-account and per-IP counts and the sponsor\'s own budget; re-issues add lamports only; the service budget is untouched', async () => {
+    const budget = createChainBudget({
+      db: db.prisma,
+      settings: { dailyLamports: 1e12, caps: {}, sponsorship: { dailyLamports: 50_000, perUser: 2, perIp: 3 } },
+      now: nextDay(),
+    });
+    const [alice, bob] = [randomUUID(), randomUUID()];
+    const one = (userId: string, lamports = 10_000, counted = true) => budget.chargeSponsorship({ userId, ip: '10.0.0.1', lamports: BigInt(lamports), counted });
+    const first = await Promise.allSettled(Array.from({ length: 6 }, () => one(alice)));
+    expect(first.map(slugOf).sort()).toEqual(['ok', 'ok', 'sponsorship-limit', 'sponsorship-limit', 'sponsorship-limit', 'sponsorship-limit']);
+    expect((first.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason.extensions).toMatchObject({ scope: 'account', limit: 2, resets_at: expect.any(String) });
+    await one(bob);
+    const ip = await Promise.allSettled([one(bob)]);
+    expect((ip[0] as PromiseRejectedResult).reason.extensions).toMatchObject({ scope: 'ip', limit: 3 });
+    // re-issues are not counted, only their lamports: 30,000 + 10,000 + 10,000 = the budget, then refused
+    await one(alice, 10_000, false);
+    await one(bob, 10_000, false);
+    const over = await Promise.allSettled([one(alice, 1, false)]);
+    expect(slugOf(over[0]!)).toBe('sponsorship-budget-exhausted');
+    expect((over[0] as PromiseRejectedResult).reason.extensions).toMatchObject({ reason: 'daily_budget', budget_lamports: 50_000 });
+    expect((over[0] as PromiseRejectedResult).reason.retryAfterSeconds).toBe(12 * 3600);
+    expect(await budget.sponsorshipState()).toMatchObject({ spent_lamports: 50_000, transactions: 5, budget_lamports: 50_000 });
+    expect((await budget.state()).spent_lamports).toBe(0);
+  });
+
   it('the daily budget: concurrent charges never pass it; recorded spending is never refused; thresholds logged once each', async () => {
     const warnings: Array<Record<string, unknown>> = [];
     const log = { warn: (o: unknown) => void warnings.push(o as Record<string, unknown>) };

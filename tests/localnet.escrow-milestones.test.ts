@@ -142,6 +142,29 @@ describe('milestones, revisions, extensions and settlement by agreement on the l
     ).rejects.toThrow(TypeError);
   });
 
+  it('measures the sponsored fund transaction (issue 26: a fee sponsor as fee payer and rent_payer): 4 milestones still fit a packet', async () => {
+    const now = await escrow().chainNow();
+    const sponsor = Keypair.generate().publicKey;
+    const base = { parentOrderId: randomUUID(), buyer: alice.publicKey.toBase58(), seller: bob.publicKey.toBase58(), mint: net.boot.usdcMint, expiresAt: now + 900, rentPayer: sponsor.toBase58() };
+    const sizes: number[] = [];
+    for (let n = 1; n <= MAX_MILESTONES_PER_FUND_TRANSACTION + 1; n++) {
+      const ms = await Promise.all(Array.from({ length: n }, (_, i) => milestone(i === 0 ? base.parentOrderId : randomUUID(), i + 1, USDC(1), 0)));
+      const ixs = await Promise.all(ms.map((m) => escrow().fundMilestoneInstruction({ ...base, milestone: m })));
+      for (const { instruction } of ixs) {
+        const payer = instruction.keys.find((k) => k.pubkey.equals(sponsor));
+        expect(payer).toMatchObject({ isSigner: true, isWritable: true });
+        expect(instruction.keys.find((k) => k.pubkey.equals(alice.publicKey))).toMatchObject({ isSigner: true, isWritable: false });
+      }
+      const tx = new Transaction({ feePayer: sponsor, blockhash: PublicKey.default.toBase58(), lastValidBlockHeight: 0 }).add(...ixs.map((i) => i.instruction));
+      // three signatures: sponsor (fee payer), platform authority, buyer
+      const size = 1 + 64 * 3 + tx.compileMessage().serialize().length;
+      sizes.push(size);
+      figures[`sponsored_fund_milestone_x${n}`] = size;
+    }
+    expect(sizes[MAX_MILESTONES_PER_FUND_TRANSACTION - 1]).toBeLessThanOrEqual(PACKET_DATA_SIZE);
+    expect(sizes[MAX_MILESTONES_PER_FUND_TRANSACTION]).toBeGreaterThan(PACKET_DATA_SIZE);
+  });
+
   it('milestone 1: a revision from the buyer\'s wallet sends the work back and moves the deadline, then delivery and release', async () => {
     await escrow().markDelivered(orderId);
     const delivered = (await escrow().fetchOrder(orderId))!;

@@ -1039,9 +1039,20 @@ export const OrderPayment = named(
   'OrderPayment',
   z.object({
     transaction: Base64.describe(
-      'Serialized fund transaction, partially signed by the platform authority; fee payer = buyer. ' +
-        'The buyer\'s wallet signs and sends it (or POSTs it to submitOrderTransaction).',
+      'Serialized fund transaction, partially signed by the platform authority (and by the fee sponsor when ' +
+        '`sponsored`); fee payer = `fee_payer`. The buyer\'s wallet signs and sends it (or POSTs it to submitOrderTransaction).',
     ),
+    fee_payer: Pubkey.describe(
+      'Who pays the network fee and the rent of the escrow accounts the transaction creates (its fee payer and ' +
+        '`fund_milestone`\'s `rent_payer`): the buyer wallet, or the service\'s fee sponsor when `sponsored`. The rent ' +
+        'goes back to it when the escrow closes. Decided once, when the order\'s first fund transaction is issued.',
+    ),
+    sponsored: z
+      .boolean()
+      .describe(
+        'true: the service\'s fee sponsor pays the fee and the rent (FEE_SPONSORSHIP on, a signed-in buyer\'s own wallet ' +
+          'order in a token other than SOL, within the sponsorship limits): the buyer wallet needs no SOL',
+      ),
     solana_pay_url: z
       .string()
       .startsWith('solana:')
@@ -1275,6 +1286,8 @@ const createOrder = routeErrors(
     'idempotency-key-reused',
     'custody-disabled',
     'insufficient-funds',
+    'sponsorship-limit',
+    'sponsorship-budget-exhausted',
     'chain-unavailable',
     'chain-transaction-failed',
   ],
@@ -1284,7 +1297,7 @@ const listOrders = routeErrors(access.user('orders:read'), []);
 const getOrder = routeErrors(access.user('orders:read'), ['not-found'], { actors: ['buyer', 'seller', 'admin'] });
 // the buyer's wallet signed this transaction: the signature, not the token, authorises the payment
 const submitOrderTransaction = routeErrors(access.user('orders:write'), [...bodyProblems, ...action, 'insufficient-funds'], { actors: ['buyer'] });
-const createOrderPayment = routeErrors(access.user('orders:write'), ['forbidden', 'not-found', 'invalid-state-transition', 'insufficient-funds', 'chain-unavailable'], {
+const createOrderPayment = routeErrors(access.user('orders:write'), ['forbidden', 'not-found', 'invalid-state-transition', 'insufficient-funds', 'sponsorship-limit', 'sponsorship-budget-exhausted', 'chain-unavailable'], {
   actors: ['buyer'],
 });
 const getSolanaPayLabel = routeErrors(access.public(), ['not-found']);
@@ -1293,6 +1306,8 @@ const createSolanaPayTransaction = routeErrors(access.public(), [
   'forbidden',
   'not-found',
   'invalid-state-transition',
+  'sponsorship-limit',
+  'sponsorship-budget-exhausted',
   'chain-unavailable',
 ]);
 const deliverOrder = routeErrors(access.user('orders:write'), action, { actors: ['seller'] });

@@ -339,6 +339,24 @@ export const problemTypes = {
       'holding its listing during its payment window; `holds` and `limit` say how many, `Retry-After` when the ' +
       'earliest of them lapses at the latest.',
   },
+  'sponsorship-limit': {
+    status: 429,
+    title: 'Fee sponsorship limit reached',
+    description:
+      'Fee sponsorship (the service\'s sponsor key paying the network fee and the escrow rent of a wallet order, so a ' +
+      'wallet with 0 SOL can pay) is limited per account and per client network per UTC day; this request would pass ' +
+      '`limit` (`scope` `account` or `ip`). `resets_at` and `Retry-After` say when it resets. Only returned when the ' +
+      'buyer wallet cannot pay the fee and rent itself: holding `required_lamports` of SOL lets it pay unsponsored now.',
+  },
+  'sponsorship-budget-exhausted': {
+    status: 503,
+    title: 'Fee sponsorship budget exhausted',
+    description:
+      'The fee sponsor\'s daily budget (lamports of fees and escrow rent, `budget_lamports`) is spent, or its balance ' +
+      'cannot cover this order (`reason` `daily_budget` or `sponsor_balance`); `resets_at` and `Retry-After` say when ' +
+      'the daily budget resets. Only returned when the buyer wallet cannot pay the fee and rent itself: holding ' +
+      '`required_lamports` of SOL lets it pay unsponsored now.',
+  },
   'rate-limited': {
     status: 429,
     title: 'Rate limited',

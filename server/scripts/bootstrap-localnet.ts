@@ -6,7 +6,8 @@
  *     must be the program's upgrade authority, so on the localnet `npm start` and the test helpers
  *     create it first and pass it as `--escrow-upgrade-authority`; see `adminPublicKeyFor`),
  *     treasury.json (fee receiver), usdc-mint-authority.json, usdc-mint.json (the test USDC mint's address)
- *  2. airdrops SOL to service and admin when they hold less than 10 SOL
+ *  2. airdrops SOL to service and admin when they hold less than 10 SOL, and 5 SOL to the fee sponsor
+ *     (sponsor.json, FEE_SPONSORSHIP) when it holds less than 1 SOL
  *  3. the test USDC mint (SPL Token, 6 decimals, freeze authority none) if absent
  *  4. the escrow config (fee 250 bps, default review window 3 days, at most 30 days; delivery
  *     deadlines at most 366 days ahead; allowed mints [test USDC, wSOL])
@@ -64,7 +65,7 @@ export interface BootstrapResult extends ChainFile {
   ms: number;
 }
 
-export const KEY_NAMES = ['service', 'admin', 'treasury', 'usdc-mint-authority', 'usdc-mint'] as const;
+export const KEY_NAMES = ['service', 'admin', 'treasury', 'usdc-mint-authority', 'usdc-mint', 'sponsor'] as const;
 export type KeyName = (typeof KEY_NAMES)[number];
 
 async function waitSignature(connection: Connection, signature: string, timeoutMs = 30_000) {
@@ -106,12 +107,15 @@ export async function bootstrapLocalnet(opts: { rpcUrl: string; dataDir: string;
   const connection = createConnection(opts.rpcUrl);
 
   // 2. SOL for the payers
-  const [svcAir, adminAir] = await Promise.all([
+  // the fee sponsor (FEE_SPONSORSHIP, issue 26 item 5) is a key of its own: its balance caps what sponsorship costs
+  const [svcAir, adminAir, sponsorAir] = await Promise.all([
     ensureSol(connection, keys.service.publicKey),
     ensureSol(connection, keys.admin.publicKey, BigInt(LAMPORTS_PER_SOL), 5 * LAMPORTS_PER_SOL),
+    ensureSol(connection, keys.sponsor.publicKey, BigInt(LAMPORTS_PER_SOL), 5 * LAMPORTS_PER_SOL),
   ]);
   if (svcAir) created.push('airdrop:service');
   if (adminAir) created.push('airdrop:admin');
+  if (sponsorAir) created.push('airdrop:sponsor');
 
   // 3. test USDC mint
   const usdcMint = keys['usdc-mint'].publicKey;

@@ -37,6 +37,8 @@
  * was started. If the localnet dies on its own the server is stopped too (exit code 1).
  */
 import { existsSync } from 'node:fs';
+import { LAMPORTS_PER_SOL } from '@solana/web3.js';
+import { createConnection, loadOrCreateKeypair, readKeypairFile } from '../src/chain/index.js';
 import { join } from 'node:path';
 import { loadStartConfig, loadToolConfig, scriptEnvFor, type Config, type StartConfig } from '../src/config.js';
 import { Lifecycle, StartAborted } from '../src/lifecycle.js';
@@ -167,12 +169,26 @@ async function run() {
     `  Solana RPC ${localnet?.rpcUrl ?? start.solanaRpcUrl}${localnet ? `  (websocket ${localnet.wsUrl}; dev methods localnet_getClock, localnet_advanceClock)` : ''}`,
     `  client IP  ${clientIpNote(config.trustProxy)}`,
     `  database   ${early.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PostgreSQL (PGlite) in ${join(dataDir, 'pglite')}`}`,
-    `  dev keys   ${join(dataDir, 'keys')}  (service = platform authority + arbiter, admin, treasury, test USDC mint authority; never commit them)`,
+    `  dev keys   ${join(dataDir, 'keys')}  (service = platform authority + arbiter, admin, treasury, test USDC mint authority, fee sponsor; never commit them)`,
+    `  sponsor    ${await sponsorLine(config)}`,
     `  chain      ${join(dataDir, 'chain.json')}`,
     ...(devAdmin ? [`  operators  the dev admin key ${devAdmin} holds the admin role: ${demoEnv.join('')}npm run demo:operator`] : []),
     `Try it: ${demoEnv.join('')}npm run demo   (stop with Ctrl-C)`,
   ];
   process.stdout.write(`\n${lines.join('\n')}\n\n`);
+}
+
+/** The banner's fee sponsorship line: off, or the sponsor's address and balance (README "Fee sponsorship"). */
+async function sponsorLine(config: Config): Promise<string> {
+  const s = config.feeSponsorship;
+  if (!s?.enabled) return 'fee sponsorship off (FEE_SPONSORSHIP=on: buyers with 0 SOL can pay)';
+  try {
+    const key = (s.defaultKeypair ? loadOrCreateKeypair(dataDir, 'sponsor') : readKeypairFile(s.keypairPath)).publicKey;
+    const lamports = await createConnection(config.solanaRpcUrl).getBalance(key, 'confirmed');
+    return `fee sponsorship on: ${key.toBase58()} holds ${(lamports / LAMPORTS_PER_SOL).toFixed(4)} SOL (budget ${s.dailyLamports} lamports/day; gauge bazaar_fee_sponsor_balance_lamports)`;
+  } catch (err) {
+    return `fee sponsorship on; sponsor balance unreadable: ${(err as Error).message}`;
+  }
 }
 
 run().catch((err) => {

@@ -11,6 +11,8 @@
  * what this returns (http/router.ts).
  */
 import { createExplorer } from './lib/explorer.js';
+import type { PublicKey } from '@solana/web3.js';
+import type { FeeSponsorshipPort } from './modules/orders/sponsorship.js';
 import type { ChainClient } from './chain/index.js';
 import type { AppContext } from './context.js';
 import { DomainError } from './errors.js';
@@ -104,7 +106,14 @@ export function composeServices(ctx: AppContext) {
   const chain = ctx.chain;
   // what the service keypair may spend on chain (docs/threat-model.md#who-pays-for-what-on-chain): listings, custody and payouts charge it
   const spending = config.spending ?? defaultSpending();
-  const budget = createBudgetModule({ db, spending, log, now: ctx.now });
+  const sponsorshipSettings = config.feeSponsorship?.enabled ? config.feeSponsorship : null;
+  const budget = createBudgetModule({
+    db,
+    spending,
+    log,
+    now: ctx.now,
+    ...(sponsorshipSettings ? { sponsorship: { dailyLamports: sponsorshipSettings.dailyLamports, perUser: sponsorshipSettings.perUser, perIp: sponsorshipSettings.perIp } } : {}),
+  });
   const listings = createListingsModule({
     db,
     chain,
@@ -161,6 +170,17 @@ export function composeServices(ctx: AppContext) {
       now: ctx.now,
     });
   }
+  // fee sponsorship (issue 26 item 5, modules/orders/sponsorship.ts): on, with the chain client holding the sponsor key
+  const sponsorKey = sponsorshipSettings ? (chain?.escrow as { sponsorAddress?: PublicKey | null } | undefined)?.sponsorAddress ?? null : null;
+  const sponsorEscrow = chain?.escrow as { lamportsOf?: (a: PublicKey) => Promise<bigint> } | undefined;
+  const sponsorship: FeeSponsorshipPort | undefined =
+    sponsorKey && sponsorEscrow?.lamportsOf
+      ? {
+          address: sponsorKey.toBase58(),
+          balance: () => sponsorEscrow.lamportsOf!(sponsorKey),
+          charge: (c) => budget.chargeSponsorship(c),
+        }
+      : undefined;
   let orders: OrdersModule | null = null;
   if (chain?.escrow) {
     const { ports: orderPorts, ...orderOverrides } = ctx.orders ?? {};
@@ -179,6 +199,7 @@ export function composeServices(ctx: AppContext) {
       custody: custody?.service,
       budget: { sponsorPayeeAccount: (p) => budget.sponsorPayeeAccount(p), record: (c) => budget.record(c) },
       standing,
+      sponsorship,
       onEscrow: (m) => metrics.recordEscrow(m),
     });
   }
@@ -265,6 +286,29 @@ export function composeServices(ctx: AppContext) {
   // the audit log (issue 25): written by the outbox (appendEvents) and appendAudit; read by admins
   const audit = createAuditModule({ db });
   serviceMetrics(ctx, metrics, { leader, orders, webhooks });
+  if (sponsorship) {
+    // the fee sponsor's balance (issue 26 item 5): alert before it runs dry; cached like the database reads
+    const sponsorBalance = cachedRead(metrics.scrapeCacheMs, () => sponsorship.balance());
+    metrics.registerGauge({
+      name: `${METRIC_PREFIX}fee_sponsor_balance_lamports`,
+      help: 'Lamports the fee sponsor key holds (FEE_SPONSORSHIP on): it pays the fee and escrow rent of sponsored fund transactions; the rent comes back when each escrow closes',
+      labelNames: ['sponsor'] as const,
+      async collect(g) {
+        const v = await sponsorBalance();
+        if (v !== null) g.set({ sponsor: sponsorship.address }, Number(v));
+      },
+    });
+    const spent = cachedRead(metrics.scrapeCacheMs, () => budget.sponsorshipState());
+    metrics.registerGauge({
+      name: `${METRIC_PREFIX}fee_sponsorship_committed_lamports`,
+      help: 'Lamports of fees and escrow rent the fee sponsor committed today (UTC), against FEE_SPONSORSHIP_DAILY_LAMPORTS (label budget)',
+      labelNames: ['budget'] as const,
+      async collect(g) {
+        const v = await spent();
+        if (v) g.set({ budget: String(v.budget_lamports) }, v.spent_lamports);
+      },
+    });
+  }
   // the dispute desk's flag (issue 25): disputes unresolved past DISPUTE_ATTENTION_HOURS, in bazaar_attention_flags
   const unresolved = cachedRead(metrics.scrapeCacheMs, () =>
     countDisputesNeedingAttention(db, { now: ctx.now(), attentionHours: disputes.settings.attentionHours }),
@@ -276,6 +320,8 @@ export function composeServices(ctx: AppContext) {
     metrics,
     /** the service's SOL budget of the day (modules/budget; /readyz `chain_budget`) */
     budget,
+    /** fee sponsorship (FEE_SPONSORSHIP on and a sponsor key), else undefined: the start banner shows its balance */
+    sponsorship,
     auth,
     /** personal access tokens (modules/auth personal-tokens.ts) */
     tokens,

@@ -51,6 +51,32 @@ export const SPENDING_DEFAULTS = {
   listingMinPrice: 'USDC:0.1,SOL:0.001',
 } as const;
 
+/**
+ * Fee sponsorship (issue 26 item 5; modules/orders sponsorship.ts, README "Fee sponsorship"): a dedicated
+ * sponsor key pays the network fee and the escrow accounts' rent of signed-in buyers' wallet orders, within
+ * per-account and per-IP counts and a daily lamport budget of its own (fees + rent, counted when signed).
+ */
+export interface FeeSponsorshipSettings {
+  enabled: boolean;
+  /** the sponsor's keypair file (FEE_SPONSOR_KEYPAIR_PATH; default DATA_DIR/keys/sponsor.json, created on first start) */
+  keypairPath: string;
+  /** true when keypairPath is the default one (then it is created when missing) */
+  defaultKeypair: boolean;
+  /** lamports of fees + rent the sponsor may commit per UTC day */
+  dailyLamports: number;
+  /** sponsored fund transactions per account (= the buyer's wallet) per UTC day */
+  perUser: number;
+  /** sponsored fund transactions per client IP per UTC day */
+  perIp: number;
+}
+
+/** Defaults of FEE_SPONSORSHIP_* (ENV_VARS). */
+export const FEE_SPONSORSHIP_DEFAULTS = {
+  dailyLamports: 1_000_000_000,
+  perUser: 5,
+  perIp: 20,
+} as const;
+
 /** Who reads a variable: the server (loadConfig), `npm start` (loadStartConfig), the scripts (loadToolConfig). */
 export type EnvReader = 'server' | 'npm start' | 'scripts';
 
@@ -391,6 +417,18 @@ export const ENV_VARS: readonly EnvVar[] = [
   { name: 'LISTING_CREATE_DAILY_LIMIT_PER_IP', group: 'spending', default: lit(SPENDING_DEFAULTS.listingCreatePerIp), meaning: 'listings created per client IP per UTC day, all accounts together (more: 429)', example: '500', readers: S },
   { name: 'LISTING_RENAME_DAILY_LIMIT', group: 'spending', default: lit(SPENDING_DEFAULTS.listingRenamePerUser), meaning: 'title changes that rewrite a token name on chain, per account per UTC day (more: 429)', example: '50', readers: S },
   { name: 'LISTING_MIN_PRICE', group: 'spending', default: lit(SPENDING_DEFAULTS.listingMinPrice), meaning: '`CODE:ui_amount,…` lowest listing price per currency, so the platform fee of an order covers the fees the service pays for it', example: 'USDC:1,SOL:0.01', readers: S },
+  {
+    name: 'FEE_SPONSORSHIP',
+    group: 'spending',
+    default: computed('`off`; under `npm start` with the embedded localnet: `on`'),
+    meaning: 'fee sponsorship (README "Fee sponsorship"): `on` makes a dedicated sponsor key the fee payer and rent payer of signed-in buyers\' wallet fund transactions (USDC and other tokens, not wrapped SOL), so a wallet with 0 SOL can buy; the rent comes back to the sponsor when the escrow closes',
+    example: 'on',
+    readers: S,
+  },
+  { name: 'FEE_SPONSOR_KEYPAIR_PATH', group: 'spending', default: computed('`DATA_DIR/keys/sponsor.json` (created on first start when missing)'), meaning: 'the sponsor\'s keypair file (solana-keygen JSON); a key of its own, not the service key, so its balance caps what sponsorship can ever cost; fund it with SOL', example: '/etc/bazaar/sponsor.json', with: { FEE_SPONSORSHIP: 'on' }, readers: S },
+  { name: 'FEE_SPONSORSHIP_DAILY_LAMPORTS', group: 'spending', default: lit(FEE_SPONSORSHIP_DEFAULTS.dailyLamports), meaning: 'lamports of network fees + escrow rent the sponsor may commit per UTC day (counted when it signs; the rent comes back at close but is not credited back); beyond it 503 `sponsorship-budget-exhausted` until the next UTC day, or the buyer pays himself when his wallet holds the SOL', example: '5000000000', with: { FEE_SPONSORSHIP: 'on' }, readers: S },
+  { name: 'FEE_SPONSORSHIP_DAILY_LIMIT', group: 'spending', default: lit(FEE_SPONSORSHIP_DEFAULTS.perUser), meaning: 'sponsored fund transactions per account (its wallet) per UTC day; more: 429 `sponsorship-limit`, or the buyer pays himself when his wallet holds the SOL', example: '10', with: { FEE_SPONSORSHIP: 'on' }, readers: S },
+  { name: 'FEE_SPONSORSHIP_DAILY_LIMIT_PER_IP', group: 'spending', default: lit(FEE_SPONSORSHIP_DEFAULTS.perIp), meaning: 'sponsored fund transactions per client IP per UTC day, all accounts together; more: 429 `sponsorship-limit`', example: '50', with: { FEE_SPONSORSHIP: 'on' }, readers: S },
   { name: 'CUSTODY_WITHDRAWAL_DAILY_LIMIT', group: 'spending', default: lit(SPENDING_DEFAULTS.withdrawalPerUser), meaning: 'custodial withdrawals one account may request per UTC day (more: 429)', example: '20', readers: S },
   // events
   {
@@ -619,6 +657,8 @@ export interface Config {
   tips?: { maxPercentOfOrder: number; watcherIntervalMs: number };
   /** what the service may spend on chain (CHAIN_DAILY_BUDGET_LAMPORTS, *_DAILY_LIMIT*, LISTING_MIN_PRICE); absent: SPENDING_DEFAULTS */
   spending?: SpendingSettings;
+  /** FEE_SPONSORSHIP*; absent: off */
+  feeSponsorship?: FeeSponsorshipSettings;
   /** days events are kept (modules/events/events.retention.ts); 0 or absent: forever */
   eventsRetentionDays?: number;
   /** leader lease of the background loops, ms (LEADER_LEASE_*; absent: modules/leader LEADER_LEASE_DEFAULTS) */
@@ -833,6 +873,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
       withdrawalPerUser: int(env, 'CUSTODY_WITHDRAWAL_DAILY_LIMIT'),
       listingMinPrice: parseCurrencyAmounts('LISTING_MIN_PRICE', raw(env, 'LISTING_MIN_PRICE')) ?? {},
     },
+    feeSponsorship: feeSponsorshipSettings(env, dataDir, dev),
     eventsRetentionDays: int(env, 'EVENTS_RETENTION_DAYS'),
     leaderLease: leaderLease(env),
     webhooks: {
@@ -862,6 +903,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     shutdownTimeoutMs: positive(env, 'SHUTDOWN_TIMEOUT_MS'),
     metrics: metricsSettings(env, dev),
     tracing: tracingSettings(env),
+  };
+}
+
+/** FEE_SPONSORSHIP*: on by default only under `npm start` with the embedded localnet (`dev`). */
+function feeSponsorshipSettings(env: NodeJS.ProcessEnv, dataDir: string, dev: boolean): FeeSponsorshipSettings {
+  const keypairPath = raw(env, 'FEE_SPONSOR_KEYPAIR_PATH');
+  return {
+    enabled: raw(env, 'FEE_SPONSORSHIP') !== undefined ? bool(env, 'FEE_SPONSORSHIP') : dev,
+    keypairPath: keypairPath ?? path.join(dataDir, 'keys', 'sponsor.json'),
+    defaultKeypair: keypairPath === undefined,
+    dailyLamports: int(env, 'FEE_SPONSORSHIP_DAILY_LAMPORTS'),
+    perUser: int(env, 'FEE_SPONSORSHIP_DAILY_LIMIT'),
+    perIp: int(env, 'FEE_SPONSORSHIP_DAILY_LIMIT_PER_IP'),
   };
 }
 

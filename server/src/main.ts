@@ -23,7 +23,7 @@ import type { Server } from 'node:http';
 import { createApp } from './app.js';
 import { composeServices, type Services } from './composition.js';
 import { createChain } from './chain/index.js';
-import { readKeypairFile } from './chain/keys.js';
+import { loadOrCreateKeypair, readKeypairFile } from './chain/keys.js';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import { createDb, type Db } from './db/client.js';
@@ -38,6 +38,11 @@ import { createMetricsServer, METRICS_PATH } from './http/metrics.js';
 import { createMetrics } from './metrics.js';
 import { startTracing, stopTracing } from './tracing.js';
 
+/** The fee sponsor's keypair: FEE_SPONSOR_KEYPAIR_PATH, or DATA_DIR/keys/sponsor.json (created when missing). */
+function sponsorKeypairOf(s: NonNullable<Config['feeSponsorship']>, dataDir: string) {
+  return s.defaultKeypair ? loadOrCreateKeypair(dataDir, 'sponsor') : readKeypairFile(s.keypairPath);
+}
+
 function chainFor(config: Config, log: Logger): AppContext['chain'] {
   if (!existsSync(config.serviceKeypairPath)) {
     log.warn({ path: config.serviceKeypairPath }, 'no service keypair: running without a chain client (run the localnet bootstrap)');
@@ -47,6 +52,8 @@ function chainFor(config: Config, log: Logger): AppContext['chain'] {
     rpcUrl: config.solanaRpcUrl,
     ...(config.solanaWsUrl ? { wsUrl: config.solanaWsUrl } : {}),
     serviceKeypair: readKeypairFile(config.serviceKeypairPath),
+    // fee sponsorship: a key of its own (its balance caps what sponsorship can cost), created at the default path
+    ...(config.feeSponsorship?.enabled ? { sponsorKeypair: sponsorKeypairOf(config.feeSponsorship, config.dataDir) } : {}),
     programId: config.escrowProgramId,
     currencies: config.currencies,
   });

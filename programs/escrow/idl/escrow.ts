@@ -734,9 +734,9 @@ export type Escrow = {
         {
           "name": "buyer",
           "docs": [
-            "Pays the deposit and the rent of the milestone's order account and vault (refunded on close)."
+            "Pays the deposit (authority of `buyer_token_account`). Not writable: its lamports are not",
+            "touched here, so a buyer with 0 SOL can fund when someone else is `rent_payer` and fee payer."
           ],
-          "writable": true,
           "signer": true
         },
         {
@@ -748,6 +748,15 @@ export type Escrow = {
           "relations": [
             "config"
           ]
+        },
+        {
+          "name": "rentPayer",
+          "docs": [
+            "Pays the rent of the milestone's order account and vault and gets it back when the order",
+            "closes (`order.rent_payer`). The buyer itself, or the service's fee sponsor."
+          ],
+          "writable": true,
+          "signer": true
         },
         {
           "name": "seller"

@@ -183,6 +183,10 @@ const MUTANTS = [
   { name: 'fund_milestone: last index refused', edits: [['instructions/fund_milestone.rs', '(1..=MAX_MILESTONES)', '(1..MAX_MILESTONES)']] },
   { name: 'fund_milestone: escrow id not tied to milestone 1', edits: [drop('instructions/fund_milestone.rs', '\n            && (args.milestone_index == 1) == (args.escrow_id == args.parent_order_id)')] },
   { name: 'fund_milestone: terms unchecked', edits: [['instructions/fund_milestone.rs', 'check_terms(config, now, args.amount, args.delivery_deadline, args.review_window, args.expires_at)?', 'args.review_window']] },
+  // issue 26 item 5: the fee sponsor's rent (tests/sponsorship.rs)
+  { name: 'fund_milestone: rent payer recorded as the buyer', edits: [['instructions/fund_milestone.rs', 'rent_payer: ctx.accounts.rent_payer.key(),', 'rent_payer: ctx.accounts.buyer.key(),']] },
+  { name: 'fund_milestone: the buyer pays the order account', edits: [['instructions/fund_milestone.rs', '        init,\n        payer = rent_payer,\n', '        init,\n        payer = buyer,\n'], ['instructions/fund_milestone.rs', '    pub buyer: Signer<\'info>,', '    #[account(mut)]\n    pub buyer: Signer<\'info>,']] },
+  { name: 'fund_milestone: the buyer pays the vault', edits: [['instructions/fund_milestone.rs', '        init_if_needed,\n        payer = rent_payer,\n', '        init_if_needed,\n        payer = buyer,\n'], ['instructions/fund_milestone.rs', '    pub buyer: Signer<\'info>,', '    #[account(mut)]\n    pub buyer: Signer<\'info>,']] },
   { name: 'fund_milestone: extensions unchecked', edits: [drop('instructions/fund_milestone.rs', '    assert_mint_extensions_allowed(&ctx.accounts.mint.to_account_info())?;\n')] },
   {
     name: 'request_revision: any signer',

@@ -70,6 +70,7 @@ async fn fund_milestone_needs_the_platform_and_the_buyer_s_own_tokens() {
     // Mallory as the buyer, paying from Alice's token account.
     let mut a = env.fund_milestone_accounts(&o);
     a.buyer = mallory.pubkey();
+    a.rent_payer = mallory.pubkey();
     let pat = kp(&env.platform);
     let ix = env.ix_fund_milestone_with(a, args);
     assert_anchor_err(env.send(vec![ix], &[&mallory, &pat]).await, Anchor::ConstraintTokenOwner);

@@ -180,8 +180,22 @@ export const CONSERVATIVE_MS_PER_BLOCK = 350;
 /** kept off the end of a fund transaction's validity for the buyer's signing and sending round trip */
 export const FUND_VALIDITY_MARGIN_MS = 2_000;
 
+/** Options of a fund transaction (`buildFundTransaction`, `fundingNeeds`). */
+export interface FundOptions {
+  /**
+   * The fee sponsor's address (must be the client's `sponsor` key): it becomes the fee payer and the
+   * `rent_payer` of every `fund_milestone`, and the client signs as it. Absent: the buyer pays both.
+   * Only `fund_milestone` (terms with `parentOrderId`) and SPL/Token-2022 mints other than wrapped SOL
+   * can be sponsored (TypeError otherwise: a wrapped-SOL buyer holds SOL by definition).
+   */
+  sponsor?: PublicKey;
+}
+
 export interface FundTransaction {
-  /** base64 wire transaction: fee payer = buyer, recent blockhash set, signed by the platform authority */
+  /**
+   * base64 wire transaction: fee payer = buyer (or the sponsor), recent blockhash set, signed by the
+   * platform authority (and the sponsor); the buyer's signature is the one missing
+   */
   transaction: string;
   blockhash: string;
   lastValidBlockHeight: number;
@@ -199,6 +213,11 @@ export interface FundTransaction {
 export interface FundingNeeds {
   /** lamports: network fee + rent of the escrow accounts and vaults created (+ wrap rent and amount for wrapped SOL) */
   lamports: bigint;
+  /**
+   * Sponsored (`{ sponsor }`): the fee + rent the sponsor pays (then `lamports` is 0: the buyer's wallet
+   * needs no SOL). Absent when not sponsored.
+   */
+  sponsorLamports?: bigint;
   /** lamports of `lamports` that are the wrapped amount itself (0 unless wrapped SOL) */
   amountInLamports: bigint;
   lamportsBalance: bigint;
@@ -231,6 +250,13 @@ export interface EscrowClientOptions {
   service: Keypair;
   /** resolve_dispute signer; defaults to the service keypair (dev) */
   arbiter?: Keypair;
+  /**
+   * Fee sponsor (issue 26 item 5): a dedicated key, not the service keypair, that pays the network fee
+   * and the rent of the escrow accounts of the fund transactions built with `{ sponsor }` (it is their
+   * fee payer and `fund_milestone`'s `rent_payer`, and gets the rent back when each escrow closes).
+   * Absent: no transaction can be sponsored.
+   */
+  sponsor?: Keypair;
   currencies?: CurrencyInfo[];
   commitment?: Commitment;
   confirm?: ConfirmOptions;
@@ -335,6 +361,11 @@ export interface FundMilestonesTerms {
   /** unix seconds on the chain clock (FundTermsExpired / FundTermsLifetimeTooLong) */
   expiresAt: number;
   milestones: MilestoneFundTerms[];
+  /**
+   * base58: who pays (and gets back) the rent of the escrow accounts, `fund_milestone`'s `rent_payer`
+   * (a signer): the fee sponsor; absent = the buyer
+   */
+  rentPayer?: string;
 }
 
 /** An unsigned transaction for a party's own wallet (base64 wire bytes; fee payer = that party). */
@@ -374,6 +405,8 @@ export class EscrowClient {
   readonly programId: PublicKey;
   readonly service: Keypair;
   readonly arbiter: Keypair;
+  /** fee sponsor (EscrowClientOptions.sponsor) */
+  private readonly sponsor?: Keypair;
   readonly commitment: Commitment;
   /** PubSub endpoint (undefined: `watchOrders` is unavailable) */
   readonly wsUrl?: string;
@@ -387,6 +420,7 @@ export class EscrowClient {
     this.connection = opts.connection;
     this.service = opts.service;
     this.arbiter = opts.arbiter ?? opts.service;
+    this.sponsor = opts.sponsor;
     this.commitment = opts.commitment ?? 'confirmed';
     this.confirmDefaults = opts.confirm ?? {};
     this.wsUrl = opts.wsUrl;
@@ -896,10 +930,11 @@ export class EscrowClient {
    * Valid until `lastValidBlockHeight` (about 60-90 s on a real cluster) and, whatever the
    * blockhash, only until `terms.expiresAt` on the chain clock (the program checks it).
    */
-  async buildFundTransaction(terms: FundTerms | readonly FundTerms[]): Promise<FundTransaction> {
+  async buildFundTransaction(terms: FundTerms | readonly FundTerms[], opts: FundOptions = {}): Promise<FundTransaction> {
     const list = Array.isArray(terms) ? (terms as readonly FundTerms[]) : [terms as FundTerms];
+    const sponsor = this.sponsorKey(list, opts);
     const buyer = new PublicKey(list[0]!.buyer);
-    const { instructions, escrowAddress, vaultAddress } = await this.fundTransactionInstructions(list);
+    const { instructions, escrowAddress, vaultAddress } = await this.fundTransactionInstructions(list, sponsor?.publicKey);
     const tx = new Transaction().add(...instructions);
     const asked = Date.now();
     const [latest, height] = await rpc(
@@ -908,10 +943,11 @@ export class EscrowClient {
     );
     const blocksLeft = Math.max(0, latest.lastValidBlockHeight - height);
     const validUntil = new Date(asked + Math.max(0, blocksLeft * CONSERVATIVE_MS_PER_BLOCK - FUND_VALIDITY_MARGIN_MS));
-    tx.feePayer = buyer;
+    tx.feePayer = sponsor?.publicKey ?? buyer;
     tx.recentBlockhash = latest.blockhash;
     tx.lastValidBlockHeight = latest.lastValidBlockHeight;
     tx.partialSign(this.service);
+    if (sponsor) tx.partialSign(sponsor);
     return {
       transaction: tx.serialize({ requireAllSignatures: false, verifySignatures: false }).toString('base64'),
       blockhash: latest.blockhash,
@@ -930,13 +966,14 @@ export class EscrowClient {
    */
   private async fundTransactionInstructions(
     terms: FundTerms | readonly FundTerms[],
+    rentPayer?: PublicKey,
   ): Promise<{ instructions: TransactionInstruction[]; escrowAddress: string; vaultAddress: string }> {
     const list = Array.isArray(terms) ? (terms as readonly FundTerms[]) : [terms as FundTerms];
     const head = list[0]!;
     const buyer = new PublicKey(head.buyer);
     const mint = new PublicKey(head.mint);
     const tokenProgram = await this.tokenProgramOf(head.mint);
-    const funds = await Promise.all(list.map((t) => this.fundInstruction(t)));
+    const funds = await Promise.all(list.map((t) => this.fundInstruction(t, rentPayer)));
     const instructions: TransactionInstruction[] = [];
     if (mint.equals(NATIVE_MINT)) {
       const buyerAta = getAssociatedTokenAddressSync(mint, buyer, true, tokenProgram);
@@ -949,6 +986,29 @@ export class EscrowClient {
     }
     instructions.push(...funds.map((f) => f.instruction));
     return { instructions, escrowAddress: funds[0]!.escrowAddress, vaultAddress: funds[0]!.vaultAddress };
+  }
+
+  /**
+   * The sponsor keypair a fund transaction of `terms` is built with: null without `opts.sponsor`; the
+   * client's `sponsor` key when `opts.sponsor` names it. TypeError when the client has no sponsor key or
+   * another one is named, for plain `fund` terms (no `rent_payer` account) and for wrapped SOL.
+   */
+  private sponsorKey(terms: readonly FundTerms[], opts: FundOptions): Keypair | null {
+    if (!opts.sponsor) return null;
+    if (!this.sponsor || !this.sponsor.publicKey.equals(opts.sponsor)) throw new TypeError(`${opts.sponsor.toBase58()} is not this client's fee sponsor key`);
+    if (terms.some((t) => t.parentOrderId === undefined)) throw new TypeError('only fund_milestone terms (parentOrderId) can be sponsored');
+    if (terms.some((t) => new PublicKey(t.mint).equals(NATIVE_MINT))) throw new TypeError('a wrapped-SOL fund transaction cannot be sponsored');
+    return this.sponsor;
+  }
+
+  /** The fee sponsor's address (`EscrowClientOptions.sponsor`), or null when the client has none. */
+  get sponsorAddress(): PublicKey | null {
+    return this.sponsor?.publicKey ?? null;
+  }
+
+  /** Lamports of an account (the sponsor's balance for /metrics and the start banner). Throws chain-unavailable. */
+  async lamportsOf(address: PublicKey): Promise<bigint> {
+    return BigInt(await rpc(() => this.connection.getBalance(address, this.commitment), this.errorContext('reading a balance')));
   }
 
   /** Rent-exempt minimum of an account of `bytes` bytes, lamports: read from the RPC, cached per size. */
@@ -981,9 +1041,10 @@ export class EscrowClient {
    * `tokenBalance`: the buyer's associated token account balance of the mint (0 when it does not exist),
    * null for wrapped SOL. Throws chain-unavailable (RPC down, or no fee for the latest blockhash).
    */
-  async fundingNeeds(terms: FundTerms): Promise<FundingNeeds> {
-    const { instructions } = await this.fundTransactionInstructions(terms);
-    return this.needsOf(new PublicKey(terms.buyer), new PublicKey(terms.mint), instructions, 1, terms.amount);
+  async fundingNeeds(terms: FundTerms, opts: FundOptions = {}): Promise<FundingNeeds> {
+    const sponsor = this.sponsorKey([terms], opts);
+    const { instructions } = await this.fundTransactionInstructions(terms, sponsor?.publicKey);
+    return this.needsOf(new PublicKey(terms.buyer), new PublicKey(terms.mint), instructions, 1, terms.amount, sponsor?.publicKey);
   }
 
   /**
@@ -994,10 +1055,14 @@ export class EscrowClient {
   async fundMilestonesNeeds(terms: FundMilestonesTerms): Promise<FundingNeeds> {
     const { instructions } = await this.fundMilestonesInstructions(terms);
     const total = terms.milestones.reduce((sum, m) => sum + m.amount, 0n);
-    return this.needsOf(new PublicKey(terms.buyer), new PublicKey(terms.mint), instructions, terms.milestones.length, total);
+    return this.needsOf(new PublicKey(terms.buyer), new PublicKey(terms.mint), instructions, terms.milestones.length, total, terms.rentPayer ? new PublicKey(terms.rentPayer) : undefined);
   }
 
-  private async needsOf(buyer: PublicKey, mint: PublicKey, instructions: TransactionInstruction[], escrows: number, amount: bigint): Promise<FundingNeeds> {
+  /**
+   * `sponsor`: the fee payer and rent payer instead of the buyer; `lamports` is then what the SPONSOR
+   * pays (fee + rent) and `buyerLamports` 0 (see FundingNeeds).
+   */
+  private async needsOf(buyer: PublicKey, mint: PublicKey, instructions: TransactionInstruction[], escrows: number, amount: bigint, sponsor?: PublicKey): Promise<FundingNeeds> {
     const tokenProgram = await this.tokenProgramOf(mint.toBase58());
     const native = mint.equals(NATIVE_MINT);
     const buyerAta = getAssociatedTokenAddressSync(mint, buyer, true, tokenProgram);
@@ -1008,7 +1073,7 @@ export class EscrowClient {
       rpc(() => this.connection.getAccountInfo(buyerAta, this.commitment), context),
       this.tokenAccountSize(mint, tokenProgram),
     ]);
-    const message = new Transaction({ feePayer: buyer, blockhash: latest.blockhash, lastValidBlockHeight: latest.lastValidBlockHeight })
+    const message = new Transaction({ feePayer: sponsor ?? buyer, blockhash: latest.blockhash, lastValidBlockHeight: latest.lastValidBlockHeight })
       .add(...instructions)
       .compileMessage();
     const [fee, orderRent, vaultRent] = await Promise.all([
@@ -1021,8 +1086,10 @@ export class EscrowClient {
     const tokenBalance = ata && ata.data.length >= 72 ? ata.data.readBigUInt64LE(64) : 0n;
     const wrapRent = native && !ata ? await this.rentFor(tokenAccountSize) : 0n;
     const amountInLamports = native ? amount : 0n;
+    const lamports = BigInt(fee) + BigInt(escrows) * (orderRent + vaultRent) + wrapRent + amountInLamports;
     return {
-      lamports: BigInt(fee) + BigInt(escrows) * (orderRent + vaultRent) + wrapRent + amountInLamports,
+      lamports: sponsor ? 0n : lamports,
+      ...(sponsor ? { sponsorLamports: lamports } : {}),
       amountInLamports,
       lamportsBalance: BigInt(lamportsBalance),
       tokenBalance: native ? null : tokenBalance,
@@ -1056,9 +1123,10 @@ export class EscrowClient {
    * vault, and the tokens from its associated token account) and the platform authority (service).
    * Used by buildFundTransaction and by custodial funding (buyer = a deposit key the service holds).
    */
-  async fundInstruction(terms: FundTerms): Promise<{ instruction: TransactionInstruction; escrowAddress: string; vaultAddress: string }> {
+  async fundInstruction(terms: FundTerms, rentPayer?: PublicKey): Promise<{ instruction: TransactionInstruction; escrowAddress: string; vaultAddress: string }> {
     if (terms.parentOrderId !== undefined) {
       return this.fundMilestoneInstruction({
+        rentPayer: rentPayer?.toBase58(),
         parentOrderId: terms.parentOrderId,
         buyer: terms.buyer,
         seller: terms.seller,
@@ -1303,6 +1371,7 @@ export class EscrowClient {
     terms: Omit<FundMilestonesTerms, 'milestones'> & { milestone: MilestoneFundTerms },
   ): Promise<{ instruction: TransactionInstruction; escrowAddress: string; vaultAddress: string }> {
     const buyer = new PublicKey(terms.buyer);
+    const rentPayer = terms.rentPayer ? new PublicKey(terms.rentPayer) : buyer;
     const mint = new PublicKey(terms.mint);
     const tokenProgram = await this.tokenProgramOf(terms.mint);
     const m = terms.milestone;
@@ -1322,6 +1391,7 @@ export class EscrowClient {
       .accountsPartial({
         buyer,
         platformAuthority: this.service.publicKey,
+        rentPayer,
         seller: new PublicKey(terms.seller),
         config: this.configAddress(),
         order,
@@ -1371,12 +1441,14 @@ export class EscrowClient {
    */
   async buildFundMilestonesTransaction(
     terms: FundMilestonesTerms,
+    opts: FundOptions = {},
   ): Promise<Omit<FundTransaction, 'escrowAddress' | 'vaultAddress'> & { escrows: Array<{ escrowAddress: string; vaultAddress: string }> }> {
     if (terms.milestones.length === 0 || terms.milestones.length > MAX_MILESTONES_PER_FUND_TRANSACTION) {
       throw new TypeError(`a fund transaction holds 1..${MAX_MILESTONES_PER_FUND_TRANSACTION} milestones, got ${terms.milestones.length}`);
     }
+    const sponsor = this.sponsorKey([{ ...terms, orderId: terms.parentOrderId, amount: 0n, deliveryDeadline: 0, reviewWindow: 0 }], opts);
     const buyer = new PublicKey(terms.buyer);
-    const { instructions, escrows } = await this.fundMilestonesInstructions(terms);
+    const { instructions, escrows } = await this.fundMilestonesInstructions(sponsor ? { ...terms, rentPayer: sponsor.publicKey.toBase58() } : terms);
     const tx = new Transaction().add(...instructions);
     const asked = Date.now();
     const [latest, height] = await rpc(
@@ -1384,10 +1456,11 @@ export class EscrowClient {
       this.errorContext('building the fund transaction'),
     );
     const blocksLeft = Math.max(0, latest.lastValidBlockHeight - height);
-    tx.feePayer = buyer;
+    tx.feePayer = sponsor?.publicKey ?? buyer;
     tx.recentBlockhash = latest.blockhash;
     tx.lastValidBlockHeight = latest.lastValidBlockHeight;
     tx.partialSign(this.service);
+    if (sponsor) tx.partialSign(sponsor);
     return {
       transaction: tx.serialize({ requireAllSignatures: false, verifySignatures: false }).toString('base64'),
       blockhash: latest.blockhash,

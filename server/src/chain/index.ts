@@ -40,6 +40,8 @@ export interface CreateChainOptions {
   serviceKeypair: Keypair;
   /** separate arbiter keypair (defaults to the service keypair) */
   arbiterKeypair?: Keypair;
+  /** fee sponsor keypair (FEE_SPONSORSHIP on): fee payer and rent payer of sponsored fund transactions */
+  sponsorKeypair?: Keypair;
   /** escrow program id (base58); defaults to the IDL address */
   programId?: string;
   currencies: CurrencyInfo[];
@@ -82,6 +84,7 @@ export function createChain(opts: CreateChainOptions): ChainClient {
     programId: opts.programId,
     service,
     arbiter: opts.arbiterKeypair,
+    ...(opts.sponsorKeypair ? { sponsor: opts.sponsorKeypair } : {}),
     currencies: opts.currencies,
     commitment,
     confirm: opts.confirm,

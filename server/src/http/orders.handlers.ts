@@ -195,6 +195,9 @@ export function ordersHandlers(deps: OrdersHttpDeps) {
           body: {
             transaction: r.transaction,
             solana_pay_url: r.solana_pay_url,
+            // later milestones are paid by the buyer (fee sponsorship covers milestone 1: modules/orders/sponsorship.ts)
+            fee_payer: r.order.buyerWallet,
+            sponsored: false,
             expires_at: r.expires_at.toISOString(),
             order_id: r.order.orderId,
             milestones: r.milestones,

@@ -27,17 +27,26 @@ pub struct FundMilestoneArgs {
     pub revisions_included: u8,
 }
 
-/// Same accounts and checks as `Fund`; the order PDA is `["order", args.escrow_id]`. Several
-/// `fund_milestone` instructions (one per milestone) fit in one transaction under one buyer and
-/// one platform signature.
+/// Same accounts and checks as `Fund`, plus `rent_payer`; the order PDA is
+/// `["order", args.escrow_id]`. Several `fund_milestone` instructions (one per milestone) fit in one
+/// transaction under one buyer and one platform signature.
+///
+/// Fee sponsorship: `rent_payer` pays the rent of the order account and the vault and is recorded
+/// in `order.rent_payer`, so every closing instruction returns the rent to it. Unsponsored, the
+/// buyer passes its own key twice (`rent_payer == buyer`); Anchor 0.32 does not reject a duplicate
+/// account, and the message merges the two metas into one writable signer.
 #[derive(Accounts)]
 #[instruction(args: FundMilestoneArgs)]
 pub struct FundMilestone<'info> {
-    /// Pays the deposit and the rent of the milestone's order account and vault (refunded on close).
-    #[account(mut)]
+    /// Pays the deposit (authority of `buyer_token_account`). Not writable: its lamports are not
+    /// touched here, so a buyer with 0 SOL can fund when someone else is `rent_payer` and fee payer.
     pub buyer: Signer<'info>,
     /// Co-signs so the on-chain terms are the ones the service quoted.
     pub platform_authority: Signer<'info>,
+    /// Pays the rent of the milestone's order account and vault and gets it back when the order
+    /// closes (`order.rent_payer`). The buyer itself, or the service's fee sponsor.
+    #[account(mut)]
+    pub rent_payer: Signer<'info>,
     /// CHECK: only its address is recorded; it never signs here and holds nothing.
     #[account(constraint = seller.key() != buyer.key() @ EscrowError::BuyerIsSeller)]
     pub seller: UncheckedAccount<'info>,
@@ -51,7 +60,7 @@ pub struct FundMilestone<'info> {
     /// The milestone's escrow. `init`: funding the same escrow id twice fails (the account exists).
     #[account(
         init,
-        payer = buyer,
+        payer = rent_payer,
         space = Order::LEN,
         seeds = [ORDER_SEED, args.escrow_id.as_ref()],
         bump,
@@ -72,7 +81,7 @@ pub struct FundMilestone<'info> {
     /// Associated token account of (milestone order PDA, mint), created or accepted as in `Fund`.
     #[account(
         init_if_needed,
-        payer = buyer,
+        payer = rent_payer,
         associated_token::mint = mint,
         associated_token::authority = order,
         associated_token::token_program = token_program,
@@ -116,7 +125,7 @@ pub fn handler(ctx: Context<FundMilestone>, args: FundMilestoneArgs) -> Result<(
         delivered_at: 0,
         disputed_at: 0,
         review_window,
-        rent_payer: ctx.accounts.buyer.key(),
+        rent_payer: ctx.accounts.rent_payer.key(),
         bump: ctx.bumps.order,
         version: ORDER_VERSION,
         parent_order_id: args.parent_order_id,

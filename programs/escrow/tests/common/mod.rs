@@ -192,6 +192,9 @@ pub struct OrderRef {
     pub buyer: Pubkey,
     pub seller: Pubkey,
     pub amount: u64,
+    /// Who pays (and gets back) the rent of the order account and the vault: the buyer, or a
+    /// fee sponsor (`fund_milestone`'s `rent_payer`).
+    pub rent_payer: Pubkey,
 }
 
 pub struct Env {
@@ -560,6 +563,7 @@ impl Env {
             buyer: self.alice.pubkey(),
             seller: self.bob.pubkey(),
             amount,
+            rent_payer: self.alice.pubkey(),
         }
     }
 
@@ -808,7 +812,7 @@ impl Env {
             vault: o.vault,
             seller_token_account: self.ata(o.seller, o.mint),
             treasury_token_account: self.ata(self.trent.pubkey(), o.mint),
-            rent_payer: o.buyer,
+            rent_payer: o.rent_payer,
             token_program: o.mint.token_program,
         }
     }
@@ -834,7 +838,7 @@ impl Env {
             vault: o.vault,
             seller_token_account: self.ata(o.seller, o.mint),
             treasury_token_account: self.ata(self.trent.pubkey(), o.mint),
-            rent_payer: o.buyer,
+            rent_payer: o.rent_payer,
             token_program: o.mint.token_program,
         }
     }
@@ -870,7 +874,7 @@ impl Env {
             buyer_token_account: self.ata(o.buyer, o.mint),
             seller_token_account: self.ata(o.seller, o.mint),
             treasury_token_account: self.ata(self.trent.pubkey(), o.mint),
-            rent_payer: o.buyer,
+            rent_payer: o.rent_payer,
             token_program: o.mint.token_program,
         }
     }
@@ -895,7 +899,7 @@ impl Env {
             mint: o.mint.mint,
             vault: o.vault,
             buyer_token_account: self.ata(o.buyer, o.mint),
-            rent_payer: o.buyer,
+            rent_payer: o.rent_payer,
             token_program: o.mint.token_program,
         }
     }
@@ -919,6 +923,7 @@ impl Env {
         let mut o = self.order_ref(parent.mint, amount);
         o.buyer = parent.buyer;
         o.seller = parent.seller;
+        o.rent_payer = parent.rent_payer;
         o
     }
 
@@ -927,6 +932,7 @@ impl Env {
         escrow::accounts::FundMilestone {
             buyer: f.buyer,
             platform_authority: f.platform_authority,
+            rent_payer: o.rent_payer,
             seller: f.seller,
             config: f.config,
             order: f.order,
@@ -1049,7 +1055,7 @@ impl Env {
             buyer_token_account: self.ata(o.buyer, o.mint),
             seller_token_account: self.ata(o.seller, o.mint),
             treasury_token_account: self.ata(self.trent.pubkey(), o.mint),
-            rent_payer: o.buyer,
+            rent_payer: o.rent_payer,
             token_program: o.mint.token_program,
         }
     }

@@ -73,6 +73,12 @@ export interface ChainBudgetSettings {
   /** lamports the service may spend per UTC day on charged and recorded actions together */
   dailyLamports: number;
   caps: Partial<Record<SpendAction, ActionCaps>>;
+  /**
+   * Fee sponsorship (issue 26 item 5): the dedicated sponsor key's own daily budget (lamports of fees +
+   * escrow rent) and its counts per account and per client network; kept apart from `dailyLamports`
+   * (the service keypair's). Absent: `chargeSponsorship` refuses everything.
+   */
+  sponsorship?: { dailyLamports: number; perUser: number; perIp: number };
 }
 
 /** The day's spending as `/readyz` shows it (`chain_budget`). */
@@ -213,6 +219,61 @@ export function createChainBudget(deps: ChainBudgetDeps) {
     warnCrossings(day, before, after, c.action);
   }
 
+  /**
+   * Fee sponsorship: counts one sponsored fund transaction against the buyer's account and client network
+   * (`counted`: the order's first sponsored transaction; a re-issue of the same order's transaction is
+   * not counted again) and adds its lamports (fees + the escrow rent it commits) to the sponsor's day, all
+   * or nothing in one database transaction (replicas share it). The rent comes back to the sponsor when the
+   * escrow closes; it is not credited back (the budget bounds what the sponsor commits per day).
+   * Throws 429 `sponsorship-limit` (`scope` account | ip, `limit`, `resets_at`, Retry-After) and 503
+   * `sponsorship-budget-exhausted` (`reason` daily_budget, `budget_lamports`, `resets_at`, Retry-After).
+   */
+  async function chargeSponsorship(c: { userId: string; ip?: string | null; lamports: bigint; counted: boolean }): Promise<void> {
+    const at = now();
+    const day = utcDay(at);
+    const s = settings.sponsorship ?? { dailyLamports: 0, perUser: 0, perIp: 0 };
+    const retry = secondsToReset(at);
+    const resetsAt = nextUtcDay(at).toISOString();
+    const limited = (scope: 'account' | 'ip', limit: number) =>
+      withRetryAfter(new DomainError(
+        'sponsorship-limit',
+        `Fee sponsorship is limited to ${limit} order(s) per ${scope === 'account' ? 'account' : 'client network'} per UTC day; it resets at ${resetsAt}.`,
+        { scope, limit, resets_at: resetsAt, retry_after_seconds: retry },
+      ), retry);
+    await db.$transaction(async (tx) => {
+      if (c.counted && !(await bump(tx, day, `user:${c.userId}`, 'fee_sponsorship', c.lamports, s.perUser))) throw limited('account', s.perUser);
+      if (c.counted && c.ip && !(await bump(tx, day, `ip:${c.ip}`, 'fee_sponsorship', c.lamports, s.perIp))) throw limited('ip', s.perIp);
+      const rows = await tx.$queryRaw<{ lamports: bigint }[]>`
+        INSERT INTO chain_spend_usage AS u (day, subject, action, count, lamports)
+        SELECT ${day}::date, 'sponsor', 'fee_sponsorship', 1, ${c.lamports}::bigint WHERE ${c.lamports}::bigint <= ${BigInt(s.dailyLamports)}::bigint
+        ON CONFLICT (day, subject, action) DO UPDATE SET count = u.count + 1, lamports = u.lamports + EXCLUDED.lamports
+          WHERE u.lamports + EXCLUDED.lamports <= ${BigInt(s.dailyLamports)}::bigint
+        RETURNING lamports`;
+      if (!rows.length) {
+        throw withRetryAfter(new DomainError(
+          'sponsorship-budget-exhausted',
+          `The fee sponsor's daily budget (${s.dailyLamports} lamports of fees and escrow rent) is spent; sponsorship resumes at ${resetsAt}.`,
+          { reason: 'daily_budget', budget_lamports: s.dailyLamports, resets_at: resetsAt, retry_after_seconds: retry },
+        ), retry);
+      }
+    });
+  }
+
+  /** The sponsor's day: lamports committed (fees + rent) and sponsored transactions, against its budget. */
+  async function sponsorshipState(): Promise<{ day: string; budget_lamports: number; spent_lamports: number; transactions: number; resets_at: string }> {
+    const at = now();
+    const day = utcDay(at);
+    const rows = await db.$queryRaw<{ count: number; lamports: bigint }[]>`
+      SELECT count, lamports FROM chain_spend_usage WHERE day = ${day}::date AND subject = 'sponsor' AND action = 'fee_sponsorship'`;
+    return {
+      day,
+      budget_lamports: settings.sponsorship?.dailyLamports ?? 0,
+      spent_lamports: Number(rows[0]?.lamports ?? 0n),
+      transactions: Number(rows[0]?.count ?? 0),
+      resets_at: nextUtcDay(at).toISOString(),
+    };
+  }
+
   async function record(c: { action: SpendAction; lamports: number }): Promise<void> {
     const at = now();
     const day = utcDay(at);
@@ -297,7 +358,7 @@ export function createChainBudget(deps: ChainBudgetDeps) {
     };
   }
 
-  return { charge, record, sponsorPayeeAccount, state, settings };
+  return { charge, chargeSponsorship, sponsorshipState, record, sponsorPayeeAccount, state, settings };
 }
 
 /**

@@ -25,6 +25,8 @@ export function defaultSpending(): SpendingSettings {
 export function createBudgetModule(o: {
   db: PrismaClient;
   spending?: SpendingSettings;
+  /** fee sponsorship's own budget and counts (config FEE_SPONSORSHIP_*); absent: none sponsored */
+  sponsorship?: { dailyLamports: number; perUser: number; perIp: number };
   log?: Pick<Log, 'warn'>;
   now?: () => Date;
 }): ChainBudget {
@@ -40,6 +42,7 @@ export function createBudgetModule(o: {
         listing_rename: { perUser: s.listingRenamePerUser },
         withdrawal: { perUser: s.withdrawalPerUser },
       },
+      ...(o.sponsorship ? { sponsorship: o.sponsorship } : {}),
     },
   });
 }

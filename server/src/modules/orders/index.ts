@@ -6,6 +6,7 @@
  *   await orders.start();   // reconciler pass at start-up, then payment watcher (+ its order-account subscription), auto-release crank and reconciler timers
  *   await orders.stop();
  */
+import type { FeeSponsorshipPort } from './sponsorship.js';
 import type { OrderChatPort } from './use-cases/context.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { ChainClient } from '../../chain/index.js';
@@ -114,6 +115,8 @@ export interface OrdersModuleOptions {
    * before a payout (docs/threat-model.md#who-pays-for-what-on-chain), and the count of the transactions it pays for
    */
   budget?: OrdersBudget;
+  /** issue 26 item 5: fee sponsorship (FEE_SPONSORSHIP on); absent: every buyer pays his fee and rent */
+  sponsorship?: FeeSponsorshipPort;
   /** told of each committed escrow movement (funded / released / refunded / resolved): the metrics' escrow volume */
   onEscrow?: (m: EscrowMovement) => void;
 }
@@ -139,6 +142,7 @@ export function createOrdersModule(o: OrdersModuleOptions) {
     hasReview: o.hasReview,
     chat: o.chat,
     standing: o.standing,
+    sponsorship: o.sponsorship,
   });
   const watcher = new PaymentWatcher({
     service,

@@ -1,6 +1,7 @@
 /**
  * Adapter: chain/escrow.ts EscrowClient -> the orders module's EscrowPort.
  */
+import { PublicKey } from '@solana/web3.js';
 import type { EscrowClient, EscrowOrder, PayeeAccountPolicy } from '../../chain/escrow.js';
 import type { EscrowSettlement } from '../../chain/settlement.js';
 import type { EscrowOrderView, EscrowPort, Log, OrderSettlement, SendOptions } from './orders.types.js';
@@ -59,8 +60,8 @@ export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number; l
   });
   return {
     addresses: (orderId, mint, tokenProgram) => client.addresses(orderId, mint, tokenProgram),
-    buildFundTransaction: async (t) => {
-      const built = await client.buildFundTransaction(t);
+    buildFundTransaction: async (t, b) => {
+      const built = await client.buildFundTransaction(t, b?.sponsor ? { sponsor: new PublicKey(b.sponsor) } : {});
       return { transaction: built.transaction, validUntil: built.validUntil };
     },
     submitSignedTransaction: (b64) => client.submitSignedTransaction(b64),
@@ -87,7 +88,7 @@ export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number; l
       client.watchOrders({ ...handlers, onOrder: (id, slot, a) => handlers.onOrder(id, slot, a ? toEscrowOrderView(a) : null) }, { ...w, log: opts.log }),
     transactionOutcome: (attempt) => client.transactionOutcome(attempt),
     tokenBalance: (account) => client.tokenBalance(account),
-    fundingNeeds: (terms) => client.fundingNeeds(terms),
+    fundingNeeds: (terms, b) => client.fundingNeeds(terms, b?.sponsor ? { sponsor: new PublicKey(b.sponsor) } : {}),
     tokenProgramOf: async (mint) => (await client.tokenProgramOf(mint)).toBase58(),
     findSettlement: async (order, signature) => {
       const s = await client.findSettlement(order.id, order.mint, signature ? { signature } : {});

@@ -81,6 +81,7 @@ function toRecord(r: OrderRow): OrderRecord {
     buyerBps: r.resolutionBuyerBps,
     fundSignature: r.fundSignature,
     lastSignature: r.lastSignature,
+    feeSponsor: r.feeSponsor,
     idempotencyKey: r.idempotencyKey,
     offerId: r.offerId,
     payout:
@@ -410,6 +411,7 @@ export class PrismaOrdersRepo implements OrdersRepo {
         fundExpiresAt: o.fundExpiresAt ? new Date(o.fundExpiresAt * 1000) : null,
         idempotencyKey: o.idempotencyKey ?? null,
         holdNetwork: o.holdNetwork ?? null,
+        feeSponsor: o.feeSponsor ?? null,
         offerId: o.offerId ?? null,
         packageKey: o.packageKey ?? null,
         packageDeliveryDays: o.packageDeliveryDays ?? null,
@@ -528,6 +530,11 @@ export class PrismaOrdersRepo implements OrdersRepo {
       include: withWallets,
     });
     return rows.map(toRecord);
+  }
+
+  async setFeeSponsor(orderId: string, sponsor: string | null): Promise<boolean> {
+    const r = await this.db.order.updateMany({ where: { id: orderId, fundIssuedUntil: null }, data: { feeSponsor: sponsor } });
+    return r.count === 1;
   }
 
   async noteFundIssued(orderId: string, until: Date): Promise<void> {

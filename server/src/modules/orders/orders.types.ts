@@ -54,6 +54,12 @@ export interface OrderRecord {
   buyerBps: number | null;
   fundSignature: string | null;
   lastSignature: string | null;
+  /**
+   * fee sponsorship (issue 26 item 5): the sponsor key (base58) that is the fee payer and rent payer of
+   * this row's fund transactions; null/absent: the buyer pays. Decided once, when its first fund
+   * transaction is issued (order creation for milestone 1).
+   */
+  feeSponsor?: string | null;
   /** Idempotency-Key of the POST /orders that created it (scoped to the buyer); `offer:<offer id>` for an order accepted from an offer */
   idempotencyKey: string | null;
   /** issue 24: the custom offer this order was accepted from (modules/offers); null/absent otherwise */
@@ -252,6 +258,11 @@ export interface OrdersRepo {
   scan(afterId: string | null, limit: number): Promise<OrderRecord[]>;
   /** a fund transaction valid until `until` was issued for the order (keeps the latest) */
   noteFundIssued(orderId: string, until: Date): Promise<void>;
+  /**
+   * Fee sponsorship: set the row's `feeSponsor` while no fund transaction was issued for it yet
+   * (`fund_issued_until` null), so the decision is taken once. Returns whether it was set.
+   */
+  setFeeSponsor?(orderId: string, sponsor: string | null): Promise<boolean>;
   /** terminal orders with a fund transaction issued valid until `since` or later (re-funded escrow check), by id after `afterId` (keyset pages) */
   listClosedFundableSince(since: Date, limit: number, afterId?: string | null): Promise<OrderRecord[]>;
   /**
@@ -414,6 +425,8 @@ export interface FundingNeeds {
   lamports: bigint;
   /** the part of `lamports` that is the order's amount (wrapped SOL only; else 0) */
   amountInLamports: bigint;
+  /** sponsored (`{ sponsor }`): the fee + rent the sponsor pays; `lamports` is then 0 */
+  sponsorLamports?: bigint;
   /** the buyer wallet's SOL balance, lamports */
   lamportsBalance: bigint;
   /** the buyer's token balance of the order's mint (its associated token account); null for wrapped SOL (paid from lamports) */
@@ -421,6 +434,11 @@ export interface FundingNeeds {
 }
 
 /** A fund transaction issued to the buyer: the base64 wire bytes and until when it can land. */
+/** How a fund transaction is built: `sponsor` (base58, the fee sponsor key) pays the fee and the escrow rent. */
+export interface FundBuildOptions {
+  sponsor?: string;
+}
+
 export interface IssuedFundTransaction {
   transaction: string;
   /** last moment it can land: its blockhash's lastValidBlockHeight converted to a time, conservatively */
@@ -474,9 +492,11 @@ export interface EscrowPort {
   addresses(orderId: string, mint: string, tokenProgram?: string): { escrow: string; vault: string };
   /**
    * fund transaction (base64), partially signed by the platform authority, fee payer = buyer; with several
-   * terms (milestones of one order, same buyer and mint) one `fund` instruction per terms in one transaction
+   * terms (milestones of one order, same buyer and mint) one `fund` instruction per terms in one transaction.
+   * `opts.sponsor` (the fee sponsor's address, FEE_SPONSORSHIP): the sponsor is fee payer and `rent_payer`
+   * and signs too (the buyer's signature is the one left)
    */
-  buildFundTransaction(terms: FundTerms | readonly FundTerms[]): Promise<IssuedFundTransaction>;
+  buildFundTransaction(terms: FundTerms | readonly FundTerms[], opts?: FundBuildOptions): Promise<IssuedFundTransaction>;
   /** send a fully signed transaction (base64) and wait for confirmation */
   submitSignedTransaction(signedBase64: string): Promise<TxResult>;
   /**
@@ -509,7 +529,7 @@ export interface EscrowPort {
    * from the RPC (chain/escrow.ts `fundingNeeds`). Absent (fakes): no balance check. Throws
    * chain-unavailable.
    */
-  fundingNeeds?(terms: FundTerms): Promise<FundingNeeds>;
+  fundingNeeds?(terms: FundTerms, opts?: FundBuildOptions): Promise<FundingNeeds>;
   /**
    * The token program that owns `mint` (base58): Token-2022 or the legacy SPL Token program, as the fund transaction
    * uses it (chain/escrow.ts `tokenProgramOf`: the configured currency's, else the mint account's owner). Absent

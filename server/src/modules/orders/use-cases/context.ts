@@ -14,7 +14,8 @@ import type { OrdersServiceSettings } from '../orders.settings.js';
 import { silentLog } from '../../../lib/log.js';
 import { DomainError } from '../../../errors.js';
 import { checkWalletFunds, insufficientFunds, type FundsCurrency } from '../wallet-funds.js';
-import type { CustodialPaymentsPort, CurrencyView, EscrowOrderView, EscrowPort, FundTerms, ListingsPort, Log, OrderRecord, OrdersRepo, StandingPort } from '../orders.types.js';
+import type { FeeSponsorshipPort } from '../sponsorship.js';
+import type { CustodialPaymentsPort, CurrencyView, EscrowOrderView, EscrowPort, FundBuildOptions, FundTerms, ListingsPort, Log, OrderRecord, OrdersRepo, StandingPort } from '../orders.types.js';
 
 /** The caller, as the auth module's `Principal` (req.principal) carries it: the fields the orders rules read. */
 export type PrincipalLike = Pick<Principal, 'kind' | 'userId' | 'wallet' | 'isAdmin'> & Partial<Pick<Principal, 'roles'>>;
@@ -36,6 +37,8 @@ export interface OrdersPorts {
   chat?: OrderChatPort;
   /** issue 25: a suspended or banned buyer cannot order (the moderation module); absent: nobody is refused */
   standing?: StandingPort;
+  /** issue 26 item 5: fee sponsorship (FEE_SPONSORSHIP on, a sponsor key); absent: every buyer pays his fee and rent */
+  sponsorship?: FeeSponsorshipPort;
 }
 
 /** What the orders module needs of the chat module: post into an order's conversation as a party. */
@@ -135,6 +138,11 @@ export function termsMatch(order: OrderRecord, v: EscrowOrderView): boolean {
 }
 
 /** The escrow fund terms of an order (what its fund transaction carries). */
+/** How the order row's fund transaction is built: sponsored by its `feeSponsor`, else paid by the buyer. */
+export function fundOpts(order: Pick<OrderRecord, 'feeSponsor'>): FundBuildOptions {
+  return order.feeSponsor ? { sponsor: order.feeSponsor } : {};
+}
+
 export function fundTerms(order: OrderRecord): FundTerms {
   return {
     orderId: order.id,
@@ -207,10 +215,11 @@ export async function bookCustodial(c: OrdersContext, order: OrderRecord): Promi
  * (`balance` token | sol, `needed` / `available` per asset: wallet-funds.ts), 503 chain-unavailable. Without
  * `fundingNeeds` (fakes) nothing is checked. `alone`: this order only (paying an existing order).
  */
-export async function assertWalletCanFund(c: OrdersContext, terms: FundTerms, currency: FundsCurrency, alone = false): Promise<void> {
+export async function assertWalletCanFund(c: OrdersContext, terms: FundTerms, currency: FundsCurrency, alone = false, opts: FundBuildOptions = {}): Promise<void> {
   const needsOf = c.escrow.fundingNeeds?.bind(c.escrow);
   if (!needsOf) return;
-  const [needs, others] = await Promise.all([needsOf(terms), alone ? [] : c.repo.unpaidOfWallet(terms.buyer)]);
+  // sponsored (opts.sponsor): the wallet needs its tokens only, the sponsor pays fee and rent
+  const [needs, others] = await Promise.all([needsOf(terms, opts), alone ? [] : c.repo.unpaidOfWallet(terms.buyer)]);
   // each other unpaid order takes the same fee + rent again (plus its own amount when paid in lamports): wallet-funds.ts
   const check = checkWalletFunds(terms, needs, currency, others.filter((o) => o.id !== terms.orderId));
   if (check.short) throw insufficientFunds(terms.buyer, check);
@@ -219,7 +228,7 @@ export async function assertWalletCanFund(c: OrdersContext, terms: FundTerms, cu
 /** A fund transaction the cluster refused for the payer's lack of funds, as 409 insufficient-funds with the balances now. */
 export async function refusedForFunds(c: OrdersContext, order: OrderRecord, err: DomainError): Promise<DomainError> {
   const reason = String(err.extensions.program_error);
-  const needs = await c.escrow.fundingNeeds?.(fundTerms(order)).catch(() => null);
+  const needs = await c.escrow.fundingNeeds?.(fundTerms(order), fundOpts(order)).catch(() => null);
   if (!needs) return new DomainError('insufficient-funds', `The cluster refused the payment for lack of funds (${reason}): fund wallet ${order.buyerWallet}, then pay again.`, { wallet: order.buyerWallet });
   return insufficientFunds(order.buyerWallet, checkWalletFunds(fundTerms(order), needs, { code: order.currency, decimals: order.decimals }), reason);
 }

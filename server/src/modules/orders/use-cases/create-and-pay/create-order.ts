@@ -27,6 +27,7 @@ import { MAX_MILESTONES } from '@bazaar/contract';
 import type { FundTerms, HoldGuard, HoldPressure, NewOrder, OrderRecord, OrderTermsInput, PaymentSource } from '../../orders.types.js';
 import { orderTermsOf, type OrderTerms } from '../../../listings/order-terms.js';
 import { type OrdersContext, type PrincipalLike, assertWalletCanFund } from '../context.js';
+import { sponsorable } from '../../sponsorship.js';
 import type { PaymentInstructions, PayOrder } from './pay.js';
 
 export interface CreateOrderInput {
@@ -81,6 +82,8 @@ export interface TrustedOrderTerms {
 export type CreatedOrder = { order: OrderRecord; payment: PaymentInstructions | null };
 
 export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'paymentFor' | 'payCustodially'> }) {
+  const NATIVE_MINT = 'So11111111111111111111111111111111111111112';
+
   /**
    * The payment window of a new order, seconds: `contestedPaymentTtlSeconds` when the listing is
    * contested (an unpaid wallet order for it lapsed within the cool-down) or the order's network already
@@ -187,6 +190,9 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
     const { escrow, vault } = c.escrow.addresses(id, currency.mint, currency.tokenProgram);
     const deliveryDeadline = chainNow + first.deliveryDays * 86_400;
     const reviewWindow = c.settings.reviewWindowSeconds;
+    // issue 26 item 5: the fee sponsor pays the fee and rent of a signed-in buyer's own wallet order (sponsorship.ts);
+    // charged when the fund transaction is issued (step 4), which falls back to unsponsored when refused
+    const feeSponsor = c.sponsorship && sponsorable(p, { custodial, buyerWallet, nativeMint: currency.mint === NATIVE_MINT, milestoneIndex: 1 }) ? c.sponsorship.address : null;
     // (a listing another order holds is refused by createHeld below: no balance read for that)
     if (!custodial && !listing.heldUntil) {
       await assertWalletCanFund(
@@ -200,8 +206,13 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
           deliveryDeadline,
           reviewWindow,
           expiresAt: chainNow + c.settings.paymentTtlSeconds,
+          parentOrderId: id,
+          milestoneIndex: 1,
+          revisionsIncluded: terms.revisionsIncluded,
         },
         currency,
+        false,
+        feeSponsor ? { sponsor: feeSponsor } : {},
       );
     }
     // step 3: hold
@@ -258,6 +269,7 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
         buyerBps: null,
         fundSignature: null,
         lastSignature: null,
+        feeSponsor,
       },
       {
         maxUnpaidPerBuyer: c.settings.maxUnpaidOrdersPerBuyer,
@@ -329,9 +341,10 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
     if (custodial) return { order: await deps.pay.payCustodially(order), payment: null };
     // an offer's order is kept when its payment cannot be built: its offer is accepted with it (the same
     // transaction), and accepting again resumes it with a fresh payment (step 1)
-    if (trusted?.offerId) return { order, payment: await deps.pay.paymentFor(order) };
+    const firstIssue = { first: true, ip: network };
+    if (trusted?.offerId) return { order, payment: await deps.pay.paymentFor(order, firstIssue) };
     const payment = await compensated(
-      () => deps.pay.paymentFor(order),
+      () => deps.pay.paymentFor(order, firstIssue),
       // nobody saw this order and nothing is on chain: drop it, so the listing is not held by it
       () => c.repo.discardUnpaid(order.id),
       (e) => c.log.warn({ err: e, order_id: order.id }, 'unpaid order not discarded'),

@@ -19,13 +19,18 @@ import { type OrderStatus, listingEventAfter, needsChainClock, refusal, targetSt
 import { orderErrors } from '../../orders.errors.js';
 import type { EscrowOrderView, IssuedFundTransaction, OrderRecord, TxResult } from '../../orders.types.js';
 import type { PerformLocked } from '../act-on-chain/record-before-send.js';
-import { type OrdersContext, type PrincipalLike, applyListingEffect, assertWalletCanFund, refusedForFunds, clocks, fundTerms, roleOf, termsMatch } from '../context.js';
+import { type OrdersContext, type PrincipalLike, applyListingEffect, assertWalletCanFund, refusedForFunds, clocks, fundOpts, fundTerms, roleOf, termsMatch } from '../context.js';
+import { SPONSORED_FUND_FEE, isSponsorshipRefusal, sponsorBalanceLow } from '../../sponsorship.js';
 import type { ReadAndPresent } from '../read-and-present.js';
 
 /** contract OrderPayment */
 export interface PaymentInstructions {
   transaction: string;
   solana_pay_url: string;
+  /** who pays the fee and the escrow rent (base58): the buyer wallet or the fee sponsor */
+  fee_payer: string;
+  /** true when the fee sponsor pays them */
+  sponsored: boolean;
   /** last moment `transaction` can land: min(its blockhash's validity, payment_expires_at) */
   expires_at: Date;
 }
@@ -43,6 +48,12 @@ export interface SolanaPayAnswer {
   message: string;
   tokenProgram: string;
   feePayer?: string;
+}
+
+/** Why a fund transaction is issued: `first` = the order's first (at creation); `ip` = the client network. */
+export interface IssueContext {
+  first?: boolean;
+  ip?: string | null;
 }
 
 export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'get'>; perform: PerformLocked }) {
@@ -80,12 +91,55 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
    * carries the order's fund expiry, so once the program checks it a closed order can never be
    * funded again; until then the stray-escrow refund returns such an escrow (../recover-and-reconcile).
    */
-  async function issueFundTransaction(order: OrderRecord): Promise<IssuedFundTransaction> {
-    const current = await requireAwaitingPayment(order.id);
-    const issued = await c.escrow.buildFundTransaction(fundTerms(current));
+  async function issueFundTransaction(order: OrderRecord, issue: IssueContext = {}): Promise<IssuedFundTransaction & { feeSponsor: string | null }> {
+    let current = await requireAwaitingPayment(order.id);
+    if (current.feeSponsor) current = await chargeSponsorship(current, issue);
+    const issued = await c.escrow.buildFundTransaction(fundTerms(current), fundOpts(current));
     // until about then it may land, even after the order closed (the stray-escrow refund looks at these)
     await c.repo.noteFundIssued(order.id, issued.validUntil);
-    return issued;
+    return { ...issued, feeSponsor: current.feeSponsor ?? null };
+  }
+
+  /**
+   * Fee sponsorship (../../sponsorship.ts): charge the sponsored fund transaction about to be handed out.
+   * The order's first one (`issue.first`): the sponsor's balance must cover its fee and rent, then it is
+   * counted against the buyer's account and network and its fee + rent against the sponsor's day; refused,
+   * the order falls back to unsponsored when the buyer wallet can pay the fee and rent itself (decided
+   * once: no fund transaction was issued yet), else the refusal is thrown with `required_lamports`. A
+   * re-issue adds its fee to the sponsor's day (refused: the refusal, the order keeps its shape).
+   * Returns the row as it will be built.
+   */
+  async function chargeSponsorship(order: OrderRecord, issue: IssueContext): Promise<OrderRecord> {
+    const s = c.sponsorship;
+    try {
+      if (!s || s.address !== order.feeSponsor) {
+        throw new DomainError('sponsorship-budget-exhausted', 'Fee sponsorship is turned off on this service (or its sponsor key changed) since this order was created.', { reason: 'sponsorship_off' });
+      }
+      if (!issue.first) {
+        await s.charge({ userId: order.buyerId, ip: issue.ip ?? null, lamports: BigInt(SPONSORED_FUND_FEE), counted: false });
+        return order;
+      }
+      const needs = await c.escrow.fundingNeeds?.(fundTerms(order), fundOpts(order));
+      const lamports = needs?.sponsorLamports ?? BigInt(SPONSORED_FUND_FEE);
+      const balance = await s.balance();
+      if (balance < lamports) throw sponsorBalanceLow(balance, lamports);
+      await s.charge({ userId: order.buyerId, ip: issue.ip ?? null, lamports, counted: true });
+      return order;
+    } catch (err) {
+      if (!issue.first || !isSponsorshipRefusal(err)) throw err;
+      // the buyer pays himself when his wallet holds the SOL (the same check as an unsponsored order's)
+      const unsponsored = { ...order, feeSponsor: null };
+      const needs = await c.escrow.fundingNeeds?.(fundTerms(unsponsored)).catch(() => null);
+      if (needs && needs.lamportsBalance >= needs.lamports && (await c.repo.setFeeSponsor?.(order.id, null))) {
+        c.log.info({ order_id: order.id, refused: err.slug }, 'fee sponsorship refused; the buyer pays the fee and rent');
+        return unsponsored;
+      }
+      if (needs) {
+        err.extensions.required_lamports = Number(needs.lamports);
+        err.extensions.wallet_lamports = Number(needs.lamportsBalance);
+      }
+      throw err;
+    }
   }
 
   /**
@@ -103,12 +157,17 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
     return `solana:${new URL(link).search ? encodeURIComponent(link) : link}${params}`;
   }
 
-  /** A fresh fund transaction for an awaiting_payment wallet order (never for any other order). */
-  async function paymentFor(order: OrderRecord): Promise<PaymentInstructions> {
-    const issued = await issueFundTransaction(order);
+  /**
+   * A fresh fund transaction for an awaiting_payment wallet order (never for any other order). `issue`:
+   * `first` when the order is being created (its first fund transaction), `ip` the client network.
+   */
+  async function paymentFor(order: OrderRecord, issue: IssueContext = {}): Promise<PaymentInstructions> {
+    const issued = await issueFundTransaction(order, issue);
     return {
       transaction: issued.transaction,
       solana_pay_url: solanaPayUrl(order.id, order.currency),
+      fee_payer: issued.feeSponsor ?? order.buyerWallet,
+      sponsored: issued.feeSponsor !== null,
       expires_at: new Date(Math.min(order.paymentExpiresAt.getTime(), issued.validUntil.getTime())),
     };
   }
@@ -225,14 +284,17 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
       const order = await deps.read.get(p, orderId);
       if (roleOf(order, p) !== 'buyer') throw orderErrors.forbidden('Only the buyer of an order gets its fund transaction.');
       // a wallet that can no longer pay gets 409 insufficient-funds now, not a transaction the cluster refuses
-      if (order.status === 'awaiting_payment' && order.paymentSource === 'wallet') await assertWalletCanFund(c, fundTerms(order), { code: order.currency, decimals: order.decimals }, true);
+      if (order.status === 'awaiting_payment' && order.paymentSource === 'wallet') await assertWalletCanFund(c, fundTerms(order), { code: order.currency, decimals: order.decimals }, true, fundOpts(order));
       if (order.milestoneCount > 1 && order.status !== 'awaiting_payment') {
         // later milestones awaiting payment (POST .../milestones/fund issued their first transaction): a fresh one for
         // all of them; `order` is then the first of those rows (its window is theirs)
         const rows = await payableRows(orderId);
         const issued = await issueMilestonesTransaction(rows);
         const until = Math.min(...rows.map((r) => r.paymentExpiresAt.getTime()), issued.validUntil.getTime());
-        return { order: rows[0]!, payment: { transaction: issued.transaction, solana_pay_url: solanaPayUrl(orderId, rows[0]!.currency), expires_at: new Date(until) } };
+        return {
+          order: rows[0]!,
+          payment: { transaction: issued.transaction, solana_pay_url: solanaPayUrl(orderId, rows[0]!.currency), fee_payer: rows[0]!.buyerWallet, sponsored: false, expires_at: new Date(until) },
+        };
       }
       const payment = await paymentFor(order);
       return { order: (await c.repo.get(orderId))!, payment };
@@ -277,14 +339,15 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
       if (visible.milestoneCount > 1 && visible.status !== 'awaiting_payment') return submitMilestones(orderId, signedBase64, signed);
       const order = await requireAwaitingPayment(orderId);
       // the same instructions as the transaction issued for this order (only the blockhash may differ)
-      const expected = normalizeTransaction((await c.escrow.buildFundTransaction(fundTerms(order))).transaction);
+      // sponsored: the same fee payer and rent payer (the order's fee_sponsor, decided once)
+      const expected = normalizeTransaction((await c.escrow.buildFundTransaction(fundTerms(order), fundOpts(order))).transaction);
       const diff = compareFundTransaction(signed, expected);
       if (diff) throw orderErrors.fundMismatch(diff);
 
       let tx: TxResult;
       try {
         // the wallet's balances first: a payer short of tokens or SOL gets 409 insufficient-funds, not a 502
-        await assertWalletCanFund(c, fundTerms(order), { code: order.currency, decimals: order.decimals }, true);
+        await assertWalletCanFund(c, fundTerms(order), { code: order.currency, decimals: order.decimals }, true, fundOpts(order));
         tx = await c.escrow.submitSignedTransaction(signedBase64);
       } catch (err) {
         // the buyer may have sent it already (wallet + API): if the escrow exists, it is funded anyway
