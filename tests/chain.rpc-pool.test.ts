@@ -11,6 +11,7 @@ import bs58 from 'bs58';
 import { Connection, Keypair, SystemProgram, Transaction } from '@solana/web3.js';
 import { RpcPool, type FetchLike } from '../server/src/chain/rpc-pool.js';
 import { sendRawAndConfirm } from '../server/src/chain/tx.js';
+import { translateChainError } from '../server/src/chain/errors.js';
 import { loadConfig } from '../server/src/config.js';
 
 type Mode = 'ok' | 'refuse' | 'hang' | 'stale' | 'http503' | 'behind' | 'unhealthy';
@@ -28,6 +29,8 @@ interface FakeProvider {
   refuse: Set<string>;
   /** the slot a stale provider is stuck at */
   frozenSlot: number;
+  /** answers this late (ms), abortable */
+  delayMs: number;
   calls: Record<string, number>;
 }
 
@@ -38,6 +41,7 @@ function setup(n = 2, opts: Partial<ConstructorParameters<typeof RpcPool>[0]> = 
     mode: 'ok' as Mode,
     refuse: new Set<string>(),
     frozenSlot: 0,
+    delayMs: 0,
     calls: {},
   }));
   const answer = (p: FakeProvider, m: { id: unknown; method: string; params: unknown[] }) => {
@@ -81,6 +85,12 @@ function setup(n = 2, opts: Partial<ConstructorParameters<typeof RpcPool>[0]> = 
         const s = init.signal;
         if (s?.aborted) return reject(s.reason);
         s?.addEventListener('abort', () => reject(s.reason), { once: true });
+      });
+    }
+    if (p.delayMs) {
+      await new Promise<void>((resolve, reject) => {
+        const t = setTimeout(resolve, p.delayMs);
+        init.signal?.addEventListener('abort', () => (clearTimeout(t), reject(init.signal!.reason)), { once: true });
       });
     }
     if (p.mode === 'http503') return new Response('overloaded', { status: 503 });
@@ -145,6 +155,29 @@ describe('RpcPool: which provider answers', () => {
     expect(b.calls.getInflationRate).toBeUndefined();
   });
 
+  it('the last healthy provider gets the whole request time: a slow one is waited for, not cut off for a provider known to be failing', async () => {
+    const { pool, connection, a, b } = setup(); // attempt timeout 50 ms
+    a.mode = 'refuse';
+    await pool.checkNow(); // a out
+    b.delayMs = 150;
+    await connection.getAccountInfo(Keypair.generate().publicKey);
+    expect(b.calls.getAccountInfo).toBe(1);
+    expect(a.calls.getAccountInfo).toBeUndefined();
+  });
+
+  it('no provider answers (refused, or hanging past the request time): the service reads it as chain-unavailable (503, retried), not a failed transaction', async () => {
+    const refused = setup();
+    refused.a.mode = 'refuse';
+    refused.b.mode = 'refuse';
+    const e1 = await refused.connection.getLatestBlockhash().catch((e: unknown) => e);
+    expect((translateChainError(e1) as unknown as { slug: string }).slug).toBe('chain-unavailable');
+    const hung = setup(2, { requestTimeoutMs: 120 });
+    hung.a.mode = 'hang';
+    hung.b.mode = 'hang';
+    const e2 = await hung.connection.getLatestBlockhash().catch((e: unknown) => e);
+    expect((translateChainError(e2) as unknown as { slug: string }).slug).toBe('chain-unavailable');
+  });
+
   it('every provider down: the request fails (web3.js reports a network error) instead of hanging', async () => {
     const { connection, a, b } = setup();
     a.mode = 'refuse';
@@ -173,6 +206,32 @@ describe('RpcPool: health transitions', () => {
     expect(pool.status()[0]!.healthy).toBe(false); // two good checks: not yet
     await pool.checkNow();
     expect(pool.status()[0]).toMatchObject({ healthy: true, selected: true, reason: null });
+  });
+
+  it('every provider out: the selection stays on the provider selected last (it does not flap back to the preferred one, which is down)', async () => {
+    const { pool, a, b, connection } = setup();
+    a.mode = 'refuse';
+    await pool.checkNow();
+    expect(selected(pool)).toBe('rpc-b.test:8899');
+    b.mode = 'unhealthy';
+    await pool.checkNow();
+    expect(pool.status().map((s) => s.healthy)).toEqual([false, false]);
+    expect(selected(pool)).toBe('rpc-b.test:8899');
+    expect(pool.wsEndpoint()!.current()).toBe('ws://rpc-b.test:8900');
+    // requests still try every provider, the selected one first
+    b.mode = 'ok';
+    await connection.getAccountInfo(Keypair.generate().publicKey);
+    expect(b.calls.getAccountInfo).toBe(1);
+    expect(a.calls.getAccountInfo).toBeUndefined();
+  });
+
+  it('the error rate never takes out the last healthy provider', async () => {
+    const { pool, a, b, connection } = setup(2, { errorMinCount: 5, errorRateOut: 0.5 });
+    a.mode = 'refuse';
+    await pool.checkNow();
+    b.refuse.add('getAccountInfo');
+    for (let i = 0; i < 6; i++) await connection.getAccountInfo(Keypair.generate().publicKey).catch(() => undefined);
+    expect(pool.status()[1]).toMatchObject({ healthy: true, selected: true });
   });
 
   it('getHealth answering "unhealthy" takes the provider out', async () => {

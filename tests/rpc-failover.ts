@@ -42,8 +42,7 @@ import { startFaultProvider, type FaultProvider, type ProviderFault } from './he
 
 const N = Number(process.env.RPC_FAILOVER_ORDERS ?? 50);
 const FAULTS: ProviderFault[] = ['refuse', 'hang', 'stale'];
-// a seller mints at most 20 listings a day (LISTING_MINT daily limit): 15 each
-const SELLERS = Math.max(5, Math.ceil((N * 3) / 15));
+const SELLERS = 5;
 const PRICE_BASE_UNITS = 5_000_000n; // 5 USDC
 const REPO = join(import.meta.dirname, '..');
 const t0 = Date.now();
@@ -140,7 +139,7 @@ async function fundWallets(connection: Connection, dataDir: string, owners: Publ
 
 /** The `bazaar_rpc_provider_*` gauges of the service, by provider label. */
 async function providerGauges(metricsUrl: string): Promise<Record<string, { up: number; selected: number }>> {
-  const text = await (await fetch(metricsUrl, { signal: AbortSignal.timeout(2_000) })).text();
+  const text = await (await fetch(metricsUrl, { signal: AbortSignal.timeout(15_000) })).text();
   const out: Record<string, { up: number; selected: number }> = {};
   for (const m of text.matchAll(/^bazaar_rpc_provider_(up|selected)\{provider="([^"]+)"\} (\d+)/gm)) {
     out[m[2]!] ??= { up: -1, selected: -1 };
@@ -202,6 +201,9 @@ async function main(): Promise<void> {
     AUTH_RATE_LIMIT_PER_MINUTE: '100000',
     ORDER_WATCHER_INTERVAL_MS: '500',
     ORDER_MAX_UNPAID_PER_IP: String(N * 2),
+    // a listing sells once: N listings per fault, from one client address
+    LISTING_CREATE_DAILY_LIMIT: String(N * 3),
+    LISTING_CREATE_DAILY_LIMIT_PER_IP: String(N * 3),
   };
   const child: ChildProcess = spawn('npm', ['run', '-s', 'start:server'], { cwd: REPO, env: { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.pipe(out);

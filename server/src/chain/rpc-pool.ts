@@ -9,7 +9,9 @@
  * when it fails, and whether its answer is recent enough to be trusted.
  *
  * Providers are named in preference order (`SOLANA_RPC_URLS`). Each request goes to the first healthy
- * one; when that attempt fails at the transport (refused, reset, no answer within `attemptTimeoutMs`),
+ * one; when that attempt fails at the transport (refused, reset, no answer within `attemptTimeoutMs`;
+ * the last healthy provider gets the rest of the request's time instead, so a slow but working provider
+ * is not cut off in favour of one known to be failing),
  * answers HTTP 429 / 5xx, answers a JSON-RPC "node is behind" error (-32005) or "minimum context slot
  * not reached" (-32016), or answers with a stale context slot (below, "stale"), the same request is
  * sent to the next provider: first the other healthy ones in order, then the unhealthy ones as a last
@@ -28,7 +30,9 @@
  * answers carried a stale context slot, or when its recent requests failed too often (at least
  * `errorMinCount` failures and at least `errorRateOut` of the last `errorWindow` requests). It comes
  * back IN after `recoverAfter` consecutive good checks (hysteresis: a flapping provider is not
- * selected on its first good answer).
+ * selected on its first good answer). The error rate never takes out the last healthy provider, and
+ * when every provider is out the selection stays where it was (requests still try them all, that one
+ * first).
  *
  * Stale answers ("is it paid?" must not be answered by a node that has not seen the payment yet): an
  * answer that carries `result.context.slot` (getAccountInfo, getMultipleAccounts, getSignatureStatuses,
@@ -215,9 +219,13 @@ export class RpcPool {
     await this.round?.catch(() => undefined);
   }
 
-  /** The provider requests go to first: the first healthy one in preference order, else the first. */
+  /**
+   * The provider requests go to first: the first healthy one in preference order; when none is healthy,
+   * the one selected last (sticky: the selection, and the payment subscription with it, does not flap
+   * back to a preferred provider that is down just because the others are out too).
+   */
   private selectedProvider(): Provider {
-    return this.list.find((p) => p.healthy) ?? this.list[0]!;
+    return this.list.find((p) => p.healthy) ?? this.lastSelected;
   }
 
   /** Label of the selected provider. */
@@ -350,6 +358,8 @@ export class RpcPool {
     if (p.window.length > this.o.errorWindow) p.window.shift();
     if (ok || this.list.length < 2) return;
     const failed = p.window.filter((x) => !x).length;
+    // the last healthy provider stays in on its error rate: taking it out would leave nothing better
+    if (!this.list.some((o) => o !== p && o.healthy)) return;
     if (p.healthy && failed >= this.o.errorMinCount && failed / p.window.length >= this.o.errorRateOut) {
       this.markOut(p, `error rate: ${failed} of the last ${p.window.length} requests failed`);
     }
@@ -370,7 +380,12 @@ export class RpcPool {
       const signal = outer ? AbortSignal.any([outer, AbortSignal.timeout(this.o.requestTimeoutMs)]) : AbortSignal.timeout(this.o.requestTimeoutMs);
       return this.o.fetch(this.list[0]!.url, { method: 'POST', headers, body, signal });
     }
-    const order = [...this.list.filter((p) => p.healthy), ...this.list.filter((p) => !p.healthy)];
+    const healthy = this.list.filter((p) => p.healthy);
+    const sticky = healthy.length ? null : this.lastSelected;
+    const order = sticky ? [sticky, ...this.list.filter((p) => p !== sticky)] : [...healthy, ...this.list.filter((p) => !p.healthy)];
+    // the last healthy provider (or the last of all when none is healthy) gets the rest of the request's
+    // time: a slow but working provider is not cut off for a last resort that is known to be failing
+    const patientAt = healthy.length ? healthy.length - 1 : order.length - 1;
     const strictFrom = methodsOf(body).some((m) => STRICT_METHODS.has(m)) ? this.referenceSlot : 0;
     let lastError: unknown = null;
     let lastAnswer: Response | null = null;
@@ -378,8 +393,8 @@ export class RpcPool {
       const p = order[i]!;
       const remaining = deadline - Date.now();
       if (remaining <= 0) break;
-      const isLast = i === order.length - 1;
-      const timeout = AbortSignal.timeout(isLast ? remaining : Math.min(remaining, this.o.attemptTimeoutMs));
+      const patient = i === patientAt || i === order.length - 1;
+      const timeout = AbortSignal.timeout(patient ? remaining : Math.min(remaining, this.o.attemptTimeoutMs));
       const signal = outer ? AbortSignal.any([outer, timeout]) : timeout;
       try {
         const res = await this.attempt(p, body, headers, signal, strictFrom);
@@ -405,7 +420,10 @@ export class RpcPool {
       }
     }
     if (lastAnswer) return lastAnswer;
-    throw lastError instanceof Error ? lastError : new Error('no RPC provider answered');
+    // "fetch failed" as undici says it: the service's error translation (./errors.ts) reads it as the RPC
+    // being unreachable (503 chain-unavailable, retried), whatever web3.js wraps around it
+    const last = lastError instanceof Error ? lastError.message : 'no provider was asked';
+    throw new Error(`fetch failed: no RPC provider gave a usable answer (last: ${last})`, { cause: lastError });
   };
 
   private async attempt(p: Provider, body: string, headers: RequestInit['headers'], signal: AbortSignal, strictFrom: number): Promise<Response> {
@@ -415,7 +433,7 @@ export class RpcPool {
       res = await this.o.fetch(p.url, { method: 'POST', headers, body, signal });
       text = await res.text();
     } catch (err) {
-      throw new AttemptFailed(`${p.label}: ${signal.aborted ? 'no answer in time' : transportError(err)}`);
+      throw new AttemptFailed(`${p.label}: ${signal.aborted ? 'no answer in time (aborted due to timeout)' : transportError(err)}`);
     }
     if (res.status === 429 || res.status >= 500) {
       throw new HttpAnswer(p.label, new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers }));
