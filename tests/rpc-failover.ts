@@ -75,11 +75,11 @@ const cleanups: Array<() => Promise<void> | void> = [];
 
 /**
  * `call` again while it answers 503 (chain-unavailable / service-unavailable, with Retry-After) or throws
- * (a login step), for at most 60 s: what any client does through an outage. Every answer is counted by
+ * (a login step), for at most 120 s: what any client does through an outage. Every answer is counted by
  * the client's fetch.
  */
 async function retrying<R extends { status: number; headers?: Pick<Headers, 'get'> }>(call: () => Promise<R>): Promise<R> {
-  const until = Date.now() + 60_000;
+  const until = Date.now() + 120_000;
   for (;;) {
     let r: R | null = null;
     let failure: unknown = null;
@@ -234,10 +234,14 @@ async function main(): Promise<void> {
   const countingFetch: typeof fetch = async (input, init) => {
     try {
       const r = await fetch(input, init);
-      statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+      // an error status is counted with its problem type (chain-unavailable, service-unavailable, ...)
+      const type = r.status >= 400 ? ((await r.clone().json().catch(() => null)) as { type?: string } | null)?.type?.split('/').pop() : undefined;
+      const key = type ? `${r.status} ${type}` : String(r.status);
+      statuses[key] = (statuses[key] ?? 0) + 1;
       return r;
     } catch (err) {
-      statuses.network_error = (statuses.network_error ?? 0) + 1;
+      const key = `network error (${String((err as { cause?: { code?: string } })?.cause?.code ?? (err as Error)?.name)})`;
+      statuses[key] = (statuses[key] ?? 0) + 1;
       throw err;
     }
   };
@@ -376,10 +380,10 @@ async function main(): Promise<void> {
 
 let crashed: unknown = null;
 const deadline = setTimeout(() => {
-  console.error('[rpc-failover] no result within 8 minutes: stopping');
+  console.error('[rpc-failover] no result within 15 minutes: stopping');
   crashed = new Error('timeout');
   void finish();
-}, 480_000);
+}, 900_000);
 
 let finishing = false;
 async function finish(): Promise<void> {
