@@ -13,6 +13,7 @@ import { RpcPool, type FetchLike } from '../server/src/chain/rpc-pool.js';
 import { sendRawAndConfirm } from '../server/src/chain/tx.js';
 import { translateChainError } from '../server/src/chain/errors.js';
 import { loadConfig } from '../server/src/config.js';
+import { createMetrics, registerRpcProviderGauges } from '../server/src/metrics.js';
 
 type Mode = 'ok' | 'refuse' | 'hang' | 'stale' | 'http503' | 'behind' | 'unhealthy';
 
@@ -378,6 +379,26 @@ describe('RpcPool: the websocket endpoint follows the selection', () => {
   it('metrics labels never carry the URL path (API keys)', () => {
     const { pool } = setup();
     expect(pool.status().map((s) => s.label)).toEqual(['rpc-a.test:8899', 'rpc-b.test:8899']);
+  });
+});
+
+describe('RpcPool: metrics', () => {
+  it('bazaar_rpc_provider_up / _selected / _slot per provider host follow the health checks', async () => {
+    const { pool, a } = setup();
+    const metrics = createMetrics();
+    registerRpcProviderGauges(metrics, () => pool.status());
+    await pool.checkNow();
+    let text = await metrics.scrape();
+    expect(text).toContain('bazaar_rpc_provider_up{provider="rpc-a.test:8899"} 1');
+    expect(text).toContain('bazaar_rpc_provider_selected{provider="rpc-a.test:8899"} 1');
+    expect(text).toContain('bazaar_rpc_provider_selected{provider="rpc-b.test:8899"} 0');
+    expect(text).toContain('bazaar_rpc_provider_slot{provider="rpc-b.test:8899"} 1000');
+    expect(text).not.toContain('key-0');
+    a.mode = 'refuse';
+    await pool.checkNow();
+    text = await metrics.scrape();
+    expect(text).toContain('bazaar_rpc_provider_up{provider="rpc-a.test:8899"} 0');
+    expect(text).toContain('bazaar_rpc_provider_selected{provider="rpc-b.test:8899"} 1');
   });
 });
 
