@@ -308,6 +308,16 @@ describe('RpcPool: stale answers are not trusted', () => {
     expect(pool.status()[0]!.healthy).toBe(true);
   });
 
+  it('a finalized read may trail the tip by the finalization depth without being called stale', async () => {
+    const { pool, a, b, cluster, connection } = setup(2, { maxSlotLag: 10 });
+    await pool.checkNow();
+    a.mode = 'stale';
+    a.frozenSlot = cluster.slot - 40; // a root 40 slots back
+    await connection.getAccountInfo(Keypair.generate().publicKey, 'finalized');
+    expect(a.calls.getAccountInfo).toBe(1);
+    expect(b.calls.getAccountInfo).toBeUndefined();
+  });
+
   it('every provider stale: the request fails rather than answering from an old view', async () => {
     const { pool, a, b, cluster, connection } = setup(2, { maxSlotLag: 10 });
     await pool.checkNow();

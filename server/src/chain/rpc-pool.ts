@@ -37,7 +37,8 @@
  * Stale answers ("is it paid?" must not be answered by a node that has not seen the payment yet): an
  * answer that carries `result.context.slot` (getAccountInfo, getMultipleAccounts, getSignatureStatuses,
  * getBalance, getLatestBlockhash, isBlockhashValid, getProgramAccounts withContext, ...) below the
- * reference slot minus `maxSlotLag` is rejected and the request is asked elsewhere; the reference slot
+ * reference slot minus `maxSlotLag` (plus FINALIZED_EXTRA_LAG for a `finalized` read) is rejected and the
+ * request is asked elsewhere; the reference slot
  * is the highest slot of the last health round and of the answers accepted since (monotonic). When
  * every provider is stale the request fails (web3.js reports it, the service answers chain-unavailable)
  * rather than trusting an old answer. `getSignatureStatuses` ("did it land?", recorded-send.ts reads it
@@ -133,6 +134,9 @@ class AttemptFailed extends Error {}
 
 /** Methods whose answer must be at least as recent as the newest slot known when the request started. */
 const STRICT_METHODS: ReadonlySet<string> = new Set(['getSignatureStatuses']);
+
+/** Extra slots a `finalized` read's context may lag (the root trails the tip by ~32 slots on mainnet). */
+export const FINALIZED_EXTRA_LAG = 64;
 
 /** A label for a provider URL: host[:port], `#n` appended when two providers share a host. */
 function labelsFor(urls: string[]): string[] {
@@ -387,6 +391,8 @@ export class RpcPool {
     // time: a slow but working provider is not cut off for a last resort that is known to be failing
     const patientAt = healthy.length ? healthy.length - 1 : order.length - 1;
     const strictFrom = methodsOf(body).some((m) => STRICT_METHODS.has(m)) ? this.referenceSlot : 0;
+    // a `finalized` read answers as of the last root, ~32 slots behind the tip by design: allowed that much more
+    const lag = this.o.maxSlotLag + (/"commitment":"finalized"/.test(body) ? FINALIZED_EXTRA_LAG : 0);
     let lastError: unknown = null;
     let lastAnswer: Response | null = null;
     for (let i = 0; i < order.length; i++) {
@@ -397,7 +403,7 @@ export class RpcPool {
       const timeout = AbortSignal.timeout(patient ? remaining : Math.min(remaining, this.o.attemptTimeoutMs));
       const signal = outer ? AbortSignal.any([outer, timeout]) : timeout;
       try {
-        const res = await this.attempt(p, body, headers, signal, strictFrom);
+        const res = await this.attempt(p, body, headers, signal, strictFrom, lag);
         this.record(p, true);
         return res;
       } catch (err) {
@@ -426,7 +432,7 @@ export class RpcPool {
     throw new Error(`fetch failed: no RPC provider gave a usable answer (last: ${last})`, { cause: lastError });
   };
 
-  private async attempt(p: Provider, body: string, headers: RequestInit['headers'], signal: AbortSignal, strictFrom: number): Promise<Response> {
+  private async attempt(p: Provider, body: string, headers: RequestInit['headers'], signal: AbortSignal, strictFrom: number, lag: number): Promise<Response> {
     let res: Response;
     let text: string;
     try {
@@ -453,7 +459,7 @@ export class RpcPool {
         }
         const slot = m?.result?.context?.slot;
         if (typeof slot === 'number') {
-          if (slot < this.referenceSlot - this.o.maxSlotLag) {
+          if (slot < this.referenceSlot - lag) {
             throw new StaleAnswer(`stale: answered at slot ${slot}, ${this.referenceSlot - slot} behind`);
           }
           if (slot < strictFrom) throw new BehindAnswer(`${p.label}: answered at slot ${slot}, before slot ${strictFrom} already seen`);
