@@ -235,6 +235,34 @@ describe('RpcPool: health transitions', () => {
     expect(pool.status()[1]).toMatchObject({ healthy: true, selected: true });
   });
 
+  it('a hanging provider is out on its second timed-out check; a round where every check timed out takes nobody out (the service itself is slow)', async () => {
+    const { pool, a, b } = setup(2, { healthTimeoutMs: 30 });
+    await pool.checkNow();
+    a.mode = 'hang';
+    b.mode = 'hang';
+    await pool.checkNow();
+    await pool.checkNow();
+    expect(pool.status().map((s) => s.healthy)).toEqual([true, true]);
+    b.mode = 'ok';
+    await pool.checkNow();
+    expect(pool.status()[0]!.healthy).toBe(true); // one timeout: not yet
+    await pool.checkNow();
+    expect(pool.status()[0]).toMatchObject({ healthy: false, reason: 'getHealth: timed out' });
+  });
+
+  it('every provider out: the one selected last is asked first and given the whole request time', async () => {
+    const { pool, a, b, connection } = setup(); // attempt timeout 50 ms
+    a.mode = 'refuse';
+    await pool.checkNow();
+    b.mode = 'unhealthy';
+    await pool.checkNow();
+    b.mode = 'ok';
+    b.delayMs = 150;
+    await connection.getAccountInfo(Keypair.generate().publicKey);
+    expect(b.calls.getAccountInfo).toBe(1);
+    expect(a.calls.getAccountInfo).toBeUndefined();
+  });
+
   it('getHealth answering "unhealthy" takes the provider out', async () => {
     const { pool, a } = setup();
     a.mode = 'unhealthy';

@@ -221,7 +221,14 @@ async function main(): Promise<void> {
   });
   await eventually(() => fetch(`${base}/readyz`).then((r) => r.ok, () => false), { what: 'service ready', timeoutMs: 120_000, intervalMs: 250 });
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-  const g0 = await providerGauges(metricsUrl);
+  // the first health checks run while the service is still busy starting: wait for them to settle
+  const g0 = await eventually(
+    async () => {
+      const g = await providerGauges(metricsUrl);
+      return g[label(preferred)]?.selected === 1 && g[label(preferred)]?.up === 1 && g[label(second)]?.up === 1 ? g : null;
+    },
+    { what: 'both providers healthy, the preferred one selected', timeoutMs: 30_000, intervalMs: 250 },
+  ).catch(() => providerGauges(metricsUrl));
   const banner = /"msg":"Solana RPC providers \(preference order\)"/.test(readFileSync(logFile, 'utf8'));
   check(
     'the service starts on two providers, the preferred one selected (gauges, start-up log)',

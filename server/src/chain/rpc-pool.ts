@@ -25,7 +25,8 @@
  *
  * Health (a check every `healthIntervalMs` on every provider, only with two or more providers):
  * `getHealth` and `getSlot` (at the pool's commitment). A provider is taken OUT when a check fails
- * (transport error, timeout `healthTimeoutMs`, HTTP error, getHealth not "ok"), when its slot lags
+ * (transport error, HTTP error, getHealth not "ok"; a timeout `healthTimeoutMs` on the second check in a
+ * row, and not at all in a round where every provider timed out: then the service itself is slow), when its slot lags
  * the highest slot of the providers checked in that round by more than `maxSlotLag`, when one of its
  * answers carried a stale context slot, or when its recent requests failed too often (at least
  * `errorMinCount` failures and at least `errorRateOut` of the last `errorWindow` requests). It comes
@@ -125,6 +126,8 @@ interface Provider {
   reason: string | null;
   slot: number | null;
   okStreak: number;
+  /** consecutive health checks that timed out */
+  slowStreak: number;
   window: boolean[];
   requests: number;
   failures: number;
@@ -186,6 +189,7 @@ export class RpcPool {
       reason: null,
       slot: null,
       okStreak: 0,
+      slowStreak: 0,
       window: [],
       requests: 0,
       failures: 0,
@@ -278,9 +282,17 @@ export class RpcPool {
     const results = await Promise.all(this.list.map((p) => this.check(p)));
     const slots = results.filter((r): r is { slot: number } => 'slot' in r).map((r) => r.slot);
     if (slots.length) this.referenceSlot = Math.max(this.referenceSlot, ...slots);
+    // every check timed out: the service itself (a blocked event loop, its own network) is the likelier
+    // cause, and nothing is learnt about the providers
+    if (results.every((r) => 'error' in r && r.timedOut)) return;
     this.list.forEach((p, i) => {
       const r = results[i]!;
-      if ('error' in r) return this.markOut(p, r.error);
+      if ('error' in r) {
+        // a timeout takes a provider out on the second in a row; a refusal or an error answer at once
+        if (r.timedOut && p.healthy && ++p.slowStreak < 2) return;
+        return this.markOut(p, r.error);
+      }
+      p.slowStreak = 0;
       p.slot = r.slot;
       const lag = this.referenceSlot - r.slot;
       if (lag > this.o.maxSlotLag) return this.markOut(p, `stale: ${lag} slots behind`);
@@ -295,7 +307,7 @@ export class RpcPool {
     this.noteSelection();
   }
 
-  private async check(p: Provider): Promise<{ slot: number } | { error: string }> {
+  private async check(p: Provider): Promise<{ slot: number } | { error: string; timedOut?: boolean }> {
     const signal = AbortSignal.timeout(this.o.healthTimeoutMs);
     try {
       const [health, slot] = await Promise.all([
@@ -306,7 +318,7 @@ export class RpcPool {
       if (typeof slot !== 'number') return { error: 'getSlot: not a number' };
       return { slot };
     } catch (err) {
-      return { error: err instanceof Error ? err.message : String(err) };
+      return { error: err instanceof Error ? err.message : String(err), timedOut: signal.aborted };
     }
   }
 
@@ -387,9 +399,9 @@ export class RpcPool {
     const healthy = this.list.filter((p) => p.healthy);
     const sticky = healthy.length ? null : this.lastSelected;
     const order = sticky ? [sticky, ...this.list.filter((p) => p !== sticky)] : [...healthy, ...this.list.filter((p) => !p.healthy)];
-    // the last healthy provider (or the last of all when none is healthy) gets the rest of the request's
+    // the last healthy provider (when none is healthy: the one selected last, asked first) gets the rest of the request's
     // time: a slow but working provider is not cut off for a last resort that is known to be failing
-    const patientAt = healthy.length ? healthy.length - 1 : order.length - 1;
+    const patientAt = healthy.length ? healthy.length - 1 : 0;
     const strictFrom = methodsOf(body).some((m) => STRICT_METHODS.has(m)) ? this.referenceSlot : 0;
     // a `finalized` read answers as of the last root, ~32 slots behind the tip by design: allowed that much more
     const lag = this.o.maxSlotLag + (/"commitment":"finalized"/.test(body) ? FINALIZED_EXTRA_LAG : 0);
