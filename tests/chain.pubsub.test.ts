@@ -190,3 +190,33 @@ describe('websocketUrlFor (web3.js makeWebsocketUrl rules)', () => {
     expect(websocketUrlFor(rpc)).toBe(ws);
   });
 });
+
+describe('ProgramSubscription following the RPC pool (issue 27 item 5)', () => {
+  it('the selected provider switches: the subscription leaves the old websocket and subscribes on the new one at once (onDown, then onSubscribed)', async () => {
+    const first = await startServer();
+    const second = await startServer();
+    let current = first.url;
+    const listeners = new Set<() => void>();
+    const endpoint = {
+      current: () => current,
+      onSwitch: (l: () => void) => {
+        listeners.add(l);
+        return () => listeners.delete(l);
+      },
+    };
+    // a back-off far longer than the test: only the switch itself can reconnect this fast
+    const { sub, log } = subscription(first, { wsUrl: endpoint, backoff: { initialMs: 60_000, maxMs: 60_000 } });
+    sub.start();
+    await eventually(() => sub.state === 'subscribed', { what: 'subscribed on the first', timeoutMs: 5_000, intervalMs: 10 });
+    expect(first.requests).toHaveLength(1);
+    current = second.url;
+    for (const l of listeners) l();
+    await eventually(() => second.requests.length === 1 && sub.state === 'subscribed', { what: 'subscribed on the second', timeoutMs: 5_000, intervalMs: 10 });
+    expect(log.down).toEqual(['socket closed']);
+    expect(log.up).toBe(2);
+    second.sockets[0]!.send(notification(40, 'Acct1111111111111111111111111111111111111', Buffer.from([4]), 77));
+    await eventually(() => log.changes.length === 1, { what: 'a change from the second', timeoutMs: 5_000, intervalMs: 10 });
+    await sub.stop();
+    expect(listeners.size).toBe(0);
+  });
+});

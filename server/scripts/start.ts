@@ -166,7 +166,9 @@ async function run() {
     config.metrics?.port != null
       ? `  metrics    http://${config.metrics.host}:${config.metrics.port}/metrics   (Prometheus; METRICS_PORT, README "Metrics and traces")`
       : `  metrics    ${config.metrics?.token ? `${base}/metrics with Authorization: Bearer <METRICS_TOKEN>` : 'off (set METRICS_PORT or METRICS_TOKEN)'}`,
-    `  Solana RPC ${localnet?.rpcUrl ?? start.solanaRpcUrl}${localnet ? `  (websocket ${localnet.wsUrl}; dev methods localnet_getClock, localnet_advanceClock)` : ''}`,
+    config.solanaRpcUrls && config.solanaRpcUrls.length > 1
+      ? `  Solana RPC ${config.solanaRpcUrls.length} providers, in order of preference (SOLANA_RPC_URLS; failover and health checks, README "Several RPC providers"): ${config.solanaRpcUrls.map(rpcHost).join(', ')}`
+      : `  Solana RPC ${localnet?.rpcUrl ?? start.solanaRpcUrl}${localnet ? `  (websocket ${localnet.wsUrl}; dev methods localnet_getClock, localnet_advanceClock)` : ''}`,
     `  client IP  ${clientIpNote(config.trustProxy)}`,
     `  database   ${early.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PostgreSQL (PGlite) in ${join(dataDir, 'pglite')}`}`,
     `  dev keys   ${join(dataDir, 'keys')}  (service = platform authority + arbiter, admin, treasury, test USDC mint authority, fee sponsor; never commit them)`,
@@ -188,6 +190,16 @@ async function sponsorLine(config: Config): Promise<string> {
     return `fee sponsorship on: ${key.toBase58()} holds ${(lamports / LAMPORTS_PER_SOL).toFixed(4)} SOL (budget ${s.dailyLamports} lamports/day; gauge bazaar_fee_sponsor_balance_lamports)`;
   } catch (err) {
     return `fee sponsorship on; sponsor balance unreadable: ${(err as Error).message}`;
+  }
+}
+
+/** host[:port] of an RPC URL: its path and query may carry an API key, which a banner must not print. */
+function rpcHost(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname.length > 1 || u.search ? '/…' : ''}`;
+  } catch {
+    return '(invalid URL)';
   }
 }
 

@@ -290,6 +290,29 @@ export const ENV_VARS: readonly EnvVar[] = [
     readers: S,
   },
   {
+    name: 'SOLANA_RPC_URLS',
+    group: 'chain',
+    default: computed('unset: the one provider of `SOLANA_RPC_URL`'),
+    meaning:
+      'several Solana JSON-RPC providers of the same cluster, comma-separated, in order of preference (README "Several RPC providers"): ' +
+      'requests go to the first healthy one, fail over to the next on an outage, and answers from a node behind the others are refused; ' +
+      'replaces `SOLANA_RPC_URL` (set one of the two)',
+    example: 'https://rpc-a.example.com/KEY,https://rpc-b.example.com/?api-key=KEY',
+    readers: S,
+  },
+  {
+    name: 'SOLANA_WS_URLS',
+    group: 'chain',
+    default: computed('each derived from its `SOLANA_RPC_URLS` entry as for `SOLANA_WS_URL`'),
+    meaning: 'the providers\' PubSub websockets, comma-separated, same order and count as `SOLANA_RPC_URLS` (the payment subscription follows the selected provider); `off`: no subscription',
+    example: 'wss://rpc-a.example.com/KEY,wss://rpc-b.example.com/?api-key=KEY',
+    with: { SOLANA_RPC_URLS: 'https://rpc-a.example.com/KEY,https://rpc-b.example.com/?api-key=KEY' },
+    readers: S,
+  },
+  { name: 'SOLANA_RPC_HEALTH_INTERVAL_MS', group: 'chain', default: lit(1_000), meaning: 'with several providers: ms between health checks of every provider (`getHealth` + `getSlot`, two requests per provider per check; a check may take at most this long, at most 1 s)', example: '2000', readers: S },
+  { name: 'SOLANA_RPC_MAX_SLOT_LAG', group: 'chain', default: lit(10), meaning: 'with several providers: slots a provider may lag the highest slot known before it is taken out and its answers are refused as stale (10 slots = 4 s)', example: '25', readers: S },
+  { name: 'SOLANA_RPC_ATTEMPT_TIMEOUT_MS', group: 'chain', default: lit(2_000), meaning: 'with several providers: ms one request waits for a provider before asking the next (the last one asked gets the rest of the request\'s 15 s)', example: '5000', readers: S },
+  {
     name: 'SOLANA_PUBLIC_RPC_URL',
     group: 'chain',
     default: computed('the RPC URL the server uses (`SOLANA_RPC_URL`, or the embedded localnet\'s `http://127.0.0.1:SOLANA_RPC_PORT`)'),
@@ -584,6 +607,44 @@ function wsUrl(value: string | undefined, rpcUrl: string): string | null {
   return url;
 }
 
+/**
+ * SOLANA_RPC_URLS: at least one http(s) URL, no duplicates; not together with a different SOLANA_RPC_URL.
+ * Undefined when unset (one provider).
+ */
+function rpcProviders(env: NodeJS.ProcessEnv): string[] | undefined {
+  const urls = list(env, 'SOLANA_RPC_URLS');
+  if (urls === undefined) return undefined;
+  if (!urls.length) throw new ConfigError('SOLANA_RPC_URLS', 'SOLANA_RPC_URLS must name at least one http(s) URL');
+  for (const u of urls) httpUrl('SOLANA_RPC_URLS', u);
+  if (new Set(urls).size !== urls.length) throw new ConfigError('SOLANA_RPC_URLS', 'SOLANA_RPC_URLS names the same URL twice');
+  const single = raw(env, 'SOLANA_RPC_URL');
+  if (single !== undefined && single !== urls[0]) {
+    throw new ConfigError('SOLANA_RPC_URLS', 'set SOLANA_RPC_URLS (several providers) or SOLANA_RPC_URL (one), not both');
+  }
+  return urls;
+}
+
+/** SOLANA_WS_URLS: `off` -> null, unset -> undefined (derived per provider), else one ws(s) URL per RPC URL. */
+function wsProviders(env: NodeJS.ProcessEnv, rpcUrls: string[]): string[] | null | undefined {
+  const v = raw(env, 'SOLANA_WS_URLS');
+  if (v === undefined) return raw(env, 'SOLANA_WS_URL')?.toLowerCase() === 'off' ? null : undefined;
+  if (v.trim().toLowerCase() === 'off') return null;
+  const urls = list(env, 'SOLANA_WS_URLS')!;
+  if (urls.length !== rpcUrls.length) {
+    throw new ConfigError('SOLANA_WS_URLS', `SOLANA_WS_URLS must name one websocket per SOLANA_RPC_URLS entry (${rpcUrls.length}), got ${urls.length}`);
+  }
+  for (const u of urls) {
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(u);
+    } catch {
+      /* reported below */
+    }
+    if (parsed?.protocol !== 'ws:' && parsed?.protocol !== 'wss:') throw new ConfigError('SOLANA_WS_URLS', `SOLANA_WS_URLS must list ws:// or wss:// URLs or be off, got "${u}"`);
+  }
+  return urls;
+}
+
 export interface CategoryConfig {
   slug: string;
   name: string;
@@ -619,6 +680,12 @@ export interface Config {
   solanaPublicRpcUrl?: string;
   /** PubSub websocket of the RPC (SOLANA_WS_URL, default derived from solanaRpcUrl); null = off (poll only) */
   solanaWsUrl?: string | null;
+  /** SOLANA_RPC_URLS: several providers in preference order (the first is also `solanaRpcUrl`); absent: one provider */
+  solanaRpcUrls?: string[];
+  /** SOLANA_WS_URLS: their websockets (same order); null = off; absent = derived from each RPC URL */
+  solanaWsUrls?: string[] | null;
+  /** health checks and failover of several providers (chain/rpc-pool.ts) */
+  rpcPool?: { healthIntervalMs: number; maxSlotLag: number; attemptTimeoutMs: number };
   escrowProgramId?: string;
   serviceKeypairPath: string;
   currencies: CurrencyInfo[];
@@ -821,7 +888,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     throw new ConfigError('SIWS_CHAIN_ID', `SIWS_CHAIN_ID must be mainnet, devnet, testnet or localnet, got "${siwsChainId}"`);
   }
   const custodyEnabled = bool(env, 'CUSTODY_ENABLED');
-  const solanaRpcUrl = raw(env, 'SOLANA_RPC_URL') ?? localnetRpcUrl(env);
+  const rpcUrls = rpcProviders(env);
+  if (!rpcUrls && raw(env, 'SOLANA_WS_URLS') !== undefined) {
+    throw new ConfigError('SOLANA_WS_URLS', 'SOLANA_WS_URLS goes with SOLANA_RPC_URLS (one websocket per provider); with one provider set SOLANA_WS_URL');
+  }
+  const solanaRpcUrl = rpcUrls?.[0] ?? raw(env, 'SOLANA_RPC_URL') ?? localnetRpcUrl(env);
   const trustProxyText = raw(env, 'TRUST_PROXY')!;
   return {
     port: httpPort,
@@ -839,6 +910,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     clockSkewSeconds: int(env, 'SIWS_CLOCK_SKEW_SECONDS'),
     solanaRpcUrl,
     solanaWsUrl: wsUrl(raw(env, 'SOLANA_WS_URL'), solanaRpcUrl),
+    ...(rpcUrls ? { solanaRpcUrls: rpcUrls, solanaWsUrls: wsProviders(env, rpcUrls) } : {}),
+    rpcPool: {
+      healthIntervalMs: positive(env, 'SOLANA_RPC_HEALTH_INTERVAL_MS'),
+      maxSlotLag: int(env, 'SOLANA_RPC_MAX_SLOT_LAG'),
+      attemptTimeoutMs: positive(env, 'SOLANA_RPC_ATTEMPT_TIMEOUT_MS'),
+    },
     solanaPublicRpcUrl: raw(env, 'SOLANA_PUBLIC_RPC_URL') === undefined ? undefined : httpUrl('SOLANA_PUBLIC_RPC_URL', raw(env, 'SOLANA_PUBLIC_RPC_URL')!).toString().replace(/\/$/, ''),
     escrowProgramId: raw(env, 'ESCROW_PROGRAM_ID') ?? chainFile.programId,
     serviceKeypairPath: raw(env, 'SERVICE_KEYPAIR_PATH') ?? path.join(dataDir, 'keys', 'service.json'),
@@ -1024,7 +1101,8 @@ export function loadStartConfig(env: NodeJS.ProcessEnv = process.env): StartConf
     port: port(env, 'PORT'),
     host: raw(env, 'HOST')!,
     dataDir: dataDirOf(env),
-    solanaRpcUrl: raw(env, 'SOLANA_RPC_URL'),
+    // several providers: the first (chain bootstrap, the banner); the server uses them all
+    solanaRpcUrl: raw(env, 'SOLANA_RPC_URL') ?? rpcProviders(env)?.[0],
     solanaRpcPort: port(env, 'SOLANA_RPC_PORT'),
     chainBootstrap: bool(env, 'CHAIN_BOOTSTRAP'),
     // npm start serves the Solana Actions unless told otherwise (the server's own default is off)

@@ -22,7 +22,7 @@ import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { createApp } from './app.js';
 import { composeServices, type Services } from './composition.js';
-import { createChain } from './chain/index.js';
+import { createChain, type ChainClient } from './chain/index.js';
 import { loadOrCreateKeypair, readKeypairFile } from './chain/keys.js';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
@@ -35,7 +35,7 @@ import { Lifecycle, StartAborted } from './lifecycle.js';
 import { createLogger, type Logger } from './logger.js';
 import { loadServerConfig, probeDatabase, reportStartupFailure, StartupError, startupFailureLine } from './startup.js';
 import { createMetricsServer, METRICS_PATH } from './http/metrics.js';
-import { createMetrics } from './metrics.js';
+import { createMetrics, registerRpcProviderGauges } from './metrics.js';
 import { startTracing, stopTracing } from './tracing.js';
 
 /** The fee sponsor's keypair: FEE_SPONSOR_KEYPAIR_PATH, or DATA_DIR/keys/sponsor.json (created when missing). */
@@ -43,7 +43,11 @@ function sponsorKeypairOf(s: NonNullable<Config['feeSponsorship']>, dataDir: str
   return s.defaultKeypair ? loadOrCreateKeypair(dataDir, 'sponsor') : readKeypairFile(s.keypairPath);
 }
 
-function chainFor(config: Config, log: Logger): AppContext['chain'] {
+/**
+ * The chain client: one provider (SOLANA_RPC_URL), or a pool of several (SOLANA_RPC_URLS, chain/rpc-pool.ts)
+ * whose health loop the caller starts and stops.
+ */
+function chainFor(config: Config, log: Logger): ChainClient | null {
   if (!existsSync(config.serviceKeypairPath)) {
     log.warn({ path: config.serviceKeypairPath }, 'no service keypair: running without a chain client (run the localnet bootstrap)');
     return null;
@@ -51,6 +55,9 @@ function chainFor(config: Config, log: Logger): AppContext['chain'] {
   return createChain({
     rpcUrl: config.solanaRpcUrl,
     ...(config.solanaWsUrl ? { wsUrl: config.solanaWsUrl } : {}),
+    rpcUrls: config.solanaRpcUrls,
+    wsUrls: config.solanaWsUrls,
+    pool: { ...config.rpcPool, log: log.child({ component: 'rpc-pool' }) },
     serviceKeypair: readKeypairFile(config.serviceKeypairPath),
     // fee sponsorship: a key of its own (its balance caps what sponsorship can cost), created at the default path
     ...(config.feeSponsorship?.enabled ? { sponsorKeypair: sponsorKeypairOf(config.feeSponsorship, config.dataDir) } : {}),
@@ -104,6 +111,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
   let http: HttpServer | null = null;
   let services: Services | null = null;
   let metricsServer: Server | null = null;
+  let chain: ChainClient | null = null;
   // the start-up step in progress: a stop waits for it, then closes what exists
   let step: Promise<unknown> = Promise.resolve();
   const run = <T>(p: Promise<T>): Promise<T> => {
@@ -113,6 +121,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
   lifecycle.onStop(async () => {
     await step.catch(() => undefined);
     await Promise.all([http?.drain(), services?.stop(), closeServer(metricsServer)]);
+    await chain?.stop();
     await db?.close();
     // the spans still batched go out before the process exits
     if (config.tracing) await stopTracing().catch(() => undefined);
@@ -141,11 +150,17 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
     lifecycle.checkpoint();
   }
 
+  chain = chainFor(config, log);
+  chain?.start();
+  if (chain?.rpcPool) {
+    const pool = chain.rpcPool;
+    log.info({ providers: pool.status().map((p) => p.label), selected: pool.selected() }, 'Solana RPC providers (preference order)');
+  }
   const ctx: AppContext = {
     config,
     db: db.prisma,
     log,
-    chain: chainFor(config, log),
+    chain,
     now: () => new Date(),
     dbPing: db.ping,
     dbPool: db.poolStats,
@@ -157,6 +172,10 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
   };
   // the composition root builds every module; the app maps the contract's routes onto them
   services = composeServices(ctx);
+  if (chain?.rpcPool) {
+    const pool = chain.rpcPool;
+    registerRpcProviderGauges(services.metrics, () => pool.status());
+  }
   const app = createApp(ctx, services);
   http = createHttpServer(app, config.http, log);
   const listening = http.server;

@@ -183,3 +183,47 @@ export class Metrics {
 export function createMetrics(opts: MetricsOptions = {}): Metrics {
   return new Metrics(opts);
 }
+
+/** One RPC provider's state for the gauges (chain/rpc-pool.ts `RpcPool.status()`; metrics.ts does not import the chain). */
+export interface RpcProviderGaugeState {
+  /** host[:port] of the provider's URL, never its path or query (API keys live there) */
+  label: string;
+  healthy: boolean;
+  selected: boolean;
+  slot: number | null;
+}
+
+/**
+ * The RPC provider gauges (issue 27 item 5), registered when the service runs with several providers
+ * (`SOLANA_RPC_URLS`): `bazaar_rpc_provider_up{provider}` (1 healthy, 0 taken out by the health
+ * checks), `bazaar_rpc_provider_selected{provider}` (1 for the provider requests go to first) and
+ * `bazaar_rpc_provider_slot{provider}` (the slot its last health check reported). The label set is the
+ * configured providers (bounded).
+ */
+export function registerRpcProviderGauges(metrics: Metrics, status: () => RpcProviderGaugeState[]): void {
+  const p = METRIC_PREFIX;
+  metrics.registerGauge({
+    name: `${p}rpc_provider_up`,
+    help: 'Solana RPC provider health as the pool sees it: 1 healthy, 0 taken out (failed health check, slot lag past SOLANA_RPC_MAX_SLOT_LAG, stale answer, error rate); by provider host',
+    labelNames: ['provider'] as const,
+    collect(g) {
+      for (const s of status()) g.set({ provider: s.label }, s.healthy ? 1 : 0);
+    },
+  });
+  metrics.registerGauge({
+    name: `${p}rpc_provider_selected`,
+    help: 'The Solana RPC provider requests and the payment subscription go to first: 1 for the selected one (the first healthy in SOLANA_RPC_URLS order), 0 for the others',
+    labelNames: ['provider'] as const,
+    collect(g) {
+      for (const s of status()) g.set({ provider: s.label }, s.selected ? 1 : 0);
+    },
+  });
+  metrics.registerGauge({
+    name: `${p}rpc_provider_slot`,
+    help: 'Slot reported by the last health check of each Solana RPC provider (absent before the first check)',
+    labelNames: ['provider'] as const,
+    collect(g) {
+      for (const s of status()) if (s.slot !== null) g.set({ provider: s.label }, s.slot);
+    },
+  });
+}

@@ -261,7 +261,7 @@ export interface EscrowClientOptions {
   commitment?: Commitment;
   confirm?: ConfirmOptions;
   /** PubSub websocket endpoint (`watchOrders`); absent: no subscriptions */
-  wsUrl?: string;
+  wsUrl?: ProgramSubscriptionOptions['wsUrl'];
 }
 
 /** What `EscrowClient.watchOrders` reports (see there). */
@@ -409,7 +409,7 @@ export class EscrowClient {
   private readonly sponsor?: Keypair;
   readonly commitment: Commitment;
   /** PubSub endpoint (undefined: `watchOrders` is unavailable) */
-  readonly wsUrl?: string;
+  readonly wsUrl?: ProgramSubscriptionOptions['wsUrl'];
   private readonly tokenPrograms = new Map<string, PublicKey>();
   /** rent-exempt minimum per account size, lamports (read from the RPC once per size) */
   private readonly rents = new Map<number, bigint>();

@@ -13,6 +13,7 @@ import { mintListingToken, readListingMint, transactionOutcome, updateListingTok
 import type { ConfirmOptions } from './tx.js';
 import type { Chain, CurrencyInfo } from './types.js';
 import { tracedFetch } from '../tracing.js';
+import { providersFrom, RpcPool, type RpcPoolOptions, type WsEndpoint } from './rpc-pool.js';
 
 export * from './types.js';
 export { EscrowClient } from './escrow.js';
@@ -25,12 +26,24 @@ export { sendAndConfirm, sendRawAndConfirm, type ConfirmOptions } from './tx.js'
 export { ProgramSubscription, websocketUrlFor, type SubscriptionState } from './pubsub.js';
 export type { OrderWatchHandlers } from './escrow.js';
 export { translateChainError, isNetworkError } from './errors.js';
+export { RpcPool, providersFrom, type RpcPoolOptions, type RpcProviderStatus, type WsEndpoint } from './rpc-pool.js';
 export { chainOptionsFromDataDir, loadOrCreateKeypair, readChainFile, readKeypairFile, type ChainFile } from './keys.js';
 
 export const DEFAULT_RPC_TIMEOUT_MS = 15_000;
 
 export interface CreateChainOptions {
+  /** the one provider (SOLANA_RPC_URL); with `rpcUrls`, ignored */
   rpcUrl: string;
+  /**
+   * Several providers in preference order (SOLANA_RPC_URLS): with two or more, every RPC call goes
+   * through an RpcPool (./rpc-pool.ts: health checks, failover, stale answers refused) and the payment
+   * subscription follows the selected provider's websocket.
+   */
+  rpcUrls?: string[];
+  /** the providers' websocket URLs, same order as `rpcUrls` (absent: derived; null: no websockets) */
+  wsUrls?: string[] | null;
+  /** health-check and failover settings of the pool (./rpc-pool.ts) */
+  pool?: Omit<RpcPoolOptions, 'providers' | 'fetch' | 'commitment' | 'requestTimeoutMs'>;
   /**
    * PubSub websocket endpoint: the escrow client's `watchOrders` subscribes there (and web3.js's
    * `connection.on*`). Absent: no subscriptions, the payment watcher polls only.
@@ -57,11 +70,29 @@ export type ChainClient = Chain & {
   connection: Connection;
   currencies: CurrencyInfo[];
   service: Keypair;
+  /** the provider pool (two or more providers), else null */
+  rpcPool: RpcPool | null;
+  /** start the pool's health loop (a no-op with one provider) */
+  start(): void;
+  /** stop it */
+  stop(): Promise<void>;
 };
 
-/** A web3.js Connection whose HTTP requests abort after `timeoutMs`. */
-export function createConnection(rpcUrl: string, opts: { commitment?: Commitment; wsUrl?: string; timeoutMs?: number } = {}): Connection {
+/**
+ * A web3.js Connection whose HTTP requests abort after `timeoutMs`; with `pool`, every request goes
+ * through the pool (`rpcUrl` is then only web3.js's label, the pool picks the provider).
+ */
+export function createConnection(rpcUrl: string, opts: { commitment?: Commitment; wsUrl?: string; timeoutMs?: number; pool?: RpcPool } = {}): Connection {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
+  if (opts.pool) {
+    return new Connection(rpcUrl, {
+      commitment: opts.commitment ?? 'confirmed',
+      disableRetryOnRateLimit: true,
+      wsEndpoint: opts.wsUrl,
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      fetch: opts.pool.fetch as any,
+    });
+  }
   // a span per JSON-RPC call while tracing is on (tracing.ts), the plain fetch otherwise
   const timedFetch = tracedFetch((input: unknown, init?: RequestInit) =>
     fetch(input as string, { ...init, signal: AbortSignal.timeout(timeoutMs) }));
@@ -76,7 +107,26 @@ export function createConnection(rpcUrl: string, opts: { commitment?: Commitment
 
 export function createChain(opts: CreateChainOptions): ChainClient {
   const commitment = opts.commitment ?? 'confirmed';
-  const connection = createConnection(opts.rpcUrl, { commitment, wsUrl: opts.wsUrl, timeoutMs: opts.rpcTimeoutMs });
+  const urls = opts.rpcUrls?.length ? opts.rpcUrls : [opts.rpcUrl];
+  const rpcPool =
+    urls.length > 1
+      ? new RpcPool({
+          ...opts.pool,
+          providers: providersFrom(urls, opts.wsUrls === undefined ? (opts.wsUrl ? undefined : null) : opts.wsUrls),
+          commitment,
+          requestTimeoutMs: opts.rpcTimeoutMs ?? DEFAULT_RPC_TIMEOUT_MS,
+          // a span per attempt, naming the provider it went to (tracing.ts), the plain fetch otherwise
+          // eslint-disable-next-line @typescript-eslint/no-explicit-any
+          fetch: tracedFetch((input: unknown, init?: RequestInit) => fetch(input as string, init)) as any,
+        })
+      : null;
+  const ws: string | WsEndpoint | undefined = rpcPool ? (rpcPool.wsEndpoint() ?? undefined) : opts.wsUrl;
+  const connection = createConnection(urls[0]!, {
+    commitment,
+    wsUrl: rpcPool ? (rpcPool.wsEndpoint()?.current() ?? undefined) : opts.wsUrl,
+    timeoutMs: opts.rpcTimeoutMs,
+    ...(rpcPool ? { pool: rpcPool } : {}),
+  });
   const service = opts.serviceKeypair;
   const escrow = new EscrowClient({
     connection,
@@ -88,7 +138,7 @@ export function createChain(opts: CreateChainOptions): ChainClient {
     currencies: opts.currencies,
     commitment,
     confirm: opts.confirm,
-    wsUrl: opts.wsUrl,
+    wsUrl: ws,
   });
   const mintDeps = { connection, service, commitment, confirm: opts.confirm };
   return {
@@ -96,6 +146,11 @@ export function createChain(opts: CreateChainOptions): ChainClient {
     escrow,
     currencies: opts.currencies,
     service,
+    rpcPool,
+    start: () => rpcPool?.start(),
+    stop: async () => {
+      await rpcPool?.stop();
+    },
     async health() {
       try {
         const slot = await Promise.race([

@@ -12,10 +12,16 @@
  * request `programSubscribe [program, {encoding: "base64", commitment, filters}]`, answer the
  * subscription id, notifications `programNotification {result: {context: {slot}, value: {pubkey,
  * account: {data: [base64, "base64"], lamports, owner, ...}}}, subscription}`.
+ *
+ * Several providers (./rpc-pool.ts): `wsUrl` may be a WsEndpoint that follows the pool's selected
+ * provider; when the selection switches, the socket is closed and the subscription reconnects at once
+ * (no back-off) to the new provider's websocket, reporting `onDown` and then `onSubscribed` as for any
+ * gap, so the watcher catches up what it may have missed.
  */
 import WebSocket from 'ws';
 import type { Commitment } from '@solana/web3.js';
 import type { Log } from '../lib/log.js';
+import type { WsEndpoint } from './rpc-pool.js';
 
 /** Where a subscription stands: `subscribed` = the RPC confirmed it and notifications flow. */
 export type SubscriptionState = 'stopped' | 'connecting' | 'subscribed' | 'retrying';
@@ -32,8 +38,8 @@ export interface ProgramAccountChange {
 }
 
 export interface ProgramSubscriptionOptions {
-  /** PubSub endpoint, `ws://` or `wss://` */
-  wsUrl: string;
+  /** PubSub endpoint, `ws://` or `wss://`, or one that follows the RPC pool's selected provider */
+  wsUrl: string | WsEndpoint;
   /** program id (base58) */
   programId: string;
   filters?: ProgramFilter[];
@@ -61,8 +67,32 @@ export class ProgramSubscription {
   private retryTimer: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private closed: Promise<void> = Promise.resolve();
+  private connectedTo: string | null = null;
+  private unfollow: (() => void) | null = null;
 
   constructor(private readonly o: ProgramSubscriptionOptions) {}
+
+  private url(): string {
+    return typeof this.o.wsUrl === 'string' ? this.o.wsUrl : this.o.wsUrl.current();
+  }
+
+  /** The endpoint switched (pool): leave the old provider's socket and connect to the new one now. */
+  private onSwitch(): void {
+    if (this.current === 'stopped' || this.url() === this.connectedTo) return;
+    this.o.log?.info({ from: this.connectedTo, to: this.url() }, 'program subscription: moving to the selected RPC provider');
+    const ws = this.ws;
+    this.attempt = 0;
+    if (ws) {
+      ws.terminate(); // 'close' -> retry(); with attempt 0 and `switching`, reconnects at once
+      this.switching = true;
+    } else if (this.retryTimer) {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = null;
+      this.connect();
+    }
+  }
+
+  private switching = false;
 
   get state(): SubscriptionState {
     return this.current;
@@ -72,12 +102,15 @@ export class ProgramSubscription {
   start(): void {
     if (this.current !== 'stopped') return;
     this.attempt = 0;
+    if (typeof this.o.wsUrl !== 'string') this.unfollow = this.o.wsUrl.onSwitch(() => this.onSwitch());
     this.connect();
   }
 
   /** Close the socket and stop retrying; resolves once the socket is closed. */
   async stop(): Promise<void> {
     this.current = 'stopped';
+    this.unfollow?.();
+    this.unfollow = null;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
     this.stopHeartbeat();
@@ -92,11 +125,13 @@ export class ProgramSubscription {
   private connect(): void {
     this.current = 'connecting';
     this.subscriptionId = null;
+    const url = this.url();
+    this.connectedTo = url;
     let ws: WebSocket;
     try {
-      ws = new WebSocket(this.o.wsUrl, { handshakeTimeout: 10_000 });
+      ws = new WebSocket(url, { handshakeTimeout: 10_000 });
     } catch (err) {
-      this.o.log?.warn({ err, ws_url: this.o.wsUrl }, 'program subscription: bad websocket URL');
+      this.o.log?.warn({ err, ws_url: url }, 'program subscription: bad websocket URL');
       this.retry('bad websocket URL');
       return;
     }
@@ -121,7 +156,7 @@ export class ProgramSubscription {
     });
     ws.on('message', (raw) => this.onMessage(ws, String(raw)));
     ws.on('error', (err) => {
-      if (this.ws === ws) this.o.log?.warn({ err: String(err), ws_url: this.o.wsUrl }, 'program subscription socket error');
+      if (this.ws === ws) this.o.log?.warn({ err: String(err), ws_url: url }, 'program subscription socket error');
     });
     ws.on('close', () => {
       if (this.ws !== ws) return; // stopped, or replaced
@@ -150,10 +185,10 @@ export class ProgramSubscription {
         this.subscriptionId = msg.result;
         this.current = 'subscribed';
         this.attempt = 0;
-        this.o.log?.info({ ws_url: this.o.wsUrl, program: this.o.programId }, 'program subscription live');
+        this.o.log?.info({ ws_url: this.connectedTo, program: this.o.programId }, 'program subscription live');
         this.o.onSubscribed?.();
       } else {
-        this.o.log?.warn({ error: msg.error, ws_url: this.o.wsUrl }, 'programSubscribe refused');
+        this.o.log?.warn({ error: msg.error, ws_url: this.connectedTo }, 'programSubscribe refused');
         ws.terminate(); // retried with back-off
       }
       return;
@@ -178,9 +213,11 @@ export class ProgramSubscription {
     if (wasLive) this.o.onDown?.(reason);
     const { initialMs, maxMs } = this.o.backoff ?? { initialMs: 250, maxMs: 30_000 };
     const base = Math.min(maxMs, initialMs * 2 ** Math.min(this.attempt, 30));
-    const delay = Math.round(base * (0.8 + 0.4 * Math.random()));
+    // moving to another provider (pool switch): at once
+    const delay = this.switching ? 0 : Math.round(base * (0.8 + 0.4 * Math.random()));
+    this.switching = false;
     this.attempt += 1;
-    if (!wasLive) this.o.log?.warn({ ws_url: this.o.wsUrl, reason, retry_in_ms: delay }, 'program subscription unavailable; retrying');
+    if (!wasLive) this.o.log?.warn({ ws_url: this.connectedTo, reason, retry_in_ms: delay }, 'program subscription unavailable; retrying');
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       if (this.current === 'retrying') this.connect();
