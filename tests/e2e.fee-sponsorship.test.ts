@@ -33,12 +33,12 @@ afterAll(async () => {
 });
 
 /** An app whose chain client holds a fresh sponsor key with `sol` SOL, and the sponsorship settings given. */
-async function sponsoredApp(settings: Partial<FeeSponsorshipSettings> = {}, sol = 2) {
+async function sponsoredApp(settings: Partial<FeeSponsorshipSettings> = {}, sol = 2, extra: { actionsEnabled?: boolean } = {}) {
   const sponsor = Keypair.generate();
   await ensureSol(env.chain.connection, sponsor.publicKey, BigInt(sol * LAMPORTS_PER_SOL), sol * LAMPORTS_PER_SOL);
   const chain: ChainClient = createChain({ ...chainOptionsFromDataDir(env.dataDir, env.localnet.rpcUrl)!, sponsorKeypair: sponsor });
   const feeSponsorship: FeeSponsorshipSettings = { enabled: true, keypairPath: '/unused', defaultKeypair: false, dailyLamports: 1_000_000_000, perUser: 5, perIp: 20, ...settings };
-  const t = await createTestApp({ chain, config: { currencies: env.boot.currencies, feeSponsorship }, orders: { maxUnpaidOrdersPerBuyer: 10, maxUnpaidOrdersPerIp: 50 } });
+  const t = await createTestApp({ chain, config: { currencies: env.boot.currencies, feeSponsorship, ...extra }, orders: { maxUnpaidOrdersPerBuyer: 10, maxUnpaidOrdersPerIp: 50 } });
   apps.push(t);
   return { t, chain, sponsor: sponsor.publicKey };
 }
@@ -216,6 +216,29 @@ describe('fee sponsorship on the localnet', () => {
     expect(await lamports(sponsor)).toBe(before);
     const order = await request(t.app).get(`${API}/orders/${created.body.order_id}`).set(b.headers);
     expect(order.body.status).toBe('awaiting_payment');
+  }, 180_000);
+});
+
+describe('fee sponsorship and Solana Actions', () => {
+  it('a blink buy (a wallet that named itself, no SIWS) is never sponsored, even with sponsorship on: the wallet pays the fee', async () => {
+    const { t, sponsor } = await sponsoredApp({}, 2, { actionsEnabled: true });
+    const s = await seller(t);
+    const id = await listing(t, s, 1);
+    const buyerKp = await usdcOnlyWallet(10);
+    await ensureSol(env.chain.connection, buyerKp.publicKey, BigInt(LAMPORTS_PER_SOL), LAMPORTS_PER_SOL);
+    const committed = (await t.services.budget.sponsorshipState()).spent_lamports;
+    const r = await request(t.app).post(`/api/actions/listings/${id}`).send({ account: buyerKp.publicKey.toBase58() });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const tx = Transaction.from(Buffer.from(r.body.transaction, 'base64'));
+    expect(tx.feePayer?.toBase58()).toBe(buyerKp.publicKey.toBase58());
+    expect(tx.signatures.map((x) => x.publicKey.toBase58())).not.toContain(sponsor.toBase58());
+    // nothing charged to the sponsor's day
+    expect((await t.services.budget.sponsorshipState()).spent_lamports).toBe(committed);
+    // the same wallet signed in gets a sponsored order
+    const b = await loginAs(t, buyerKp);
+    const created = await createOrder(t, b, await listing(t, s, 1));
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body.payment).toMatchObject({ sponsored: true, fee_payer: sponsor.toBase58() });
   }, 180_000);
 });
 

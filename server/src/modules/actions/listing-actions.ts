@@ -144,8 +144,7 @@ export function createListingActions(deps: ListingActionsDeps) {
       const open = (await orders.list(p, { role: 'buyer', status: 'awaiting_payment', limit: 50 })).data.find(
         (o) => o.listingId === l.id && (o.packageKey ?? null) === packageKey && o.paymentSource === 'wallet' && o.milestoneIndex === 1 && o.paymentExpiresAt > now,
       );
-      // never fee-sponsored (issue 26 item 5 sponsors signed-in buyers only): when the orders module gains the
-      // sponsor decision, this call must ask for none (integration seam with the fee-sponsorship work)
+      // never fee-sponsored: `p.unverifiedWallet` (principalForWallet) makes orders/sponsorship.ts refuse it
       const { order, payment } = open ? await orders.refreshPayment(p, open.id) : await orders.create(p, { listingId: l.id, packageKey, network, paymentSource: 'wallet' });
       const what = order.packageName ? ` (${order.packageName})` : order.milestoneCount > 1 ? ` (milestone 1 of ${order.milestoneCount})` : '';
       return {

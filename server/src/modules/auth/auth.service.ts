@@ -85,6 +85,12 @@ export interface Principal extends AccessPrincipal {
   expiresAt?: Date | null;
   /** kind `user` only: the access token (JWT) the request authenticated with; logout revokes it */
   accessToken?: string;
+  /**
+   * true for a principal built from a wallet address a Solana Action POST named (`principalForWallet`): nobody
+   * proved holding the key yet (the wallet's signature on the fund transaction will). Such a principal is never
+   * fee-sponsored (orders/sponsorship.ts: sponsorship is for signed-in buyers only, issue 26 item 5).
+   */
+  unverifiedWallet?: boolean;
 }
 
 /**
@@ -251,7 +257,7 @@ export function createAuthService(deps: AuthDeps) {
     async principalForWallet(wallet: string): Promise<Principal> {
       await deps.standing?.assertMayLogIn(wallet);
       const user = await repo.ensureUser(wallet);
-      return { kind: 'user', userId: user.id, wallet: user.wallet, isAdmin: false, roles: [] };
+      return { kind: 'user', userId: user.id, wallet: user.wallet, isAdmin: false, roles: [], unverifiedWallet: true };
     },
 
     /**

@@ -39,7 +39,7 @@ export interface FeeSponsorshipPort {
 
 /** Whether an order being created may be sponsored (see the module doc): pure. */
 export function sponsorable(p: PrincipalLike, o: { custodial: boolean; buyerWallet: string; nativeMint: boolean; milestoneIndex: number }): boolean {
-  return p.kind === 'user' && !o.custodial && !!p.wallet && p.wallet === o.buyerWallet && !o.nativeMint && o.milestoneIndex === 1;
+  return p.kind === 'user' && !p.unverifiedWallet && !o.custodial && !!p.wallet && p.wallet === o.buyerWallet && !o.nativeMint && o.milestoneIndex === 1;
 }
 
 /** The refusal when the sponsor's balance cannot cover an order (503 sponsorship-budget-exhausted, reason sponsor_balance). */

@@ -18,7 +18,7 @@ import type { FeeSponsorshipPort } from '../sponsorship.js';
 import type { CustodialPaymentsPort, CurrencyView, EscrowOrderView, EscrowPort, FundBuildOptions, FundTerms, ListingsPort, Log, OrderRecord, OrdersRepo, StandingPort } from '../orders.types.js';
 
 /** The caller, as the auth module's `Principal` (req.principal) carries it: the fields the orders rules read. */
-export type PrincipalLike = Pick<Principal, 'kind' | 'userId' | 'wallet' | 'isAdmin'> & Partial<Pick<Principal, 'roles'>>;
+export type PrincipalLike = Pick<Principal, 'kind' | 'userId' | 'wallet' | 'isAdmin'> & Partial<Pick<Principal, 'roles' | 'unverifiedWallet'>>;
 
 export type { Log } from '../orders.types.js';
 

@@ -71,6 +71,7 @@ export type FundMilestoneInstruction<
   TProgram extends string = typeof ESCROW_PROGRAM_ADDRESS,
   TAccountBuyer extends string | AccountMeta<string> = string,
   TAccountPlatformAuthority extends string | AccountMeta<string> = string,
+  TAccountRentPayer extends string | AccountMeta<string> = string,
   TAccountSeller extends string | AccountMeta<string> = string,
   TAccountConfig extends string | AccountMeta<string> = string,
   TAccountOrder extends string | AccountMeta<string> = string,
@@ -89,13 +90,17 @@ export type FundMilestoneInstruction<
   InstructionWithAccounts<
     [
       TAccountBuyer extends string
-        ? WritableSignerAccount<TAccountBuyer> &
+        ? ReadonlySignerAccount<TAccountBuyer> &
             AccountSignerMeta<TAccountBuyer>
         : TAccountBuyer,
       TAccountPlatformAuthority extends string
         ? ReadonlySignerAccount<TAccountPlatformAuthority> &
             AccountSignerMeta<TAccountPlatformAuthority>
         : TAccountPlatformAuthority,
+      TAccountRentPayer extends string
+        ? WritableSignerAccount<TAccountRentPayer> &
+            AccountSignerMeta<TAccountRentPayer>
+        : TAccountRentPayer,
       TAccountSeller extends string
         ? ReadonlyAccount<TAccountSeller>
         : TAccountSeller,
@@ -204,6 +209,7 @@ export function getFundMilestoneInstructionDataCodec(): FixedSizeCodec<
 export type FundMilestoneAsyncInput<
   TAccountBuyer extends string = string,
   TAccountPlatformAuthority extends string = string,
+  TAccountRentPayer extends string = string,
   TAccountSeller extends string = string,
   TAccountConfig extends string = string,
   TAccountOrder extends string = string,
@@ -214,10 +220,18 @@ export type FundMilestoneAsyncInput<
   TAccountAssociatedTokenProgram extends string = string,
   TAccountSystemProgram extends string = string,
 > = {
-  /** Pays the deposit and the rent of the milestone's order account and vault (refunded on close). */
+  /**
+   * Pays the deposit (authority of `buyer_token_account`). Not writable: its lamports are not
+   * touched here, so a buyer with 0 SOL can fund when someone else is `rent_payer` and fee payer.
+   */
   buyer: TransactionSigner<TAccountBuyer>;
   /** Co-signs so the on-chain terms are the ones the service quoted. */
   platformAuthority: TransactionSigner<TAccountPlatformAuthority>;
+  /**
+   * Pays the rent of the milestone's order account and vault and gets it back when the order
+   * closes (`order.rent_payer`). The buyer itself, or the service's fee sponsor.
+   */
+  rentPayer: TransactionSigner<TAccountRentPayer>;
   seller: Address<TAccountSeller>;
   config?: Address<TAccountConfig>;
   /** The milestone's escrow. `init`: funding the same escrow id twice fails (the account exists). */
@@ -242,6 +256,7 @@ export type FundMilestoneAsyncInput<
 export async function getFundMilestoneInstructionAsync<
   TAccountBuyer extends string,
   TAccountPlatformAuthority extends string,
+  TAccountRentPayer extends string,
   TAccountSeller extends string,
   TAccountConfig extends string,
   TAccountOrder extends string,
@@ -256,6 +271,7 @@ export async function getFundMilestoneInstructionAsync<
   input: FundMilestoneAsyncInput<
     TAccountBuyer,
     TAccountPlatformAuthority,
+    TAccountRentPayer,
     TAccountSeller,
     TAccountConfig,
     TAccountOrder,
@@ -272,6 +288,7 @@ export async function getFundMilestoneInstructionAsync<
     TProgramAddress,
     TAccountBuyer,
     TAccountPlatformAuthority,
+    TAccountRentPayer,
     TAccountSeller,
     TAccountConfig,
     TAccountOrder,
@@ -288,11 +305,12 @@ export async function getFundMilestoneInstructionAsync<
 
   // Original accounts.
   const originalAccounts = {
-    buyer: { value: input.buyer ?? null, isWritable: true },
+    buyer: { value: input.buyer ?? null, isWritable: false },
     platformAuthority: {
       value: input.platformAuthority ?? null,
       isWritable: false,
     },
+    rentPayer: { value: input.rentPayer ?? null, isWritable: true },
     seller: { value: input.seller ?? null, isWritable: false },
     config: { value: input.config ?? null, isWritable: false },
     order: { value: input.order ?? null, isWritable: true },
@@ -362,6 +380,7 @@ export async function getFundMilestoneInstructionAsync<
     accounts: [
       getAccountMeta("buyer", accounts.buyer),
       getAccountMeta("platformAuthority", accounts.platformAuthority),
+      getAccountMeta("rentPayer", accounts.rentPayer),
       getAccountMeta("seller", accounts.seller),
       getAccountMeta("config", accounts.config),
       getAccountMeta("order", accounts.order),
@@ -380,6 +399,7 @@ export async function getFundMilestoneInstructionAsync<
     TProgramAddress,
     TAccountBuyer,
     TAccountPlatformAuthority,
+    TAccountRentPayer,
     TAccountSeller,
     TAccountConfig,
     TAccountOrder,
@@ -395,6 +415,7 @@ export async function getFundMilestoneInstructionAsync<
 export type FundMilestoneInput<
   TAccountBuyer extends string = string,
   TAccountPlatformAuthority extends string = string,
+  TAccountRentPayer extends string = string,
   TAccountSeller extends string = string,
   TAccountConfig extends string = string,
   TAccountOrder extends string = string,
@@ -405,10 +426,18 @@ export type FundMilestoneInput<
   TAccountAssociatedTokenProgram extends string = string,
   TAccountSystemProgram extends string = string,
 > = {
-  /** Pays the deposit and the rent of the milestone's order account and vault (refunded on close). */
+  /**
+   * Pays the deposit (authority of `buyer_token_account`). Not writable: its lamports are not
+   * touched here, so a buyer with 0 SOL can fund when someone else is `rent_payer` and fee payer.
+   */
   buyer: TransactionSigner<TAccountBuyer>;
   /** Co-signs so the on-chain terms are the ones the service quoted. */
   platformAuthority: TransactionSigner<TAccountPlatformAuthority>;
+  /**
+   * Pays the rent of the milestone's order account and vault and gets it back when the order
+   * closes (`order.rent_payer`). The buyer itself, or the service's fee sponsor.
+   */
+  rentPayer: TransactionSigner<TAccountRentPayer>;
   seller: Address<TAccountSeller>;
   config: Address<TAccountConfig>;
   /** The milestone's escrow. `init`: funding the same escrow id twice fails (the account exists). */
@@ -433,6 +462,7 @@ export type FundMilestoneInput<
 export function getFundMilestoneInstruction<
   TAccountBuyer extends string,
   TAccountPlatformAuthority extends string,
+  TAccountRentPayer extends string,
   TAccountSeller extends string,
   TAccountConfig extends string,
   TAccountOrder extends string,
@@ -447,6 +477,7 @@ export function getFundMilestoneInstruction<
   input: FundMilestoneInput<
     TAccountBuyer,
     TAccountPlatformAuthority,
+    TAccountRentPayer,
     TAccountSeller,
     TAccountConfig,
     TAccountOrder,
@@ -462,6 +493,7 @@ export function getFundMilestoneInstruction<
   TProgramAddress,
   TAccountBuyer,
   TAccountPlatformAuthority,
+  TAccountRentPayer,
   TAccountSeller,
   TAccountConfig,
   TAccountOrder,
@@ -477,11 +509,12 @@ export function getFundMilestoneInstruction<
 
   // Original accounts.
   const originalAccounts = {
-    buyer: { value: input.buyer ?? null, isWritable: true },
+    buyer: { value: input.buyer ?? null, isWritable: false },
     platformAuthority: {
       value: input.platformAuthority ?? null,
       isWritable: false,
     },
+    rentPayer: { value: input.rentPayer ?? null, isWritable: true },
     seller: { value: input.seller ?? null, isWritable: false },
     config: { value: input.config ?? null, isWritable: false },
     order: { value: input.order ?? null, isWritable: true },
@@ -525,6 +558,7 @@ export function getFundMilestoneInstruction<
     accounts: [
       getAccountMeta("buyer", accounts.buyer),
       getAccountMeta("platformAuthority", accounts.platformAuthority),
+      getAccountMeta("rentPayer", accounts.rentPayer),
       getAccountMeta("seller", accounts.seller),
       getAccountMeta("config", accounts.config),
       getAccountMeta("order", accounts.order),
@@ -543,6 +577,7 @@ export function getFundMilestoneInstruction<
     TProgramAddress,
     TAccountBuyer,
     TAccountPlatformAuthority,
+    TAccountRentPayer,
     TAccountSeller,
     TAccountConfig,
     TAccountOrder,
@@ -561,21 +596,29 @@ export type ParsedFundMilestoneInstruction<
 > = {
   programAddress: Address<TProgram>;
   accounts: {
-    /** Pays the deposit and the rent of the milestone's order account and vault (refunded on close). */
+    /**
+     * Pays the deposit (authority of `buyer_token_account`). Not writable: its lamports are not
+     * touched here, so a buyer with 0 SOL can fund when someone else is `rent_payer` and fee payer.
+     */
     buyer: TAccountMetas[0];
     /** Co-signs so the on-chain terms are the ones the service quoted. */
     platformAuthority: TAccountMetas[1];
-    seller: TAccountMetas[2];
-    config: TAccountMetas[3];
+    /**
+     * Pays the rent of the milestone's order account and vault and gets it back when the order
+     * closes (`order.rent_payer`). The buyer itself, or the service's fee sponsor.
+     */
+    rentPayer: TAccountMetas[2];
+    seller: TAccountMetas[3];
+    config: TAccountMetas[4];
     /** The milestone's escrow. `init`: funding the same escrow id twice fails (the account exists). */
-    order: TAccountMetas[4];
-    mint: TAccountMetas[5];
-    buyerTokenAccount: TAccountMetas[6];
+    order: TAccountMetas[5];
+    mint: TAccountMetas[6];
+    buyerTokenAccount: TAccountMetas[7];
     /** Associated token account of (milestone order PDA, mint), created or accepted as in `Fund`. */
-    vault: TAccountMetas[7];
-    tokenProgram: TAccountMetas[8];
-    associatedTokenProgram: TAccountMetas[9];
-    systemProgram: TAccountMetas[10];
+    vault: TAccountMetas[8];
+    tokenProgram: TAccountMetas[9];
+    associatedTokenProgram: TAccountMetas[10];
+    systemProgram: TAccountMetas[11];
   };
   data: FundMilestoneInstructionData;
 };
@@ -588,12 +631,12 @@ export function parseFundMilestoneInstruction<
     InstructionWithAccounts<TAccountMetas> &
     InstructionWithData<ReadonlyUint8Array>,
 ): ParsedFundMilestoneInstruction<TProgram, TAccountMetas> {
-  if (instruction.accounts.length < 11) {
+  if (instruction.accounts.length < 12) {
     throw new SolanaError(
       SOLANA_ERROR__PROGRAM_CLIENTS__INSUFFICIENT_ACCOUNT_METAS,
       {
         actualAccountMetas: instruction.accounts.length,
-        expectedAccountMetas: 11,
+        expectedAccountMetas: 12,
       },
     );
   }
@@ -608,6 +651,7 @@ export function parseFundMilestoneInstruction<
     accounts: {
       buyer: getNextAccount(),
       platformAuthority: getNextAccount(),
+      rentPayer: getNextAccount(),
       seller: getNextAccount(),
       config: getNextAccount(),
       order: getNextAccount(),
