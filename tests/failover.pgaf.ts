@@ -47,21 +47,14 @@ import { connectPgClient } from '../server/src/db/host-list.js';
 import { eventually } from './helpers/eventually.js';
 import { freePort } from './helpers/ports.js';
 import { fundWallets, nginxConfig, pool, startReplica, waitConfirmed, waitReady } from './helpers/replicas.js';
+import { checkRun } from './helpers/check-run.js';
 
 const N = Number(process.env.FAILOVER_ORDERS ?? 50);
 const SELLERS = 5;
 const NGINX = process.env.NGINX ?? '/usr/sbin/nginx';
-const t0 = Date.now();
-const sec = () => `${((Date.now() - t0) / 1000).toFixed(1)}s`;
-const log = (msg: string) => console.log(`[failover ${sec()}] ${msg}`);
+const { sec, log, check, allOk, cleanups, run } = checkRun('failover', 480_000, 'the failover test');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const results: Array<{ name: string; ok: boolean; detail: string }> = [];
-function check(name: string, ok: boolean, detail = ''): void {
-  results.push({ name, ok, detail });
-  console.log(`${ok ? 'ok  ' : 'FAIL'} - ${name}${detail ? `: ${detail}` : ''}`);
-}
-const cleanups: Array<() => Promise<void> | void> = [];
 
 // --- pg_auto_failover ------------------------------------------------------------------------------
 
@@ -232,7 +225,7 @@ async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'bazaar-failover-'));
   chmodSync(work, 0o755);
   cleanups.push(() => {
-    if (results.every((r) => r.ok)) rmSync(work, { recursive: true, force: true });
+    if (allOk()) rmSync(work, { recursive: true, force: true });
     else console.log(`[failover] logs kept in ${work}`);
   });
   const dataDir = join(work, 'data');
@@ -421,28 +414,4 @@ async function main(): Promise<void> {
   );
 }
 
-let crashed: unknown = null;
-const deadline = setTimeout(() => {
-  console.error('[failover] no result within 8 minutes: stopping');
-  crashed = new Error('timeout');
-  void finish();
-}, 480_000);
-
-let finishing = false;
-async function finish(): Promise<void> {
-  if (finishing) return;
-  finishing = true;
-  clearTimeout(deadline);
-  if (crashed) check('the failover test ran to the end', false, String((crashed as Error)?.stack ?? crashed));
-  for (const c of cleanups.reverse()) await Promise.resolve(c()).catch((e) => console.error('[failover] cleanup:', e));
-  const passed = results.filter((r) => r.ok).length;
-  console.log(`[failover] ${sec()} total`);
-  console.log(`${passed} passed, ${results.length - passed} failed`);
-  process.exit(results.length > 0 && passed === results.length ? 0 : 1);
-}
-
-main()
-  .catch((err) => {
-    crashed = err;
-  })
-  .finally(() => void finish());
+run(main);

@@ -37,23 +37,16 @@ import { startLocalnet, type Localnet } from '../server/scripts/localnet-process
 import { eventually } from './helpers/eventually.js';
 import { fundWallets, nginxConfig, pool, startReplica, waitConfirmed, waitReady } from './helpers/replicas.js';
 import { freePort } from './helpers/ports.js';
+import { checkRun } from './helpers/check-run.js';
 
 const N = Number(process.env.REPLICAS_ORDERS ?? 50);
 const SELLERS = 5;
 const ADDRESS_LIMIT = 10;
 const NGINX = process.env.NGINX ?? '/usr/sbin/nginx';
-const t0 = Date.now();
-const sec = () => `${((Date.now() - t0) / 1000).toFixed(1)}s`;
-const log = (msg: string) => console.log(`[replicas ${sec()}] ${msg}`);
+const { sec, log, check, allOk, cleanups, run } = checkRun('replicas', 360_000, 'the two-replica test');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const results: Array<{ name: string; ok: boolean; detail: string }> = [];
-function check(name: string, ok: boolean, detail = ''): void {
-  results.push({ name, ok, detail });
-  console.log(`${ok ? 'ok  ' : 'FAIL'} - ${name}${detail ? `: ${detail}` : ''}`);
-}
 
-const cleanups: Array<() => Promise<void> | void> = [];
 
 /** PostgreSQL: TEST_DATABASE_URL, else a server of our own. Returns the base URL (an admin database). */
 async function postgresServer(): Promise<string> {
@@ -99,7 +92,7 @@ async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'bazaar-replicas-'));
   chmodSync(work, 0o755);
   cleanups.push(() => {
-    if (results.every((r) => r.ok)) rmSync(work, { recursive: true, force: true });
+    if (allOk()) rmSync(work, { recursive: true, force: true });
     else console.log(`[replicas] logs kept in ${work}`);
   });
   const dataDir = join(work, 'data');
@@ -314,28 +307,4 @@ async function main(): Promise<void> {
   await db.end();
 }
 
-let crashed: unknown = null;
-const deadline = setTimeout(() => {
-  console.error('[replicas] no result within 6 minutes: stopping');
-  crashed = new Error('timeout');
-  void finish();
-}, 360_000);
-
-let finishing = false;
-async function finish(): Promise<void> {
-  if (finishing) return;
-  finishing = true;
-  clearTimeout(deadline);
-  if (crashed) check('the two-replica test ran to the end', false, String((crashed as Error)?.stack ?? crashed));
-  for (const c of cleanups.reverse()) await Promise.resolve(c()).catch((e) => console.error('[replicas] cleanup:', e));
-  const passed = results.filter((r) => r.ok).length;
-  console.log(`[replicas] ${sec()} total`);
-  console.log(`${passed} passed, ${results.length - passed} failed`);
-  process.exit(results.length > 0 && passed === results.length ? 0 : 1);
-}
-
-main()
-  .catch((err) => {
-    crashed = err;
-  })
-  .finally(() => void finish());
+run(main);

@@ -39,39 +39,17 @@ import { startLocalnet, type Localnet } from '../server/scripts/localnet-process
 import { eventually } from './helpers/eventually.js';
 import { freePort } from './helpers/ports.js';
 import { startFaultProvider, type FaultProvider, type ProviderFault } from './helpers/rpc-fault-provider.js';
+import { checkRun } from './helpers/check-run.js';
+import { pool } from './helpers/replicas.js';
 
 const N = Number(process.env.RPC_FAILOVER_ORDERS ?? 50);
 const FAULTS: ProviderFault[] = ['refuse', 'hang', 'stale'];
 const SELLERS = 5;
 const PRICE_BASE_UNITS = 5_000_000n; // 5 USDC
 const REPO = join(import.meta.dirname, '..');
-const t0 = Date.now();
-const sec = () => `${((Date.now() - t0) / 1000).toFixed(1)}s`;
-const log = (msg: string) => console.log(`[rpc-failover ${sec()}] ${msg}`);
+const { sec, log, check, allOk, cleanups, run } = checkRun('rpc-failover', 900_000, 'the RPC failover test');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const results: Array<{ name: string; ok: boolean; detail: string }> = [];
-function check(name: string, ok: boolean, detail = ''): void {
-  results.push({ name, ok, detail });
-  console.log(`${ok ? 'ok  ' : 'FAIL'} - ${name}${detail ? `: ${detail}` : ''}`);
-}
-
-/** Run `fn` over `items`, at most `limit` at a time. */
-async function pool<T, R>(items: T[], limit: number, fn: (x: T, i: number) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]!, i);
-      }
-    }),
-  );
-  return out;
-}
-
-const cleanups: Array<() => Promise<void> | void> = [];
 
 /**
  * `call` again while it answers 503 (chain-unavailable / service-unavailable, with Retry-After) or throws
@@ -166,7 +144,7 @@ async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'bazaar-rpc-failover-'));
   chmodSync(work, 0o755);
   cleanups.push(() => {
-    if (results.every((r) => r.ok)) rmSync(work, { recursive: true, force: true });
+    if (allOk()) rmSync(work, { recursive: true, force: true });
     else console.log(`[rpc-failover] logs kept in ${work}`);
   });
   const dataDir = join(work, 'data');
@@ -385,28 +363,4 @@ async function main(): Promise<void> {
   }
 }
 
-let crashed: unknown = null;
-const deadline = setTimeout(() => {
-  console.error('[rpc-failover] no result within 15 minutes: stopping');
-  crashed = new Error('timeout');
-  void finish();
-}, 900_000);
-
-let finishing = false;
-async function finish(): Promise<void> {
-  if (finishing) return;
-  finishing = true;
-  clearTimeout(deadline);
-  if (crashed) check('the RPC failover test ran to the end', false, String((crashed as Error)?.stack ?? crashed));
-  for (const c of cleanups.reverse()) await Promise.resolve(c()).catch((e) => console.error('[rpc-failover] cleanup:', e));
-  const passed = results.filter((r) => r.ok).length;
-  console.log(`[rpc-failover] ${sec()} total`);
-  console.log(`${passed} passed, ${results.length - passed} failed`);
-  process.exit(results.length > 0 && passed === results.length ? 0 : 1);
-}
-
-main()
-  .catch((err) => {
-    crashed = err;
-  })
-  .finally(() => void finish());
+run(main);
