@@ -266,6 +266,16 @@ describe('verifyFundTransaction: a tampered fund transaction is refused, naming 
     expect(await refusal(tx)).toBe('program-id');
   });
 
+  it('a rent payer (fund_milestone\'s rent_payer) that is neither the buyer nor the declared sponsor', async () => {
+    const tx = editFund(usdcOrder.payment.transaction, (ix, p) => {
+      // by position: unsponsored, rent_payer has the buyer's address (the buyer account must stay as it is)
+      const at = Object.keys(p.accounts).indexOf('rentPayer');
+      expect(at).toBeGreaterThan(0);
+      return { ...ix, accounts: ix.accounts!.map((a, i) => (i === at ? { ...a, address: attacker } : a)) };
+    });
+    expect(await refusal(tx)).toBe('rent-payer');
+  });
+
   it('a fee payer that is not the buyer, without sponsorship', async () => {
     const tx = tampered(usdcOrder.payment.transaction, (m) => setTransactionMessageFeePayer(attacker, m) as Message);
     expect(await refusal(tx)).toBe('fee-payer');
