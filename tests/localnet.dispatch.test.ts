@@ -99,6 +99,7 @@ const samples: Record<string, () => Promise<unknown>> = {
   getLatestBlockhash: () => conn.getLatestBlockhash(),
   getBlockHeight: () => conn.getBlockHeight(),
   getSlot: () => conn.getSlot(),
+  getGenesisHash: () => conn.getGenesisHash(),
   isBlockhashValid: async () => conn.isBlockhashValid((await conn.getLatestBlockhash()).blockhash),
   getMinimumBalanceForRentExemption: () => conn.getMinimumBalanceForRentExemption(165),
   getFeeForMessage: async () =>

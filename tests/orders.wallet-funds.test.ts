@@ -125,7 +125,7 @@ describe('insufficient funds: what is needed and what the wallet holds, per asse
     expect(await failure(ctx.service.submitTransaction(stranger, order.id, 'AAAA'))).toMatchObject({ slug: 'not-found' });
     // a wallet asking for the transaction gets it (it simulates the payment itself); no balances in the answer
     const pay = await ctx.service.solanaPayTransaction(order.id, ctx.buyer.wallet!);
-    expect(Object.keys(pay).sort()).toEqual(['message', 'transaction']);
+    expect(Object.keys(pay).sort()).toEqual(['message', 'tokenProgram', 'transaction']);
     expect(reads).toBe(0);
     expect(await failure(ctx.service.refreshPayment(ctx.buyer, order.id))).toMatchObject({ slug: 'insufficient-funds' });
     expect(reads).toBe(1);

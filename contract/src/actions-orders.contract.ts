@@ -102,7 +102,7 @@ export const orderActionsContract = c.router(
         'Confirm delivery and Open a dispute (`reason` parameter) that the lifecycle table lets the buyer take now. A ' +
         'refused act has no button and its reason is in `description` (Actions spec 2.4 has no per-button disabled flag); ' +
         'when neither is possible the card is `disabled` with the reason in `error`.',
-      responses: { 200: ActionGetResponse, 404: ActionError, 429: ActionError },
+      responses: { 200: ActionGetResponse, 400: ActionError, 404: ActionError, 429: ActionError, 503: ActionError },
       metadata: meta,
     },
     postOrderAction: {
@@ -121,7 +121,7 @@ export const orderActionsContract = c.router(
         'Public (ACTIONS_ENABLED). For the order\'s buyer wallet: a `type: "message"` response with structured ' +
         '`SignMessageData` and `links.next` (the callback). A dispute needs `reason` (query or `data.reason`, 10..2000 ' +
         'characters). 403 another wallet; 409 when the order\'s state refuses the act now; 404 unknown order.',
-      responses: { 200: SignMessageResponse, 400: ActionError, 403: ActionError, 404: ActionError, 409: ActionError, 429: ActionError },
+      responses: { 200: SignMessageResponse, 400: ActionError, 403: ActionError, 404: ActionError, 409: ActionError, 429: ActionError, 503: ActionError },
       metadata: meta,
     },
     postOrderActionNext: {
