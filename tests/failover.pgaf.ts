@@ -10,8 +10,9 @@
  *                     listening on 127.0.0.1 only, trust auth, no TLS; torn down with `pg_autoctl stop`
  *   DATABASE_URL      what `pg_autoctl show uri --formation default` prints (a libpq host list with
  *                     `target_session_attrs=read-write`) plus the user: server/src/db/host-list.ts follows it
- *   replicas          two `npm run start:server`, LEADER_LEASE_TTL_MS 4 s (shorter than a failover, so the
- *                     lease lapses while the database is away and is taken again in a new term)
+ *   replicas          two `npm run start:server`, LEADER_LEASE_TTL_MS 4 s (usually shorter than a failover, so
+ *                     the lease lapses while the database is away and is taken again in a new term; when the
+ *                     standby takes writes within the TTL its holder renews it in place: also clean)
  *
  * Then N (default 50) concurrent order lifecycles through nginx (login, create the order with an
  * Idempotency-Key, the buyer pays from their wallet on chain, the leader's watcher sees it, deliver,
@@ -407,10 +408,17 @@ async function main(): Promise<void> {
     moved.every((n) => n >= 1),
     `"database read-write server changed (failover)" per replica: ${moved.join(', ')}`,
   );
+  // The lease moves when the database stayed away longer than its TTL (the holder could not renew: the next
+  // acquisition is a new term, whoever wins it); when the new primary took writes within the TTL, the holder
+  // renewed it in place, which is just as clean. Either way: one holder, each term won exactly once, no term
+  // reused by another replica, and a holder that kept its term never logged losing it.
+  const lost = replicas.map((r) => (readFileSync(r.logFile, 'utf8').match(/leader lease lost/g) ?? []).length);
+  const termGrew = !!leaseBefore && !!leaseAfter && BigInt(leaseAfter.term) > BigInt(leaseBefore.term);
+  const keptInPlace = !!leaseBefore && !!leaseAfter && leaseAfter.term === leaseBefore.term && leaseAfter.holder === leaseBefore.holder && lost.every((n) => n === 0);
   check(
-    'the leader lease moved cleanly: its term grew after the kill and every term was won once',
-    !!leaseBefore && !!leaseAfter && BigInt(leaseAfter.term) > BigInt(leaseBefore.term) && won.reduce((a, b) => a + b) === Number(leaseAfter.term),
-    `before the kill: ${leaseBefore?.holder} term ${leaseBefore?.term}; after: ${leaseAfter?.holder} term ${leaseAfter?.term}; "leader lease won" per replica: ${won.join(', ')}`,
+    'the leader lease moved cleanly: a new term after the kill (or kept in place by its holder when the failover beat the TTL), every term won once',
+    (termGrew || keptInPlace) && won.reduce((a, b) => a + b) === Number(leaseAfter?.term ?? -1),
+    `${termGrew ? 'moved to a new term' : keptInPlace ? 'kept in place (renewed within the TTL)' : 'NEITHER'}; before the kill: ${leaseBefore?.holder} term ${leaseBefore?.term}; after: ${leaseAfter?.holder} term ${leaseAfter?.term}; "leader lease won" per replica: ${won.join(', ')}; "lost": ${lost.join(', ')}`,
   );
 }
 

@@ -180,7 +180,18 @@ async function main(): Promise<void> {
   const lifecycle = async (i: number) => {
     const kp = buyers[i]!;
     const buyer: BazaarClient = client();
-    await loginWithWallet(buyer, keypairSigner(kp.secretKey));
+    // a login refused with 503 + Retry-After (the database work queue full under the 50-login burst on 2 shared
+    // cores: nothing was kept, issue 28 measures it) is tried again after the wait, as any client does; counted
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await loginWithWallet(buyer, keypairSigner(kp.secretKey));
+        break;
+      } catch (err) {
+        if (attempt >= 3 || !/HTTP 503\b/.test(String((err as Error)?.message))) throw err;
+        retried503++;
+        await new Promise((r) => setTimeout(r, 2_000));
+      }
+    }
     const key = newIdempotencyKey();
     // a 503 with Retry-After (a lock wait that timed out under 50 concurrent orders: nothing was kept) is retried
     // once with the same Idempotency-Key, as the SDK's withRetryAfter lets any client do; counted and printed
@@ -218,7 +229,7 @@ async function main(): Promise<void> {
   const settled = await Promise.allSettled(Array.from({ length: N }, (_, i) => lifecycle(i)));
   const done = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const errors = settled.flatMap((s) => (s.status === 'rejected' ? [String((s.reason as Error)?.message ?? s.reason)] : []));
-  check(`${N} concurrent lifecycles completed through nginx`, done.length === N, `${done.length}/${N} in ${((Date.now() - tLife) / 1000).toFixed(1)} s (503 retried once: ${retried503})${errors.length ? `; first error: ${errors[0]}` : ''}`);
+  check(`${N} concurrent lifecycles completed through nginx`, done.length === N, `${done.length}/${N} in ${((Date.now() - tLife) / 1000).toFixed(1)} s (503 retried: ${retried503})${errors.length ? `; first error: ${errors[0]}` : ''}`);
 
   // --- every order completed once, no chain action sent twice -------------------------------------
   const db = new pg.Client({ connectionString: databaseUrl });
