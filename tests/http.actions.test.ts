@@ -160,6 +160,24 @@ describe('GET /api/actions/listings/{id}: the card', () => {
   });
 });
 
+describe('methods an action route does not declare', () => {
+  it('answer 405 { message } with Allow (not 404), on /actions.json and on listing and order actions; an unknown path stays 404', async () => {
+    const id = '00000000-0000-4000-8000-000000000000';
+    for (const [method, path, allow] of [
+      ['trace', '/actions.json', 'GET, HEAD, OPTIONS'],
+      ['delete', `/api/actions/listings/${id}`, 'GET, POST, HEAD, OPTIONS'],
+      ['put', `/api/actions/orders/${id}/confirm/next`, 'POST, OPTIONS'],
+    ] as const) {
+      const res = await request(on.app)[method](path);
+      expect(res.status, `${method} ${path}`).toBe(405);
+      expect(res.headers.allow).toBe(allow);
+      if (method !== 'trace') expect(Object.keys(res.body)).toEqual(['message']);
+      expectActionHeaders(res);
+    }
+    expect((await request(on.app).delete('/api/actions/nothing-here')).status).toBe(404);
+  });
+});
+
 describe('per-IP rate limit (ACTIONS_RATE_LIMIT_PER_MINUTE)', () => {
   it('beyond the limit: 429 { message } with Retry-After and the action headers; preflights are not counted', async () => {
     for (let i = 0; i < 3; i++) {

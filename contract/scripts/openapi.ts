@@ -573,6 +573,12 @@ function actionsOperationMapper(operation: Json): Json {
       : ACTION_RESPONSE_HEADERS;
     responses[status] = { ...response, description: SUCCESS_DESCRIPTIONS[status] ?? ACTION_ERROR_DESCRIPTIONS[status] ?? status, headers };
   }
+  // what the HTTP server answers before any route (problem+json, as for every /api/v1 operation): a request too
+  // slow, too large (with a body), with a too long target or too large headers
+  for (const [status, { name }] of Object.entries(TRANSPORT_RESPONSES)) {
+    if (status === '413' && !operation.requestBody) continue;
+    responses[status] ??= { $ref: `#/components/responses/${name}` };
+  }
   const parameters = (operation.parameters ?? []) as Json[];
   return {
     operationId: operation.operationId,

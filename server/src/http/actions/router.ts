@@ -26,6 +26,20 @@ export const ACTIONS_PATHS = ['/actions.json', ACTIONS_API_PATH] as const;
 /** Is `path` an actions path (`/actions.json`, `/api/actions`, `/api/actions/...`)? */
 export const isActionsPath = (path: string): boolean => path === '/actions.json' || path === ACTIONS_API_PATH || path.startsWith(`${ACTIONS_API_PATH}/`);
 
+/** Every action route as (method, path pattern): the 405 answer's Allow header. */
+const ACTION_ROUTES = [...Object.values(listingActionsContract), ...Object.values(orderActionsContract)].map((r) => ({
+  method: r.method,
+  pattern: new RegExp(`^${r.path.replace(/[.]/g, '\\.').replace(/:[A-Za-z_]+/g, '[^/]+')}$`),
+}));
+
+/** The methods the action routes declare for `path` (GET implies HEAD; OPTIONS is the guard's); [] for an unknown path. */
+export function allowedMethods(path: string): string[] {
+  const methods = new Set<string>(ACTION_ROUTES.filter((r) => r.pattern.test(path)).map((r) => r.method));
+  if (methods.size === 0) return [];
+  if (methods.has('GET')) methods.add('HEAD');
+  return [...methods, 'OPTIONS'];
+}
+
 /** A zod / ts-rest validation failure in one sentence (spec errors are a message, not a field list). */
 function validationMessage(err: { pathParams?: unknown; query?: unknown; body?: unknown }): string {
   for (const [part, e] of [['path', err.pathParams], ['query', err.query], ['body', err.body]] as const) {
@@ -63,7 +77,15 @@ export function actionsRouter(o: ActionsRouterOptions): Router {
     requestValidationErrorHandler: (err, _req, res) => sendActionError(res, 400, validationMessage(err)),
     responseValidation: false,
   });
-  router.use(paths, (_req, res) => sendActionError(res, 404, 'No such action on this marketplace.'));
+  router.use(paths, (req, res) => {
+    // a known action path with a method it does not declare: 405 with Allow (RFC 9110 15.5.6), not 404
+    const allowed = allowedMethods(new URL(req.originalUrl, 'http://x').pathname);
+    if (allowed.length > 0) {
+      res.setHeader('Allow', allowed.join(', '));
+      return sendActionError(res, 405, `${req.method} is not allowed here; use ${allowed.join(' or ')}.`);
+    }
+    sendActionError(res, 404, 'No such action on this marketplace.');
+  });
   const errors: ErrorRequestHandler = (err, req, res, _next) => {
     if (res.headersSent) {
       res.end();
