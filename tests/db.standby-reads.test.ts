@@ -110,6 +110,11 @@ describe.skipIf(!canRun)('standby reads from a real streaming standby (pg_baseba
     expect((await request(t.app).get(`${API}/listings/${id}`).set(seller.headers)).status).toBe(200);
     expect(router.served.standby).toBe(standbyServed);
     expect(router.served.primary).toBeGreaterThan(before.primary);
+    // the metrics: the lag, the pool serving anonymous reads now, the reads by pool
+    const text = await t.services.metrics.scrape();
+    expect(text).toMatch(/^bazaar_db_standby_replay_lag_seconds 0$/m);
+    expect(text).toMatch(/^bazaar_db_public_read_pool\{pool="standby"\} 1$/m);
+    expect(text).toContain(`bazaar_db_public_reads_total{pool="standby"} ${router.served.standby}`);
   });
 
   it('a standby that stops replaying serves stale reads only up to DATABASE_STANDBY_MAX_LAG_MS, then reads go to the primary, and back once it catches up', async () => {
