@@ -113,6 +113,7 @@ describe.skipIf(!canRun)('standby reads from a real streaming standby (pg_baseba
     // the metrics: the lag, the pool serving anonymous reads now, the reads by pool
     const text = await t.services.metrics.scrape();
     expect(text).toMatch(/^bazaar_db_standby_replay_lag_seconds 0$/m);
+    expect(text).toMatch(/^bazaar_db_standby_in_recovery 1$/m);
     expect(text).toMatch(/^bazaar_db_public_read_pool\{pool="standby"\} 1$/m);
     expect(text).toContain(`bazaar_db_public_reads_total{pool="standby"} ${router.served.standby}`);
   });

@@ -400,6 +400,7 @@ function serviceMetrics(
   if (router?.settings.enabled) {
     registerStandbyReadGauges(metrics, () => ({
       lagMs: router.last?.lagMs ?? null,
+      inRecovery: router.last ? router.last.inRecovery : null,
       pool: router.standbyUsable() ? 'standby' : 'primary',
       served: router.served,
     }));

@@ -234,6 +234,8 @@ export interface StandbyReadGaugeState {
   lagMs: number | null;
   /** where an anonymous public read goes now */
   pool: 'primary' | 'standby';
+  /** the standby client's server was a hot standby at the last sample (false: prefer-standby fell back to the primary); null: no sample */
+  inRecovery: boolean | null;
   /** public reads routed since start, by pool */
   served: Record<'primary' | 'standby', number>;
 }
@@ -241,7 +243,7 @@ export interface StandbyReadGaugeState {
 /**
  * The standby reads metrics (issue 27 item 4), registered when `DATABASE_STANDBY_READS=on`:
  * `bazaar_db_standby_replay_lag_seconds` (the last lag sample; absent while unknown),
- * `bazaar_db_public_read_pool{pool}` (1 for the pool anonymous search and listing reads go to now, 0 for the
+ * `bazaar_db_standby_in_recovery` (the standby pool's server is a hot standby), `bazaar_db_public_read_pool{pool}` (1 for the pool anonymous search and listing reads go to now, 0 for the
  * other) and `bazaar_db_public_reads_total{pool}` (those reads since start, by the pool that served them).
  */
 export function registerStandbyReadGauges(metrics: Metrics, state: () => StandbyReadGaugeState): void {
@@ -252,6 +254,14 @@ export function registerStandbyReadGauges(metrics: Metrics, state: () => Standby
     collect(g) {
       const s = state();
       if (s.lagMs !== null) g.set(s.lagMs / 1000);
+    },
+  });
+  metrics.registerGauge({
+    name: `${p}db_standby_in_recovery`,
+    help: 'Whether the server the standby reads pool is on was a hot standby at the last sample: 1 yes, 0 it is a primary (no standby answered, or it was promoted); absent before the first sample',
+    collect(g) {
+      const s = state();
+      if (s.inRecovery !== null) g.set(s.inRecovery ? 1 : 0);
     },
   });
   metrics.registerGauge({
