@@ -58,6 +58,32 @@ describe('standby reads: the routing decision (db/read-routing.ts)', () => {
     expect(r.served).toEqual({ primary: 1, standby: 2 });
   });
 
+  it('a run of failed samples is reported once, and again after a good sample', async () => {
+    let fail = true;
+    const told: unknown[] = [];
+    const r = new ReadRouter({
+      enabled: true,
+      maxLagMs: 1000,
+      primary,
+      standby,
+      sample: async () => {
+        if (fail) throw new Error('standby down');
+        return { lagMs: 0, inRecovery: true };
+      },
+      onSampleError: (e) => told.push(e),
+    });
+    await r.sampleOnce();
+    await r.sampleOnce();
+    expect(told).toHaveLength(1);
+    fail = false;
+    await r.sampleOnce();
+    expect(pick(r)).toBe('standby');
+    fail = true;
+    await r.sampleOnce();
+    expect(told).toHaveLength(2);
+    expect(pick(r)).toBe('primary');
+  });
+
   it('the setting off (or no standby client) reads from the primary whatever the lag', async () => {
     expect(pick(await router(0, { enabled: false }))).toBe('primary');
     expect(pick(await router(0, { standby: null }))).toBe('primary');

@@ -140,7 +140,16 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
     await run(probeDatabase(config.databaseUrl));
   }
   lifecycle.checkpoint();
-  db = await run(createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, limits: config.db, standbyReads: config.standbyReads }));
+  db = await run(
+    createDb({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      limits: config.db,
+      standbyReads: config.standbyReads,
+      // until a sample succeeds again, public reads go to the primary
+      onStandbySampleError: (err) => log.warn({ err }, 'standby replay lag unknown (sample failed): public reads go to the primary'),
+    }),
+  );
   lifecycle.checkpoint();
   const migrated = await run(migrateDatabase(db.adapter));
   log.info({ applied: migrated.applied, ms: migrated.ms, database: db.kind }, 'database migrated');

@@ -81,6 +81,8 @@ export interface CreateDbOptions {
   limits?: PgLimits;
   /** DATABASE_STANDBY_READS / DATABASE_STANDBY_MAX_LAG_MS (PostgreSQL only); unset: every read on the primary */
   standbyReads?: StandbyReadSettings;
+  /** told when the standby lag cannot be measured (the first failure of a run of them): for the logs */
+  onStandbySampleError?: (err: unknown) => void;
 }
 
 export async function createDb(opts: CreateDbOptions = {}): Promise<Db> {
@@ -94,7 +96,7 @@ export async function createDb(opts: CreateDbOptions = {}): Promise<Db> {
     const pool = factory.pool;
     let probe: pg.Pool | null = null;
     const standby = opts.standbyReads?.enabled ? new PrismaClient({ adapter: new BazaarPgAdapterFactory(preferStandbyUrl(url), opts.limits) }) : null;
-    const readRouter = new ReadRouter({ enabled: opts.standbyReads?.enabled ?? false, maxLagMs: opts.standbyReads?.maxLagMs ?? 0, primary: prisma, standby });
+    const readRouter = new ReadRouter({ enabled: opts.standbyReads?.enabled ?? false, maxLagMs: opts.standbyReads?.maxLagMs ?? 0, primary: prisma, standby, onSampleError: opts.onStandbySampleError });
     return {
       prisma,
       readRouter,

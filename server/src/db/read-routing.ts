@@ -78,7 +78,7 @@ export interface ReadRouterOptions extends StandbyReadSettings {
   sample?: () => Promise<LagSample>;
   /** background sampling period, ms (default 1000) */
   sampleIntervalMs?: number;
-  /** told of a failed sample (logs) */
+  /** told of a failed sample (logs): the first failure, and the first after a good sample (not every second of an outage) */
   onSampleError?: (err: unknown) => void;
 }
 
@@ -96,6 +96,7 @@ export class ReadRouter {
   /** reads routed since start, by pool (only the reads that asked: readDb() calls) */
   readonly served: Record<ReadPool, number> = { primary: 0, standby: 0 };
   private timer: NodeJS.Timeout | null = null;
+  private failing = false;
   private sampling: Promise<void> | null = null;
 
   constructor(private readonly o: ReadRouterOptions) {}
@@ -127,10 +128,12 @@ export class ReadRouter {
       .then(
         (s) => {
           this.last = s;
+          this.failing = false;
         },
         (err: unknown) => {
           this.last = null;
-          this.o.onSampleError?.(err);
+          if (!this.failing) this.o.onSampleError?.(err);
+          this.failing = true;
         },
       )
       .finally(() => {
