@@ -10,7 +10,7 @@ import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDb } from '../server/src/db/client.js';
 import { classifyDbError } from '../server/src/db/errors.js';
-import { connectPgClient, parseHostListUrl } from '../server/src/db/host-list.js';
+import { connectPgClient, parseHostListUrl, preferStandbyUrl } from '../server/src/db/host-list.js';
 import { redactUrl } from '../server/src/startup.js';
 import { OUTBOX_CHANNEL, outboxSignal } from '../server/src/modules/events/outbox.js';
 import { OutboxListener } from '../server/src/modules/events/outbox-listener.js';
@@ -40,7 +40,12 @@ describe('parseHostListUrl (libpq multi-host URLs)', () => {
   it('leaves a plain single-host URL alone and refuses session kinds it does not implement', () => {
     expect(parseHostListUrl('postgres://u@h:5432/db')).toBeNull();
     expect(parseHostListUrl('postgres://u@h:5432/db?sslmode=require')).toBeNull();
-    expect(() => parseHostListUrl('postgres://a,b/db?target_session_attrs=prefer-standby')).toThrow(/target_session_attrs=prefer-standby is not supported/);
+    expect(() => parseHostListUrl('postgres://a,b/db?target_session_attrs=read-only')).toThrow(/target_session_attrs=read-only is not supported/);
+    expect(() => parseHostListUrl('postgres://a,b/db?target_session_attrs=standby')).toThrow(/target_session_attrs=standby is not supported/);
+    // issue 27 item 4: the standby reads client's session kind
+    expect(parseHostListUrl('postgres://a,b/db?target_session_attrs=prefer-standby')!.targetSessionAttrs).toBe('prefer-standby');
+    expect(preferStandbyUrl('postgres://u@a:1,b:2/db?target_session_attrs=read-write&sslmode=require')).toBe('postgres://u@a:1,b:2/db?target_session_attrs=prefer-standby&sslmode=require');
+    expect(preferStandbyUrl('postgres://u@a/db')).toBe('postgres://u@a/db?target_session_attrs=prefer-standby');
     expect(redactUrl('postgres://u:pw@a:1,b:2/db?target_session_attrs=read-write')).toBe('postgres://u:***@a:1,b:2/db?target_session_attrs=read-write');
   });
 });

@@ -253,6 +253,7 @@ async function main(): Promise<void> {
 
   const [lbPort, portA, portB] = [await freePort(), await freePort(), await freePort()];
   const base = `http://127.0.0.1:${lbPort}`;
+  const metricsToken = randomBytes(16).toString('hex');
   const env = {
     DATABASE_URL: ha.url,
     DATA_DIR: dataDir,
@@ -271,6 +272,10 @@ async function main(): Promise<void> {
     LEADER_LEASE_RENEW_MS: '1000',
     DB_POOL_MAX: '8',
     HTTP_KEEP_ALIVE_TIMEOUT_MS: '65000',
+    // issue 27 item 4: anonymous listing reads and search from the standby (measured below, not asserted)
+    DATABASE_STANDBY_READS: 'on',
+    PUBLIC_MARKETPLACE: 'true',
+    METRICS_TOKEN: metricsToken,
   };
   log(`replicas on ${portA} and ${portB}, DATABASE_URL ${ha.url}`);
   const replicas = [startReplica('replica-a', portA, env, work, cleanups), startReplica('replica-b', portB, env, work, cleanups)];
@@ -360,8 +365,60 @@ async function main(): Promise<void> {
     const final = await retrying('getOrder', false, () => buyer.orders.getOrder({ params: { order_id: orderId } }));
     return { orderId, escrow: (final.body as { escrow_account_address: string }).escrow_account_address };
   };
+  // standby reads (issue 27 item 4): anonymous readers browse and search while the lifecycles run; each
+  // replica's standby lag and the reads by pool are scraped from its metrics every second
+  let lifecyclesDone = false;
+  const publicSeen = new Map<string, number>();
+  const readers = Array.from({ length: 2 }, async (_, r) => {
+    for (let k = 0; !lifecyclesDone; k++) {
+      const path = k % 2 === 0 ? `/api/v1/listings/${listings[(k * 7 + r) % N]!.id}` : `/api/v1/marketplace/search?q=${encodeURIComponent('failover')}`;
+      const status = await fetch(`${base}${path}`).then(
+        (res) => res.arrayBuffer().then(() => String(res.status)),
+        () => 'network error',
+      );
+      publicSeen.set(status, (publicSeen.get(status) ?? 0) + 1);
+      await sleep(100);
+    }
+  });
+  const scrape = (port: number) =>
+    fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } }).then(
+      (res) => (res.ok ? res.text() : ''),
+      () => '',
+    );
+  const metricValue = (text: string, name: string) => {
+    const m = new RegExp(`^${name.replace(/[{}]/g, (c) => `\\${c}`)} (\\S+)$`, 'm').exec(text);
+    return m ? Number(m[1]) : null;
+  };
+  const lagSamples: Array<number | null> = [];
+  let onPrimarySamples = 0;
+  const sampler = (async () => {
+    while (!lifecyclesDone) {
+      for (const r of replicas) {
+        const text = await scrape(r.port);
+        lagSamples.push(metricValue(text, 'bazaar_db_standby_replay_lag_seconds'));
+        if (metricValue(text, 'bazaar_db_standby_in_recovery') === 0) onPrimarySamples += 1;
+      }
+      await sleep(1000);
+    }
+  })();
   const settled = await Promise.allSettled(Array.from({ length: N }, (_, i) => lifecycle(i)));
   await killed;
+  lifecyclesDone = true;
+  await Promise.all([...readers, sampler]);
+  const served = { standby: 0, primary: 0 };
+  for (const r of replicas) {
+    const text = await scrape(r.port);
+    served.standby += metricValue(text, 'bazaar_db_public_reads_total{pool="standby"}') ?? 0;
+    served.primary += metricValue(text, 'bazaar_db_public_reads_total{pool="primary"}') ?? 0;
+  }
+  const known = lagSamples.filter((v): v is number => v !== null).map((v) => v * 1000).sort((a, b) => a - b);
+  const pct = (q: number) => (known.length ? known[Math.min(known.length - 1, Math.floor(q * known.length))]!.toFixed(0) : '-');
+  console.log(
+    `[failover] standby reads: lag samples ${lagSamples.length} (both replicas, 1/s), unknown ${lagSamples.length - known.length}, median ${pct(0.5)} ms, p95 ${pct(0.95)} ms, max ${known.length ? known[known.length - 1]!.toFixed(0) : '-'} ms; ` +
+      `samples with the standby pool on a primary ${onPrimarySamples}; reads through the seam served by the standby ${served.standby} of ${served.standby + served.primary} ` +
+      `(${served.standby + served.primary ? ((100 * served.standby) / (served.standby + served.primary)).toFixed(0) : 0} %; the primary's share includes the listing reads of order creation); ` +
+      `anonymous readers saw ${[...publicSeen.entries()].map(([st, n]) => `${st} x${n}`).join(', ')}`,
+  );
   const done = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const errors = settled.flatMap((s) => (s.status === 'rejected' ? [String((s.reason as Error)?.message ?? s.reason)] : []));
   check(`${N} concurrent lifecycles completed through the failover`, done.length === N && killedAt > 0, `${done.length}/${N} in ${((Date.now() - tLife) / 1000).toFixed(1)} s${errors.length ? `; first error: ${errors[0]}` : ''}`);

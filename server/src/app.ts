@@ -97,7 +97,7 @@ export function createApp(ctx: AppContext, given?: Services): BazaarApp {
     (req as Request & { id: string }).id = id;
     res.setHeader('X-Request-Id', id);
     // who did it (lib/request-context.ts): the request id now, the actor once the auth middleware knows it
-    const context: RequestContext = { requestId: id, actor: null };
+    const context: RequestContext = { requestId: id, actor: null, method: req.method };
     req.requestContext = context;
     runWithContext(context, next);
   });

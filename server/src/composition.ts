@@ -41,7 +41,7 @@ import { createReportsModule } from './modules/reports/index.js';
 import { createTipsChain, createTipsModule, tipsReadPort, type TipOrder, type TipsModule } from './modules/tips/index.js';
 import type { OrderRecord } from './modules/orders/orders.types.js';
 import { attentionFlagCounts } from './modules/orders/orders.repo.js';
-import { cachedRead, createMetrics, METRIC_PREFIX, type Metrics } from './metrics.js';
+import { cachedRead, createMetrics, METRIC_PREFIX, registerStandbyReadGauges, type Metrics } from './metrics.js';
 import { createOrderActions, type OrderActions } from './modules/actions/order-actions.js';
 import { orderActionNonceStore } from './modules/actions/order-action-nonces.js';
 import { clusterBlockchainId } from './http/actions/cluster.js';
@@ -116,6 +116,7 @@ export function composeServices(ctx: AppContext) {
   });
   const listings = createListingsModule({
     db,
+    readDb: ctx.readRouter?.readDb,
     chain,
     config: { ...listingsConfig, minPrice: spending.listingMinPrice },
     log,
@@ -123,7 +124,7 @@ export function composeServices(ctx: AppContext) {
     standing,
     ...ctx.listings,
   });
-  const marketplace = createMarketplaceModule({ db, config: listingsConfig });
+  const marketplace = createMarketplaceModule({ db, readDb: ctx.readRouter?.readDb, config: listingsConfig });
   // revenue reports (issue 25 part 6): read-only sums of the money events
   const reports = createReportsModule({ db, currencies: () => currencies, now: ctx.now });
   // streams and webhooks re-check their credential: at once on a revocation here (credentialSignal),
@@ -394,6 +395,16 @@ function serviceMetrics(
   m: { leader: LeaderElection; orders: OrdersModule | null; webhooks: WebhooksModule },
 ): void {
   const p = METRIC_PREFIX;
+  // issue 27 item 4: the standby's replay lag and where public reads go (DATABASE_STANDBY_READS=on)
+  const router = ctx.readRouter;
+  if (router?.settings.enabled) {
+    registerStandbyReadGauges(metrics, () => ({
+      lagMs: router.last?.lagMs ?? null,
+      inRecovery: router.last ? router.last.inRecovery : null,
+      pool: router.standbyUsable() ? 'standby' : 'primary',
+      served: router.served,
+    }));
+  }
   const pool = ctx.dbPool;
   if (pool) {
     metrics.registerGauge({

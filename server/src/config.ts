@@ -19,6 +19,7 @@
  * keeps under DATA_DIR (the JWT key, the custody seed, the bootstrap's chain.json) is read, or created on
  * first start, by start-up (startup.ts `loadServerConfig`) and passed in as `LoadConfigOptions.stored`.
  */
+import { DEFAULT_STANDBY_MAX_LAG_MS, type StandbyReadSettings } from './db/read-routing.js';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { authDefaults, DISPUTE_DEFAULTS, STREAM_DEFAULTS } from '@bazaar/contract';
@@ -187,6 +188,16 @@ export const ENV_VARS: readonly EnvVar[] = [
     example: 'postgres://bazaar@127.0.0.1:5432/bazaar',
     readers: ['server', 'scripts'],
   },
+  {
+    name: 'DATABASE_STANDBY_READS',
+    group: 'service',
+    default: lit('off'),
+    meaning:
+      'PostgreSQL only: `on` sends anonymous search and public listing reads (GET, no credential) to a standby of the `DATABASE_URL` host list (libpq `target_session_attrs=prefer-standby`: a standby when one answers, else the primary) while its replay lag, sampled every second, is within `DATABASE_STANDBY_MAX_LAG_MS`; credentialed reads and writes always use the primary (README "PostgreSQL with automatic failover")',
+    example: 'on',
+    readers: ['server'],
+  },
+  { name: 'DATABASE_STANDBY_MAX_LAG_MS', group: 'service', default: lit(String(DEFAULT_STANDBY_MAX_LAG_MS)), meaning: 'staleness bound of standby reads: a replay lag past it (or unknown) sends them to the primary', example: '500', with: { DATABASE_STANDBY_READS: 'on' }, readers: ['server'] },
   {
     name: 'CORS_ORIGINS',
     group: 'service',
@@ -662,6 +673,8 @@ export interface Config {
   publicBaseUrlSet?: boolean;
   dataDir: string;
   databaseUrl?: string;
+  /** DATABASE_STANDBY_READS / DATABASE_STANDBY_MAX_LAG_MS (db/read-routing.ts); off on PGlite */
+  standbyReads?: StandbyReadSettings;
   /** started by `npm start` with the embedded localnet: local origins and SIWS domains allowed by default */
   devDefaults: boolean;
   jwtSecret: string;
@@ -901,6 +914,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     publicBaseUrlSet: raw(env, 'PUBLIC_BASE_URL') !== undefined,
     dataDir,
     databaseUrl: raw(env, 'DATABASE_URL'),
+    standbyReads: { enabled: bool(env, 'DATABASE_STANDBY_READS'), maxLagMs: int(env, 'DATABASE_STANDBY_MAX_LAG_MS') },
     devDefaults: dev,
     jwtSecret,
     jwtTtlSeconds: positive(env, 'JWT_TTL_SECONDS'),

@@ -2,6 +2,7 @@
  * What every handler and module gets: configuration, the Prisma client, the logger and the chain
  * client (null when the service runs without a chain, e.g. most HTTP tests pass a fake).
  */
+import type { ReadRouter } from './db/read-routing.js';
 import type { Chain, ChainClient } from './chain/index.js';
 import type { Config } from './config.js';
 import type { PoolStats, PrismaClient } from './db/client.js';
@@ -51,4 +52,9 @@ export interface AppContext {
   metrics?: Metrics;
   /** the database pool's counts for the metrics (db/client.ts Db.poolStats); absent or null: no pool gauges */
   dbPool?: () => PoolStats | null;
+  /**
+   * Where public reads go (db/client.ts Db.readRouter, db/read-routing.ts): search, browse and the anonymous
+   * listing reads; absent: the primary (`db`), and no standby gauges.
+   */
+  readRouter?: ReadRouter;
 }

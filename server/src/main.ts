@@ -140,7 +140,16 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
     await run(probeDatabase(config.databaseUrl));
   }
   lifecycle.checkpoint();
-  db = await run(createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, limits: config.db }));
+  db = await run(
+    createDb({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      limits: config.db,
+      standbyReads: config.standbyReads,
+      // until a sample succeeds again, public reads go to the primary
+      onStandbySampleError: (err) => log.warn({ err }, 'standby replay lag unknown (sample failed): public reads go to the primary'),
+    }),
+  );
   lifecycle.checkpoint();
   const migrated = await run(migrateDatabase(db.adapter));
   log.info({ applied: migrated.applied, ms: migrated.ms, database: db.kind }, 'database migrated');
@@ -164,6 +173,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
     now: () => new Date(),
     dbPing: db.ping,
     dbPool: db.poolStats,
+    readRouter: db.readRouter,
     // the process metrics (CPU, memory, event-loop delay) once per process, beside the service's own
     metrics: createMetrics({ processMetrics: true }),
     draining: () => lifecycle.isStopping,
@@ -172,6 +182,11 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
   };
   // the composition root builds every module; the app maps the contract's routes onto them
   services = composeServices(ctx);
+  if (db.readRouter.settings.enabled) {
+    // issue 27 item 4: sample the standby's replay lag every second (db/read-routing.ts); close() stops it
+    db.readRouter.start();
+    log.info({ maxLagMs: db.readRouter.settings.maxLagMs }, 'standby reads on: anonymous search and listing reads go to a standby within the lag bound');
+  }
   if (chain?.rpcPool) {
     const pool = chain.rpcPool;
     registerRpcProviderGauges(services.metrics, () => pool.status());

@@ -227,3 +227,63 @@ export function registerRpcProviderGauges(metrics: Metrics, status: () => RpcPro
     },
   });
 }
+
+/** The standby reads state for the gauges (db/read-routing.ts `ReadRouter`; metrics.ts does not import the db layer). */
+export interface StandbyReadGaugeState {
+  /** the last measured replay lag of the standby client's server, ms; null: unknown */
+  lagMs: number | null;
+  /** where an anonymous public read goes now */
+  pool: 'primary' | 'standby';
+  /** the standby client's server was a hot standby at the last sample (false: prefer-standby fell back to the primary); null: no sample */
+  inRecovery: boolean | null;
+  /** public reads routed since start, by pool */
+  served: Record<'primary' | 'standby', number>;
+}
+
+/**
+ * The standby reads metrics (issue 27 item 4), registered when `DATABASE_STANDBY_READS=on`:
+ * `bazaar_db_standby_replay_lag_seconds` (the last lag sample; absent while unknown),
+ * `bazaar_db_standby_in_recovery` (the standby pool's server is a hot standby), `bazaar_db_public_read_pool{pool}` (1 for the pool anonymous search and listing reads go to now, 0 for the
+ * other) and `bazaar_db_public_reads_total{pool}` (those reads since start, by the pool that served them).
+ */
+export function registerStandbyReadGauges(metrics: Metrics, state: () => StandbyReadGaugeState): void {
+  const p = METRIC_PREFIX;
+  metrics.registerGauge({
+    name: `${p}db_standby_replay_lag_seconds`,
+    help: 'Replay lag of the standby that public reads may use, sampled every second on the standby (0 when everything received is replayed); absent while unknown. Past DATABASE_STANDBY_MAX_LAG_MS reads go to the primary',
+    collect(g) {
+      const s = state();
+      if (s.lagMs !== null) g.set(s.lagMs / 1000);
+    },
+  });
+  metrics.registerGauge({
+    name: `${p}db_standby_in_recovery`,
+    help: 'Whether the server the standby reads pool is on was a hot standby at the last sample: 1 yes, 0 it is a primary (no standby answered, or it was promoted); absent before the first sample',
+    collect(g) {
+      const s = state();
+      if (s.inRecovery !== null) g.set(s.inRecovery ? 1 : 0);
+    },
+  });
+  metrics.registerGauge({
+    name: `${p}db_public_read_pool`,
+    help: 'Where anonymous search and listing reads go now: 1 for the serving pool (primary or standby), 0 for the other',
+    labelNames: ['pool'] as const,
+    collect(g) {
+      const s = state();
+      g.set({ pool: 'standby' }, s.pool === 'standby' ? 1 : 0);
+      g.set({ pool: 'primary' }, s.pool === 'primary' ? 1 : 0);
+    },
+  });
+  const reads: Counter<'pool'> = new Counter<'pool'>({
+    name: `${p}db_public_reads_total`,
+    help: 'Search and listing reads that may use the standby, by the pool that served them (credentialed, write and background reads count as primary)',
+    labelNames: ['pool'] as const,
+    registers: [metrics.registry],
+    collect() {
+      const s = state();
+      reads.reset();
+      reads.inc({ pool: 'primary' }, s.served.primary);
+      reads.inc({ pool: 'standby' }, s.served.standby);
+    },
+  });
+}

@@ -82,6 +82,8 @@ export interface TestAppOptions {
   webAppDir?: string | null;
   /** with `postgres`: the URL the app connects to, from the fresh database's URL (e.g. through a TCP proxy) */
   postgresUrl?: (url: string) => string;
+  /** with `postgres`: the server the fresh database is created on (default TEST_DATABASE_URL) */
+  postgresBaseUrl?: string;
   /** the app's logger (default: createLogger(config.logLevel)) */
   log?: AppContext['log'];
   /** the app's metrics (default: a fresh registry) */
@@ -92,10 +94,10 @@ export async function createTestApp(opts: TestAppOptions = {}) {
   const config = testConfig(opts.config);
   let pglite: PGlite | undefined;
   let pgDb: Awaited<ReturnType<typeof freshPostgres>> | undefined;
-  if (opts.postgres) pgDb = await freshPostgres();
+  if (opts.postgres) pgDb = await freshPostgres(opts.postgresBaseUrl);
   else pglite = await freshPGlite();
   const db = await createDb(
-    pgDb ? { databaseUrl: opts.postgresUrl ? opts.postgresUrl(pgDb.url) : pgDb.url, limits: config.db } : { pglite },
+    pgDb ? { databaseUrl: opts.postgresUrl ? opts.postgresUrl(pgDb.url) : pgDb.url, limits: config.db, standbyReads: config.standbyReads } : { pglite },
   );
   const ctx: AppContext = {
     config,
@@ -109,6 +111,7 @@ export async function createTestApp(opts: TestAppOptions = {}) {
     webhooks: opts.webhooks,
     dbPing: db.ping,
     dbPool: db.poolStats,
+    readRouter: db.readRouter,
     ...(opts.metrics ? { metrics: opts.metrics } : {}),
     ...(opts.webAppDir !== undefined ? { webAppDir: opts.webAppDir } : {}),
   };

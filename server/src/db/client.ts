@@ -26,6 +26,8 @@ import { BazaarPgAdapterFactory, pgPoolConfig, type PgLimits } from './postgres.
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { BazaarPGliteAdapterFactory, openPGlite } from './pglite.js';
+import { preferStandbyUrl } from './host-list.js';
+import { ReadRouter, type StandbyReadSettings } from './read-routing.js';
 
 export { PrismaClient, Prisma } from '../generated/prisma/client.js';
 export type { User, ApiKey, LoginNonce, Listing, Order, ChainIntent, Review, IdempotencyKey } from '../generated/prisma/client.js';
@@ -43,6 +45,12 @@ export interface Db {
    * pool): connections open (`total`), of which `idle`, queries `waiting` for one, and the pool's `max`.
    */
   poolStats(): PoolStats | null;
+  /**
+   * Where public reads go (db/read-routing.ts): `readRouter.readDb()` is the primary's client, or the standby
+   * reads client (same host list, `target_session_attrs=prefer-standby`) when `standbyReads` is on and the
+   * request and the measured lag allow. `start()` it to sample the lag; close() stops it.
+   */
+  readRouter: ReadRouter;
   close(): Promise<void>;
 }
 
@@ -71,6 +79,10 @@ export interface CreateDbOptions {
   pglite?: PGlite;
   /** PostgreSQL pool size and timeouts (./postgres.ts); unset: node-postgres defaults, no timeouts */
   limits?: PgLimits;
+  /** DATABASE_STANDBY_READS / DATABASE_STANDBY_MAX_LAG_MS (PostgreSQL only); unset: every read on the primary */
+  standbyReads?: StandbyReadSettings;
+  /** told when the standby lag cannot be measured (the first failure of a run of them): for the logs */
+  onStandbySampleError?: (err: unknown) => void;
 }
 
 export async function createDb(opts: CreateDbOptions = {}): Promise<Db> {
@@ -83,8 +95,11 @@ export async function createDb(opts: CreateDbOptions = {}): Promise<Db> {
     const url = opts.databaseUrl;
     const pool = factory.pool;
     let probe: pg.Pool | null = null;
+    const standby = opts.standbyReads?.enabled ? new PrismaClient({ adapter: new BazaarPgAdapterFactory(preferStandbyUrl(url), opts.limits) }) : null;
+    const readRouter = new ReadRouter({ enabled: opts.standbyReads?.enabled ?? false, maxLagMs: opts.standbyReads?.maxLagMs ?? 0, primary: prisma, standby, onSampleError: opts.onStandbySampleError });
     return {
       prisma,
+      readRouter,
       adapter: new BazaarPgAdapterFactory(url),
       kind: 'postgres',
       poolStats: () => (pool ? { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max ?? 10 } : null),
@@ -103,6 +118,8 @@ export async function createDb(opts: CreateDbOptions = {}): Promise<Db> {
         await within(timeoutMs + 250, probe.query('SELECT 1'), 'the database');
       },
       async close() {
+        await readRouter.stop();
+        await standby?.$disconnect();
         await prisma.$disconnect();
         await probe?.end().catch(() => undefined);
       },
@@ -123,6 +140,7 @@ export async function createDb(opts: CreateDbOptions = {}): Promise<Db> {
     kind: 'pglite',
     pglite,
     poolStats: () => null,
+    readRouter: new ReadRouter({ enabled: false, maxLagMs: 0, primary: prisma, standby: null }),
     async ping(timeoutMs) {
       if (pglite!.closed) throw new Error('PGlite is closed');
       await within(timeoutMs, pglite!.query('SELECT 1'), 'the embedded database');

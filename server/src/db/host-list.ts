@@ -41,8 +41,12 @@ export interface HostPort {
   port: number;
 }
 
-/** The session kinds supported (libpq `target_session_attrs`; `read-only`, `standby`, `prefer-standby` are not). */
-export type TargetSessionAttrs = 'any' | 'read-write' | 'primary';
+/**
+ * The session kinds supported (libpq `target_session_attrs`; `read-only` and `standby` are not).
+ * `prefer-standby` (the standby reads client, db/read-routing.ts): a hot standby when one answers, else any
+ * server that answers (libpq's second pass).
+ */
+export type TargetSessionAttrs = 'any' | 'read-write' | 'primary' | 'prefer-standby';
 
 /** A parsed multi-host URL. */
 export interface HostListUrl {
@@ -53,7 +57,7 @@ export interface HostListUrl {
 }
 
 const DEFAULT_PORT = 5432;
-const SESSION_ATTRS = new Set<string>(['any', 'read-write', 'primary']);
+const SESSION_ATTRS = new Set<string>(['any', 'read-write', 'primary', 'prefer-standby']);
 
 /**
  * The hosts and `target_session_attrs` of a libpq-style `postgres://h1:p1,h2:p2/db?...` URL; null when the
@@ -69,7 +73,7 @@ export function parseHostListUrl(url: string): HostListUrl | null {
   const many = hostPart!.includes(',');
   if (!many && attrs === null) return null;
   if (attrs !== null && !SESSION_ATTRS.has(attrs)) {
-    throw new Error(`DATABASE_URL: target_session_attrs=${attrs} is not supported (use read-write, primary or any)`);
+    throw new Error(`DATABASE_URL: target_session_attrs=${attrs} is not supported (use read-write, primary, prefer-standby or any)`);
   }
   params.delete('target_session_attrs');
   const sslmode = params.get('sslmode');
@@ -119,7 +123,8 @@ function watchStatuses(client: pg.Client): Map<string, string> {
 
 /** Whether the connected `client` is a session of kind `attrs` (libpq's checks; see the module comment). */
 async function acceptable(client: pg.Client, statuses: Map<string, string>, attrs: TargetSessionAttrs): Promise<boolean> {
-  if (attrs === 'any') return true;
+  // prefer-standby: the probe chose the host (a standby first); any session on it is kept
+  if (attrs === 'any' || attrs === 'prefer-standby') return true;
   const hot = statuses.get('in_hot_standby');
   if (attrs === 'primary') {
     if (hot !== undefined) return hot === 'off';
@@ -130,6 +135,25 @@ async function acceptable(client: pg.Client, statuses: Map<string, string>, attr
   if (hot !== undefined && ro !== undefined) return hot === 'off' && ro === 'off';
   const r = await client.query<{ transaction_read_only: string }>('SHOW transaction_read_only');
   return r.rows[0]?.transaction_read_only === 'off';
+}
+
+/** Whether the connected `client` is a hot standby (`in_hot_standby` on, else `pg_is_in_recovery()`). */
+async function isHotStandby(client: pg.Client, statuses: Map<string, string>): Promise<boolean> {
+  const hot = statuses.get('in_hot_standby');
+  if (hot !== undefined) return hot === 'on';
+  const r = await client.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r');
+  return r.rows[0]?.r === true;
+}
+
+/**
+ * `url` (a `postgres://` URL, single host or host list) with `target_session_attrs=prefer-standby`: the
+ * connection of the standby reads client (db/read-routing.ts), on the same servers as `DATABASE_URL`.
+ */
+export function preferStandbyUrl(url: string): string {
+  const m = /^([^?#]*)(?:\?([^#]*))?$/.exec(url)!;
+  const params = new URLSearchParams(m[2] ?? '');
+  params.set('target_session_attrs', 'prefer-standby');
+  return `${m[1]}?${params.toString()}`;
 }
 
 export interface HostListOptions {
@@ -180,7 +204,9 @@ export class HostList {
   private async locate(): Promise<HostPort> {
     const { hosts, targetSessionAttrs } = this.url;
     const outcomes = await Promise.all(hosts.map((h) => this.probe(h)));
-    const i = outcomes.findIndex((o) => o === 'acceptable');
+    let i = outcomes.findIndex((o) => o === 'acceptable');
+    // prefer-standby: no standby answered, take the first server that did (libpq's second pass)
+    if (i < 0 && targetSessionAttrs === 'prefer-standby') i = outcomes.findIndex((o) => o === 'not a standby');
     if (i < 0) {
       if (!this.outage) this.o.onChange?.(null, this.last);
       this.outage = true;
@@ -213,6 +239,7 @@ export class HostList {
     const statuses = watchStatuses(client);
     try {
       await client.connect();
+      if (this.url.targetSessionAttrs === 'prefer-standby') return (await isHotStandby(client, statuses)) ? 'acceptable' : 'not a standby';
       return (await acceptable(client, statuses, this.url.targetSessionAttrs)) ? 'acceptable' : `not ${this.url.targetSessionAttrs}`;
     } catch (e) {
       return `failed (${(e as Error).message})`;

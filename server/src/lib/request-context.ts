@@ -39,6 +39,8 @@ export interface RequestContext {
   requestId: string | null;
   /** null until the request is authenticated (and for anonymous requests) */
   actor: Actor | null;
+  /** the HTTP method of the request (absent for background work): db/read-routing.ts sends only GET/HEAD to a standby */
+  method?: string;
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();

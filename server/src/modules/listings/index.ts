@@ -16,6 +16,7 @@ import { createListingModerationStore } from './listings.moderation.js';
 import { createListingsService, listingsPort } from './listings.service.js';
 import type { ListingsChain, ListingsConfig, ListingsDeps, ListingsHooks, ListingsRepo } from './listings.types.js';
 import { withSystemActor } from '../../lib/request-context.js';
+import type { ReadDb } from '../../db/read-routing.js';
 
 export { createListingsService, listingsPort, listingVisibleTo, tokenName, metadataUri, TOKEN_SYMBOL } from './listings.service.js';
 export type { ListingsService } from './listings.service.js';
@@ -45,6 +46,8 @@ export const DEFAULT_RECOVERY_INTERVAL_MS = 30_000;
 
 export interface ListingsModuleOptions {
   db: PrismaClient;
+  /** where the public reads (GET /listings, GET /listings/{id}) go (db/read-routing.ts); default `db` */
+  readDb?: ReadDb;
   /** null: the service runs without a chain (every chain step answers 503 chain-unavailable) */
   chain: ListingsChain | null;
   config: ListingsConfig;
@@ -69,7 +72,7 @@ function noChain(): ListingsChain {
 }
 
 export function createListingsModule(o: ListingsModuleOptions) {
-  const repo = o.repo ?? createListingsRepo(o.db, (l) => presentListing(l, o.config));
+  const repo = o.repo ?? createListingsRepo(o.db, (l) => presentListing(l, o.config), o.readDb);
   const service = createListingsService({ repo, chain: o.chain ?? noChain(), config: o.config, log: o.log, hooks: o.hooks, budget: o.budget, standing: o.standing });
   const recovery = new ListingsRecovery({ repo, steps: service.steps, log: o.log });
   const intervalMs = o.recoveryIntervalMs ?? DEFAULT_RECOVERY_INTERVAL_MS;

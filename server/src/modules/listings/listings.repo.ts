@@ -39,6 +39,7 @@ import type {
   NewListing,
 } from './listings.types.js';
 import { StockBelowCommitted } from './listings.types.js';
+import type { ReadDb } from '../../db/read-routing.js';
 
 const ACTIONS: ListingIntentAction[] = ['mint_listing', 'update_listing_token'];
 
@@ -168,11 +169,20 @@ async function lockUnits(tx: SqlClient, id: string): Promise<LockedUnits | null>
  * `present`: the listing as the API returns it (presentListing with the service's currencies and
  * categories), the data of listing events; without it events carry the storage record's id only.
  */
-export function createListingsRepo(db: PrismaClient, present: (l: ListingRecord) => unknown = (l) => ({ listing_id: l.id })): ListingsRepo {
+export function createListingsRepo(
+  db: PrismaClient,
+  present: (l: ListingRecord) => unknown = (l) => ({ listing_id: l.id }),
+  /**
+   * where `get` and `list` read (db/read-routing.ts: a standby only for an anonymous GET/HEAD within the lag
+   * bound); default `db`. The reads that follow a write here stay on `db` (the primary).
+   */
+  readDb: ReadDb = () => db,
+): ListingsRepo {
   async function getWith(client: SqlClient, id: string): Promise<ListingRecord | null> {
     const rows = await client.$queryRaw<ListingRow[]>(selectListings(Prisma.sql`SELECT ${id}::uuid AS id`, Prisma.sql`page.id`));
     return rows[0] ? toListingRecord(rows[0]) : null;
   }
+  /** the listing as the primary has it (after a write) */
   const get = (id: string) => getWith(db, id);
 
   /** Append the listing's event for a change from `from` (null: created), inside `tx`. */
@@ -217,7 +227,7 @@ export function createListingsRepo(db: PrismaClient, present: (l: ListingRecord)
   }
 
   return {
-    get,
+    get: (id: string) => getWith(readDb(), id),
     getIntent,
 
     async recordMint(draft: ListingDraft, fingerprint: string, a: ListingMintAttempt) {
@@ -359,7 +369,7 @@ export function createListingsRepo(db: PrismaClient, present: (l: ListingRecord)
          WHERE ${Prisma.join(where, ' AND ')}
          ORDER BY l.created_at DESC, l.id DESC
          LIMIT ${f.limit}`;
-      const rows = await db.$queryRaw<ListingRow[]>(selectListings(page, Prisma.sql`page.created_at DESC, page.id DESC`));
+      const rows = await readDb().$queryRaw<ListingRow[]>(selectListings(page, Prisma.sql`page.created_at DESC, page.id DESC`));
       return rows.map(toListingRecord);
     },
 

@@ -19,6 +19,7 @@ import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { listingStatusIn, selectListings, toListingRecord, type ListingRow } from '../listings/index.js';
 import type { ListingStatus } from '../listings/index.js';
 import type { MarketplaceRepo, SearchCriteria, SearchRow, WordCandidate } from './marketplace.types.js';
+import type { ReadDb } from '../../db/read-routing.js';
 
 /** text search configuration of the generated search_vector column (init migration) */
 export const TS_CONFIG = 'english';
@@ -199,10 +200,14 @@ export function buildSearch(c: SearchCriteria): Prisma.Sql {
   }
 }
 
-export function createMarketplaceRepo(db: PrismaClient): MarketplaceRepo {
+/**
+ * `readDb`: the client each query reads from (db/read-routing.ts: a standby for an anonymous GET while its
+ * replay lag is within the bound, else the primary); default: `db`. Every query here is a public read.
+ */
+export function createMarketplaceRepo(primary: PrismaClient, readDb: ReadDb = () => primary): MarketplaceRepo {
   return {
     async search(c: SearchCriteria): Promise<SearchRow[]> {
-      const rows = await db.$queryRaw<ListingRow[]>(buildSearch(c));
+      const rows = await readDb().$queryRaw<ListingRow[]>(buildSearch(c));
       return rows.map((r) => ({
         listing: toListingRecord(r),
         keys: r.cursor_keys ?? [],
@@ -210,14 +215,14 @@ export function createMarketplaceRepo(db: PrismaClient): MarketplaceRepo {
     },
 
     async get(id: string) {
-      const rows = await db.$queryRaw<ListingRow[]>(selectListings(Prisma.sql`SELECT ${id}::uuid AS id`, Prisma.sql`page.id`));
+      const rows = await readDb().$queryRaw<ListingRow[]>(selectListings(Prisma.sql`SELECT ${id}::uuid AS id`, Prisma.sql`page.id`));
       return rows[0] ? toListingRecord(rows[0]) : null;
     },
 
     async wordCandidates(words: readonly string[], perWord: number): Promise<WordCandidate[]> {
       if (words.length === 0) return [];
       // KNN over the GiST trigram index (search_words_word_trgm_idx): no similarity threshold setting
-      const rows = await db.$queryRaw<Array<{ input: string; word: string; similarity: number }>>`
+      const rows = await readDb().$queryRaw<Array<{ input: string; word: string; similarity: number }>>`
         SELECT w.input, c.word, similarity(c.word, w.input)::float8 AS similarity
           FROM unnest(${[...words]}::text[]) AS w(input)
          CROSS JOIN LATERAL (SELECT s.word FROM search_words s ORDER BY s.word <-> w.input LIMIT ${perWord}) c
@@ -227,7 +232,7 @@ export function createMarketplaceRepo(db: PrismaClient): MarketplaceRepo {
 
     async countByCategory(status: ListingStatus) {
       // maintained by a trigger on listings (migration 20261123130707_search_scale): no count over listings
-      const rows = await db.$queryRaw<Array<{ category: string; n: number }>>`
+      const rows = await readDb().$queryRaw<Array<{ category: string; n: number }>>`
         SELECT category, count AS n FROM listing_category_counts WHERE status = ${status}`;
       return new Map(rows.map((r) => [r.category, Number(r.n)]));
     },
