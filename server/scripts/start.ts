@@ -38,7 +38,7 @@
  */
 import { existsSync } from 'node:fs';
 import { LAMPORTS_PER_SOL } from '@solana/web3.js';
-import { createConnection, loadOrCreateKeypair, readKeypairFile } from '../src/chain/index.js';
+import { createConnection, sponsorKeypair } from '../src/chain/index.js';
 import { join } from 'node:path';
 import { loadStartConfig, loadToolConfig, scriptEnvFor, type Config, type StartConfig } from '../src/config.js';
 import { Lifecycle, StartAborted } from '../src/lifecycle.js';
@@ -185,7 +185,7 @@ async function sponsorLine(config: Config): Promise<string> {
   const s = config.feeSponsorship;
   if (!s?.enabled) return 'fee sponsorship off (FEE_SPONSORSHIP=on: buyers with 0 SOL can pay)';
   try {
-    const key = (s.defaultKeypair ? loadOrCreateKeypair(dataDir, 'sponsor') : readKeypairFile(s.keypairPath)).publicKey;
+    const key = sponsorKeypair(s, dataDir).publicKey;
     const lamports = await createConnection(config.solanaRpcUrl).getBalance(key, 'confirmed');
     return `fee sponsorship on: ${key.toBase58()} holds ${(lamports / LAMPORTS_PER_SOL).toFixed(4)} SOL (budget ${s.dailyLamports} lamports/day; gauge bazaar_fee_sponsor_balance_lamports)`;
   } catch (err) {

@@ -23,7 +23,7 @@ import type { Server } from 'node:http';
 import { createApp } from './app.js';
 import { composeServices, type Services } from './composition.js';
 import { createChain, type ChainClient } from './chain/index.js';
-import { loadOrCreateKeypair, readKeypairFile } from './chain/keys.js';
+import { readKeypairFile, sponsorKeypair } from './chain/keys.js';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import { createDb, type Db } from './db/client.js';
@@ -37,11 +37,6 @@ import { loadServerConfig, probeDatabase, reportStartupFailure, StartupError, st
 import { createMetricsServer, METRICS_PATH } from './http/metrics.js';
 import { createMetrics, registerRpcProviderGauges } from './metrics.js';
 import { startTracing, stopTracing } from './tracing.js';
-
-/** The fee sponsor's keypair: FEE_SPONSOR_KEYPAIR_PATH, or DATA_DIR/keys/sponsor.json (created when missing). */
-function sponsorKeypairOf(s: NonNullable<Config['feeSponsorship']>, dataDir: string) {
-  return s.defaultKeypair ? loadOrCreateKeypair(dataDir, 'sponsor') : readKeypairFile(s.keypairPath);
-}
 
 /**
  * The chain client: one provider (SOLANA_RPC_URL), or a pool of several (SOLANA_RPC_URLS, chain/rpc-pool.ts)
@@ -60,7 +55,7 @@ function chainFor(config: Config, log: Logger): ChainClient | null {
     pool: { ...config.rpcPool, log: log.child({ component: 'rpc-pool' }) },
     serviceKeypair: readKeypairFile(config.serviceKeypairPath),
     // fee sponsorship: a key of its own (its balance caps what sponsorship can cost), created at the default path
-    ...(config.feeSponsorship?.enabled ? { sponsorKeypair: sponsorKeypairOf(config.feeSponsorship, config.dataDir) } : {}),
+    ...(config.feeSponsorship?.enabled ? { sponsorKeypair: sponsorKeypair(config.feeSponsorship, config.dataDir) } : {}),
     programId: config.escrowProgramId,
     currencies: config.currencies,
   });

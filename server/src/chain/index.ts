@@ -27,7 +27,7 @@ export { ProgramSubscription, websocketUrlFor, type SubscriptionState } from './
 export type { OrderWatchHandlers } from './escrow.js';
 export { translateChainError, isNetworkError } from './errors.js';
 export { RpcPool, providersFrom, type RpcPoolOptions, type RpcProviderStatus, type WsEndpoint } from './rpc-pool.js';
-export { chainOptionsFromDataDir, loadOrCreateKeypair, readChainFile, readKeypairFile, type ChainFile } from './keys.js';
+export { chainOptionsFromDataDir, loadOrCreateKeypair, readChainFile, readKeypairFile, sponsorKeypair, type ChainFile } from './keys.js';
 
 export const DEFAULT_RPC_TIMEOUT_MS = 15_000;
 

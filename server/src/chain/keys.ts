@@ -65,3 +65,11 @@ export function chainOptionsFromDataDir(dataDir: string, rpcUrl?: string) {
     serviceKeypair: loadOrCreateKeypair(dataDir, 'service'),
   };
 }
+
+/**
+ * The fee sponsor's keypair (issue 26 item 5): `keypairPath` (FEE_SPONSOR_KEYPAIR_PATH), or, with
+ * `defaultKeypair`, DATA_DIR/keys/sponsor.json (created when missing). Throws when the file is unreadable.
+ */
+export function sponsorKeypair(s: { defaultKeypair: boolean; keypairPath: string }, dataDir: string): Keypair {
+  return s.defaultKeypair ? loadOrCreateKeypair(dataDir, 'sponsor') : readKeypairFile(s.keypairPath);
+}
