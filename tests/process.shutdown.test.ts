@@ -83,12 +83,40 @@ function get(port: number, p: string, agent?: http.Agent): Promise<number> {
 
 const ready = (s: Server) => () => get(s.port, '/readyz').then((c) => c === 200, () => false);
 
+/**
+ * Wait until `s` answers /readyz 200 (at most `timeoutMs`); fail at once, with the server's output, if the
+ * process exits first (a start-up failure is then reported as such, not as a test timeout).
+ */
+async function waitReady(s: Server, what = 'the server to be ready', timeoutMs = 90_000): Promise<void> {
+  const died = s.exited.then((e) => {
+    throw new Error(`the server exited (${e.code ?? e.signal}) before it was ready:\n${s.output().slice(-2000)}`);
+  });
+  died.catch(() => undefined);
+  await Promise.race([eventually(ready(s), { what, timeoutMs, intervalMs: 50 }), died]);
+}
+
+/** The exit of `s`, or a failure naming the server's output when it has not exited within `timeoutMs`. */
+async function exitOf(s: Server, timeoutMs = 60_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the server did not exit within ${timeoutMs} ms:\n${s.output().slice(-2000)}`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([s.exited, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Start-up on a loaded 2-core machine (the whole suite in parallel) has taken close to a minute. */
+const PROCESS_TEST_TIMEOUT_MS = 180_000;
+
 describe('graceful shutdown of the server process', () => {
   it('SIGTERM with 50 requests in flight: all 50 complete, idle keep-alive connections close, exit 0', async () => {
     // the deadline is not what this case tests (the last case does): on a loaded machine draining 50
     // requests and closing the embedded database can take longer than the default 25 s
     const s = await spawnServer({ SHUTDOWN_TIMEOUT_MS: '120000' }, await migratedDataDir());
-    await eventually(ready(s), { what: 'the server to be ready', timeoutMs: 60_000, intervalMs: 50 });
+    await waitReady(s);
 
     // idle keep-alive connections (as a browser or a load balancer keeps them)
     const agent = new http.Agent({ keepAlive: true, maxSockets: 5 });
@@ -148,38 +176,40 @@ describe('graceful shutdown of the server process', () => {
     for (const r of settled) if ('status' in r) expect(r.connection).toBe('close');
     expect(s.output()).toMatch(/"msg":"stopped"/);
     agent.destroy();
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('SIGTERM during start-up exits 0, and the database opens again afterwards', async () => {
     const s = await spawnServer();
     // start-up work has begun: the embedded database directory is being created
     await eventually(() => existsSync(path.join(s.dataDir, 'pglite')), { what: 'start-up to begin', timeoutMs: 60_000, intervalMs: 50 });
     s.child.kill('SIGTERM');
-    const exit = await s.exited;
+    const exit = await exitOf(s);
     expect({ code: exit.code, signal: exit.signal }, s.output().slice(-2000)).toEqual({ code: 0, signal: null });
 
     const again = await spawnServer({}, s.dataDir);
-    await eventually(ready(again), { what: 'the restarted server to be ready', timeoutMs: 60_000, intervalMs: 50 });
+    await waitReady(again, 'the restarted server to be ready');
     again.child.kill('SIGTERM');
-    expect((await again.exited).code).toBe(0);
-  });
+    expect((await exitOf(again)).code).toBe(0);
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('a drain that cannot finish within SHUTDOWN_TIMEOUT_MS exits 1', async () => {
     const s = await spawnServer(
       { SHUTDOWN_TIMEOUT_MS: '1500', HTTP_REQUEST_TIMEOUT_MS: '60000', HTTP_HEADERS_TIMEOUT_MS: '60000' },
       await migratedDataDir(),
     );
-    await eventually(ready(s), { what: 'the server to be ready', timeoutMs: 60_000, intervalMs: 50 });
+    await waitReady(s);
     // a request whose body never completes keeps its connection busy
     const sock = net.connect(s.port, '127.0.0.1');
-    await new Promise((r) => sock.once('connect', r));
+    const connectError = new Promise<never>((_, reject) => sock.once('error', reject));
+    connectError.catch(() => undefined);
+    await Promise.race([new Promise((r) => sock.once('connect', r)), connectError]);
     sock.write('POST /api/v1/auth/request_login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a');
     sock.on('error', () => undefined);
     await new Promise((r) => setTimeout(r, 300));
     s.child.kill('SIGTERM');
-    const exit = await s.exited;
+    const exit = await exitOf(s);
     expect(exit.code, s.output().slice(-2000)).toBe(1);
     expect(s.output()).toMatch(/stop deadline exceeded/);
     sock.destroy();
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 });
