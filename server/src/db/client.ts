@@ -28,6 +28,9 @@ import { PrismaClient } from '../generated/prisma/client.js';
 import { BazaarPGliteAdapterFactory, openPGlite } from './pglite.js';
 import { preferStandbyUrl } from './host-list.js';
 import { ReadRouter, type StandbyReadSettings } from './read-routing.js';
+import { StatementCounter } from './statement-counter.js';
+
+export { StatementCounter } from './statement-counter.js';
 
 export { PrismaClient, Prisma } from '../generated/prisma/client.js';
 export type { User, ApiKey, LoginNonce, Listing, Order, ChainIntent, Review, IdempotencyKey } from '../generated/prisma/client.js';
@@ -51,6 +54,11 @@ export interface Db {
    * request and the measured lag allow. `start()` it to sample the lag; close() stops it.
    */
   readRouter: ReadRouter;
+  /**
+   * Statements sent through the service's Prisma clients (primary and standby reads) since the process
+   * started (db/statement-counter.ts): tests and benchmarks read differences.
+   */
+  statements: StatementCounter;
   close(): Promise<void>;
 }
 
@@ -90,16 +98,18 @@ export async function createDb(opts: CreateDbOptions = {}): Promise<Db> {
     if (!/^postgres(ql)?:\/\//.test(opts.databaseUrl)) {
       throw new Error('DATABASE_URL must be a postgres:// or postgresql:// URL');
     }
-    const factory = new BazaarPgAdapterFactory(opts.databaseUrl, opts.limits);
+    const statements = new StatementCounter();
+    const factory = new BazaarPgAdapterFactory(opts.databaseUrl, opts.limits, statements);
     const prisma = new PrismaClient({ adapter: factory });
     const url = opts.databaseUrl;
     const pool = factory.pool;
     let probe: pg.Pool | null = null;
-    const standby = opts.standbyReads?.enabled ? new PrismaClient({ adapter: new BazaarPgAdapterFactory(preferStandbyUrl(url), opts.limits) }) : null;
+    const standby = opts.standbyReads?.enabled ? new PrismaClient({ adapter: new BazaarPgAdapterFactory(preferStandbyUrl(url), opts.limits, statements) }) : null;
     const readRouter = new ReadRouter({ enabled: opts.standbyReads?.enabled ?? false, maxLagMs: opts.standbyReads?.maxLagMs ?? 0, primary: prisma, standby, onSampleError: opts.onStandbySampleError });
     return {
       prisma,
       readRouter,
+      statements,
       adapter: new BazaarPgAdapterFactory(url),
       kind: 'postgres',
       poolStats: () => (pool ? { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max ?? 10 } : null),
@@ -132,7 +142,8 @@ export async function createDb(opts: CreateDbOptions = {}): Promise<Db> {
     mkdirSync(dir, { recursive: true });
     pglite = await openPGlite({ dataDir: dir });
   }
-  const adapter = new BazaarPGliteAdapterFactory(pglite);
+  const statements = new StatementCounter();
+  const adapter = new BazaarPGliteAdapterFactory(pglite, statements);
   const prisma = new PrismaClient({ adapter });
   return {
     prisma,
@@ -140,6 +151,7 @@ export async function createDb(opts: CreateDbOptions = {}): Promise<Db> {
     kind: 'pglite',
     pglite,
     poolStats: () => null,
+    statements,
     readRouter: new ReadRouter({ enabled: false, maxLagMs: 0, primary: prisma, standby: null }),
     async ping(timeoutMs) {
       if (pglite!.closed) throw new Error('PGlite is closed');

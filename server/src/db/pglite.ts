@@ -7,6 +7,7 @@ import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import { countStatements, type StatementCounter } from './statement-counter.js';
 
 export const pgliteExtensions = { pg_trgm };
 
@@ -68,13 +69,19 @@ export class BazaarPGliteAdapterFactory implements SqlMigrationAwareDriverAdapte
   readonly adapterName: string;
   private readonly inner: PrismaPGlite;
 
-  constructor(readonly client: PGlite) {
+  /** `statements`: counts every statement sent through this factory's connection (db/statement-counter.ts). */
+  constructor(
+    readonly client: PGlite,
+    readonly statements?: StatementCounter,
+  ) {
     this.inner = new PrismaPGlite(client);
     this.adapterName = this.inner.adapterName;
   }
 
   async connect(): Promise<SqlDriverAdapter> {
-    return checkDeferredBeforeCommit(awaitScripts((await this.inner.connect()) as SqlDriverAdapter, this.client));
+    const adapter = checkDeferredBeforeCommit(awaitScripts((await this.inner.connect()) as SqlDriverAdapter, this.client));
+    // counted outermost: the SET CONSTRAINTS ALL IMMEDIATE before each COMMIT is a statement PGlite runs too
+    return this.statements ? countStatements(adapter, this.statements) : adapter;
   }
 
   async connectToShadowDb(): Promise<SqlDriverAdapter> {

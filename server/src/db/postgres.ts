@@ -14,6 +14,7 @@
  * at once with SQLSTATE 53300 (insufficient resources), a 503 with Retry-After, instead of joining an
  * unbounded queue where every request waits up to `poolTimeoutMs` and the latency of all of them grows.
  */
+import { countStatements, type StatementCounter } from './statement-counter.js';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg, { type PoolConfig } from 'pg';
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
@@ -134,8 +135,15 @@ export class BazaarPgAdapterFactory implements SqlMigrationAwareDriverAdapterFac
   /** the service's pool (with `limits`; else the adapter builds its own and this is null): the metrics read its counts */
   readonly pool: BoundedPool | null;
 
-  /** `limits` unset: pg defaults (no timeouts, no queue bound), as migrations want. */
-  constructor(connectionString: string, limits?: PgLimits) {
+  /**
+   * `limits` unset: pg defaults (no timeouts, no queue bound), as migrations want. `statements`: counts
+   * every statement sent through this factory's connections (db/statement-counter.ts).
+   */
+  constructor(
+    connectionString: string,
+    limits?: PgLimits,
+    readonly statements?: StatementCounter,
+  ) {
     const config = pgPoolConfig(connectionString, limits);
     this.pool = limits ? new BoundedPool(config, limits.poolQueueMax ?? DEFAULT_POOL_QUEUE_MAX, hostListFor(connectionString)) : null;
     this.inner = new PrismaPg(this.pool ?? config, {
@@ -146,7 +154,8 @@ export class BazaarPgAdapterFactory implements SqlMigrationAwareDriverAdapterFac
   }
 
   async connect(): Promise<SqlDriverAdapter> {
-    return wholeScripts((await this.inner.connect()) as SqlDriverAdapter);
+    const adapter = wholeScripts((await this.inner.connect()) as SqlDriverAdapter);
+    return this.statements ? countStatements(adapter, this.statements) : adapter;
   }
 
   async connectToShadowDb(): Promise<SqlDriverAdapter> {
