@@ -71,7 +71,7 @@ export class MemoryListingsRepo implements ListingsRepo {
   }
 
   /** As the Prisma repository's: the row's stored status and units (no orders here: counts as stored), then `decide`. */
-  async moveByUnits<T extends { to: ListingStatus | null }>(id: string, decide: (current: LockedUnits) => T): Promise<T | null> {
+  async moveByUnits<T extends { to: ListingStatus | null }>(id: string, decide: (current: LockedUnits) => T, _scope?: unknown): Promise<T | null> {
     this.check('moveByUnits');
     const r = this.rows.get(id);
     if (!r) return null;

@@ -16,6 +16,7 @@ import type {
   OrderRecord,
   OrdersRepo,
   ProposalGuard,
+  TxScope,
 } from '../../server/src/modules/orders/orders.types.js';
 
 const HOLDING = new Set<OrderStatus>(OPEN_ORDER_STATUSES);
@@ -143,6 +144,19 @@ export class MemoryOrdersRepo implements OrdersRepo {
   async get(id: string) {
     const o = this.orders.get(id);
     return o ? { ...o } : null;
+  }
+  async getMany(ids: readonly string[]) {
+    return ids.flatMap((id) => {
+      const o = this.orders.get(id);
+      return o ? [{ ...o }] : [];
+    });
+  }
+  /** As the Prisma repository's (one transaction there; here a `within` that throws leaves the row funded: no rollback in memory). */
+  async fundIf<T>(id: string, patch: OrderPatch, fund: { signature: string | null; slot: number | null }, within: (scope: TxScope, order: OrderRecord) => Promise<T>) {
+    if (!(await this.updateIf(id, 'awaiting_payment', patch))) return null;
+    if (fund.signature) await this.recordConfirmed(id, 'fund', fund.signature, fund.slot);
+    const order = { ...this.orders.get(id)! };
+    return { order, within: await within({ tx: null, events: [] }, order) };
   }
   async list(q: ListOrdersQuery) {
     let rows = [...this.orders.values()].filter((o) =>

@@ -495,6 +495,33 @@ export class EscrowClient {
     return acc ? this.toEscrowOrder(address, acc) : null;
   }
 
+  /**
+   * Several order accounts in as few reads as the RPC allows (getMultipleAccounts takes at most 100 keys):
+   * each id to its decoded account, null when it does not exist (never funded, or closed) or does not
+   * decode as an order.
+   */
+  async fetchOrders(orderIds: readonly string[]): Promise<Map<string, EscrowOrder | null>> {
+    const out = new Map<string, EscrowOrder | null>();
+    for (let i = 0; i < orderIds.length; i += 100) {
+      const ids = orderIds.slice(i, i + 100);
+      const addresses = ids.map((id) => this.orderAddress(id));
+      const infos = await rpc(() => this.connection.getMultipleAccountsInfo(addresses, this.commitment), this.errorContext('reading the escrow orders'));
+      ids.forEach((id, k) => {
+        const info = infos[k];
+        let order: EscrowOrder | null = null;
+        if (info && info.owner.equals(this.programId)) {
+          try {
+            order = this.decodeOrder(addresses[k]!, info.data);
+          } catch {
+            order = null;
+          }
+        }
+        out.set(id, order);
+      });
+    }
+    return out;
+  }
+
   /** An order account's data (discriminator included) decoded; throws on data of another account. */
   decodeOrder(address: PublicKey, data: Buffer): EscrowOrder {
     return this.toEscrowOrder(address, this.program.coder.accounts.decode('order', data));

@@ -83,18 +83,23 @@ export async function appendEvents(tx: SqlClient, events: readonly NewEvent[]): 
   if (events.length === 0) return;
   await takeOutboxLock(tx);
   const audits: NewAuditEntry[] = [];
-  for (const e of events) {
+  const rows = events.map((e) => {
     const audience = [...new Set(e.audience)];
     const id = randomUUID();
     if (isAuditedEvent(e.type)) audits.push(auditEntryOf(e, id));
-    await tx.$executeRaw`
-      INSERT INTO events (id, type, resource_type, resource_id, resource_seq, audience, data, signature)
-      VALUES (
+    return Prisma.sql`(
         ${id}::uuid, ${e.type}, ${e.resourceType}, ${e.resourceId}::uuid,
         COALESCE((SELECT max(resource_seq) FROM events WHERE resource_type = ${e.resourceType} AND resource_id = ${e.resourceId}::uuid), 0) + 1,
         ${audience}::uuid[], ${JSON.stringify(e.data)}::jsonb, ${e.signature ?? null}
       )`;
-  }
+  });
+  // events of distinct resources in ONE statement (issue 28: an order's funding writes the order's and the
+  // listing's): the VALUES rows draw seq in their order; two events of one resource need the first inserted
+  // before the second's resource_seq is drawn, so those go one statement each
+  const distinct = new Set(events.map((e) => `${e.resourceType}/${e.resourceId}`)).size === events.length;
+  const head = Prisma.sql`INSERT INTO events (id, type, resource_type, resource_id, resource_seq, audience, data, signature) VALUES `;
+  if (distinct) await tx.$executeRaw`${head}${Prisma.join(rows)}`;
+  else for (const r of rows) await tx.$executeRaw`${head}${r}`;
   await appendAuditLocked(tx, audits);
   // transactional: PostgreSQL delivers it at commit (never for a rollback), once per transaction
   await tx.$executeRaw`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`;

@@ -15,7 +15,7 @@
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { ListingMintAttempt, TxAttempt } from '../../chain/types.js';
 import { listingStatusOfUnits, listingTransitions, type ListingEvent } from '@bazaar/contract';
-import { appendEvents, notifyAppended, type SqlClient } from '../events/index.js';
+import { appendEvents, notifyAppended, type NewEvent, type SqlClient } from '../events/index.js';
 import { listingStatusIn, selectListings, takenDownOf, toListingRecord, type ListingRow } from './listings.sql.js';
 import {
   milestonesToJson,
@@ -33,6 +33,7 @@ import type {
   ListingPatch,
   ListingRecord,
   ListingsRepo,
+  ListingTxScope,
   ListListingsFilter,
   ListingStatus,
   LockedUnits,
@@ -185,10 +186,13 @@ export function createListingsRepo(
   /** the listing as the primary has it (after a write) */
   const get = (id: string) => getWith(db, id);
 
-  /** Append the listing's event for a change from `from` (null: created), inside `tx`. */
-  async function appendListingEvent(tx: SqlClient, id: string, from: ListingStatus | null): Promise<void> {
+  /**
+   * Append the listing's event for a change from `from` (null: created), inside `tx`; with `into`, push it
+   * there instead (the caller appends it last in its transaction: `moveByUnits` with a scope).
+   */
+  async function appendListingEvent(tx: SqlClient, id: string, from: ListingStatus | null, into?: NewEvent[]): Promise<void> {
     const l = (await getWith(tx, id))!;
-    await appendEvents(tx, [
+    const events: NewEvent[] = [
       {
         type: listingEventFor(from, l.status),
         resourceType: 'listing',
@@ -198,7 +202,9 @@ export function createListingsRepo(
         // created: the transaction that minted the listing's NFT
         signature: from === null ? l.mintSignature : null,
       },
-    ]);
+    ];
+    if (into) into.push(...events);
+    else await appendEvents(tx, events);
   }
 
   /**
@@ -382,16 +388,19 @@ export function createListingsRepo(
       return get(id);
     },
 
-    async moveByUnits<T extends { to: ListingStatus | null }>(id: string, decide: (current: LockedUnits) => T): Promise<T | null> {
-      const result = await db.$transaction(async (tx) => {
+    async moveByUnits<T extends { to: ListingStatus | null }>(id: string, decide: (current: LockedUnits) => T, scope?: ListingTxScope): Promise<T | null> {
+      const move = async (tx: Prisma.TransactionClient, into?: NewEvent[]) => {
         const locked = await lockUnits(tx, id);
         if (!locked) return null;
         const verdict = decide(locked);
         if (verdict.to === null || verdict.to === locked.status) return { verdict, moved: false };
         await tx.listing.updateMany({ where: { id }, data: { status: verdict.to } });
-        await appendListingEvent(tx, id, locked.status);
+        await appendListingEvent(tx, id, locked.status, into);
         return { verdict, moved: true };
-      });
+      };
+      // in the caller's transaction (its event appended by the caller, who also wakes the readers)
+      if (scope) return (await move(scope.tx as Prisma.TransactionClient, scope.events))?.verdict ?? null;
+      const result = await db.$transaction((tx) => move(tx));
       if (!result) return null;
       if (result.moved) notifyAppended();
       return result.verdict;

@@ -38,6 +38,7 @@ import type {
   ListingPatch,
   ListingRecord,
   ListingsDeps,
+  ListingTxScope,
   ListingStatus,
   RenameApplied,
   Viewer,
@@ -210,9 +211,9 @@ export function createListingsService(deps: ListingsDeps) {
    * call already counted it: `to` with this order among the paid ones; never once sold out). A capacity
    * lowered under the open orders refuses none of them (they were held before). An unlisted
    * listing takes no order outcome (its counts still change; it reads by them once relisted) and refuses a
-   * funding.
+   * funding. `scope`: inside the caller's transaction (the orders repository's funding), the event left to it.
    */
-  async function applyOrderEvent(listingId: string, event: ListingOrderEvent): Promise<void> {
+  async function applyOrderEvent(listingId: string, event: ListingOrderEvent, scope?: ListingTxScope): Promise<void> {
     const verdict = await repo.moveByUnits(listingId, (cur) => {
       const paid = cur.open - cur.unpaid;
       const { from, to } = listingMoveOnOrderEvent(event, { capacity: cur.capacity, stock: cur.stock, paid, sold: cur.sold });
@@ -226,7 +227,7 @@ export function createListingsService(deps: ListingsDeps) {
       if (cur.status === to || cur.status === 'unlisted') return { to: null };
       if (cur.status === from) return { to };
       return { to: null, refuse: 'invalid' as const, status: cur.status, target: to };
-    });
+    }, scope);
     if (!verdict) throw listingErrors.notFound(listingId);
     if ('refuse' in verdict && verdict.refuse === 'unavailable') throw listingErrors.unavailable(listingId, verdict.status);
     if ('refuse' in verdict && verdict.refuse === 'invalid') throw listingErrors.invalidTransition(listingId, verdict.status, verdict.target);

@@ -6,6 +6,7 @@ import type { ListingStatus, PackageKey } from '@bazaar/contract';
 import type { Chain, CurrencyInfo, ListingMintAttempt, TxAttempt, TxResult } from '../../chain/types.js';
 import type { Log } from '../../lib/log.js';
 import type { AccessPrincipal } from '../auth/index.js';
+import type { NewEvent } from '../events/index.js';
 
 export type { ListingStatus, PackageKey };
 
@@ -140,6 +141,12 @@ export type ListingPatch = Partial<
   Pick<ListingRecord, 'title' | 'description' | 'priceBaseUnits' | 'category' | 'durationDays' | 'status' | 'packages' | 'milestones' | 'capacity' | 'stock'>
 >;
 
+/** Another module's transaction a listing move joins (orders' `TxScope`): the Prisma transaction client, and the events to append at its end. */
+export interface ListingTxScope {
+  tx: unknown;
+  events: NewEvent[];
+}
+
 /** A listing's stored status and units as locked by `moveByUnits` (its row lock held). */
 export interface LockedUnits {
   status: ListingStatus;
@@ -189,9 +196,10 @@ export interface ListingsRepo {
   /**
    * One transaction: lock the listing row, read its stored status and units, ask `decide`; when it names a
    * status other than the stored one, store it and append its event. Returns decide's verdict; null when the
-   * listing does not exist.
+   * listing does not exist. `scope`: inside the caller's transaction instead (issue 28: an order's funding
+   * and its listing's move are one transaction), the event pushed to `scope.events` for the caller to append.
    */
-  moveByUnits<T extends { to: ListingStatus | null }>(id: string, decide: (current: LockedUnits) => T): Promise<T | null>;
+  moveByUnits<T extends { to: ListingStatus | null }>(id: string, decide: (current: LockedUnits) => T, scope?: ListingTxScope): Promise<T | null>;
 
   // --- chain intents (record before send; README.md "Crash safety") ---
   /** Insert the `sent` mint intent of a first attempt (after signing, before the send). */

@@ -83,6 +83,10 @@ export function escrowPort(client: EscrowClient, opts: { feeBpsTtlMs?: number; l
       const a = await client.fetchOrder(id);
       return a ? toEscrowOrderView(a) : null;
     },
+    fetchOrders: async (ids) => {
+      const accounts = await client.fetchOrders(ids);
+      return new Map([...accounts].map(([id, a]) => [id, a ? toEscrowOrderView(a) : null]));
+    },
     signatureStatus: (sig) => client.signatureStatus(sig),
     watchOrders: (handlers, w) =>
       client.watchOrders({ ...handlers, onOrder: (id, slot, a) => handlers.onOrder(id, slot, a ? toEscrowOrderView(a) : null) }, { ...w, log: opts.log }),

@@ -33,6 +33,7 @@ import type {
   OrderRecord,
   OrdersRepo,
   ProposalGuard,
+  TxScope,
 } from './orders.types.js';
 
 type Db = PrismaClient;
@@ -216,9 +217,10 @@ async function orderEvent(
   type: EventType,
   signature: string | null,
   categoryName?: CategoryNameOf,
+  current?: OrderRecord,
 ): Promise<NewEvent> {
-  const row = await tx.order.findUniqueOrThrow({ where: { id }, include: withWallets });
-  const order = toRecord(row);
+  // `current`: the row as this transaction just wrote it (UPDATE ... RETURNING), not read again
+  const order = current ?? toRecord(await tx.order.findUniqueOrThrow({ where: { id }, include: withWallets }));
   const rows = order.milestoneCount > 1 ? (await tx.order.findMany({ where: { orderId: order.orderId }, include: withWallets, orderBy: { milestoneIndex: 'asc' } })).map(toRecord) : [order];
   const views = await readOrderViews(tx, rows, { categoryName, toIntent });
   // the event's time on both clocks: the next step as it reads when the event is written
@@ -231,7 +233,7 @@ async function orderEvent(
     type,
     resourceType: 'order',
     resourceId: order.orderId,
-    audience: [row.buyerId, row.sellerId],
+    audience: [order.buyerId, order.sellerId],
     data: type.startsWith('milestone.') ? { ...dto, milestone_index: order.milestoneIndex } : dto,
     signature,
   };
@@ -290,18 +292,38 @@ async function applyTransition(
   categoryName?: CategoryNameOf,
   guard?: ProposalGuard,
   moved?: EscrowMovement[],
+  known?: OrderRecord,
+  written?: (order: OrderRecord) => void,
+  deferred?: NewEvent[],
 ): Promise<boolean> {
-  const head = await tx.order.findUnique({ where: { id }, select: { orderId: true, milestoneCount: true, amountBaseUnits: true, currency: true } });
-  const multi = head && head.milestoneCount > 1 ? head.orderId! : null;
+  // `known`: the row as the caller read it (what never changes: its order, milestone count, amount, currency,
+  // wallets), so neither the head nor the row after the update is read again (issue 28: funding's statements)
+  const head = known
+    ? { orderId: known.orderId, milestoneCount: known.milestoneCount, amount: known.amount, currency: known.currency }
+    : await tx.order
+        .findUnique({ where: { id }, select: { orderId: true, milestoneCount: true, amountBaseUnits: true, currency: true } })
+        .then((h) => (h ? { orderId: h.orderId!, milestoneCount: h.milestoneCount, amount: BigInt(h.amountBaseUnits.toFixed()), currency: h.currency } : null));
+  const multi = head && head.milestoneCount > 1 ? head.orderId : null;
   const before = multi ? await orderLevelStatus(tx, multi) : null;
-  const r = await tx.order.updateMany({ where: { id, status: expected, ...proposalWhere(guard) }, data: { ...toData(patch), version: { increment: 1 } } });
-  if (r.count !== 1) return false;
+  const where = { id, status: expected, ...proposalWhere(guard) };
+  const data = { ...toData(patch), version: { increment: 1 } };
+  let current: OrderRecord | undefined;
+  if (known && !multi) {
+    // one statement: UPDATE ... RETURNING the row (the wallets are the caller's: they never change)
+    const rows = await tx.order.updateManyAndReturn({ where, data });
+    if (rows.length !== 1) return false;
+    current = toRecord({ ...rows[0]!, buyer: { wallet: known.buyerWallet }, seller: { wallet: known.sellerWallet } });
+    written?.(current);
+  } else {
+    const r = await tx.order.updateMany({ where, data });
+    if (r.count !== 1) return false;
+  }
   const sig = signature ?? patch.lastSignature ?? patch.fundSignature ?? null;
   // a status change emits its row's event; a row that keeps the status (a proposal) emits when named
   const statusChanged = patch.status !== undefined && patch.status !== expected;
   if (statusChanged && head && moved) {
     const direction = escrowDirection(expected, patch.status!);
-    if (direction) moved.push({ currency: head.currency, direction, baseUnits: BigInt(head.amountBaseUnits.toFixed()) });
+    if (direction) moved.push({ currency: head.currency, direction, baseUnits: head.amount });
   }
   const type = statusChanged
     ? orderEventFor(expected, patch.status!, patch.transition)
@@ -311,7 +333,12 @@ async function applyTransition(
   // the audit log's before/after (modules/audit, for the audited types): the row's status left and reached
   const rowAudit = { before: { status: expected }, after: { status: patch.status ?? expected } };
   if (!multi) {
-    if (type) await appendEvents(tx, [{ ...(await orderEvent(tx, id, type, sig, categoryName)), audit: rowAudit }]);
+    if (type) {
+      const e = { ...(await orderEvent(tx, id, type, sig, categoryName, current)), audit: rowAudit };
+      // `deferred`: the caller appends it with its own, last in its transaction
+      if (deferred) deferred.push(e);
+      else await appendEvents(tx, [e]);
+    }
     return true;
   }
   // a multi-milestone order: the row's milestone.* event (agreement events as they are), then the
@@ -325,7 +352,8 @@ async function applyTransition(
     const orderType = orderLevelEventOf(before!, after);
     if (orderType) events.push({ ...(await orderEvent(tx, multi, orderType, sig, categoryName)), audit: { before: { status: before }, after: { status: after } } });
   }
-  if (events.length) await appendEvents(tx, events);
+  if (deferred) deferred.push(...events);
+  else if (events.length) await appendEvents(tx, events);
   return true;
 }
 
@@ -563,9 +591,59 @@ export class PrismaOrdersRepo implements OrdersRepo {
     await this.db.order.updateMany({ where: { id: orderId }, data: { attentionReason: null, attentionDetail: null, attentionAt: null } });
   }
 
+  async getMany(ids: readonly string[]): Promise<OrderRecord[]> {
+    if (ids.length === 0) return [];
+    return this.recordsOf(await this.db.order.findMany({ where: { id: { in: [...ids] } } }));
+  }
+
+  /**
+   * Records of rows read without their parties: the wallets are the order's own columns (this module sets
+   * them on every order it creates), so the users are read (one statement) only for rows that lack one
+   * (rows inserted elsewhere). Issue 28: one statement instead of three for an order read.
+   */
+  private async recordsOf(rows: ReadonlyArray<Prisma.OrderGetPayload<object>>): Promise<OrderRecord[]> {
+    const lacking = [...new Set(rows.flatMap((r) => [...(r.buyerWallet === null ? [r.buyerId] : []), ...(r.sellerWallet === null ? [r.sellerId] : [])]))];
+    const wallets = new Map<string, string | null>();
+    if (lacking.length) for (const u of await this.db.user.findMany({ where: { id: { in: lacking } }, select: { id: true, wallet: true } })) wallets.set(u.id, u.wallet);
+    return rows.map((r) => toRecord({ ...r, buyer: { wallet: wallets.get(r.buyerId) ?? null }, seller: { wallet: wallets.get(r.sellerId) ?? null } } as OrderRow));
+  }
+
+  async fundIf<T>(
+    id: string,
+    patch: OrderPatch,
+    fund: { signature: string | null; slot: number | null },
+    within: (scope: TxScope, order: OrderRecord) => Promise<T>,
+    known?: OrderRecord,
+  ): Promise<{ order: OrderRecord; within: T } | null> {
+    const moved: EscrowMovement[] = [];
+    const out = await this.db.$transaction(async (tx) => {
+      const events: NewEvent[] = [];
+      let order: OrderRecord | undefined;
+      const changed = await applyTransition(tx, id, 'awaiting_payment', patch, fund.signature, this.opts.categoryName, undefined, moved, known, (o) => (order = o), events);
+      if (!changed) return null;
+      order ??= toRecord(await tx.order.findUniqueOrThrow({ where: { id }, include: withWallets }));
+      if (fund.signature) {
+        // the buyer's fund transaction, recorded once per order (ON CONFLICT DO NOTHING: a concurrent writer, or a bundle recorded it)
+        await tx.chainIntent.createMany({
+          data: [{ orderId: id, action: 'fund', status: 'confirmed', signature: fund.signature, slot: fund.slot === null ? null : BigInt(fund.slot) }],
+          skipDuplicates: true,
+        });
+      }
+      const result = await within({ tx, events }, order);
+      // last: every event of the change (the order's, then the listing's) under one outbox lock
+      await appendEvents(tx, events);
+      return { order, within: result };
+    });
+    if (out) {
+      notifyAppended();
+      this.reportEscrow(moved);
+    }
+    return out;
+  }
+
   async get(id: string): Promise<OrderRecord | null> {
-    const row = await this.db.order.findUnique({ where: { id }, include: withWallets });
-    return row ? toRecord(row) : null;
+    const row = await this.db.order.findUnique({ where: { id } });
+    return row ? (await this.recordsOf([row]))[0]! : null;
   }
 
   async list(q: ListOrdersQuery): Promise<OrderRecord[]> {
@@ -679,8 +757,7 @@ export class PrismaOrdersRepo implements OrdersRepo {
   }
 
   async listByStatus(status: OrderStatus, limit: number): Promise<OrderRecord[]> {
-    const rows = await this.db.order.findMany({ where: { status }, orderBy: { createdAt: 'asc' }, take: limit, include: withWallets });
-    return rows.map(toRecord);
+    return this.recordsOf(await this.db.order.findMany({ where: { status }, orderBy: { createdAt: 'asc' }, take: limit }));
   }
 
   async updateIf(id: string, expected: OrderStatus, patch: OrderPatch, guard?: ProposalGuard): Promise<boolean> {

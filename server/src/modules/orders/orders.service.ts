@@ -158,9 +158,10 @@ export class OrdersService {
   markFunded(orderId: string, view: EscrowOrderView, signature: string | null, slot: number | null = null): Promise<OrderRecord> {
     return this.pay.markFunded(orderId, view, signature, slot);
   }
-  checkPayment(order: OrderRecord, known?: EscrowOrderView): Promise<OrderStatus> {
-    return this.pay.checkPayment(order, known);
+  checkPayment(order: OrderRecord, known?: EscrowOrderView | null, found?: { signature: string; slot: number } | null): Promise<OrderStatus> {
+    return this.pay.checkPayment(order, known, found);
   }
+
 
   // act on chain
   deliver(p: PrincipalLike, orderId: string): Promise<OrderRecord> {

@@ -12,6 +12,7 @@ import type { RecordedAttempt, TxOutcome } from '../../chain/recorded-send.js';
 import type { CurrencyInfo, TxResult } from '../../chain/types.js';
 import type { SubscriptionState } from '../../chain/pubsub.js';
 import type { Instruction, OrderStatus, ServiceInstruction, TerminalInstruction } from './order-state.js';
+import type { NewEvent } from '../events/index.js';
 
 export interface OrderRecord {
   id: string;
@@ -227,6 +228,24 @@ export interface OrdersRepo {
   markIntentSent(intentId: string, signature: string, lifetime?: BlockhashLifetime): Promise<boolean>;
   /** one transaction: intent confirmed (+signature) and the order patched when still in `expected` */
   confirmIntent(intentId: string, signature: string | null, slot: number | null, orderId: string, expected: OrderStatus, patch: OrderPatch): Promise<boolean>;
+  /** Orders by id in one read (the payment watcher's pass); ids not found are left out, in no particular order. */
+  getMany(ids: readonly string[]): Promise<OrderRecord[]>;
+  /**
+   * The funding (issue 28: one transaction per state change): awaiting_payment -> `patch` (the lifecycle
+   * row `pay`) in ONE transaction with all that goes with it: the fund transaction's record when
+   * `fund.signature` is known (once per order), then `within(scope, order)` (the listing's move:
+   * `ListingsPort.applyOrderEvent(..., scope)`; whatever it returns is returned), then the events of both,
+   * the order's first (appended last, under one outbox lock). `known`: the row as read just before (its
+   * head and wallets are not read again). null when the order was not awaiting payment (nothing written).
+   * A `within` that throws rolls the whole funding back.
+   */
+  fundIf<T>(
+    id: string,
+    patch: OrderPatch,
+    fund: { signature: string | null; slot: number | null },
+    within: (scope: TxScope, order: OrderRecord) => Promise<T>,
+    known?: OrderRecord,
+  ): Promise<{ order: OrderRecord; within: T } | null>;
   /** record an already-confirmed transaction (the buyer's fund) */
   recordConfirmed(orderId: string, action: Instruction, signature: string, slot: number | null): Promise<void>;
   failIntent(intentId: string, error: string): Promise<void>;
@@ -380,13 +399,24 @@ export interface OrderTermsInput {
   milestones: { title: string | null; amountBaseUnits: bigint; deliveryDays: number }[];
 }
 
+/**
+ * A transaction of the orders repository that another module joins (`OrdersRepo.fundIf`): `tx` is the
+ * Prisma transaction client (opaque here), `events` the events to append at its end, in order.
+ */
+export interface TxScope {
+  tx: unknown;
+  events: NewEvent[];
+}
+
 export interface ListingsPort {
   get(listingId: string): Promise<ListingView | null>;
   /**
    * Move the listing along the contract's listing state table (the `listing` column of the order
    * lifecycle table). order_funded answers 409 listing-unavailable when the listing is not available.
+   * `scope`: inside that transaction, the listing's event pushed to `scope.events` (not appended);
+   * without it, in a transaction of its own.
    */
-  applyOrderEvent(listingId: string, event: ListingOrderEvent): Promise<void>;
+  applyOrderEvent(listingId: string, event: ListingOrderEvent, scope?: TxScope): Promise<void>;
 }
 
 /** A payment currency (the one currency shape: chain/types.ts CurrencyInfo). */
@@ -506,6 +536,11 @@ export interface EscrowPort {
   send(ix: ServiceInstruction, orderId: string, o?: SendOptions & InstructionArgs): Promise<TxResult>;
   /** null when the order account does not exist (never funded, or closed by a terminal instruction) */
   fetchOrder(orderId: string): Promise<EscrowOrderView | null>;
+  /**
+   * Several order accounts in one read (chain/escrow.ts `fetchOrders`: getMultipleAccounts, 100 per call): each
+   * id to its account, null when it does not exist. Absent (fakes): the payment watcher reads them one by one.
+   */
+  fetchOrders?(orderIds: readonly string[]): Promise<Map<string, EscrowOrderView | null>>;
   /** signature (+slot) of the transaction that funded the order (oldest one touching its PDA), if findable */
   findFundSignature?(orderId: string): Promise<{ signature: string; slot: number } | null>;
   /**

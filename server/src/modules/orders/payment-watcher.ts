@@ -10,8 +10,8 @@
  *  Driven by a subscription when the chain has a websocket (`EscrowPort.watchOrders`: ONE
  *  programSubscribe on the escrow program, filtered to Order accounts; per-order accountSubscribe
  *  would need a subscription per unpaid order, created and dropped with each order, and its count
- *  is what RPC providers limit and bill): each written order account queues its order id, and a
- *  coalesced pass (`runTargeted`: at most one running, one more queued) checks just those orders.
+ *  is what RPC providers limit and bill): each written order account queues its order id, and the
+ *  queued orders are checked at once in batches (issue 28: no pass waits for another; `pump`).
  *  The full pass (`runOnce`) stays as the fallback poll: every `fallbackIntervalMs` while the
  *  subscription is live (it catches a notification the RPC dropped), every `intervalMs` while it is
  *  not (no subscription configured, socket down); each time the subscription comes (back) up, one
@@ -21,11 +21,20 @@
  * (the lifecycle table's auto_release row; anyone may call claim, the service pays the fee).
  *
  * Buyers reclaim after a missed delivery deadline themselves (POST /orders/{id}/refund).
+ *
+ * A batch (issue 28: the statements and waits of detection; README "Payment detection"): the rows of all
+ * its orders in ONE read (`OrdersRepo.getMany`, or the full pass's one `listByStatus`), the escrow accounts
+ * the notifications did not carry in one getMultipleAccounts (`EscrowPort.fetchOrders`), the fund
+ * signatures of the funded ones looked up together, then each funding in ONE transaction
+ * (`OrdersRepo.fundIf`: row, record, listing, events), at most `TARGETED_CONCURRENCY` at a time across
+ * batches. A notification that arrives while batches run starts its own batch (up to `MAX_BATCHES`; then it
+ * joins the next one to start) instead of waiting for a running pass to end.
  */
 import type { OrdersService } from './orders.service.js';
-import type { EscrowOrderView, EscrowPort, Log, OrderWatch, OrderWatchOptions, OrdersRepo } from './orders.types.js';
+import type { EscrowOrderView, EscrowPort, Log, OrderRecord, OrderWatch, OrderWatchOptions, OrdersRepo } from './orders.types.js';
 import { isTerminal } from './order-state.js';
 import { Poller } from '../../lib/poller.js';
+import { withSystemActor } from '../../lib/request-context.js';
 import type { SubscriptionState } from '../../chain/pubsub.js';
 
 
@@ -34,8 +43,8 @@ export interface PaymentWatcherDeps {
   repo: OrdersRepo;
   log?: Log;
   batchSize?: number;
-  /** the escrow port whose `watchOrders` drives immediate passes (absent, or no websocket: poll only) */
-  escrow?: Pick<EscrowPort, 'watchOrders'>;
+  /** the escrow port whose `watchOrders` drives immediate checks (absent, or no websocket: poll only); `fetchOrders` / `findFundSignature` batch the chain reads */
+  escrow?: Pick<EscrowPort, 'watchOrders' | 'fetchOrders' | 'findFundSignature'>;
   /** full-pass interval while the subscription is live, ms (default 10 000) */
   fallbackIntervalMs?: number;
   /** subscription reconnect back-off and heartbeat (chain/pubsub.ts defaults) */
@@ -44,8 +53,12 @@ export interface PaymentWatcherDeps {
   recheckMs?: number;
 }
 
-/** Orders a targeted pass checks at once. */
+/** Orders checked (funded, expired) at once, across batches: each is a database transaction (the pool has 10 connections by default). */
 const TARGETED_CONCURRENCY = 8;
+/** Batches of notified orders in flight at once (each: one read of the rows, one of the escrow accounts). */
+const MAX_BATCHES = 4;
+/** Notified orders taken into one batch at most. */
+const BATCH_MAX = 100;
 
 /** Full-pass interval while the order-account subscription is live (ms). */
 export const DEFAULT_WATCHER_FALLBACK_INTERVAL_MS = 10_000;
@@ -57,6 +70,26 @@ export interface WatcherPass {
   strayRefunds: string[];
 }
 
+/** A counting semaphore: at most `n` holders; the others wait in order. */
+class Slots {
+  private free: number;
+  private readonly waiting: Array<() => void> = [];
+  constructor(n: number) {
+    this.free = n;
+  }
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.free > 0) this.free -= 1;
+    else await new Promise<void>((r) => this.waiting.push(r));
+    try {
+      return await work();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free += 1;
+    }
+  }
+}
+
 export class PaymentWatcher {
   private readonly poller = new Poller(
     () => this.runOnce(),
@@ -64,13 +97,13 @@ export class PaymentWatcher {
     { actor: 'payment-watcher' },
   );
 
-  private readonly targeted = new Poller(
-    () => this.runTargeted(),
-    (err) => this.deps.log?.error({ err }, 'payment watcher targeted pass failed'),
-    { actor: 'payment-watcher' },
-  );
-  /** order ids whose escrow account was written since the last targeted pass, with the account as notified */
+  /** order ids whose escrow account was written and that no batch has taken yet, with the account as notified */
   private readonly pending = new Map<string, EscrowOrderView | null>();
+  /** order ids a batch is checking now (a notification for one of them waits in `pending` until it is done) */
+  private readonly inFlight = new Set<string>();
+  private readonly batches = new Set<Promise<unknown>>();
+  private readonly slots = new Slots(TARGETED_CONCURRENCY);
+  private pumpQueued = false;
   /** rechecks already made per order id (see `recheckMs`) */
   private readonly rechecks = new Map<string, number>();
   private readonly recheckTimers = new Set<NodeJS.Timeout>();
@@ -96,42 +129,78 @@ export class PaymentWatcher {
   }
 
   /**
-   * The orders named by subscription notifications since the last call: an awaiting_payment order is
-   * checked (funded or not), a closed one (terminal status) means a fund transaction landed late and
-   * the stray-escrow refund runs. Other ids (orders that changed state, other services' orders) are
-   * ignored. Also callable from tests after `noteOrder`.
+   * The orders named by subscription notifications and not taken by a batch yet, as one batch: an
+   * awaiting_payment order is checked (funded or not), a closed one (terminal status) means a fund
+   * transaction landed late and the stray-escrow refund runs. Other ids (orders that changed state, other
+   * services' orders) are ignored. Also callable from tests after `noteOrder`.
    */
   async runTargeted(): Promise<WatcherPass> {
-    const { service, repo } = this.deps;
-    const out: WatcherPass = { funded: [], expired: [], strayRefunds: [] };
-    const queue = [...this.pending];
+    const batch = [...this.pending];
     this.pending.clear();
-    let stray = false;
-    const one = async ([id, view]: [string, EscrowOrderView | null]) => {
-      try {
-        const order = await repo.get(id);
-        if (!order) return;
-        if (order.status === 'awaiting_payment') {
-          // the notified account is used once; a recheck reads the chain
-          const status = await service.checkPayment(order, view ?? undefined);
-          if (status === 'awaiting_payment') return this.recheckLater(id);
-          this.rechecks.delete(id);
-          if (status === 'in_progress') out.funded.push(id);
-          else if (status === 'expired') out.expired.push(id);
-        } else if (isTerminal(order.status)) {
-          stray = true;
-        }
-      } catch (err) {
-        this.deps.log?.warn({ err, order_id: id }, 'payment check failed');
+    return this.checkNotified(batch);
+  }
+
+  /** Queue an order whose escrow account was written (`view`: as notified); while started, it is checked at once (`pump`). */
+  noteOrder(orderId: string, view: EscrowOrderView | null = null): void {
+    this.pending.set(orderId, view);
+    if (!this.running || this.pumpQueued) return;
+    // the notifications of one websocket read arrive in the same turn of the event loop: one batch for them
+    this.pumpQueued = true;
+    setImmediate(() => {
+      this.pumpQueued = false;
+      this.pump();
+    });
+  }
+
+  /** Start batches for the pending orders (not those in flight) while fewer than MAX_BATCHES run. */
+  private pump(): void {
+    while (this.running && this.batches.size < MAX_BATCHES) {
+      const batch: Array<[string, EscrowOrderView | null]> = [];
+      for (const [id, view] of this.pending) {
+        if (this.inFlight.has(id)) continue;
+        batch.push([id, view]);
+        if (batch.length >= BATCH_MAX) break;
       }
-    };
-    // several orders at once: notifications of concurrent payments do not wait for each other
-    await Promise.all(Array.from({ length: Math.min(TARGETED_CONCURRENCY, queue.length) }, async () => {
-      for (let next = queue.shift(); next; next = queue.shift()) await one(next);
-    }));
+      if (batch.length === 0) return;
+      for (const [id] of batch) {
+        this.pending.delete(id);
+        this.inFlight.add(id);
+      }
+      const done = withSystemActor('payment-watcher', () => this.checkNotified(batch))
+        .catch((err) => this.deps.log?.error({ err }, 'payment watcher targeted pass failed'))
+        .finally(() => {
+          for (const [id] of batch) this.inFlight.delete(id);
+          this.batches.delete(done);
+          this.pump();
+        });
+      this.batches.add(done);
+    }
+  }
+
+  /** One batch of notified orders (see runTargeted). */
+  private async checkNotified(batch: ReadonlyArray<[string, EscrowOrderView | null]>): Promise<WatcherPass> {
+    const out: WatcherPass = { funded: [], expired: [], strayRefunds: [] };
+    if (batch.length === 0) return out;
+    const notified = new Map(batch);
+    let rows: OrderRecord[] = [];
+    try {
+      rows = await this.deps.repo.getMany([...notified.keys()]);
+    } catch (err) {
+      this.deps.log?.warn({ err, orders: notified.size }, 'payment check failed');
+      for (const id of notified.keys()) this.recheckLater(id);
+      return out;
+    }
+    const unpaid = rows.filter((o) => o.status === 'awaiting_payment');
+    const stray = rows.some((o) => isTerminal(o.status));
+    // the notified account is used once; a recheck (view null) reads the chain
+    const checked = await this.checkRows(unpaid, notified, out);
+    for (const o of unpaid) {
+      if (checked.get(o.id) === 'awaiting_payment') this.recheckLater(o.id);
+      else this.rechecks.delete(o.id);
+    }
     if (stray) {
       try {
-        out.strayRefunds = await service.refundStrayEscrows(this.deps.batchSize ?? 50);
+        out.strayRefunds = await this.deps.service.refundStrayEscrows(this.deps.batchSize ?? 50);
       } catch (err) {
         this.deps.log?.warn({ err }, 'stray escrow check failed');
       }
@@ -140,10 +209,60 @@ export class PaymentWatcher {
     return out;
   }
 
-  /** Queue an order whose escrow account was written (`view`: as notified), and run a targeted pass (coalesced). */
-  noteOrder(orderId: string, view: EscrowOrderView | null = null): void {
-    this.pending.set(orderId, view);
-    this.targeted.trigger();
+  /**
+   * Check awaiting_payment `orders`: their escrow accounts (`known` when notified, the others in one
+   * getMultipleAccounts), the fund signatures of the funded ones together, then each order's
+   * `checkPayment` (funded -> one transaction; unpaid past its window -> expired) within the shared slots.
+   * Returns each order's status after its check (a failed check leaves it awaiting_payment).
+   */
+  private async checkRows(orders: readonly OrderRecord[], known: ReadonlyMap<string, EscrowOrderView | null>, out: WatcherPass): Promise<Map<string, string>> {
+    const { service, escrow } = this.deps;
+    const status = new Map<string, string>();
+    if (orders.length === 0) return status;
+    const views = new Map<string, EscrowOrderView | null>();
+    for (const o of orders) {
+      const v = known.get(o.id);
+      if (v) views.set(o.id, v);
+    }
+    const unread = orders.filter((o) => !views.has(o.id)).map((o) => o.id);
+    if (unread.length && escrow?.fetchOrders) {
+      try {
+        for (const [id, v] of await escrow.fetchOrders(unread)) views.set(id, v);
+      } catch (err) {
+        // read one by one below (checkPayment), as without a batch read
+        this.deps.log?.warn({ err, orders: unread.length }, 'escrow batch read failed');
+      }
+    }
+    // the fund transactions of the funded orders, looked up together (one RPC each, in parallel)
+    const found = new Map<string, { signature: string; slot: number } | null>();
+    if (escrow?.findFundSignature) {
+      const lookup = escrow.findFundSignature.bind(escrow);
+      await Promise.all(
+        orders
+          .filter((o) => {
+            const v = views.get(o.id);
+            return v && service.termsMatch(o, v);
+          })
+          .map(async (o) => found.set(o.id, await lookup(o.id).catch(() => null))),
+      );
+    }
+    await Promise.all(
+      orders.map((o) =>
+        this.slots.run(async () => {
+          try {
+            // views.get: an account (use it), null (read: none; checkPayment decides expiry), or not read (read there)
+            const s = await service.checkPayment(o, views.has(o.id) ? views.get(o.id)! : undefined, found.has(o.id) ? found.get(o.id) : undefined);
+            status.set(o.id, s);
+            if (s === 'in_progress') out.funded.push(o.id);
+            else if (s === 'expired') out.expired.push(o.id);
+          } catch (err) {
+            status.set(o.id, 'awaiting_payment');
+            this.deps.log?.warn({ err, order_id: o.id }, 'payment check failed');
+          }
+        }),
+      ),
+    );
+    return status;
   }
 
   /**
@@ -170,15 +289,8 @@ export class PaymentWatcher {
   async runOnce(): Promise<WatcherPass> {
     const { service, repo } = this.deps;
     const out: WatcherPass = { funded: [], expired: [], strayRefunds: [] };
-    for (const order of await repo.listByStatus('awaiting_payment', this.deps.batchSize ?? 100)) {
-      try {
-        const status = await service.checkPayment(order);
-        if (status === 'in_progress') out.funded.push(order.id);
-        if (status === 'expired') out.expired.push(order.id);
-      } catch (err) {
-        this.deps.log?.warn({ err, order_id: order.id }, 'payment check failed');
-      }
-    }
+    // one read of the unpaid rows, one getMultipleAccounts per 100 of them (issue 28)
+    await this.checkRows(await repo.listByStatus('awaiting_payment', this.deps.batchSize ?? 100), new Map(), out);
     try {
       out.strayRefunds = await service.refundStrayEscrows(this.deps.batchSize ?? 50);
     } catch (err) {
@@ -197,7 +309,7 @@ export class PaymentWatcher {
     this.running = true;
     this.intervalMs = intervalMs;
     this.poller.start(intervalMs);
-    this.targeted.start(0);
+    if (this.pending.size) this.pump();
     if (this.watch) return;
     this.watch =
       this.deps.escrow?.watchOrders?.(
@@ -218,7 +330,7 @@ export class PaymentWatcher {
     this.watch?.start();
   }
 
-  /** Close the subscription, stop the loops and wait for the passes in progress. */
+  /** Close the subscription, stop the loops and wait for the passes and batches in progress. */
   async stop(): Promise<void> {
     this.running = false;
     const watch = this.watch;
@@ -227,7 +339,7 @@ export class PaymentWatcher {
     this.recheckTimers.clear();
     this.rechecks.clear();
     await watch?.stop();
-    await Promise.all([this.poller.stop(), this.targeted.stop()]);
+    await Promise.all([this.poller.stop(), ...this.batches]);
   }
 }
 

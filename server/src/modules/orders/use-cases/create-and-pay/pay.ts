@@ -54,12 +54,17 @@ export interface SolanaPayAnswer {
 export interface IssueContext {
   first?: boolean;
   ip?: string | null;
+  /** the order passed along was read by this request just now: checked, not read again (issue 28) */
+  fresh?: boolean;
 }
 
 export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'get'>; perform: PerformLocked }) {
-  /** The order, while the table lets its buyer `pay` it now (awaiting payment, from a wallet, in the window); 409 otherwise. */
-  async function requireAwaitingPayment(orderId: string): Promise<OrderRecord> {
-    const order = await c.repo.get(orderId);
+  /**
+   * The order, while the table lets its buyer `pay` it now (awaiting payment, from a wallet, in the window); 409 otherwise.
+   * `read`: the row as this request just read it (not read again).
+   */
+  async function requireAwaitingPayment(orderId: string, read?: OrderRecord): Promise<OrderRecord> {
+    const order = read ?? (await c.repo.get(orderId));
     if (!order) throw orderErrors.notFound(orderId);
     const refused = refusal(order, 'buyer', 'pay', await clocks(c, needsChainClock(order.status, 'buyer', 'pay')));
     if (refused) throw refused;
@@ -92,7 +97,7 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
    * funded again; until then the stray-escrow refund returns such an escrow (../recover-and-reconcile).
    */
   async function issueFundTransaction(order: OrderRecord, issue: IssueContext = {}): Promise<IssuedFundTransaction & { feeSponsor: string | null }> {
-    let current = await requireAwaitingPayment(order.id);
+    let current = await requireAwaitingPayment(order.id, issue.fresh ? order : undefined);
     if (current.feeSponsor) current = await chargeSponsorship(current, issue);
     const issued = await c.escrow.buildFundTransaction(fundTerms(current), fundOpts(current));
     // until about then it may land, even after the order closed (the stray-escrow refund looks at these)
@@ -172,37 +177,51 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
     };
   }
 
-  /** awaiting_payment -> in_progress (escrow funded), listing reserved (milestone 1: the order's listing effect). Idempotent. */
-  async function markFunded(orderId: string, view: EscrowOrderView, signature: string | null, slot: number | null = null): Promise<OrderRecord> {
+  /**
+   * awaiting_payment -> in_progress (escrow funded), listing reserved (milestone 1: the order's listing effect). Idempotent.
+   * ONE transaction (issue 28; `OrdersRepo.fundIf`): the row, the fund transaction's record, the listing's move,
+   * and their events (order.funded, then the listing's), so a crash leaves either all of it or none (the chain
+   * still shows the escrow, and the watcher's next pass funds it). The listing taken meanwhile by another paid
+   * order: the order is funded, then refunded at once (listing-taken). Another refusal of the listing (not
+   * found, invalid transition) is logged and the funding stands, as before; a database error rolls it all back.
+   * `known`: the row as just read (the watcher's batch), so it is not read again.
+   */
+  async function markFunded(orderId: string, view: EscrowOrderView, signature: string | null, slot: number | null = null, known?: OrderRecord): Promise<OrderRecord> {
     return c.mutex.run(orderId, async () => {
-      const changed = await c.repo.updateIf(orderId, 'awaiting_payment', {
+      const patch = {
         status: targetStatus('pay'),
-        transition: 'pay',
+        transition: 'pay' as const,
         fundedAt: new Date(view.fundedAt * 1000),
         // the program snapshots the fee when funded: that one applies to the payout
         ...(view.feeBps !== undefined ? { feeBps: view.feeBps } : {}),
         fundSignature: signature,
         ...(signature ? { lastSignature: signature } : {}),
-      });
-      const order = (await c.repo.get(orderId))!;
-      if (changed) {
-        if (signature) await c.repo.recordConfirmed(orderId, 'fund', signature, slot);
-        c.log.info({ order_id: orderId, signature }, 'order funded');
-        // a later milestone: the listing is reserved by the order since milestone 1
-        if (order.milestoneIndex > 1) return order;
-        try {
-          await c.listings.applyOrderEvent(order.listingId, listingEventAfter(order)!);
-        } catch (err) {
-          if (!(err instanceof DomainError && err.slug === 'listing-unavailable')) {
+      };
+      const funded = await c.repo.fundIf(
+        orderId,
+        patch,
+        { signature, slot },
+        async (scope, order): Promise<'reserved' | 'taken' | 'kept'> => {
+          // a later milestone: the listing is reserved by the order since milestone 1
+          if (order.milestoneIndex > 1) return 'kept';
+          try {
+            await c.listings.applyOrderEvent(order.listingId, listingEventAfter(order)!, scope);
+            return 'reserved';
+          } catch (err) {
+            if (!(err instanceof DomainError)) throw err; // the database: the whole funding rolls back
+            if (err.slug === 'listing-unavailable') return 'taken';
             c.log.error({ err, order_id: orderId }, 'listing could not be reserved');
-            return order;
+            return 'kept';
           }
-          // another order of the same listing was funded first: give this buyer the money back
-          c.log.warn({ order_id: orderId }, 'listing already taken; refunding the order');
-          return deps.perform(orderId, 'system', 'refund', { reason: 'listing-taken' });
-        }
-      }
-      return order;
+        },
+        known,
+      );
+      if (!funded) return (await c.repo.get(orderId))!;
+      c.log.info({ order_id: orderId, signature }, 'order funded');
+      if (funded.within !== 'taken') return funded.order;
+      // another order of the same listing was funded first: give this buyer the money back
+      c.log.warn({ order_id: orderId }, 'listing already taken; refunding the order');
+      return deps.perform(orderId, 'system', 'refund', { reason: 'listing-taken' });
     });
   }
 
@@ -296,8 +315,9 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
           payment: { transaction: issued.transaction, solana_pay_url: solanaPayUrl(orderId, rows[0]!.currency), fee_payer: rows[0]!.buyerWallet, sponsored: false, expires_at: new Date(until) },
         };
       }
-      const payment = await paymentFor(order);
-      return { order: (await c.repo.get(orderId))!, payment };
+      // the order as read above: issuing changes none of what the answer shows (order_id, payment_expires_at)
+      const payment = await paymentFor(order, { fresh: true });
+      return { order, payment };
     },
 
     /**
@@ -365,18 +385,21 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
 
     /**
      * Watcher step for one awaiting_payment order: funded on chain -> in_progress; past expiry -> expired.
-     * `known`: the escrow account as a subscription notification carried it (else it is read).
+     * `known`: the escrow account as a subscription notification carried it, or as the watcher's batch read
+     * it (getMultipleAccounts; null: no such account; undefined: read here). `found`: the fund transaction as the watcher looked it up
+     * (null: not found; undefined: looked up here). `order` is the row as just read: funding does not read it again.
      */
-    async checkPayment(order: OrderRecord, known?: EscrowOrderView): Promise<OrderStatus> {
+    async checkPayment(order: OrderRecord, known?: EscrowOrderView | null, found?: { signature: string; slot: number } | null): Promise<OrderStatus> {
       // an unpaid later milestone lapses back to scheduled (the buyer may fund it again); milestone 1 expires
       const lapse = order.milestoneIndex > 1 ? ('lapse' as const) : ('expire' as const);
       if (order.status !== 'awaiting_payment') return order.status;
-      const view = known ?? (await c.escrow.fetchOrder(order.id));
+      // known: null = read already, no account
+      const view = known !== undefined ? known : await c.escrow.fetchOrder(order.id);
       if (view) {
         if (termsMatch(order, view)) {
           // paid by a wallet directly (Solana Pay): look the fund transaction up for the record
-          const found = await c.escrow.findFundSignature?.(order.id).catch(() => null);
-          return (await markFunded(order.id, view, found?.signature ?? null, found?.slot ?? null)).status;
+          const fund = found !== undefined ? found : await c.escrow.findFundSignature?.(order.id).catch(() => null);
+          return (await markFunded(order.id, view, fund?.signature ?? null, fund?.slot ?? null, order)).status;
         }
         c.log.error({ order_id: order.id }, 'escrow account does not match the quoted terms');
         return order.status;
