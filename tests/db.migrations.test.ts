@@ -10,7 +10,7 @@ import { BazaarPgAdapterFactory } from '../server/src/db/postgres.js';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDb } from '../server/src/db/client.js';
-import { MIGRATIONS_DIR, migrateDatabase, noFilters, readMigrationsList, SCHEMA_PATH } from '../server/src/db/migrate.js';
+import { MIGRATIONS_DIR, migrateDatabase, migrationsUpToDate, noFilters, readMigrationsList, SCHEMA_PATH } from '../server/src/db/migrate.js';
 import { BazaarPGliteAdapterFactory, openPGlite } from '../server/src/db/pglite.js';
 import { openSchemaEngine } from '../server/src/db/schema-engine.js';
 import { freshPostgres, TEST_DATABASE_URL } from './helpers/db.js';
@@ -207,6 +207,42 @@ describe('migration scripts', () => {
       await scriptsBehave(new BazaarPgAdapterFactory(target.url), async (sql) => (await client.query(sql)).rows);
     } finally {
       await client.end();
+      await target.drop();
+    }
+  });
+});
+
+describe('an up-to-date database is checked without the schema engine (issue 28 item 5)', () => {
+  it('PGlite: nothing pending -> engine not opened; a pending, edited or failed migration still goes to the engine', async () => {
+    const pg = await openPGlite();
+    const extra = migrationsWith({ '99990101000000_extra': 'CREATE TABLE "extra" ("id" INT);\n' });
+    const edited = migrationsWith({ '99990101000000_extra': 'CREATE TABLE "extra" ("id" INT);\n-- edited after it was applied\n' });
+    const broken = migrationsWith({ '99990101000000_extra': 'CREATE TABLE "extra" ("id" INT);\n', '99990102000000_broken': BROKEN });
+    try {
+      const adapter = new BazaarPGliteAdapterFactory(pg);
+      expect((await migrateDatabase(adapter)).engine).toBe(true);
+      // every restart of the same version: one SELECT, no WebAssembly engine in the process
+      expect(await migrateDatabase(adapter)).toMatchObject({ applied: [], engine: false });
+      // a new migration: the engine applies it, then the next start skips the engine again
+      expect(await migrateDatabase(adapter, { migrationsDir: extra })).toMatchObject({ applied: ['99990101000000_extra'], engine: true });
+      expect(await migrateDatabase(adapter, { migrationsDir: extra })).toMatchObject({ applied: [], engine: false });
+      // an applied migration edited since: not "up to date", the engine decides (as before)
+      expect(await migrationsUpToDate(adapter, await readMigrationsList(edited))).toBe(false);
+      // a failed migration recorded in _prisma_migrations: the engine refuses, as before, on every later start
+      await expect(migrateDatabase(adapter, { migrationsDir: broken })).rejects.toThrow(/users|exists/);
+      expect(await migrationsUpToDate(adapter, await readMigrationsList(extra))).toBe(false);
+      await expect(migrateDatabase(adapter, { migrationsDir: extra })).rejects.toThrow();
+    } finally {
+      for (const d of [extra, edited, broken]) rmSync(d, { recursive: true, force: true });
+      await pg.close();
+    }
+  });
+
+  it.skipIf(!TEST_DATABASE_URL)('PostgreSQL: a migrated database is checked without the engine', async () => {
+    const target = await freshPostgres(); // applies the migrations
+    try {
+      expect(await migrateDatabase(new BazaarPgAdapterFactory(target.url))).toMatchObject({ applied: [], engine: false });
+    } finally {
       await target.drop();
     }
   });

@@ -147,7 +147,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
   );
   lifecycle.checkpoint();
   const migrated = await run(migrateDatabase(db.adapter));
-  log.info({ applied: migrated.applied, ms: migrated.ms, database: db.kind }, 'database migrated');
+  log.info({ applied: migrated.applied, ms: migrated.ms, database: db.kind, schema_engine: migrated.engine }, 'database migrated');
   lifecycle.checkpoint();
   if (opts.afterMigrate) {
     await run(opts.afterMigrate(db.prisma));

@@ -14,6 +14,9 @@
  * (one in-process connection; a long transaction holds it): `SELECT 1` raced against `timeoutMs`.
  * It rejects with an Error whose message says what failed.
  *
+ * PGlite (./pglite.ts, @electric-sql/pglite) is imported on the first PGlite database only: a server on
+ * PostgreSQL never loads it.
+ *
  * PGlite has no statement or lock timeouts: it runs one statement at a time in this process
  * (statement_timeout is accepted but never fires, measured), and there are no other sessions to
  * wait for. A slow statement delays the queries queued behind it; the readiness probe reports that.
@@ -25,7 +28,6 @@ import pg from 'pg';
 import { BazaarPgAdapterFactory, pgPoolConfig, type PgLimits } from './postgres.js';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient } from '../generated/prisma/client.js';
-import { BazaarPGliteAdapterFactory, openPGlite } from './pglite.js';
 import { preferStandbyUrl } from './host-list.js';
 import { ReadRouter, type StandbyReadSettings } from './read-routing.js';
 import { StatementCounter } from './statement-counter.js';
@@ -135,6 +137,9 @@ export async function createDb(opts: CreateDbOptions = {}): Promise<Db> {
       },
     };
   }
+  // imported here, not at the top: a PostgreSQL process never loads PGlite (its JavaScript is about 1.6 M
+  // characters of source; issue 28 item 5). The first PGlite database of a process pays the import once.
+  const { BazaarPGliteAdapterFactory, openPGlite } = await import('./pglite.js');
   let pglite = opts.pglite;
   const owned = !pglite;
   if (!pglite) {
