@@ -6,9 +6,9 @@
 import nacl from 'tweetnacl';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSignInMessage, createSignInMessageText } from '@solana/wallet-standard-util';
+import { createSignInMessage, createSignInMessageText, verifyMessageSignature } from '@solana/wallet-standard-util';
 import { loginFailureReasons } from '@bazaar/contract';
-import { parseRfc3339 } from '../server/src/modules/auth/siws.js';
+import { ed25519Verify, parseRfc3339 } from '../server/src/modules/auth/siws.js';
 import { API, createTestApp, loginAs, newKeypair, signSiws, walletOf, type TestApp } from './helpers/app.js';
 
 const PROBLEM = (slug: string) => `https://bazaar.dev/problems/${slug}`;
@@ -452,5 +452,49 @@ describe('single use under concurrency', () => {
 describe('reasons', () => {
   it('every documented login-failed reason was produced by a test above', () => {
     expect([...seenReasons].sort()).toEqual(Object.keys(loginFailureReasons).sort());
+  });
+});
+
+describe('ed25519Verify (node:crypto, the SIWS signature check)', () => {
+  const hex = (h: string) => new Uint8Array(Buffer.from(h, 'hex'));
+  it('verifies the RFC 8032 §7.1 test vectors 1 and 2 and refuses them altered', () => {
+    const v1 = { key: hex('d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a'), msg: new Uint8Array(0), sig: hex('e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b') };
+    const v2 = { key: hex('3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c'), msg: hex('72'), sig: hex('92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00') };
+    for (const v of [v1, v2]) {
+      expect(ed25519Verify(v.key, v.msg, v.sig)).toBe(true);
+      const bad = v.sig.slice();
+      bad[10] ^= 1;
+      expect(ed25519Verify(v.key, v.msg, bad)).toBe(false);
+    }
+    expect(ed25519Verify(v2.key, hex('73'), v2.sig)).toBe(false);
+    expect(ed25519Verify(v1.key, v2.msg, v2.sig)).toBe(false);
+  });
+
+  it('agrees with @solana/wallet-standard-util verifyMessageSignature on wallet signatures, tampering, wrong keys and malformed input, and never throws', () => {
+    for (let i = 0; i < 20; i++) {
+      const kp = nacl.sign.keyPair();
+      const other = nacl.sign.keyPair();
+      const msg = new Uint8Array(Buffer.from(`message ${i} ${'x'.repeat(i * 13)}`));
+      const sig = nacl.sign.detached(msg, kp.secretKey);
+      const tampered = msg.slice();
+      tampered[0] ^= 0x20;
+      const cases: Array<[Uint8Array, Uint8Array, Uint8Array]> = [
+        [kp.publicKey, msg, sig],
+        [kp.publicKey, tampered, sig],
+        [other.publicKey, msg, sig],
+        [new Uint8Array(32).fill(0xff), msg, sig], // not a point encoding
+        [kp.publicKey, msg, sig.slice(0, 63)],
+        [kp.publicKey.slice(0, 31), msg, sig],
+      ];
+      for (const [key, m, s] of cases) {
+        let noble: boolean;
+        try {
+          noble = key.length === 32 && s.length === 64 && verifyMessageSignature({ message: m, signedMessage: m, signature: s, publicKey: key });
+        } catch {
+          noble = false;
+        }
+        expect(ed25519Verify(key, m, s)).toBe(noble);
+      }
+    }
   });
 });

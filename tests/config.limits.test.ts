@@ -22,7 +22,7 @@ describe('limits configuration', () => {
       maxConnections: 500,
       timeoutCheckIntervalMs: 1_000,
     });
-    expect(c.db).toEqual({ poolMax: 10, poolTimeoutMs: 5_000, poolQueueMax: 100, statementTimeoutMs: 10_000, lockTimeoutMs: 3_000, idleInTransactionTimeoutMs: 60_000 });
+    expect(c.db).toEqual({ poolMax: 10, poolTimeoutMs: 5_000, poolQueueMax: 1000, statementTimeoutMs: 10_000, lockTimeoutMs: 3_000, idleInTransactionTimeoutMs: 60_000 });
     expect(c.readyTimeoutMs).toBe(1_000);
     expect(c.shutdownTimeoutMs).toBe(25_000);
     expect(c.http).toEqual(DEFAULT_LIMITS.http);

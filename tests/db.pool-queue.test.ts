@@ -1,14 +1,17 @@
 /**
- * The bounded queue for database work (db/postgres.ts BoundedPool, DB_POOL_QUEUE_MAX): past
- * capacity a query fails at once with a 503 + Retry-After instead of waiting in an unbounded queue
- * (issue 14: "no 500 under any load").
+ * The bounded queue for database work (db/postgres.ts BoundedPool, DB_POOL_QUEUE_MAX, DB_POOL_TIMEOUT_MS):
+ * past capacity, or when a newcomer's expected wait exceeds the bound, a query fails at once with a 503 +
+ * Retry-After instead of waiting in an unbounded queue (issue 14: "no 500 under any load"); a burst the
+ * database drains within the bound waits instead of being refused (issue 28: "no 503 for a burst the
+ * machine can serve").
  */
 import net from 'node:net';
 import pg from 'pg';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { classifyDbError } from '../server/src/db/errors.js';
-import { BoundedPool, PoolQueueFullError } from '../server/src/db/postgres.js';
+import { DEFAULT_LIMITS } from '../server/src/config.js';
+import { BazaarPgAdapterFactory, BoundedPool, DrainRate, PoolQueueFullError } from '../server/src/db/postgres.js';
 import { API, createTestApp, loginAs, type TestApp } from './helpers/app.js';
 import { TEST_DATABASE_URL } from './helpers/db.js';
 
@@ -40,6 +43,86 @@ describe('BoundedPool', () => {
       for (const s of sockets) s.destroy();
       await pool.end().catch(() => undefined);
       await new Promise((r) => silent.close(r));
+    }
+  });
+});
+
+describe('DrainRate', () => {
+  it('is unknown with fewer than minSamples releases in the window, else releases per second from the oldest of them to now', () => {
+    const d = new DrainRate(4, 1000, 2);
+    expect(d.perSecond(0)).toBeNull();
+    d.note(100);
+    expect(d.perSecond(150)).toBeNull();
+    d.note(200);
+    expect(d.perSecond(300)).toBe(10); // 2 releases in 200 ms
+    for (const t of [210, 220, 230]) d.note(t); // the ring keeps the last 4: 200..230
+    expect(d.perSecond(240)).toBe(100); // 4 in 40 ms
+    expect(d.perSecond(5_000)).toBeNull(); // a stalled (or idle) pool: nothing in the last second
+  });
+});
+
+describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL: a burst the database can serve waits instead of being refused', () => {
+  it('the default limits queue a burst of 300 queries on 2 connections (3 x the old 100-query bound) and serve them all', async () => {
+    const factory = new BazaarPgAdapterFactory(TEST_DATABASE_URL!, { ...DEFAULT_LIMITS.db, poolMax: 2 });
+    const pool = factory.pool!;
+    try {
+      const answers = await Promise.all(Array.from({ length: 300 }, (_, i) => pool.query('SELECT $1::int AS i', [i]).then((r) => r.rows[0].i as number, (e: unknown) => e)));
+      expect(answers.filter((a) => a instanceof Error)).toEqual([]);
+      expect(answers).toEqual(Array.from({ length: 300 }, (_, i) => i));
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('the service: a burst of 110 concurrent SIWS logins on a 2-connection pool (more waiting queries than the old bound of 100), within the pool timeout, gets no 503', async () => {
+    // the pool timeout is long so that the machine's speed (shared cores) cannot make the burst unservable:
+    // the test is about the queue's policy, not about how fast logins are
+    const t = await createTestApp({ postgres: true, config: { db: { ...DEFAULT_LIMITS.db, poolMax: 2, poolTimeoutMs: 120_000 } } });
+    try {
+      const outcomes = await Promise.all(Array.from({ length: 110 }, () => loginAs(t).then(() => 'ok', (e: unknown) => String((e as Error).message).slice(-160))));
+      expect(outcomes.filter((o) => o !== 'ok')).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a real overload is refused at once: once the pool drains a known rate, a query whose expected wait exceeds the pool timeout fails with 53300 at once, while the queries ahead of it still wait', async () => {
+    // a bound of 200 ms on the expected wait (what the service derives from DB_POOL_TIMEOUT_MS); the pool's own
+    // timeout is long so that the warm-up's queue is drained, not timed out, on a slow machine
+    const pool = new BoundedPool({ connectionString: TEST_DATABASE_URL, max: 1, connectionTimeoutMillis: 60_000 }, 1000, null, 200);
+    pool.on('error', () => undefined);
+    try {
+      // learn the drain rate: 10 ms queries on one connection (at most ~100/s, slower on a busy machine)
+      const warm = Array.from({ length: 60 }, () => pool.query('SELECT pg_sleep(0.01)').catch((e: unknown) => e));
+      await warm[19];
+      const finished: string[] = [];
+      const burst = Array.from({ length: 60 }, (_, i) =>
+        pool.query('SELECT pg_sleep(0.01)').then(
+          () => {
+            finished.push(`served ${i}`);
+            return 'served';
+          },
+          (e: unknown) => {
+            finished.push(`${e instanceof PoolQueueFullError ? 'refused' : 'timed out'} ${i}`);
+            return e;
+          },
+        ),
+      );
+      const results = await Promise.all(burst);
+      const waitingThen = pool.waitingCount;
+      await Promise.all(warm);
+      const refused = results.filter((r) => r instanceof PoolQueueFullError) as PoolQueueFullError[];
+      // ~40 queries still ahead at <= 100/s: about 400 ms for every one of the burst
+      expect(refused.length).toBe(60);
+      for (const r of refused) {
+        expect(r.expectedWaitMs).toBeGreaterThan(200);
+        expect(classifyDbError(r)).toEqual({ reason: 'overloaded', retryAfterSeconds: 2 });
+      }
+      expect(finished.every((f) => f.startsWith('refused'))).toBe(true);
+      // refused at once: the warm-up queue ahead of them was still waiting when all 60 had their answer
+      expect(waitingThen).toBeGreaterThan(0);
+    } finally {
+      await pool.end();
     }
   });
 });

@@ -8,7 +8,8 @@ import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API, createTestApp, type TestApp } from './helpers/app';
+import { API, createTestApp, loginAs, type TestApp } from './helpers/app';
+import { statementsDuring } from './helpers/sql-count';
 import { TEST_DATABASE_URL } from './helpers/db';
 import { createMetricsServer } from '../server/src/http/metrics';
 import { createMetrics } from '../server/src/metrics';
@@ -99,6 +100,18 @@ describe('request metrics', () => {
     expect(sample(text, 'bazaar_webhook_backlog', { kind: 'pending_deliveries' })).toBe(0);
     expect(text).toContain('# TYPE bazaar_escrow_volume_base_units_total counter');
     expect(text).not.toContain('bazaar_db_pool_connections{');
+  });
+
+  it('bazaar_db_statements_total counts the SQL statements the service sent (a SIWS login moves it by what the login cost)', async () => {
+    const before = sample(await scrape(t), 'bazaar_db_statements_total');
+    expect(before).toBeGreaterThanOrEqual(0); // exported (undefined when absent)
+    const login = await statementsDuring(t.db, () => loginAs(t));
+    expect(login.count).toBeGreaterThan(0);
+    const text = await scrape(t);
+    expect(text).toContain('# TYPE bazaar_db_statements_total counter');
+    const after = sample(text, 'bazaar_db_statements_total')!;
+    expect(after - before!).toBeGreaterThanOrEqual(login.count);
+    expect(after).toBeLessThanOrEqual(t.db.statements.count);
   });
 
   it('no trace_id in problem bodies while tracing is off', async () => {

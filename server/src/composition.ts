@@ -405,6 +405,15 @@ function serviceMetrics(
       served: router.served,
     }));
   }
+  const statements = ctx.dbStatements;
+  if (statements) {
+    // issue 28: "SQL statements per buyer" is read from the service (npm run bench:flash reads this counter)
+    metrics.registerCounter({
+      name: `${p}db_statements_total`,
+      help: 'SQL statements this process sent to the database through Prisma since it started: every query, plus the BEGIN and COMMIT/ROLLBACK of each transaction (db/statement-counter.ts; PGlite adds SET CONSTRAINTS ALL IMMEDIATE per commit)',
+      read: statements,
+    });
+  }
   const pool = ctx.dbPool;
   if (pool) {
     metrics.registerGauge({

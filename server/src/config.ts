@@ -109,7 +109,7 @@ export const DEFAULT_LIMITS = {
   db: {
     poolMax: 10,
     poolTimeoutMs: 5_000,
-    poolQueueMax: 100,
+    poolQueueMax: 1000,
     statementTimeoutMs: 10_000,
     lockTimeoutMs: 3_000,
     idleInTransactionTimeoutMs: 60_000,
@@ -519,7 +519,7 @@ export const ENV_VARS: readonly EnvVar[] = [
   { name: 'HTTP_TIMEOUT_CHECK_INTERVAL_MS', group: 'limits', default: lit(DEFAULT_LIMITS.http.timeoutCheckIntervalMs), meaning: 'how often Node checks the two timeouts above (their granularity)', example: '250', readers: S },
   { name: 'DB_POOL_MAX', group: 'limits', default: lit(DEFAULT_LIMITS.db.poolMax), meaning: 'PostgreSQL connections in the pool', example: '4', readers: S },
   { name: 'DB_POOL_TIMEOUT_MS', group: 'limits', default: lit(DEFAULT_LIMITS.db.poolTimeoutMs), meaning: 'wait for a pool connection, then 503', example: '750', readers: S },
-  { name: 'DB_POOL_QUEUE_MAX', group: 'limits', default: lit(DEFAULT_LIMITS.db.poolQueueMax), meaning: 'queries waiting for a pool connection at most; one more is 503 `service-unavailable` at once (`0` = none wait)', example: '20', readers: S },
+  { name: 'DB_POOL_QUEUE_MAX', group: 'limits', default: lit(DEFAULT_LIMITS.db.poolQueueMax), meaning: 'queries waiting for a pool connection at most; one more is 503 `service-unavailable` at once (`0` = none wait). Before that bound, a query whose expected wait (queries ahead / connections handed back per second) exceeds DB_POOL_TIMEOUT_MS is refused the same way at once instead of timing out later', example: '20', readers: S },
   { name: 'DB_STATEMENT_TIMEOUT_MS', group: 'limits', default: lit(DEFAULT_LIMITS.db.statementTimeoutMs), meaning: 'PostgreSQL `statement_timeout` per connection, then 503', example: '1500', readers: S },
   { name: 'DB_LOCK_TIMEOUT_MS', group: 'limits', default: lit(DEFAULT_LIMITS.db.lockTimeoutMs), meaning: 'PostgreSQL `lock_timeout` per connection, then 503', example: '500', readers: S },
   { name: 'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', group: 'limits', default: lit(DEFAULT_LIMITS.db.idleInTransactionTimeoutMs), meaning: 'PostgreSQL `idle_in_transaction_session_timeout` per connection', example: '9000', readers: S },

@@ -53,6 +53,11 @@ export interface AppContext {
   /** the database pool's counts for the metrics (db/client.ts Db.poolStats); absent or null: no pool gauges */
   dbPool?: () => PoolStats | null;
   /**
+   * SQL statements the service's Prisma clients sent since the process started (db/client.ts
+   * Db.statements.count), exported as `bazaar_db_statements_total`; absent: not exported.
+   */
+  dbStatements?: () => number;
+  /**
    * Where public reads go (db/client.ts Db.readRouter, db/read-routing.ts): search, browse and the anonymous
    * listing reads; absent: the primary (`db`), and no standby gauges.
    */

@@ -168,6 +168,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
     now: () => new Date(),
     dbPing: db.ping,
     dbPool: db.poolStats,
+    dbStatements: () => db.statements.count,
     readRouter: db.readRouter,
     // the process metrics (CPU, memory, event-loop delay) once per process, beside the service's own
     metrics: createMetrics({ processMetrics: true }),

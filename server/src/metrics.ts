@@ -156,6 +156,24 @@ export class Metrics {
     return g;
   }
 
+  /**
+   * A counter whose value is read at scrape time from a monotonic count the process already keeps
+   * (`read()`: e.g. db/statement-counter.ts, incremented on the hot path without touching prom-client).
+   * Returns the counter. Throws when the name is taken.
+   */
+  registerCounter(spec: { name: string; help: string; read: () => number }): Counter {
+    const c: Counter = new Counter({
+      name: spec.name,
+      help: spec.help,
+      registers: [this.registry],
+      collect() {
+        c.reset();
+        c.inc(spec.read());
+      },
+    });
+    return c;
+  }
+
   /** Add a source of attention-flag counts per kind (summed into `bazaar_attention_flags`); returns its removal. */
   addAttentionFlags(source: AttentionSource): () => void {
     this.attention.add(source);

@@ -111,6 +111,7 @@ export async function createTestApp(opts: TestAppOptions = {}) {
     webhooks: opts.webhooks,
     dbPing: db.ping,
     dbPool: db.poolStats,
+    dbStatements: () => db.statements.count,
     readRouter: db.readRouter,
     ...(opts.metrics ? { metrics: opts.metrics } : {}),
     ...(opts.webAppDir !== undefined ? { webAppDir: opts.webAppDir } : {}),
