@@ -1,0 +1,140 @@
+/**
+ * Search on RUM (issue 28 item 3): where PostgreSQL has the `rum` extension the migration builds
+ * listings_search_rum_idx and relevance finds its candidates with one ordered RUM scan; PGlite (and a
+ * server without rum) keeps GIN. Checked by what the database returns, never by timings:
+ * - which index each engine gets (the migration, `detectSearchIndex`, the repo's choice);
+ * - the RUM form and the GIN form return the same pages for the same queries, page after page, with
+ *   many listings sharing one created_at (ties at the candidate boundary are broken by id in both).
+ * The PostgreSQL part runs when TEST_DATABASE_URL is set; CI sets BAZAAR_REQUIRE_RUM=1 (its server has
+ * postgresql-15-rum), so there a missing RUM index fails instead of skipping.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seed } from '../benchmarks/lib/seed.js';
+import { createDb, type Db } from '../server/src/db/client.js';
+import { buildSearch, createMarketplaceRepo, detectSearchIndex, RUM_INDEX } from '../server/src/modules/marketplace/marketplace.repo.js';
+import type { SearchCriteria, SearchRow } from '../server/src/modules/marketplace/marketplace.types.js';
+import { freshPGlite, freshPostgres, TEST_DATABASE_URL } from './helpers/db.js';
+
+const DECIMALS = [
+  { currency: 'USDC', decimals: 6 },
+  { currency: 'SOL', decimals: 9 },
+];
+const PRICE_10_200 = [
+  { currency: 'USDC', min: 10_000_000n, max: 200_000_000n },
+  { currency: 'SOL', min: 10_000_000_000n, max: 200_000_000_000n },
+];
+const ANY_PRICE = [
+  { currency: 'USDC', min: 1n },
+  { currency: 'SOL', min: 1n },
+];
+
+/** the relevance queries of the bench's search classes (benchmarks/bench.ts), as the service builds them */
+const QUERIES: Array<[string, Partial<SearchCriteria>]> = [
+  ['common word "design" (walks the newest listings)', { text: 'design' }],
+  ['"logo design" (RUM scan)', { text: 'logo design' }],
+  ['typo "logo desgin" + its correction', { text: 'logo desgin', correctedText: 'logo design' }],
+  ['"video editing" + category video (no match)', { text: 'video editing', category: 'video' }],
+  ['"design" + category design', { text: 'design', category: 'design' }],
+  ['"design" + price range + category design', { text: 'design', category: 'design', price: PRICE_10_200 }],
+  ['"design" + price range', { text: 'design', price: PRICE_10_200 }],
+  ['"writing" + category writing + USDC', { text: 'writing', category: 'writing', currency: 'USDC' }],
+  // a price bound takes the RUM form whatever the word: thousands of matches, ties at the 1 000th
+  ['"design" + any price (RUM, > 1 000 matches)', { text: 'design', price: ANY_PRICE }],
+  ['"services" (every listing) + any price', { text: 'services', price: ANY_PRICE }],
+];
+
+const criteria = (c: Partial<SearchCriteria>, after?: SearchCriteria['after']): SearchCriteria => ({
+  statuses: ['available'],
+  decimals: DECIMALS,
+  sort: 'relevance',
+  limit: 21,
+  ...c,
+  ...(after ? { after } : {}),
+});
+
+describe('PGlite', () => {
+  it('keeps GIN: no rum extension, no RUM index, the repo searches with GIN', async () => {
+    const pglite = await freshPGlite();
+    const db = await createDb({ pglite });
+    try {
+      expect(await detectSearchIndex(db.prisma)).toBe('gin');
+      expect(await createMarketplaceRepo(db.prisma).searchIndex()).toBe('gin');
+      const ix = await pglite.query(`SELECT 1 FROM pg_indexes WHERE indexname = $1`, [RUM_INDEX]);
+      expect(ix.rows).toHaveLength(0);
+    } finally {
+      await db.close();
+      await pglite.close();
+    }
+  });
+});
+
+describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL', () => {
+  let target: Awaited<ReturnType<typeof freshPostgres>>;
+  let db: Db;
+  let client: pg.Client;
+  let rumAvailable = false;
+
+  beforeAll(async () => {
+    target = await freshPostgres();
+    db = await createDb({ databaseUrl: target.url });
+    client = new pg.Client({ connectionString: target.url });
+    await client.connect();
+    rumAvailable = (await client.query(`SELECT 1 FROM pg_available_extensions WHERE name = 'rum'`)).rows.length > 0;
+    await seed(client, 20_000);
+    // ten-minute buckets: 600 listings share each created_at, so the 1 000th candidate of a query
+    // ties with listings beyond it (the boundary the RUM form must break by id like the GIN form)
+    await client.query(`UPDATE listings SET created_at = date_trunc('hour', created_at) + floor(extract(minute FROM created_at) / 10) * interval '10 minutes'`);
+    await client.query('VACUUM ANALYZE listings');
+  }, 240_000);
+  afterAll(async () => {
+    await client?.end();
+    await db?.close();
+    await target?.drop();
+  });
+
+  it('the migration builds the RUM index where rum is available, and search uses it', async () => {
+    if (process.env.BAZAAR_REQUIRE_RUM === '1') expect(rumAvailable, 'BAZAAR_REQUIRE_RUM=1 but this PostgreSQL has no rum extension').toBe(true);
+    const ix = await client.query(`SELECT indexdef FROM pg_indexes WHERE indexname = $1`, [RUM_INDEX]);
+    expect(ix.rows.length).toBe(rumAvailable ? 1 : 0);
+    const expected = rumAvailable ? 'rum' : 'gin';
+    expect(await detectSearchIndex(db.prisma)).toBe(expected);
+    expect(await createMarketplaceRepo(db.prisma).searchIndex()).toBe(expected);
+    if (rumAvailable) {
+      expect(ix.rows[0].indexdef).toMatch(/USING rum \(search_vector rum_tsvector_addon_ops, category, created_at\) WITH \(attach=created_at, "to"=search_vector, order_by_attach=t\) WHERE \(status = .available.::text\)/);
+      // a mid-frequency query reads the RUM index (plan of the statement the repo sends)
+      const q = buildSearch(criteria({ text: 'logo design' }), 'rum');
+      const plan = JSON.stringify((await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${q.text}`, q.values as unknown[])).rows[0]['QUERY PLAN']);
+      expect(plan).toContain(`"Index Name":"${RUM_INDEX}"`);
+    }
+  });
+
+  it.each(QUERIES)('RUM and GIN give the same pages: %s', async (_name, c) => {
+    if (!rumAvailable) return; // nothing to compare (BAZAAR_REQUIRE_RUM makes the test above fail)
+    const rum = createMarketplaceRepo(db.prisma, undefined, { searchIndex: 'rum' });
+    const gin = createMarketplaceRepo(db.prisma, undefined, { searchIndex: 'gin' });
+    const ids = (rows: SearchRow[]) => rows.map((r) => `${r.listing.id} ${r.keys.join(',')}`);
+    let after: SearchCriteria['after'];
+    let total = 0;
+    for (let page = 1; page <= 50; page++) {
+      const [a, b] = [await rum.search(criteria(c, after)), await gin.search(criteria(c, after))];
+      expect(ids(a), `page ${page}`).toEqual(ids(b));
+      total += Math.min(a.length, 20);
+      if (a.length <= 20) break;
+      const last = a[19]!;
+      after = { keys: last.keys, id: last.listing.id };
+    }
+    // the candidate set is the 1 000 newest matches: every query here that has them reaches it
+    const matches = Number(
+      (
+        await client.query(
+          `SELECT count(*) AS n FROM listings l WHERE l.status = 'available' AND l.taken_down_at IS NULL AND l.open_orders < l.capacity
+              AND l.search_vector @@ (websearch_to_tsquery('english', $1) || websearch_to_tsquery('english', $2))
+              AND ($3::text IS NULL OR l.category = $3) AND ($4::text IS NULL OR l.currency = $4)`,
+          [c.text, c.correctedText ?? c.text, c.category ?? null, c.currency ?? null],
+        )
+      ).rows[0].n,
+    );
+    if (!c.price) expect(total).toBe(Math.min(matches, 1000));
+  });
+});
