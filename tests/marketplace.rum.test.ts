@@ -13,20 +13,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seed } from '../benchmarks/lib/seed.js';
 import { createDb, type Db } from '../server/src/db/client.js';
 import { buildSearch, createMarketplaceRepo, detectSearchIndex, RUM_INDEX } from '../server/src/modules/marketplace/marketplace.repo.js';
-import type { SearchCriteria, SearchRow } from '../server/src/modules/marketplace/marketplace.types.js';
+import type { PriceBounds, SearchCriteria, SearchRow } from '../server/src/modules/marketplace/marketplace.types.js';
 import { freshPGlite, freshPostgres, TEST_DATABASE_URL } from './helpers/db.js';
 
 const DECIMALS = [
   { currency: 'USDC', decimals: 6 },
   { currency: 'SOL', decimals: 9 },
 ];
-const PRICE_10_200 = [
-  { currency: 'USDC', min: 10_000_000n, max: 200_000_000n },
-  { currency: 'SOL', min: 10_000_000_000n, max: 200_000_000_000n },
+const PRICE_10_200: PriceBounds[] = [
+  { currency: 'USDC', decimals: 6, min: 10_000_000n, max: 200_000_000n },
+  { currency: 'SOL', decimals: 9, min: 10_000_000_000n, max: 200_000_000_000n },
 ];
-const ANY_PRICE = [
-  { currency: 'USDC', min: 1n },
-  { currency: 'SOL', min: 1n },
+const ANY_PRICE: PriceBounds[] = [
+  { currency: 'USDC', decimals: 6, min: 1n },
+  { currency: 'SOL', decimals: 9, min: 1n },
 ];
 
 /** the relevance queries of the bench's search classes (benchmarks/bench.ts), as the service builds them */
@@ -101,7 +101,7 @@ describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL', () => {
     expect(await detectSearchIndex(db.prisma)).toBe(expected);
     expect(await createMarketplaceRepo(db.prisma).searchIndex()).toBe(expected);
     if (rumAvailable) {
-      expect(ix.rows[0].indexdef).toMatch(/USING rum \(search_vector rum_tsvector_addon_ops, category, created_at\) WITH \(attach=created_at, "to"=search_vector, order_by_attach=t\) WHERE \(status = .available.::text\)/);
+      expect(ix.rows[0].indexdef).toMatch(/USING rum \(search_vector rum_tsvector_addon_ops, category, created_at\) WITH \(attach=created_at, "to"=search_vector\) WHERE \(status = .available.::text\)/);
       // a mid-frequency query reads the RUM index (plan of the statement the repo sends)
       const q = buildSearch(criteria({ text: 'logo design' }), 'rum');
       const plan = JSON.stringify((await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${q.text}`, q.values as unknown[])).rows[0]['QUERY PLAN']);
@@ -109,16 +109,36 @@ describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL', () => {
     }
   });
 
+  /** the GIN form's pages with the RUM index out of reach (dropped inside a transaction, rolled back): the reference */
+  async function ginPages(c: Partial<SearchCriteria>): Promise<string[][]> {
+    const pages: string[][] = [];
+    await client.query('BEGIN');
+    try {
+      await client.query(`DROP INDEX ${RUM_INDEX}`);
+      let after: SearchCriteria['after'];
+      for (let page = 1; page <= 50; page++) {
+        const q = buildSearch(criteria(c, after), 'gin');
+        const rows = (await client.query(q.text, q.values.map((v) => (typeof v === 'bigint' ? v.toString() : v)))).rows as Array<{ id: string; cursor_keys: string[] }>;
+        pages.push(rows.map((r) => `${r.id} ${r.cursor_keys.join(',')}`));
+        if (rows.length <= 20) break;
+        after = { keys: rows[19]!.cursor_keys, id: rows[19]!.id };
+      }
+    } finally {
+      await client.query('ROLLBACK');
+    }
+    return pages;
+  }
+
   it.each(QUERIES)('RUM and GIN give the same pages: %s', async (_name, c) => {
     if (!rumAvailable) return; // nothing to compare (BAZAAR_REQUIRE_RUM makes the test above fail)
+    const reference = await ginPages(c);
     const rum = createMarketplaceRepo(db.prisma, undefined, { searchIndex: 'rum' });
-    const gin = createMarketplaceRepo(db.prisma, undefined, { searchIndex: 'gin' });
     const ids = (rows: SearchRow[]) => rows.map((r) => `${r.listing.id} ${r.keys.join(',')}`);
     let after: SearchCriteria['after'];
     let total = 0;
-    for (let page = 1; page <= 50; page++) {
-      const [a, b] = [await rum.search(criteria(c, after)), await gin.search(criteria(c, after))];
-      expect(ids(a), `page ${page}`).toEqual(ids(b));
+    for (let page = 1; page <= reference.length; page++) {
+      const a = await rum.search(criteria(c, after));
+      expect(ids(a), `page ${page}`).toEqual(reference[page - 1]);
       total += Math.min(a.length, 20);
       if (a.length <= 20) break;
       const last = a[19]!;

@@ -72,10 +72,12 @@ function tsquery(c: SearchCriteria): Prisma.Sql {
 }
 
 /** Filters shared by every sort; `currency` restricts to one currency (a price-sort branch). */
-function filters(c: SearchCriteria, currency?: string): Prisma.Sql[] {
+function filters(c: SearchCriteria, currency?: string, o: { walk?: boolean } = {}): Prisma.Sql[] {
   // what the listings read: an unpaid order's hold reads reserved (listings.sql.ts)
   const where: Prisma.Sql[] = [listingStatusIn(c.statuses)];
-  if (c.text !== undefined) where.push(Prisma.sql`l.search_vector @@ ${tsquery(c)}`);
+  // walk: the match as a row filter only (IS TRUE is no index condition), so the plan is the newest-first
+  // btree walk and never a bitmap of every match through either full-text index
+  if (c.text !== undefined) where.push(o.walk ? Prisma.sql`(l.search_vector @@ ${tsquery(c)}) IS TRUE` : Prisma.sql`l.search_vector @@ ${tsquery(c)}`);
   if (c.category !== undefined) where.push(Prisma.sql`l.category = ${c.category}`);
   if (c.currency !== undefined) where.push(Prisma.sql`l.currency = ${c.currency}`);
   if (currency !== undefined && currency !== c.currency) where.push(Prisma.sql`l.currency = ${currency}`);
@@ -179,12 +181,13 @@ function commonText(c: SearchCriteria): Prisma.Sql {
  *   RELEVANCE_CANDIDATES; the listings created in the same millisecond as the oldest of them are then
  *   read whole (btree (status, created_at, id): usually one row), so a tie at the boundary is broken by
  *   id exactly as the GIN form breaks it. A common text without a price filter (`commonText`) takes the
- *   GIN form's walk instead, decided inside the statement (one-time filters: only one branch runs).
+ *   newest-first btree walk instead (the match a row filter there), decided inside the statement
+ *   (one-time filters: only one branch runs).
  */
 function candidates(c: SearchCriteria, index: SearchIndex): Prisma.Sql {
   const where = and(filters(c));
-  const gin = (gate: Prisma.Sql) => Prisma.sql`SELECT l.id, l.search_vector FROM listings l
-                   WHERE ${where}${gate}
+  const gin = (gate: Prisma.Sql, w = where) => Prisma.sql`SELECT l.id, l.search_vector FROM listings l
+                   WHERE ${w}${gate}
                    ORDER BY l.created_at DESC, l.id DESC
                    LIMIT ${RELEVANCE_CANDIDATES}`;
   if (index !== 'rum' || !rumFits(c)) return Prisma.sql`(${gin(Prisma.empty)})`;
@@ -207,7 +210,7 @@ function candidates(c: SearchCriteria, index: SearchIndex): Prisma.Sql {
       ORDER BY u.created_at DESC, u.id DESC
       LIMIT ${RELEVANCE_CANDIDATES})
       UNION ALL
-      (${gin(Prisma.sql` AND (SELECT gate.walk FROM gate)`)}))`;
+      (${gin(Prisma.sql` AND (SELECT gate.walk FROM gate)`, and(filters(c, undefined, { walk: true })))}))`;
 }
 
 /** the RUM index holds the rows of status 'available' only (its partial predicate) */
