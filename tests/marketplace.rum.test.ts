@@ -2,19 +2,40 @@
  * Search on RUM (issue 28 item 3): where PostgreSQL has the `rum` extension the migration builds
  * listings_search_rum_idx and relevance finds its candidates with one ordered RUM scan; PGlite (and a
  * server without rum) keeps GIN. Checked by what the database returns, never by timings:
- * - which index each engine gets (the migration, `detectSearchIndex`, the repo's choice);
- * - the RUM form and the GIN form return the same pages for the same queries, page after page, with
+ * - which index each engine gets (the migration, `detectSearchIndex`, the repo's choice, the server's
+ *   start-up line "search index: rum|gin");
+ * - the RUM form and the GIN form (run with the RUM index dropped inside a rolled-back transaction, so
+ *   it cannot read RUM as a bitmap) return the same pages for the same queries, page after page, with
  *   many listings sharing one created_at (ties at the candidate boundary are broken by id in both).
  * The PostgreSQL part runs when TEST_DATABASE_URL is set; CI sets BAZAAR_REQUIRE_RUM=1 (its server has
  * postgresql-15-rum), so there a missing RUM index fails instead of skipping.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seed } from '../benchmarks/lib/seed.js';
 import { createDb, type Db } from '../server/src/db/client.js';
 import { buildSearch, createMarketplaceRepo, detectSearchIndex, RUM_INDEX } from '../server/src/modules/marketplace/marketplace.repo.js';
 import type { PriceBounds, SearchCriteria, SearchRow } from '../server/src/modules/marketplace/marketplace.types.js';
+import { main } from '../server/src/main.js';
 import { freshPGlite, freshPostgres, TEST_DATABASE_URL } from './helpers/db.js';
+
+/** start the real service (server/src/main.ts) on `env` and return its start-up log lines that name the search index */
+async function startupSearchIndexLines(env: Record<string, string>): Promise<string[]> {
+  const lines: string[] = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bazaar-rum-main-'));
+  try {
+    const running = await main({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ...env }, { log });
+    await running.shutdown();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return lines.map((l) => JSON.parse(l) as { msg: string; searchIndex?: string }).filter((l) => l.msg.startsWith('search index')).map((l) => `${l.msg} (${l.searchIndex})`);
+}
 
 const DECIMALS = [
   { currency: 'USDC', decimals: 6 },
@@ -67,6 +88,10 @@ describe('PGlite', () => {
       await pglite.close();
     }
   });
+
+  it('the server says at start-up that it searches with GIN', async () => {
+    expect(await startupSearchIndexLines({})).toEqual(['search index: gin (gin)']);
+  }, 120_000);
 });
 
 describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL', () => {
@@ -128,6 +153,11 @@ describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL', () => {
     }
     return pages;
   }
+
+  it('the server says at start-up which index it searches with (rum here when installed)', async () => {
+    const expected = rumAvailable ? 'rum' : 'gin';
+    expect(await startupSearchIndexLines({ DATABASE_URL: target.url })).toEqual([`search index: ${expected} (${expected})`]);
+  }, 120_000);
 
   it.each(QUERIES)('RUM and GIN give the same pages: %s', async (_name, c) => {
     if (!rumAvailable) return; // nothing to compare (BAZAAR_REQUIRE_RUM makes the test above fail)
