@@ -21,6 +21,7 @@
  *
  *   npm run bench -- [--sizes=10000,100000,1000000] [--rounds=3] [--duration=10] [--connections=32]
  *                    [--out=benchmarks/results] [--profile] [--short] [--reseed] [--only=name,...]
+ *                    [--explain-only]
  *
  * PostgreSQL: BENCH_DATABASE_URL (or TEST_DATABASE_URL) names a server the harness may create
  * databases on (bazaar_bench_<size>, or BENCH_DB_PREFIX_<size>; reused when already seeded with the current
@@ -30,6 +31,7 @@
  * --short (CI): 2 000 listings, 1 round of 1 s, 4 connections, results under $TMPDIR; it proves the
  * harness works end to end and fails only when a measurement could not run or the API answered 5xx
  * other than the overload scenario's 503s, never on a timing.
+ * --explain-only: seed (or reuse) and EXPLAIN the search classes, no load (the 1M search figures).
  * --profile: the API runs with `node --cpu-prof`; the profile of the read scenarios is summarised
  * (self time by package) next to the table.
  */
@@ -65,6 +67,7 @@ const OUT = path.resolve(arg('out', SHORT ? mkdtempSync(path.join(os.tmpdir(), '
 const PROFILE = arg('profile') === 'true';
 const RESEED = arg('reseed') === 'true';
 const ONLY = arg('only')?.split(',');
+const EXPLAIN_ONLY = arg('explain-only') === 'true';
 const PORT = Number(process.env.BENCH_PORT ?? 3109);
 const BARE_PORT = Number(process.env.BENCH_BARE_PORT ?? PORT + 1);
 const JWT_SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
@@ -420,6 +423,9 @@ async function runSize(base: string, size: number) {
   const cap = await capturer(dbUrl, dataDir);
   const explainClient = new pg.Client({ connectionString: dbUrl });
   await explainClient.connect();
+  // the full-text index the server searches with (marketplace.repo.ts detectSearchIndex; log line "search index: ...")
+  const searchIndex: 'rum' | 'gin' = (await explainClient.query(`SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'listings_search_rum_idx'`)).rows.length ? 'rum' : 'gin';
+  console.log(`[${size}] search index: ${searchIndex}`);
 
   // capture each scenario's SQL (and check it answers 200)
   const captured = new Map<string, Captured>();
@@ -443,6 +449,12 @@ async function runSize(base: string, size: number) {
     }
   }
   console.log(`[${size}] EXPLAIN done`);
+  if (EXPLAIN_ONLY) {
+    await cap.close();
+    await explainClient.end();
+    rmSync(dataDir, { recursive: true, force: true });
+    return { size, seedMs, searchIndex, rows: [] as Row[], bareRuns: [] as Load[], explained, overload: null as Load | null, idleRss: 0, profile: null as string | null, minutes: (Date.now() - t0) / 60_000 };
+  }
 
   const profileDir = PROFILE ? path.join(OUT, 'profiles', `${size}`) : undefined;
   if (profileDir) mkdirSync(profileDir, { recursive: true });
@@ -474,7 +486,7 @@ async function runSize(base: string, size: number) {
   }
   const profile = profileDir ? summariseProfile(profileDir) : null;
   rmSync(dataDir, { recursive: true, force: true });
-  return { size, seedMs, rows, bareRuns, explained, overload, idleRss, profile, minutes: (Date.now() - t0) / 60_000 };
+  return { size, seedMs, searchIndex, rows, bareRuns, explained, overload, idleRss, profile, minutes: (Date.now() - t0) / 60_000 };
 }
 
 function report(results: Array<Awaited<ReturnType<typeof runSize>>>, pgVersion: string): string {
@@ -499,9 +511,11 @@ function report(results: Array<Awaited<ReturnType<typeof runSize>>>, pgVersion: 
   for (const r of results) {
     const bareRps = median(r.bareRuns.map((b) => b.rps));
     lines.push(`## ${r.size.toLocaleString('en-US')} listings`, '');
-    lines.push(`Seeded in ${r.seedMs === null ? '(reused database)' : `${f(r.seedMs / 1000, 1)} s`}; run took ${f(r.minutes, 1)} min. Bare Express: ${f(bareRps)} req/s, p50 ${f(median(r.bareRuns.map((b) => b.p50)), 1)} ms, p99 ${f(median(r.bareRuns.map((b) => b.p99)), 1)} ms. API RSS idle ${r.idleRss} MB, under load up to ${Math.max(...r.rows.flatMap((x) => x.rss))} MB.`, '');
-    lines.push('| route | API req/s | p50 ms | p99 ms | vs bare | SQL alone req/s | SQL p50 ms | SQL p99 ms | API / SQL (per-round ratios) | statements | non-2xx | load avg before -> after |');
-    lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
+    lines.push(`Search index: ${r.searchIndex} (the server's start-up line "search index: ${r.searchIndex}"; docs/search-design.md).`, '');
+    if (EXPLAIN_ONLY) lines.push(`Seeded in ${r.seedMs === null ? '(reused database)' : `${f(r.seedMs / 1000, 1)} s`}; run took ${f(r.minutes, 1)} min; --explain-only: no load. Load average at the end: ${loadavg()}.`, '');
+    else lines.push(`Seeded in ${r.seedMs === null ? '(reused database)' : `${f(r.seedMs / 1000, 1)} s`}; run took ${f(r.minutes, 1)} min. Bare Express: ${f(bareRps)} req/s, p50 ${f(median(r.bareRuns.map((b) => b.p50)), 1)} ms, p99 ${f(median(r.bareRuns.map((b) => b.p99)), 1)} ms. API RSS idle ${r.idleRss} MB, under load up to ${Math.max(...r.rows.flatMap((x) => x.rss))} MB.`, '');
+    if (!EXPLAIN_ONLY) lines.push('| route | API req/s | p50 ms | p99 ms | vs bare | SQL alone req/s | SQL p50 ms | SQL p99 ms | API / SQL (per-round ratios) | statements | non-2xx | load avg before -> after |');
+    if (!EXPLAIN_ONLY) lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const row of r.rows) {
       const api = median(row.api.map((x) => x.rps));
       const sql = median(row.sql.map((x) => x.rps));

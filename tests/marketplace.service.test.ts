@@ -19,6 +19,9 @@ const config = {
 function service(listings: ListingRecord[] = []) {
   const seen: SearchCriteria[] = [];
   const repo: MarketplaceRepo = {
+    async searchIndex() {
+      return 'gin';
+    },
     async search(c) {
       seen.push(c);
       return [];

@@ -178,6 +178,9 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
   };
   // the composition root builds every module; the app maps the contract's routes onto them
   services = composeServices(ctx);
+  // issue 28 item 3: the full-text index search runs on, as the search module detected it (README "Search index")
+  const searchIndex = await run(services.marketplace.repo.searchIndex());
+  log.info({ searchIndex }, `search index: ${searchIndex}`);
   if (db.readRouter.settings.enabled) {
     // issue 27 item 4: sample the standby's replay lag every second (db/read-routing.ts); close() stops it
     db.readRouter.start();

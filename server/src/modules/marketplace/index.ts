@@ -12,7 +12,8 @@ import type { ReadDb } from '../../db/read-routing.js';
 
 export { createMarketplaceService, splitQuery } from './marketplace.service.js';
 export type { MarketplaceService } from './marketplace.service.js';
-export { createMarketplaceRepo, buildSearch } from './marketplace.repo.js';
+export { createMarketplaceRepo, buildSearch, detectSearchIndex, RUM_INDEX } from './marketplace.repo.js';
+export type { SearchIndex } from './marketplace.repo.js';
 export type * from './marketplace.types.js';
 
 /** `readDb`: where the public reads go (db/read-routing.ts); default: `db`. */

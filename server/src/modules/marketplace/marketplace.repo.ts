@@ -9,6 +9,11 @@
  *   (the service looks unknown words up in `search_words`), so a typo costs no fuzzy scan of titles.
  * - relevance: the RELEVANCE_CANDIDATES newest matches are the candidate set, ranked by
  *   round(ts_rank(search_vector, q), 6); a common word no longer ranks every match on every page.
+ *   Which index finds the candidates depends on what the database has (`SearchIndex`, detected once:
+ *   `detectSearchIndex`): with RUM (listings_search_rum_idx, migration 20261127100000_search_rum) one
+ *   ordered index scan yields the matches newest first and stops after the candidates; with GIN only
+ *   (PGlite, a server without the rum extension) the planner reads every match's row (bitmap) or walks
+ *   the newest listings until enough match. Both forms select the same candidates, so the same pages.
  * - newest: (status[, category], created_at, id) btree range.
  * - price: one (status, currency, price_base_units, id) range per currency; across currencies the
  *   ranges are merged by UI price (base units / 10^decimals), each branch reading at most one page.
@@ -29,6 +34,30 @@ export const TS_CONFIG = 'english';
  */
 export const RELEVANCE_CANDIDATES = 1000;
 
+/**
+ * The full-text index search runs on: `rum` when listings_search_rum_idx exists (PostgreSQL with the
+ * rum extension: the migration creates it where it can), else `gin` (listings_search_vector_idx, always
+ * there: PGlite, PostgreSQL without rum).
+ */
+export type SearchIndex = 'rum' | 'gin';
+
+/** name of the RUM index created by migration 20261127100000_search_rum where `rum` is available */
+export const RUM_INDEX = 'listings_search_rum_idx';
+
+/** Which full-text index `db` has (one catalogue read; errors of the read propagate). */
+export async function detectSearchIndex(db: PrismaClient): Promise<SearchIndex> {
+  const rows = await db.$queryRaw<Array<{ rum: boolean }>>`
+    SELECT EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = ${RUM_INDEX}) AS rum`;
+  return rows[0]?.rum ? 'rum' : 'gin';
+}
+
+/**
+ * The RUM index's ordering origin: `created_at <=| ORIGIN` is the distance back in time from it (RUM's
+ * left distance operator), so ascending distance = newest first. Far enough in the future for any
+ * created_at the service writes, near enough that millisecond steps stay exact in the float8 distance.
+ */
+const RUM_ORIGIN = Prisma.raw(`'3000-01-01 00:00:00+00'::timestamptz`);
+
 type Cast = (v: string | number | null) => Prisma.Sql;
 const asNumeric: Cast = (v) => Prisma.sql`${String(v)}::numeric`;
 const asBigint: Cast = (v) => Prisma.sql`${String(v)}::bigint`;
@@ -43,10 +72,12 @@ function tsquery(c: SearchCriteria): Prisma.Sql {
 }
 
 /** Filters shared by every sort; `currency` restricts to one currency (a price-sort branch). */
-function filters(c: SearchCriteria, currency?: string): Prisma.Sql[] {
+function filters(c: SearchCriteria, currency?: string, o: { walk?: boolean } = {}): Prisma.Sql[] {
   // what the listings read: an unpaid order's hold reads reserved (listings.sql.ts)
   const where: Prisma.Sql[] = [listingStatusIn(c.statuses)];
-  if (c.text !== undefined) where.push(Prisma.sql`l.search_vector @@ ${tsquery(c)}`);
+  // walk: the match as a row filter only (IS TRUE is no index condition), so the plan is the newest-first
+  // btree walk and never a bitmap of every match through either full-text index
+  if (c.text !== undefined) where.push(o.walk ? Prisma.sql`(l.search_vector @@ ${tsquery(c)}) IS TRUE` : Prisma.sql`l.search_vector @@ ${tsquery(c)}`);
   if (c.category !== undefined) where.push(Prisma.sql`l.category = ${c.category}`);
   if (c.currency !== undefined) where.push(Prisma.sql`l.currency = ${c.currency}`);
   if (currency !== undefined && currency !== c.currency) where.push(Prisma.sql`l.currency = ${currency}`);
@@ -112,7 +143,84 @@ function pageOrder(keyCount: number, desc: boolean): Prisma.Sql {
   return Prisma.raw([...Array.from({ length: keyCount }, (_, i) => `page.s${i + 1} ${dir}`), `page.id ${dir}`].join(', '));
 }
 
-export function buildSearch(c: SearchCriteria): Prisma.Sql {
+/**
+ * Share of listings above which relevance walks the newest listings (GIN form) instead of the RUM scan:
+ * the walk visits about RELEVANCE_CANDIDATES / share rows (5 %: 20 000 at most), while the RUM scan's
+ * cost grows with the number of matches (it sorts them all by created_at inside the index; a word in
+ * 19 % of 1 000 000 listings costs it ~200 ms, the walk ~5 ms). docs/search-design.md, "RUM at 1M".
+ */
+export const RUM_WALK_SHARE = 0.05;
+
+/**
+ * SQL boolean: the text's estimated share of listings is at least RUM_WALK_SHARE. The estimate is the
+ * planner's own statistics (pg_stats.most_common_elems of listings.search_vector): the product of the
+ * frequencies of the query's lexemes (independent words, as the planner assumes), the larger of the
+ * text's and its typo correction's; a lexeme outside the statistics counts as rare (1e-6), and so does
+ * everything before the first ANALYZE. An underestimate (an "or" query) only costs time: both forms
+ * return the same candidates.
+ */
+function commonText(c: SearchCriteria): Prisma.Sql {
+  const texts = [c.text ?? '', ...(c.correctedText ? [c.correctedText] : [])];
+  return Prisma.sql`(SELECT COALESCE(max(a.share), 0) >= ${RUM_WALK_SHARE} FROM (
+      SELECT exp(sum(ln(COALESCE(f.freq, 1e-6)))) AS share
+        FROM unnest(${texts}::text[]) WITH ORDINALITY AS alt(t, k)
+       CROSS JOIN LATERAL unnest(tsvector_to_array(to_tsvector(${cfg}, alt.t))) AS w(lex)
+        LEFT JOIN (SELECT e.lex, e.freq
+                     FROM pg_stats s CROSS JOIN LATERAL unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS e(lex, freq)
+                    WHERE s.schemaname = current_schema() AND s.tablename = 'listings' AND s.attname = 'search_vector') f ON f.lex = w.lex
+       GROUP BY alt.k) a)`;
+}
+
+/**
+ * The candidate set of relevance: id and search_vector of the RELEVANCE_CANDIDATES newest matches
+ * (created_at DESC, id DESC).
+ * - GIN form: the planner walks the (status[, category], created_at, id) btree filtering by the match, or
+ *   reads every match (bitmap) and sorts.
+ * - RUM form (`rum`, criteria within the index's predicate: public search reads `available` only): the
+ *   RUM scan in created_at order (category an index condition too) yields the newest
+ *   RELEVANCE_CANDIDATES; the listings created in the same millisecond as the oldest of them are then
+ *   read whole (btree (status, created_at, id): usually one row), so a tie at the boundary is broken by
+ *   id exactly as the GIN form breaks it. A common text without a price filter (`commonText`) takes the
+ *   newest-first btree walk instead (the match a row filter there), decided inside the statement
+ *   (one-time filters: only one branch runs).
+ */
+function candidates(c: SearchCriteria, index: SearchIndex): Prisma.Sql {
+  const where = and(filters(c));
+  const gin = (gate: Prisma.Sql, w = where) => Prisma.sql`SELECT l.id, l.search_vector FROM listings l
+                   WHERE ${w}${gate}
+                   ORDER BY l.created_at DESC, l.id DESC
+                   LIMIT ${RELEVANCE_CANDIDATES}`;
+  if (index !== 'rum' || !rumFits(c)) return Prisma.sql`(${gin(Prisma.empty)})`;
+  // a price filter is a row filter on both forms: the walk would visit ~1 / (text share x price share) rows
+  const walk = c.price ? Prisma.sql`false` : commonText(c);
+  return Prisma.sql`(
+      WITH gate AS MATERIALIZED (SELECT ${walk} AS walk),
+      top AS MATERIALIZED (
+        SELECT l.id, l.search_vector, l.created_at FROM listings l
+         WHERE ${where} AND NOT (SELECT gate.walk FROM gate)
+         ORDER BY l.created_at <=| ${RUM_ORIGIN}
+         LIMIT ${RELEVANCE_CANDIDATES}),
+      edge AS (SELECT min(top.created_at) AS t FROM top)
+      (SELECT u.id, u.search_vector FROM (
+        SELECT top.id, top.search_vector, top.created_at FROM top WHERE top.created_at > (SELECT edge.t FROM edge)
+        UNION ALL
+        SELECT l.id, l.search_vector, l.created_at FROM listings l
+         WHERE ${where} AND l.created_at = (SELECT edge.t FROM edge)
+      ) u
+      ORDER BY u.created_at DESC, u.id DESC
+      LIMIT ${RELEVANCE_CANDIDATES})
+      UNION ALL
+      (${gin(Prisma.sql` AND (SELECT gate.walk FROM gate)`, and(filters(c, undefined, { walk: true })))}))`;
+}
+
+/** the RUM index holds the rows of status 'available' only (its partial predicate) */
+const rumFits = (c: SearchCriteria) => c.statuses.length === 1 && c.statuses[0] === 'available';
+
+/**
+ * The SQL of one search page. `index`: the full-text index the database has (`detectSearchIndex`);
+ * only relevance's candidate set depends on it, and both forms give the same rows in the same order.
+ */
+export function buildSearch(c: SearchCriteria, index: SearchIndex = 'gin'): Prisma.Sql {
   const after = c.after;
   const cast = (casts: Cast[]) => (after ? casts.map((f, i) => f(after.keys[i] ?? null)) : undefined);
   switch (c.sort) {
@@ -178,8 +286,8 @@ export function buildSearch(c: SearchCriteria): Prisma.Sql {
       return selectListings(merged, pageOrder(1, desc), WITH_CURSOR_KEYS);
     }
     case 'relevance': {
-      // the candidate set: the newest RELEVANCE_CANDIDATES matches (a (status[, category], created_at)
-      // range filtered by the GIN match, or the GIN bitmap when matches are few: the planner picks)
+      // the candidate set: the newest RELEVANCE_CANDIDATES matches (RUM: one ordered index scan; GIN: a
+      // (status[, category], created_at) range filtered by the match, or the bitmap: the planner picks)
       const rank = Prisma.sql`round(ts_rank(cand.search_vector, ${tsquery(c)})::numeric, 6)`;
       const keyset = after
         ? Prisma.sql`WHERE (r.s1, r.id) < (${asNumeric(after.keys[0] ?? null)}, ${after.id}::uuid)`
@@ -187,10 +295,7 @@ export function buildSearch(c: SearchCriteria): Prisma.Sql {
       const page = Prisma.sql`
         SELECT r.id, r.s1, ARRAY[r.s1::text] AS cursor_keys FROM (
           SELECT cand.id, ${rank} AS s1
-            FROM (SELECT l.id, l.search_vector FROM listings l
-                   WHERE ${and(filters(c))}
-                   ORDER BY l.created_at DESC, l.id DESC
-                   LIMIT ${RELEVANCE_CANDIDATES}) cand
+            FROM ${candidates(c, index)} cand
         ) r
         ${keyset}
          ORDER BY r.s1 DESC, r.id DESC
@@ -204,10 +309,26 @@ export function buildSearch(c: SearchCriteria): Prisma.Sql {
  * `readDb`: the client each query reads from (db/read-routing.ts: a standby for an anonymous GET while its
  * replay lag is within the bound, else the primary); default: `db`. Every query here is a public read.
  */
-export function createMarketplaceRepo(primary: PrismaClient, readDb: ReadDb = () => primary): MarketplaceRepo {
+export function createMarketplaceRepo(
+  primary: PrismaClient,
+  readDb: ReadDb = () => primary,
+  opts: {
+    /** the full-text index to search with; default: detected on the primary at the first search */
+    searchIndex?: SearchIndex;
+  } = {},
+): MarketplaceRepo {
+  // a standby has the primary's indexes (physical replication), so one detection serves both
+  let index: Promise<SearchIndex> | undefined = opts.searchIndex ? Promise.resolve(opts.searchIndex) : undefined;
+  const searchIndex = () =>
+    (index ??= detectSearchIndex(primary).catch((err: unknown) => {
+      index = undefined; // retried at the next search
+      throw err;
+    }));
   return {
+    searchIndex,
+
     async search(c: SearchCriteria): Promise<SearchRow[]> {
-      const rows = await readDb().$queryRaw<ListingRow[]>(buildSearch(c));
+      const rows = await readDb().$queryRaw<ListingRow[]>(buildSearch(c, c.text !== undefined && c.sort === 'relevance' ? await searchIndex() : 'gin'));
       return rows.map((r) => ({
         listing: toListingRecord(r),
         keys: r.cursor_keys ?? [],

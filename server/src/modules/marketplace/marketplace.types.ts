@@ -57,6 +57,8 @@ export interface WordCandidate {
 }
 
 export interface MarketplaceRepo {
+  /** the full-text index search uses: 'rum' or 'gin' (marketplace.repo.ts SearchIndex; detected once) */
+  searchIndex(): Promise<'rum' | 'gin'>;
   search(c: SearchCriteria): Promise<SearchRow[]>;
   /** one listing as the listings read it (hold included), null when unknown */
   get(id: string): Promise<ListingRecord | null>;

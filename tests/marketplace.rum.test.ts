@@ -1,0 +1,190 @@
+/**
+ * Search on RUM (issue 28 item 3): where PostgreSQL has the `rum` extension the migration builds
+ * listings_search_rum_idx and relevance finds its candidates with one ordered RUM scan; PGlite (and a
+ * server without rum) keeps GIN. Checked by what the database returns, never by timings:
+ * - which index each engine gets (the migration, `detectSearchIndex`, the repo's choice, the server's
+ *   start-up line "search index: rum|gin");
+ * - the RUM form and the GIN form (run with the RUM index dropped inside a rolled-back transaction, so
+ *   it cannot read RUM as a bitmap) return the same pages for the same queries, page after page, with
+ *   many listings sharing one created_at (ties at the candidate boundary are broken by id in both).
+ * The PostgreSQL part runs when TEST_DATABASE_URL is set; CI sets BAZAAR_REQUIRE_RUM=1 (its server has
+ * postgresql-15-rum), so there a missing RUM index fails instead of skipping.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seed } from '../benchmarks/lib/seed.js';
+import { createDb, type Db } from '../server/src/db/client.js';
+import { buildSearch, createMarketplaceRepo, detectSearchIndex, RUM_INDEX } from '../server/src/modules/marketplace/marketplace.repo.js';
+import type { PriceBounds, SearchCriteria, SearchRow } from '../server/src/modules/marketplace/marketplace.types.js';
+import { main } from '../server/src/main.js';
+import { freshPGlite, freshPostgres, TEST_DATABASE_URL } from './helpers/db.js';
+
+/** start the real service (server/src/main.ts) on `env` and return its start-up log lines that name the search index */
+async function startupSearchIndexLines(env: Record<string, string>): Promise<string[]> {
+  const lines: string[] = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bazaar-rum-main-'));
+  try {
+    const running = await main({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ...env }, { log });
+    await running.shutdown();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return lines.map((l) => JSON.parse(l) as { msg: string; searchIndex?: string }).filter((l) => l.msg.startsWith('search index')).map((l) => `${l.msg} (${l.searchIndex})`);
+}
+
+const DECIMALS = [
+  { currency: 'USDC', decimals: 6 },
+  { currency: 'SOL', decimals: 9 },
+];
+const PRICE_10_200: PriceBounds[] = [
+  { currency: 'USDC', decimals: 6, min: 10_000_000n, max: 200_000_000n },
+  { currency: 'SOL', decimals: 9, min: 10_000_000_000n, max: 200_000_000_000n },
+];
+const ANY_PRICE: PriceBounds[] = [
+  { currency: 'USDC', decimals: 6, min: 1n },
+  { currency: 'SOL', decimals: 9, min: 1n },
+];
+
+/** the relevance queries of the bench's search classes (benchmarks/bench.ts), as the service builds them */
+const QUERIES: Array<[string, Partial<SearchCriteria>]> = [
+  ['common word "design" (walks the newest listings)', { text: 'design' }],
+  ['"logo design" (RUM scan)', { text: 'logo design' }],
+  ['typo "logo desgin" + its correction', { text: 'logo desgin', correctedText: 'logo design' }],
+  ['"video editing" + category video (no match)', { text: 'video editing', category: 'video' }],
+  ['"design" + category design', { text: 'design', category: 'design' }],
+  ['"design" + price range + category design', { text: 'design', category: 'design', price: PRICE_10_200 }],
+  ['"design" + price range', { text: 'design', price: PRICE_10_200 }],
+  ['"writing" + category writing + USDC', { text: 'writing', category: 'writing', currency: 'USDC' }],
+  // a price bound takes the RUM form whatever the word: thousands of matches, ties at the 1 000th
+  ['"design" + any price (RUM, > 1 000 matches)', { text: 'design', price: ANY_PRICE }],
+  ['"services" (every listing) + any price', { text: 'services', price: ANY_PRICE }],
+];
+
+const criteria = (c: Partial<SearchCriteria>, after?: SearchCriteria['after']): SearchCriteria => ({
+  statuses: ['available'],
+  decimals: DECIMALS,
+  sort: 'relevance',
+  limit: 21,
+  ...c,
+  ...(after ? { after } : {}),
+});
+
+describe('PGlite', () => {
+  it('keeps GIN: no rum extension, no RUM index, the repo searches with GIN', async () => {
+    const pglite = await freshPGlite();
+    const db = await createDb({ pglite });
+    try {
+      expect(await detectSearchIndex(db.prisma)).toBe('gin');
+      expect(await createMarketplaceRepo(db.prisma).searchIndex()).toBe('gin');
+      const ix = await pglite.query(`SELECT 1 FROM pg_indexes WHERE indexname = $1`, [RUM_INDEX]);
+      expect(ix.rows).toHaveLength(0);
+    } finally {
+      await db.close();
+      await pglite.close();
+    }
+  });
+
+  it('the server says at start-up that it searches with GIN', async () => {
+    expect(await startupSearchIndexLines({})).toEqual(['search index: gin (gin)']);
+  }, 120_000);
+});
+
+describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL', () => {
+  let target: Awaited<ReturnType<typeof freshPostgres>>;
+  let db: Db;
+  let client: pg.Client;
+  let rumAvailable = false;
+
+  beforeAll(async () => {
+    target = await freshPostgres();
+    db = await createDb({ databaseUrl: target.url });
+    client = new pg.Client({ connectionString: target.url });
+    await client.connect();
+    rumAvailable = (await client.query(`SELECT 1 FROM pg_available_extensions WHERE name = 'rum'`)).rows.length > 0;
+    await seed(client, 20_000);
+    // ten-minute buckets: 600 listings share each created_at, so the 1 000th candidate of a query
+    // ties with listings beyond it (the boundary the RUM form must break by id like the GIN form)
+    await client.query(`UPDATE listings SET created_at = date_trunc('hour', created_at) + floor(extract(minute FROM created_at) / 10) * interval '10 minutes'`);
+    await client.query('VACUUM ANALYZE listings');
+  }, 240_000);
+  afterAll(async () => {
+    await client?.end();
+    await db?.close();
+    await target?.drop();
+  });
+
+  it('the migration builds the RUM index where rum is available, and search uses it', async () => {
+    if (process.env.BAZAAR_REQUIRE_RUM === '1') expect(rumAvailable, 'BAZAAR_REQUIRE_RUM=1 but this PostgreSQL has no rum extension').toBe(true);
+    const ix = await client.query(`SELECT indexdef FROM pg_indexes WHERE indexname = $1`, [RUM_INDEX]);
+    expect(ix.rows.length).toBe(rumAvailable ? 1 : 0);
+    const expected = rumAvailable ? 'rum' : 'gin';
+    expect(await detectSearchIndex(db.prisma)).toBe(expected);
+    expect(await createMarketplaceRepo(db.prisma).searchIndex()).toBe(expected);
+    if (rumAvailable) {
+      expect(ix.rows[0].indexdef).toMatch(/USING rum \(search_vector rum_tsvector_addon_ops, category, created_at\) WITH \(attach=created_at, "to"=search_vector\) WHERE \(status = .available.::text\)/);
+      // a mid-frequency query reads the RUM index (plan of the statement the repo sends)
+      const q = buildSearch(criteria({ text: 'logo design' }), 'rum');
+      const plan = JSON.stringify((await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${q.text}`, q.values as unknown[])).rows[0]['QUERY PLAN']);
+      expect(plan).toContain(`"Index Name":"${RUM_INDEX}"`);
+    }
+  });
+
+  /** the GIN form's pages with the RUM index out of reach (dropped inside a transaction, rolled back): the reference */
+  async function ginPages(c: Partial<SearchCriteria>): Promise<string[][]> {
+    const pages: string[][] = [];
+    await client.query('BEGIN');
+    try {
+      await client.query(`DROP INDEX ${RUM_INDEX}`);
+      let after: SearchCriteria['after'];
+      for (let page = 1; page <= 50; page++) {
+        const q = buildSearch(criteria(c, after), 'gin');
+        const rows = (await client.query(q.text, q.values.map((v) => (typeof v === 'bigint' ? v.toString() : v)))).rows as Array<{ id: string; cursor_keys: string[] }>;
+        pages.push(rows.map((r) => `${r.id} ${r.cursor_keys.join(',')}`));
+        if (rows.length <= 20) break;
+        after = { keys: rows[19]!.cursor_keys, id: rows[19]!.id };
+      }
+    } finally {
+      await client.query('ROLLBACK');
+    }
+    return pages;
+  }
+
+  it('the server says at start-up which index it searches with (rum here when installed)', async () => {
+    const expected = rumAvailable ? 'rum' : 'gin';
+    expect(await startupSearchIndexLines({ DATABASE_URL: target.url })).toEqual([`search index: ${expected} (${expected})`]);
+  }, 120_000);
+
+  it.each(QUERIES)('RUM and GIN give the same pages: %s', async (_name, c) => {
+    if (!rumAvailable) return; // nothing to compare (BAZAAR_REQUIRE_RUM makes the test above fail)
+    const reference = await ginPages(c);
+    const rum = createMarketplaceRepo(db.prisma, undefined, { searchIndex: 'rum' });
+    const ids = (rows: SearchRow[]) => rows.map((r) => `${r.listing.id} ${r.keys.join(',')}`);
+    let after: SearchCriteria['after'];
+    let total = 0;
+    for (let page = 1; page <= reference.length; page++) {
+      const a = await rum.search(criteria(c, after));
+      expect(ids(a), `page ${page}`).toEqual(reference[page - 1]);
+      total += Math.min(a.length, 20);
+      if (a.length <= 20) break;
+      const last = a[19]!;
+      after = { keys: last.keys, id: last.listing.id };
+    }
+    // the candidate set is the 1 000 newest matches: every query here that has them reaches it
+    const matches = Number(
+      (
+        await client.query(
+          `SELECT count(*) AS n FROM listings l WHERE l.status = 'available' AND l.taken_down_at IS NULL AND l.open_orders < l.capacity
+              AND l.search_vector @@ (websearch_to_tsquery('english', $1) || websearch_to_tsquery('english', $2))
+              AND ($3::text IS NULL OR l.category = $3) AND ($4::text IS NULL OR l.currency = $4)`,
+          [c.text, c.correctedText ?? c.text, c.category ?? null, c.currency ?? null],
+        )
+      ).rows[0].n,
+    );
+    if (!c.price) expect(total).toBe(Math.min(matches, 1000));
+  });
+});
