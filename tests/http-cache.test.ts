@@ -77,6 +77,9 @@ describe.each(dbBackends)('HTTP caching of the public reads ($name)', ({ postgre
       expect(again.headers['cache-control']).toBe(PUBLIC_CACHE_CONTROL);
       expect(varyOf(again)).toContain('authorization');
     }
+    // a request that also says Cache-Control: no-cache (fetch() adds it to a conditional request) is validated too
+    const noCache = await get(`/listings/${listingId}`, { 'if-none-match': etag, 'cache-control': 'no-cache', pragma: 'no-cache' });
+    expect(noCache.status).toBe(304);
     const changed = await get(`/listings/${listingId}`, { 'if-none-match': '"something-else"' });
     expect(changed.status).toBe(200);
     expect(changed.body).toEqual(first.body);

@@ -3,9 +3,8 @@
  * on the GET/HEAD routes of CACHEABLE_OPERATIONS, a 200 gets a strong ETag of the bytes sent and
  * Cache-Control (public for anonymous requests, `private, no-cache` for any credential), every answer of
  * those routes gets `Vary: Authorization, Cookie, X-API-Key`, and `If-None-Match` naming the current tag
- * becomes 304 without a body (Express's `res.send` does the comparison once the ETag is set: `req.fresh`,
- * RFC 9110 §13.1.2 weak comparison, `*` included; only for 2xx answers, so a listing that became hidden
- * still answers 404).
+ * becomes 304 without a body (`noneMatch`: RFC 9110 §13.1.2 weak comparison, `*` included; only for a
+ * 200, so a listing that became hidden still answers 404).
  *
  * The tag is computed from the body the handler built for this request (read from the database now),
  * never from a remembered version: a write through another replica cannot be answered with a stale 304
@@ -61,6 +60,22 @@ export function strongEtag(req: Request, body: string | Buffer): string {
   return coding ? `"${hash}-${coding}"` : `"${hash}"`;
 }
 
+/**
+ * Does an If-None-Match field value name `etag` (RFC 9110 §13.1.2: `*`, or a list of entity tags compared
+ * weakly, `W/` ignored)? Evaluated here rather than by Express's `req.fresh`, which also reports "not
+ * fresh" for a request carrying `Cache-Control: no-cache` (what fetch() adds to a request with
+ * If-None-Match): that directive asks caches to revalidate, and a conditional request at the origin is
+ * that revalidation.
+ */
+export function noneMatch(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  const opaque = etag.replace(/^W\//, '');
+  return header.split(',').some((t) => {
+    const tag = t.trim();
+    return tag === '*' || tag.replace(/^W\//, '') === opaque;
+  });
+}
+
 /** Express middleware: the headers and the 304 of the cacheable reads (see the module comment). */
 export function httpCache(): RequestHandler {
   return (req, res, next) => {
@@ -70,8 +85,11 @@ export function httpCache(): RequestHandler {
     const send = res.send;
     res.send = function sendWithValidators(this: typeof res, body?: unknown) {
       if (this.statusCode === 200 && (typeof body === 'string' || Buffer.isBuffer(body))) {
-        this.setHeader('ETag', strongEtag(req, body));
+        const etag = strongEtag(req, body);
+        this.setHeader('ETag', etag);
         this.setHeader('Cache-Control', credentialed ? PRIVATE_CACHE_CONTROL : PUBLIC_CACHE_CONTROL);
+        // res.send strips the body, Content-Type and Content-Length of a 304
+        if (noneMatch(req.headers['if-none-match'], etag)) this.statusCode = 304;
       }
       return send.call(this, body);
     } as typeof res.send;
