@@ -213,6 +213,23 @@ const rssMb = (pid: number) => {
   }
 };
 
+/** CPU time (user + system) the process `pid` has used so far, ms (/proc/<pid>/stat utime + stime); NaN when unknown. */
+const cpuMsOf = (pid: number | undefined) => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+};
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
 // ---------------------------------------------------------------- the SQL a request issues
 
 interface Captured {
@@ -273,6 +290,8 @@ async function capturer(dbUrl: string, dataDir: string) {
 
 interface Load {
   rps: number;
+  /** CPU time the server process spent per answered request, µs (NaN for pgbench): robust to the machine's load */
+  cpuUsPerReq: number;
   p50: number;
   p99: number;
   errors: number;
@@ -281,13 +300,16 @@ interface Load {
   loadAfter: string;
 }
 
-async function cannon(url: string, headers: Record<string, string>, connections = CONNECTIONS, duration = DURATION): Promise<Load> {
+async function cannon(url: string, headers: Record<string, string>, connections = CONNECTIONS, duration = DURATION, pid?: number): Promise<Load> {
   const loadBefore = loadavg();
+  const cpu0 = cpuMsOf(pid);
   const r = await autocannon({ url, headers, connections, duration, pipelining: 1 });
+  const cpuUsPerReq = ((cpuMsOf(pid) - cpu0) * 1000) / r.requests.total;
   const statuses: Record<string, number> = {};
   for (const [code, s] of Object.entries(r.statusCodeStats ?? {})) statuses[code] = (s as { count: number }).count;
   return {
     rps: r.requests.average,
+    cpuUsPerReq,
     p50: r.latency.p50,
     p99: r.latency.p99,
     errors: r.errors + r.timeouts,
@@ -322,7 +344,7 @@ function pgbench(dbUrl: string, script: string, clients = CONNECTIONS, duration 
   const failed = Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0);
   lat.sort((a, b) => a - b);
   const pct = (p: number) => (lat.length ? lat[Math.min(lat.length - 1, Math.floor(lat.length * p))]! : NaN);
-  return { rps: tps, p50: pct(0.5), p99: pct(0.99), errors: failed, statuses: {}, loadBefore, loadAfter: loadavg() };
+  return { rps: tps, cpuUsPerReq: NaN, p50: pct(0.5), p99: pct(0.99), errors: failed, statuses: {}, loadBefore, loadAfter: loadavg() };
 }
 
 // ---------------------------------------------------------------- EXPLAIN
@@ -478,9 +500,9 @@ async function runSize(base: string, size: number) {
     // warm the API (JIT, connection pool) on every route
     for (const s of list) await cannon(`http://127.0.0.1:${PORT}${s.url}`, s.headers ?? {}, 4, 1);
     for (let round = 0; round < ROUNDS; round++) {
-      bareRuns.push(await cannon(`http://127.0.0.1:${BARE_PORT}/bare`, {}));
+      bareRuns.push(await cannon(`http://127.0.0.1:${BARE_PORT}/bare`, {}, CONNECTIONS, DURATION, bare.pid));
       for (const [i, s] of list.entries()) {
-        rows[i]!.api.push(await cannon(`http://127.0.0.1:${PORT}${s.url}`, s.headers ?? {}));
+        rows[i]!.api.push(await cannon(`http://127.0.0.1:${PORT}${s.url}`, s.headers ?? {}, CONNECTIONS, DURATION, api.pid));
         rows[i]!.rss.push(rssMb(api.pid!));
         rows[i]!.sql.push(pgbench(dbUrl, captured.get(s.name)!.queries.map((q) => `${q.trim().replace(/;$/, '')};`).join('\n') + '\n'));
       }
@@ -521,9 +543,9 @@ function report(results: Array<Awaited<ReturnType<typeof runSize>>>, pgVersion: 
   for (const r of results) {
     const bareRps = median(r.bareRuns.map((b) => b.rps));
     lines.push(`## ${r.size.toLocaleString('en-US')} listings`, '');
-    lines.push(`Seeded in ${r.seedMs === null ? '(reused database)' : `${f(r.seedMs / 1000, 1)} s`}; run took ${f(r.minutes, 1)} min. Bare Express: ${f(bareRps)} req/s, p50 ${f(median(r.bareRuns.map((b) => b.p50)), 1)} ms, p99 ${f(median(r.bareRuns.map((b) => b.p99)), 1)} ms. API RSS idle ${r.idleRss} MB, under load up to ${Math.max(...r.rows.flatMap((x) => x.rss))} MB.`, '');
-    lines.push('| route | API req/s | p50 ms | p99 ms | % of bare Express (per-round ratios) | SQL alone req/s | SQL p50 ms | SQL p99 ms | API / SQL (per-round ratios) | statements | non-2xx | load avg before -> after |');
-    lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
+    lines.push(`Seeded in ${r.seedMs === null ? '(reused database)' : `${f(r.seedMs / 1000, 1)} s`}; run took ${f(r.minutes, 1)} min. Bare Express: ${f(bareRps)} req/s, p50 ${f(median(r.bareRuns.map((b) => b.p50)), 1)} ms, p99 ${f(median(r.bareRuns.map((b) => b.p99)), 1)} ms. API RSS idle ${r.idleRss} MB, under load up to ${Math.max(...r.rows.flatMap((x) => x.rss))} MB. Bare Express CPU per request ${f(median(r.bareRuns.map((b) => b.cpuUsPerReq)))} µs.`, '');
+    lines.push('| route | API req/s | p50 ms | p99 ms | API CPU µs/req | % of bare Express (per-round ratios) | SQL alone req/s | SQL p50 ms | SQL p99 ms | API / SQL (per-round ratios) | statements | non-2xx | load avg before -> after |');
+    lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const row of r.rows) {
       const api = median(row.api.map((x) => x.rps));
       const sql = median(row.sql.map((x) => x.rps));
@@ -536,14 +558,24 @@ function report(results: Array<Awaited<ReturnType<typeof runSize>>>, pgVersion: 
       }
       const non2xx = codes.size ? [...codes].map(([c, v]) => `${v} x ${c}`).join(', ') : '0';
       lines.push(
-        `| ${row.name} | ${f(api)} | ${f(median(row.api.map((x) => x.p50)), 1)} | ${f(median(row.api.map((x) => x.p99)), 1)} | ${f((100 * api) / bareRps)} % (${bareRatios}) | ${f(sql)} | ${f(median(row.sql.map((x) => x.p50)), 1)} | ${f(median(row.sql.map((x) => x.p99)), 1)} | ${f((100 * api) / sql)} % (${ratios}) | ${row.queries} | ${non2xx} | ${row.api[0]?.loadBefore ?? ''} -> ${row.api.at(-1)?.loadAfter ?? ''} |`,
+        `| ${row.name} | ${f(api)} | ${f(median(row.api.map((x) => x.p50)), 1)} | ${f(median(row.api.map((x) => x.p99)), 1)} | ${f(median(row.api.map((x) => x.cpuUsPerReq)))} | ${f((100 * api) / bareRps)} % (${bareRatios}) | ${f(sql)} | ${f(median(row.sql.map((x) => x.p50)), 1)} | ${f(median(row.sql.map((x) => x.p99)), 1)} | ${f((100 * api) / sql)} % (${ratios}) | ${row.queries} | ${non2xx} | ${row.api[0]?.loadBefore ?? ''} -> ${row.api.at(-1)?.loadAfter ?? ''} |`,
       );
     }
     // issue 28 item 1: each route's throughput as a share of bare Express measured in the same rounds
-    lines.push('', 'Ratios to bare Express (median req/s of the route / median req/s of bare Express, same rounds; goal for the lean reads >= 40 %):', '');
+    lines.push(
+      '',
+      'Ratios to bare Express (median req/s of the route / median req/s of bare Express, same rounds; goal for the lean reads >= 40 %),',
+      'and by CPU: bare Express\'s CPU time per request / the API process\'s CPU time per request (server processes only, from',
+      '/proc/<pid>/stat: what the throughput ratio would be if the server\'s own CPU were the only limit; robust to the machine\'s load):',
+      '',
+    );
+    const bareCpu = median(r.bareRuns.map((b) => b.cpuUsPerReq));
     for (const row of r.rows) {
       const api = median(row.api.map((x) => x.rps));
-      lines.push(`- ratio: ${row.name} = ${f((100 * api) / bareRps)} % of bare Express (${f(api)} / ${f(bareRps)} req/s; load ${row.api[0]?.loadBefore ?? ''} -> ${row.api.at(-1)?.loadAfter ?? ''})`);
+      const cpu = median(row.api.map((x) => x.cpuUsPerReq));
+      lines.push(
+        `- ratio: ${row.name} = ${f((100 * api) / bareRps)} % of bare Express (${f(api)} / ${f(bareRps)} req/s); by CPU ${f((100 * bareCpu) / cpu)} % (${f(cpu)} vs ${f(bareCpu)} µs per request); load ${row.api[0]?.loadBefore ?? ''} -> ${row.api.at(-1)?.loadAfter ?? ''}`,
+      );
     }
     lines.push('', 'EXPLAIN (ANALYZE, BUFFERS) of the statements each search issues (summed), min / median over the runs:', '');
     lines.push('| query class | page | min ms | median ms | shared buffers | statements | indexes | seq scan of listings |');
