@@ -14,6 +14,10 @@
  *                             does not change);
  *   overload                  search at 8 x the connections: how many 2xx / 503 / other answers.
  *
+ * Issue 28: each route's req/s as "% of bare Express" (per round, and a `ratio:` line per route), the
+ * listing read anonymous and with a Bearer token, and conditional GETs (If-None-Match with the ETag the
+ * route's 200 carried: 304 Not Modified) of the listing and the categories, all against the same bare runs.
+ *
  * Everything runs on one machine, so the API, PostgreSQL and the load generator share the cores; the
  * load average is recorded before and after each measurement, and the table gives medians over the
  * rounds and, per round, the ratio API / SQL alone (measured back to back, so the ratio is robust to
@@ -212,11 +216,30 @@ const rssMb = (pid: number) => {
   }
 };
 
+/** CPU time (user + system) the process `pid` has used so far, ms (/proc/<pid>/stat utime + stime); NaN when unknown. */
+const cpuMsOf = (pid: number | undefined) => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+};
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
 // ---------------------------------------------------------------- the SQL a request issues
 
 interface Captured {
   status: number;
   body: string;
+  /** the ETag the answer carried (issue 28 item 2), if any */
+  etag: string | null;
   queries: string[];
 }
 
@@ -257,7 +280,7 @@ async function capturer(dbUrl: string, dataDir: string) {
       const res = await fetch(base + url, { headers });
       const body = await res.text();
       await sleep(20); // query events are emitted asynchronously
-      return { status: res.status, body, queries: log.filter((q) => !/^(BEGIN|COMMIT|ROLLBACK)\b/i.test(q.trim())) };
+      return { status: res.status, body, etag: res.headers.get('etag'), queries: log.filter((q) => !/^(BEGIN|COMMIT|ROLLBACK)\b/i.test(q.trim())) };
     },
     async close() {
       await new Promise((r) => server.close(r));
@@ -270,6 +293,8 @@ async function capturer(dbUrl: string, dataDir: string) {
 
 interface Load {
   rps: number;
+  /** CPU time the server process spent per answered request, µs (NaN for pgbench): robust to the machine's load */
+  cpuUsPerReq: number;
   p50: number;
   p99: number;
   errors: number;
@@ -278,13 +303,16 @@ interface Load {
   loadAfter: string;
 }
 
-async function cannon(url: string, headers: Record<string, string>, connections = CONNECTIONS, duration = DURATION): Promise<Load> {
+async function cannon(url: string, headers: Record<string, string>, connections = CONNECTIONS, duration = DURATION, pid?: number): Promise<Load> {
   const loadBefore = loadavg();
+  const cpu0 = cpuMsOf(pid);
   const r = await autocannon({ url, headers, connections, duration, pipelining: 1 });
+  const cpuUsPerReq = ((cpuMsOf(pid) - cpu0) * 1000) / r.requests.total;
   const statuses: Record<string, number> = {};
   for (const [code, s] of Object.entries(r.statusCodeStats ?? {})) statuses[code] = (s as { count: number }).count;
   return {
     rps: r.requests.average,
+    cpuUsPerReq,
     p50: r.latency.p50,
     p99: r.latency.p99,
     errors: r.errors + r.timeouts,
@@ -319,7 +347,7 @@ function pgbench(dbUrl: string, script: string, clients = CONNECTIONS, duration 
   const failed = Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0);
   lat.sort((a, b) => a - b);
   const pct = (p: number) => (lat.length ? lat[Math.min(lat.length - 1, Math.floor(lat.length * p))]! : NaN);
-  return { rps: tps, p50: pct(0.5), p99: pct(0.99), errors: failed, statuses: {}, loadBefore, loadAfter: loadavg() };
+  return { rps: tps, cpuUsPerReq: NaN, p50: pct(0.5), p99: pct(0.99), errors: failed, statuses: {}, loadBefore, loadAfter: loadavg() };
 }
 
 // ---------------------------------------------------------------- EXPLAIN
@@ -365,6 +393,11 @@ interface Scenario {
   headers?: Record<string, string>;
   /** a search class: EXPLAIN it too, page 1 and page 50 */
   search?: boolean;
+  /**
+   * a conditional GET (issue 28 item 2): sends If-None-Match with the ETag the route's 200 carried (captured
+   * first), so the server answers 304; a server without ETags answers 200 (the "before" of the table)
+   */
+  conditional?: boolean;
 }
 
 const S = (params: Record<string, string | number>) => `/api/v1/marketplace/search?${new URLSearchParams(Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)]))).toString()}`;
@@ -379,6 +412,9 @@ async function scenarios(dbUrl: string): Promise<{ list: Scenario[]; listingId: 
     { name: 'GET /listings/{id} anonymous', url: `/api/v1/listings/${l.id}` },
     { name: 'GET /listings/{id} Bearer', url: `/api/v1/listings/${l.id}`, headers: { authorization: `Bearer ${token}` } },
     { name: 'GET /categories', url: '/api/v1/categories' },
+    // accept-encoding identity: what autocannon sends (no coding), so the captured tag is the one its requests get
+    { name: 'GET /listings/{id} anonymous If-None-Match (304)', url: `/api/v1/listings/${l.id}`, headers: { 'accept-encoding': 'identity' }, conditional: true },
+    { name: 'GET /categories If-None-Match (304)', url: '/api/v1/categories', headers: { 'accept-encoding': 'identity' }, conditional: true },
     { name: 'search "design" (common word, relevance)', url: S({ query: 'design' }), search: true },
     { name: 'search "logo design" (relevance)', url: S({ query: 'logo design' }), search: true },
     { name: 'search typo "logo desgin"', url: S({ query: 'logo desgin' }), search: true },
@@ -434,6 +470,15 @@ async function runSize(base: string, size: number) {
     const r = await cap.capture(s.url, s.headers);
     if (r.status !== 200) throw new Error(`${s.name}: ${r.status} ${r.body.slice(0, 300)}`);
     captured.set(s.name, r);
+    if (s.conditional) {
+      // the validator the route's 200 carries; without one (a server before issue 28) the request stays unconditional
+      if (r.etag) {
+        s.headers = { ...(s.headers ?? {}), 'if-none-match': r.etag };
+        const again = await cap.capture(s.url, s.headers);
+        if (again.status !== 304) throw new Error(`${s.name}: If-None-Match ${r.etag} answered ${again.status}, not 304`);
+        captured.set(s.name, again);
+      } else console.log(`[${size}] ${s.name}: no ETag on the 200, measured unconditional`);
+    }
   }
   const bodyFile = path.join(dataDir, 'listing.json');
   writeFileSync(bodyFile, captured.get(list.find((s) => s.name.startsWith('GET /listings'))?.name ?? '')?.body ?? '{"ok":true}');
@@ -468,9 +513,9 @@ async function runSize(base: string, size: number) {
     // warm the API (JIT, connection pool) on every route
     for (const s of list) await cannon(`http://127.0.0.1:${PORT}${s.url}`, s.headers ?? {}, 4, 1);
     for (let round = 0; round < ROUNDS; round++) {
-      bareRuns.push(await cannon(`http://127.0.0.1:${BARE_PORT}/bare`, {}));
+      bareRuns.push(await cannon(`http://127.0.0.1:${BARE_PORT}/bare`, {}, CONNECTIONS, DURATION, bare.pid));
       for (const [i, s] of list.entries()) {
-        rows[i]!.api.push(await cannon(`http://127.0.0.1:${PORT}${s.url}`, s.headers ?? {}));
+        rows[i]!.api.push(await cannon(`http://127.0.0.1:${PORT}${s.url}`, s.headers ?? {}, CONNECTIONS, DURATION, api.pid));
         rows[i]!.rss.push(rssMb(api.pid!));
         rows[i]!.sql.push(pgbench(dbUrl, captured.get(s.name)!.queries.map((q) => `${q.trim().replace(/;$/, '')};`).join('\n') + '\n'));
       }
@@ -513,13 +558,14 @@ function report(results: Array<Awaited<ReturnType<typeof runSize>>>, pgVersion: 
     lines.push(`## ${r.size.toLocaleString('en-US')} listings`, '');
     lines.push(`Search index: ${r.searchIndex} (the server's start-up line "search index: ${r.searchIndex}"; docs/search-design.md).`, '');
     if (EXPLAIN_ONLY) lines.push(`Seeded in ${r.seedMs === null ? '(reused database)' : `${f(r.seedMs / 1000, 1)} s`}; run took ${f(r.minutes, 1)} min; --explain-only: no load. Load average at the end: ${loadavg()}.`, '');
-    else lines.push(`Seeded in ${r.seedMs === null ? '(reused database)' : `${f(r.seedMs / 1000, 1)} s`}; run took ${f(r.minutes, 1)} min. Bare Express: ${f(bareRps)} req/s, p50 ${f(median(r.bareRuns.map((b) => b.p50)), 1)} ms, p99 ${f(median(r.bareRuns.map((b) => b.p99)), 1)} ms. API RSS idle ${r.idleRss} MB, under load up to ${Math.max(...r.rows.flatMap((x) => x.rss))} MB.`, '');
-    if (!EXPLAIN_ONLY) lines.push('| route | API req/s | p50 ms | p99 ms | vs bare | SQL alone req/s | SQL p50 ms | SQL p99 ms | API / SQL (per-round ratios) | statements | non-2xx | load avg before -> after |');
-    if (!EXPLAIN_ONLY) lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
+    else lines.push(`Seeded in ${r.seedMs === null ? '(reused database)' : `${f(r.seedMs / 1000, 1)} s`}; run took ${f(r.minutes, 1)} min. Bare Express: ${f(bareRps)} req/s, p50 ${f(median(r.bareRuns.map((b) => b.p50)), 1)} ms, p99 ${f(median(r.bareRuns.map((b) => b.p99)), 1)} ms. API RSS idle ${r.idleRss} MB, under load up to ${Math.max(...r.rows.flatMap((x) => x.rss))} MB. Bare Express CPU per request ${f(median(r.bareRuns.map((b) => b.cpuUsPerReq)))} µs.`, '');
+    if (!EXPLAIN_ONLY) lines.push('| route | API req/s | p50 ms | p99 ms | API CPU µs/req | % of bare Express (per-round ratios) | SQL alone req/s | SQL p50 ms | SQL p99 ms | API / SQL (per-round ratios) | statements | non-2xx | load avg before -> after |');
+    if (!EXPLAIN_ONLY) lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const row of r.rows) {
       const api = median(row.api.map((x) => x.rps));
       const sql = median(row.sql.map((x) => x.rps));
       const ratios = row.api.map((a, i) => `${f((100 * a.rps) / (row.sql[i]?.rps ?? NaN))} %`).join(', ');
+      const bareRatios = row.api.map((a, i) => `${f((100 * a.rps) / (r.bareRuns[i]?.rps ?? NaN))} %`).join(', ');
       const codes = new Map<string, number>();
       for (const a of row.api) {
         for (const [c, v] of Object.entries(a.statuses)) if (!c.startsWith('2')) codes.set(c, (codes.get(c) ?? 0) + v);
@@ -527,7 +573,23 @@ function report(results: Array<Awaited<ReturnType<typeof runSize>>>, pgVersion: 
       }
       const non2xx = codes.size ? [...codes].map(([c, v]) => `${v} x ${c}`).join(', ') : '0';
       lines.push(
-        `| ${row.name} | ${f(api)} | ${f(median(row.api.map((x) => x.p50)), 1)} | ${f(median(row.api.map((x) => x.p99)), 1)} | ${f((100 * api) / bareRps)} % | ${f(sql)} | ${f(median(row.sql.map((x) => x.p50)), 1)} | ${f(median(row.sql.map((x) => x.p99)), 1)} | ${f((100 * api) / sql)} % (${ratios}) | ${row.queries} | ${non2xx} | ${row.api[0]?.loadBefore ?? ''} -> ${row.api.at(-1)?.loadAfter ?? ''} |`,
+        `| ${row.name} | ${f(api)} | ${f(median(row.api.map((x) => x.p50)), 1)} | ${f(median(row.api.map((x) => x.p99)), 1)} | ${f(median(row.api.map((x) => x.cpuUsPerReq)))} | ${f((100 * api) / bareRps)} % (${bareRatios}) | ${f(sql)} | ${f(median(row.sql.map((x) => x.p50)), 1)} | ${f(median(row.sql.map((x) => x.p99)), 1)} | ${f((100 * api) / sql)} % (${ratios}) | ${row.queries} | ${non2xx} | ${row.api[0]?.loadBefore ?? ''} -> ${row.api.at(-1)?.loadAfter ?? ''} |`,
+      );
+    }
+    // issue 28 item 1: each route's throughput as a share of bare Express measured in the same rounds
+    lines.push(
+      '',
+      'Ratios to bare Express (median req/s of the route / median req/s of bare Express, same rounds; goal for the lean reads >= 40 %),',
+      'and by CPU: bare Express\'s CPU time per request / the API process\'s CPU time per request (server processes only, from',
+      '/proc/<pid>/stat: what the throughput ratio would be if the server\'s own CPU were the only limit; robust to the machine\'s load):',
+      '',
+    );
+    const bareCpu = median(r.bareRuns.map((b) => b.cpuUsPerReq));
+    for (const row of r.rows) {
+      const api = median(row.api.map((x) => x.rps));
+      const cpu = median(row.api.map((x) => x.cpuUsPerReq));
+      lines.push(
+        `- ratio: ${row.name} = ${f((100 * api) / bareRps)} % of bare Express (${f(api)} / ${f(bareRps)} req/s); by CPU ${f((100 * bareCpu) / cpu)} % (${f(cpu)} vs ${f(bareCpu)} µs per request); load ${row.api[0]?.loadBefore ?? ''} -> ${row.api.at(-1)?.loadAfter ?? ''}`,
       );
     }
     lines.push('', 'EXPLAIN (ANALYZE, BUFFERS) of the statements each search issues (summed), min / median over the runs:', '');

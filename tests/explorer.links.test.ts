@@ -211,3 +211,20 @@ describe('route walk: every signature and mint field of an answer has its explor
     }
   });
 });
+
+describe('withExplorerLinks allocates only where it adds a link (issue 28 item 1)', () => {
+  const explorer = createExplorer({ siwsChainId: 'solana:devnet', solanaRpcUrl: 'https://api.devnet.solana.com' });
+  it('returns a body without link fields as it is, copies only the objects that get a link, and never changes its input', () => {
+    const categories = { data: [{ slug: 'design', name: 'Design', listing_count: 3 }] };
+    expect(withExplorerLinks(categories, explorer)).toBe(categories);
+    const packages = [{ key: 'basic', price: '10' }];
+    const listing = { listing_id: 'x', token_mint_address: Keypair.generate().publicKey.toBase58(), packages, seller: { wallet: 'w' } };
+    const snapshot = JSON.stringify(listing);
+    const linked = withExplorerLinks(listing, explorer) as typeof listing & { token_mint_explorer_url?: string };
+    expect(linked).not.toBe(listing);
+    expect(linked.token_mint_explorer_url).toMatch(/^https:\/\/explorer\.solana\.com\/address\//);
+    expect(Object.keys(linked)).toEqual([...Object.keys(listing), 'token_mint_explorer_url']);
+    expect(linked.packages).toBe(packages);
+    expect(JSON.stringify(listing)).toBe(snapshot);
+  });
+});

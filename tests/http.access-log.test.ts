@@ -48,4 +48,16 @@ describe('access log', () => {
     expect(line).not.toMatch(/content-security-policy|x-request-id"/i); // no response headers either
     expect(line.length).toBeLessThan(400);
   });
+  it('one line per request at the level of its status (info, warn for 4xx) with msg "request completed", and no child logger per request', async () => {
+    const res = await request(app).get('/api/v1/listings/00000000-0000-4000-8000-000000000000').set('X-Request-Id', 'req-access-log-404');
+    expect(res.status).toBe(404);
+    const line = await eventually(() => lines.find((l) => l.includes('req-access-log-404')), { what: 'the access log line of the 404', timeoutMs: 2_000 });
+    const entry = JSON.parse(line) as Record<string, unknown>;
+    expect(entry).toMatchObject({ level: 40, msg: 'request completed', res: { status: 404 } });
+    expect(lines.filter((l) => l.includes('req-access-log-404'))).toHaveLength(1);
+    const ok = await request(app).get('/api/v1/categories').set('X-Request-Id', 'req-access-log-200');
+    expect(ok.status).toBe(200);
+    const okLine = await eventually(() => lines.find((l) => l.includes('req-access-log-200')), { what: 'the access log line of the 200', timeoutMs: 2_000 });
+    expect(JSON.parse(okLine)).toMatchObject({ level: 30, msg: 'request completed', req: { id: 'req-access-log-200', method: 'GET', url: '/api/v1/categories' } });
+  });
 });

@@ -11,6 +11,11 @@ import nacl from 'tweetnacl';
 import { addLinks } from './openapi-links.js';
 import {
   API_PREFIX,
+  CACHE_VARY,
+  CACHEABLE_OPERATIONS,
+  HTTP_CACHE_SENTENCE,
+  PRIVATE_CACHE_CONTROL,
+  PUBLIC_CACHE_CONTROL,
   commonProblems,
   contract,
   inheritedOpenApiMeta,
@@ -415,6 +420,21 @@ function operationMapper(operation: Json, route: AppRoute): Json {
         'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 0 } },
       };
     }
+  }
+  if (CACHEABLE_OPERATIONS.includes(operation.operationId)) {
+    // issue 28 item 2 (contract/src/http-cache.ts): validators and cache headers on the 200, a 304 without body
+    const cacheHeaders = {
+      ETag: { description: 'Strong validator of the bytes sent (SHA-256 of the body, plus the content coding when compressed)', schema: { type: 'string' } },
+      'Cache-Control': { description: `\`${PUBLIC_CACHE_CONTROL}\` without credentials; \`${PRIVATE_CACHE_CONTROL}\` with any credential`, schema: { type: 'string' } },
+      Vary: { description: `${CACHE_VARY}, Accept-Encoding`, schema: { type: 'string' } },
+    };
+    responses['200'].headers = { ...(responses['200'].headers ?? {}), ...cacheHeaders };
+    responses['304'] = { description: 'Not Modified: If-None-Match named the current ETag; no body', headers: cacheHeaders };
+    out.parameters = [
+      ...((out.parameters as Json[] | undefined) ?? []),
+      { name: 'If-None-Match', in: 'header', required: false, description: 'ETag(s) of a representation the client holds (RFC 9110 §13.1.2)', schema: { type: 'string' } },
+    ];
+    out.description += HTTP_CACHE_SENTENCE;
   }
   if (operation.operationId === 'verifyLogin') {
     responses['200'].headers = {

@@ -27,5 +27,6 @@ export * from './reports.contract.js';
 export * from './audit.contract.js';
 export * from './actions-orders.contract.js';
 export * from './access.js';
+export * from './http-cache.js';
 export * from './scopes.js';
 export * from './actions.contract.js';

@@ -8,7 +8,7 @@
  * another origin (http/csrf.ts) -> login rate limits per route and IP (counters in the database: shared by every replica) ->
  * 413 for a declared Content-Length over the limit -> 415 for non-JSON bodies -> JSON body parser
  * (limit) -> 400 for text PostgreSQL cannot store (NUL, unpaired surrogates) in body or query
- * (http/request-text.ts; path parameters once the route matched) -> verify_login rate limit per wallet address for requests that wallet did not sign -> ops routes (/healthz, /readyz, /metrics behind METRICS_TOKEN, /docs,
+ * (http/request-text.ts; path parameters once the route matched) -> ETag / Cache-Control / 304 of the public reads (http/http-cache.ts) -> verify_login rate limit per wallet address for requests that wallet did not sign -> ops routes (/healthz, /readyz, /metrics behind METRICS_TOKEN, /docs,
  * /openapi.json, /icon.svg, the web app at /app/ when built) -> ts-rest endpoints (auth middleware per route metadata, then 400 when a
  * declared body is missing) -> 404 / 405 -> problem+json.
  *
@@ -56,6 +56,7 @@ import { clusterBlockchainId } from './http/actions/cluster.js';
 import { refuseCrossOriginCookieWrites } from './http/csrf.js';
 import { WEB_APP_PATH, webAppRoutes, webAppShareablePages } from './http/web-app.js';
 import { compressResponses } from './http/compression.js';
+import { httpCache } from './http/http-cache.js';
 import { runWithContext, type RequestContext } from './lib/request-context.js';
 import { httpMetrics, METRICS_PATH, metricsRoute } from './http/metrics.js';
 import { isTracing, nameServerSpan, rememberTraceId } from './tracing.js';
@@ -149,6 +150,8 @@ export function createApp(ctx: AppContext, given?: Services): BazaarApp {
   app.use(express.json({ limit: config.bodyLimit, type: ['application/json', 'application/*+json'] }));
   // NUL and unpaired surrogates anywhere in the body or query: 400 before a limiter, hash or handler reads them
   app.use(refuseUnstorableText);
+  // strong ETag + Cache-Control on the public reads, 304 on If-None-Match (http/http-cache.ts)
+  app.use(httpCache());
   // explorer links next to every signature and mint of the answers (http/explorer-links.ts)
   app.use(explorerLinks(createExplorer(config)));
   // per wallet address only the verify_login requests that wallet did not sign: naming an address costs its

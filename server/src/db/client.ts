@@ -26,6 +26,7 @@ import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { BazaarPgAdapterFactory, pgPoolConfig, type PgLimits } from './postgres.js';
+import { registerDriverPool } from './prepared.js';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { preferStandbyUrl } from './host-list.js';
@@ -106,7 +107,11 @@ export async function createDb(opts: CreateDbOptions = {}): Promise<Db> {
     const url = opts.databaseUrl;
     const pool = factory.pool;
     let probe: pg.Pool | null = null;
-    const standby = opts.standbyReads?.enabled ? new PrismaClient({ adapter: new BazaarPgAdapterFactory(preferStandbyUrl(url), opts.limits, statements) }) : null;
+    const standbyFactory = opts.standbyReads?.enabled ? new BazaarPgAdapterFactory(preferStandbyUrl(url), opts.limits, statements) : null;
+    const standby = standbyFactory ? new PrismaClient({ adapter: standbyFactory }) : null;
+    // the hottest public reads send a prepared statement on these same pools (db/prepared.ts)
+    if (pool) registerDriverPool(prisma, pool, statements);
+    if (standby && standbyFactory?.pool) registerDriverPool(standby, standbyFactory.pool, statements);
     const readRouter = new ReadRouter({ enabled: opts.standbyReads?.enabled ?? false, maxLagMs: opts.standbyReads?.maxLagMs ?? 0, primary: prisma, standby, onSampleError: opts.onStandbySampleError });
     return {
       prisma,

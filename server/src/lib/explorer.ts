@@ -109,26 +109,55 @@ const LINKED_ADDRESSES = new Set(['token_mint_address', 'escrow_account_address'
  * `body` with the explorer links of every signature, mint and linked address field in it (recursively, arrays
  * included; plain objects only, anything with a prototype of its own is left as it is), under the naming rule. A
  * value that is not a base58 signature / address (a base64 ed25519 signature of a login, say) gets no link; a null
- * value gets a null link; a link field already set is kept. Returns a copy; `body` is not changed.
+ * value gets a null link; a link field already set is kept. `body` is not changed: objects and arrays that get a link
+ * (or hold one that does) are copied, the others are returned as they are (shared with `body`: do not mutate the result).
  */
 export function withExplorerLinks<T>(body: T, explorer: Pick<Explorer, 'explorerUrl'>): T {
+  // issue 28 item 1: every /api/v1 answer goes through here, so the walk allocates only where it adds a link: an
+  // object or array in which nothing changes is returned as it is (categories, most of a listing), a changed one
+  // is copied (its keys in their order, then its links)
   const walk = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(walk);
+    if (Array.isArray(v)) {
+      let out: unknown[] | null = null;
+      for (let i = 0; i < v.length; i++) {
+        const w = walk(v[i]);
+        if (w !== v[i] && !out) out = v.slice(0, i);
+        if (out) out.push(w);
+      }
+      return out ?? v;
+    }
     if (!v || typeof v !== 'object') return v;
     // plain JSON objects only: a Date, a Decimal or anything else with its own toJSON is serialized as it is
     const proto = Object.getPrototypeOf(v) as unknown;
     if (proto !== Object.prototype && proto !== null) return v;
-    const out: Record<string, unknown> = {};
-    const links: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
-      out[k] = walk(x);
-      const sibling = explorerSibling(k);
+    const o = v as Record<string, unknown>;
+    let out: Record<string, unknown> | null = null;
+    let links: Record<string, unknown> | null = null;
+    for (const k of Object.keys(o)) {
+      const x = o[k];
+      const w = walk(x);
+      if (w !== x) (out ??= { ...o })[k] = w;
+      const sibling = siblingOf(k);
       if (!sibling) continue;
-      if (x === null) links[sibling.field] = null;
-      else if (typeof x === 'string' && (sibling.kind === 'tx' ? BASE58_SIGNATURE : BASE58_ADDRESS).test(x)) links[sibling.field] = explorer.explorerUrl(sibling.kind, x);
+      if (x === null) (links ??= {})[sibling.field] = null;
+      else if (typeof x === 'string' && (sibling.kind === 'tx' ? BASE58_SIGNATURE : BASE58_ADDRESS).test(x)) (links ??= {})[sibling.field] = explorer.explorerUrl(sibling.kind, x);
     }
-    for (const [k, link] of Object.entries(links)) if (!(k in out)) out[k] = link;
+    if (!links) return out ?? o;
+    out ??= { ...o };
+    for (const k of Object.keys(links)) if (!(k in out)) out[k] = links[k];
     return out;
   };
   return walk(body) as T;
+}
+
+/** explorerSibling, remembered per key (at most SIBLING_CACHE_MAX keys: bodies may hold keys a client chose). */
+const siblings = new Map<string, ReturnType<typeof explorerSibling>>();
+const SIBLING_CACHE_MAX = 4096;
+function siblingOf(key: string): ReturnType<typeof explorerSibling> {
+  let s = siblings.get(key);
+  if (s === undefined) {
+    s = explorerSibling(key);
+    if (siblings.size < SIBLING_CACHE_MAX) siblings.set(key, s);
+  }
+  return s;
 }

@@ -17,6 +17,7 @@ import type { ListingMintAttempt, TxAttempt } from '../../chain/types.js';
 import { listingStatusOfUnits, listingTransitions, type ListingEvent } from '@bazaar/contract';
 import { appendEvents, notifyAppended, type NewEvent, type SqlClient } from '../events/index.js';
 import { listingStatusIn, selectListings, takenDownOf, toListingRecord, type ListingRow } from './listings.sql.js';
+import { preparedRead, type PreparedStatement } from '../../db/prepared.js';
 import {
   milestonesToJson,
   packagesToJson,
@@ -233,7 +234,11 @@ export function createListingsRepo(
   }
 
   return {
-    get: (id: string) => getWith(readDb(), id),
+    // the public read (GET /listings/{id}): one prepared statement on the driver (db/prepared.ts)
+    get: async (id: string) => {
+      const rows = await preparedRead<ListingRow>(readDb(), GET_LISTING, [id]);
+      return rows[0] ? toListingRecord(rows[0]) : null;
+    },
     getIntent,
 
     async recordMint(draft: ListingDraft, fingerprint: string, a: ListingMintAttempt) {
@@ -407,6 +412,12 @@ export function createListingsRepo(
     },
   };
 }
+
+/** getWith's statement as a prepared statement ($1: the listing id): the public read's hot path. */
+const GET_LISTING: PreparedStatement = {
+  name: 'bazaar_get_listing_v1',
+  text: selectListings(Prisma.sql`SELECT ${'00000000-0000-0000-0000-000000000000'}::uuid AS id`, Prisma.sql`page.id`).text,
+};
 
 /** Rolls back confirmRenames' transaction when the title changed under it. */
 class TitleMoved extends Error {}

@@ -25,6 +25,13 @@ import { listingStatusIn, selectListings, toListingRecord, type ListingRow } fro
 import type { ListingStatus } from '../listings/index.js';
 import type { MarketplaceRepo, SearchCriteria, SearchRow, WordCandidate } from './marketplace.types.js';
 import type { ReadDb } from '../../db/read-routing.js';
+import { preparedRead, type PreparedStatement } from '../../db/prepared.js';
+
+/** The available listings per category (a trigger-maintained table); $1: the status. */
+const CATEGORY_COUNTS: PreparedStatement = {
+  name: 'bazaar_category_counts_v1',
+  text: 'SELECT category, count AS n FROM listing_category_counts WHERE status = $1',
+};
 
 /** text search configuration of the generated search_vector column (init migration) */
 export const TS_CONFIG = 'english';
@@ -353,8 +360,8 @@ export function createMarketplaceRepo(
 
     async countByCategory(status: ListingStatus) {
       // maintained by a trigger on listings (migration 20261123130707_search_scale): no count over listings
-      const rows = await readDb().$queryRaw<Array<{ category: string; n: number }>>`
-        SELECT category, count AS n FROM listing_category_counts WHERE status = ${status}`;
+      // one prepared statement on the driver (db/prepared.ts): GET /categories is among the hottest reads
+      const rows = await preparedRead<{ category: string; n: number | string }>(readDb(), CATEGORY_COUNTS, [status]);
       return new Map(rows.map((r) => [r.category, Number(r.n)]));
     },
   };
