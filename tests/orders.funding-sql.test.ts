@@ -22,9 +22,9 @@ import { FakeEscrow } from './orders.fakes.js';
 class BatchingEscrow extends FakeEscrow {
   batchReads: string[][] = [];
   /** order ids whose fund-signature lookup waits until released */
-  held = new Map<string, Promise<void>>();
+  heldSignatures = new Map<string, Promise<void>>();
   async findFundSignature(id: string) {
-    await this.held.get(id);
+    await this.heldSignatures.get(id);
     return { signature: `fund-${id}`, slot: 7 };
   }
   async fetchOrders(ids: readonly string[]) {
@@ -142,7 +142,7 @@ describe.each(dbBackends)('payment detection statements on $name', ({ postgres }
     fund(slow);
     fund(quick);
     let release!: () => void;
-    escrow.held.set(slow.order_id, new Promise<void>((r) => (release = r)));
+    escrow.heldSignatures.set(slow.order_id, new Promise<void>((r) => (release = r)));
     const watcher = t.services.orders!.watcher;
     watcher.start(3_600_000);
     try {
