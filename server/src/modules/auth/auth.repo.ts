@@ -14,6 +14,20 @@ export function createAuthRepo(db: PrismaClient) {
       });
       return count === 1;
     },
+    /**
+     * Consume the nonce in ONE statement when every condition verify_login checks holds: issued to
+     * `address`, for `domain` (case-insensitive), unused, unexpired at `now`, and issued no later than
+     * `issuedNoLaterThan` (null: no bound). Returns whether this caller consumed it (of concurrent callers
+     * exactly one); on false nothing changed and the caller reads the nonce (`getNonce`) to say why.
+     */
+    async consumeNonceIf(nonce: string, c: { address: string; domain: string; now: Date; issuedNoLaterThan: Date | null }): Promise<boolean> {
+      const n = await db.$executeRaw`
+        UPDATE login_nonces SET used_at = ${c.now}
+        WHERE nonce = ${nonce} AND address = ${c.address} AND lower(domain) = lower(${c.domain})
+          AND used_at IS NULL AND expires_at > ${c.now}
+          AND (${c.issuedNoLaterThan}::timestamptz IS NULL OR issued_at <= ${c.issuedNoLaterThan}::timestamptz)`;
+      return n === 1;
+    },
     /** logout: refuse the access token whose sha256 is `tokenHash` until `expiresAt` (its exp); idempotent */
     async revokeAccessToken(tokenHash: string, userId: string, now: Date, expiresAt: Date): Promise<void> {
       await db.revokedAccessToken.createMany({ data: [{ tokenHash, userId, revokedAt: now, expiresAt }], skipDuplicates: true });
