@@ -52,14 +52,18 @@ export interface SolanaPayAnswer {
 
 /** Why a fund transaction is issued: `first` = the order's first (at creation); `ip` = the client network. */
 export interface IssueContext {
+  /**
+   * the order's first fund transaction, issued by the request that created it: the record passed is the row
+   * as that request's transaction committed it, so it is not read again (issue 28: statements per buyer)
+   */
   first?: boolean;
   ip?: string | null;
 }
 
 export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'get'>; perform: PerformLocked }) {
   /** The order, while the table lets its buyer `pay` it now (awaiting payment, from a wallet, in the window); 409 otherwise. */
-  async function requireAwaitingPayment(orderId: string): Promise<OrderRecord> {
-    const order = await c.repo.get(orderId);
+  async function requireAwaitingPayment(orderId: string, known?: OrderRecord): Promise<OrderRecord> {
+    const order = known ?? (await c.repo.get(orderId));
     if (!order) throw orderErrors.notFound(orderId);
     const refused = refusal(order, 'buyer', 'pay', await clocks(c, needsChainClock(order.status, 'buyer', 'pay')));
     if (refused) throw refused;
@@ -92,7 +96,7 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
    * funded again; until then the stray-escrow refund returns such an escrow (../recover-and-reconcile).
    */
   async function issueFundTransaction(order: OrderRecord, issue: IssueContext = {}): Promise<IssuedFundTransaction & { feeSponsor: string | null }> {
-    let current = await requireAwaitingPayment(order.id);
+    let current = await requireAwaitingPayment(order.id, issue.first ? order : undefined);
     if (current.feeSponsor) current = await chargeSponsorship(current, issue);
     const issued = await c.escrow.buildFundTransaction(fundTerms(current), fundOpts(current));
     // until about then it may land, even after the order closed (the stray-escrow refund looks at these)
