@@ -45,6 +45,19 @@ export function createAuthRepo(db: PrismaClient) {
     /** the user of `wallet`, created as login creates it when missing (no login time: nobody logged in) */
     ensureUser: (wallet: string) => db.user.upsert({ where: { wallet }, create: { wallet }, update: {} }),
     getUser: (id: string) => db.user.findUnique({ where: { id } }),
+    /**
+     * What a session's principal needs in ONE statement (issue 28: the first request of every session read the
+     * user and the revocation list separately): the user `id` (null when it does not exist) and whether the
+     * access token whose sha256 is `tokenHash` was logged out. `id` must be a UUID (a verified JWT's `sub`).
+     */
+    async sessionOf(id: string, tokenHash: string): Promise<{ user: { id: string; wallet: string; roles: string[] } | null; revoked: boolean }> {
+      const rows = await db.$queryRaw<Array<{ id: string | null; wallet: string | null; roles: string[] | null; revoked: boolean }>>`
+        SELECT u.id::text AS id, u.wallet, u.roles,
+               EXISTS (SELECT 1 FROM revoked_access_tokens WHERE token_hash = ${tokenHash}) AS revoked
+          FROM (SELECT 1) AS one LEFT JOIN users u ON u.id = ${id}::uuid`;
+      const r = rows[0]!;
+      return { user: r.id && r.wallet ? { id: r.id, wallet: r.wallet, roles: r.roles ?? [] } : null, revoked: r.revoked === true };
+    },
     findApiKeyByHash: (keyHash: string) =>
       db.apiKey.findUnique({ where: { keyHash }, include: { user: true } }),
     touchApiKey: (id: string, now: Date) => db.apiKey.update({ where: { id }, data: { lastUsedAt: now } }),

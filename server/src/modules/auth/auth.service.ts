@@ -287,7 +287,11 @@ export function createAuthService(deps: AuthDeps) {
       if (cached && t.getTime() < cached.until) return cached.principal;
       const res = await verifyAccessToken(token, settings.jwtSecret, t);
       if (!res.ok) throw res.reason === 'expired' ? authErrors.tokenExpired() : authErrors.invalidToken('bad or unreadable token');
-      const [user, revoked] = await Promise.all([repo.getUser(res.claims.sub), repo.isAccessTokenRevoked(hashApiKey(token))]);
+      // one statement when the repository reads both at once (auth.repo.ts sessionOf), else two
+      const { user, revoked } =
+        typeof repo.sessionOf === 'function'
+          ? await repo.sessionOf(res.claims.sub, hashApiKey(token))
+          : await Promise.all([repo.getUser(res.claims.sub), repo.isAccessTokenRevoked(hashApiKey(token))]).then(([u, r]) => ({ user: u, revoked: r }));
       if (revoked) throw authErrors.invalidToken('the session was logged out');
       if (!user || user.wallet !== res.claims.wallet) throw authErrors.invalidToken('unknown user');
       const roles = rolesOfUser(user);

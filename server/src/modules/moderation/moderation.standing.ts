@@ -73,6 +73,16 @@ export function standingPort(db: PrismaClient, now: () => Date = () => new Date(
       check(row);
       return row !== null;
     },
+    /**
+     * An order's two parties in ONE read (issue 28: statements per order): throws 403 account-suspended as
+     * `assertMayTrade(buyerId)` does; else whether the seller (null: none) is restricted, as `isRestricted`.
+     */
+    async assertMayOrderFrom(buyerId: string, sellerId: string | null): Promise<{ sellerRestricted: boolean }> {
+      const rows = await db.user.findMany({ where: { id: { in: sellerId && sellerId !== buyerId ? [buyerId, sellerId] : [buyerId] } }, select: { id: true, ...standingSelect } });
+      check(rows.find((r) => r.id === buyerId) ?? null);
+      const seller = sellerId ? rows.find((r) => r.id === sellerId) : undefined;
+      return { sellerRestricted: seller !== undefined && restrictionAt(seller, now()) !== null };
+    },
     /** Whether the account is suspended or banned now (false for an unknown user). */
     async isRestricted(userId: string): Promise<boolean> {
       const row = await db.user.findUnique({ where: { id: userId }, select: standingSelect });
