@@ -97,7 +97,7 @@ export function composeServices(ctx: AppContext) {
     repo: authRepo,
     settings: config,
     now: ctx.now,
-    presentUser: (u) => users.privateView(u),
+    presentUser: (u, isNew) => users.privateView(u, isNew),
     standing,
   });
   const tokens = createTokensService(db, ctx.now);

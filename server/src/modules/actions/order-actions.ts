@@ -51,7 +51,7 @@ export interface OrderActionsDeps {
   /** the user row of a user id through the auth module (id, wallet), null when gone */
   userOf(userId: string): Promise<{ id: string; wallet: string } | null>;
   /** the moderation standing: a suspended or banned wallet may not act (as it may not log in) */
-  standing?: { assertMayLogIn(wallet: string): Promise<void> };
+  standing?: { assertMayLogIn(wallet: string): Promise<unknown> };
   /** the dispute desk: records the opening's reason kind (as POST /orders/{id}/dispute does) */
   disputes?: Pick<DisputesService, 'recordOpening'>;
   settings: {

@@ -107,15 +107,18 @@ export interface AuthDeps {
   repo: AuthRepo;
   settings: AuthSettings;
   now: () => Date;
-  /** renders the User body of the login response (users module) */
-  presentUser: (user: User) => Promise<LoginResponse['user']>;
+  /**
+   * renders the User body of the login response (users module); `isNew`: the row did not exist before this
+   * login, so nothing can reference it yet (no listing, order, review or tip: every statistic is zero)
+   */
+  presentUser: (user: User, isNew?: boolean) => Promise<LoginResponse['user']>;
   /**
    * How long (ms, by `now`) a verified JWT's principal is reused without verifying the token and
    * reading its user again; default PRINCIPAL_CACHE_TTL_MS, 0 disables. Never past the token's `exp`.
    */
   principalCacheTtlMs?: number;
   /** issue 25 (modules/moderation): a suspended or banned wallet does not log in (403 account-suspended) */
-  standing?: { assertMayLogIn(wallet: string): Promise<void> };
+  standing?: { assertMayLogIn(wallet: string): Promise<boolean> };
 }
 
 /**
@@ -213,21 +216,32 @@ export function createAuthService(deps: AuthDeps) {
       if (!check.ok) throw authErrors.loginFailed(check.reason, check.detail);
       const { nonce, issuedAtMs } = check.message;
       if (!nonce) throw authErrors.loginFailed('nonce', 'nonce missing from the message');
-      const stored = await repo.getNonce(nonce);
-      if (!stored) throw authErrors.loginFailed('nonce', 'nonce unknown');
-      if (stored.address !== body.address) throw authErrors.loginFailed('nonce', 'nonce unknown for this address');
-      if (stored.domain.toLowerCase() !== check.message.domain.toLowerCase()) {
-        throw authErrors.loginFailed('domain', `domain mismatch (the nonce was issued for ${stored.domain}, the message is for ${check.message.domain.slice(0, 253)})`);
+      const skew = settings.clockSkewSeconds * 1000;
+      // the common case in one statement: every nonce rule below holds and the nonce is consumed atomically
+      // (of concurrent verifications exactly one flips used_at); the nonce is read only to say why it failed
+      const consumed = await repo.consumeNonceIf(nonce, {
+        address: body.address,
+        domain: check.message.domain,
+        now: t,
+        issuedNoLaterThan: issuedAtMs !== undefined ? new Date(issuedAtMs + skew) : null,
+      });
+      if (!consumed) {
+        const stored = await repo.getNonce(nonce);
+        if (!stored) throw authErrors.loginFailed('nonce', 'nonce unknown');
+        if (stored.address !== body.address) throw authErrors.loginFailed('nonce', 'nonce unknown for this address');
+        if (stored.domain.toLowerCase() !== check.message.domain.toLowerCase()) {
+          throw authErrors.loginFailed('domain', `domain mismatch (the nonce was issued for ${stored.domain}, the message is for ${check.message.domain.slice(0, 253)})`);
+        }
+        if (stored.usedAt) throw authErrors.loginFailed('nonce', 'nonce already used');
+        if (stored.expiresAt.getTime() <= t.getTime()) throw authErrors.loginFailed('nonce', 'nonce expired');
+        if (issuedAtMs !== undefined && issuedAtMs < stored.issuedAt.getTime() - skew) {
+          throw authErrors.loginFailed('issued_at', 'message issued before its nonce');
+        }
+        // every rule holds now: a concurrent verification consumed it between the two statements
+        throw authErrors.loginFailed('nonce', 'nonce already used');
       }
-      if (stored.usedAt) throw authErrors.loginFailed('nonce', 'nonce already used');
-      if (stored.expiresAt.getTime() <= t.getTime()) throw authErrors.loginFailed('nonce', 'nonce expired');
-      if (issuedAtMs !== undefined && issuedAtMs < stored.issuedAt.getTime() - settings.clockSkewSeconds * 1000) {
-        throw authErrors.loginFailed('issued_at', 'message issued before its nonce');
-      }
-      // single use, atomically: of two concurrent verifications only one flips used_at
-      if (!(await repo.consumeNonce(stored.nonce, body.address, t))) throw authErrors.loginFailed('nonce', 'nonce already used');
       // issue 25: only once the wallet proved itself (nobody learns another wallet's standing), before any token
-      await deps.standing?.assertMayLogIn(body.address);
+      const known = await deps.standing?.assertMayLogIn(body.address);
 
       const user = await repo.upsertUserOnLogin(body.address, t);
       const { token, expiresAt } = await signAccessToken(
@@ -241,7 +255,8 @@ export function createAuthService(deps: AuthDeps) {
         token_type: 'Bearer',
         expires_in: settings.jwtTtlSeconds,
         expires_at: expiresAt.toISOString(),
-        user: await deps.presentUser(user),
+        // a wallet without a user row before this login (the standing read said so) has no statistics to read
+        user: await deps.presentUser(user, known === false),
       };
       return response;
     },
@@ -272,7 +287,11 @@ export function createAuthService(deps: AuthDeps) {
       if (cached && t.getTime() < cached.until) return cached.principal;
       const res = await verifyAccessToken(token, settings.jwtSecret, t);
       if (!res.ok) throw res.reason === 'expired' ? authErrors.tokenExpired() : authErrors.invalidToken('bad or unreadable token');
-      const [user, revoked] = await Promise.all([repo.getUser(res.claims.sub), repo.isAccessTokenRevoked(hashApiKey(token))]);
+      // one statement when the repository reads both at once (auth.repo.ts sessionOf), else two
+      const { user, revoked } =
+        typeof repo.sessionOf === 'function'
+          ? await repo.sessionOf(res.claims.sub, hashApiKey(token))
+          : await Promise.all([repo.getUser(res.claims.sub), repo.isAccessTokenRevoked(hashApiKey(token))]).then(([u, r]) => ({ user: u, revoked: r }));
       if (revoked) throw authErrors.invalidToken('the session was logged out');
       if (!user || user.wallet !== res.claims.wallet) throw authErrors.invalidToken('unknown user');
       const roles = rolesOfUser(user);

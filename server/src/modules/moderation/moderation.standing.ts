@@ -54,7 +54,8 @@ const standingSelect = { wallet: true, restriction: true, restrictedUntil: true,
 /**
  * The port other modules hold (listings, offers, orders, auth): `assertMayTrade(userId)` throws 403
  * account-suspended for a suspended or banned account (an unknown user passes: the caller refuses it
- * otherwise); `assertMayLogIn(wallet)` the same by wallet, for SIWS verify; `isRestricted(userId)` for the
+ * otherwise); `assertMayLogIn(wallet)` the same by wallet, for SIWS verify (and says whether the wallet has a user
+ * row, so login presents a new user without reading statistics it cannot have); `isRestricted(userId)` for the
  * orders module's check of a listing's seller (a restricted seller takes no new order: 409 listing-unavailable).
  */
 export function standingPort(db: PrismaClient, now: () => Date = () => new Date()) {
@@ -66,8 +67,21 @@ export function standingPort(db: PrismaClient, now: () => Date = () => new Date(
     async assertMayTrade(userId: string): Promise<void> {
       check(await db.user.findUnique({ where: { id: userId }, select: standingSelect }));
     },
-    async assertMayLogIn(wallet: string): Promise<void> {
-      check(await db.user.findUnique({ where: { wallet }, select: standingSelect }));
+    /** Returns whether the wallet has a user row (false: it never logged in nor ordered through an action). */
+    async assertMayLogIn(wallet: string): Promise<boolean> {
+      const row = await db.user.findUnique({ where: { wallet }, select: standingSelect });
+      check(row);
+      return row !== null;
+    },
+    /**
+     * An order's two parties in ONE read (issue 28: statements per order): throws 403 account-suspended as
+     * `assertMayTrade(buyerId)` does; else whether the seller (null: none) is restricted, as `isRestricted`.
+     */
+    async assertMayOrderFrom(buyerId: string, sellerId: string | null): Promise<{ sellerRestricted: boolean }> {
+      const rows = await db.user.findMany({ where: { id: { in: sellerId && sellerId !== buyerId ? [buyerId, sellerId] : [buyerId] } }, select: { id: true, ...standingSelect } });
+      check(rows.find((r) => r.id === buyerId) ?? null);
+      const seller = sellerId ? rows.find((r) => r.id === sellerId) : undefined;
+      return { sellerRestricted: seller !== undefined && restrictionAt(seller, now()) !== null };
     },
     /** Whether the account is suspended or banned now (false for an unknown user). */
     async isRestricted(userId: string): Promise<boolean> {

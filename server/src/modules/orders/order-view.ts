@@ -64,19 +64,54 @@ interface ViewRow {
   review_rating: number | null;
   review_text: string | null;
   review_created_at: Date | null;
+  /** the order's chain intents, oldest first, as a JSON array text (see IntentJson) */
+  intents: string;
 }
 
-type Db = Pick<PrismaClient, '$queryRaw' | 'chainIntent'> | Prisma.TransactionClient;
+/** A chain intent as the view query aggregates it (json_build_object: bigints as text, times as ISO text). */
+interface IntentJson {
+  id: string;
+  order_id: string;
+  action: string;
+  status: string;
+  signature: string | null;
+  slot: string | null;
+  payload: Prisma.JsonValue | null;
+  error: string | null;
+  blockhash: string | null;
+  last_valid_block_height: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+function intentRowOf(j: IntentJson): IntentRow {
+  return {
+    id: j.id,
+    orderId: j.order_id,
+    action: j.action,
+    status: j.status,
+    signature: j.signature,
+    slot: j.slot === null ? null : BigInt(j.slot),
+    payload: j.payload,
+    error: j.error,
+    blockhash: j.blockhash,
+    lastValidBlockHeight: j.last_valid_block_height === null ? null : BigInt(j.last_valid_block_height),
+    createdAt: new Date(j.created_at),
+    updatedAt: new Date(j.updated_at),
+  };
+}
+
+type Db = Pick<PrismaClient, '$queryRaw'> | Prisma.TransactionClient;
 
 /** Chain intent row -> record (the same mapping as the repo's). */
 type IntentRow = Prisma.ChainIntentGetPayload<object>;
 export type IntentMapper = (row: IntentRow) => ChainIntentRecord;
 
 /**
- * The views of `orders` from the database, in two statements: a join of orders with their listing, seller,
- * buyer (each with the count and sum of the ratings they received as a seller) and review, and the chain
- * intents of all the orders. Ratings count every review of the user (reviews rate sellers), as
- * GET /users/{wallet} `reputation` does.
+ * The views of `orders` from the database, in ONE statement (issue 28: statements per buyer; the chain intents
+ * were a second one): a join of orders with their listing, seller, buyer (each with the count and sum of the
+ * ratings they received as a seller), review, and the chain intents of each order (oldest first, aggregated as
+ * JSON). Ratings count every review of the user (reviews rate sellers), as GET /users/{wallet} `reputation` does.
  */
 export async function readOrderViews(
   db: Db,
@@ -86,12 +121,19 @@ export async function readOrderViews(
   const out = new Map<string, OrderView>();
   if (orders.length === 0) return out;
   const ids = Prisma.join(orders.map((o) => Prisma.sql`${o.id}::uuid`));
-  const [rows, intents] = await Promise.all([
-    db.$queryRaw<ViewRow[]>`
+  const rows = await db.$queryRaw<ViewRow[]>`
       SELECT o.id::text AS order_id, l.id::text AS listing_id, l.title, l.category,
              s.wallet AS seller_wallet, s.display_name AS seller_name, sr.n AS seller_reviews, sr.total AS seller_total,
              b.wallet AS buyer_wallet, b.display_name AS buyer_name, br.n AS buyer_reviews, br.total AS buyer_total,
-             r.rating::int AS review_rating, r.text AS review_text, r.created_at AS review_created_at
+             r.rating::int AS review_rating, r.text AS review_text, r.created_at AS review_created_at,
+             COALESCE((
+               SELECT json_agg(json_build_object(
+                        'id', ci.id, 'order_id', ci.order_id, 'action', ci.action, 'status', ci.status,
+                        'signature', ci.signature, 'slot', ci.slot::text, 'payload', ci.payload, 'error', ci.error,
+                        'blockhash', ci.blockhash, 'last_valid_block_height', ci.last_valid_block_height::text,
+                        'created_at', ci.created_at, 'updated_at', ci.updated_at)
+                      ORDER BY ci.created_at, ci.id)
+                 FROM chain_intents ci WHERE ci.order_id = o.id), '[]'::json)::text AS intents
         FROM orders o
         JOIN listings l ON l.id = o.listing_id
         JOIN users s ON s.id = o.seller_id
@@ -99,15 +141,9 @@ export async function readOrderViews(
         LEFT JOIN reviews r ON r.order_id = o.id
         CROSS JOIN LATERAL (SELECT count(*)::int AS n, coalesce(sum(x.rating), 0)::int AS total FROM reviews x WHERE x.seller_id = o.seller_id) sr
         CROSS JOIN LATERAL (SELECT count(*)::int AS n, coalesce(sum(y.rating), 0)::int AS total FROM reviews y WHERE y.seller_id = o.buyer_id) br
-       WHERE o.id IN (${ids})`,
-    db.chainIntent.findMany({ where: { orderId: { in: orders.map((o) => o.id) } }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }),
-  ]);
+       WHERE o.id IN (${ids})`;
   const intentsOf = new Map<string, ChainIntentRecord[]>();
-  for (const row of intents) {
-    const list = intentsOf.get(row.orderId!) ?? [];
-    list.push(opts.toIntent(row));
-    intentsOf.set(row.orderId!, list);
-  }
+  for (const r of rows) intentsOf.set(r.order_id, (JSON.parse(r.intents) as IntentJson[]).map((j) => opts.toIntent(intentRowOf(j))));
   for (const r of rows) {
     out.set(r.order_id, {
       listing: {

@@ -38,8 +38,21 @@ import type {
 
 type Db = PrismaClient;
 /** wallets: the order's own columns (set by this module), else the users' wallets (rows inserted elsewhere) */
-const withWallets = { buyer: { select: { wallet: true } }, seller: { select: { wallet: true } } } as const;
-type OrderRow = Prisma.OrderGetPayload<{ include: typeof withWallets }>;
+/**
+ * Reads of order rows join nothing: every row names its buyer's and seller's wallet (migration
+ * 20261127110000_order_wallets backfilled them and fills them on write), so a read is one statement (issue 28;
+ * before, a read also loaded both users rows: three statements). Kept as the `include` of every read so a
+ * reader can see where rows are loaded.
+ */
+const withWallets = undefined;
+type OrderRow = Prisma.OrderGetPayload<object>;
+
+/** A row without its wallets cannot exist after the migration above: refuse it loudly rather than guess. */
+function walletOf(r: OrderRow, which: 'buyer' | 'seller'): string {
+  const w = which === 'buyer' ? r.buyerWallet : r.sellerWallet;
+  if (w === null) throw new Error(`order ${r.id} has no ${which} wallet (migration 20261127110000_order_wallets not applied?)`);
+  return w;
+}
 type IntentRow = Prisma.ChainIntentGetPayload<object>;
 
 const OPEN: IntentStatus[] = ['pending', 'sent'];
@@ -55,8 +68,8 @@ function toRecord(r: OrderRow): OrderRecord {
     listingId: r.listingId,
     buyerId: r.buyerId,
     sellerId: r.sellerId,
-    buyerWallet: r.buyerWallet ?? r.buyer.wallet,
-    sellerWallet: r.sellerWallet ?? r.seller.wallet,
+    buyerWallet: walletOf(r, 'buyer'),
+    sellerWallet: walletOf(r, 'seller'),
     paymentSource: r.paymentSource === 'custodial' ? 'custodial' : 'wallet',
     currency: r.currency,
     mint: r.paymentMint,
@@ -217,11 +230,16 @@ async function orderEvent(
   type: EventType,
   signature: string | null,
   categoryName?: CategoryNameOf,
-  current?: OrderRecord,
+  /**
+   * what the caller has just written in `tx` (not read again): the one row (UPDATE ... RETURNING), or every
+   * row of the order in milestone order
+   */
+  known?: OrderRecord | readonly OrderRecord[],
 ): Promise<NewEvent> {
-  // `current`: the row as this transaction just wrote it (UPDATE ... RETURNING), not read again
-  const order = current ?? toRecord(await tx.order.findUniqueOrThrow({ where: { id }, include: withWallets }));
-  const rows = order.milestoneCount > 1 ? (await tx.order.findMany({ where: { orderId: order.orderId }, include: withWallets, orderBy: { milestoneIndex: 'asc' } })).map(toRecord) : [order];
+  const all = known !== undefined && !('orderId' in known) ? (known as readonly OrderRecord[]) : undefined;
+  const one = known !== undefined && 'orderId' in known ? (known as OrderRecord) : undefined;
+  const order = one ?? all?.find((r) => r.id === id) ?? toRecord(await tx.order.findUniqueOrThrow({ where: { id }, include: withWallets }));
+  const rows = all ?? (order.milestoneCount > 1 ? (await tx.order.findMany({ where: { orderId: order.orderId }, include: withWallets, orderBy: { milestoneIndex: 'asc' } })).map(toRecord) : [order]);
   const views = await readOrderViews(tx, rows, { categoryName, toIntent });
   // the event's time on both clocks: the next step as it reads when the event is written
   const nowMs = Date.now();
@@ -309,10 +327,10 @@ async function applyTransition(
   const data = { ...toData(patch), version: { increment: 1 } };
   let current: OrderRecord | undefined;
   if (known && !multi) {
-    // one statement: UPDATE ... RETURNING the row (the wallets are the caller's: they never change)
+    // one statement: UPDATE ... RETURNING the row (its wallets are columns of its own: migration 20261127110000_order_wallets)
     const rows = await tx.order.updateManyAndReturn({ where, data });
     if (rows.length !== 1) return false;
-    current = toRecord({ ...rows[0]!, buyer: { wallet: known.buyerWallet }, seller: { wallet: known.sellerWallet } });
+    current = toRecord(rows[0]!);
     written?.(current);
   } else {
     const r = await tx.order.updateMany({ where, data });
@@ -468,19 +486,40 @@ export class PrismaOrdersRepo implements OrdersRepo {
   async createHeld(o: NewOrder, guard: HoldGuard, later: readonly NewOrder[] = []): Promise<CreateHeldResult> {
     try {
       const result: CreateHeldResult = await this.db.$transaction(async (tx) => {
-        // lock order: buyer, network, then listing (every creation takes them in this order: no deadlock)
-        await tx.$queryRaw`SELECT id FROM users WHERE id = ${o.buyerId}::uuid FOR UPDATE`;
-        if (o.idempotencyKey) {
-          const dup = await tx.order.findUnique({ where: { buyerId_idempotencyKey: { buyerId: o.buyerId, idempotencyKey: o.idempotencyKey } }, include: withWallets });
+        // ONE statement takes the locks in the order every creation takes them (buyer, network, listing: no
+        // deadlock; a target list is evaluated left to right) and reads the listing's units under its row lock
+        // (a locked row is read as last committed, whatever the statement's snapshot)
+        const network = o.holdNetwork ?? null;
+        const key = o.idempotencyKey ?? null;
+        const locked = (await tx.$queryRaw<Array<{ buyer: string | null; network: boolean | null; units: string | null }>>`
+          SELECT (SELECT id::text FROM users WHERE id = ${o.buyerId}::uuid FOR UPDATE) AS buyer,
+                 CASE WHEN ${network}::text IS NOT NULL THEN (SELECT true FROM pg_advisory_xact_lock(hashtext(${`order-holds:${network}`}))) END AS network,
+                 (SELECT json_build_object('capacity', capacity, 'stock', stock, 'open_orders', open_orders, 'unpaid_orders', unpaid_orders,
+                                           'sold_count', sold_count, 'taken_down', taken_down_at IS NOT NULL)::text
+                    FROM listings WHERE id = ${o.listingId}::uuid FOR UPDATE) AS units`)[0]!;
+        // ONE statement after the locks (its snapshot sees every order committed before we held them): this
+        // buyer's order with the same key, the lapsed unpaid wallet orders of this listing inside the cool-down,
+        // this buyer's unpaid orders, this network's holds
+        const since = guard.recentSince;
+        const counts = (await tx.$queryRaw<Array<{ duplicate: string | null; lapsed: string; unpaid: number; network_holds: number; network_earliest: Date | null }>>`
+          SELECT (SELECT id::text FROM orders WHERE ${key}::text IS NOT NULL AND buyer_id = ${o.buyerId}::uuid AND idempotency_key = ${key}::text) AS duplicate,
+                 COALESCE((SELECT json_agg(json_build_object('buyer_id', buyer_id, 'buyer_wallet', buyer_wallet, 'hold_network', hold_network,
+                                                           'payment_expires_at', payment_expires_at))
+                             FROM orders
+                            WHERE ${since}::timestamptz IS NOT NULL AND listing_id = ${o.listingId}::uuid AND status = 'expired'
+                              AND payment_source = 'wallet' AND payment_expires_at > ${since}::timestamptz), '[]'::json)::text AS lapsed,
+                 (SELECT count(*)::int FROM orders WHERE buyer_id = ${o.buyerId}::uuid AND status = 'awaiting_payment') AS unpaid,
+                 (SELECT count(*)::int FROM orders WHERE ${network}::text IS NOT NULL AND hold_network = ${network}::text AND status = 'awaiting_payment') AS network_holds,
+                 (SELECT min(payment_expires_at) FROM orders WHERE ${network}::text IS NOT NULL AND hold_network = ${network}::text AND status = 'awaiting_payment') AS network_earliest`)[0]!;
+        if (counts.duplicate) {
+          const dup = await tx.order.findUnique({ where: { id: counts.duplicate }, include: withWallets });
           if (dup) return { duplicate: toRecord(dup) };
         }
-        const network = o.holdNetwork ?? null;
-        // one network's creations serialize here, so its count below cannot be raced past the limit
-        if (network) await tx.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtext(${`order-holds:${network}`}))`;
         // --- repeat sales: one hold per unit of capacity (counts kept by the orders trigger, weighed by order_listing_weight) ---
         // the listing's row lock alone (migration 20261126155406: no seller-wide lock, so one seller's orders do not queue)
-        const units = (await tx.$queryRaw<Array<{ capacity: number; stock: number | null; open_orders: number; unpaid_orders: number; sold_count: number; taken_down: boolean }>>`
-          SELECT capacity, stock, open_orders, unpaid_orders, sold_count, taken_down_at IS NOT NULL AS taken_down FROM listings WHERE id = ${o.listingId}::uuid FOR UPDATE`)[0];
+        const units = locked.units
+          ? (JSON.parse(locked.units) as { capacity: number; stock: number | null; open_orders: number; unpaid_orders: number; sold_count: number; taken_down: boolean })
+          : undefined;
         // issue 25: under the row lock a takedown also takes (so a hold either precedes it and settles, or is refused)
         if (units?.taken_down) return { takenDown: true };
         const full = units ? listingUnitsFull(units) : null;
@@ -495,29 +534,32 @@ export class PrismaOrdersRepo implements OrdersRepo {
         }
         // --- end repeat sales ---
         let contested = false;
-        if (guard.recentSince) {
+        if (since) {
           // unpaid wallet orders for this listing whose payment window closed inside the cool-down
-          const lapsed = await tx.order.findMany({
-            where: { listingId: o.listingId, status: 'expired', paymentSource: 'wallet', paymentExpiresAt: { gt: guard.recentSince } },
-            select: { buyerId: true, buyerWallet: true, holdNetwork: true, paymentExpiresAt: true },
-          });
+          const lapsed = (JSON.parse(counts.lapsed) as Array<{ buyer_id: string; buyer_wallet: string | null; hold_network: string | null; payment_expires_at: string }>).map((x) => ({
+            buyerId: x.buyer_id,
+            buyerWallet: x.buyer_wallet,
+            holdNetwork: x.hold_network,
+            paymentExpiresAt: new Date(x.payment_expires_at),
+          }));
           contested = lapsed.length > 0;
           const mine = lapsed.filter((x) => x.buyerId === o.buyerId || x.buyerWallet === o.buyerWallet || (network !== null && x.holdNetwork === network));
           if (mine.length > 0) return { cooldown: { lapsedAt: new Date(Math.max(...mine.map((x) => x.paymentExpiresAt.getTime()))) } };
         }
-        const unpaid = await tx.order.count({ where: { buyerId: o.buyerId, status: 'awaiting_payment' } });
+        const unpaid = Number(counts.unpaid);
         if (unpaid >= guard.maxUnpaidPerBuyer) return { buyerLimit: { unpaid } };
         let networkHolds = 0;
         if (network) {
-          const held = await tx.order.aggregate({ where: { holdNetwork: network, status: 'awaiting_payment' }, _count: { _all: true }, _min: { paymentExpiresAt: true } });
-          networkHolds = held._count._all;
-          if (networkHolds >= guard.maxUnpaidPerNetwork) return { networkLimit: { holds: networkHolds, earliestExpiresAt: held._min.paymentExpiresAt ?? new Date() } };
+          networkHolds = Number(counts.network_holds);
+          if (networkHolds >= guard.maxUnpaidPerNetwork) return { networkLimit: { holds: networkHolds, earliestExpiresAt: counts.network_earliest ? new Date(counts.network_earliest) : new Date() } };
         }
         const created = await this.insert(tx, { ...o, ...guard.window({ contested, networkHolds }) });
         // milestones 2..n: scheduled, no window (set when funded), in the same transaction
-        for (const m of later) await this.insert(tx, m);
+        const rows = [created];
+        for (const m of later) rows.push(await this.insert(tx, m));
         if (guard.onCreated) await guard.onCreated(tx, created);
-        await appendEvents(tx, [await orderEvent(tx, created.id, orderEventFor(null, created.status, 'create')!, null, this.opts.categoryName)]);
+        // the event presents the rows just written (nothing else wrote them inside this transaction)
+        await appendEvents(tx, [await orderEvent(tx, created.id, orderEventFor(null, created.status, 'create')!, null, this.opts.categoryName, guard.onCreated ? undefined : rows)]);
         return { created };
       });
       if ('created' in result) notifyAppended();
@@ -597,15 +639,11 @@ export class PrismaOrdersRepo implements OrdersRepo {
   }
 
   /**
-   * Records of rows read without their parties: the wallets are the order's own columns (this module sets
-   * them on every order it creates), so the users are read (one statement) only for rows that lack one
-   * (rows inserted elsewhere). Issue 28: one statement instead of three for an order read.
+   * Records of rows read without their parties: the wallets are the order's own columns (filled on every
+   * insert and backfilled by migration 20261127110000_order_wallets). Issue 28: one statement, not three.
    */
   private async recordsOf(rows: ReadonlyArray<Prisma.OrderGetPayload<object>>): Promise<OrderRecord[]> {
-    const lacking = [...new Set(rows.flatMap((r) => [...(r.buyerWallet === null ? [r.buyerId] : []), ...(r.sellerWallet === null ? [r.sellerId] : [])]))];
-    const wallets = new Map<string, string | null>();
-    if (lacking.length) for (const u of await this.db.user.findMany({ where: { id: { in: lacking } }, select: { id: true, wallet: true } })) wallets.set(u.id, u.wallet);
-    return rows.map((r) => toRecord({ ...r, buyer: { wallet: wallets.get(r.buyerId) ?? null }, seller: { wallet: wallets.get(r.sellerId) ?? null } } as OrderRow));
+    return rows.map(toRecord);
   }
 
   async fundIf<T>(
@@ -686,19 +724,13 @@ export class PrismaOrdersRepo implements OrdersRepo {
   async milestonesOf(orderIds: readonly string[]): Promise<Map<string, OrderRecord[]>> {
     const out = new Map<string, OrderRecord[]>();
     if (orderIds.length === 0) return out;
-    // ONE statement (no relation loads): the rows of an order with milestones were all written by this
-    // module, which stores both wallets on each; a row without (an older one-milestone order) gets the
-    // users' wallets with a second read, never one per order
+    // ONE statement (no relation loads): every row carries both wallets (migration 20261127110000_order_wallets)
     const rows = await this.db.order.findMany({
       where: { orderId: { in: [...new Set(orderIds)] } },
       orderBy: [{ orderId: 'asc' }, { milestoneIndex: 'asc' }],
     });
-    const missing = rows.some((r) => r.buyerWallet === null || r.sellerWallet === null);
-    const users = missing
-      ? new Map((await this.db.user.findMany({ where: { id: { in: [...new Set(rows.flatMap((r) => [r.buyerId, r.sellerId]))] } }, select: { id: true, wallet: true } })).map((u) => [u.id, u.wallet]))
-      : new Map<string, string>();
     for (const r of rows) {
-      const rec = toRecord({ ...r, buyer: { wallet: users.get(r.buyerId) ?? '' }, seller: { wallet: users.get(r.sellerId) ?? '' } } as OrderRow);
+      const rec = toRecord(r);
       out.set(rec.orderId, [...(out.get(rec.orderId) ?? []), rec]);
     }
     return out;

@@ -383,6 +383,12 @@ export interface StandingPort {
   assertMayTrade(userId: string): Promise<void>;
   /** whether a moderator suspended or banned the account now (a seller's listings take no new order) */
   isRestricted(userId: string): Promise<boolean>;
+  /**
+   * Both checks of an order's creation in one read (issue 28): throws as `assertMayTrade(buyerId)` does, else
+   * says whether the seller (null: no listing, nothing to say) is restricted as `isRestricted` would.
+   * Optional: without it the two calls above are made.
+   */
+  assertMayOrderFrom?(buyerId: string, sellerId: string | null): Promise<{ sellerRestricted: boolean }>;
 }
 
 /**

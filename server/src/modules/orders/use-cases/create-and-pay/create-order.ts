@@ -131,15 +131,22 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
    */
   async function create(p: PrincipalLike, input: CreateOrderInput, trusted?: TrustedOrderTerms): Promise<CreatedOrder> {
     if (!p.userId) throw orderErrors.forbidden('Creating an order needs a user credential.');
-    // issue 25: a suspended or banned account cannot order (checked on every request: at once, whatever the credential)
-    await c.standing?.assertMayTrade(p.userId);
+    // issue 25: a suspended or banned account cannot order (checked on every request: at once, whatever the
+    // credential), nor buy from a suspended or banned seller. With a standing port that reads both parties at
+    // once (issue 28), the listing is read first and both are checked in one statement; the refusals keep their
+    // order (the buyer's standing, the resumed order, then the listing's checks)
+    const oneRead = c.standing?.assertMayOrderFrom?.bind(c.standing);
+    let listing = oneRead ? await c.listings.get(input.listingId) : null;
+    let sellerRestricted: boolean | undefined;
+    if (oneRead) sellerRestricted = (await oneRead(p.userId, listing?.sellerId ?? null)).sellerRestricted;
+    else await c.standing?.assertMayTrade(p.userId);
     const idempotencyKey = trusted?.offerId ? `offer:${trusted.offerId}` : (input.idempotencyKey ?? null);
     if (idempotencyKey) {
       const existing = await c.repo.findByIdempotencyKey(p.userId, idempotencyKey);
       if (existing) return resume(existing);
     }
     // step 2: check
-    const listing = await c.listings.get(input.listingId);
+    if (!oneRead) listing = await c.listings.get(input.listingId);
     if (!listing) throw orderErrors.listingNotFound(input.listingId);
     // issue 24 (helper "packages"): the terms bought, frozen into the order from this one read of the listing
     // (400 validation-error for a package the listing does not offer)
@@ -153,7 +160,7 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
     if (listing.sellerId === p.userId) throw orderErrors.ownListing();
     if (listing.takenDown) throw orderErrors.listingTakenDown(listing.id);
     // issue 25: a suspended or banned seller takes no new order (her open ones settle)
-    if (await c.standing?.isRestricted(listing.sellerId)) throw orderErrors.listingUnavailable('its seller\'s account is suspended');
+    if (sellerRestricted ?? (await c.standing?.isRestricted(listing.sellerId))) throw orderErrors.listingUnavailable('its seller\'s account is suspended');
     if (listing.status !== 'available') throw orderErrors.listingUnavailable(listing.status);
 
     const custodial = input.paymentSource === 'custodial';

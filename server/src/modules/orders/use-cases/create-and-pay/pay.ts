@@ -52,6 +52,10 @@ export interface SolanaPayAnswer {
 
 /** Why a fund transaction is issued: `first` = the order's first (at creation); `ip` = the client network. */
 export interface IssueContext {
+  /**
+   * the order's first fund transaction, issued by the request that created it: the record passed is the row
+   * as that request's transaction committed it, so it is not read again (issue 28: statements per buyer)
+   */
   first?: boolean;
   ip?: string | null;
   /** the order passed along was read by this request just now: checked, not read again (issue 28) */
@@ -61,10 +65,10 @@ export interface IssueContext {
 export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'get'>; perform: PerformLocked }) {
   /**
    * The order, while the table lets its buyer `pay` it now (awaiting payment, from a wallet, in the window); 409 otherwise.
-   * `read`: the row as this request just read it (not read again).
+   * `known`: the row as this request just read or wrote it (checked, not read again).
    */
-  async function requireAwaitingPayment(orderId: string, read?: OrderRecord): Promise<OrderRecord> {
-    const order = read ?? (await c.repo.get(orderId));
+  async function requireAwaitingPayment(orderId: string, known?: OrderRecord): Promise<OrderRecord> {
+    const order = known ?? (await c.repo.get(orderId));
     if (!order) throw orderErrors.notFound(orderId);
     const refused = refusal(order, 'buyer', 'pay', await clocks(c, needsChainClock(order.status, 'buyer', 'pay')));
     if (refused) throw refused;
@@ -97,7 +101,7 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
    * funded again; until then the stray-escrow refund returns such an escrow (../recover-and-reconcile).
    */
   async function issueFundTransaction(order: OrderRecord, issue: IssueContext = {}): Promise<IssuedFundTransaction & { feeSponsor: string | null }> {
-    let current = await requireAwaitingPayment(order.id, issue.fresh ? order : undefined);
+    let current = await requireAwaitingPayment(order.id, issue.first || issue.fresh ? order : undefined);
     if (current.feeSponsor) current = await chargeSponsorship(current, issue);
     const issued = await c.escrow.buildFundTransaction(fundTerms(current), fundOpts(current));
     // until about then it may land, even after the order closed (the stray-escrow refund looks at these)
