@@ -17,7 +17,15 @@ import { createBazaarClient, isProblem } from '@bazaar/client-sdk/lite';
 
 export const API_ORIGIN: string = import.meta.env.VITE_BAZAAR_URL || window.location.origin;
 
-export const client = createBazaarClient({ baseUrl: API_ORIGIN });
+/**
+ * Every call revalidates (fetch `cache: 'no-cache'`): public reads carry `Cache-Control: public, max-age=5` for
+ * CDNs and shared caches, but a shopper who just listed, ordered or reloaded must see the service's answer now,
+ * not the browser's copy of a few seconds ago. The browser sends the stored ETag as If-None-Match, so an
+ * unchanged answer costs a 304 without a body (docs/performance.md section 2).
+ */
+const revalidatingFetch: typeof globalThis.fetch = (input, init) => globalThis.fetch(input, { ...init, cache: init?.cache ?? 'no-cache' });
+
+export const client = createBazaarClient({ baseUrl: API_ORIGIN, fetch: revalidatingFetch });
 
 /** What a signed-in tab remembers. `chain` is the Wallet Standard chain of the SIWS login, e.g. "solana:localnet". */
 export interface Session {

@@ -78,7 +78,7 @@ export const useListingAction = (id: string, enabled: boolean) =>
     // only where the service serves actions (GET /network `actions_enabled`): no 404 in the console elsewhere
     enabled,
     queryFn: async (): Promise<ActionCard | null> => {
-      const res = await fetch(`${API_ORIGIN}/api/actions/listings/${id}`, { headers: { Accept: 'application/json' } });
+      const res = await fetch(`${API_ORIGIN}/api/actions/listings/${id}`, { headers: { Accept: 'application/json' }, cache: 'no-cache' });
       // 404 for the listing's page (actions off: ACTIONS_ENABLED); any other failure is shown as an error
       if (res.status === 404) return null;
       if (!res.ok) throw new Error(((await res.json().catch(() => null)) as { message?: string } | null)?.message ?? `HTTP ${res.status}`);

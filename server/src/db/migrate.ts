@@ -66,12 +66,12 @@ export async function migrationsUpToDate(adapter: SqlMigrationAwareDriverAdapter
     if (d.migrationFile.content.tag !== 'ok') return false;
     local.set(d.path, createHash('sha256').update(d.migrationFile.content.value).digest('hex'));
   }
-  let conn: Awaited<ReturnType<SqlMigrationAwareDriverAdapterFactory['connect']>> | null = null;
+  let driver: Awaited<ReturnType<SqlMigrationAwareDriverAdapterFactory['connect']>> | null = null;
   try {
-    conn = await adapter.connect();
-    const exists = await conn.queryRaw({ sql: "SELECT to_regclass('_prisma_migrations') IS NOT NULL AS present", args: [], argTypes: [] });
+    driver = await adapter.connect();
+    const exists = await driver.queryRaw({ sql: "SELECT to_regclass('_prisma_migrations') IS NOT NULL AS present", args: [], argTypes: [] });
     if (exists.rows[0]?.[0] !== true) return false;
-    const rs = await conn.queryRaw({
+    const rs = await driver.queryRaw({
       sql: 'SELECT migration_name, checksum, finished_at IS NOT NULL, rolled_back_at IS NOT NULL FROM _prisma_migrations',
       args: [],
       argTypes: [],
@@ -88,7 +88,7 @@ export async function migrationsUpToDate(adapter: SqlMigrationAwareDriverAdapter
   } catch {
     return false;
   } finally {
-    await conn?.dispose().catch(() => undefined);
+    await driver?.dispose().catch(() => undefined);
   }
 }
 
