@@ -635,15 +635,7 @@ export class PrismaOrdersRepo implements OrdersRepo {
 
   async getMany(ids: readonly string[]): Promise<OrderRecord[]> {
     if (ids.length === 0) return [];
-    return this.recordsOf(await this.db.order.findMany({ where: { id: { in: [...ids] } } }));
-  }
-
-  /**
-   * Records of rows read without their parties: the wallets are the order's own columns (filled on every
-   * insert and backfilled by migration 20261127110000_order_wallets). Issue 28: one statement, not three.
-   */
-  private async recordsOf(rows: ReadonlyArray<Prisma.OrderGetPayload<object>>): Promise<OrderRecord[]> {
-    return rows.map(toRecord);
+    return (await this.db.order.findMany({ where: { id: { in: [...ids] } } })).map(toRecord);
   }
 
   async fundIf<T>(
@@ -681,7 +673,7 @@ export class PrismaOrdersRepo implements OrdersRepo {
 
   async get(id: string): Promise<OrderRecord | null> {
     const row = await this.db.order.findUnique({ where: { id } });
-    return row ? (await this.recordsOf([row]))[0]! : null;
+    return row ? toRecord(row) : null;
   }
 
   async list(q: ListOrdersQuery): Promise<OrderRecord[]> {
@@ -789,7 +781,7 @@ export class PrismaOrdersRepo implements OrdersRepo {
   }
 
   async listByStatus(status: OrderStatus, limit: number): Promise<OrderRecord[]> {
-    return this.recordsOf(await this.db.order.findMany({ where: { status }, orderBy: { createdAt: 'asc' }, take: limit }));
+    return (await this.db.order.findMany({ where: { status }, orderBy: { createdAt: 'asc' }, take: limit })).map(toRecord);
   }
 
   async updateIf(id: string, expected: OrderStatus, patch: OrderPatch, guard?: ProposalGuard): Promise<boolean> {
