@@ -55,13 +55,9 @@ import { createLogger } from '../server/src/logger.js';
 import { signAccessToken } from '../server/src/modules/auth/tokens.js';
 import { seed } from './lib/seed.js';
 import { summariseProfile } from './lib/profile.js';
+import { arg } from './lib/args.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const arg = (name: string, def?: string) => {
-  const hit = process.argv.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
-  if (!hit) return def;
-  return hit.includes('=') ? hit.slice(hit.indexOf('=') + 1) : 'true';
-};
 const SHORT = arg('short') === 'true';
 const SIZES = (arg('sizes', SHORT ? '2000' : '10000,100000') ?? '').split(',').map(Number);
 const ROUNDS = Number(arg('rounds', SHORT ? '1' : '3'));

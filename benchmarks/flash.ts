@@ -54,13 +54,9 @@ import { fundWallets, pool } from '../tests/helpers/replicas.js';
 import { freePort } from '../tests/helpers/ports.js';
 import { sample } from '../tests/helpers/metrics.js';
 import { summariseProfile } from './lib/profile.js';
+import { arg } from './lib/args.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const arg = (name: string, def?: string) => {
-  const hit = process.argv.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
-  if (!hit) return def;
-  return hit.includes('=') ? hit.slice(hit.indexOf('=') + 1) : 'true';
-};
 const SHORT = arg('short') === 'true';
 const BUYERS = Number(arg('buyers', SHORT ? '20' : '1000'));
 const SELLERS = Number(arg('sellers', SHORT ? '5' : '50'));
