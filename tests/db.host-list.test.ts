@@ -106,6 +106,25 @@ describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL behind a host list', () => {
     await b.cut();
   });
 
+  it('no server left: the public reads sent as prepared statements on the driver answer 503 database-unavailable + Retry-After, not 500', async () => {
+    // GET /listings/{id} and GET /categories skip Prisma (db/prepared.ts): their errors are the driver's own
+    // (NoAcceptableHostError, pg DatabaseError) with a bare SQLSTATE `code`, which must classify like Prisma's
+    const dead = await freePort();
+    const proxy = await tcpProxy(new URL(TEST_DATABASE_URL!));
+    const t = await createTestApp({ postgres: true, chain: new FakeChain() as never, config: { publicMarketplace: true }, postgresUrl: (u) => hostList(u, [dead, proxy.port]) });
+    opened.push(t);
+    const s = await loginAs(t);
+    const created = await request(t.app).post(`${API}/listings`).set(s.headers).send(listingBody());
+    expect(created.status).toBe(201);
+    expect((await request(t.app).get(`${API}/listings/${created.body.listing_id}`)).status).toBe(200);
+    await proxy.cut();
+    for (const path of [`${API}/listings/${created.body.listing_id}`, `${API}/listings/${created.body.listing_id}`, `${API}/categories`]) {
+      const r = await request(t.app).get(path);
+      expect([r.status, r.body.type], path).toEqual([503, 'https://bazaar.dev/problems/database-unavailable']);
+      expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+    }
+  });
+
   it('no server gives a read-write session (every one read-only, as standbys are): 503 database-unavailable, nothing written', async () => {
     const proxy = await tcpProxy(new URL(TEST_DATABASE_URL!));
     const t = await createTestApp({ postgres: true, chain: new FakeChain() as never });

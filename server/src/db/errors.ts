@@ -18,6 +18,8 @@
  *   timeout, 25006 read_only_sql_transaction (a write on a server a failover turned into a standby);
  * - db/host-list.ts NoAcceptableHostError (SQLSTATE 08001): no server of a host-list DATABASE_URL gave a
  *   read-write session (the primary died and the standby is not promoted yet);
+ * - the same SQLSTATEs as a bare `code` beside a `severity` (node-postgres DatabaseError, NoAcceptableHostError):
+ *   what the driver throws to reads that bypass Prisma (db/prepared.ts);
  * - errors node-postgres throws outside the adapter's mapping ("timeout exceeded when trying to
  *   connect" = pool acquire timeout, "Connection terminated ...", ECONNREFUSED/ECONNRESET/ETIMEDOUT);
  * - db/postgres.ts PoolQueueFullError ("database work queue is full", SQLSTATE 53300): the bounded
@@ -60,6 +62,9 @@ function sqlState(code: string): DbFailureReason | null {
   return null;
 }
 
+/** A PostgreSQL SQLSTATE: five digits or upper-case letters. */
+const SQLSTATE = /^[0-9A-Z]{5}$/;
+
 const MESSAGES: Array<[RegExp, DbFailureReason]> = [
   [/timeout exceeded when trying to connect/i, 'overloaded'],
   [/database work queue is full/i, 'overloaded'],
@@ -79,6 +84,12 @@ function classifyOne(e: Loose): DbFailureReason | null {
   if (typeof e.code === 'string') {
     if (PRISMA_CODES[e.code]) return PRISMA_CODES[e.code]!;
     if (SOCKET_CODES.has(e.code)) return 'unreachable';
+    // a bare SQLSTATE: node-postgres's DatabaseError and db/host-list.ts NoAcceptableHostError, as thrown on the
+    // driver outside Prisma (db/prepared.ts reads); both carry `severity`, which tells them from other coded errors
+    if (typeof (e as { severity?: unknown }).severity === 'string' && SQLSTATE.test(e.code)) {
+      const r = sqlState(e.code);
+      if (r) return r;
+    }
   }
   if (typeof e.kind === 'string') {
     if (ADAPTER_KINDS[e.kind]) return ADAPTER_KINDS[e.kind]!;
