@@ -26,6 +26,7 @@ import type {
   CreateHeldResult,
   HoldGuard,
   IntentStatus,
+  IssuedFundTransaction,
   ListOrdersQuery,
   NewOrder,
   OrderAttention,
@@ -614,6 +615,15 @@ export class PrismaOrdersRepo implements OrdersRepo {
   async setFeeSponsor(orderId: string, sponsor: string | null): Promise<boolean> {
     const r = await this.db.order.updateMany({ where: { id: orderId, fundIssuedUntil: null }, data: { feeSponsor: sponsor } });
     return r.count === 1;
+  }
+
+  async sponsoredFundTx(orderId: string): Promise<IssuedFundTransaction | null> {
+    const r = await this.db.order.findUnique({ where: { id: orderId }, select: { sponsoredFundTx: true, sponsoredFundTxUntil: true } });
+    return r?.sponsoredFundTx && r.sponsoredFundTxUntil ? { transaction: r.sponsoredFundTx, validUntil: r.sponsoredFundTxUntil } : null;
+  }
+
+  async noteSponsoredFundTx(orderId: string, issued: IssuedFundTransaction): Promise<void> {
+    await this.db.order.updateMany({ where: { id: orderId }, data: { sponsoredFundTx: issued.transaction, sponsoredFundTxUntil: issued.validUntil } });
   }
 
   async noteFundIssued(orderId: string, until: Date): Promise<void> {

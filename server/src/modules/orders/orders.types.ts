@@ -293,6 +293,13 @@ export interface OrdersRepo {
    * (`fund_issued_until` null), so the decision is taken once. Returns whether it was set.
    */
   setFeeSponsor?(orderId: string, sponsor: string | null): Promise<boolean>;
+  /**
+   * Fee sponsorship: the last sponsored fund transaction issued for the order (base64) and its `validUntil`, or
+   * null. Fakes may omit it (every issue is then a new transaction, charged).
+   */
+  sponsoredFundTx?(orderId: string): Promise<IssuedFundTransaction | null>;
+  /** Fee sponsorship: remember `issued` as the order's last sponsored fund transaction (replaces the previous one). */
+  noteSponsoredFundTx?(orderId: string, issued: IssuedFundTransaction): Promise<void>;
   /** terminal orders with a fund transaction issued valid until `since` or later (re-funded escrow check), by id after `afterId` (keyset pages) */
   listClosedFundableSince(since: Date, limit: number, afterId?: string | null): Promise<OrderRecord[]>;
   /**
