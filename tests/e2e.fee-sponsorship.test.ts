@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BootstrappedChain } from './helpers/localnet';
 import { sharedBootstrappedChain } from './helpers/shared-chain';
 import { API, createTestApp, loginAs, type TestApp } from './helpers/app';
+import { dbBackends } from './helpers/shared-db';
 import { createChain, chainOptionsFromDataDir, type ChainClient } from '../server/src/chain/index';
 import { ensureSol, mintTestUsdc } from '../server/scripts/bootstrap-localnet';
 import type { FeeSponsorshipSettings } from '../server/src/config';
@@ -33,12 +34,12 @@ afterAll(async () => {
 });
 
 /** An app whose chain client holds a fresh sponsor key with `sol` SOL, and the sponsorship settings given. */
-async function sponsoredApp(settings: Partial<FeeSponsorshipSettings> = {}, sol = 2, extra: { actionsEnabled?: boolean } = {}) {
+async function sponsoredApp(settings: Partial<FeeSponsorshipSettings> = {}, sol = 2, { postgres = false, ...extra }: { actionsEnabled?: boolean; postgres?: boolean } = {}) {
   const sponsor = Keypair.generate();
   await ensureSol(env.chain.connection, sponsor.publicKey, BigInt(sol * LAMPORTS_PER_SOL), sol * LAMPORTS_PER_SOL);
   const chain: ChainClient = createChain({ ...chainOptionsFromDataDir(env.dataDir, env.localnet.rpcUrl)!, sponsorKeypair: sponsor });
   const feeSponsorship: FeeSponsorshipSettings = { enabled: true, keypairPath: '/unused', defaultKeypair: false, dailyLamports: 1_000_000_000, perUser: 5, perIp: 20, ...settings };
-  const t = await createTestApp({ chain, config: { currencies: env.boot.currencies, feeSponsorship, ...extra }, orders: { maxUnpaidOrdersPerBuyer: 10, maxUnpaidOrdersPerIp: 50 } });
+  const t = await createTestApp({ chain, postgres, config: { currencies: env.boot.currencies, feeSponsorship, ...extra }, orders: { maxUnpaidOrdersPerBuyer: 10, maxUnpaidOrdersPerIp: 50 } });
   apps.push(t);
   return { t, chain, sponsor: sponsor.publicKey };
 }
@@ -220,9 +221,9 @@ describe('fee sponsorship on the localnet', () => {
   }, 180_000);
 });
 
-describe('anonymous re-issues of a sponsored fund transaction (issue 26 audit)', () => {
+describe.each(dbBackends)('anonymous re-issues of a sponsored fund transaction (issue 26 audit), on $name', ({ postgres }) => {
   it('the Solana Pay POST hands out the same transaction while it can land and charges the sponsor\'s day once per transaction minted, not per request', async () => {
-    const { t, sponsor } = await sponsoredApp();
+    const { t, sponsor } = await sponsoredApp({}, 2, { postgres });
     const s = await seller(t);
     const buyerKp = await usdcOnlyWallet(10);
     const b = await loginAs(t, buyerKp);
