@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BootstrappedChain } from './helpers/localnet';
 import { sharedBootstrappedChain } from './helpers/shared-chain';
 import { API, createTestApp, loginAs, type TestApp } from './helpers/app';
+import { dbBackends } from './helpers/shared-db';
 import { createChain, chainOptionsFromDataDir, type ChainClient } from '../server/src/chain/index';
 import { ensureSol, mintTestUsdc } from '../server/scripts/bootstrap-localnet';
 import type { FeeSponsorshipSettings } from '../server/src/config';
@@ -33,12 +34,12 @@ afterAll(async () => {
 });
 
 /** An app whose chain client holds a fresh sponsor key with `sol` SOL, and the sponsorship settings given. */
-async function sponsoredApp(settings: Partial<FeeSponsorshipSettings> = {}, sol = 2, extra: { actionsEnabled?: boolean } = {}) {
+async function sponsoredApp(settings: Partial<FeeSponsorshipSettings> = {}, sol = 2, { postgres = false, ...extra }: { actionsEnabled?: boolean; postgres?: boolean } = {}) {
   const sponsor = Keypair.generate();
   await ensureSol(env.chain.connection, sponsor.publicKey, BigInt(sol * LAMPORTS_PER_SOL), sol * LAMPORTS_PER_SOL);
   const chain: ChainClient = createChain({ ...chainOptionsFromDataDir(env.dataDir, env.localnet.rpcUrl)!, sponsorKeypair: sponsor });
   const feeSponsorship: FeeSponsorshipSettings = { enabled: true, keypairPath: '/unused', defaultKeypair: false, dailyLamports: 1_000_000_000, perUser: 5, perIp: 20, ...settings };
-  const t = await createTestApp({ chain, config: { currencies: env.boot.currencies, feeSponsorship, ...extra }, orders: { maxUnpaidOrdersPerBuyer: 10, maxUnpaidOrdersPerIp: 50 } });
+  const t = await createTestApp({ chain, postgres, config: { currencies: env.boot.currencies, feeSponsorship, ...extra }, orders: { maxUnpaidOrdersPerBuyer: 10, maxUnpaidOrdersPerIp: 50 } });
   apps.push(t);
   return { t, chain, sponsor: sponsor.publicKey };
 }
@@ -202,20 +203,65 @@ describe('fee sponsorship on the localnet', () => {
     expect(r2.status).toBe(400);
     expect(r2.body.errors[0].message).toMatch(/^fee payer /);
 
-    // the Solana Pay POST (a wallet, no session) re-issues the same sponsored shape and charges its fee to the sponsor's day
+    // the Solana Pay POST (a wallet, no session) re-issues the same sponsored shape (while the issued transaction can
+    // still land: those very bytes, charging nothing more; see the next test)
     const committed = (await t.services.budget.sponsorshipState()).spent_lamports;
     const sp = await request(t.app).post(`${API}/orders/${created.body.order_id}/solana-pay`).send({ account: buyerKp.publicKey.toBase58() });
     expect(sp.status, JSON.stringify(sp.body)).toBe(200);
     const viaPay = Transaction.from(Buffer.from(sp.body.transaction, 'base64'));
     expect(viaPay.feePayer?.toBase58()).toBe(sponsor.toBase58());
     expect(viaPay.signatures.filter((x) => x.signature !== null).map((x) => x.publicKey.toBase58()).sort()).toEqual([sponsor.toBase58(), t.ctx.chain!.escrow!.service.publicKey.toBase58()].sort());
-    expect((await t.services.budget.sponsorshipState()).spent_lamports).toBe(committed + FUND_FEE);
+    expect((await t.services.budget.sponsorshipState()).spent_lamports).toBe(committed);
 
     // nothing was sent: the order still awaits payment, no escrow, the sponsor's balance unchanged
     expect(await t.ctx.chain!.escrow!.fetchOrder(created.body.order_id)).toBeNull();
     expect(await lamports(sponsor)).toBe(before);
     const order = await request(t.app).get(`${API}/orders/${created.body.order_id}`).set(b.headers);
     expect(order.body.status).toBe('awaiting_payment');
+  }, 180_000);
+});
+
+describe.each(dbBackends)('anonymous re-issues of a sponsored fund transaction (issue 26 audit), on $name', ({ postgres }) => {
+  it('the Solana Pay POST hands out the same transaction while it can land and charges the sponsor\'s day once per transaction minted, not per request', async () => {
+    const { t, sponsor } = await sponsoredApp({}, 2, { postgres });
+    const s = await seller(t);
+    const buyerKp = await usdcOnlyWallet(10);
+    const b = await loginAs(t, buyerKp);
+    const created = await createOrder(t, b, await listing(t, s, 1));
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const orderId: string = created.body.order_id;
+    const spent = async () => (await t.services.budget.sponsorshipState()).spent_lamports;
+    const committed = await spent();
+    // anyone who knows the order id and its buyer wallet (no session), many times: the issued bytes, nothing charged
+    // (before: 15,000 lamports per request, so a loop could exhaust FEE_SPONSORSHIP_DAILY_LAMPORTS for everyone)
+    const solanaPay = () => request(t.app).post(`${API}/orders/${orderId}/solana-pay`).send({ account: buyerKp.publicKey.toBase58() });
+    for (let i = 0; i < 5; i++) {
+      const sp = await solanaPay();
+      expect(sp.status, JSON.stringify(sp.body)).toBe(200);
+      expect(sp.body.transaction).toBe(created.body.payment.transaction);
+      expect(sp.body.feePayer).toBe(sponsor.toBase58());
+    }
+    // the signed-in buyer's payment refresh too
+    const refreshed = await request(t.app).post(`${API}/orders/${orderId}/payment`).set(b.headers).send({});
+    expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
+    expect(refreshed.body.transaction).toBe(created.body.payment.transaction);
+    expect(await spent()).toBe(committed);
+
+    // once the issued transaction can no longer land (its validity is over, or too short to sign and send), ONE new
+    // transaction is minted and its fee charged; the requests after it hand that one out again
+    await t.ctx.db.order.update({ where: { id: orderId }, data: { sponsoredFundTxUntil: new Date(Date.now() + 5_000) } });
+    const fresh = await solanaPay();
+    expect(fresh.status, JSON.stringify(fresh.body)).toBe(200);
+    expect(await spent()).toBe(committed + FUND_FEE);
+    for (let i = 0; i < 3; i++) expect((await solanaPay()).body.transaction).toBe(fresh.body.transaction);
+    expect(await spent()).toBe(committed + FUND_FEE);
+
+    // and the transaction handed out is the one that lands: the buyer (0 SOL) signs it, the sponsor pays
+    const tx = Transaction.from(Buffer.from(fresh.body.transaction, 'base64'));
+    tx.partialSign(buyerKp);
+    const paid = await submit(t, b, orderId, tx);
+    expect(paid.status, JSON.stringify(paid.body)).toBe(200);
+    expect(paid.body.status).toBe('in_progress');
   }, 180_000);
 });
 

@@ -7,6 +7,10 @@
  *
  * The app trusts one proxy hop (TRUST_PROXY=1), so each test names its client network with
  * X-Forwarded-For; the service clock runs `clockOffsetMs` ahead of the wall clock to reach expiries.
+ *
+ * Issue 26 audit: a Solana Action's buy (POST /api/actions/listings/{id} `{ account }`) proves nothing about the
+ * wallet it names, so a stranger's blink orders in a wallet's name must not fill its owner's unpaid limit or
+ * balance headroom, nor put its owner on a cool-down.
  */
 import { randomUUID } from 'node:crypto';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction, sendAndConfirmTransaction } from '@solana/web3.js';
@@ -48,6 +52,10 @@ async function listing(seller: Party, price = 1): Promise<string> {
 const order = (buyer: { headers: Record<string, string> }, listingId: string, ip: string) =>
   request(t.app).post(`${API}/orders`).set(buyer.headers).set('X-Forwarded-For', ip).set('Idempotency-Key', randomUUID()).send({ listing_id: listingId });
 
+/** A blink client's buy naming `account` (nobody proves holding it), from client network `ip`. */
+const blinkBuy = (listingId: string, account: string, ip: string) =>
+  request(t.app).post(`/api/actions/listings/${listingId}`).set('X-Forwarded-For', ip).send({ account });
+
 const getListing = (who: Party, id: string) => request(t.app).get(`${API}/listings/${id}`).set(who.headers);
 
 const windowSeconds = (o: { created_at: string; payment_expires_at: string }) =>
@@ -74,7 +82,7 @@ describe.each(dbBackends)('on $name', ({ postgres }) => {
       chain: env.chain,
       postgres,
       now: () => new Date(Date.now() + clockOffsetMs),
-      config: { currencies: env.boot.currencies, trustProxy: 1 },
+      config: { currencies: env.boot.currencies, trustProxy: 1, publicBaseUrl: 'https://bazaar.test', actionsEnabled: true, actionsRateLimitPerMinute: 10_000 },
       orders: {
         watcherIntervalMs: 0,
         reconcileIntervalMs: 0,
@@ -298,6 +306,73 @@ describe.each(dbBackends)('on $name', ({ postgres }) => {
       const later = await order(buyer, l, '192.0.2.40');
       expect(later.status, JSON.stringify(later.body)).toBe(201);
       expect(windowSeconds(later.body)).toBe(TTL);
+    });
+  });
+  describe('a blink POST naming someone else\'s wallet (issue 26 audit: nobody proved holding it)', () => {
+    it('a stranger\'s blink orders in a wallet\'s name do not fill its owner\'s signed-in unpaid limit (they have their own)', async () => {
+      const [seller, victim] = await Promise.all([party(), party({ usdc: 9 })]);
+      const ls = [await listing(seller, 2), await listing(seller, 2), await listing(seller, 2), await listing(seller, 2)];
+      // the stranger names the victim's wallet for three listings, from two networks (PER_NETWORK holds each)
+      for (const [i, ip] of [[0, '203.0.113.70'], [1, '203.0.113.70'], [2, '203.0.113.71']] as const) {
+        const r = await blinkBuy(ls[i]!, victim.wallet, ip);
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+      }
+      // the action orders have their own limit per wallet (ORDER_MAX_UNPAID_PER_BUYER, 3): a fourth is refused
+      const fourth = await blinkBuy(ls[3]!, victim.wallet, '203.0.113.72');
+      expect(fourth.status).toBe(409);
+      expect(fourth.body).toEqual({ message: expect.stringMatching(/unpaid/i) });
+      // the wallet's owner, signed in with SIWS, still orders (before: 409 too-many-unpaid-orders)
+      const mine = await order(victim, ls[3]!, '203.0.113.73');
+      expect(mine.status, JSON.stringify(mine.body)).toBe(201);
+      // and sees the stranger's orders as his own unpaid ones (he may pay or ignore them; they lapse)
+      const unpaid = await request(t.app).get(`${API}/orders?role=buyer&status=awaiting_payment`).set(victim.headers);
+      expect(unpaid.body.data).toHaveLength(4);
+    });
+
+    it('a stranger\'s blink orders in a wallet\'s name do not eat its owner\'s balance headroom', async () => {
+      const [seller, victim] = await Promise.all([party(), party({ usdc: 5 })]);
+      const ls = [await listing(seller, 2), await listing(seller, 2), await listing(seller, 2)];
+      expect((await blinkBuy(ls[0]!, victim.wallet, '203.0.113.74')).status).toBe(200);
+      expect((await blinkBuy(ls[1]!, victim.wallet, '203.0.113.74')).status).toBe(200);
+      // 5 USDC cover this 2 USDC order; before, the stranger's 4 USDC of action orders were counted too: 409 insufficient-funds
+      const mine = await order(victim, ls[2]!, '203.0.113.75');
+      expect(mine.status, JSON.stringify(mine.body)).toBe(201);
+      // among themselves, action orders of the wallet still need its balance: a third one (6 > 5 USDC) is refused
+      const third = await blinkBuy(await listing(seller, 2), victim.wallet, '203.0.113.76');
+      expect(third.status).toBe(409);
+      expect(third.body.message).toMatch(/USDC/);
+    });
+
+    it('a blink POST never resumes (nor re-issues) the order a wallet\'s owner created signed in', async () => {
+      const [seller, victim] = await Promise.all([party(), party({ usdc: 5 })]);
+      const l = await listing(seller, 1);
+      const mine = await order(victim, l, '203.0.113.77');
+      expect(mine.status, JSON.stringify(mine.body)).toBe(201);
+      // before: 200 with the owner's own order (a fresh fund transaction of it, to whoever asked)
+      const blink = await blinkBuy(l, victim.wallet, '203.0.113.78');
+      expect(blink.status).toBe(409);
+      expect(blink.body).toEqual({ message: expect.stringMatching(/another buyer|reserved|held/i) });
+    });
+
+    it('an action order that lapses unpaid cools down the network it came from, never the wallet it named', async () => {
+      const [seller, victim, other] = await Promise.all([party(), party({ usdc: 5 }), party({ usdc: 5 })]);
+      const l = await listing(seller, 1);
+      const strangerIp = '203.0.113.80';
+      const held = await blinkBuy(l, victim.wallet, strangerIp);
+      expect(held.status, JSON.stringify(held.body)).toBe(200);
+      const orderId = new URL(held.body.links.next.href, 'https://x').searchParams.get('order_id')!;
+      expect(await expireUnpaid(TTL)).toContain(orderId);
+      // the stranger's network waits out the cool-down, signed in or through a blink (holds stay bounded as before)
+      const fromThere = await order(other, l, strangerIp);
+      expect(fromThere.status).toBe(409);
+      expect(fromThere.body.type).toBe(`${PROBLEM}hold-cooldown`);
+      const blinkFromThere = await blinkBuy(l, other.wallet, strangerIp);
+      expect(blinkFromThere.status).toBe(409);
+      expect(Number(blinkFromThere.headers['retry-after'])).toBeGreaterThan(0);
+      // the wallet's owner, signed in from his own network, may order it (before: 409 hold-cooldown), with the contested window
+      const mine = await order(victim, l, '203.0.113.81');
+      expect(mine.status, JSON.stringify(mine.body)).toBe(201);
+      expect(windowSeconds(mine.body)).toBe(CONTESTED_TTL);
     });
   });
 });

@@ -5,10 +5,14 @@
  * the listing card (packages, sold, unlisted, unknown), `{ message }` errors, the per-IP rate limit, and the
  * shareable page `/app/listings/{id}` that opens the listing in the web app.
  */
+import express from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BLOCKCHAIN_IDS } from '@solana/actions';
 import { blockchainId } from '../server/src/http/actions/common.js';
+import { actionsRouter } from '../server/src/http/actions/router.js';
+import { ChainActionLandedError } from '../server/src/errors.js';
+import { createLogger } from '../server/src/logger.js';
 import { API, createListing, setListingStatus, setup, user, type TestApp, type TestUser } from './helpers/marketplace-fixtures.js';
 
 const ORIGIN = 'https://wallet.example';
@@ -157,6 +161,49 @@ describe('GET /api/actions/listings/{id}: the card', () => {
     const garbled = await request(on.app).post(`/api/actions/listings/${l.listing_id}`).set('Content-Type', 'application/json').send('{"account":');
     expect(garbled.status).toBe(400);
     expect(garbled.body).toEqual({ message: 'The request body is not valid JSON.' });
+  });
+});
+
+describe('a chain action that landed but was not recorded (the order actions\' confirm or dispute)', () => {
+  /** The shared actions router alone, with order actions whose act landed on chain and whose database write then failed. */
+  function routerWhoseActLanded(cause: unknown, landed: { action: string; order_id: string; signature: string }) {
+    const app = express();
+    const landedAct = async () => {
+      throw new ChainActionLandedError(cause, landed);
+    };
+    app.use(
+      actionsRouter({
+        guard: { enabled: true, perMinute: 1000, blockchainIds: async () => DEVNET },
+        bodyLimit: '100kb',
+        listings: {} as never,
+        orders: { card: landedAct, requestSignature: landedAct, perform: landedAct } as never,
+        log: createLogger('silent'),
+      }),
+    );
+    return app;
+  }
+  const callback = (app: express.Express, orderId: string) =>
+    request(app)
+      .post(`/api/actions/orders/${orderId}/confirm/next`)
+      .send({
+        account: '11111111111111111111111111111111',
+        signature: '5'.repeat(88),
+        data: { domain: 'bazaar.test', address: '11111111111111111111111111111111', statement: 'Confirm delivery', nonce: 'abcdefgh1234', issuedAt: new Date().toISOString() },
+      });
+
+  it('answers 503 { message } naming the signature, with Retry-After, the action headers (the database was down or not), never a generic 500', async () => {
+    const orderId = '00000000-0000-4000-8000-00000000000a';
+    const landed = { action: 'release', order_id: orderId, signature: '4'.repeat(87) };
+    const dbDown = Object.assign(new Error('Can\'t reach database server'), { code: 'P1001', meta: { driverAdapterError: { cause: { kind: 'DatabaseNotReachable' } } } });
+    for (const cause of [dbDown, new TypeError('x is undefined')]) {
+      const res = await callback(routerWhoseActLanded(cause, landed), orderId);
+      expect(res.status, JSON.stringify(res.body)).toBe(503);
+      expect(Object.keys(res.body)).toEqual(['message']);
+      expect(res.body.message).toContain(landed.signature);
+      expect(res.body.message).toMatch(/landed on chain/);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      expectActionHeaders(res);
+    }
   });
 });
 

@@ -1450,7 +1450,8 @@ export const orders = c.router({
     description:
       'Buyer only (403 for the seller or an admin). A new fund transaction for an order awaiting payment, when ' +
       'the one from createOrder expired (`payment.expires_at`, about a minute) or is about to. Same terms, a ' +
-      'fresh blockhash; any of them funds the order once. For an order with milestones whose later milestones await ' +
+      'fresh blockhash; any of them funds the order once. A fee-sponsored order gets the transaction issued last again ' +
+      'while it can still land with 20 s to spare (it costs the sponsor a fee once, whoever asks). For an order with milestones whose later milestones await ' +
       'payment (after fundOrderMilestones): a fresh transaction funding all of them. 409 invalid-state-transition unless the order is ' +
       'awaiting_payment, inside its payment window and paid from a wallet (custodial orders are paid by the ' +
       'service); 409 insufficient-funds (`needed`, `available`) when the buyer wallet no longer covers the payment. ' +

@@ -127,7 +127,7 @@ type BodyParserError = Error & { type?: string; status?: number; expose?: boolea
  * A 503 for a database failure (db/errors.ts), or null when `err` is not one: `database-unavailable` when
  * the database cannot be reached (a failover, the server gone), `service-unavailable` otherwise.
  */
-function databaseProblem(err: unknown): { retryAfter: number; detail: string; slug: 'database-unavailable' | 'service-unavailable' } | null {
+export function databaseProblem(err: unknown): { retryAfter: number; detail: string; slug: 'database-unavailable' | 'service-unavailable' } | null {
   const failure = classifyDbError(err);
   if (!failure) return null;
   const what = {

@@ -7,12 +7,19 @@
  *                                     -> JSON body (BODY_LIMIT) -> the contract's routes (ts-rest)
  *                                     -> 404 `{ message }` -> errors as `{ message }` with their status
  *
+ * A chain action that landed but whose database write failed (ChainActionLandedError: an order action's
+ * release or dispute) answers 503 `{ message }` naming the signature, with Retry-After (the database's, else 5 s):
+ * the act is done on chain and the order converges to it (the reconciler records it), as /api/v1 answers it
+ * with `chain_transaction` (http/problem.ts); the spec's error has no field for it, so the message carries it.
+ *
  * The order actions (`orderActionsContract`, http/actions/orders.ts) mount here the same way as the listing ones.
  */
 import express, { type ErrorRequestHandler, type Router } from 'express';
 import { createExpressEndpoints } from '@ts-rest/express';
 import { listingActionsContract, orderActionsContract, ACTIONS_API_PATH } from '@bazaar/contract';
+import { ChainActionLandedError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
+import { databaseProblem } from '../problem.js';
 import { refusalOf } from '../../modules/actions/refusal.js';
 import type { ListingActions } from '../../modules/actions/listing-actions.js';
 import { actionsGuard, sendActionError, type ActionsGuardSettings } from './common.js';
@@ -95,6 +102,16 @@ export function actionsRouter(o: ActionsRouterOptions): Router {
     if (r) {
       if (r.status >= 500) o.log.warn({ err, path: req.path }, r.message);
       return sendActionError(res, r.status, r.message, r.retryAfterSeconds);
+    }
+    if (err instanceof ChainActionLandedError) {
+      const db = databaseProblem(err.cause);
+      o.log.warn({ err, path: req.path, chain_transaction: err.landed }, 'an action landed on chain, recording it failed');
+      return sendActionError(
+        res,
+        503,
+        `The ${err.landed.action} transaction landed on chain (signature ${err.landed.signature}); the marketplace records it shortly. Do not sign again: reload the order to see it.`,
+        db?.retryAfter ?? 5,
+      );
     }
     const e = err as { type?: string; status?: number };
     if (e?.type === 'entity.parse.failed') return sendActionError(res, 400, 'The request body is not valid JSON.');

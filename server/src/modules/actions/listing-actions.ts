@@ -13,7 +13,10 @@
  *    login creates it, standing checked); its awaiting_payment order for this listing (and package) is
  *    resumed with a fresh fund transaction (`refreshPayment`), else an order is created through the orders
  *    module (`create`: the same checks, holds and limits as POST /orders: unpaid orders per wallet, holds per
- *    network, cool-down, balances). The wallet signs and sends the transaction itself; the payment watcher
+ *    network, cool-down, balances). Nobody proved holding `account`, so that order is marked `via_action`
+ *    (the principal's `unverifiedWallet`): it counts against the wallet's unpaid ACTION orders and the
+ *    network's holds, never against what its owner may order signed in, and its lapse cools down the network
+ *    it came from, not the wallet (README "Share a listing as a blink"). The wallet signs and sends the transaction itself; the payment watcher
  *    sees the funded escrow whether or not the chained callback comes. Never fee-sponsored: sponsorship is
  *    for a signed-in buyer (docs/threat-model.md).
  *  - next: for the order's buyer wallet only (403 otherwise), checks the escrow once (`checkPayment`, the
@@ -140,9 +143,10 @@ export function createListingActions(deps: ListingActionsDeps) {
       if (account === l.sellerWallet) throw new ActionRefusal(409, 'This is your own listing: a seller cannot buy it.');
       const p = await deps.principalForWallet(account);
       const now = deps.now();
-      // resume: the wallet's own unpaid order of this listing (and package), still in its payment window
+      // resume: the wallet's own unpaid action order of this listing (and package), still in its payment window
+      // (never an order its owner created signed in: that one is his to pay from the web app or the API)
       const open = (await orders.list(p, { role: 'buyer', status: 'awaiting_payment', limit: 50 })).data.find(
-        (o) => o.listingId === l.id && (o.packageKey ?? null) === packageKey && o.paymentSource === 'wallet' && o.milestoneIndex === 1 && o.paymentExpiresAt > now,
+        (o) => o.viaAction === true && o.listingId === l.id && (o.packageKey ?? null) === packageKey && o.paymentSource === 'wallet' && o.milestoneIndex === 1 && o.paymentExpiresAt > now,
       );
       // never fee-sponsored: `p.unverifiedWallet` (principalForWallet) makes orders/sponsorship.ts refuse it
       const { order, payment } = open ? await orders.refreshPayment(p, open.id) : await orders.create(p, { listingId: l.id, packageKey, network, paymentSource: 'wallet' });

@@ -88,7 +88,9 @@ export interface Principal extends AccessPrincipal {
   /**
    * true for a principal built from a wallet address a Solana Action POST named (`principalForWallet`): nobody
    * proved holding the key yet (the wallet's signature on the fund transaction will). Such a principal is never
-   * fee-sponsored (orders/sponsorship.ts: sponsorship is for signed-in buyers only, issue 26 item 5).
+   * fee-sponsored (orders/sponsorship.ts: sponsorship is for signed-in buyers only, issue 26 item 5), and its
+   * orders are marked `via_action` (orders create-order.ts: apart from the wallet's signed-in unpaid limit and
+   * balance check, no hold cool-down against the wallet or its user).
    */
   unverifiedWallet?: boolean;
 }

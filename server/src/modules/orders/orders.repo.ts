@@ -26,6 +26,7 @@ import type {
   CreateHeldResult,
   HoldGuard,
   IntentStatus,
+  IssuedFundTransaction,
   ListOrdersQuery,
   NewOrder,
   OrderAttention,
@@ -96,6 +97,7 @@ function toRecord(r: OrderRow): OrderRecord {
     fundSignature: r.fundSignature,
     lastSignature: r.lastSignature,
     feeSponsor: r.feeSponsor,
+    viaAction: r.viaAction,
     idempotencyKey: r.idempotencyKey,
     offerId: r.offerId,
     payout:
@@ -458,6 +460,7 @@ export class PrismaOrdersRepo implements OrdersRepo {
         idempotencyKey: o.idempotencyKey ?? null,
         holdNetwork: o.holdNetwork ?? null,
         feeSponsor: o.feeSponsor ?? null,
+        viaAction: o.viaAction ?? false,
         offerId: o.offerId ?? null,
         packageKey: o.packageKey ?? null,
         packageDeliveryDays: o.packageDeliveryDays ?? null,
@@ -499,16 +502,18 @@ export class PrismaOrdersRepo implements OrdersRepo {
                     FROM listings WHERE id = ${o.listingId}::uuid FOR UPDATE) AS units`)[0]!;
         // ONE statement after the locks (its snapshot sees every order committed before we held them): this
         // buyer's order with the same key, the lapsed unpaid wallet orders of this listing inside the cool-down,
-        // this buyer's unpaid orders, this network's holds
+        // this buyer's unpaid orders of the same kind (signed-in, or created through a Solana Action: separate
+        // limits, so a stranger's blink POSTs naming a wallet never fill its owner's), this network's holds
         const since = guard.recentSince;
+        const viaAction = o.viaAction === true;
         const counts = (await tx.$queryRaw<Array<{ duplicate: string | null; lapsed: string; unpaid: number; network_holds: number; network_earliest: Date | null }>>`
           SELECT (SELECT id::text FROM orders WHERE ${key}::text IS NOT NULL AND buyer_id = ${o.buyerId}::uuid AND idempotency_key = ${key}::text) AS duplicate,
                  COALESCE((SELECT json_agg(json_build_object('buyer_id', buyer_id, 'buyer_wallet', buyer_wallet, 'hold_network', hold_network,
-                                                           'payment_expires_at', payment_expires_at))
+                                                           'payment_expires_at', payment_expires_at, 'via_action', via_action))
                              FROM orders
                             WHERE ${since}::timestamptz IS NOT NULL AND listing_id = ${o.listingId}::uuid AND status = 'expired'
                               AND payment_source = 'wallet' AND payment_expires_at > ${since}::timestamptz), '[]'::json)::text AS lapsed,
-                 (SELECT count(*)::int FROM orders WHERE buyer_id = ${o.buyerId}::uuid AND status = 'awaiting_payment') AS unpaid,
+                 (SELECT count(*)::int FROM orders WHERE buyer_id = ${o.buyerId}::uuid AND status = 'awaiting_payment' AND via_action = ${viaAction}) AS unpaid,
                  (SELECT count(*)::int FROM orders WHERE ${network}::text IS NOT NULL AND hold_network = ${network}::text AND status = 'awaiting_payment') AS network_holds,
                  (SELECT min(payment_expires_at) FROM orders WHERE ${network}::text IS NOT NULL AND hold_network = ${network}::text AND status = 'awaiting_payment') AS network_earliest`)[0]!;
         if (counts.duplicate) {
@@ -536,14 +541,19 @@ export class PrismaOrdersRepo implements OrdersRepo {
         let contested = false;
         if (since) {
           // unpaid wallet orders for this listing whose payment window closed inside the cool-down
-          const lapsed = (JSON.parse(counts.lapsed) as Array<{ buyer_id: string; buyer_wallet: string | null; hold_network: string | null; payment_expires_at: string }>).map((x) => ({
+          const lapsed = (JSON.parse(counts.lapsed) as Array<{ buyer_id: string; buyer_wallet: string | null; hold_network: string | null; payment_expires_at: string; via_action: boolean }>).map((x) => ({
             buyerId: x.buyer_id,
             buyerWallet: x.buyer_wallet,
             holdNetwork: x.hold_network,
             paymentExpiresAt: new Date(x.payment_expires_at),
+            viaAction: x.via_action === true,
           }));
           contested = lapsed.length > 0;
-          const mine = lapsed.filter((x) => x.buyerId === o.buyerId || x.buyerWallet === o.buyerWallet || (network !== null && x.holdNetwork === network));
+          // an order created through a Solana Action names a wallet nobody proved to hold: its lapse cools down
+          // the network it came from, never the wallet's user or the wallet (a stranger cannot lock them out)
+          const mine = lapsed.filter(
+            (x) => (!x.viaAction && (x.buyerId === o.buyerId || x.buyerWallet === o.buyerWallet)) || (network !== null && x.holdNetwork === network),
+          );
           if (mine.length > 0) return { cooldown: { lapsedAt: new Date(Math.max(...mine.map((x) => x.paymentExpiresAt.getTime()))) } };
         }
         const unpaid = Number(counts.unpaid);
@@ -574,9 +584,9 @@ export class PrismaOrdersRepo implements OrdersRepo {
     }
   }
 
-  async unpaidOfWallet(wallet: string): Promise<Array<{ id: string; mint: string; amount: bigint }>> {
+  async unpaidOfWallet(wallet: string, viaAction = false): Promise<Array<{ id: string; mint: string; amount: bigint }>> {
     const rows = await this.db.order.findMany({
-      where: { buyerWallet: wallet, status: 'awaiting_payment', paymentSource: 'wallet' },
+      where: { buyerWallet: wallet, status: 'awaiting_payment', paymentSource: 'wallet', viaAction },
       select: { id: true, paymentMint: true, amountBaseUnits: true },
     });
     return rows.map((r) => ({ id: r.id, mint: r.paymentMint, amount: BigInt(r.amountBaseUnits.toFixed()) }));
@@ -605,6 +615,15 @@ export class PrismaOrdersRepo implements OrdersRepo {
   async setFeeSponsor(orderId: string, sponsor: string | null): Promise<boolean> {
     const r = await this.db.order.updateMany({ where: { id: orderId, fundIssuedUntil: null }, data: { feeSponsor: sponsor } });
     return r.count === 1;
+  }
+
+  async sponsoredFundTx(orderId: string): Promise<IssuedFundTransaction | null> {
+    const r = await this.db.order.findUnique({ where: { id: orderId }, select: { sponsoredFundTx: true, sponsoredFundTxUntil: true } });
+    return r?.sponsoredFundTx && r.sponsoredFundTxUntil ? { transaction: r.sponsoredFundTx, validUntil: r.sponsoredFundTxUntil } : null;
+  }
+
+  async noteSponsoredFundTx(orderId: string, issued: IssuedFundTransaction): Promise<void> {
+    await this.db.order.updateMany({ where: { id: orderId }, data: { sponsoredFundTx: issued.transaction, sponsoredFundTxUntil: issued.validUntil } });
   }
 
   async noteFundIssued(orderId: string, until: Date): Promise<void> {

@@ -61,6 +61,13 @@ export interface OrderRecord {
    * transaction is issued (order creation for milestone 1).
    */
   feeSponsor?: string | null;
+  /**
+   * created through a Solana Action (a blink's POST `{ account }`, modules/actions): nobody proved they hold the
+   * buyer wallet, so it has its own unpaid-orders limit per wallet (not the signed-in one), its lapse starts a
+   * hold cool-down against its client network only, and a signed-in order's balance check does not count it.
+   * Absent: false.
+   */
+  viaAction?: boolean;
   /** Idempotency-Key of the POST /orders that created it (scoped to the buyer); `offer:<offer id>` for an order accepted from an offer */
   idempotencyKey: string | null;
   /** issue 24: the custom offer this order was accepted from (modules/offers); null/absent otherwise */
@@ -259,18 +266,22 @@ export interface OrdersRepo {
   /**
    * Insert a new order unless its listing is full (one open order per unit of its capacity: awaiting_payment,
    * in_progress, delivered or disputed, each also counting against its stock; `soldOut` once its sales reach
-   * the stock) or the buyer already has `maxUnpaidPerBuyer` unpaid orders; checked under the buyer's row
+   * the stock) or the buyer already has `maxUnpaidPerBuyer` unpaid orders of the new order's kind (signed-in, or
+   * `viaAction`: the two are counted apart); checked under the buyer's row
    * lock, the seller's listings lock and the listing's row lock, so concurrent creations serialize.
    * `duplicate`: the buyer already created an order with this idempotency key (returned).
    * Also, in that transaction (see HoldGuard): `cooldown` when the same buyer (user, wallet or
-   * network) let a wallet order for the listing expire unpaid recently; `networkLimit` when the
+   * network; for a lapsed `viaAction` order the network only) let a wallet order for the listing expire unpaid recently; `networkLimit` when the
    * order's network holds `maxUnpaidPerNetwork` unpaid orders (counted under a per-network advisory
    * lock); and the order's payment window is `guard.window` of the pressure found. `later`: milestones
    * 2..n of the order (status scheduled, no window), inserted in the same transaction.
    */
   createHeld(order: NewOrder, guard: HoldGuard, later?: readonly NewOrder[]): Promise<CreateHeldResult>;
-  /** the unpaid (awaiting_payment) wallet orders whose on-chain buyer is `wallet`: what its balances must also cover */
-  unpaidOfWallet(wallet: string): Promise<Array<{ id: string; mint: string; amount: bigint }>>;
+  /**
+   * the unpaid (awaiting_payment) wallet orders whose on-chain buyer is `wallet`, of one kind (`viaAction`: created
+   * through a Solana Action, else signed-in; default false): what its balances must also cover for an order of that kind
+   */
+  unpaidOfWallet(wallet: string, viaAction?: boolean): Promise<Array<{ id: string; mint: string; amount: bigint }>>;
   /** delete an order that is still awaiting_payment with no chain intent (creation failed before anyone saw it) */
   discardUnpaid(orderId: string): Promise<boolean>;
   /** every order, by id, after `afterId` (keyset pages: integrity checks) */
@@ -282,6 +293,13 @@ export interface OrdersRepo {
    * (`fund_issued_until` null), so the decision is taken once. Returns whether it was set.
    */
   setFeeSponsor?(orderId: string, sponsor: string | null): Promise<boolean>;
+  /**
+   * Fee sponsorship: the last sponsored fund transaction issued for the order (base64) and its `validUntil`, or
+   * null. Fakes may omit it (every issue is then a new transaction, charged).
+   */
+  sponsoredFundTx?(orderId: string): Promise<IssuedFundTransaction | null>;
+  /** Fee sponsorship: remember `issued` as the order's last sponsored fund transaction (replaces the previous one). */
+  noteSponsoredFundTx?(orderId: string, issued: IssuedFundTransaction): Promise<void>;
   /** terminal orders with a fund transaction issued valid until `since` or later (re-funded escrow check), by id after `afterId` (keyset pages) */
   listClosedFundableSince(since: Date, limit: number, afterId?: string | null): Promise<OrderRecord[]>;
   /**
@@ -329,6 +347,7 @@ export interface HoldPressure {
 
 /** The anti-griefing rules createHeld applies (settings in OrdersSettings; see the orders README). */
 export interface HoldGuard {
+  /** unpaid orders a buyer may hold, of each kind apart (signed-in; created through a Solana Action: `viaAction`) */
   maxUnpaidPerBuyer: number;
   /** unpaid orders one network may hold (only when the order has a `holdNetwork`) */
   maxUnpaidPerNetwork: number;

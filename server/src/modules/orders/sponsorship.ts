@@ -13,8 +13,13 @@
  *
  * What it costs and what bounds it (`ChainBudget.chargeSponsorship`): the order's first sponsored
  * transaction counts against the buyer's account and client network per UTC day and adds its fee + rent
- * to the sponsor's day; each re-issued one (payment refresh, Solana Pay) adds a fee (a buyer could make
- * each of them fail on chain). Refused (429 sponsorship-limit, 503 sponsorship-budget-exhausted, or the
+ * to the sponsor's day. A sponsored transaction costs the sponsor a fee only if it lands, once: while the last one
+ * issued for the order can still land (20 s or more left, `SPONSORED_TX_REUSE_MIN_MS`), every re-issue (payment
+ * refresh, the anonymous Solana Pay POST) hands out those same bytes and charges nothing; only a new one, minted
+ * once the last can no longer land, adds its fee (a buyer could make each of them fail on chain). So a caller who
+ * knows an order id and its buyer wallet adds at most one fee per ~30 s of that order's payment window (a
+ * transaction counted valid ~50 s, handed out until 20 s are left) to the sponsor's day, whatever the number of
+ * requests (issue 26 audit; README "Fee sponsorship"). Refused (429 sponsorship-limit, 503 sponsorship-budget-exhausted, or the
  * sponsor's balance too low): the order is issued unsponsored when the buyer wallet holds the SOL,
  * else the refusal is answered with `required_lamports`.
  */

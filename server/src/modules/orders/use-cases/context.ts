@@ -213,13 +213,15 @@ export async function bookCustodial(c: OrdersContext, order: OrderRecord): Promi
  * (network fee + rent of the order PDA and the vault) per order, plus for wrapped SOL the amounts and the
  * wSOL account's rent (`EscrowPort.fundingNeeds`, read from the RPC). Throws 409 insufficient-funds
  * (`balance` token | sol, `needed` / `available` per asset: wallet-funds.ts), 503 chain-unavailable. Without
- * `fundingNeeds` (fakes) nothing is checked. `alone`: this order only (paying an existing order).
+ * `fundingNeeds` (fakes) nothing is checked. `alone`: this order only (paying an existing order). `viaAction`: the
+ * order is created through a Solana Action; the other unpaid orders counted are those of the same kind only (a
+ * stranger's blink POSTs naming the wallet never eat into what its signed-in owner may order, and the reverse).
  */
-export async function assertWalletCanFund(c: OrdersContext, terms: FundTerms, currency: FundsCurrency, alone = false, opts: FundBuildOptions = {}): Promise<void> {
+export async function assertWalletCanFund(c: OrdersContext, terms: FundTerms, currency: FundsCurrency, alone = false, opts: FundBuildOptions = {}, viaAction = false): Promise<void> {
   const needsOf = c.escrow.fundingNeeds?.bind(c.escrow);
   if (!needsOf) return;
   // sponsored (opts.sponsor): the wallet needs its tokens only, the sponsor pays fee and rent
-  const [needs, others] = await Promise.all([needsOf(terms, opts), alone ? [] : c.repo.unpaidOfWallet(terms.buyer)]);
+  const [needs, others] = await Promise.all([needsOf(terms, opts), alone ? [] : c.repo.unpaidOfWallet(terms.buyer, viaAction)]);
   // each other unpaid order takes the same fee + rent again (plus its own amount when paid in lamports): wallet-funds.ts
   const check = checkWalletFunds(terms, needs, currency, others.filter((o) => o.id !== terms.orderId));
   if (check.short) throw insufficientFunds(terms.buyer, check);

@@ -123,7 +123,10 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
    * expired unpaid within `holdCooldownSeconds` is refused (409 hold-cooldown); a contested listing or a
    * network holding half its limit gets the `contestedPaymentTtlSeconds` payment window. With an
    * `idempotencyKey`, an order this buyer already created with it is returned instead (a retry after a
-   * crash), with a fresh fund transaction while it awaits payment.
+   * crash), with a fresh fund transaction while it awaits payment. A principal with `unverifiedWallet` (a
+   * Solana Action's POST named the wallet: auth `principalForWallet`) creates a `viaAction` order: the unpaid
+   * limit and the balance check count the wallet's orders of that kind only, and its lapse cools down only its
+   * network (issue 26 audit; README "Share a listing as a blink").
    *
    * Errors besides the listing ones: 404 custody-disabled, 400 validation-error (buyer_wallet with
    * custodial), 409 insufficient-funds, 502 chain-transaction-failed (funding rejected: order expired,
@@ -199,6 +202,9 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
     const reviewWindow = c.settings.reviewWindowSeconds;
     // issue 26 item 5: the fee sponsor pays the fee and rent of a signed-in buyer's own wallet order (sponsorship.ts);
     // charged when the fund transaction is issued (step 4), which falls back to unsponsored when refused
+    // issue 26 audit: a principal built from a wallet a Solana Action named (nobody proved holding it) creates an
+    // order marked via_action: its own unpaid limit per wallet, its lapse cools down its network only (createHeld)
+    const viaAction = p.unverifiedWallet === true;
     const feeSponsor = c.sponsorship && sponsorable(p, { custodial, buyerWallet, nativeMint: currency.mint === NATIVE_MINT, milestoneIndex: 1 }) ? c.sponsorship.address : null;
     // (a listing another order holds is refused by createHeld below: no balance read for that)
     if (!custodial && !listing.heldUntil) {
@@ -220,6 +226,7 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
         currency,
         false,
         feeSponsor ? { sponsor: feeSponsor } : {},
+        viaAction,
       );
     }
     // step 3: hold
@@ -266,6 +273,7 @@ export function createOrder(c: OrdersContext, deps: { pay: Pick<PayOrder, 'payme
         idempotencyKey,
         offerId: trusted?.offerId ?? null,
         holdNetwork: network,
+        viaAction,
         fundedAt: null,
         deliveredAt: null,
         autoReleaseAt: null,

@@ -62,6 +62,12 @@ export interface IssueContext {
   fresh?: boolean;
 }
 
+/**
+ * A sponsored fund transaction is handed out again (not rebuilt, not charged) while at least this long is left
+ * before it can no longer land (its `validUntil`), ms: the time a wallet needs to sign and send it.
+ */
+export const SPONSORED_TX_REUSE_MIN_MS = 20_000;
+
 export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'get'>; perform: PerformLocked }) {
   /**
    * The order, while the table lets its buyer `pay` it now (awaiting payment, from a wallet, in the window); 409 otherwise.
@@ -102,10 +108,20 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
    */
   async function issueFundTransaction(order: OrderRecord, issue: IssueContext = {}): Promise<IssuedFundTransaction & { feeSponsor: string | null }> {
     let current = await requireAwaitingPayment(order.id, issue.first || issue.fresh ? order : undefined);
+    if (current.feeSponsor && !issue.first) {
+      // issue 26 audit: a sponsored transaction costs the sponsor a fee only if it lands, and it lands at most once;
+      // so while the last one issued can still land (with time left to sign and send it), every re-issue (payment
+      // refresh, the anonymous Solana Pay POST) hands out those same bytes and charges nothing
+      const last = await c.repo.sponsoredFundTx?.(order.id);
+      if (last && c.sponsorship?.address === current.feeSponsor && last.validUntil.getTime() - c.now().getTime() >= SPONSORED_TX_REUSE_MIN_MS) {
+        return { ...last, feeSponsor: current.feeSponsor };
+      }
+    }
     if (current.feeSponsor) current = await chargeSponsorship(current, issue);
     const issued = await c.escrow.buildFundTransaction(fundTerms(current), fundOpts(current));
     // until about then it may land, even after the order closed (the stray-escrow refund looks at these)
     await c.repo.noteFundIssued(order.id, issued.validUntil);
+    if (current.feeSponsor) await c.repo.noteSponsoredFundTx?.(order.id, { transaction: issued.transaction, validUntil: issued.validUntil });
     return { ...issued, feeSponsor: current.feeSponsor ?? null };
   }
 
@@ -115,7 +131,8 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
    * counted against the buyer's account and network and its fee + rent against the sponsor's day; refused,
    * the order falls back to unsponsored when the buyer wallet can pay the fee and rent itself (decided
    * once: no fund transaction was issued yet), else the refusal is thrown with `required_lamports`. A
-   * re-issue adds its fee to the sponsor's day (refused: the refusal, the order keeps its shape).
+   * re-issue that mints a new transaction (the last one can no longer land: `issueFundTransaction` hands that one
+   * out again while it can) adds its fee to the sponsor's day (refused: the refusal, the order keeps its shape).
    * Returns the row as it will be built.
    */
   async function chargeSponsorship(order: OrderRecord, issue: IssueContext): Promise<OrderRecord> {
