@@ -39,6 +39,7 @@
  * --profile: the API runs with `node --cpu-prof`; the profile of the read scenarios is summarised
  * (self time by package) next to the table.
  */
+import { cpuMsOf } from './lib/proc.js';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -212,22 +213,6 @@ const rssMb = (pid: number) => {
   }
 };
 
-/** CPU time (user + system) the process `pid` has used so far, ms (/proc/<pid>/stat utime + stime); NaN when unknown. */
-const cpuMsOf = (pid: number | undefined) => {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
-  } catch {
-    return NaN;
-  }
-};
-const CLOCK_TICKS = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
 
 // ---------------------------------------------------------------- the SQL a request issues
 

@@ -38,7 +38,7 @@
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,6 +54,7 @@ import { fundWallets, pool } from '../tests/helpers/replicas.js';
 import { freePort } from '../tests/helpers/ports.js';
 import { sample } from '../tests/helpers/metrics.js';
 import { summariseProfile } from './lib/profile.js';
+import { cpuMsOf, cpuMsOfTree } from './lib/proc.js';
 import { arg } from './lib/args.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -81,7 +82,7 @@ const log = (m: string) => console.log(`[flash ${new Date().toISOString().slice(
 
 // ---------------------------------------------------------------- PostgreSQL
 
-function ownServer(): { url: string; stop(): void } {
+function ownServer(): { url: string; pid(): number | undefined; stop(): void } {
   const bins = readdirSync('/usr/lib/postgresql').map((v) => `/usr/lib/postgresql/${v}/bin`).filter((b) => existsSync(`${b}/initdb`));
   const bin = bins.sort().at(-1);
   if (!bin) throw new Error('no BENCH_DATABASE_URL / TEST_DATABASE_URL and no PostgreSQL server installed (apt-get install postgresql)');
@@ -97,6 +98,14 @@ function ownServer(): { url: string; stop(): void } {
   run(`${bin}/pg_ctl -D ${dir} -o '-p ${port} -k /tmp -c listen_addresses=127.0.0.1 -c max_connections=200' -l ${dir}/log -w start >/dev/null`);
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    /** the postmaster's pid (first line of postmaster.pid) */
+    pid: () => {
+      try {
+        return Number(readFileSync(path.join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]) || undefined;
+      } catch {
+        return undefined;
+      }
+    },
     stop: () => {
       run(`${bin}/pg_ctl -D ${dir} -m fast stop >/dev/null`);
       rmSync(dir, { recursive: true, force: true });
@@ -169,6 +178,41 @@ async function statementsOf(servers: Server[]): Promise<number> {
   return total;
 }
 
+/** Sum and count of a histogram's series, keyed by their labels (`method="getSlot",outcome="ok"`). */
+type HistogramTotals = Map<string, { sum: number; count: number }>;
+
+/** The `name` histogram's _sum and _count per label set, summed over `servers`' GET /metrics. */
+async function histogramOf(servers: Server[], name: string): Promise<HistogramTotals> {
+  const out: HistogramTotals = new Map();
+  for (const s of servers) {
+    const text = await fetch(`${s.base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then((r) => (r.ok ? r.text() : ''), () => '');
+    for (const line of text.split('\n')) {
+      const m = new RegExp(`^${name}_(sum|count)\\{(.*)\\} (\\S+)$`).exec(line);
+      if (!m) continue;
+      const e = out.get(m[2]!) ?? { sum: 0, count: 0 };
+      e[m[1] as 'sum' | 'count'] += Number(m[3]);
+      out.set(m[2]!, e);
+    }
+  }
+  return out;
+}
+
+/** after - before, per label set, with the mean in ms; the series with calls only, most time first. */
+function histogramDelta(before: HistogramTotals, after: HistogramTotals): Array<{ labels: string; count: number; total_s: number; mean_ms: number }> {
+  return [...after.entries()]
+    .map(([labels, a]) => {
+      const b = before.get(labels) ?? { sum: 0, count: 0 };
+      const count = a.count - b.count;
+      const total = a.sum - b.sum;
+      return { labels, count, total_s: Number(total.toFixed(2)), mean_ms: count ? Number(((1000 * total) / count).toFixed(1)) : 0 };
+    })
+    .filter((r) => r.count > 0)
+    .sort((x, y) => y.total_s - x.total_s);
+}
+
+const RPC_HISTOGRAM = 'bazaar_rpc_request_duration_seconds';
+const HTTP_HISTOGRAM = 'bazaar_http_request_duration_seconds';
+
 // ---------------------------------------------------------------- one sale
 
 /** A 503 (Retry-After honoured, at most 5 tries) is retried as a client does, and counted. */
@@ -193,7 +237,24 @@ interface Steps {
   buyer: number;
 }
 
-async function sale(opts: { replicas: number; databaseBase: string; dataDir: string; rpcUrl: string; wsUrl: string; connection: Connection; work: string }) {
+/** CPU time so far, ms, of each part that shares the machine (NaN where unknown: an external database). */
+interface CpuPids {
+  localnet?: number;
+  /** the PostgreSQL postmaster (its backends are its children), when the harness runs its own cluster */
+  postgres?: () => number | undefined;
+}
+
+function cpuNow(servers: Server[], pids: CpuPids): { servers: number; postgres: number; localnet: number; buyers: number } {
+  const own = process.cpuUsage();
+  return {
+    servers: servers.reduce((n, s) => n + cpuMsOf(s.proc.pid), 0),
+    postgres: cpuMsOfTree(pids.postgres?.()),
+    localnet: cpuMsOf(pids.localnet),
+    buyers: (own.user + own.system) / 1000,
+  };
+}
+
+async function sale(opts: { replicas: number; databaseBase: string; dataDir: string; rpcUrl: string; wsUrl: string; connection: Connection; work: string; pids: CpuPids }) {
   const { replicas, connection } = opts;
   const db = await freshDatabase(opts.databaseBase);
   const profileDir = PROFILE ? path.join(opts.work, `profile-${replicas}`) : undefined;
@@ -256,6 +317,7 @@ async function sale(opts: { replicas: number; databaseBase: string; dataDir: str
     log(`ceiling: ${BUYERS} plain SOL transfers, ${CONCURRENCY} in flight`);
     const { blockhash } = await connection.getLatestBlockhash('confirmed');
     const load0 = loadavg();
+    const ceilingCpu0 = cpuNow(servers, opts.pids);
     const c0 = performance.now();
     let cLast = c0;
     let ceilingFailed = 0;
@@ -272,10 +334,12 @@ async function sale(opts: { replicas: number; databaseBase: string; dataDir: str
       }
     });
     const ceilingTps = (BUYERS - ceilingFailed) / ((cLast - c0) / 1000);
+    const ceilingCpu1 = cpuNow(servers, opts.pids);
     log(`ceiling ${ceilingTps.toFixed(1)} confirmed tx/s`);
 
     // --- the sale
     const stmts0 = await statementsOf(servers);
+    const [rpc0, http0] = [await histogramOf(servers, RPC_HISTOGRAM), await histogramOf(servers, HTTP_HISTOGRAM)];
     const retried503: Record<string, number> = {};
     const details503 = new Set<string>();
     const failures: string[] = [];
@@ -285,6 +349,7 @@ async function sale(opts: { replicas: number; databaseBase: string; dataDir: str
     const sentAt: number[] = [];
     const fundedAt: number[] = [];
     const loadBefore = loadavg();
+    const cpu0 = cpuNow(servers, opts.pids);
     log(`the sale: ${BUYERS} buyers, ${CONCURRENCY} in flight, over ${replicas} replica(s)`);
     const t0 = performance.now();
     await pool(buyers, CONCURRENCY, async (kp, i) => {
@@ -350,8 +415,14 @@ async function sale(opts: { replicas: number; databaseBase: string; dataDir: str
     });
     const t1 = performance.now();
     const loadAfter = loadavg();
+    const cpu1 = cpuNow(servers, opts.pids);
+    const perUnit = (a: ReturnType<typeof cpuNow>, b: ReturnType<typeof cpuNow>, n: number) =>
+      Object.fromEntries(Object.entries(b).map(([k, v]) => [k, Number.isNaN(v) ? null : Number(((v - a[k as keyof typeof a]) / n).toFixed(1))])) as Record<keyof typeof a, number | null>;
     await sleep(500); // the last statements of the leader's pass
     const stmts1 = await statementsOf(servers);
+    // where the servers' time went during the sale: their own request durations and the JSON-RPC calls they waited for
+    const rpcDuringSale = histogramDelta(rpc0, await histogramOf(servers, RPC_HISTOGRAM));
+    const httpDuringSale = histogramDelta(http0, await histogramOf(servers, HTTP_HISTOGRAM));
     const span = (xs: number[]) => (xs.length ? (Math.max(...xs) - t0) / 1000 : NaN);
     const fundedSpan = fundedAt.length && sentAt.length ? (Math.max(...fundedAt) - Math.min(...sentAt)) / 1000 : NaN;
     const fundedPerS = fundedAt.length / fundedSpan;
@@ -379,6 +450,13 @@ async function sale(opts: { replicas: number; databaseBase: string; dataDir: str
       failures: failures.length,
       first_failures: [...new Set(failures)].slice(0, 5),
       sql_statements_per_buyer: Number.isNaN(stmts0) || Number.isNaN(stmts1) ? null : Number(((stmts1 - stmts0) / BUYERS).toFixed(1)),
+      // CPU ms per funded buyer (the sale) and per confirmed transfer (the ceiling), by process: the rate each part
+      // could sustain on one core alone is 1000 / that figure, whatever else the machine runs
+      cpu_ms_per_buyer: perUnit(cpu0, cpu1, Math.max(1, fundedAt.length)),
+      cpu_ms_per_ceiling_transfer: perUnit(ceilingCpu0, ceilingCpu1, Math.max(1, BUYERS - ceilingFailed)),
+      server_http: httpDuringSale.slice(0, 8),
+      server_rpc: rpcDuringSale.slice(0, 12),
+      rpc_calls_per_buyer: Number((rpcDuringSale.reduce((n, r) => n + r.count, 0) / BUYERS).toFixed(1)),
     };
     return { result, servers, profileDir };
   } finally {
@@ -403,7 +481,7 @@ async function main() {
     await bootstrapLocalnet({ rpcUrl: localnet.rpcUrl, dataDir });
     const connection = new Connection(localnet.rpcUrl, { commitment: 'confirmed', wsEndpoint: localnet.wsUrl });
     for (const replicas of REPLICAS) {
-      const { result, profileDir } = await sale({ replicas, databaseBase, dataDir, rpcUrl: localnet.rpcUrl, wsUrl: localnet.wsUrl, connection, work });
+      const { result, profileDir } = await sale({ replicas, databaseBase, dataDir, rpcUrl: localnet.rpcUrl, wsUrl: localnet.wsUrl, connection, work, pids: { localnet: localnet.pid, ...(own ? { postgres: own.pid } : {}) } });
       console.log(JSON.stringify(result));
       results.push(result);
       if (profileDir) profiles[replicas] = summariseProfile(profileDir);
@@ -441,6 +519,28 @@ async function main() {
         `| ${r.replicas} | ${r.ceiling_confirmed_tx_per_s} | ${r.funded_per_s} | ${r.funded_vs_ceiling_pct} % | ${r.funded}/${r.buyers} (${r.funded_within_60s}) | ${r.logins_per_s} | ${r.orders_per_s} | ${st(r.steps_ms.login)} | ${st(r.steps_ms.order)} | ${st(r.steps_ms.send_confirm)} | ${st(r.steps_ms.detection)} | ${st(r.steps_ms.buyer)} | ${JSON.stringify(r.retried_503)} | ${r.failures} | ${r.sql_statements_per_buyer ?? 'n/a'} | ${r.loadavg_before.join(' ')} / ${r.loadavg_after.join(' ')} |`,
     ),
     '',
+    '',
+    'CPU time per funded buyer during the sale and per confirmed transfer during the ceiling, ms, by process (/proc/<pid>/stat user + system;',
+    'PostgreSQL: the postmaster and its backends, n/a with an external database). 1000 / a figure = what that part could sustain per',
+    'second on one core of its own; the parts share 2 cores here.',
+    '',
+    '| replicas | per | servers | PostgreSQL | localnet | buyers (this harness) |',
+    '|---|---|---|---|---|---|',
+    ...results.flatMap((r) => [
+      `| ${r.replicas} | funded buyer | ${r.cpu_ms_per_buyer.servers ?? 'n/a'} | ${r.cpu_ms_per_buyer.postgres ?? 'n/a'} | ${r.cpu_ms_per_buyer.localnet ?? 'n/a'} | ${r.cpu_ms_per_buyer.buyers ?? 'n/a'} |`,
+      `| ${r.replicas} | ceiling transfer | ${r.cpu_ms_per_ceiling_transfer.servers ?? 'n/a'} | ${r.cpu_ms_per_ceiling_transfer.postgres ?? 'n/a'} | ${r.cpu_ms_per_ceiling_transfer.localnet ?? 'n/a'} | ${r.cpu_ms_per_ceiling_transfer.buyers ?? 'n/a'} |`,
+    ]),
+    '',
+    ...results.flatMap((r) => [
+      `Where the server's time went during the sale, ${r.replicas} replica(s) (\`${HTTP_HISTOGRAM}\` and \`${RPC_HISTOGRAM}\`, deltas over the sale, summed over the replicas; `,
+      `server-side durations, so the gap to the buyers' step times above is time on the buyers' side and in transit): ${r.rpc_calls_per_buyer} JSON-RPC calls per buyer.`,
+      '',
+      '| server-side | calls | mean ms | total s |',
+      '|---|---|---|---|',
+      ...r.server_http.map((h) => `| HTTP ${h.labels.replace(/"/g, '')} | ${h.count} | ${h.mean_ms} | ${h.total_s} |`),
+      ...r.server_rpc.map((h) => `| RPC ${h.labels.replace(/"/g, '')} | ${h.count} | ${h.mean_ms} | ${h.total_s} |`),
+      '',
+    ]),
     ...results.flatMap((r) => (r.first_failures.length ? [`Failures (${r.replicas} replica(s)): ${r.first_failures.map((f) => `\`${f.replace(/`/g, "'")}\``).join('; ')}`, ''] : [])),
     ...Object.entries(profiles).flatMap(([n, p]) => [`CPU profile of the server process(es), ${n} replica(s) (node --cpu-prof, whole run incl. set-up), self time by where the code lives:`, '', p, '']),
   ].join('\n');

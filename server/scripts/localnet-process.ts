@@ -75,6 +75,8 @@ export interface Localnet {
   rpcUrl: string;
   /** PubSub websocket endpoint (`port + 1`), e.g. `ws://127.0.0.1:8900`. */
   wsUrl: string;
+  /** the node's process id (benchmarks read its CPU time from /proc); absent for a node this process did not start */
+  pid?: number;
   /** Kill the server (SIGTERM, then SIGKILL after 3 s) and wait for it to exit. */
   stop(): Promise<void>;
   /** Move the on-chain clock forward by `seconds` (seconds, >= 0); the slot moves too. */
@@ -232,6 +234,7 @@ export async function startLocalnet(opts: StartLocalnetOptions = {}): Promise<Lo
   return {
     rpcUrl,
     wsUrl,
+    pid: child.pid,
     async stop() {
       if (exited) return;
       stopping = true;

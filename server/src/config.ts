@@ -333,6 +333,16 @@ export const ENV_VARS: readonly EnvVar[] = [
     example: 'https://api.devnet.solana.com',
     readers: S,
   },
+  {
+    name: 'SOLANA_BLOCKHASH_REUSE_MS',
+    group: 'chain',
+    default: lit(1_000),
+    meaning:
+      'ms one recent blockhash (getLatestBlockhash + getBlockHeight) serves the buyers\' fund transactions built after it, shared by concurrent requests; ' +
+      'a fund transaction\'s `valid_until` counts from when that blockhash was asked for; `0`: a fresh one per transaction (transactions a party signs for an order action always get a fresh one)',
+    example: '0',
+    readers: S,
+  },
   { name: 'SOLANA_RPC_PORT', group: 'chain', default: lit(8899), meaning: 'port of the embedded localnet (its websocket uses the next one)', example: '18115', readers: ['server', 'npm start', 'scripts'] },
   { name: 'CHAIN_BOOTSTRAP', group: 'chain', default: lit('false'), meaning: '`1`: run the dev bootstrap (keys, test USDC mint, escrow config, `chain.json`) against `SOLANA_RPC_URL` too', example: '1', readers: ['npm start'] },
   { name: 'ESCROW_PROGRAM_ID', group: 'chain', default: computed('from `DATA_DIR/chain.json`, else the IDL address'), meaning: 'escrow program id', example: 'Fg6PaFpoGXkYsidMpWTK6W2BeZ7FEfcYkg476zPFsLnS', readers: ['server', 'scripts'] },
@@ -699,6 +709,8 @@ export interface Config {
   solanaWsUrls?: string[] | null;
   /** health checks and failover of several providers (chain/rpc-pool.ts) */
   rpcPool?: { healthIntervalMs: number; maxSlotLag: number; attemptTimeoutMs: number };
+  /** SOLANA_BLOCKHASH_REUSE_MS: ms a recent blockhash serves the fund transactions built after it (chain/escrow.ts recentBlockhash); absent: 0 */
+  blockhashReuseMs?: number;
   escrowProgramId?: string;
   serviceKeypairPath: string;
   currencies: CurrencyInfo[];
@@ -930,6 +942,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
       maxSlotLag: int(env, 'SOLANA_RPC_MAX_SLOT_LAG'),
       attemptTimeoutMs: positive(env, 'SOLANA_RPC_ATTEMPT_TIMEOUT_MS'),
     },
+    blockhashReuseMs: int(env, 'SOLANA_BLOCKHASH_REUSE_MS'),
     solanaPublicRpcUrl: raw(env, 'SOLANA_PUBLIC_RPC_URL') === undefined ? undefined : httpUrl('SOLANA_PUBLIC_RPC_URL', raw(env, 'SOLANA_PUBLIC_RPC_URL')!).toString().replace(/\/$/, ''),
     escrowProgramId: raw(env, 'ESCROW_PROGRAM_ID') ?? chainFile.programId,
     serviceKeypairPath: raw(env, 'SERVICE_KEYPAIR_PATH') ?? path.join(dataDir, 'keys', 'service.json'),

@@ -22,7 +22,7 @@ import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { createApp } from './app.js';
 import { composeServices, type Services } from './composition.js';
-import { createChain, type ChainClient } from './chain/index.js';
+import { createChain, type ChainClient, type RpcCallObserver } from './chain/index.js';
 import { readKeypairFile, sponsorKeypair } from './chain/keys.js';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
@@ -42,7 +42,7 @@ import { startTracing, stopTracing } from './tracing.js';
  * The chain client: one provider (SOLANA_RPC_URL), or a pool of several (SOLANA_RPC_URLS, chain/rpc-pool.ts)
  * whose health loop the caller starts and stops.
  */
-function chainFor(config: Config, log: Logger): ChainClient | null {
+function chainFor(config: Config, log: Logger, onRpcCall?: RpcCallObserver): ChainClient | null {
   if (!existsSync(config.serviceKeypairPath)) {
     log.warn({ path: config.serviceKeypairPath }, 'no service keypair: running without a chain client (run the localnet bootstrap)');
     return null;
@@ -58,6 +58,8 @@ function chainFor(config: Config, log: Logger): ChainClient | null {
     ...(config.feeSponsorship?.enabled ? { sponsorKeypair: sponsorKeypair(config.feeSponsorship, config.dataDir) } : {}),
     programId: config.escrowProgramId,
     currencies: config.currencies,
+    ...(onRpcCall ? { onRpcCall } : {}),
+    ...(config.blockhashReuseMs !== undefined ? { blockhashReuseMs: config.blockhashReuseMs } : {}),
   });
 }
 
@@ -154,7 +156,10 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
     lifecycle.checkpoint();
   }
 
-  chain = chainFor(config, log);
+  // the process metrics (CPU, memory, event-loop delay) once per process, beside the service's own; made
+  // before the chain client so its JSON-RPC calls are timed (bazaar_rpc_request_duration_seconds)
+  const metrics = createMetrics({ processMetrics: true });
+  chain = chainFor(config, log, (method, seconds, outcome) => metrics.rpcDuration.observe({ method, outcome }, seconds));
   chain?.start();
   if (chain?.rpcPool) {
     const pool = chain.rpcPool;
@@ -170,8 +175,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, opts: MainOptio
     dbPool: db.poolStats,
     dbStatements: () => db.statements.count,
     readRouter: db.readRouter,
-    // the process metrics (CPU, memory, event-loop delay) once per process, beside the service's own
-    metrics: createMetrics({ processMetrics: true }),
+    metrics,
     draining: () => lifecycle.isStopping,
     // PGlite: one process owns the database, so a stale lease can only be this process's dead predecessor
     ...(db.kind === 'pglite' ? { leaderHolder: `pglite:${config.dataDir}` } : {}),

@@ -95,6 +95,8 @@ export class Metrics {
   readonly escrowVolume: Counter<'currency' | 'direction'>;
   /** webhook delivery attempts by outcome: delivered, retry (failed, retried later), failed (given up) */
   readonly webhookAttempts: Counter<'outcome'>;
+  /** Solana JSON-RPC calls the service waited for, by method and outcome (ok, error), seconds */
+  readonly rpcDuration: Histogram<'method' | 'outcome'>;
   private readonly attention = new Set<AttentionSource>();
 
   constructor(opts: MetricsOptions = {}) {
@@ -124,6 +126,13 @@ export class Metrics {
       name: `${METRIC_PREFIX}webhook_attempts_total`,
       help: 'Webhook delivery attempts by outcome: delivered (2xx), retry (failed, another attempt is scheduled), failed (failed and given up: the delivery is failed)',
       labelNames: ['outcome'] as const,
+      registers,
+    });
+    this.rpcDuration = new Histogram({
+      name: `${METRIC_PREFIX}rpc_request_duration_seconds`,
+      help: 'Solana JSON-RPC calls the service made, seconds from the request to its answer (with SOLANA_RPC_URLS: across the providers tried, as the caller waited), by JSON-RPC method (comma-joined for a batch) and outcome: ok (an HTTP answer) or error (no answer: refused, timed out)',
+      labelNames: ['method', 'outcome'] as const,
+      buckets: HTTP_DURATION_BUCKETS,
       registers,
     });
     const sources = this.attention;

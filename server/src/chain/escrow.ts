@@ -179,6 +179,25 @@ export interface FundTerms {
 export const CONSERVATIVE_MS_PER_BLOCK = 350;
 /** kept off the end of a fund transaction's validity for the buyer's signing and sending round trip */
 export const FUND_VALIDITY_MARGIN_MS = 2_000;
+/**
+ * Why a recent blockhash may serve several fund transactions (`EscrowClientOptions.blockhashReuseMs`, the
+ * server's SOLANA_BLOCKHASH_REUSE_MS, 1 s by default there): a blockhash stays valid for 150 blocks (about
+ * 60 s); reusing one for a second costs at most a second of that lifetime, which validUntil accounts for (it
+ * counts from when the blockhash was ASKED), and saves two RPC round trips per order under load. Two fund
+ * transactions of one order on one blockhash are the same transaction (same signature): paid once.
+ * Off (0) where the cluster's clock jumps (the localnet's warps in tests) or by configuration.
+ */
+export const DEFAULT_BLOCKHASH_REUSE_MS = 0;
+
+/** A recent blockhash, the block height it was read at, and when it was asked for (ms since the epoch). */
+export interface RecentBlockhash {
+  blockhash: string;
+  lastValidBlockHeight: number;
+  /** blocks left before `lastValidBlockHeight` when it was read */
+  blocksLeft: number;
+  /** Date.now() when the RPC was asked (validUntil counts from here) */
+  askedAt: number;
+}
 
 /** Options of a fund transaction (`buildFundTransaction`, `fundingNeeds`). */
 export interface FundOptions {
@@ -262,6 +281,8 @@ export interface EscrowClientOptions {
   confirm?: ConfirmOptions;
   /** PubSub websocket endpoint (`watchOrders`); absent: no subscriptions */
   wsUrl?: ProgramSubscriptionOptions['wsUrl'];
+  /** ms one recent blockhash serves the fund transactions built after it (default DEFAULT_BLOCKHASH_REUSE_MS, 0: a fresh one per transaction) */
+  blockhashReuseMs?: number;
 }
 
 /** What `EscrowClient.watchOrders` reports (see there). */
@@ -413,6 +434,9 @@ export class EscrowClient {
   private readonly tokenPrograms = new Map<string, PublicKey>();
   /** rent-exempt minimum per account size, lamports (read from the RPC once per size) */
   private readonly rents = new Map<number, bigint>();
+  private readonly blockhashReuseMs: number;
+  private blockhashInFlight: Promise<RecentBlockhash> | null = null;
+  private blockhashCached: RecentBlockhash | null = null;
   private readonly errorNames: Map<number, string>;
   private readonly confirmDefaults: ConfirmOptions;
 
@@ -424,6 +448,7 @@ export class EscrowClient {
     this.commitment = opts.commitment ?? 'confirmed';
     this.confirmDefaults = opts.confirm ?? {};
     this.wsUrl = opts.wsUrl;
+    this.blockhashReuseMs = opts.blockhashReuseMs ?? DEFAULT_BLOCKHASH_REUSE_MS;
     const idl = { ...opts.idl, address: opts.programId ?? (opts.idl as { address: string }).address } as Idl;
     this.programId = new PublicKey(idl.address);
     const kp = opts.service;
@@ -611,6 +636,32 @@ export class EscrowClient {
       bump: toNumber(a.bump),
       version: toNumber(a.version),
     };
+  }
+
+  /**
+   * A recent blockhash for a transaction built now: the last one read when it was asked for less than
+   * `blockhashReuseMs` ago, else one getLatestBlockhash + getBlockHeight (concurrent callers share the
+   * read in flight). Throws chain-unavailable (`action` names what was being done) when the RPC fails; a
+   * failed read is not kept.
+   */
+  async recentBlockhash(action: string): Promise<RecentBlockhash> {
+    const cached = this.blockhashCached;
+    if (cached && Date.now() - cached.askedAt < this.blockhashReuseMs) return cached;
+    this.blockhashInFlight ??= (async () => {
+      const askedAt = Date.now();
+      try {
+        const [latest, height] = await rpc(
+          () => Promise.all([this.connection.getLatestBlockhash(this.commitment), this.connection.getBlockHeight(this.commitment)]),
+          this.errorContext(action),
+        );
+        const fresh = { blockhash: latest.blockhash, lastValidBlockHeight: latest.lastValidBlockHeight, blocksLeft: Math.max(0, latest.lastValidBlockHeight - height), askedAt };
+        if (this.blockhashReuseMs > 0) this.blockhashCached = fresh;
+        return fresh;
+      } finally {
+        this.blockhashInFlight = null;
+      }
+    })();
+    return this.blockhashInFlight;
   }
 
   /** Cluster unix time (seconds) from the Clock sysvar, i.e. what the program sees. */
@@ -963,13 +1014,8 @@ export class EscrowClient {
     const buyer = new PublicKey(list[0]!.buyer);
     const { instructions, escrowAddress, vaultAddress } = await this.fundTransactionInstructions(list, sponsor?.publicKey);
     const tx = new Transaction().add(...instructions);
-    const asked = Date.now();
-    const [latest, height] = await rpc(
-      () => Promise.all([this.connection.getLatestBlockhash(this.commitment), this.connection.getBlockHeight(this.commitment)]),
-      this.errorContext('building the fund transaction'),
-    );
-    const blocksLeft = Math.max(0, latest.lastValidBlockHeight - height);
-    const validUntil = new Date(asked + Math.max(0, blocksLeft * CONSERVATIVE_MS_PER_BLOCK - FUND_VALIDITY_MARGIN_MS));
+    const latest = await this.recentBlockhash('building the fund transaction');
+    const validUntil = new Date(latest.askedAt + Math.max(0, latest.blocksLeft * CONSERVATIVE_MS_PER_BLOCK - FUND_VALIDITY_MARGIN_MS));
     tx.feePayer = sponsor?.publicKey ?? buyer;
     tx.recentBlockhash = latest.blockhash;
     tx.lastValidBlockHeight = latest.lastValidBlockHeight;
@@ -1095,7 +1141,7 @@ export class EscrowClient {
     const buyerAta = getAssociatedTokenAddressSync(mint, buyer, true, tokenProgram);
     const context = this.errorContext('reading the buyer wallet\'s balances');
     const [latest, lamportsBalance, ata, tokenAccountSize] = await Promise.all([
-      rpc(() => this.connection.getLatestBlockhash(this.commitment), context),
+      this.recentBlockhash('reading the buyer wallet\'s balances'),
       rpc(() => this.connection.getBalance(buyer, this.commitment), context),
       rpc(() => this.connection.getAccountInfo(buyerAta, this.commitment), context),
       this.tokenAccountSize(mint, tokenProgram),
@@ -1275,6 +1321,8 @@ export class EscrowClient {
   async buildPartyTransaction(name: OrderInstructionName, orderId: OrderId, signer: string, args: OrderInstructionArgs = {}): Promise<PartyTransaction> {
     const payer = new PublicKey(signer);
     const { ix } = await this.buildOrderInstruction(name, orderId, { ...args, signer: payer });
+    // a fresh blockhash, never the reused one: a party who signs the same instruction twice (two revision
+    // requests) must get two transactions, and the same instruction on the same blockhash is the same one
     const latest = await rpc(() => this.connection.getLatestBlockhash(this.commitment), this.errorContext('building the transaction'));
     const tx = new Transaction({ feePayer: payer, blockhash: latest.blockhash, lastValidBlockHeight: latest.lastValidBlockHeight }).add(ix);
     return {
@@ -1477,12 +1525,7 @@ export class EscrowClient {
     const buyer = new PublicKey(terms.buyer);
     const { instructions, escrows } = await this.fundMilestonesInstructions(sponsor ? { ...terms, rentPayer: sponsor.publicKey.toBase58() } : terms);
     const tx = new Transaction().add(...instructions);
-    const asked = Date.now();
-    const [latest, height] = await rpc(
-      () => Promise.all([this.connection.getLatestBlockhash(this.commitment), this.connection.getBlockHeight(this.commitment)]),
-      this.errorContext('building the fund transaction'),
-    );
-    const blocksLeft = Math.max(0, latest.lastValidBlockHeight - height);
+    const latest = await this.recentBlockhash('building the fund transaction');
     tx.feePayer = sponsor?.publicKey ?? buyer;
     tx.recentBlockhash = latest.blockhash;
     tx.lastValidBlockHeight = latest.lastValidBlockHeight;
@@ -1492,7 +1535,7 @@ export class EscrowClient {
       transaction: tx.serialize({ requireAllSignatures: false, verifySignatures: false }).toString('base64'),
       blockhash: latest.blockhash,
       lastValidBlockHeight: latest.lastValidBlockHeight,
-      validUntil: new Date(asked + Math.max(0, blocksLeft * CONSERVATIVE_MS_PER_BLOCK - FUND_VALIDITY_MARGIN_MS)),
+      validUntil: new Date(latest.askedAt + Math.max(0, latest.blocksLeft * CONSERVATIVE_MS_PER_BLOCK - FUND_VALIDITY_MARGIN_MS)),
       escrows,
     };
   }

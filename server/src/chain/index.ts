@@ -12,7 +12,7 @@ import { EscrowClient } from './escrow.js';
 import { mintListingToken, readListingMint, transactionOutcome, updateListingToken } from './listing-mint.js';
 import type { ConfirmOptions } from './tx.js';
 import type { Chain, CurrencyInfo } from './types.js';
-import { tracedFetch } from '../tracing.js';
+import { rpcMethodsOf, tracedFetch } from '../tracing.js';
 import { providersFrom, RpcPool, type RpcPoolOptions, type WsEndpoint } from './rpc-pool.js';
 
 export * from './types.js';
@@ -44,6 +44,10 @@ export interface CreateChainOptions {
   wsUrls?: string[] | null;
   /** health-check and failover settings of the pool (./rpc-pool.ts) */
   pool?: Omit<RpcPoolOptions, 'providers' | 'fetch' | 'commitment' | 'requestTimeoutMs'>;
+  /** ms a recent blockhash serves the fund transactions built after it (EscrowClientOptions.blockhashReuseMs; default 0: fresh per transaction) */
+  blockhashReuseMs?: number;
+  /** told of every JSON-RPC call the service's Connection made (the `bazaar_rpc_request_duration_seconds` metric) */
+  onRpcCall?: RpcCallObserver;
   /**
    * PubSub websocket endpoint: the escrow client's `watchOrders` subscribes there (and web3.js's
    * `connection.on*`). Absent: no subscriptions, the payment watcher polls only.
@@ -79,10 +83,37 @@ export type ChainClient = Chain & {
 };
 
 /**
- * A web3.js Connection whose HTTP requests abort after `timeoutMs`; with `pool`, every request goes
- * through the pool (`rpcUrl` is then only web3.js's label, the pool picks the provider).
+ * Told of one JSON-RPC call: `method` (tracing.ts rpcMethodsOf: the method name, comma-joined for a batch),
+ * `seconds` from the request to its answer, `outcome` ok (an HTTP answer, whatever its status) or error
+ * (no answer: refused, reset, timed out).
  */
-export function createConnection(rpcUrl: string, opts: { commitment?: Commitment; wsUrl?: string; timeoutMs?: number; pool?: RpcPool } = {}): Connection {
+export type RpcCallObserver = (method: string, seconds: number, outcome: 'ok' | 'error') => void;
+
+type RpcFetch = (input: unknown, init?: RequestInit) => Promise<Response>;
+
+/** `fetchFn` that tells `observe` how long each JSON-RPC call took (no observer: `fetchFn` itself). */
+export function meteredFetch(fetchFn: RpcFetch, observe?: RpcCallObserver): RpcFetch {
+  if (!observe) return fetchFn;
+  return async (input, init) => {
+    const started = performance.now();
+    const method = rpcMethodsOf(init?.body);
+    try {
+      const res = await fetchFn(input, init);
+      observe(method, (performance.now() - started) / 1000, 'ok');
+      return res;
+    } catch (err) {
+      observe(method, (performance.now() - started) / 1000, 'error');
+      throw err;
+    }
+  };
+}
+
+/**
+ * A web3.js Connection whose HTTP requests abort after `timeoutMs`; with `pool`, every request goes
+ * through the pool (`rpcUrl` is then only web3.js's label, the pool picks the provider). `onRpcCall`:
+ * told of every call (meteredFetch).
+ */
+export function createConnection(rpcUrl: string, opts: { commitment?: Commitment; wsUrl?: string; timeoutMs?: number; pool?: RpcPool; onRpcCall?: RpcCallObserver } = {}): Connection {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
   if (opts.pool) {
     return new Connection(rpcUrl, {
@@ -90,12 +121,14 @@ export function createConnection(rpcUrl: string, opts: { commitment?: Commitment
       disableRetryOnRateLimit: true,
       wsEndpoint: opts.wsUrl,
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      fetch: opts.pool.fetch as any,
+      fetch: meteredFetch(opts.pool.fetch as RpcFetch, opts.onRpcCall) as any,
     });
   }
   // a span per JSON-RPC call while tracing is on (tracing.ts), the plain fetch otherwise
-  const timedFetch = tracedFetch((input: unknown, init?: RequestInit) =>
-    fetch(input as string, { ...init, signal: AbortSignal.timeout(timeoutMs) }));
+  const timedFetch = meteredFetch(
+    tracedFetch((input: unknown, init?: RequestInit) => fetch(input as string, { ...init, signal: AbortSignal.timeout(timeoutMs) })),
+    opts.onRpcCall,
+  );
   return new Connection(rpcUrl, {
     commitment: opts.commitment ?? 'confirmed',
     disableRetryOnRateLimit: true,
@@ -126,6 +159,7 @@ export function createChain(opts: CreateChainOptions): ChainClient {
     wsUrl: rpcPool ? (rpcPool.wsEndpoint()?.current() ?? undefined) : opts.wsUrl,
     timeoutMs: opts.rpcTimeoutMs,
     ...(rpcPool ? { pool: rpcPool } : {}),
+    ...(opts.onRpcCall ? { onRpcCall: opts.onRpcCall } : {}),
   });
   const service = opts.serviceKeypair;
   const escrow = new EscrowClient({
@@ -139,6 +173,7 @@ export function createChain(opts: CreateChainOptions): ChainClient {
     commitment,
     confirm: opts.confirm,
     wsUrl: ws,
+    ...(opts.blockhashReuseMs !== undefined ? { blockhashReuseMs: opts.blockhashReuseMs } : {}),
   });
   const mintDeps = { connection, service, commitment, confirm: opts.confirm };
   return {
