@@ -28,6 +28,8 @@ interface FakeProvider {
   mode: Mode;
   /** methods refused (connection refused) whatever the mode */
   refuse: Set<string>;
+  /** methods refused once (the next call of the method is answered) */
+  refuseOnce: Set<string>;
   /** the slot a stale provider is stuck at */
   frozenSlot: number;
   /** answers this late (ms), abortable */
@@ -43,6 +45,7 @@ function setup(n = 2, opts: Partial<ConstructorParameters<typeof RpcPool>[0]> = 
     url: `http://rpc-${String.fromCharCode(97 + i)}.test:8899/key-${i}`,
     mode: 'ok' as Mode,
     refuse: new Set<string>(),
+    refuseOnce: new Set<string>(),
     frozenSlot: 0,
     delayMs: 0,
     calls: {},
@@ -82,7 +85,9 @@ function setup(n = 2, opts: Partial<ConstructorParameters<typeof RpcPool>[0]> = 
     if (!p) throw new Error(`unknown provider ${url}`);
     const body = JSON.parse(String(init.body)) as { id: unknown; method: string; params: unknown[] };
     p.calls[body.method] = (p.calls[body.method] ?? 0) + 1;
-    if (p.mode === 'refuse' || p.refuse.has(body.method)) throw Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } });
+    if (p.mode === 'refuse' || p.refuse.has(body.method) || p.refuseOnce.delete(body.method)) {
+      throw Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } });
+    }
     if (p.mode === 'hang') {
       return new Promise<Response>((_, reject) => {
         const s = init.signal;
@@ -252,6 +257,31 @@ describe('RpcPool: health transitions', () => {
     expect(selected(pool)).toBe('rpc-b.test:8899');
   });
 
+  it('a timeout never takes out the last healthy provider, even while the other (out, stale) answers at once', async () => {
+    const { pool, a, b, cluster } = setup(2, { healthTimeoutMs: 30, maxSlotLag: 10 });
+    await pool.checkNow();
+    a.mode = 'stale';
+    a.frozenSlot = cluster.slot - 50;
+    await pool.checkNow();
+    expect(pool.status()[0]!.healthy).toBe(false);
+    b.mode = 'hang';
+    await pool.checkNow();
+    await pool.checkNow();
+    expect(pool.status()[1]).toMatchObject({ healthy: true, selected: true });
+  });
+
+  it('the last healthy provider whose connection fails once (reset, refused) is asked again before the one known to be failing', async () => {
+    const { pool, a, b, connection } = setup(2, { healthTimeoutMs: 30 });
+    await pool.checkNow();
+    a.mode = 'hang';
+    await pool.checkNow(); // a out (hung)
+    b.refuseOnce.add('getAccountInfo');
+    const r = await connection.getAccountInfoAndContext(Keypair.generate().publicKey);
+    expect(r.value).toBeNull();
+    expect(b.calls.getAccountInfo).toBe(2);
+    expect(a.calls.getAccountInfo).toBeUndefined();
+  });
+
   it('an answer the service read late (its event loop was blocked) does not make the provider that timed out beside it hung', async () => {
     let now = 0;
     const { pool, a, b } = setup(2, { healthTimeoutMs: 30, now: () => now });
@@ -345,6 +375,20 @@ describe('RpcPool: health transitions', () => {
     // judged on its own answer (b's slot of the previous check) or on b's newer one, whichever came first
     expect(pool.status()[0]!.reason).toMatch(/^stale: slot 1000 for 1000 ms while another provider reached 100[23]$/);
     expect(pool.wsEndpoint()!.current()).toBe('ws://rpc-b.test:8900');
+  });
+
+  it('a provider whose checks time out is not called stuck: only its answers can show its slot standing still', async () => {
+    let now = 0;
+    const { pool, a, b, cluster } = setup(2, { healthTimeoutMs: 30, staleAfterMs: 1_000, now: () => now });
+    await pool.checkNow();
+    now += 100;
+    a.mode = 'hang';
+    b.onAnswer = () => (now += 1_000); // the service reads b's answers late (busy): nobody is hung either
+    for (let i = 0; i < 3; i++) {
+      cluster.slot += 2;
+      await pool.checkNow();
+    }
+    expect(pool.status()[0]).toMatchObject({ healthy: true, selected: true });
   });
 
   it('the whole cluster stops: nobody is stale however long it stands (nor a provider one slot behind the others), and a provider behind but advancing stays in', async () => {

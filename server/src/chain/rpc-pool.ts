@@ -16,6 +16,8 @@
  * not reached" (-32016), or answers with a stale context slot (below, "stale"), the same request is
  * sent to the next provider: first the other healthy ones in order, then the unhealthy ones as a last
  * resort. A JSON-RPC error of any other kind is an answer (e.g. a preflight rejection) and is returned.
+ * When the connection to the last healthy provider fails (refused, reset: not a timeout), it is asked once
+ * more before the unhealthy ones: a passing reset should not leave the request to a provider known to fail.
  *
  * Transactions: `sendTransaction` carries signed bytes; the same bytes sent to another provider are the
  * same transaction (the signature is its id, and recorded-send.ts records it before the first send), so
@@ -31,11 +33,13 @@
  *  - when a check went unanswered for `healthTimeoutMs` while another provider answered, within that time,
  *    a check started no earlier ("hung": the others answer, so the service itself is not what is slow). A
  *    check that no provider answered in time takes nobody out: then the service (a blocked event loop,
- *    its own network) is the likelier cause. A provider slow but within `healthTimeoutMs` stays in;
- *  - when its slot has not advanced for `staleAfterMs` (default 1000) while another provider's slot went
- *    from at most its slot to at least STALL_SLOTS (2) past it ("stuck": the cluster moved on without
- *    it). A cluster whose slot stops everywhere takes nobody out (nobody moved on), nor does a provider a
- *    slot behind the others that keeps advancing;
+ *    its own network) is the likelier cause; nor does a timeout take out the last healthy provider. A
+ *    provider slow but within `healthTimeoutMs` stays in;
+ *  - when its checks reported the same slot for `staleAfterMs` (default 1000) while another provider's
+ *    slot went from at most that slot to at least STALL_SLOTS (2) past it ("stuck": the cluster moved on
+ *    without it). A cluster whose slot stops everywhere takes nobody out (nobody moved on), nor does a
+ *    provider a slot behind the others that keeps advancing, nor one whose checks time out (no answer
+ *    says its slot stood still);
  *  - when its slot lags the highest slot known by more than `maxSlotLag` (a provider that advances but
  *    slowly), when one of its answers carried a stale context slot, or when its recent requests failed too
  *    often (at least `errorMinCount` failures and at least `errorRateOut` of the last `errorWindow`
@@ -157,9 +161,11 @@ interface Provider {
   timedOut: boolean;
   /** start of the newest check this provider answered within `healthTimeoutMs` (-Infinity: none) */
   answeredStart: number;
-  /** when `slot` last advanced, and the highest slot of the others then (or `slot` when higher) */
+  /** start of the first check that reported `slot`, and the highest slot of the others then (or `slot` when higher) */
   slotSince: number;
   slotBase: number;
+  /** start of the latest check answered in time that still reported `slot` (so the span is seen, not assumed) */
+  slotSeen: number;
   /** the request attempts waiting on this provider (aborted when it is taken out) */
   attempts: Set<AbortController>;
   window: boolean[];
@@ -167,7 +173,15 @@ interface Provider {
   failures: number;
 }
 
-class AttemptFailed extends Error {}
+class AttemptFailed extends Error {
+  constructor(
+    message: string,
+    /** the connection failed (refused, reset), as opposed to a timeout or an unusable answer */
+    readonly transport = false,
+  ) {
+    super(message);
+  }
+}
 
 /** The reason an attempt is aborted with when its provider is taken out. */
 class ProviderOut extends Error {}
@@ -237,6 +251,7 @@ export class RpcPool {
       answeredStart: -Infinity,
       slotSince: 0,
       slotBase: 0,
+      slotSeen: 0,
       attempts: new Set<AbortController>(),
       window: [],
       requests: 0,
@@ -362,21 +377,30 @@ export class RpcPool {
     }
     p.unansweredSince = null;
     // answered late (the service was slow to read it: a blocked event loop) proves nothing about the others
-    if (answeredIn < this.o.healthTimeoutMs) p.answeredStart = Math.max(p.answeredStart, started);
-    this.judgeSlot(p, r.slot);
+    const inTime = answeredIn < this.o.healthTimeoutMs;
+    if (inTime) p.answeredStart = Math.max(p.answeredStart, started);
+    this.judgeSlot(p, r.slot, started, inTime);
     this.judgeHangs();
   }
 
-  /** The slot rules (stuck, lagging) on `p`'s checked slot; counts a good check towards coming back. */
-  private judgeSlot(p: Provider, slot: number): void {
+  /**
+   * The slot rules (stuck, lagging) on the slot a check of `p` started at `started` reported; counts a good
+   * check towards coming back. The time a slot stood still is measured between checks that reported it
+   * (a check that timed out says nothing), from the start of the first to the start of the latest answered
+   * in time: a slot read late (the service slow to read the answer) does not stretch it.
+   */
+  private judgeSlot(p: Provider, slot: number, started: number, inTime: boolean): void {
     const now = this.o.now();
     if (p.slot === null || slot > p.slot) {
-      p.slotSince = now;
+      p.slotSince = inTime ? started : now;
+      p.slotSeen = p.slotSince;
       p.slotBase = Math.max(slot, this.othersSlot(p));
+    } else if (slot === p.slot && inTime) {
+      p.slotSeen = Math.max(p.slotSeen, started);
     }
     p.slot = slot;
     this.referenceSlot = Math.max(this.referenceSlot, slot);
-    const stale = this.staleReason(p, now);
+    const stale = this.staleReason(p);
     if (stale) return this.markOut(p, stale);
     p.okStreak += 1;
     if (!p.healthy && p.okStreak >= this.o.recoverAfter) {
@@ -389,16 +413,16 @@ export class RpcPool {
     // a newer slot may show the others behind or stuck now, without waiting for their next check
     for (const o of this.list) {
       if (o === p || !o.healthy || o.slot === null) continue;
-      const r = this.staleReason(o, now);
+      const r = this.staleReason(o);
       if (r) this.markOut(o, r);
     }
   }
 
   /** Why `p`'s last checked slot is stale (lagging past `maxSlotLag`, or stuck), or null. */
-  private staleReason(p: Provider, now: number): string | null {
+  private staleReason(p: Provider): string | null {
     const lag = this.referenceSlot - p.slot!;
     if (lag > this.o.maxSlotLag) return `stale: ${lag} slots behind`;
-    const still = now - p.slotSince;
+    const still = p.slotSeen - p.slotSince;
     const others = this.othersSlot(p);
     if (still >= this.o.staleAfterMs && others >= p.slotBase + STALL_SLOTS) {
       return `stale: slot ${p.slot} for ${Math.round(still)} ms while another provider reached ${others}`;
@@ -413,7 +437,9 @@ export class RpcPool {
 
   /**
    * The hang rule: out, a provider whose check has gone unanswered for `healthTimeoutMs` while another
-   * provider answered, in time, a check started no earlier. Nobody answering in time takes nobody out.
+   * provider answered, in time, a check started no earlier. Nobody answering in time takes nobody out, and
+   * a timeout never takes out the last healthy provider (the one answering may be out for another reason,
+   * e.g. stale: it is no better a choice).
    */
   private judgeHangs(): void {
     const now = this.o.now();
@@ -421,8 +447,8 @@ export class RpcPool {
       const since = p.unansweredSince;
       if (since === null || (!p.timedOut && now - since < this.o.healthTimeoutMs)) continue;
       if (!this.list.some((o) => o !== p && o.answeredStart >= since)) continue;
-      if (p.healthy) this.markOut(p, 'getHealth: timed out');
-      else p.okStreak = 0;
+      if (!p.healthy) p.okStreak = 0;
+      else if (this.list.some((o) => o !== p && o.healthy)) this.markOut(p, 'getHealth: timed out');
     }
   }
 
@@ -520,19 +546,22 @@ export class RpcPool {
     const healthy = this.list.filter((p) => p.healthy);
     const sticky = healthy.length ? null : this.lastSelected;
     const order = sticky ? [sticky, ...this.list.filter((p) => p !== sticky)] : [...healthy, ...this.list.filter((p) => !p.healthy)];
-    // the last healthy provider (when none is healthy: the one selected last, asked first) gets the rest of the request's
-    // time: a slow but working provider is not cut off for a last resort that is known to be failing
-    const patientAt = healthy.length ? healthy.length - 1 : 0;
+    const wasHealthy = new Set(healthy);
+    /** the attempts to make, in order; one may be added (a retry of the last healthy provider) */
+    const queue = order.map((p) => ({ p, retry: false }));
     const strictFrom = methodsOf(body).some((m) => STRICT_METHODS.has(m)) ? this.referenceSlot : 0;
     // a `finalized` read answers as of the last root, ~32 slots behind the tip by design: allowed that much more
     const lag = this.o.maxSlotLag + (/"commitment":"finalized"/.test(body) ? FINALIZED_EXTRA_LAG : 0);
     let lastError: unknown = null;
     let lastAnswer: Response | null = null;
-    for (let i = 0; i < order.length; i++) {
-      const p = order[i]!;
+    for (let i = 0; i < queue.length; i++) {
+      const { p, retry } = queue[i]!;
       const remaining = deadline - Date.now();
       if (remaining <= 0) break;
-      const patient = i === patientAt || i === order.length - 1;
+      // the last healthy provider (when none is healthy: the one selected last, asked first) gets the rest of the
+      // request's time: a slow but working provider is not cut off for a last resort that is known to be failing
+      const later = queue.slice(i + 1);
+      const patient = later.length === 0 || (sticky ? i === 0 : wasHealthy.has(p) && !later.some((e) => wasHealthy.has(e.p)));
       const timeout = AbortSignal.timeout(patient ? remaining : Math.min(remaining, this.o.attemptTimeoutMs));
       // taken out while this attempt waits (health check, another request's stale answer): ask the next now
       const out = new AbortController();
@@ -558,6 +587,11 @@ export class RpcPool {
           lastError = err;
         } else {
           lastError = err;
+          // the last healthy provider's connection failed (reset, refused; not a timeout): asked once more before
+          // the providers known to be failing, which would otherwise be all that is left for the rest of the time
+          if (err instanceof AttemptFailed && err.transport && !retry && p.healthy && !later.some((e) => e.p.healthy)) {
+            queue.splice(i + 1, 0, { p, retry: true });
+          }
         }
       } finally {
         p.attempts.delete(out);
@@ -578,7 +612,8 @@ export class RpcPool {
       text = await res.text();
     } catch (err) {
       if (signal.reason instanceof ProviderOut) throw new AttemptFailed(signal.reason.message);
-      throw new AttemptFailed(`${p.label}: ${signal.aborted ? 'no answer in time (aborted due to timeout)' : transportError(err)}`);
+      if (signal.aborted) throw new AttemptFailed(`${p.label}: no answer in time (aborted due to timeout)`);
+      throw new AttemptFailed(`${p.label}: ${transportError(err)}`, true);
     }
     if (res.status === 429 || res.status >= 500) {
       throw new HttpAnswer(p.label, new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers }));
