@@ -257,6 +257,17 @@ describe('RpcPool: health transitions', () => {
     expect(selected(pool)).toBe('rpc-b.test:8899');
   });
 
+  it('a standby provider (not selected: nothing waits on it) is out on its second unanswered check in a row, not its first', async () => {
+    const { pool, b } = setup(2, { healthTimeoutMs: 30 });
+    await pool.checkNow();
+    b.mode = 'hang';
+    await pool.checkNow();
+    expect(pool.status()[1]!.healthy).toBe(true); // briefly slow: keeps its place
+    await pool.checkNow();
+    expect(pool.status()[1]).toMatchObject({ healthy: false, reason: 'getHealth: timed out' });
+    expect(selected(pool)).toBe('rpc-a.test:8899');
+  });
+
   it('a timeout never takes out the last healthy provider, even while the other (out, stale) answers at once', async () => {
     const { pool, a, b, cluster } = setup(2, { healthTimeoutMs: 30, maxSlotLag: 10 });
     await pool.checkNow();

@@ -33,7 +33,9 @@
  *  - when a check went unanswered for `healthTimeoutMs` while another provider answered, within that time,
  *    a check started no earlier ("hung": the others answer, so the service itself is not what is slow). A
  *    check that no provider answered in time takes nobody out: then the service (a blocked event loop,
- *    its own network) is the likelier cause; nor does a timeout take out the last healthy provider. A
+ *    its own network) is the likelier cause; nor does a timeout take out the last healthy provider. The
+ *    selected provider (requests wait on it) is out on its first such check, another one on its second
+ *    in a row (nothing waits on a standby; briefly slow, it keeps its place as the next choice). A
  *    provider slow but within `healthTimeoutMs` stays in;
  *  - when its checks reported the same slot for `staleAfterMs` (default 1000) while another provider's
  *    slot went from at most that slot to at least STALL_SLOTS (2) past it ("stuck": the cluster moved on
@@ -159,6 +161,8 @@ interface Provider {
   unansweredSince: number | null;
   /** the last check timed out (unanswered for `healthTimeoutMs` as its own timer counted) */
   timedOut: boolean;
+  /** consecutive checks that timed out */
+  slowStreak: number;
   /** start of the newest check this provider answered within `healthTimeoutMs` (-Infinity: none) */
   answeredStart: number;
   /** start of the first check that reported `slot`, and the highest slot of the others then (or `slot` when higher) */
@@ -248,6 +252,7 @@ export class RpcPool {
       inFlight: null,
       unansweredSince: null,
       timedOut: false,
+      slowStreak: 0,
       answeredStart: -Infinity,
       slotSince: 0,
       slotBase: 0,
@@ -345,9 +350,10 @@ export class RpcPool {
 
   /** Start a check on every provider without one in flight. */
   private startChecks(): void {
+    // one start time for the round: "another provider answered a check started no earlier" holds within a round
+    const started = this.o.now();
     for (const p of this.list) {
       if (p.inFlight) continue;
-      const started = this.o.now();
       p.unansweredSince = started;
       p.timedOut = false;
       const stopped = this.stopping.signal;
@@ -370,12 +376,14 @@ export class RpcPool {
         this.markOut(p, r.error);
       } else {
         p.timedOut = true;
+        p.slowStreak += 1;
         if (!p.healthy) p.okStreak = 0;
       }
       this.judgeHangs();
       return;
     }
     p.unansweredSince = null;
+    p.slowStreak = 0;
     // answered late (the service was slow to read it: a blocked event loop) proves nothing about the others
     const inTime = answeredIn < this.o.healthTimeoutMs;
     if (inTime) p.answeredStart = Math.max(p.answeredStart, started);
@@ -447,8 +455,15 @@ export class RpcPool {
       const since = p.unansweredSince;
       if (since === null || (!p.timedOut && now - since < this.o.healthTimeoutMs)) continue;
       if (!this.list.some((o) => o !== p && o.answeredStart >= since)) continue;
-      if (!p.healthy) p.okStreak = 0;
-      else if (this.list.some((o) => o !== p && o.healthy)) this.markOut(p, 'getHealth: timed out');
+      if (!p.healthy) {
+        p.okStreak = 0;
+        continue;
+      }
+      if (!this.list.some((o) => o !== p && o.healthy)) continue;
+      // requests wait on the selected provider: out on its first such check; a standby on its second in a row
+      // (nothing waits on it, and a briefly slow one keeps its place as the next choice)
+      const waitedOn = p === this.selectedProvider();
+      if (waitedOn || p.slowStreak >= 2) this.markOut(p, 'getHealth: timed out');
     }
   }
 
