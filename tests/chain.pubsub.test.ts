@@ -211,6 +211,8 @@ describe('ProgramSubscription following the RPC pool (issue 27 item 5)', () => {
     expect(first.requests).toHaveLength(1);
     current = second.url;
     for (const l of listeners) l();
+    // connecting to the second already: not waiting for the first socket's close (an event-loop turn)
+    expect(sub.state).toBe('connecting');
     await eventually(() => second.requests.length === 1 && sub.state === 'subscribed', { what: 'subscribed on the second', timeoutMs: 5_000, intervalMs: 10 });
     expect(log.down).toEqual(['socket closed']);
     expect(log.up).toBe(2);

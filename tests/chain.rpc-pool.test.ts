@@ -28,10 +28,14 @@ interface FakeProvider {
   mode: Mode;
   /** methods refused (connection refused) whatever the mode */
   refuse: Set<string>;
+  /** methods refused once (the next call of the method is answered) */
+  refuseOnce: Set<string>;
   /** the slot a stale provider is stuck at */
   frozenSlot: number;
   /** answers this late (ms), abortable */
   delayMs: number;
+  /** runs just before an answer is returned (tests move their fake clock with it) */
+  onAnswer?: () => void;
   calls: Record<string, number>;
 }
 
@@ -41,6 +45,7 @@ function setup(n = 2, opts: Partial<ConstructorParameters<typeof RpcPool>[0]> = 
     url: `http://rpc-${String.fromCharCode(97 + i)}.test:8899/key-${i}`,
     mode: 'ok' as Mode,
     refuse: new Set<string>(),
+    refuseOnce: new Set<string>(),
     frozenSlot: 0,
     delayMs: 0,
     calls: {},
@@ -80,7 +85,9 @@ function setup(n = 2, opts: Partial<ConstructorParameters<typeof RpcPool>[0]> = 
     if (!p) throw new Error(`unknown provider ${url}`);
     const body = JSON.parse(String(init.body)) as { id: unknown; method: string; params: unknown[] };
     p.calls[body.method] = (p.calls[body.method] ?? 0) + 1;
-    if (p.mode === 'refuse' || p.refuse.has(body.method)) throw Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } });
+    if (p.mode === 'refuse' || p.refuse.has(body.method) || p.refuseOnce.delete(body.method)) {
+      throw Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } });
+    }
     if (p.mode === 'hang') {
       return new Promise<Response>((_, reject) => {
         const s = init.signal;
@@ -98,6 +105,7 @@ function setup(n = 2, opts: Partial<ConstructorParameters<typeof RpcPool>[0]> = 
     if (p.mode === 'behind' && body.method !== 'getHealth' && body.method !== 'getSlot') {
       return Response.json({ jsonrpc: '2.0', id: body.id, error: { code: -32005, message: 'Node is behind by 42 slots' } });
     }
+    p.onAnswer?.();
     return Response.json(answer(p, body));
   };
   const log = { info: () => undefined, warn: () => undefined };
@@ -235,7 +243,7 @@ describe('RpcPool: health transitions', () => {
     expect(pool.status()[1]).toMatchObject({ healthy: true, selected: true });
   });
 
-  it('a hanging provider is out on its second timed-out check; a round where every check timed out takes nobody out (the service itself is slow)', async () => {
+  it('a provider that leaves its check unanswered while the other answers is out on that one check; a round where every check timed out takes nobody out (the service itself is slow)', async () => {
     const { pool, a, b } = setup(2, { healthTimeoutMs: 30 });
     await pool.checkNow();
     a.mode = 'hang';
@@ -245,9 +253,86 @@ describe('RpcPool: health transitions', () => {
     expect(pool.status().map((s) => s.healthy)).toEqual([true, true]);
     b.mode = 'ok';
     await pool.checkNow();
-    expect(pool.status()[0]!.healthy).toBe(true); // one timeout: not yet
+    expect(pool.status()[0]).toMatchObject({ healthy: false, reason: 'getHealth: timed out', selected: false });
+    expect(selected(pool)).toBe('rpc-b.test:8899');
+  });
+
+  it('a standby provider (not selected: nothing waits on it) is out on its second unanswered check in a row, not its first', async () => {
+    const { pool, b } = setup(2, { healthTimeoutMs: 30 });
     await pool.checkNow();
-    expect(pool.status()[0]).toMatchObject({ healthy: false, reason: 'getHealth: timed out' });
+    b.mode = 'hang';
+    await pool.checkNow();
+    expect(pool.status()[1]!.healthy).toBe(true); // briefly slow: keeps its place
+    await pool.checkNow();
+    expect(pool.status()[1]).toMatchObject({ healthy: false, reason: 'getHealth: timed out' });
+    expect(selected(pool)).toBe('rpc-a.test:8899');
+  });
+
+  it('a timeout never takes out the last healthy provider, even while the other (out, stale) answers at once', async () => {
+    const { pool, a, b, cluster } = setup(2, { healthTimeoutMs: 30, maxSlotLag: 10 });
+    await pool.checkNow();
+    a.mode = 'stale';
+    a.frozenSlot = cluster.slot - 50;
+    await pool.checkNow();
+    expect(pool.status()[0]!.healthy).toBe(false);
+    b.mode = 'hang';
+    await pool.checkNow();
+    await pool.checkNow();
+    expect(pool.status()[1]).toMatchObject({ healthy: true, selected: true });
+  });
+
+  it('the last healthy provider whose connection fails once (reset, refused) is asked again before the one known to be failing', async () => {
+    const { pool, a, b, connection } = setup(2, { healthTimeoutMs: 30 });
+    await pool.checkNow();
+    a.mode = 'hang';
+    await pool.checkNow(); // a out (hung)
+    b.refuseOnce.add('getAccountInfo');
+    const r = await connection.getAccountInfoAndContext(Keypair.generate().publicKey);
+    expect(r.value).toBeNull();
+    expect(b.calls.getAccountInfo).toBe(2);
+    expect(a.calls.getAccountInfo).toBeUndefined();
+  });
+
+  it('an answer the service read late (its event loop was blocked) does not make the provider that timed out beside it hung', async () => {
+    let now = 0;
+    const { pool, a, b } = setup(2, { healthTimeoutMs: 30, now: () => now });
+    await pool.checkNow();
+    now += 100;
+    a.mode = 'hang';
+    b.onAnswer = () => (now += 5_000); // b's answer is read 5 s after its check started
+    await pool.checkNow();
+    expect(pool.status().map((s) => s.healthy)).toEqual([true, true]);
+  });
+
+  it('a provider slow to answer but within healthTimeoutMs stays in and selected, check after check (no flapping)', async () => {
+    const { pool, a } = setup(2, { healthTimeoutMs: 1_000 });
+    a.delayMs = 150;
+    for (let i = 0; i < 4; i++) {
+      await pool.checkNow();
+      expect(pool.status()[0]).toMatchObject({ healthy: true, selected: true });
+    }
+  });
+
+  it('the health ticks do not wait for a hanging check: the others are checked every interval meanwhile, the hanging one is not asked again until its check ends', async () => {
+    const { pool, a, b } = setup(2, { healthIntervalMs: 10, healthTimeoutMs: 60_000 });
+    a.mode = 'hang';
+    pool.start();
+    await expect.poll(() => b.calls.getHealth ?? 0, { timeout: 5_000, interval: 10 }).toBeGreaterThanOrEqual(5);
+    expect(a.calls.getHealth).toBe(1);
+    await pool.stop(); // aborts the hanging check: a shutdown does not wait for it
+  });
+
+  it('a request waiting on a provider that is taken out goes to the next provider then, not after its attempt timeout', async () => {
+    const { pool, a, b, connection } = setup(2, { healthTimeoutMs: 30, attemptTimeoutMs: 60_000 });
+    await pool.checkNow();
+    a.mode = 'hang';
+    const read = connection.getAccountInfoAndContext(Keypair.generate().publicKey);
+    await expect.poll(() => a.calls.getAccountInfo ?? 0).toBe(1);
+    await pool.checkNow(); // a's check unanswered while b answers: a out
+    expect(pool.status()[0]!.healthy).toBe(false);
+    const r = await read;
+    expect(r.value).toBeNull();
+    expect(b.calls.getAccountInfo).toBe(1);
   });
 
   it('every provider out: the one selected last is asked first and given the whole request time', async () => {
@@ -282,6 +367,61 @@ describe('RpcPool: health transitions', () => {
     cluster.slot += 1;
     await pool.checkNow();
     expect(pool.status()[0]).toMatchObject({ healthy: false, reason: 'stale: 11 slots behind', slot: a.frozenSlot });
+  });
+
+  it('a provider whose slot stands still while another provider moves 2 slots past it is out after staleAfterMs, long before the lag reaches maxSlotLag', async () => {
+    let now = 0;
+    const { pool, a, cluster } = setup(2, { maxSlotLag: 10, staleAfterMs: 1_000, now: () => now });
+    await pool.checkNow();
+    a.mode = 'stale';
+    a.frozenSlot = cluster.slot;
+    cluster.slot += 2;
+    now += 500;
+    await pool.checkNow();
+    expect(pool.status()[0]).toMatchObject({ healthy: true, selected: true }); // 2 slots behind for 500 ms: not yet
+    cluster.slot += 1;
+    now += 500;
+    await pool.checkNow();
+    expect(pool.status()[0]).toMatchObject({ healthy: false, selected: false });
+    // judged on its own answer (b's slot of the previous check) or on b's newer one, whichever came first
+    expect(pool.status()[0]!.reason).toMatch(/^stale: slot 1000 for 1000 ms while another provider reached 100[23]$/);
+    expect(pool.wsEndpoint()!.current()).toBe('ws://rpc-b.test:8900');
+  });
+
+  it('a provider whose checks time out is not called stuck: only its answers can show its slot standing still', async () => {
+    let now = 0;
+    const { pool, a, b, cluster } = setup(2, { healthTimeoutMs: 30, staleAfterMs: 1_000, now: () => now });
+    await pool.checkNow();
+    now += 100;
+    a.mode = 'hang';
+    b.onAnswer = () => (now += 1_000); // the service reads b's answers late (busy): nobody is hung either
+    for (let i = 0; i < 3; i++) {
+      cluster.slot += 2;
+      await pool.checkNow();
+    }
+    expect(pool.status()[0]).toMatchObject({ healthy: true, selected: true });
+  });
+
+  it('the whole cluster stops: nobody is stale however long it stands (nor a provider one slot behind the others), and a provider behind but advancing stays in', async () => {
+    let now = 0;
+    const { pool, a, cluster } = setup(2, { maxSlotLag: 10, staleAfterMs: 1_000, now: () => now });
+    await pool.checkNow();
+    a.mode = 'stale';
+    a.frozenSlot = cluster.slot;
+    cluster.slot += 1; // a one slot behind; then the cluster halts
+    for (let i = 0; i < 10; i++) {
+      now += 500;
+      await pool.checkNow();
+    }
+    expect(pool.status().map((s) => s.healthy)).toEqual([true, true]);
+    // the cluster moves again, a follows 3 slots behind
+    for (let i = 0; i < 10; i++) {
+      cluster.slot += 1;
+      a.frozenSlot = cluster.slot - 3;
+      now += 400;
+      await pool.checkNow();
+    }
+    expect(pool.status()[0]).toMatchObject({ healthy: true, selected: true });
   });
 
   it('an error rate over the window takes the provider out even while its health checks pass', async () => {
@@ -450,7 +590,7 @@ describe('configuration: SOLANA_RPC_URLS / SOLANA_WS_URLS', () => {
     const w = loadConfig({ ...base, SOLANA_RPC_URLS: 'https://a.example,https://b.example', SOLANA_WS_URLS: 'wss://a.example/ws,wss://b.example/ws' });
     expect(w.solanaWsUrls).toEqual(['wss://a.example/ws', 'wss://b.example/ws']);
     expect(loadConfig({ ...base, SOLANA_RPC_URLS: 'https://a.example,https://b.example', SOLANA_WS_URLS: 'off' }).solanaWsUrls).toBeNull();
-    expect(c.rpcPool).toEqual({ healthIntervalMs: 1_000, maxSlotLag: 10, attemptTimeoutMs: 2_000 });
+    expect(c.rpcPool).toEqual({ healthIntervalMs: 500, maxSlotLag: 10, attemptTimeoutMs: 2_000 });
   });
 
   it('refuses a bad list: not http(s), duplicates, a different SOLANA_RPC_URL beside it, a websocket count that does not match', () => {

@@ -320,8 +320,8 @@ export const ENV_VARS: readonly EnvVar[] = [
     with: { SOLANA_RPC_URLS: 'https://rpc-a.example.com/KEY,https://rpc-b.example.com/?api-key=KEY' },
     readers: S,
   },
-  { name: 'SOLANA_RPC_HEALTH_INTERVAL_MS', group: 'chain', default: lit(1_000), meaning: 'with several providers: ms between health checks of every provider (`getHealth` + `getSlot`, two requests per provider per check; a check may take at most this long, at most 1 s)', example: '2000', readers: S },
-  { name: 'SOLANA_RPC_MAX_SLOT_LAG', group: 'chain', default: lit(10), meaning: 'with several providers: slots a provider may lag the highest slot known before it is taken out and its answers are refused as stale (10 slots = 4 s)', example: '25', readers: S },
+  { name: 'SOLANA_RPC_HEALTH_INTERVAL_MS', group: 'chain', default: lit(500), meaning: 'with several providers: ms between the starts of health checks of every provider (`getHealth` + `getSlot`, two requests per provider per check, so four a second at 500 ms; a check may take 1 s; a provider whose check is still in flight is skipped). A fault is seen by the first check after it and judged 1 s later: a longer interval delays failover by as much', example: '1000', readers: S },
+  { name: 'SOLANA_RPC_MAX_SLOT_LAG', group: 'chain', default: lit(10), meaning: 'with several providers: slots a provider may lag the highest slot known before it is taken out and its answers are refused as stale (10 slots = 4 s; for a provider that advances, but slowly: one whose slot stands still for 1 s while another moves 2 slots past it is out then, whatever this lag)', example: '25', readers: S },
   { name: 'SOLANA_RPC_ATTEMPT_TIMEOUT_MS', group: 'chain', default: lit(2_000), meaning: 'with several providers: ms one request waits for a provider before asking the next (the last one asked gets the rest of the request\'s 15 s)', example: '5000', readers: S },
   {
     name: 'SOLANA_PUBLIC_RPC_URL',

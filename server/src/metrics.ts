@@ -231,7 +231,7 @@ export function registerRpcProviderGauges(metrics: Metrics, status: () => RpcPro
   const p = METRIC_PREFIX;
   metrics.registerGauge({
     name: `${p}rpc_provider_up`,
-    help: 'Solana RPC provider health as the pool sees it: 1 healthy, 0 taken out (failed health check, slot lag past SOLANA_RPC_MAX_SLOT_LAG, stale answer, error rate); by provider host',
+    help: 'Solana RPC provider health as the pool sees it: 1 healthy, 0 taken out (failed or unanswered health check, slot standing still while the others move on, slot lag past SOLANA_RPC_MAX_SLOT_LAG, stale answer, error rate); by provider host',
     labelNames: ['provider'] as const,
     collect(g) {
       for (const s of status()) g.set({ provider: s.label }, s.healthy ? 1 : 0);

@@ -14,8 +14,8 @@
  * account: {data: [base64, "base64"], lamports, owner, ...}}}, subscription}`.
  *
  * Several providers (./rpc-pool.ts): `wsUrl` may be a WsEndpoint that follows the pool's selected
- * provider; when the selection switches, the socket is closed and the subscription reconnects at once
- * (no back-off) to the new provider's websocket, reporting `onDown` and then `onSubscribed` as for any
+ * provider; when the selection switches, the subscription connects at once (no back-off, and without
+ * waiting for the old socket's close) to the new provider's websocket, reporting `onDown` and then `onSubscribed` as for any
  * gap, so the watcher catches up what it may have missed.
  */
 import WebSocket from 'ws';
@@ -76,23 +76,26 @@ export class ProgramSubscription {
     return typeof this.o.wsUrl === 'string' ? this.o.wsUrl : this.o.wsUrl.current();
   }
 
-  /** The endpoint switched (pool): leave the old provider's socket and connect to the new one now. */
+  /**
+   * The endpoint switched (pool): connect to the new provider now, without waiting for the old socket's
+   * `close` (one event-loop turn, long on a busy service); the old socket is dropped and closed aside.
+   */
   private onSwitch(): void {
     if (this.current === 'stopped' || this.url() === this.connectedTo) return;
     this.o.log?.info({ from: this.connectedTo, to: this.url() }, 'program subscription: moving to the selected RPC provider');
     const ws = this.ws;
+    const wasLive = this.current === 'subscribed';
     this.attempt = 0;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
     if (ws) {
-      ws.terminate(); // 'close' -> retry(); with attempt 0 and `switching`, reconnects at once
-      this.switching = true;
-    } else if (this.retryTimer) {
-      clearTimeout(this.retryTimer);
-      this.retryTimer = null;
-      this.connect();
+      this.ws = null; // its 'close' is then ignored
+      this.stopHeartbeat();
+      ws.terminate();
     }
+    if (wasLive) this.o.onDown?.('socket closed');
+    this.connect();
   }
-
-  private switching = false;
 
   get state(): SubscriptionState {
     return this.current;
@@ -139,6 +142,7 @@ export class ProgramSubscription {
     this.closed = new Promise((resolve) => ws.once('close', () => resolve()));
     let alive = true;
     ws.on('open', () => {
+      if (this.ws !== ws) return; // dropped (moved to another provider)
       const config = { encoding: 'base64', commitment: this.o.commitment ?? 'confirmed', ...(this.o.filters?.length ? { filters: this.o.filters } : {}) };
       ws.send(JSON.stringify({ jsonrpc: '2.0', id: SUBSCRIBE_ID, method: 'programSubscribe', params: [this.o.programId, config] }));
       this.heartbeat = setInterval(() => {
@@ -154,7 +158,9 @@ export class ProgramSubscription {
     ws.on('pong', () => {
       alive = true;
     });
-    ws.on('message', (raw) => this.onMessage(ws, String(raw)));
+    ws.on('message', (raw) => {
+      if (this.ws === ws) this.onMessage(ws, String(raw));
+    });
     ws.on('error', (err) => {
       if (this.ws === ws) this.o.log?.warn({ err: String(err), ws_url: url }, 'program subscription socket error');
     });
@@ -213,9 +219,7 @@ export class ProgramSubscription {
     if (wasLive) this.o.onDown?.(reason);
     const { initialMs, maxMs } = this.o.backoff ?? { initialMs: 250, maxMs: 30_000 };
     const base = Math.min(maxMs, initialMs * 2 ** Math.min(this.attempt, 30));
-    // moving to another provider (pool switch): at once
-    const delay = this.switching ? 0 : Math.round(base * (0.8 + 0.4 * Math.random()));
-    this.switching = false;
+    const delay = Math.round(base * (0.8 + 0.4 * Math.random()));
     this.attempt += 1;
     if (!wasLive) this.o.log?.warn({ ws_url: this.connectedTo, reason, retry_in_ms: delay }, 'program subscription unavailable; retrying');
     this.retryTimer = setTimeout(() => {

@@ -16,6 +16,8 @@
  * not reached" (-32016), or answers with a stale context slot (below, "stale"), the same request is
  * sent to the next provider: first the other healthy ones in order, then the unhealthy ones as a last
  * resort. A JSON-RPC error of any other kind is an answer (e.g. a preflight rejection) and is returned.
+ * When the connection to the last healthy provider fails (refused, reset: not a timeout), it is asked once
+ * more before the unhealthy ones: a passing reset should not leave the request to a provider known to fail.
  *
  * Transactions: `sendTransaction` carries signed bytes; the same bytes sent to another provider are the
  * same transaction (the signature is its id, and recorded-send.ts records it before the first send), so
@@ -23,17 +25,40 @@
  * send goes to ONE provider at a time (never broadcast); its confirmation (`getSignatureStatuses`)
  * is read through whichever provider is selected then ("send once, confirm anywhere").
  *
- * Health (a check every `healthIntervalMs` on every provider, only with two or more providers):
- * `getHealth` and `getSlot` (at the pool's commitment). A provider is taken OUT when a check fails
- * (transport error, HTTP error, getHealth not "ok"; a timeout `healthTimeoutMs` on the second check in a
- * row, and not at all in a round where every provider timed out: then the service itself is slow), when its slot lags
- * the highest slot of the providers checked in that round by more than `maxSlotLag`, when one of its
- * answers carried a stale context slot, or when its recent requests failed too often (at least
- * `errorMinCount` failures and at least `errorRateOut` of the last `errorWindow` requests). It comes
- * back IN after `recoverAfter` consecutive good checks (hysteresis: a flapping provider is not
- * selected on its first good answer). The error rate never takes out the last healthy provider, and
- * when every provider is out the selection stays where it was (requests still try them all, that one
- * first).
+ * Health (only with two or more providers): every `healthIntervalMs` (default 500) a check starts on every
+ * provider that has none in flight: `getHealth` and `getSlot` (at the pool's commitment), at most
+ * `healthTimeoutMs` (default 1000) each. The ticks do not wait for a slow check, so a hanging provider
+ * does not slow the checks of the others. Each check is judged as it ends. A provider is taken OUT:
+ *  - when a check fails (transport error, HTTP error, getHealth not "ok"): at once;
+ *  - when a check went unanswered for `healthTimeoutMs` while another provider answered, within that time,
+ *    a check started no earlier ("hung": the others answer, so the service itself is not what is slow). A
+ *    check that no provider answered in time takes nobody out: then the service (a blocked event loop,
+ *    its own network) is the likelier cause; nor does a timeout take out the last healthy provider. The
+ *    selected provider (requests wait on it) is out on its first such check, another one on its second
+ *    in a row (nothing waits on a standby; briefly slow, it keeps its place as the next choice). A
+ *    provider slow but within `healthTimeoutMs` stays in;
+ *  - when its checks reported the same slot for `staleAfterMs` (default 1000) while another provider's
+ *    slot went from at most that slot to at least STALL_SLOTS (2) past it ("stuck": the cluster moved on
+ *    without it). A cluster whose slot stops everywhere takes nobody out (nobody moved on), nor does a
+ *    provider a slot behind the others that keeps advancing, nor one whose checks time out (no answer
+ *    says its slot stood still);
+ *  - when its slot lags the highest slot known by more than `maxSlotLag` (a provider that advances but
+ *    slowly), when one of its answers carried a stale context slot, or when its recent requests failed too
+ *    often (at least `errorMinCount` failures and at least `errorRateOut` of the last `errorWindow`
+ *    requests).
+ * Taking a provider out aborts the requests waiting on it (each is asked of the next provider at once,
+ * instead of after its `attemptTimeoutMs`). It comes back IN after `recoverAfter` consecutive good checks
+ * (hysteresis: a flapping provider is not selected on its first good answer). The error rate never takes
+ * out the last healthy provider, and when every provider is out the selection stays where it was
+ * (requests still try them all, that one first).
+ *
+ * Why these figures: the goal is reads and the payment subscription on a healthy provider within 2 s of a
+ * fault. A fault is seen by the first check that starts after it (within one interval, 500 ms), then
+ * judged after 1 s (hang: the check's timeout; stuck: the slot standing still while the cluster moves 2
+ * slots, 800 ms on a 400 ms-slot cluster): out within 1.5 s, the subscription's reconnection inside the
+ * rest. One second of silence or standing still is more than a healthy provider shows (a slot every 400 ms,
+ * answers in milliseconds to tens of them); a provider that is slower than that, for a second, is not one
+ * the service should wait on. The cost: four requests a second per provider (two per check).
  *
  * Stale answers ("is it paid?" must not be answered by a node that has not seen the payment yet): an
  * answer that carries `result.context.slot` (getAccountInfo, getMultipleAccounts, getSignatureStatuses,
@@ -69,10 +94,12 @@ export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
 export interface RpcPoolOptions {
   /** preference order; at least one */
   providers: RpcProviderConfig[];
-  /** ms between health rounds (default 1000) */
+  /** ms between the starts of health checks (default 500); a provider whose check is in flight is skipped */
   healthIntervalMs?: number;
-  /** ms a health check may take (default min(1000, healthIntervalMs)) */
+  /** ms a health check may take; unanswered this long while another provider answers: out (default 1000) */
   healthTimeoutMs?: number;
+  /** ms a provider's slot may stand still while another provider moves STALL_SLOTS past it (default 1000) */
+  staleAfterMs?: number;
   /** ms one attempt on one provider may take when another provider could still be asked (default 2000) */
   attemptTimeoutMs?: number;
   /** ms a whole request may take across providers (default 15 000) */
@@ -90,6 +117,8 @@ export interface RpcPoolOptions {
   /** commitment of the health check's getSlot (default 'confirmed') */
   commitment?: Commitment;
   fetch?: FetchLike;
+  /** the clock the health rules measure with, ms (default performance.now; tests pass a fake) */
+  now?: () => number;
   log?: Pick<Log, 'info' | 'warn'>;
 }
 
@@ -126,17 +155,46 @@ interface Provider {
   reason: string | null;
   slot: number | null;
   okStreak: number;
-  /** consecutive health checks that timed out */
+  /** the health check in flight (null: none) */
+  inFlight: Promise<void> | null;
+  /** start of the last check while it is unanswered (in flight or timed out); null once it answered */
+  unansweredSince: number | null;
+  /** the last check timed out (unanswered for `healthTimeoutMs` as its own timer counted) */
+  timedOut: boolean;
+  /** consecutive checks that timed out */
   slowStreak: number;
+  /** start of the newest check this provider answered within `healthTimeoutMs` (-Infinity: none) */
+  answeredStart: number;
+  /** start of the first check that reported `slot`, and the highest slot of the others then (or `slot` when higher) */
+  slotSince: number;
+  slotBase: number;
+  /** start of the latest check answered in time that still reported `slot` (so the span is seen, not assumed) */
+  slotSeen: number;
+  /** the request attempts waiting on this provider (aborted when it is taken out) */
+  attempts: Set<AbortController>;
   window: boolean[];
   requests: number;
   failures: number;
 }
 
-class AttemptFailed extends Error {}
+class AttemptFailed extends Error {
+  constructor(
+    message: string,
+    /** the connection failed (refused, reset), as opposed to a timeout or an unusable answer */
+    readonly transport = false,
+  ) {
+    super(message);
+  }
+}
+
+/** The reason an attempt is aborted with when its provider is taken out. */
+class ProviderOut extends Error {}
 
 /** Methods whose answer must be at least as recent as the newest slot known when the request started. */
 const STRICT_METHODS: ReadonlySet<string> = new Set(['getSignatureStatuses']);
+
+/** Slots the others must move past a provider's standing slot, within `staleAfterMs`, for it to be stuck. */
+export const STALL_SLOTS = 2;
 
 /** Extra slots a `finalized` read's context may lag (the root trails the tip by ~32 slots on mainnet). */
 export const FINALIZED_EXTRA_LAG = 64;
@@ -158,17 +216,18 @@ export class RpcPool {
   private readonly o: Required<Omit<RpcPoolOptions, 'providers' | 'log'>> & Pick<RpcPoolOptions, 'log'>;
   private timer: NodeJS.Timeout | null = null;
   private running = false;
-  private round: Promise<void> | null = null;
+  /** aborts the checks in flight when the loop stops (a hanging provider does not hold the shutdown) */
+  private stopping = new AbortController();
   private referenceSlot = 0;
   private lastSelected: Provider;
   private readonly switchListeners = new Set<() => void>();
 
   constructor(opts: RpcPoolOptions) {
     if (!opts.providers.length) throw new Error('an RPC pool needs at least one provider');
-    const interval = opts.healthIntervalMs ?? 1_000;
     this.o = {
-      healthIntervalMs: interval,
-      healthTimeoutMs: opts.healthTimeoutMs ?? Math.min(1_000, interval),
+      healthIntervalMs: opts.healthIntervalMs ?? 500,
+      healthTimeoutMs: opts.healthTimeoutMs ?? 1_000,
+      staleAfterMs: opts.staleAfterMs ?? 1_000,
       attemptTimeoutMs: opts.attemptTimeoutMs ?? 2_000,
       requestTimeoutMs: opts.requestTimeoutMs ?? 15_000,
       maxSlotLag: opts.maxSlotLag ?? 10,
@@ -178,6 +237,7 @@ export class RpcPool {
       errorRateOut: opts.errorRateOut ?? 0.5,
       commitment: opts.commitment ?? 'confirmed',
       fetch: opts.fetch ?? ((url, init) => fetch(url, init)),
+      now: opts.now ?? (() => performance.now()),
       log: opts.log,
     };
     const labels = labelsFor(opts.providers.map((p) => p.url));
@@ -189,7 +249,15 @@ export class RpcPool {
       reason: null,
       slot: null,
       okStreak: 0,
+      inFlight: null,
+      unansweredSince: null,
+      timedOut: false,
       slowStreak: 0,
+      answeredStart: -Infinity,
+      slotSince: 0,
+      slotBase: 0,
+      slotSeen: 0,
+      attempts: new Set<AbortController>(),
       window: [],
       requests: 0,
       failures: 0,
@@ -211,20 +279,24 @@ export class RpcPool {
   start(): void {
     if (this.running || this.list.length < 2) return;
     this.running = true;
-    const next = () => {
+    const tick = () => {
       if (!this.running) return;
-      this.timer = setTimeout(() => void this.checkNow().finally(next), this.o.healthIntervalMs);
+      this.startChecks();
+      this.timer = setTimeout(tick, this.o.healthIntervalMs);
       this.timer.unref?.();
     };
-    void this.checkNow().finally(next);
+    tick();
   }
 
-  /** Stop the health loop; resolves when a round in progress ended. */
+  /** Stop the health loop; aborts the checks in flight and resolves when they ended. */
   async stop(): Promise<void> {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    await this.round?.catch(() => undefined);
+    const stopping = this.stopping;
+    this.stopping = new AbortController();
+    stopping.abort(new Error('health loop stopped'));
+    await Promise.all(this.list.map((p) => p.inFlight));
   }
 
   /**
@@ -268,47 +340,135 @@ export class RpcPool {
   }
 
   /**
-   * One health round: every provider's getHealth + getSlot in parallel, then the slot-lag rule.
-   * Resolves when the round is done (never rejects). Concurrent calls share the round.
+   * One health round by hand (tests, start-up): a check starts on every provider that has none in flight;
+   * resolves when every check in flight has ended and been judged (never rejects).
    */
-  checkNow(): Promise<void> {
-    this.round ??= this.healthRound().finally(() => {
-      this.round = null;
-    });
-    return this.round;
+  async checkNow(): Promise<void> {
+    this.startChecks();
+    await Promise.all(this.list.map((p) => p.inFlight));
   }
 
-  private async healthRound(): Promise<void> {
-    const results = await Promise.all(this.list.map((p) => this.check(p)));
-    const slots = results.filter((r): r is { slot: number } => 'slot' in r).map((r) => r.slot);
-    if (slots.length) this.referenceSlot = Math.max(this.referenceSlot, ...slots);
-    // every check timed out: the service itself (a blocked event loop, its own network) is the likelier
-    // cause, and nothing is learnt about the providers
-    if (results.every((r) => 'error' in r && r.timedOut)) return;
-    this.list.forEach((p, i) => {
-      const r = results[i]!;
-      if ('error' in r) {
-        // a timeout takes a provider out on the second in a row; a refusal or an error answer at once
-        if (r.timedOut && p.healthy && ++p.slowStreak < 2) return;
-        return this.markOut(p, r.error);
-      }
-      p.slowStreak = 0;
-      p.slot = r.slot;
-      const lag = this.referenceSlot - r.slot;
-      if (lag > this.o.maxSlotLag) return this.markOut(p, `stale: ${lag} slots behind`);
-      p.okStreak += 1;
-      if (!p.healthy && p.okStreak >= this.o.recoverAfter) {
-        p.healthy = true;
-        p.reason = null;
-        p.window = [];
-        this.o.log?.info({ provider: p.label, slot: p.slot }, 'RPC provider healthy again');
-      }
-    });
-    this.noteSelection();
+  /** Start a check on every provider without one in flight. */
+  private startChecks(): void {
+    // one start time for the round: "another provider answered a check started no earlier" holds within a round
+    const started = this.o.now();
+    for (const p of this.list) {
+      if (p.inFlight) continue;
+      p.unansweredSince = started;
+      p.timedOut = false;
+      const stopped = this.stopping.signal;
+      p.inFlight = this.check(p, stopped)
+        .then((r) => (stopped.aborted ? undefined : this.judge(p, started, r)))
+        .catch((err: unknown) => this.o.log?.warn({ err: String(err), provider: p.label }, 'RPC health check could not be judged'))
+        .finally(() => {
+          p.inFlight = null;
+        });
+    }
   }
 
-  private async check(p: Provider): Promise<{ slot: number } | { error: string; timedOut?: boolean }> {
-    const signal = AbortSignal.timeout(this.o.healthTimeoutMs);
+  /** Judge one ended check of `p` (started at `started`), then the hang rule for every provider. */
+  private judge(p: Provider, started: number, r: { slot: number } | { error: string; timedOut?: boolean }): void {
+    const answeredIn = this.o.now() - started;
+    if ('error' in r) {
+      if (!r.timedOut) {
+        // an answer, if a bad one: the provider (not the service) is what fails
+        p.unansweredSince = null;
+        this.markOut(p, r.error);
+      } else {
+        p.timedOut = true;
+        p.slowStreak += 1;
+        if (!p.healthy) p.okStreak = 0;
+      }
+      this.judgeHangs();
+      return;
+    }
+    p.unansweredSince = null;
+    p.slowStreak = 0;
+    // answered late (the service was slow to read it: a blocked event loop) proves nothing about the others
+    const inTime = answeredIn < this.o.healthTimeoutMs;
+    if (inTime) p.answeredStart = Math.max(p.answeredStart, started);
+    this.judgeSlot(p, r.slot, started, inTime);
+    this.judgeHangs();
+  }
+
+  /**
+   * The slot rules (stuck, lagging) on the slot a check of `p` started at `started` reported; counts a good
+   * check towards coming back. The time a slot stood still is measured between checks that reported it
+   * (a check that timed out says nothing), from the start of the first to the start of the latest answered
+   * in time: a slot read late (the service slow to read the answer) does not stretch it.
+   */
+  private judgeSlot(p: Provider, slot: number, started: number, inTime: boolean): void {
+    const now = this.o.now();
+    if (p.slot === null || slot > p.slot) {
+      p.slotSince = inTime ? started : now;
+      p.slotSeen = p.slotSince;
+      p.slotBase = Math.max(slot, this.othersSlot(p));
+    } else if (slot === p.slot && inTime) {
+      p.slotSeen = Math.max(p.slotSeen, started);
+    }
+    p.slot = slot;
+    this.referenceSlot = Math.max(this.referenceSlot, slot);
+    const stale = this.staleReason(p);
+    if (stale) return this.markOut(p, stale);
+    p.okStreak += 1;
+    if (!p.healthy && p.okStreak >= this.o.recoverAfter) {
+      p.healthy = true;
+      p.reason = null;
+      p.window = [];
+      this.o.log?.info({ provider: p.label, slot: p.slot }, 'RPC provider healthy again');
+      this.noteSelection();
+    }
+    // a newer slot may show the others behind or stuck now, without waiting for their next check
+    for (const o of this.list) {
+      if (o === p || !o.healthy || o.slot === null) continue;
+      const r = this.staleReason(o);
+      if (r) this.markOut(o, r);
+    }
+  }
+
+  /** Why `p`'s last checked slot is stale (lagging past `maxSlotLag`, or stuck), or null. */
+  private staleReason(p: Provider): string | null {
+    const lag = this.referenceSlot - p.slot!;
+    if (lag > this.o.maxSlotLag) return `stale: ${lag} slots behind`;
+    const still = p.slotSeen - p.slotSince;
+    const others = this.othersSlot(p);
+    if (still >= this.o.staleAfterMs && others >= p.slotBase + STALL_SLOTS) {
+      return `stale: slot ${p.slot} for ${Math.round(still)} ms while another provider reached ${others}`;
+    }
+    return null;
+  }
+
+  /** The highest slot the other providers' checks reported (0: none yet). */
+  private othersSlot(p: Provider): number {
+    return Math.max(0, ...this.list.filter((o) => o !== p && o.slot !== null).map((o) => o.slot!));
+  }
+
+  /**
+   * The hang rule: out, a provider whose check has gone unanswered for `healthTimeoutMs` while another
+   * provider answered, in time, a check started no earlier. Nobody answering in time takes nobody out, and
+   * a timeout never takes out the last healthy provider (the one answering may be out for another reason,
+   * e.g. stale: it is no better a choice).
+   */
+  private judgeHangs(): void {
+    const now = this.o.now();
+    for (const p of this.list) {
+      const since = p.unansweredSince;
+      if (since === null || (!p.timedOut && now - since < this.o.healthTimeoutMs)) continue;
+      if (!this.list.some((o) => o !== p && o.answeredStart >= since)) continue;
+      if (!p.healthy) {
+        p.okStreak = 0;
+        continue;
+      }
+      if (!this.list.some((o) => o !== p && o.healthy)) continue;
+      // requests wait on the selected provider: out on its first such check; a standby on its second in a row
+      // (nothing waits on it, and a briefly slow one keeps its place as the next choice)
+      const waitedOn = p === this.selectedProvider();
+      if (waitedOn || p.slowStreak >= 2) this.markOut(p, 'getHealth: timed out');
+    }
+  }
+
+  private async check(p: Provider, stopped: AbortSignal): Promise<{ slot: number } | { error: string; timedOut?: boolean }> {
+    const signal = AbortSignal.any([AbortSignal.timeout(this.o.healthTimeoutMs), stopped]);
     try {
       const [health, slot] = await Promise.all([
         this.call(p, 'getHealth', [], signal),
@@ -347,6 +507,8 @@ export class RpcPool {
     if (p.healthy) {
       p.healthy = false;
       this.o.log?.warn({ provider: p.label, reason }, 'RPC provider out');
+      // the requests waiting on it go to the next provider now, not after their attempt timeout
+      for (const c of p.attempts) c.abort(new ProviderOut(`${p.label}: taken out (${reason})`));
     }
     this.noteSelection();
   }
@@ -399,21 +561,27 @@ export class RpcPool {
     const healthy = this.list.filter((p) => p.healthy);
     const sticky = healthy.length ? null : this.lastSelected;
     const order = sticky ? [sticky, ...this.list.filter((p) => p !== sticky)] : [...healthy, ...this.list.filter((p) => !p.healthy)];
-    // the last healthy provider (when none is healthy: the one selected last, asked first) gets the rest of the request's
-    // time: a slow but working provider is not cut off for a last resort that is known to be failing
-    const patientAt = healthy.length ? healthy.length - 1 : 0;
+    const wasHealthy = new Set(healthy);
+    /** the attempts to make, in order; one may be added (a retry of the last healthy provider) */
+    const queue = order.map((p) => ({ p, retry: false }));
     const strictFrom = methodsOf(body).some((m) => STRICT_METHODS.has(m)) ? this.referenceSlot : 0;
     // a `finalized` read answers as of the last root, ~32 slots behind the tip by design: allowed that much more
     const lag = this.o.maxSlotLag + (/"commitment":"finalized"/.test(body) ? FINALIZED_EXTRA_LAG : 0);
     let lastError: unknown = null;
     let lastAnswer: Response | null = null;
-    for (let i = 0; i < order.length; i++) {
-      const p = order[i]!;
+    for (let i = 0; i < queue.length; i++) {
+      const { p, retry } = queue[i]!;
       const remaining = deadline - Date.now();
       if (remaining <= 0) break;
-      const patient = i === patientAt || i === order.length - 1;
+      // the last healthy provider (when none is healthy: the one selected last, asked first) gets the rest of the
+      // request's time: a slow but working provider is not cut off for a last resort that is known to be failing
+      const later = queue.slice(i + 1);
+      const patient = later.length === 0 || (sticky ? i === 0 : wasHealthy.has(p) && !later.some((e) => wasHealthy.has(e.p)));
       const timeout = AbortSignal.timeout(patient ? remaining : Math.min(remaining, this.o.attemptTimeoutMs));
-      const signal = outer ? AbortSignal.any([outer, timeout]) : timeout;
+      // taken out while this attempt waits (health check, another request's stale answer): ask the next now
+      const out = new AbortController();
+      const signal = AbortSignal.any(outer ? [outer, timeout, out.signal] : [timeout, out.signal]);
+      p.attempts.add(out);
       try {
         const res = await this.attempt(p, body, headers, signal, strictFrom, lag);
         this.record(p, true);
@@ -434,7 +602,14 @@ export class RpcPool {
           lastError = err;
         } else {
           lastError = err;
+          // the last healthy provider's connection failed (reset, refused; not a timeout): asked once more before
+          // the providers known to be failing, which would otherwise be all that is left for the rest of the time
+          if (err instanceof AttemptFailed && err.transport && !retry && p.healthy && !later.some((e) => e.p.healthy)) {
+            queue.splice(i + 1, 0, { p, retry: true });
+          }
         }
+      } finally {
+        p.attempts.delete(out);
       }
     }
     if (lastAnswer) return lastAnswer;
@@ -451,7 +626,9 @@ export class RpcPool {
       res = await this.o.fetch(p.url, { method: 'POST', headers, body, signal });
       text = await res.text();
     } catch (err) {
-      throw new AttemptFailed(`${p.label}: ${signal.aborted ? 'no answer in time (aborted due to timeout)' : transportError(err)}`);
+      if (signal.reason instanceof ProviderOut) throw new AttemptFailed(signal.reason.message);
+      if (signal.aborted) throw new AttemptFailed(`${p.label}: no answer in time (aborted due to timeout)`);
+      throw new AttemptFailed(`${p.label}: ${transportError(err)}`, true);
     }
     if (res.status === 429 || res.status >= 500) {
       throw new HttpAnswer(p.label, new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers }));
