@@ -67,6 +67,18 @@ describe('recent blockhash reuse', () => {
     expect(f.calls.getLatestBlockhash).toBe(2);
   });
 
+  it('fresh: a read started after the call, never the kept one (the fee quote\'s retry when a node did not know the kept blockhash)', async () => {
+    const f = fakeConnection();
+    const escrow = client(f.connection, 10_000);
+    const kept = await escrow.recentBlockhash('test');
+    const fresh = await escrow.recentBlockhash('test', { fresh: true });
+    expect(fresh.blockhash).not.toBe(kept.blockhash);
+    expect(fresh.askedAt).toBeGreaterThanOrEqual(kept.askedAt);
+    // the fresh one is kept for the next builds
+    expect((await escrow.recentBlockhash('test')).blockhash).toBe(fresh.blockhash);
+    expect(f.calls.getLatestBlockhash).toBe(2);
+  });
+
   it('0 (the EscrowClient default): a fresh read for every build', async () => {
     const f = fakeConnection();
     const escrow = client(f.connection);

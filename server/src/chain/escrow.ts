@@ -641,12 +641,13 @@ export class EscrowClient {
   /**
    * A recent blockhash for a transaction built now: the last one read when it was asked for less than
    * `blockhashReuseMs` ago, else one getLatestBlockhash + getBlockHeight (concurrent callers share the
-   * read in flight). Throws chain-unavailable (`action` names what was being done) when the RPC fails; a
-   * failed read is not kept.
+   * read in flight). `fresh`: never the kept one (a read started after this call). Throws chain-unavailable
+   * (`action` names what was being done) when the RPC fails; a failed read is not kept.
    */
-  async recentBlockhash(action: string): Promise<RecentBlockhash> {
+  async recentBlockhash(action: string, opts: { fresh?: boolean } = {}): Promise<RecentBlockhash> {
     const cached = this.blockhashCached;
-    if (cached && Date.now() - cached.askedAt < this.blockhashReuseMs) return cached;
+    if (!opts.fresh && cached && Date.now() - cached.askedAt < this.blockhashReuseMs) return cached;
+    if (opts.fresh && this.blockhashInFlight) await this.blockhashInFlight.catch(() => undefined);
     this.blockhashInFlight ??= (async () => {
       const askedAt = Date.now();
       try {
@@ -1146,14 +1147,16 @@ export class EscrowClient {
       rpc(() => this.connection.getAccountInfo(buyerAta, this.commitment), context),
       this.tokenAccountSize(mint, tokenProgram),
     ]);
-    const message = new Transaction({ feePayer: sponsor ?? buyer, blockhash: latest.blockhash, lastValidBlockHeight: latest.lastValidBlockHeight })
-      .add(...instructions)
-      .compileMessage();
-    const [fee, orderRent, vaultRent] = await Promise.all([
-      rpc(() => this.connection.getFeeForMessage(message, this.commitment), context).then((r) => r.value),
-      this.rentFor(this.orderAccountSize()),
-      this.rentFor(tokenAccountSize),
-    ]);
+    const quote = async (blockhash: RecentBlockhash) => {
+      const message = new Transaction({ feePayer: sponsor ?? buyer, blockhash: blockhash.blockhash, lastValidBlockHeight: blockhash.lastValidBlockHeight })
+        .add(...instructions)
+        .compileMessage();
+      return rpc(() => this.connection.getFeeForMessage(message, this.commitment), context).then((r) => r.value);
+    };
+    const [quoted, orderRent, vaultRent] = await Promise.all([quote(latest), this.rentFor(this.orderAccountSize()), this.rentFor(tokenAccountSize)]);
+    // null: the node answering did not know that blockhash (one behind the node that gave it, as around an RPC
+    // provider switch, or a blockhash kept past its lifetime): quote once more on a blockhash read now
+    const fee = quoted ?? (await quote(await this.recentBlockhash('reading the buyer wallet\'s balances', { fresh: true })));
     if (fee === null) throw new DomainError('chain-unavailable', 'The cluster quoted no fee for the fund transaction (its blockhash was not usable); retry.');
     // SPL token account layout: amount u64 LE at offset 64
     const tokenBalance = ata && ata.data.length >= 72 ? ata.data.readBigUInt64LE(64) : 0n;
