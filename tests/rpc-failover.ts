@@ -25,6 +25,7 @@
  * CARGO_TARGET_DIR (the localnet build).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { stopProcessGroup } from './helpers/process-group.js';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -186,17 +187,8 @@ async function main(): Promise<void> {
   const child: ChildProcess = spawn('npm', ['run', '-s', 'start:server'], { cwd: REPO, env: { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.pipe(out);
   child.stderr!.pipe(out);
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  cleanups.push(async () => {
-    if (child.exitCode !== null) return;
-    try {
-      process.kill(-child.pid!, 'SIGTERM');
-    } catch {
-      // gone
-    }
-    const done = await Promise.race([exited.then(() => true), sleep(15_000).then(() => false)]);
-    if (!done) process.kill(-child.pid!, 'SIGKILL');
-  });
+  // the whole group, even when npm itself is gone: the server under it may still run (it did, orphaned)
+  cleanups.push(() => stopProcessGroup(child.pid));
   await eventually(() => fetch(`${base}/readyz`).then((r) => r.ok, () => false), { what: 'service ready', timeoutMs: 120_000, intervalMs: 250 });
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   // the first health checks run while the service is still busy starting: wait for them to settle

@@ -4,6 +4,7 @@
  * funded on the localnet.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { stopProcessGroup } from './process-group.js';
 import { chmodSync, createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
@@ -46,17 +47,8 @@ export function startReplica(name: string, port: number, env: Record<string, str
   child.stderr!.pipe(out);
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   const replica = { name, port, child, logFile, exited };
-  cleanups.push(async () => {
-    if (child.exitCode === null) {
-      try {
-        process.kill(-child.pid!, 'SIGTERM');
-      } catch {
-        // gone
-      }
-      const done = await Promise.race([exited.then(() => true), sleep(15_000).then(() => false)]);
-      if (!done) process.kill(-child.pid!, 'SIGKILL');
-    }
-  });
+  // the whole group, even when npm itself is gone: the server under it may still run
+  cleanups.push(() => stopProcessGroup(child.pid));
   return replica;
 }
 
