@@ -79,12 +79,17 @@ function tsquery(c: SearchCriteria): Prisma.Sql {
 }
 
 /** Filters shared by every sort; `currency` restricts to one currency (a price-sort branch). */
-function filters(c: SearchCriteria, currency?: string, o: { walk?: boolean } = {}): Prisma.Sql[] {
+function filters(c: SearchCriteria, currency?: string, o: { walk?: boolean; query?: Prisma.Sql } = {}): Prisma.Sql[] {
   // what the listings read: an unpaid order's hold reads reserved (listings.sql.ts)
   const where: Prisma.Sql[] = [listingStatusIn(c.statuses)];
-  // walk: the match as a row filter only (IS TRUE is no index condition), so the plan is the newest-first
-  // btree walk and never a bitmap of every match through either full-text index
-  if (c.text !== undefined) where.push(o.walk ? Prisma.sql`(l.search_vector @@ ${tsquery(c)}) IS TRUE` : Prisma.sql`l.search_vector @@ ${tsquery(c)}`);
+  // walk: the match as a row filter only, so the plan is the newest-first btree walk and never a bitmap
+  // of every match through either full-text index. ts_match_vq is the function behind `@@`: a function
+  // call is no index condition, and the planner gives it a generic selectivity (1/3) where `(... @@ q) IS
+  // TRUE` kept the text's own, so for the common texts that walk it plans the walk, not a read of every
+  // listing followed by a sort
+  // `query`: match this tsquery instead of the text's (one half of a typo query: candidates)
+  const q = o.query ?? tsquery(c);
+  if (c.text !== undefined) where.push(o.walk ? Prisma.sql`ts_match_vq(l.search_vector, ${q})` : Prisma.sql`l.search_vector @@ ${q}`);
   if (c.category !== undefined) where.push(Prisma.sql`l.category = ${c.category}`);
   if (c.currency !== undefined) where.push(Prisma.sql`l.currency = ${c.currency}`);
   if (currency !== undefined && currency !== c.currency) where.push(Prisma.sql`l.currency = ${currency}`);
@@ -179,6 +184,22 @@ function commonText(c: SearchCriteria): Prisma.Sql {
 }
 
 /**
+ * The statement that decides how a relevance search on RUM finds its candidates, or null when there is
+ * nothing to decide (not a relevance text search within the RUM index's predicate, or a price bound:
+ * then the RUM scan). It yields one row `{ walk: boolean }`: true when the text is common
+ * (`commonText`), and the search then walks the newest listings (`buildSearch(c, 'rum', { walk: true })`).
+ * A statement of its own, run before the search: with the choice inside the search statement (a
+ * one-time filter between two branches) the planner costed the branch that did not run too, and the
+ * walk's estimate for a rare text (the newest-first walk, or a sequential scan, expected to read most
+ * of the table before 1 000 matches) pushed the statement past jit_above_cost: PostgreSQL then
+ * JIT-compiled every RUM search, 50-80 ms for a 10 ms statement (docs/search-design.md).
+ */
+export function walkGate(c: SearchCriteria, index: SearchIndex): Prisma.Sql | null {
+  if (index !== 'rum' || c.sort !== 'relevance' || c.text === undefined || !rumFits(c) || c.price) return null;
+  return Prisma.sql`SELECT ${commonText(c)} AS walk`;
+}
+
+/**
  * The candidate set of relevance: id and search_vector of the RELEVANCE_CANDIDATES newest matches
  * (created_at DESC, id DESC).
  * - GIN form: the planner walks the (status[, category], created_at, id) btree filtering by the match, or
@@ -187,37 +208,50 @@ function commonText(c: SearchCriteria): Prisma.Sql {
  *   RUM scan in created_at order (category an index condition too) yields the newest
  *   RELEVANCE_CANDIDATES; the listings created in the same millisecond as the oldest of them are then
  *   read whole (btree (status, created_at, id): usually one row), so a tie at the boundary is broken by
- *   id exactly as the GIN form breaks it. A common text without a price filter (`commonText`) takes the
- *   newest-first btree walk instead (the match a row filter there), decided inside the statement
- *   (one-time filters: only one branch runs).
+ *   id exactly as the GIN form breaks it. A typo query (text OR its correction) is two ordered scans, one
+ *   per tsquery (the second without the first's matches), merged by created_at: RUM runs an OR of two
+ *   tsqueries over the union of their lexemes' posting lists (every listing with "logo" or "design"),
+ *   each AND alone over their intersection only, and the uncorrected half, whose unknown word has few
+ *   entries or none, costs next to nothing.
+ * - walk (`walk`: the `walkGate` statement found the text common; never with a price bound): the
+ *   newest-first btree walk with the match as a row filter, about RELEVANCE_CANDIDATES / share rows,
+ *   where the RUM scan would sort every match.
  */
-function candidates(c: SearchCriteria, index: SearchIndex): Prisma.Sql {
+function candidates(c: SearchCriteria, index: SearchIndex, walk: boolean): Prisma.Sql {
   const where = and(filters(c));
-  const gin = (gate: Prisma.Sql, w = where) => Prisma.sql`SELECT l.id, l.search_vector FROM listings l
-                   WHERE ${w}${gate}
+  const newest = (w: Prisma.Sql) => Prisma.sql`(SELECT l.id, l.search_vector FROM listings l
+                   WHERE ${w}
                    ORDER BY l.created_at DESC, l.id DESC
-                   LIMIT ${RELEVANCE_CANDIDATES}`;
-  if (index !== 'rum' || !rumFits(c)) return Prisma.sql`(${gin(Prisma.empty)})`;
-  // a price filter is a row filter on both forms: the walk would visit ~1 / (text share x price share) rows
-  const walk = c.price ? Prisma.sql`false` : commonText(c);
-  return Prisma.sql`(
-      WITH gate AS MATERIALIZED (SELECT ${walk} AS walk),
-      top AS MATERIALIZED (
+                   LIMIT ${RELEVANCE_CANDIDATES})`;
+  if (index !== 'rum' || !rumFits(c)) return newest(where);
+  if (walk && !c.price) return newest(and(filters(c, undefined, { walk: true })));
+  const ordered = (query: Prisma.Sql, extra: Prisma.Sql = Prisma.empty) => Prisma.sql`
         SELECT l.id, l.search_vector, l.created_at FROM listings l
-         WHERE ${where} AND NOT (SELECT gate.walk FROM gate)
+         WHERE ${and(filters(c, undefined, { query }))}${extra}
          ORDER BY l.created_at <=| ${RUM_ORIGIN}
-         LIMIT ${RELEVANCE_CANDIDATES}),
+         LIMIT ${RELEVANCE_CANDIDATES}`;
+  const asTyped = Prisma.sql`websearch_to_tsquery(${cfg}, ${c.text ?? ''})`;
+  const top = c.correctedText
+    ? Prisma.sql`
+        SELECT s.id, s.search_vector, s.created_at FROM (
+          (${ordered(asTyped)})
+          UNION ALL
+          (${ordered(Prisma.sql`websearch_to_tsquery(${cfg}, ${c.correctedText})`, Prisma.sql` AND NOT (l.search_vector @@ ${asTyped})`)})
+        ) s
+         ORDER BY s.created_at DESC
+         LIMIT ${RELEVANCE_CANDIDATES}`
+    : ordered(tsquery(c));
+  return Prisma.sql`(
+      WITH top AS MATERIALIZED (${top}),
       edge AS (SELECT min(top.created_at) AS t FROM top)
-      (SELECT u.id, u.search_vector FROM (
+      SELECT u.id, u.search_vector FROM (
         SELECT top.id, top.search_vector, top.created_at FROM top WHERE top.created_at > (SELECT edge.t FROM edge)
         UNION ALL
         SELECT l.id, l.search_vector, l.created_at FROM listings l
          WHERE ${where} AND l.created_at = (SELECT edge.t FROM edge)
       ) u
       ORDER BY u.created_at DESC, u.id DESC
-      LIMIT ${RELEVANCE_CANDIDATES})
-      UNION ALL
-      (${gin(Prisma.sql` AND (SELECT gate.walk FROM gate)`, and(filters(c, undefined, { walk: true })))}))`;
+      LIMIT ${RELEVANCE_CANDIDATES})`;
 }
 
 /** the RUM index holds the rows of status 'available' only (its partial predicate) */
@@ -227,7 +261,7 @@ const rumFits = (c: SearchCriteria) => c.statuses.length === 1 && c.statuses[0] 
  * The SQL of one search page. `index`: the full-text index the database has (`detectSearchIndex`);
  * only relevance's candidate set depends on it, and both forms give the same rows in the same order.
  */
-export function buildSearch(c: SearchCriteria, index: SearchIndex = 'gin'): Prisma.Sql {
+export function buildSearch(c: SearchCriteria, index: SearchIndex = 'gin', o: { walk?: boolean } = {}): Prisma.Sql {
   const after = c.after;
   const cast = (casts: Cast[]) => (after ? casts.map((f, i) => f(after.keys[i] ?? null)) : undefined);
   switch (c.sort) {
@@ -302,7 +336,7 @@ export function buildSearch(c: SearchCriteria, index: SearchIndex = 'gin'): Pris
       const page = Prisma.sql`
         SELECT r.id, r.s1, ARRAY[r.s1::text] AS cursor_keys FROM (
           SELECT cand.id, ${rank} AS s1
-            FROM ${candidates(c, index)} cand
+            FROM ${candidates(c, index, o.walk === true)} cand
         ) r
         ${keyset}
          ORDER BY r.s1 DESC, r.id DESC
@@ -335,7 +369,11 @@ export function createMarketplaceRepo(
     searchIndex,
 
     async search(c: SearchCriteria): Promise<SearchRow[]> {
-      const rows = await readDb().$queryRaw<ListingRow[]>(buildSearch(c, c.text !== undefined && c.sort === 'relevance' ? await searchIndex() : 'gin'));
+      const db = readDb();
+      const index = c.text !== undefined && c.sort === 'relevance' ? await searchIndex() : 'gin';
+      const gate = walkGate(c, index);
+      const walk = gate ? (await db.$queryRaw<Array<{ walk: boolean }>>(gate))[0]?.walk === true : false;
+      const rows = await db.$queryRaw<ListingRow[]>(buildSearch(c, index, { walk }));
       return rows.map((r) => ({
         listing: toListingRecord(r),
         keys: r.cursor_keys ?? [],
