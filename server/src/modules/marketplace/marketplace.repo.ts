@@ -51,11 +51,24 @@ export type SearchIndex = 'rum' | 'gin';
 /** name of the RUM index created by migration 20261127100000_search_rum where `rum` is available */
 export const RUM_INDEX = 'listings_search_rum_idx';
 
+/**
+ * name of the RUM index over each listing's lexemes qualified by its category (column
+ * search_category_vector), created by migration 20261128010000_search_category_rum where the RUM index is
+ */
+export const CATEGORY_RUM_INDEX = 'listings_search_category_rum_idx';
+
+/** The full-text indexes `db` has (one catalogue read; errors of the read propagate). */
+export async function detectSearchIndexes(db: PrismaClient): Promise<{ index: SearchIndex; byCategory: boolean }> {
+  const rows = await db.$queryRaw<Array<{ rum: boolean; category: boolean }>>`
+    SELECT EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = ${RUM_INDEX}) AS rum,
+           EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = ${CATEGORY_RUM_INDEX}) AS category`;
+  const rum = rows[0]?.rum === true;
+  return { index: rum ? 'rum' : 'gin', byCategory: rum && rows[0]?.category === true };
+}
+
 /** Which full-text index `db` has (one catalogue read; errors of the read propagate). */
 export async function detectSearchIndex(db: PrismaClient): Promise<SearchIndex> {
-  const rows = await db.$queryRaw<Array<{ rum: boolean }>>`
-    SELECT EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = ${RUM_INDEX}) AS rum`;
-  return rows[0]?.rum ? 'rum' : 'gin';
+  return (await detectSearchIndexes(db)).index;
 }
 
 /**
@@ -79,7 +92,7 @@ function tsquery(c: SearchCriteria): Prisma.Sql {
 }
 
 /** Filters shared by every sort; `currency` restricts to one currency (a price-sort branch). */
-function filters(c: SearchCriteria, currency?: string, o: { walk?: boolean; query?: Prisma.Sql } = {}): Prisma.Sql[] {
+function filters(c: SearchCriteria, currency?: string, o: { walk?: boolean; query?: Prisma.Sql; byCategory?: boolean } = {}): Prisma.Sql[] {
   // what the listings read: an unpaid order's hold reads reserved (listings.sql.ts)
   const where: Prisma.Sql[] = [listingStatusIn(c.statuses)];
   // walk: the match as a row filter only, so the plan is the newest-first btree walk and never a bitmap
@@ -89,12 +102,20 @@ function filters(c: SearchCriteria, currency?: string, o: { walk?: boolean; quer
   // listing followed by a sort
   // `query`: match this tsquery instead of the text's (one half of a typo query: candidates)
   const q = o.query ?? tsquery(c);
-  if (c.text !== undefined) where.push(o.walk ? Prisma.sql`ts_match_vq(l.search_vector, ${q})` : Prisma.sql`l.search_vector @@ ${q}`);
-  if (c.category !== undefined) where.push(Prisma.sql`l.category = ${c.category}`);
-  if (c.currency !== undefined) where.push(Prisma.sql`l.currency = ${c.currency}`);
-  if (currency !== undefined && currency !== c.currency) where.push(Prisma.sql`l.currency = ${currency}`);
-  if (c.sellerWallet !== undefined) where.push(Prisma.sql`l.seller_id IN (SELECT id FROM users WHERE wallet = ${c.sellerWallet})`);
-  if (c.excludeId !== undefined) where.push(Prisma.sql`l.id <> ${c.excludeId}::uuid`);
+  const byCategory = o.byCategory === true && c.text !== undefined && c.category !== undefined && !o.walk;
+  if (c.text !== undefined) {
+    if (o.walk) where.push(Prisma.sql`ts_match_vq(l.search_vector, ${q})`);
+    // the category's own lexemes (listings_search_category_rum_idx, migration 20261128010000): a necessary
+    // condition the index answers; the exact match is checked with the other row checks (below)
+    else if (byCategory) where.push(Prisma.sql`l.search_category_vector @@ listing_category_tsquery(${q}, ${c.category!})`);
+    else where.push(Prisma.sql`l.search_vector @@ ${q}`);
+  }
+  const checks = byCategory ? [Prisma.sql`l.search_vector @@ ${q}`] : where;
+  if (c.category !== undefined) checks.push(Prisma.sql`l.category = ${c.category}`);
+  if (c.currency !== undefined) checks.push(Prisma.sql`l.currency = ${c.currency}`);
+  if (currency !== undefined && currency !== c.currency) checks.push(Prisma.sql`l.currency = ${currency}`);
+  if (c.sellerWallet !== undefined) checks.push(Prisma.sql`l.seller_id IN (SELECT id FROM users WHERE wallet = ${c.sellerWallet})`);
+  if (c.excludeId !== undefined) checks.push(Prisma.sql`l.id <> ${c.excludeId}::uuid`);
   if (c.price) {
     const bounds = currency === undefined ? c.price : c.price.filter((b) => b.currency === currency);
     const perCurrency = bounds.map((b) => {
@@ -103,8 +124,15 @@ function filters(c: SearchCriteria, currency?: string, o: { walk?: boolean; quer
       if (b.max !== undefined) parts.push(Prisma.sql`l.price_base_units <= ${b.max.toString()}::numeric`);
       return Prisma.sql`(${Prisma.join(parts, ' AND ')})`;
     });
-    where.push(perCurrency.length > 0 ? Prisma.sql`(${Prisma.join(perCurrency, ' OR ')})` : Prisma.sql`false`);
+    checks.push(perCurrency.length > 0 ? Prisma.sql`(${Prisma.join(perCurrency, ' OR ')})` : Prisma.sql`false`);
   }
+  // with the category's lexemes, the row checks are one condition the planner cannot estimate (a CASE:
+  // 1/2), so it estimates the candidates from the qualified lexemes' statistics and takes the ordered
+  // scan, which reads rows newest first until RELEVANCE_CANDIDATES pass. Estimated one by one (the
+  // exact match, the category it already implies, the price), they made it expect a few dozen rows and
+  // read every match of the category (bitmap) to sort them: 23 600 rows for "design" in design with a
+  // price range at 1M, 125 ms, against 5 100 rows and ~14 ms ordered (docs/search-design.md)
+  if (byCategory) where.push(Prisma.sql`(CASE WHEN ${and(checks)} THEN true ELSE false END)`);
   return where;
 }
 
@@ -217,7 +245,7 @@ export function walkGate(c: SearchCriteria, index: SearchIndex): Prisma.Sql | nu
  *   newest-first btree walk with the match as a row filter, about RELEVANCE_CANDIDATES / share rows,
  *   where the RUM scan would sort every match.
  */
-function candidates(c: SearchCriteria, index: SearchIndex, walk: boolean): Prisma.Sql {
+function candidates(c: SearchCriteria, index: SearchIndex, walk: boolean, byCategory: boolean): Prisma.Sql {
   const where = and(filters(c));
   const newest = (w: Prisma.Sql) => Prisma.sql`(SELECT l.id, l.search_vector FROM listings l
                    WHERE ${w}
@@ -227,7 +255,7 @@ function candidates(c: SearchCriteria, index: SearchIndex, walk: boolean): Prism
   if (walk && !c.price) return newest(and(filters(c, undefined, { walk: true })));
   const ordered = (query: Prisma.Sql, extra: Prisma.Sql = Prisma.empty) => Prisma.sql`
         SELECT l.id, l.search_vector, l.created_at FROM listings l
-         WHERE ${and(filters(c, undefined, { query }))}${extra}
+         WHERE ${and(filters(c, undefined, { query, byCategory }))}${extra}
          ORDER BY l.created_at <=| ${RUM_ORIGIN}
          LIMIT ${RELEVANCE_CANDIDATES}`;
   const asTyped = Prisma.sql`websearch_to_tsquery(${cfg}, ${c.text ?? ''})`;
@@ -261,7 +289,7 @@ const rumFits = (c: SearchCriteria) => c.statuses.length === 1 && c.statuses[0] 
  * The SQL of one search page. `index`: the full-text index the database has (`detectSearchIndex`);
  * only relevance's candidate set depends on it, and both forms give the same rows in the same order.
  */
-export function buildSearch(c: SearchCriteria, index: SearchIndex = 'gin', o: { walk?: boolean } = {}): Prisma.Sql {
+export function buildSearch(c: SearchCriteria, index: SearchIndex = 'gin', o: { walk?: boolean; byCategory?: boolean } = {}): Prisma.Sql {
   const after = c.after;
   const cast = (casts: Cast[]) => (after ? casts.map((f, i) => f(after.keys[i] ?? null)) : undefined);
   switch (c.sort) {
@@ -336,7 +364,7 @@ export function buildSearch(c: SearchCriteria, index: SearchIndex = 'gin', o: { 
       const page = Prisma.sql`
         SELECT r.id, r.s1, ARRAY[r.s1::text] AS cursor_keys FROM (
           SELECT cand.id, ${rank} AS s1
-            FROM ${candidates(c, index, o.walk === true)} cand
+            FROM ${candidates(c, index, o.walk === true, o.byCategory === true)} cand
         ) r
         ${keyset}
          ORDER BY r.s1 DESC, r.id DESC
@@ -356,24 +384,34 @@ export function createMarketplaceRepo(
   opts: {
     /** the full-text index to search with; default: detected on the primary at the first search */
     searchIndex?: SearchIndex;
+    /**
+     * with `rum`: whether text + category searches use the category-qualified lexemes
+     * (CATEGORY_RUM_INDEX); default: detected (whether the index exists)
+     */
+    byCategory?: boolean;
   } = {},
 ): MarketplaceRepo {
   // a standby has the primary's indexes (physical replication), so one detection serves both
-  let index: Promise<SearchIndex> | undefined = opts.searchIndex ? Promise.resolve(opts.searchIndex) : undefined;
-  const searchIndex = () =>
-    (index ??= detectSearchIndex(primary).catch((err: unknown) => {
-      index = undefined; // retried at the next search
-      throw err;
-    }));
+  type Found = { index: SearchIndex; byCategory: boolean };
+  const given = opts.searchIndex;
+  let found: Promise<Found> | undefined =
+    given === 'gin' || (given === 'rum' && opts.byCategory !== undefined) ? Promise.resolve({ index: given, byCategory: given === 'rum' && opts.byCategory === true }) : undefined;
+  const indexes = () =>
+    (found ??= detectSearchIndexes(primary)
+      .then((d): Found => (given ? { index: given, byCategory: given === 'rum' && d.byCategory } : d))
+      .catch((err: unknown) => {
+        found = undefined; // retried at the next search
+        throw err;
+      }));
   return {
-    searchIndex,
+    searchIndex: async () => (await indexes()).index,
 
     async search(c: SearchCriteria): Promise<SearchRow[]> {
       const db = readDb();
-      const index = c.text !== undefined && c.sort === 'relevance' ? await searchIndex() : 'gin';
+      const { index, byCategory } = c.text !== undefined && c.sort === 'relevance' ? await indexes() : { index: 'gin' as const, byCategory: false };
       const gate = walkGate(c, index);
       const walk = gate ? (await db.$queryRaw<Array<{ walk: boolean }>>(gate))[0]?.walk === true : false;
-      const rows = await db.$queryRaw<ListingRow[]>(buildSearch(c, index, { walk }));
+      const rows = await db.$queryRaw<ListingRow[]>(buildSearch(c, index, { walk, byCategory }));
       return rows.map((r) => ({
         listing: toListingRecord(r),
         keys: r.cursor_keys ?? [],
