@@ -10,10 +10,13 @@
  * - relevance: the RELEVANCE_CANDIDATES newest matches are the candidate set, ranked by
  *   round(ts_rank(search_vector, q), 6); a common word no longer ranks every match on every page.
  *   Which index finds the candidates depends on what the database has (`SearchIndex`, detected once:
- *   `detectSearchIndex`): with RUM (listings_search_rum_idx, migration 20261127100000_search_rum) one
- *   ordered index scan yields the matches newest first and stops after the candidates; with GIN only
- *   (PGlite, a server without the rum extension) the planner reads every match's row (bitmap) or walks
- *   the newest listings until enough match. Both forms select the same candidates, so the same pages.
+ *   `detectSearchIndexes`): with RUM (listings_search_rum_idx, migration 20261127100000_search_rum) one
+ *   ordered index scan yields the matches newest first and stops after the candidates (with a category:
+ *   listings_search_category_rum_idx over the category's own lexemes, migration
+ *   20261128010000_search_category_rum), and a common text walks the newest listings instead (decided
+ *   by a statement of its own, `walkGate`); with GIN only (PGlite, a server without the rum extension)
+ *   the planner reads every match's row (bitmap) or walks the newest listings until enough match. Every
+ *   form selects the same candidates, so the same pages.
  * - newest: (status[, category], created_at, id) btree range.
  * - price: one (status, currency, price_base_units, id) range per currency; across currencies the
  *   ranges are merged by UI price (base units / 10^decimals), each branch reading at most one page.
