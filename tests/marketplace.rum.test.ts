@@ -18,7 +18,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seed } from '../benchmarks/lib/seed.js';
 import { createDb, type Db } from '../server/src/db/client.js';
-import { buildSearch, createMarketplaceRepo, detectSearchIndex, RUM_INDEX } from '../server/src/modules/marketplace/marketplace.repo.js';
+import { buildSearch, CATEGORY_RUM_INDEX, createMarketplaceRepo, detectSearchIndex, detectSearchIndexes, RUM_INDEX, walkGate } from '../server/src/modules/marketplace/marketplace.repo.js';
 import type { PriceBounds, SearchCriteria, SearchRow } from '../server/src/modules/marketplace/marketplace.types.js';
 import { main } from '../server/src/main.js';
 import { freshPGlite, freshPostgres, TEST_DATABASE_URL } from './helpers/db.js';
@@ -63,6 +63,17 @@ const QUERIES: Array<[string, Partial<SearchCriteria>]> = [
   // a price bound takes the RUM form whatever the word: thousands of matches, ties at the 1 000th
   ['"design" + any price (RUM, > 1 000 matches)', { text: 'design', price: ANY_PRICE }],
   ['"services" (every listing) + any price', { text: 'services', price: ANY_PRICE }],
+  // a typo query is two ordered RUM scans merged (one per tsquery): halves that overlap (every "logo
+  // design" listing matches "logo" too), each with more than 1 000 matches and ties at the boundary
+  ['text OR correction, overlapping halves ("logo design" | "logo")', { text: 'logo design', correctedText: 'logo' }],
+  ['text OR correction, both common ("writing" | "editing")', { text: 'writing', correctedText: 'editing' }],
+  ['text OR correction + category + price ("logo" | "brand")', { text: 'logo', correctedText: 'brand', category: 'design', price: PRICE_10_200 }],
+  // text + category reads the category's qualified lexemes (a necessary condition) and checks the match
+  // exactly: phrases (AND there), exclusions (dropped there), nothing indexable (every listing of the category)
+  ['phrase + category ("\"logo design\"" in design)', { text: '"logo design"', category: 'design' }],
+  ['exclusion + category ("design -logo" in design)', { text: 'design -logo', category: 'design' }],
+  ['exclusion only + category ("-logo" in design)', { text: '-logo', category: 'design' }],
+  ['or + category + price ("audit or testing" in development)', { text: 'audit or testing', category: 'development', price: PRICE_10_200 }],
 ];
 
 const criteria = (c: Partial<SearchCriteria>, after?: SearchCriteria['after']): SearchCriteria => ({
@@ -132,6 +143,94 @@ describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL', () => {
       const plan = JSON.stringify((await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${q.text}`, q.values as unknown[])).rows[0]['QUERY PLAN']);
       expect(plan).toContain(`"Index Name":"${RUM_INDEX}"`);
     }
+  });
+
+  /** the plan nodes PostgreSQL makes for the statement the repo sends (EXPLAIN, FORMAT JSON), depth first */
+  async function planOf(c: Partial<SearchCriteria>, o: { walk?: boolean; byCategory?: boolean } = {}): Promise<Array<Record<string, unknown>>> {
+    const q = buildSearch(criteria(c), 'rum', o);
+    const root = (await client.query(`EXPLAIN (FORMAT JSON) ${q.text}`, q.values.map((v) => (typeof v === 'bigint' ? v.toString() : v)))).rows[0]['QUERY PLAN'][0].Plan;
+    const nodes: Array<Record<string, unknown>> = [];
+    const walk = (n: Record<string, unknown>) => {
+      nodes.push(n);
+      for (const child of (n.Plans as Array<Record<string, unknown>> | undefined) ?? []) walk(child);
+    };
+    walk(root);
+    return nodes;
+  }
+  /** how each node that reads listings reads them: "<node type> <index or ''>: <condition or filter>" */
+  const listingReads = (nodes: Array<Record<string, unknown>>) =>
+    nodes.filter((n) => n['Relation Name'] === 'listings' || n['Index Name'] === RUM_INDEX || n['Index Name'] === CATEGORY_RUM_INDEX).map((n) => `${String(n['Node Type'])} ${String(n['Index Name'] ?? '')}: ${String(n['Index Cond'] ?? n.Filter ?? n['Recheck Cond'] ?? '')}`);
+
+  it('a RUM search statement holds one way to its candidates: the walk for a common text, else the RUM scan (the gate is a statement of its own)', async () => {
+    if (!rumAvailable) return;
+    // a rare text: the RUM scan (then the listings of the boundary millisecond); no walk planned beside
+    // it (whose estimate, a read of most of the table, made PostgreSQL JIT-compile the statement)
+    const rare: Array<[string, Partial<SearchCriteria>]> = [
+      ['"logo design"', { text: 'logo design' }],
+      ['"video editing" + category', { text: 'video editing', category: 'video' }],
+      ['"design" + category + price', { text: 'design', category: 'design', price: PRICE_10_200 }],
+    ];
+    for (const [name, c] of rare) {
+      const nodes = await planOf(c, { byCategory: true });
+      const reads = listingReads(nodes);
+      expect(reads.filter((r) => r.startsWith('Seq Scan') || (r.includes('ts_match_vq') && !r.includes('search_category_vector')) || r.includes('IS TRUE')), `${name}\n${reads.join('\n')}`).toEqual([]);
+      expect(reads.filter((r) => r.includes(RUM_INDEX) || r.includes(CATEGORY_RUM_INDEX)).length, reads.join('\n')).toBeGreaterThan(0);
+      expect(JSON.stringify(nodes)).not.toContain('pg_statistic');
+    }
+    // a common text walks: no RUM scan planned beside the walk
+    const reads = listingReads(await planOf({ text: 'design' }, { walk: true }));
+    expect(reads.filter((r) => r.includes(RUM_INDEX))).toEqual([]);
+    expect(reads.filter((r) => r.includes('ts_match_vq'))).toHaveLength(1);
+
+    // which of the two: the gate statement, from the planner's statistics (walkGate)
+    const walks = async (c: Partial<SearchCriteria>) => {
+      const gate = walkGate(criteria(c), 'rum');
+      return gate ? ((await client.query(gate.text, gate.values as unknown[])).rows[0] as { walk: boolean }).walk : null;
+    };
+    expect(await walks({ text: 'design' })).toBe(true); // in ~18 % of listings
+    expect(await walks({ text: 'logo design' })).toBe(false); // ~1 %
+    expect(await walks({ text: 'design', price: PRICE_10_200 })).toBe(null); // a price bound: always the RUM scan
+    expect(walkGate(criteria({ text: 'design' }), 'gin')).toBe(null);
+    expect(walkGate(criteria({ text: 'design', statuses: ['sold'] }), 'rum')).toBe(null);
+  });
+
+  it('text + category reads the lexemes of the category (listings_search_category_rum_idx), not every listing of the category', async () => {
+    if (!rumAvailable) return;
+    expect(await detectSearchIndexes(db.prisma)).toEqual({ index: 'rum', byCategory: true });
+    const ix = await client.query(`SELECT indexdef FROM pg_indexes WHERE indexname = $1`, [CATEGORY_RUM_INDEX]);
+    expect(ix.rows[0].indexdef).toMatch(/USING rum \(search_category_vector rum_tsvector_addon_ops, created_at\) WITH \(attach=created_at, "to"=search_category_vector\) WHERE \(status = .available.::text\)/);
+    // the qualified lexemes of a listing, and queries mapped onto them as a necessary condition
+    const mapped = (
+      await client.query(
+        `SELECT listing_category_tsvector(to_tsvector('english', 'Logo design'), 'design')::text AS v,
+                listing_category_tsquery(websearch_to_tsquery('english', '"logo design" -video or brand*'), 'design')::text AS q,
+                listing_category_tsquery(websearch_to_tsquery('english', '-video'), 'design')::text AS negated,
+                listing_category_tsquery(to_tsquery('simple', 'a <2> b:*'), 'o''d\\d')::text AS odd`,
+      )
+    ).rows[0];
+    expect(mapped).toEqual({
+      v: `'design:' 'design:design' 'design:logo'`,
+      q: `'design:logo' & 'design:design' | 'design:brand'`,
+      negated: `'design:'`,
+      odd: `'o''d\\\\d:a' & 'o''d\\\\d:b':*`,
+    });
+    for (const c of [{ text: 'video editing', category: 'video' }, { text: 'design', category: 'design', price: PRICE_10_200 }, { text: 'logo', correctedText: 'brand', category: 'design' }]) {
+      const reads = listingReads(await planOf(c, { byCategory: true }));
+      const rum = reads.filter((r) => r.includes('_rum_idx'));
+      expect(rum.length, reads.join('\n')).toBeGreaterThan(0);
+      expect(rum.filter((r) => !r.includes(CATEGORY_RUM_INDEX) && !r.includes('created_at = ')), reads.join('\n')).toEqual([]);
+    }
+  });
+
+  it('a typo query reads its two tsqueries apart, never through one scan of their OR', async () => {
+    if (!rumAvailable) return;
+    const nodes = await planOf({ text: 'logo desgin', correctedText: 'logo design' });
+    // index conditions and rechecks; the OR only where the listings of the boundary millisecond are read again
+    const conds = nodes.flatMap((n) => [n['Index Cond'], n['Recheck Cond']]).filter((x): x is string => typeof x === 'string' && x.includes('search_vector @@'));
+    const shown = listingReads(nodes).join('\n');
+    expect(conds.filter((x) => x.includes(`'logo'' & ''desgin'`) && !x.includes(' | ')), shown).not.toEqual([]);
+    expect(conds.filter((x) => x.includes(`'logo'' & ''design'`) && !x.includes(' | ')), shown).not.toEqual([]);
+    expect(conds.filter((x) => x.includes(' | ') && !x.includes('created_at = ')), shown).toEqual([]);
   });
 
   /** the GIN form's pages with the RUM index out of reach (dropped inside a transaction, rolled back): the reference */

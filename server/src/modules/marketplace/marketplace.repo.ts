@@ -10,10 +10,13 @@
  * - relevance: the RELEVANCE_CANDIDATES newest matches are the candidate set, ranked by
  *   round(ts_rank(search_vector, q), 6); a common word no longer ranks every match on every page.
  *   Which index finds the candidates depends on what the database has (`SearchIndex`, detected once:
- *   `detectSearchIndex`): with RUM (listings_search_rum_idx, migration 20261127100000_search_rum) one
- *   ordered index scan yields the matches newest first and stops after the candidates; with GIN only
- *   (PGlite, a server without the rum extension) the planner reads every match's row (bitmap) or walks
- *   the newest listings until enough match. Both forms select the same candidates, so the same pages.
+ *   `detectSearchIndexes`): with RUM (listings_search_rum_idx, migration 20261127100000_search_rum) one
+ *   ordered index scan yields the matches newest first and stops after the candidates (with a category:
+ *   listings_search_category_rum_idx over the category's own lexemes, migration
+ *   20261128010000_search_category_rum), and a common text walks the newest listings instead (decided
+ *   by a statement of its own, `walkGate`); with GIN only (PGlite, a server without the rum extension)
+ *   the planner reads every match's row (bitmap) or walks the newest listings until enough match. Every
+ *   form selects the same candidates, so the same pages.
  * - newest: (status[, category], created_at, id) btree range.
  * - price: one (status, currency, price_base_units, id) range per currency; across currencies the
  *   ranges are merged by UI price (base units / 10^decimals), each branch reading at most one page.
@@ -51,11 +54,24 @@ export type SearchIndex = 'rum' | 'gin';
 /** name of the RUM index created by migration 20261127100000_search_rum where `rum` is available */
 export const RUM_INDEX = 'listings_search_rum_idx';
 
+/**
+ * name of the RUM index over each listing's lexemes qualified by its category (column
+ * search_category_vector), created by migration 20261128010000_search_category_rum where the RUM index is
+ */
+export const CATEGORY_RUM_INDEX = 'listings_search_category_rum_idx';
+
+/** The full-text indexes `db` has (one catalogue read; errors of the read propagate). */
+export async function detectSearchIndexes(db: PrismaClient): Promise<{ index: SearchIndex; byCategory: boolean }> {
+  const rows = await db.$queryRaw<Array<{ rum: boolean; category: boolean }>>`
+    SELECT EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = ${RUM_INDEX}) AS rum,
+           EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = ${CATEGORY_RUM_INDEX}) AS category`;
+  const rum = rows[0]?.rum === true;
+  return { index: rum ? 'rum' : 'gin', byCategory: rum && rows[0]?.category === true };
+}
+
 /** Which full-text index `db` has (one catalogue read; errors of the read propagate). */
 export async function detectSearchIndex(db: PrismaClient): Promise<SearchIndex> {
-  const rows = await db.$queryRaw<Array<{ rum: boolean }>>`
-    SELECT EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = ${RUM_INDEX}) AS rum`;
-  return rows[0]?.rum ? 'rum' : 'gin';
+  return (await detectSearchIndexes(db)).index;
 }
 
 /**
@@ -79,17 +95,30 @@ function tsquery(c: SearchCriteria): Prisma.Sql {
 }
 
 /** Filters shared by every sort; `currency` restricts to one currency (a price-sort branch). */
-function filters(c: SearchCriteria, currency?: string, o: { walk?: boolean } = {}): Prisma.Sql[] {
+function filters(c: SearchCriteria, currency?: string, o: { walk?: boolean; query?: Prisma.Sql; byCategory?: boolean } = {}): Prisma.Sql[] {
   // what the listings read: an unpaid order's hold reads reserved (listings.sql.ts)
   const where: Prisma.Sql[] = [listingStatusIn(c.statuses)];
-  // walk: the match as a row filter only (IS TRUE is no index condition), so the plan is the newest-first
-  // btree walk and never a bitmap of every match through either full-text index
-  if (c.text !== undefined) where.push(o.walk ? Prisma.sql`(l.search_vector @@ ${tsquery(c)}) IS TRUE` : Prisma.sql`l.search_vector @@ ${tsquery(c)}`);
-  if (c.category !== undefined) where.push(Prisma.sql`l.category = ${c.category}`);
-  if (c.currency !== undefined) where.push(Prisma.sql`l.currency = ${c.currency}`);
-  if (currency !== undefined && currency !== c.currency) where.push(Prisma.sql`l.currency = ${currency}`);
-  if (c.sellerWallet !== undefined) where.push(Prisma.sql`l.seller_id IN (SELECT id FROM users WHERE wallet = ${c.sellerWallet})`);
-  if (c.excludeId !== undefined) where.push(Prisma.sql`l.id <> ${c.excludeId}::uuid`);
+  // walk: the match as a row filter only, so the plan is the newest-first btree walk and never a bitmap
+  // of every match through either full-text index. ts_match_vq is the function behind `@@`: a function
+  // call is no index condition, and the planner gives it a generic selectivity (1/3) where `(... @@ q) IS
+  // TRUE` kept the text's own, so for the common texts that walk it plans the walk, not a read of every
+  // listing followed by a sort
+  // `query`: match this tsquery instead of the text's (one half of a typo query: candidates)
+  const q = o.query ?? tsquery(c);
+  const byCategory = o.byCategory === true && c.text !== undefined && c.category !== undefined && !o.walk;
+  if (c.text !== undefined) {
+    if (o.walk) where.push(Prisma.sql`ts_match_vq(l.search_vector, ${q})`);
+    // the category's own lexemes (listings_search_category_rum_idx, migration 20261128010000): a necessary
+    // condition the index answers; the exact match is checked with the other row checks (below)
+    else if (byCategory) where.push(Prisma.sql`l.search_category_vector @@ listing_category_tsquery(${q}, ${c.category!})`);
+    else where.push(Prisma.sql`l.search_vector @@ ${q}`);
+  }
+  const checks = byCategory ? [Prisma.sql`l.search_vector @@ ${q}`] : where;
+  if (c.category !== undefined) checks.push(Prisma.sql`l.category = ${c.category}`);
+  if (c.currency !== undefined) checks.push(Prisma.sql`l.currency = ${c.currency}`);
+  if (currency !== undefined && currency !== c.currency) checks.push(Prisma.sql`l.currency = ${currency}`);
+  if (c.sellerWallet !== undefined) checks.push(Prisma.sql`l.seller_id IN (SELECT id FROM users WHERE wallet = ${c.sellerWallet})`);
+  if (c.excludeId !== undefined) checks.push(Prisma.sql`l.id <> ${c.excludeId}::uuid`);
   if (c.price) {
     const bounds = currency === undefined ? c.price : c.price.filter((b) => b.currency === currency);
     const perCurrency = bounds.map((b) => {
@@ -98,8 +127,15 @@ function filters(c: SearchCriteria, currency?: string, o: { walk?: boolean } = {
       if (b.max !== undefined) parts.push(Prisma.sql`l.price_base_units <= ${b.max.toString()}::numeric`);
       return Prisma.sql`(${Prisma.join(parts, ' AND ')})`;
     });
-    where.push(perCurrency.length > 0 ? Prisma.sql`(${Prisma.join(perCurrency, ' OR ')})` : Prisma.sql`false`);
+    checks.push(perCurrency.length > 0 ? Prisma.sql`(${Prisma.join(perCurrency, ' OR ')})` : Prisma.sql`false`);
   }
+  // with the category's lexemes, the row checks are one condition the planner cannot estimate (a CASE:
+  // 1/2), so it estimates the candidates from the qualified lexemes' statistics and takes the ordered
+  // scan, which reads rows newest first until RELEVANCE_CANDIDATES pass. Estimated one by one (the
+  // exact match, the category it already implies, the price), they made it expect a few dozen rows and
+  // read every match of the category (bitmap) to sort them: 23 600 rows for "design" in design with a
+  // price range at 1M, 125 ms, against 5 100 rows and ~14 ms ordered (docs/search-design.md)
+  if (byCategory) where.push(Prisma.sql`(CASE WHEN ${and(checks)} THEN true ELSE false END)`);
   return where;
 }
 
@@ -179,6 +215,22 @@ function commonText(c: SearchCriteria): Prisma.Sql {
 }
 
 /**
+ * The statement that decides how a relevance search on RUM finds its candidates, or null when there is
+ * nothing to decide (not a relevance text search within the RUM index's predicate, or a price bound:
+ * then the RUM scan). It yields one row `{ walk: boolean }`: true when the text is common
+ * (`commonText`), and the search then walks the newest listings (`buildSearch(c, 'rum', { walk: true })`).
+ * A statement of its own, run before the search: with the choice inside the search statement (a
+ * one-time filter between two branches) the planner costed the branch that did not run too, and the
+ * walk's estimate for a rare text (the newest-first walk, or a sequential scan, expected to read most
+ * of the table before 1 000 matches) pushed the statement past jit_above_cost: PostgreSQL then
+ * JIT-compiled every RUM search, 50-80 ms for a 10 ms statement (docs/search-design.md).
+ */
+export function walkGate(c: SearchCriteria, index: SearchIndex): Prisma.Sql | null {
+  if (index !== 'rum' || c.sort !== 'relevance' || c.text === undefined || !rumFits(c) || c.price) return null;
+  return Prisma.sql`SELECT ${commonText(c)} AS walk`;
+}
+
+/**
  * The candidate set of relevance: id and search_vector of the RELEVANCE_CANDIDATES newest matches
  * (created_at DESC, id DESC).
  * - GIN form: the planner walks the (status[, category], created_at, id) btree filtering by the match, or
@@ -187,37 +239,50 @@ function commonText(c: SearchCriteria): Prisma.Sql {
  *   RUM scan in created_at order (category an index condition too) yields the newest
  *   RELEVANCE_CANDIDATES; the listings created in the same millisecond as the oldest of them are then
  *   read whole (btree (status, created_at, id): usually one row), so a tie at the boundary is broken by
- *   id exactly as the GIN form breaks it. A common text without a price filter (`commonText`) takes the
- *   newest-first btree walk instead (the match a row filter there), decided inside the statement
- *   (one-time filters: only one branch runs).
+ *   id exactly as the GIN form breaks it. A typo query (text OR its correction) is two ordered scans, one
+ *   per tsquery (the second without the first's matches), merged by created_at: RUM runs an OR of two
+ *   tsqueries over the union of their lexemes' posting lists (every listing with "logo" or "design"),
+ *   each AND alone over their intersection only, and the uncorrected half, whose unknown word has few
+ *   entries or none, costs next to nothing.
+ * - walk (`walk`: the `walkGate` statement found the text common; never with a price bound): the
+ *   newest-first btree walk with the match as a row filter, about RELEVANCE_CANDIDATES / share rows,
+ *   where the RUM scan would sort every match.
  */
-function candidates(c: SearchCriteria, index: SearchIndex): Prisma.Sql {
+function candidates(c: SearchCriteria, index: SearchIndex, walk: boolean, byCategory: boolean): Prisma.Sql {
   const where = and(filters(c));
-  const gin = (gate: Prisma.Sql, w = where) => Prisma.sql`SELECT l.id, l.search_vector FROM listings l
-                   WHERE ${w}${gate}
+  const newest = (w: Prisma.Sql) => Prisma.sql`(SELECT l.id, l.search_vector FROM listings l
+                   WHERE ${w}
                    ORDER BY l.created_at DESC, l.id DESC
-                   LIMIT ${RELEVANCE_CANDIDATES}`;
-  if (index !== 'rum' || !rumFits(c)) return Prisma.sql`(${gin(Prisma.empty)})`;
-  // a price filter is a row filter on both forms: the walk would visit ~1 / (text share x price share) rows
-  const walk = c.price ? Prisma.sql`false` : commonText(c);
-  return Prisma.sql`(
-      WITH gate AS MATERIALIZED (SELECT ${walk} AS walk),
-      top AS MATERIALIZED (
+                   LIMIT ${RELEVANCE_CANDIDATES})`;
+  if (index !== 'rum' || !rumFits(c)) return newest(where);
+  if (walk && !c.price) return newest(and(filters(c, undefined, { walk: true })));
+  const ordered = (query: Prisma.Sql, extra: Prisma.Sql = Prisma.empty) => Prisma.sql`
         SELECT l.id, l.search_vector, l.created_at FROM listings l
-         WHERE ${where} AND NOT (SELECT gate.walk FROM gate)
+         WHERE ${and(filters(c, undefined, { query, byCategory }))}${extra}
          ORDER BY l.created_at <=| ${RUM_ORIGIN}
-         LIMIT ${RELEVANCE_CANDIDATES}),
+         LIMIT ${RELEVANCE_CANDIDATES}`;
+  const asTyped = Prisma.sql`websearch_to_tsquery(${cfg}, ${c.text ?? ''})`;
+  const top = c.correctedText
+    ? Prisma.sql`
+        SELECT s.id, s.search_vector, s.created_at FROM (
+          (${ordered(asTyped)})
+          UNION ALL
+          (${ordered(Prisma.sql`websearch_to_tsquery(${cfg}, ${c.correctedText})`, Prisma.sql` AND NOT (l.search_vector @@ ${asTyped})`)})
+        ) s
+         ORDER BY s.created_at DESC
+         LIMIT ${RELEVANCE_CANDIDATES}`
+    : ordered(tsquery(c));
+  return Prisma.sql`(
+      WITH top AS MATERIALIZED (${top}),
       edge AS (SELECT min(top.created_at) AS t FROM top)
-      (SELECT u.id, u.search_vector FROM (
+      SELECT u.id, u.search_vector FROM (
         SELECT top.id, top.search_vector, top.created_at FROM top WHERE top.created_at > (SELECT edge.t FROM edge)
         UNION ALL
         SELECT l.id, l.search_vector, l.created_at FROM listings l
          WHERE ${where} AND l.created_at = (SELECT edge.t FROM edge)
       ) u
       ORDER BY u.created_at DESC, u.id DESC
-      LIMIT ${RELEVANCE_CANDIDATES})
-      UNION ALL
-      (${gin(Prisma.sql` AND (SELECT gate.walk FROM gate)`, and(filters(c, undefined, { walk: true })))}))`;
+      LIMIT ${RELEVANCE_CANDIDATES})`;
 }
 
 /** the RUM index holds the rows of status 'available' only (its partial predicate) */
@@ -227,7 +292,7 @@ const rumFits = (c: SearchCriteria) => c.statuses.length === 1 && c.statuses[0] 
  * The SQL of one search page. `index`: the full-text index the database has (`detectSearchIndex`);
  * only relevance's candidate set depends on it, and both forms give the same rows in the same order.
  */
-export function buildSearch(c: SearchCriteria, index: SearchIndex = 'gin'): Prisma.Sql {
+export function buildSearch(c: SearchCriteria, index: SearchIndex = 'gin', o: { walk?: boolean; byCategory?: boolean } = {}): Prisma.Sql {
   const after = c.after;
   const cast = (casts: Cast[]) => (after ? casts.map((f, i) => f(after.keys[i] ?? null)) : undefined);
   switch (c.sort) {
@@ -302,7 +367,7 @@ export function buildSearch(c: SearchCriteria, index: SearchIndex = 'gin'): Pris
       const page = Prisma.sql`
         SELECT r.id, r.s1, ARRAY[r.s1::text] AS cursor_keys FROM (
           SELECT cand.id, ${rank} AS s1
-            FROM ${candidates(c, index)} cand
+            FROM ${candidates(c, index, o.walk === true, o.byCategory === true)} cand
         ) r
         ${keyset}
          ORDER BY r.s1 DESC, r.id DESC
@@ -322,20 +387,34 @@ export function createMarketplaceRepo(
   opts: {
     /** the full-text index to search with; default: detected on the primary at the first search */
     searchIndex?: SearchIndex;
+    /**
+     * with `rum`: whether text + category searches use the category-qualified lexemes
+     * (CATEGORY_RUM_INDEX); default: detected (whether the index exists)
+     */
+    byCategory?: boolean;
   } = {},
 ): MarketplaceRepo {
   // a standby has the primary's indexes (physical replication), so one detection serves both
-  let index: Promise<SearchIndex> | undefined = opts.searchIndex ? Promise.resolve(opts.searchIndex) : undefined;
-  const searchIndex = () =>
-    (index ??= detectSearchIndex(primary).catch((err: unknown) => {
-      index = undefined; // retried at the next search
-      throw err;
-    }));
+  type Found = { index: SearchIndex; byCategory: boolean };
+  const given = opts.searchIndex;
+  let found: Promise<Found> | undefined =
+    given === 'gin' || (given === 'rum' && opts.byCategory !== undefined) ? Promise.resolve({ index: given, byCategory: given === 'rum' && opts.byCategory === true }) : undefined;
+  const indexes = () =>
+    (found ??= detectSearchIndexes(primary)
+      .then((d): Found => (given ? { index: given, byCategory: given === 'rum' && d.byCategory } : d))
+      .catch((err: unknown) => {
+        found = undefined; // retried at the next search
+        throw err;
+      }));
   return {
-    searchIndex,
+    searchIndex: async () => (await indexes()).index,
 
     async search(c: SearchCriteria): Promise<SearchRow[]> {
-      const rows = await readDb().$queryRaw<ListingRow[]>(buildSearch(c, c.text !== undefined && c.sort === 'relevance' ? await searchIndex() : 'gin'));
+      const db = readDb();
+      const { index, byCategory } = c.text !== undefined && c.sort === 'relevance' ? await indexes() : { index: 'gin' as const, byCategory: false };
+      const gate = walkGate(c, index);
+      const walk = gate ? (await db.$queryRaw<Array<{ walk: boolean }>>(gate))[0]?.walk === true : false;
+      const rows = await db.$queryRaw<ListingRow[]>(buildSearch(c, index, { walk, byCategory }));
       return rows.map((r) => ({
         listing: toListingRecord(r),
         keys: r.cursor_keys ?? [],
