@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { Keypair, PublicKey } from '@solana/web3.js';
 import { ASSOCIATED_TOKEN_PROGRAM_ID, NATIVE_MINT, TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import { describe, expect, it } from 'vitest';
-import { bytesToUuid, configPda, orderIdBytes, orderPda, programDataAddress, uuidToBytes, vaultAddress } from '../server/src/chain/pda';
+import { associatedTokenAddress, bytesToUuid, configPda, derivedCount, orderIdBytes, orderPda, programDataAddress, uuidToBytes, vaultAddress } from '../server/src/chain/pda';
+import { getAssociatedTokenAddressSync } from '@solana/spl-token';
 
 const root = (p: string) => fileURLToPath(new URL(`../${p}`, import.meta.url));
 const PROGRAM_ID = new PublicKey('AYiA6JyiJxeCw2eHbYgzMHfp1Y2qWBrqVk6BHv8RfU8r');
@@ -110,5 +111,58 @@ describe('seeds match the Rust program', () => {
         PublicKey.findProgramAddressSync([order.toBuffer(), TOKEN_PROGRAM_ID.toBuffer(), NATIVE_MINT.toBuffer()], ASSOCIATED_TOKEN_PROGRAM_ID)[0],
       ),
     ).toBe(true);
+  });
+});
+
+describe('remembered derivations (issue 28: the order path derived the same addresses several times per order)', () => {
+  const raw = {
+    config: (p: PublicKey) => PublicKey.findProgramAddressSync([Buffer.from('config')], p)[0],
+    order: (p: PublicKey, id: string) => PublicKey.findProgramAddressSync([Buffer.from('order'), Buffer.from(uuidToBytes(id))], p)[0],
+    ata: (owner: PublicKey, mint: PublicKey, tp: PublicKey) => getAssociatedTokenAddressSync(mint, owner, true, tp),
+  };
+
+  it('answer what an uncached derivation answers, for every input, first and second time', () => {
+    for (let i = 0; i < 20; i++) {
+      const program = Keypair.generate().publicKey;
+      const id = crypto.randomUUID();
+      const owner = i % 2 ? Keypair.generate().publicKey : raw.order(program, id); // on and off the curve
+      const mint = Keypair.generate().publicKey;
+      const tp = i % 3 ? TOKEN_PROGRAM_ID : TOKEN_2022_PROGRAM_ID;
+      for (let round = 0; round < 2; round++) {
+        expect(configPda(program).equals(raw.config(program))).toBe(true);
+        expect(configPda(program.toBase58()).equals(raw.config(program))).toBe(true);
+        expect(orderPda(program, id).equals(raw.order(program, id))).toBe(true);
+        expect(orderPda(program, id.toUpperCase()).equals(raw.order(program, id))).toBe(true);
+        expect(orderPda(program, uuidToBytes(id)).equals(raw.order(program, id))).toBe(true);
+        expect(associatedTokenAddress(owner, mint, tp).equals(raw.ata(owner, mint, tp))).toBe(true);
+        expect(associatedTokenAddress(owner.toBase58(), mint.toBase58(), tp.toBase58()).equals(raw.ata(owner, mint, tp))).toBe(true);
+        expect(vaultAddress(owner, mint, tp).equals(raw.ata(owner, mint, tp))).toBe(true);
+        expect(programDataAddress(program).equals(PublicKey.findProgramAddressSync([program.toBuffer()], new PublicKey('BPFLoaderUpgradeab1e11111111111111111111111'))[0])).toBe(true);
+      }
+    }
+  });
+
+  it('keys on every input: another program, order, owner, mint or token program is another address', () => {
+    const [p1, p2, o1, o2, m1, m2] = Array.from({ length: 6 }, () => Keypair.generate().publicKey);
+    const id1 = crypto.randomUUID();
+    const id2 = crypto.randomUUID();
+    expect(configPda(p1).equals(configPda(p2))).toBe(false);
+    expect(orderPda(p1, id1).equals(orderPda(p2, id1))).toBe(false);
+    expect(orderPda(p1, id1).equals(orderPda(p1, id2))).toBe(false);
+    const base = associatedTokenAddress(o1, m1, TOKEN_PROGRAM_ID);
+    expect(associatedTokenAddress(o2, m1, TOKEN_PROGRAM_ID).equals(base)).toBe(false);
+    expect(associatedTokenAddress(o1, m2, TOKEN_PROGRAM_ID).equals(base)).toBe(false);
+    expect(associatedTokenAddress(o1, m1, TOKEN_2022_PROGRAM_ID).equals(base)).toBe(false);
+    // owner and mint are not interchangeable in the key
+    expect(associatedTokenAddress(m1, o1, TOKEN_PROGRAM_ID).equals(base)).toBe(false);
+  });
+
+  it('derive once: a second call returns the remembered address without a new entry', () => {
+    const program = Keypair.generate().publicKey;
+    const id = crypto.randomUUID();
+    const first = orderPda(program, id);
+    const size = derivedCount();
+    expect(orderPda(program, id)).toBe(first);
+    expect(derivedCount()).toBe(size);
   });
 });

@@ -38,14 +38,14 @@ import {
   createSyncNativeInstruction,
   getAccountLen,
   getAccountTypeOfMintType,
-  getAssociatedTokenAddressSync,
   getExtensionTypes,
   getMint,
 } from '@solana/spl-token';
 import { DomainError } from '../errors.js';
-import { bytesToUuid, configPda, orderIdBytes, orderPda, programDataAddress, vaultAddress } from './pda.js';
+import { associatedTokenAddress, bytesToUuid, configPda, orderIdBytes, orderPda, programDataAddress, vaultAddress } from './pda.js';
 import { blockhashExpired, transactionOutcome, type RecordedAttempt, type TxOutcome } from './recorded-send.js';
 import { rpc, sendAndConfirm, sendRawAndConfirm, type ConfirmOptions } from './tx.js';
+import { partialSignTransaction } from './sign.js';
 import type { CurrencyInfo, TxResult } from './types.js';
 import type { TranslateContext } from './errors.js';
 import { type EscrowProgramContext, type EscrowSettlement, settlementFromTransaction } from './settlement.js';
@@ -457,13 +457,13 @@ export class EscrowClient {
       payer: kp,
       signTransaction: async <T extends Transaction | VersionedTransaction>(tx: T): Promise<T> => {
         if (tx instanceof VersionedTransaction) tx.sign([kp]);
-        else tx.partialSign(kp);
+        else partialSignTransaction(tx, kp);
         return tx;
       },
       signAllTransactions: async <T extends Transaction | VersionedTransaction>(txs: T[]): Promise<T[]> => {
         for (const tx of txs) {
           if (tx instanceof VersionedTransaction) tx.sign([kp]);
-          else tx.partialSign(kp);
+          else partialSignTransaction(tx, kp);
         }
         return txs;
       },
@@ -738,7 +738,7 @@ export class EscrowClient {
     const order = this.orderAddress(orderId);
     const mint = new PublicKey(o.mint);
     const tokenProgram = await this.tokenProgramOf(o.mint);
-    const ata = (owner: string) => getAssociatedTokenAddressSync(mint, new PublicKey(owner), true, tokenProgram);
+    const ata = (owner: string) => associatedTokenAddress(owner, mint, tokenProgram);
     return {
       owners: { buyer: new PublicKey(o.buyer), seller: new PublicKey(o.seller), treasury: new PublicKey(o.treasury) },
       config: this.configAddress(),
@@ -817,7 +817,7 @@ export class EscrowClient {
   ensureAtaInstruction(owner: PublicKey, mint: PublicKey, tokenProgram: PublicKey): TransactionInstruction {
     return createAssociatedTokenAccountIdempotentInstruction(
       this.service.publicKey,
-      getAssociatedTokenAddressSync(mint, owner, true, tokenProgram),
+      associatedTokenAddress(owner, mint, tokenProgram),
       owner,
       mint,
       tokenProgram,
@@ -829,7 +829,7 @@ export class EscrowClient {
     const tp = tokenProgram ? new PublicKey(tokenProgram) : await this.tokenProgramOf(mint);
     const ownerKey = new PublicKey(owner);
     const mintKey = new PublicKey(mint);
-    const address = getAssociatedTokenAddressSync(mintKey, ownerKey, true, tp);
+    const address = associatedTokenAddress(ownerKey, mintKey, tp);
     const existing = await rpc(() => this.connection.getAccountInfo(address, this.commitment), this.errorContext('reading a token account'));
     if (existing) return { address: address.toBase58(), created: false };
     const res = await this.send([this.ensureAtaInstruction(ownerKey, mintKey, tp)], 'creating a token account');
@@ -1020,8 +1020,8 @@ export class EscrowClient {
     tx.feePayer = sponsor?.publicKey ?? buyer;
     tx.recentBlockhash = latest.blockhash;
     tx.lastValidBlockHeight = latest.lastValidBlockHeight;
-    tx.partialSign(this.service);
-    if (sponsor) tx.partialSign(sponsor);
+    partialSignTransaction(tx, this.service);
+    if (sponsor) partialSignTransaction(tx, sponsor);
     return {
       transaction: tx.serialize({ requireAllSignatures: false, verifySignatures: false }).toString('base64'),
       blockhash: latest.blockhash,
@@ -1050,7 +1050,7 @@ export class EscrowClient {
     const funds = await Promise.all(list.map((t) => this.fundInstruction(t, rentPayer)));
     const instructions: TransactionInstruction[] = [];
     if (mint.equals(NATIVE_MINT)) {
-      const buyerAta = getAssociatedTokenAddressSync(mint, buyer, true, tokenProgram);
+      const buyerAta = associatedTokenAddress(buyer, mint, tokenProgram);
       const lamports = list.reduce((sum, t) => sum + t.amount, 0n);
       instructions.push(
         createAssociatedTokenAccountIdempotentInstruction(buyer, buyerAta, buyer, mint, tokenProgram),
@@ -1139,7 +1139,7 @@ export class EscrowClient {
   private async needsOf(buyer: PublicKey, mint: PublicKey, instructions: TransactionInstruction[], escrows: number, amount: bigint, sponsor?: PublicKey): Promise<FundingNeeds> {
     const tokenProgram = await this.tokenProgramOf(mint.toBase58());
     const native = mint.equals(NATIVE_MINT);
-    const buyerAta = getAssociatedTokenAddressSync(mint, buyer, true, tokenProgram);
+    const buyerAta = associatedTokenAddress(buyer, mint, tokenProgram);
     const context = this.errorContext('reading the buyer wallet\'s balances');
     const [latest, lamportsBalance, ata, tokenAccountSize] = await Promise.all([
       this.recentBlockhash('reading the buyer wallet\'s balances'),
@@ -1239,7 +1239,7 @@ export class EscrowClient {
         config: this.configAddress(),
         order,
         mint,
-        buyerTokenAccount: getAssociatedTokenAddressSync(mint, buyer, true, tokenProgram),
+        buyerTokenAccount: associatedTokenAddress(buyer, mint, tokenProgram),
         vault,
         tokenProgram,
         associatedTokenProgram: ASSOCIATED_TOKEN_PROGRAM_ID,
@@ -1357,11 +1357,11 @@ export class EscrowClient {
     const unique = [...new Map(payees.map((p) => [p.owner.toBase58(), p])).values()];
     let missing = unique;
     if (payeeAccounts && unique.length) {
-      const atas = unique.map((p) => getAssociatedTokenAddressSync(mint, p.owner, true, tokenProgram));
+      const atas = unique.map((p) => associatedTokenAddress(p.owner, mint, tokenProgram));
       const infos = await rpc(() => this.connection.getMultipleAccountsInfo(atas, this.commitment), this.errorContext('reading the payee token accounts'));
       missing = unique.filter((_, i) => !infos[i]);
       for (const p of missing) {
-        const tokenAccount = getAssociatedTokenAddressSync(mint, p.owner, true, tokenProgram).toBase58();
+        const tokenAccount = associatedTokenAddress(p.owner, mint, tokenProgram).toBase58();
         await payeeAccounts({ role: p.role, owner: p.owner.toBase58(), mint: mint.toBase58(), tokenAccount, orderId: bytesToUuid(orderIdBytes(orderId)), instruction: name });
       }
     }
@@ -1474,7 +1474,7 @@ export class EscrowClient {
         config: this.configAddress(),
         order,
         mint,
-        buyerTokenAccount: getAssociatedTokenAddressSync(mint, buyer, true, tokenProgram),
+        buyerTokenAccount: associatedTokenAddress(buyer, mint, tokenProgram),
         vault,
         tokenProgram,
         associatedTokenProgram: ASSOCIATED_TOKEN_PROGRAM_ID,
@@ -1494,7 +1494,7 @@ export class EscrowClient {
     const instructions: TransactionInstruction[] = [];
     if (mint.equals(NATIVE_MINT)) {
       const total = terms.milestones.reduce((sum, m) => sum + m.amount, 0n);
-      const buyerAta = getAssociatedTokenAddressSync(mint, buyer, true, tokenProgram);
+      const buyerAta = associatedTokenAddress(buyer, mint, tokenProgram);
       instructions.push(
         createAssociatedTokenAccountIdempotentInstruction(buyer, buyerAta, buyer, mint, tokenProgram),
         SystemProgram.transfer({ fromPubkey: buyer, toPubkey: buyerAta, lamports: total }),
@@ -1532,8 +1532,8 @@ export class EscrowClient {
     tx.feePayer = sponsor?.publicKey ?? buyer;
     tx.recentBlockhash = latest.blockhash;
     tx.lastValidBlockHeight = latest.lastValidBlockHeight;
-    tx.partialSign(this.service);
-    if (sponsor) tx.partialSign(sponsor);
+    partialSignTransaction(tx, this.service);
+    if (sponsor) partialSignTransaction(tx, sponsor);
     return {
       transaction: tx.serialize({ requireAllSignatures: false, verifySignatures: false }).toString('base64'),
       blockhash: latest.blockhash,

@@ -54,6 +54,7 @@ import { DomainError } from '../errors.js';
 import { transactionOutcome as recordedOutcome } from './recorded-send.js';
 import type { ListingMintAttempt, ListingMintState, ListingTokenInput, SendHooks, TxAttempt, TxOutcome, TxResult } from './types.js';
 import { rpc, sendRawAndConfirm, type ConfirmOptions } from './tx.js';
+import { signTransaction } from './sign.js';
 
 export const LISTING_TOKEN_LIMITS = { name: 32, symbol: 10, uri: 200 } as const;
 
@@ -104,7 +105,7 @@ async function signAndSend<A extends TxAttempt>(
   tx.recentBlockhash = latest.blockhash;
   tx.lastValidBlockHeight = latest.lastValidBlockHeight;
   tx.feePayer = deps.service.publicKey;
-  tx.sign(...signers);
+  signTransaction(tx, ...signers);
   const lastValidBlockHeight = latest.lastValidBlockHeight;
   return sendRawAndConfirm(deps.connection, tx.serialize(), {
     ...deps.confirm,

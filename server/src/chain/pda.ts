@@ -5,8 +5,15 @@
  *   vault      = associated token account of (owner = order PDA, mint, token program)
  *   ProgramData = [program id] under the BPF upgradeable loader (initialize_config checks its upgrade authority)
  * `tests/chain.pda.test.ts` checks these against the seeds declared in the escrow IDL.
+ *
+ * Every derivation here is remembered (`derived`): a program-derived address costs one SHA-256 and one
+ * ed25519 curve check (@noble/curves, pure JavaScript, ~0.2 ms on the development machine) per bump tried,
+ * and the order path derived the config PDA, the order PDA and the token accounts several times per order
+ * (issue 28: ~3 ms of server CPU per flash-sale buyer). The result depends only on the inputs, so a bounded
+ * memo (lru-cache, `PDA_MEMO_MAX` entries) returns the same addresses.
  */
 import { PublicKey } from '@solana/web3.js';
+import { LRUCache } from 'lru-cache';
 import { ASSOCIATED_TOKEN_PROGRAM_ID, TOKEN_PROGRAM_ID, getAssociatedTokenAddressSync } from '@solana/spl-token';
 
 export const CONFIG_SEED = Buffer.from('config');
@@ -42,9 +49,30 @@ export function toPublicKey(k: PublicKey | string): PublicKey {
   return typeof k === 'string' ? new PublicKey(k) : k;
 }
 
+/** Entries the derivation memo keeps (each ~0.3 kB); past it the least recently used goes. */
+export const PDA_MEMO_MAX = 20_000;
+const memo = new LRUCache<string, PublicKey>({ max: PDA_MEMO_MAX });
+
+const text = (k: PublicKey | string) => (typeof k === 'string' ? k : k.toBase58());
+
+/** `derive()` for `key`, remembered (see the module's docs); PublicKey has no mutating method, so the object is shared. */
+function derived(key: string, derive: () => PublicKey): PublicKey {
+  let address = memo.get(key);
+  if (!address) {
+    address = derive();
+    memo.set(key, address);
+  }
+  return address;
+}
+
+/** How many derivations the memo holds (tests). */
+export function derivedCount(): number {
+  return memo.size;
+}
+
 /** The escrow config PDA (seeds ["config"]). */
 export function configPda(programId: PublicKey | string): PublicKey {
-  return PublicKey.findProgramAddressSync([CONFIG_SEED], toPublicKey(programId))[0];
+  return derived(`config:${text(programId)}`, () => PublicKey.findProgramAddressSync([CONFIG_SEED], toPublicKey(programId))[0]);
 }
 
 /**
@@ -52,12 +80,13 @@ export function configPda(programId: PublicKey | string): PublicKey {
  * the loader records the upgrade authority that `initialize_config` requires as signer.
  */
 export function programDataAddress(programId: PublicKey | string): PublicKey {
-  return PublicKey.findProgramAddressSync([toPublicKey(programId).toBuffer()], BPF_LOADER_UPGRADEABLE_PROGRAM_ID)[0];
+  return derived(`programdata:${text(programId)}`, () => PublicKey.findProgramAddressSync([toPublicKey(programId).toBuffer()], BPF_LOADER_UPGRADEABLE_PROGRAM_ID)[0]);
 }
 
 /** The order (escrow) PDA (seeds ["order", order_id]); `orderId` is a UUID string or its 16 bytes. */
 export function orderPda(programId: PublicKey | string, orderId: Uint8Array | number[] | string): PublicKey {
-  return PublicKey.findProgramAddressSync([ORDER_SEED, Buffer.from(orderIdBytes(orderId))], toPublicKey(programId))[0];
+  const id = Buffer.from(orderIdBytes(orderId));
+  return derived(`order:${text(programId)}:${id.toString('hex')}`, () => PublicKey.findProgramAddressSync([ORDER_SEED, id], toPublicKey(programId))[0]);
 }
 
 /** The vault: associated token account of the order PDA (off-curve owner) for `mint` under `tokenProgram`. */
@@ -66,11 +95,20 @@ export function vaultAddress(
   mint: PublicKey | string,
   tokenProgram: PublicKey | string = TOKEN_PROGRAM_ID,
 ): PublicKey {
-  return getAssociatedTokenAddressSync(
-    toPublicKey(mint),
-    toPublicKey(order),
-    true,
-    toPublicKey(tokenProgram),
-    ASSOCIATED_TOKEN_PROGRAM_ID,
+  return associatedTokenAddress(order, mint, tokenProgram);
+}
+
+/**
+ * The associated token account of `owner` for `mint` under `tokenProgram` (SPL Associated Token Account:
+ * seeds [owner, token program, mint] under the ATA program), any owner (on or off the curve, like
+ * `getAssociatedTokenAddressSync(mint, owner, true, tokenProgram)`), remembered.
+ */
+export function associatedTokenAddress(
+  owner: PublicKey | string,
+  mint: PublicKey | string,
+  tokenProgram: PublicKey | string = TOKEN_PROGRAM_ID,
+): PublicKey {
+  return derived(`ata:${text(owner)}:${text(mint)}:${text(tokenProgram)}`, () =>
+    getAssociatedTokenAddressSync(toPublicKey(mint), toPublicKey(owner), true, toPublicKey(tokenProgram), ASSOCIATED_TOKEN_PROGRAM_ID),
   );
 }

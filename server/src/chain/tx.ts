@@ -22,6 +22,7 @@ import bs58 from 'bs58';
 import { DomainError } from '../errors.js';
 import { parseTransactionError, translateChainError, type TranslateContext } from './errors.js';
 import type { TxResult } from './types.js';
+import { partialSignTransaction } from './sign.js';
 
 export interface ConfirmOptions {
   commitment?: Commitment;
@@ -167,7 +168,7 @@ export async function sendAndConfirm(
   for (;;) {
     tx.recentBlockhash = latest.blockhash;
     tx.lastValidBlockHeight = latest.lastValidBlockHeight;
-    tx.partialSign(...signers);
+    partialSignTransaction(tx, ...signers);
     if (!opts.distinctFrom?.has(bs58.encode(tx.signature!))) break;
     // the very transaction sent before: wait for the next block's blockhash
     const used = latest.blockhash;

@@ -42,6 +42,7 @@ import { parseTransaction, tokenDelta } from '../../chain/transaction-effects.js
 import { DomainError } from '../../errors.js';
 import { type RecordedAttempt, type TxOutcome, transactionOutcome } from '../../chain/recorded-send.js';
 import { rpc, sendRawAndConfirm } from '../../chain/tx.js';
+import { signTransaction } from '../../chain/sign.js';
 import type { TxResult } from '../../chain/types.js';
 
 export const DEPOSIT_COMMITMENT: Commitment = 'finalized';
@@ -266,7 +267,7 @@ export class CustodyChain implements CustodyChainPort {
     tx.feePayer = this.service.publicKey;
     tx.recentBlockhash = latest.blockhash;
     tx.lastValidBlockHeight = latest.lastValidBlockHeight;
-    tx.sign(this.service, ...signers.filter((s) => !s.publicKey.equals(this.service.publicKey)));
+    signTransaction(tx, this.service, ...signers.filter((s) => !s.publicKey.equals(this.service.publicKey)));
     return sendRawAndConfirm(this.connection, tx.serialize(), {
       commitment: TRANSFER_COMMITMENT,
       ...this.opts.confirm,
