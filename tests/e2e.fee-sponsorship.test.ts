@@ -14,6 +14,7 @@ import { type BootstrappedChain } from './helpers/localnet';
 import { sharedBootstrappedChain } from './helpers/shared-chain';
 import { API, createTestApp, loginAs, type TestApp } from './helpers/app';
 import { dbBackends } from './helpers/shared-db';
+import { statementsDuring } from './helpers/sql-count';
 import { createChain, chainOptionsFromDataDir, type ChainClient } from '../server/src/chain/index';
 import { ensureSol, mintTestUsdc } from '../server/scripts/bootstrap-localnet';
 import type { FeeSponsorshipSettings } from '../server/src/config';
@@ -72,6 +73,10 @@ async function listing(t: TestApp, s: Awaited<ReturnType<typeof seller>>, price:
 function createOrder(t: TestApp, b: { headers: Record<string, string> }, listingId: string) {
   return request(t.app).post(`${API}/orders`).set(b.headers).set('Idempotency-Key', randomUUID()).send({ listing_id: listingId });
 }
+
+/** statements that read an orders row / write the orders table (Prisma's quoted names or plain SQL) */
+const readsOrderRow = (sql: string) => /^\s*SELECT\b[\s\S]*\bFROM\s+("public"\.)?"?orders"?(\s|$)/i.test(sql);
+const writesOrders = (sql: string) => /^\s*UPDATE\s+("public"\.)?"?orders"?\s/i.test(sql);
 
 function submit(t: TestApp, b: { headers: Record<string, string> }, orderId: string, tx: Transaction) {
   return request(t.app).post(`${API}/orders/${orderId}/transaction`).set(b.headers).send({ signed_transaction: tx.serialize({ requireAllSignatures: false, verifySignatures: false }).toString('base64') });
@@ -241,6 +246,12 @@ describe.each(dbBackends)('anonymous re-issues of a sponsored fund transaction (
       expect(sp.body.transaction).toBe(created.body.payment.transaction);
       expect(sp.body.feePayer).toBe(sponsor.toBase58());
     }
+    // issue 28 (no read the previous statement returned, one write per state change): a re-issue reads the order row
+    // once and writes nothing (before: the row, then its two sponsored-transaction columns again)
+    const reissue = await statementsDuring(t.db, solanaPay);
+    expect(reissue.result.body.transaction).toBe(created.body.payment.transaction);
+    expect(reissue.sql.filter(readsOrderRow), reissue.sql.join('\n')).toHaveLength(1);
+    expect(reissue.sql.filter(writesOrders), reissue.sql.join('\n')).toHaveLength(0);
     // the signed-in buyer's payment refresh too
     const refreshed = await request(t.app).post(`${API}/orders/${orderId}/payment`).set(b.headers).send({});
     expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
@@ -250,8 +261,11 @@ describe.each(dbBackends)('anonymous re-issues of a sponsored fund transaction (
     // once the issued transaction can no longer land (its validity is over, or too short to sign and send), ONE new
     // transaction is minted and its fee charged; the requests after it hand that one out again
     await t.ctx.db.order.update({ where: { id: orderId }, data: { sponsoredFundTxUntil: new Date(Date.now() + 5_000) } });
-    const fresh = await solanaPay();
+    const minted = await statementsDuring(t.db, solanaPay);
+    const fresh = minted.result;
     expect(fresh.status, JSON.stringify(fresh.body)).toBe(200);
+    // the issued-until and the kept transaction in ONE update of the row (before: two)
+    expect(minted.sql.filter(writesOrders), minted.sql.join('\n')).toHaveLength(1);
     expect(await spent()).toBe(committed + FUND_FEE);
     for (let i = 0; i < 3; i++) expect((await solanaPay()).body.transaction).toBe(fresh.body.transaction);
     expect(await spent()).toBe(committed + FUND_FEE);

@@ -97,6 +97,7 @@ function toRecord(r: OrderRow): OrderRecord {
     fundSignature: r.fundSignature,
     lastSignature: r.lastSignature,
     feeSponsor: r.feeSponsor,
+    sponsoredFundTx: r.sponsoredFundTx && r.sponsoredFundTxUntil ? { transaction: r.sponsoredFundTx, validUntil: r.sponsoredFundTxUntil } : null,
     viaAction: r.viaAction,
     idempotencyKey: r.idempotencyKey,
     offerId: r.offerId,
@@ -617,17 +618,15 @@ export class PrismaOrdersRepo implements OrdersRepo {
     return r.count === 1;
   }
 
-  async sponsoredFundTx(orderId: string): Promise<IssuedFundTransaction | null> {
-    const r = await this.db.order.findUnique({ where: { id: orderId }, select: { sponsoredFundTx: true, sponsoredFundTxUntil: true } });
-    return r?.sponsoredFundTx && r.sponsoredFundTxUntil ? { transaction: r.sponsoredFundTx, validUntil: r.sponsoredFundTxUntil } : null;
-  }
-
-  async noteSponsoredFundTx(orderId: string, issued: IssuedFundTransaction): Promise<void> {
-    await this.db.order.updateMany({ where: { id: orderId }, data: { sponsoredFundTx: issued.transaction, sponsoredFundTxUntil: issued.validUntil } });
-  }
-
-  async noteFundIssued(orderId: string, until: Date): Promise<void> {
-    await this.db.order.updateMany({ where: { id: orderId, OR: [{ fundIssuedUntil: null }, { fundIssuedUntil: { lt: until } }] }, data: { fundIssuedUntil: until } });
+  async noteFundIssued(orderId: string, until: Date, sponsored?: IssuedFundTransaction): Promise<void> {
+    if (!sponsored) {
+      await this.db.order.updateMany({ where: { id: orderId, OR: [{ fundIssuedUntil: null }, { fundIssuedUntil: { lt: until } }] }, data: { fundIssuedUntil: until } });
+      return;
+    }
+    // one statement for both (issue 28: one write per state change); GREATEST skips a NULL, so the issued-until only moves forward
+    await this.db.$executeRaw`UPDATE orders SET fund_issued_until = GREATEST(fund_issued_until, ${until}::timestamptz),
+      sponsored_fund_tx = ${sponsored.transaction}, sponsored_fund_tx_until = ${sponsored.validUntil}::timestamptz
+      WHERE id = ${orderId}::uuid`;
   }
 
   async listClosedFundableSince(since: Date, limit: number, afterId: string | null = null): Promise<OrderRecord[]> {

@@ -62,6 +62,12 @@ export interface OrderRecord {
    */
   feeSponsor?: string | null;
   /**
+   * fee sponsorship (issue 26 audit): the last sponsored fund transaction handed out for this row (base64) and
+   * until when it can land, kept so a re-issue hands out the same bytes and charges the sponsor once; null/absent:
+   * none (fakes may omit it: every issue is then a new transaction, charged).
+   */
+  sponsoredFundTx?: IssuedFundTransaction | null;
+  /**
    * created through a Solana Action (a blink's POST `{ account }`, modules/actions): nobody proved they hold the
    * buyer wallet, so it has its own unpaid-orders limit per wallet (not the signed-in one), its lapse starts a
    * hold cool-down against its client network only, and a signed-in order's balance check does not count it.
@@ -286,20 +292,16 @@ export interface OrdersRepo {
   discardUnpaid(orderId: string): Promise<boolean>;
   /** every order, by id, after `afterId` (keyset pages: integrity checks) */
   scan(afterId: string | null, limit: number): Promise<OrderRecord[]>;
-  /** a fund transaction valid until `until` was issued for the order (keeps the latest) */
-  noteFundIssued(orderId: string, until: Date): Promise<void>;
+  /**
+   * A fund transaction valid until `until` was issued for the order (keeps the latest `until`); `sponsored`:
+   * it was a sponsored one, remembered as the order's `sponsoredFundTx` (replaces the previous one). One statement.
+   */
+  noteFundIssued(orderId: string, until: Date, sponsored?: IssuedFundTransaction): Promise<void>;
   /**
    * Fee sponsorship: set the row's `feeSponsor` while no fund transaction was issued for it yet
    * (`fund_issued_until` null), so the decision is taken once. Returns whether it was set.
    */
   setFeeSponsor?(orderId: string, sponsor: string | null): Promise<boolean>;
-  /**
-   * Fee sponsorship: the last sponsored fund transaction issued for the order (base64) and its `validUntil`, or
-   * null. Fakes may omit it (every issue is then a new transaction, charged).
-   */
-  sponsoredFundTx?(orderId: string): Promise<IssuedFundTransaction | null>;
-  /** Fee sponsorship: remember `issued` as the order's last sponsored fund transaction (replaces the previous one). */
-  noteSponsoredFundTx?(orderId: string, issued: IssuedFundTransaction): Promise<void>;
   /** terminal orders with a fund transaction issued valid until `since` or later (re-funded escrow check), by id after `afterId` (keyset pages) */
   listClosedFundableSince(since: Date, limit: number, afterId?: string | null): Promise<OrderRecord[]>;
   /**

@@ -89,7 +89,8 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
   async function payableRows(orderId: string): Promise<OrderRecord[]> {
     const first = await c.repo.get(orderId);
     if (!first) throw orderErrors.notFound(orderId);
-    if (first.milestoneCount === 1 || first.status === 'awaiting_payment') return [await requireAwaitingPayment(orderId)];
+    // the row just read is the one checked (issue 28: no read the previous statement returned)
+    if (first.milestoneCount === 1 || first.status === 'awaiting_payment') return [await requireAwaitingPayment(orderId, first)];
     const rows = ((await c.repo.milestonesOf([orderId])).get(orderId) ?? []).filter((r) => r.status === 'awaiting_payment');
     if (rows.length === 0) throw orderErrors.invalidTransition(orderId, first.status, 'pay');
     const at = await clocks(c, false);
@@ -112,7 +113,7 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
       // issue 26 audit: a sponsored transaction costs the sponsor a fee only if it lands, and it lands at most once;
       // so while the last one issued can still land (with time left to sign and send it), every re-issue (payment
       // refresh, the anonymous Solana Pay POST) hands out those same bytes and charges nothing
-      const last = await c.repo.sponsoredFundTx?.(order.id);
+      const last = current.sponsoredFundTx;
       if (last && c.sponsorship?.address === current.feeSponsor && last.validUntil.getTime() - c.now().getTime() >= SPONSORED_TX_REUSE_MIN_MS) {
         return { ...last, feeSponsor: current.feeSponsor };
       }
@@ -120,8 +121,7 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
     if (current.feeSponsor) current = await chargeSponsorship(current, issue);
     const issued = await c.escrow.buildFundTransaction(fundTerms(current), fundOpts(current));
     // until about then it may land, even after the order closed (the stray-escrow refund looks at these)
-    await c.repo.noteFundIssued(order.id, issued.validUntil);
-    if (current.feeSponsor) await c.repo.noteSponsoredFundTx?.(order.id, { transaction: issued.transaction, validUntil: issued.validUntil });
+    await c.repo.noteFundIssued(order.id, issued.validUntil, current.feeSponsor ? { transaction: issued.transaction, validUntil: issued.validUntil } : undefined);
     return { ...issued, feeSponsor: current.feeSponsor ?? null };
   }
 
@@ -352,7 +352,8 @@ export function payOrder(c: OrdersContext, deps: { read: Pick<ReadAndPresent, 'g
       const rows = await payableRows(orderId);
       const order = rows[0]!;
       if (account !== order.buyerWallet) throw orderErrors.forbidden('Only the buyer wallet quoted for this order may pay it.');
-      const { transaction } = rows.length === 1 && order.milestoneIndex === 1 ? await issueFundTransaction(order) : await issueMilestonesTransaction(rows);
+      // `order` was read and checked by payableRows just now: not read again
+      const { transaction } = rows.length === 1 && order.milestoneIndex === 1 ? await issueFundTransaction(order, { fresh: true }) : await issueMilestonesTransaction(rows);
       const ui = formatUiAmount(rows.reduce((s, r) => s + r.amount, 0n), order.decimals);
       const what = order.milestoneCount > 1 ? ` (milestone ${rows.map((r) => r.milestoneIndex).join(', ')})` : '';
       const tokenProgram = c.escrow.tokenProgramOf ? await c.escrow.tokenProgramOf(order.mint) : (c.currency(order.currency)?.tokenProgram ?? LEGACY_TOKEN_PROGRAM);
