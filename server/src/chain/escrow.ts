@@ -1020,8 +1020,8 @@ export class EscrowClient {
     tx.feePayer = sponsor?.publicKey ?? buyer;
     tx.recentBlockhash = latest.blockhash;
     tx.lastValidBlockHeight = latest.lastValidBlockHeight;
-    partialSignTransaction(tx, this.service);
-    if (sponsor) partialSignTransaction(tx, sponsor);
+    // one compile of the message for both signatures
+    partialSignTransaction(tx, this.service, ...(sponsor ? [sponsor] : []));
     return {
       transaction: tx.serialize({ requireAllSignatures: false, verifySignatures: false }).toString('base64'),
       blockhash: latest.blockhash,
@@ -1532,8 +1532,8 @@ export class EscrowClient {
     tx.feePayer = sponsor?.publicKey ?? buyer;
     tx.recentBlockhash = latest.blockhash;
     tx.lastValidBlockHeight = latest.lastValidBlockHeight;
-    partialSignTransaction(tx, this.service);
-    if (sponsor) partialSignTransaction(tx, sponsor);
+    // one compile of the message for both signatures
+    partialSignTransaction(tx, this.service, ...(sponsor ? [sponsor] : []));
     return {
       transaction: tx.serialize({ requireAllSignatures: false, verifySignatures: false }).toString('base64'),
       blockhash: latest.blockhash,

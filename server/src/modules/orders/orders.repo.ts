@@ -623,9 +623,11 @@ export class PrismaOrdersRepo implements OrdersRepo {
       await this.db.order.updateMany({ where: { id: orderId, OR: [{ fundIssuedUntil: null }, { fundIssuedUntil: { lt: until } }] }, data: { fundIssuedUntil: until } });
       return;
     }
-    // one statement for both (issue 28: one write per state change); GREATEST skips a NULL, so the issued-until only moves forward
+    // one statement for both (issue 28: one write per state change); GREATEST skips a NULL, so the issued-until only
+    // moves forward; updated_at as Prisma's @updatedAt sets it on the update above
     await this.db.$executeRaw`UPDATE orders SET fund_issued_until = GREATEST(fund_issued_until, ${until}::timestamptz),
-      sponsored_fund_tx = ${sponsored.transaction}, sponsored_fund_tx_until = ${sponsored.validUntil}::timestamptz
+      sponsored_fund_tx = ${sponsored.transaction}, sponsored_fund_tx_until = ${sponsored.validUntil}::timestamptz,
+      updated_at = ${new Date()}::timestamptz
       WHERE id = ${orderId}::uuid`;
   }
 
